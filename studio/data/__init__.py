@@ -1,0 +1,1 @@
+"""Data pipeline: readers, conversion to instruction format, templates, tokenization, report."""

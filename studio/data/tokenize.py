@@ -1,0 +1,46 @@
+"""Tokenization with label masking: the loss falls only on the answer tokens.
+
+Label ``-100`` marks positions the loss ignores (the prompt, unless
+``train_on_prompt``). Truncation keeps the answer whenever it can, because a row
+whose answer is cut off teaches nothing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .templates import Template
+
+IGNORE_INDEX = -100
+
+
+def encode_example(tokenizer: Any, template: Template, example: dict[str, str], cutoff_len: int,
+                   train_on_prompt: bool = False) -> dict[str, Any]:
+    """One alpaca row -> input_ids, attention_mask, labels, and whether it was truncated."""
+    prompt = template.prompt(example.get("instruction", ""), example.get("input", ""), example.get("system"))
+    answer = template.answer(example.get("output", ""))
+    prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
+    answer_ids = tokenizer.encode(answer, add_special_tokens=False)
+    bos = [tokenizer.bos_token_id] if getattr(tokenizer, "bos_token_id", None) is not None and \
+        template.name in ("default", "alpaca") else []
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    prompt_ids = bos + prompt_ids
+    answer_ids = answer_ids + eos
+    truncated = len(prompt_ids) + len(answer_ids) > cutoff_len
+    if truncated:
+        # keep the answer (up to half the budget), cut the prompt from its start side
+        keep_answer = min(len(answer_ids), max(cutoff_len // 2, cutoff_len - len(prompt_ids)))
+        answer_ids = answer_ids[:keep_answer]
+        keep_prompt = cutoff_len - len(answer_ids)
+        prompt_ids = prompt_ids[:len(bos)] + prompt_ids[len(prompt_ids) - (keep_prompt - len(bos)):] \
+            if keep_prompt > len(bos) else prompt_ids[:keep_prompt]
+    input_ids = prompt_ids + answer_ids
+    labels = (list(prompt_ids) if train_on_prompt else [IGNORE_INDEX] * len(prompt_ids)) + list(answer_ids)
+    return {"input_ids": input_ids, "attention_mask": [1] * len(input_ids), "labels": labels,
+            "truncated": truncated}
+
+
+def prompt_ids(tokenizer: Any, template: Template, instruction: str, input_text: str = "") -> list[int]:
+    """Token ids of the inference prompt, built exactly as in training."""
+    bos = [tokenizer.bos_token_id] if getattr(tokenizer, "bos_token_id", None) is not None and \
+        template.name in ("default", "alpaca") else []
+    return bos + tokenizer.encode(template.prompt(instruction, input_text), add_special_tokens=False)

@@ -1,0 +1,1 @@
+"""The single-card training engine."""

@@ -1,0 +1,257 @@
+"""Load base models and tokenizers (local folder, hub id, or the built-in demo), add LoRA/quantization.
+
+The built-in ``tiny-demo`` is a small Llama-architecture model with random weights and a
+byte-level BPE tokenizer trained on the run's own training text. It knows nothing at the
+start; it exists so a newcomer can see a whole fine-tuning run learn on a laptop CPU.
+It is built once per run into ``<run>/base_model`` so the run folder is self-contained
+(evaluation compares against that same untrained base).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from .config import DEMO_MODEL, RunConfig
+from .errors import StudioError
+from .runs import RunDir
+
+SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
+DEMO_MARKER = "studio_demo.json"
+
+# Sized so a few thousand reviews train in minutes on 2 CPU cores, yet big enough to learn sentiment.
+DEMO_DEFAULTS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
+
+
+def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int = 128, layers: int = 2,
+                     heads: int = 4, vocab_size: int = 3000, intermediate: int | None = None,
+                     max_position: int = 1024, seed: int = 42) -> Path:
+    """Build a random-init LlamaForCausalLM and a BPE tokenizer trained on ``texts``; save both.
+
+    Why train the tokenizer on the run's text: a hub tokenizer cannot be downloaded here, and a
+    small vocabulary fitted to the data keeps the demo model tiny and fast.
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    out = Path(out_dir)
+    texts = [t for t in texts if t]
+    if not texts:
+        raise StudioError("Cannot build the demo model: there is no training text",
+                          "give a dataset with at least a few rows")
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, min_frequency=2,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(texts, trainer=trainer)
+    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
+                                     eos_token="</s>", pad_token="<pad>")
+    hf_tok.padding_side = "right"
+    config = LlamaConfig(vocab_size=len(hf_tok), hidden_size=hidden, intermediate_size=intermediate or hidden * 2,
+                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                         max_position_embeddings=max_position, tie_word_embeddings=True,
+                         bos_token_id=hf_tok.bos_token_id, eos_token_id=hf_tok.eos_token_id,
+                         pad_token_id=hf_tok.pad_token_id)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(tmp)
+    hf_tok.save_pretrained(tmp)
+    (tmp / DEMO_MARKER).write_text(json.dumps({
+        "what": "Fine-Tune Studio built-in demo model: random-init Llama architecture, tokenizer trained on the "
+                "run's training text. Not a pretrained language model.",
+        "hidden": hidden, "layers": layers, "heads": heads, "vocab_size": len(hf_tok), "seed": seed,
+        "n_params": sum(p.numel() for p in model.parameters())}, indent=1), encoding="utf-8")
+    if out.exists():
+        import shutil
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+    return out
+
+
+def demo_texts(rows: list[dict[str, Any]], template_name: str = "default") -> list[str]:
+    """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
+    from .data.templates import get_template
+    tpl = get_template(template_name if template_name != "auto" else "default")
+    return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
+
+
+def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
+    """The base model a run starts from: ``<run>/base_model`` for tiny-demo, else the configured path/id."""
+    if isinstance(cfg_or_run, RunConfig):
+        cfg = cfg_or_run
+    else:
+        run = RunDir(cfg_or_run)
+        if not run.config.exists():
+            raise StudioError(f"'{cfg_or_run}' is not a run folder (no config.yaml)", "pick a folder under runs/")
+        cfg = RunConfig.load(run.config)
+    if cfg.model_name_or_path == DEMO_MODEL:
+        return str(RunDir(cfg.output_dir).base_model)
+    return cfg.model_name_or_path
+
+
+def check_model_source(name_or_path: str) -> None:
+    """Fail early, in plain words, for a model path that cannot be loaded.
+
+    Raises:
+        StudioError: a local-looking path that does not exist, or a folder without config.json.
+    """
+    if name_or_path == DEMO_MODEL:
+        return
+    p = Path(name_or_path).expanduser()
+    looks_local = p.is_absolute() or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1
+    if p.exists():
+        if p.is_dir() and not (p / "config.json").exists() and not (p / "adapter_config.json").exists():
+            raise StudioError(f"Model folder '{name_or_path}' has no config.json",
+                              "point to the folder that holds config.json and the weights (*.safetensors)",
+                              code="model_path")
+        return
+    if looks_local:
+        raise StudioError(f"Model path '{name_or_path}' does not exist",
+                          "check the folder name, use 'tiny-demo' for the built-in demo model, or give a hub id "
+                          "like 'Qwen/Qwen2.5-0.5B' on a machine that can reach the hub", code="model_path")
+
+
+def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token or tok.unk_token
+    return tok
+
+
+def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
+    precision = cfg.resolved_precision(device) if cfg else "fp32"
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+    kwargs["dtype"] = dtype
+    if cfg and cfg.quantization_bit:
+        compute = torch.float32 if device == "cpu" else dtype
+        if cfg.quantization_bit == 4:
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True, bnb_4bit_quant_type=cfg.quantization_type,
+                bnb_4bit_use_double_quant=cfg.double_quantization, bnb_4bit_compute_dtype=compute)
+        else:
+            kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
+        kwargs["device_map"] = {"": device if device != "cuda" else 0}
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except OSError as exc:
+        raise StudioError(f"Could not load model '{path}'", "check that the folder holds config.json and "
+                          "weights, or that the hub id is right and reachable", why=str(exc).splitlines()[0],
+                          code="model_load") from None
+    except ValueError as exc:
+        raise StudioError(f"Model '{path}' has a config this version of transformers cannot read",
+                          "check config.json (model_type, sizes) or tick trust_remote_code for custom models you "
+                          "trust", why=str(exc).splitlines()[0], code="model_load") from None
+
+
+def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
+    """Load the base model + tokenizer a run trains, with quantization when asked (no adapters yet).
+
+    Raises:
+        StudioError: the model cannot be found or read.
+    """
+    path = resolve_base_path(cfg)
+    if cfg.model_name_or_path != DEMO_MODEL:
+        check_model_source(path)
+    elif not Path(path).exists():
+        raise StudioError("The demo base model has not been built yet", "start training; it is built first")
+    try:
+        tok = load_tokenizer(path, cfg.trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise StudioError(f"Could not load the tokenizer of '{path}'", "check tokenizer files in the folder",
+                          why=str(exc).splitlines()[0], code="model_load") from None
+    model = _load_causal_lm(path, cfg, device)
+    return model, tok
+
+
+def apply_method(model: Any, cfg: RunConfig) -> Any:
+    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything."""
+    if cfg.finetuning_type == "lora":
+        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+        if cfg.quantization_bit:
+            model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
+        targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [
+            t.strip() for t in cfg.lora_target.split(",") if t.strip()]
+        lcfg = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                          target_modules=targets, task_type="CAUSAL_LM")
+        try:
+            model = get_peft_model(model, lcfg)
+        except ValueError as exc:
+            raise StudioError(f"lora_target '{cfg.lora_target}' does not match the model's layers",
+                              "use 'all' or names such as q_proj,v_proj", why=str(exc).splitlines()[0],
+                              code="config") from None
+        if cfg.gradient_checkpointing:
+            model.enable_input_require_grads()
+        return model
+    if cfg.finetuning_type == "freeze":
+        layers = decoder_layers(model)
+        n = min(cfg.freeze_trainable_layers, len(layers))
+        for p in model.parameters():
+            p.requires_grad_(False)
+        for layer in layers[len(layers) - n:]:
+            for p in layer.parameters():
+                p.requires_grad_(True)
+        if cfg.gradient_checkpointing:
+            model.enable_input_require_grads()
+    return model
+
+
+def decoder_layers(model: Any) -> list[Any]:
+    """The repeated transformer blocks (model.model.layers for Llama/Qwen/Mistral)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    for attr in ("model.layers", "transformer.h", "gpt_neox.layers", "model.decoder.layers"):
+        obj = base
+        try:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            return list(obj)
+        except AttributeError:
+            continue
+    raise StudioError("This model's layer layout is not recognised for freeze/offload",
+                      "use finetuning_type lora or full")
+
+
+def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any, RunConfig | None]:
+    """Model + tokenizer + run config for evaluation: a run folder, a model folder or an adapter folder.
+
+    Raises:
+        StudioError: nothing loadable at ``path``.
+    """
+    p = Path(path)
+    cfg: RunConfig | None = None
+    if RunDir(p).config.exists():
+        run = RunDir(p)
+        cfg = RunConfig.load(run.config)
+        final = run.final_model()
+        if final is None:
+            last = run.last_checkpoint()
+            if last is None:
+                raise StudioError(f"Run '{p}' has no trained model yet", "train it first (or resume it)")
+            final = last
+        p = final
+    if (p / "adapter_config.json").exists():
+        from peft import PeftModel
+        base_path = json.loads((p / "adapter_config.json").read_text())["base_model_name_or_path"]
+        if cfg is not None:
+            base_path = resolve_base_path(cfg)
+        tok_src = p if (p / "tokenizer_config.json").exists() else Path(base_path)
+        tok = load_tokenizer(str(tok_src))
+        base = _load_causal_lm(base_path, cfg.replace(quantization_bit=None) if cfg else None, device)
+        model = PeftModel.from_pretrained(base, str(p))
+    elif (p / "config.json").exists():
+        tok = load_tokenizer(str(p))
+        model = _load_causal_lm(str(p), None, device)
+    else:
+        check_model_source(str(p))
+        tok = load_tokenizer(str(p))
+        model = _load_causal_lm(str(p), None, device)
+    model.eval()
+    return model, tok, cfg

@@ -1,0 +1,143 @@
+"""The run folder: the contract between the job runner, the engine and the UI.
+
+    runs/<id>/
+      config.yaml          the RunConfig that made the run (re-run it with the CLI)
+      status.json          state: running | finished | aborted | failed, reason, pid, timestamps
+      trainer_log.jsonl    one JSON event per line (progress, log, eval, notice, end)
+      stdout.log           the child process's output
+      base_model/          tiny-demo only: the locally built base model + tokenizer
+      checkpoints/checkpoint-<step>/   resumable states (written to a temp name, then renamed)
+      adapter/ | model/    the final LoRA adapter or full model
+      loss.png             loss curve (raw + smoothed, eval)
+      STOP                 present = a graceful stop was requested
+
+This module is the only one that knows these names.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temp file in the same folder, fsync, then rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class RunDir:
+    path: Path
+
+    def __init__(self, path: str | Path):
+        object.__setattr__(self, "path", Path(path))
+
+    # layout
+    @property
+    def config(self) -> Path: return self.path / "config.yaml"
+    @property
+    def status_file(self) -> Path: return self.path / "status.json"
+    @property
+    def log(self) -> Path: return self.path / "trainer_log.jsonl"
+    @property
+    def stdout(self) -> Path: return self.path / "stdout.log"
+    @property
+    def base_model(self) -> Path: return self.path / "base_model"
+    @property
+    def checkpoints(self) -> Path: return self.path / "checkpoints"
+    @property
+    def adapter(self) -> Path: return self.path / "adapter"
+    @property
+    def model(self) -> Path: return self.path / "model"
+    @property
+    def loss_plot(self) -> Path: return self.path / "loss.png"
+    @property
+    def stop_flag(self) -> Path: return self.path / "STOP"
+
+    def ensure(self) -> "RunDir":
+        self.path.mkdir(parents=True, exist_ok=True)
+        return self
+
+    # status
+    def read_status(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.status_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def write_status(self, state: str, **extra: Any) -> dict[str, Any]:
+        status = self.read_status()
+        status.update(extra)
+        status["state"] = state
+        status["updated"] = time.time()
+        atomic_write_text(self.status_file, json.dumps(status, ensure_ascii=False, indent=1))
+        return status
+
+    # events
+    def append_event(self, event: dict[str, Any]) -> None:
+        event.setdefault("time", time.time())
+        with open(self.log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(event, ensure_ascii=False) + "\n")
+            fh.flush()
+
+    def events(self, start: int = 0) -> list[dict[str, Any]]:
+        """Events from line ``start`` on; a partly written last line is skipped."""
+        if not self.log.exists():
+            return []
+        out = []
+        with open(self.log, encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if i < start:
+                    continue
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    break
+        return out
+
+    # checkpoints
+    def checkpoint_list(self) -> list[Path]:
+        """Complete checkpoints, oldest first (temp folders of an interrupted save are ignored)."""
+        if not self.checkpoints.is_dir():
+            return []
+        found = []
+        for p in self.checkpoints.iterdir():
+            m = re.fullmatch(r"checkpoint-(\d+)", p.name)
+            if m and p.is_dir() and (p / "trainer_state.json").exists():
+                found.append((int(m.group(1)), p))
+        return [p for _, p in sorted(found)]
+
+    def last_checkpoint(self) -> Path | None:
+        cps = self.checkpoint_list()
+        return cps[-1] if cps else None
+
+    def final_model(self) -> Path | None:
+        for p in (self.adapter, self.model):
+            if p.is_dir() and any(p.iterdir()):
+                return p
+        return None
+
+
+def list_runs(root: str | Path) -> Iterator[RunDir]:
+    """Run folders under ``root``, newest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return iter(())
+    runs = [RunDir(p) for p in root.iterdir() if (p / "config.yaml").exists()]
+    return iter(sorted(runs, key=lambda r: r.config.stat().st_mtime, reverse=True))

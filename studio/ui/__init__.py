@@ -1,0 +1,1 @@
+"""Gradio web UI: one module per tab, assembled in app.py. Never imports torch."""

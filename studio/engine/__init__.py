@@ -1,1 +1,4 @@
-"""The single-card training engine."""
+"""The single-card training engine: ``run_training(cfg, resume_from=None)``."""
+from .run import run_training
+
+__all__ = ["run_training"]

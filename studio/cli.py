@@ -1,0 +1,61 @@
+"""python -m studio convert|train|eval|export|estimate|webui
+
+Each subcommand lives in its own module with ``add_arguments(parser)`` and ``main(args)``;
+this file only dispatches and turns StudioError into a plain message and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from .errors import StudioError
+
+COMMANDS = {
+    "convert": ("studio.data.cli_convert", "turn a CSV/Excel/JSON file into instruction data (alpaca JSONL)"),
+    "train": ("studio.train_cli", "train a model from a run config YAML"),
+    "eval": ("studio.evaluate_cli", "check a trained model: sentiment accuracy or generation"),
+    "export": ("studio.export_cli", "save a standalone model (merge LoRA) or the adapter"),
+    "estimate": ("studio.memory_cli", "will it fit? memory estimate for a model and a memory plan"),
+    "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
+}
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(prog="python -m studio", description="Fine-Tune Studio command line")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules: dict[str, object] = {}
+    for name, (module_name, help_text) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:  # a part not installed/built yet should not break the others
+            sp.set_defaults(_unavailable=f"'{name}' is unavailable: {exc}")
+            continue
+        module.add_arguments(sp)
+        modules[name] = module
+    return parser, modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # bitsandbytes warns at import that optional CPU kernels are missing; it works without them
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+    argv = sys.argv[1:] if argv is None else argv
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    if getattr(args, "_unavailable", None):
+        print(f"Error: {args._unavailable}", file=sys.stderr)
+        return 2
+    try:
+        return int(modules[args.command].main(args) or 0)  # type: ignore[attr-defined]
+    except StudioError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130

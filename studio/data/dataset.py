@@ -1,0 +1,84 @@
+"""Load training rows for a run: an alpaca file path or a name registered in dataset_info.json."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from ..errors import StudioError
+
+
+def _read_alpaca_file(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise StudioError(f"Dataset '{path}' is not valid JSON ({exc})", "fix the file or convert it again "
+                              "with 'python -m studio convert'") from None
+        if not isinstance(data, list):
+            raise StudioError(f"Dataset '{path}' must hold a JSON list of rows", "convert it with 'python -m studio convert'")
+        rows = data
+    else:
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                raise StudioError(f"Line {n} of '{path}' is not valid JSON",
+                                  "fix or delete that line, or convert the source again") from None
+    out = []
+    for r in rows:
+        if not isinstance(r, dict):
+            raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row needs instruction/input/output")
+        out.append({"instruction": str(r.get("instruction") or ""), "input": str(r.get("input") or ""),
+                    "output": str(r.get("output") or ""), **({"system": r["system"]} if r.get("system") else {})})
+    return out
+
+
+def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
+    """Rows with instruction/input/output from a .jsonl/.json path or a dataset_info.json name.
+
+    Raises:
+        StudioError: the dataset cannot be found, is empty, or lacks the columns.
+    """
+    names = [d.strip() for d in dataset.split(",") if d.strip()]
+    if not names:
+        raise StudioError("No dataset given", "set 'dataset' to a .jsonl file made by 'python -m studio convert'")
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        p = Path(name)
+        if not p.is_file():
+            info = Path(dataset_dir) / "dataset_info.json"
+            entry = None
+            if info.is_file():
+                try:
+                    entry = json.loads(info.read_text(encoding="utf-8")).get(name)
+                except ValueError:
+                    raise StudioError(f"'{info}' is not valid JSON", "fix or delete it") from None
+            if entry is None:
+                raise StudioError(f"Dataset '{name}' not found: no such file, and no entry of that name in {info}",
+                                  "give the path of a .jsonl file (python -m studio convert makes one) or register it")
+            p = Path(dataset_dir) / entry["file_name"]
+            if not p.is_file():
+                raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
+        rows.extend(_read_alpaca_file(p))
+    if not rows:
+        raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
+    return rows
+
+
+def split_rows(rows: list[dict], val_size: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """Seeded shuffle, then hold out a fraction (0<v<1) or a count (v>=1) for validation."""
+    if not val_size:
+        return list(rows), []
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    n_val = int(round(len(rows) * val_size)) if val_size < 1 else int(val_size)
+    n_val = min(max(n_val, 1), len(rows) - 1)
+    val = [rows[i] for i in order[:n_val]]
+    train = [rows[i] for i in order[n_val:]]
+    return train, val

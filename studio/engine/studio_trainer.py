@@ -1,0 +1,145 @@
+"""A thin Trainer subclass: the four things transformers.Trainer does not do for us.
+
+1. dynamic batching (token-budget, length-grouped batches),
+2. OOM-adaptive micro-batches (split the batch, same effective batch, carry on),
+3. a divergence guard (stop before a NaN/inf loss reaches the weights),
+4. crash-safe checkpoints (write to a staging folder, then rename).
+Everything else (optimizers, DeepSpeed, mixed precision, resume) is the stock Trainer.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader
+from transformers import Trainer
+
+from ..errors import StudioError
+from .batching import TokenBudgetBatchSampler
+
+# Tests set this to simulate a card that cannot fit more than N rows per micro-batch.
+INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
+
+
+class DivergenceError(StudioError):
+    def __init__(self, step: int, loss: float):
+        super().__init__(
+            f"Training diverged at step {step}: the loss became {loss}",
+            "lower the learning rate (e.g. divide it by 10), check the data for empty or garbage rows, and turn "
+            "off fp16 (use bf16 or fp32); the last good checkpoint was kept and can be resumed",
+            code="diverged")
+        self.step = step
+
+
+class StudioTrainer(Trainer):
+    def __init__(self, *args: Any, dynamic_batching: bool = False, max_tokens_per_batch: int | None = None,
+                 oom_adaptive: bool = True, notify: Any = None, token_counter: Any = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.dynamic_batching = dynamic_batching
+        self.max_tokens_per_batch = max_tokens_per_batch
+        self.oom_adaptive = oom_adaptive
+        self.splits = 1  # each micro-batch is run as this many slices (grows after an OOM)
+        self.notify = notify or (lambda message: None)
+        self.token_counter = token_counter
+        self._staging: str | None = None
+
+    # 1. dynamic batching ------------------------------------------------------
+    def get_train_dataloader(self) -> DataLoader:
+        if not self.dynamic_batching:
+            return super().get_train_dataloader()
+        lengths = [len(f["input_ids"]) for f in self.train_dataset]
+        budget = self.max_tokens_per_batch or self.args.per_device_train_batch_size * max(lengths)
+        sampler = TokenBudgetBatchSampler(lengths, budget, seed=self.args.seed)
+        loader = DataLoader(self.train_dataset, batch_sampler=sampler, collate_fn=self.data_collator,
+                            num_workers=self.args.dataloader_num_workers)
+        return self.accelerator.prepare(loader)
+
+    # 2 + 3. OOM-adaptive step with divergence guard --------------------------------
+    def training_step(self, model: torch.nn.Module, inputs: dict[str, Any],
+                      num_items_in_batch: Any = None) -> torch.Tensor:
+        if self.token_counter is not None and "attention_mask" in inputs:
+            self.token_counter(int(inputs["attention_mask"].sum()))
+        if num_items_in_batch is None and "labels" in inputs:
+            # per-token normalisation over the whole batch keeps sliced and unsliced steps identical
+            num_items_in_batch = int((inputs["labels"] != -100).sum()) * self.args.gradient_accumulation_steps
+        rows = inputs["input_ids"].shape[0]
+        pending = _slices(rows, self.splits)
+        total = None
+        while pending:
+            start, end = pending.pop(0)
+            part = {k: (v[start:end] if torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == rows else v)
+                    for k, v in inputs.items()}
+            try:
+                _maybe_inject_oom(end - start)
+                loss = super().training_step(model, part, num_items_in_batch)
+            except torch.OutOfMemoryError:
+                if not self.oom_adaptive or end - start <= 1:
+                    raise
+                # only the slice that failed is redone (its backward never ran), so no row counts twice
+                mid = start + (end - start) // 2
+                pending[:0] = [(start, mid), (mid, end)]
+                old = self.splits
+                self.splits = max(self.splits, -(-rows // (mid - start)))
+                _free_cache()
+                self.notify(f"Out of memory with {end - start} rows per micro-batch at step "
+                            f"{self.state.global_step + 1}: now {-(-rows // self.splits)} rows x "
+                            f"{self.splits * self.args.gradient_accumulation_steps} accumulation steps "
+                            f"(was {old}); the effective batch is unchanged")
+                continue
+            total = loss if total is None else total + loss
+        assert total is not None
+        if not torch.isfinite(total).all():
+            raise DivergenceError(self.state.global_step + 1, float(total))
+        return total
+
+    # 4. crash-safe checkpoints -------------------------------------------------------
+    def _get_output_dir(self, trial: Any) -> str:
+        return self._staging or super()._get_output_dir(trial)
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        root = Path(self.args.output_dir)
+        staging = root / ".staging"
+        if self.args.should_save:
+            shutil.rmtree(staging, ignore_errors=True)
+        self._staging = str(staging)
+        try:
+            super()._save_checkpoint(model, trial)
+        finally:
+            self._staging = None
+        if not self.args.should_save:
+            return
+        name = f"checkpoint-{self.state.global_step}"
+        final = root / name
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(staging / name, final)
+        shutil.rmtree(staging, ignore_errors=True)
+        self._rotate(root)
+
+    def _rotate(self, root: Path) -> None:
+        limit = self.args.save_total_limit
+        if not limit:
+            return
+        done = sorted((int(p.name.split("-")[1]), p) for p in root.glob("checkpoint-*")
+                      if p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists())
+        for _, p in done[:-limit]:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _slices(rows: int, splits: int) -> list[tuple[int, int]]:
+    size = max(1, -(-rows // max(1, splits)))
+    return [(s, min(s + size, rows)) for s in range(0, rows, size)]
+
+
+def _maybe_inject_oom(rows: int) -> None:
+    limit = os.environ.get(INJECT_OOM_ENV)
+    if limit and rows > int(limit):
+        raise torch.OutOfMemoryError(f"injected out-of-memory: {rows} rows > {limit}")
+
+
+def _free_cache() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

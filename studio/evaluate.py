@@ -1,0 +1,422 @@
+"""What did the model learn? Sentiment accuracy, free generation, chat, batch prediction.
+
+Two ways to read a label out of the model (``sentiment_eval(mode=...)``):
+
+* ``score`` (default): for each candidate label, the log-likelihood of the full answer
+  ``label + end-of-answer`` given the prompt, built exactly as in training; the most likely label
+  wins. It is one forward pass per row, always yields a label (no unparseable answers) and
+  measures what training optimised. Summing (not averaging) token log-probs is the probability
+  of producing exactly that answer, so a long label is not favoured and "pos" vs "positive" is
+  decided by the end-of-answer token.
+* ``generate``: greedy decoding of a few tokens, then ``parse_label`` with synonyms. Slower and
+  can fail to parse (counted as wrong), but it is what a user of the chat would see.
+
+Prompts always come from ``studio.data.tokenize.prompt_ids`` so they match training to the token.
+torch/transformers are imported inside functions so ``studio.evaluate`` imports cheaply.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator, Literal, Sequence
+
+from .data.templates import Template
+from .data.tokenize import prompt_ids
+from .errors import StudioError
+from .eval_metrics import classification_metrics, label_aliases, label_set, normalize, parse_label
+
+__all__ = ["sentiment_eval", "classification_metrics", "parse_label", "generate", "chat", "batch_predict",
+           "compare_base_vs_tuned", "compare_loaded", "confusion_figure", "validation_rows", "load_rows", "base_model_context"]
+
+Mode = Literal["score", "generate"]
+
+
+# ------------------------------------------------------------------ rows
+def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, str]]:
+    """Alpaca rows (instruction, input, output) from .jsonl/.json, or .csv/.tsv with those columns.
+
+    Raises:
+        StudioError: missing file, unreadable JSON, or rows without the needed fields.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise StudioError(f"Data file '{p}' does not exist", "check the path", code="eval_data")
+    suffix = p.suffix.lower()
+    rows: list[dict[str, Any]]
+    if suffix in (".jsonl", ".json"):
+        text = p.read_text(encoding="utf-8-sig")
+        try:
+            if suffix == ".json" or text.lstrip().startswith("["):
+                rows = json.loads(text)
+            else:
+                rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError as exc:
+            raise StudioError(f"'{p.name}' is not valid JSON", "convert it with 'python -m studio convert'",
+                              why=str(exc), code="eval_data") from None
+    elif suffix in (".csv", ".tsv"):
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ","))
+    else:
+        raise StudioError(f"Cannot read '{p.name}' for evaluation", "use .jsonl, .json or .csv with columns "
+                          "instruction, input, output (convert other files with 'python -m studio convert')",
+                          code="eval_data")
+    out = []
+    for r in rows:
+        if not isinstance(r, dict) or ("instruction" not in r and "input" not in r):
+            raise StudioError(f"Rows in '{p.name}' are not in alpaca format (instruction, input, output)",
+                              "convert the file with 'python -m studio convert'", code="eval_data")
+        out.append({k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")})
+    return out[:max_rows] if max_rows else out
+
+
+# ------------------------------------------------------------------ model helpers
+def _device(model: Any) -> Any:
+    return next(model.parameters()).device
+
+
+def _stop_strings(tokenizer: Any, template: Template) -> list[str]:
+    """Where an answer ends: the template's end-of-answer marker (a blank line for default) or EOS."""
+    suffix = template.assistant_suffix.strip() or template.assistant_suffix
+    return [s for s in (suffix, tokenizer.eos_token) if s]
+
+
+def _cut(text: str, stops: Sequence[str]) -> str:
+    """End the answer where the template's end-of-answer marker starts (the model learned to emit it)."""
+    cut = len(text)
+    for s in stops:
+        i = text.find(s)
+        if i >= 0:
+            cut = min(cut, i)
+    return text[:cut].strip()
+
+
+def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
+                  top_p: float, streamer: Any = None) -> Any:
+    import torch
+    input_ids = torch.tensor([ids], device=_device(model))
+    kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                  max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
+                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer)
+    if temperature and temperature > 0:
+        kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
+    else:
+        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    with torch.no_grad():
+        return model.generate(**kwargs)[0, len(ids):]
+
+
+def _generate_from_ids(model: Any, tokenizer: Any, template: Template, ids: list[int], max_new_tokens: int,
+                       temperature: float, top_p: float, stream: bool) -> str | Iterator[str]:
+    stops = _stop_strings(tokenizer, template)
+    if not stream:
+        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p)
+        return _cut(tokenizer.decode(out, skip_special_tokens=False), stops)
+    return _stream(model, tokenizer, ids, max_new_tokens, temperature, top_p, stops)
+
+
+def _stream(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float, top_p: float,
+            stops: Sequence[str]) -> Iterator[str]:
+    """Yield the growing answer while ``generate`` runs in a thread (TextIteratorStreamer)."""
+    from transformers import TextIteratorStreamer
+    streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, timeout=600.0)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, streamer)
+        except BaseException as exc:  # surfaced in the consumer below, not lost in the thread
+            errors.append(exc)
+            streamer.end()
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    text = ""
+    for piece in streamer:
+        text += piece
+        yield _cut(text, stops)
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def generate(model: Any, tokenizer: Any, template: Template, instruction: str, input: str = "",
+             max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0,
+             stream: bool = False) -> str | Iterator[str]:
+    """The model's answer to one prompt (greedy when temperature is 0).
+
+    With ``stream=True`` returns an iterator of the answer so far (for the playground).
+    """
+    ids = prompt_ids(tokenizer, template, instruction, input)
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+
+
+def _message_text(content: Any) -> str:
+    """gr.Chatbot gives content as a list of {"type": "text", "text": ...}; plain strings pass through."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return str(content.get("text", ""))
+    if isinstance(content, (list, tuple)):
+        return "".join(_message_text(c) for c in content)
+    return str(content or "")
+
+
+def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
+         max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
+         max_context: int | None = None) -> str | Iterator[str]:
+    """Reply to ``message`` after ``history`` (a list of {"role", "content"} as gr.Chatbot keeps it).
+
+    The oldest turns are dropped when the prompt would not fit the model's context.
+    """
+    turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
+             if m.get("role") in ("user", "assistant", "system")]
+    limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens
+    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None and \
+        template.name in ("default", "alpaca") else []  # same rule as prompt_ids (training)
+    while True:
+        msgs = turns + [{"role": "user", "content": message}]
+        ids = bos + tokenizer.encode(template.chat_prompt(msgs), add_special_tokens=False)
+        if len(ids) <= limit or not turns:
+            break
+        turns = turns[2:] if len(turns) >= 2 else []
+    ids = ids[-max(limit, 1):]
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+
+
+# ------------------------------------------------------------------ sentiment
+def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
+                  labels: Sequence[str]) -> list[list[float]]:
+    """Sum log p(label answer | prompt) for each row x label, one padded batch per row."""
+    import torch
+    dev = _device(model)
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) + eos for lab in labels]
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    scores = []
+    for row in rows:
+        p = prompt_ids(tokenizer, template, row["instruction"], row["input"])
+        seqs = [p + a for a in answers]
+        width = max(len(s) for s in seqs)
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
+        with torch.no_grad():
+            logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        row_scores = []
+        for j, a in enumerate(answers):
+            pos = torch.arange(len(p) - 1, len(p) - 1 + len(a), device=dev)
+            tgt = torch.tensor(a, device=dev)
+            row_scores.append(float(logp[j, pos, tgt].sum()))
+        scores.append(row_scores)
+    return scores
+
+
+def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
+                   labels: Sequence[str] | None = None, mode: Mode = "score",
+                   max_new_tokens: int | None = None, max_misclassified: int = 200) -> dict:
+    """Accuracy, per-class P/R/F1, confusion matrix and the misclassified rows on labelled rows.
+
+    Rows whose gold output matches no label (even via synonyms) are not scored and are counted
+    in ``skipped_rows``. Unparseable answers (generate mode) count as wrong.
+
+    Raises:
+        StudioError: no rows, or the outputs do not look like a small label set.
+    """
+    if not rows:
+        raise StudioError("There are no rows to evaluate", "give a labelled file or a run with a validation split",
+                          code="eval_data")
+    if mode not in ("score", "generate"):
+        raise StudioError(f"Unknown evaluation mode '{mode}'", "use score or generate", code="eval_mode")
+    labels = list(labels) if labels else label_set([r.get("output", "") for r in rows])
+    aliases = label_aliases(labels)
+    gold: list[tuple[dict[str, str], str]] = []
+    for r in rows:
+        t = parse_label(r.get("output", ""), labels, aliases)
+        if t is not None:
+            gold.append((r, t))
+    skipped = len(rows) - len(gold)
+    if not gold:
+        raise StudioError(f"No row's output is one of the labels {labels}",
+                          "check the labels or the output column", code="eval_data")
+    was_training = model.training
+    model.eval()
+    start = time.perf_counter()
+    answers: list[str] = []
+    preds: list[str | None] = []
+    if mode == "score":
+        for (row, _), sc in zip(gold, _score_labels(model, tokenizer, template, [g[0] for g in gold], labels)):
+            best = labels[max(range(len(labels)), key=lambda i: sc[i])]
+            answers.append(best)
+            preds.append(best)
+    else:
+        longest = max(len(tokenizer.encode(lab, add_special_tokens=False)) for lab in labels)
+        budget = max_new_tokens or longest + 4
+        for row, _ in gold:
+            text = generate(model, tokenizer, template, row["instruction"], row["input"], max_new_tokens=budget)
+            answers.append(str(text))
+            preds.append(parse_label(str(text), labels, aliases))
+    elapsed = time.perf_counter() - start
+    if was_training:
+        model.train()
+    y_true = [t for _, t in gold]
+    result = classification_metrics(y_true, preds, labels)
+    result["misclassified"] = [
+        {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
+         "parsed": p if p is not None else "(unparseable)"}
+        for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
+    result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
+                  labels=labels)
+    return result
+
+
+def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
+    """A matplotlib Figure of the confusion matrix (rows: true label, columns: model's answer).
+
+    Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
+    """
+    from matplotlib.figure import Figure
+    labels = list(confusion["labels"])
+    matrix = [list(r) for r in confusion["matrix"]]
+    unp = confusion.get("unparseable") or []
+    cols = labels + (["(unparseable)"] if any(unp) else [])
+    if any(unp):
+        matrix = [r + [u] for r, u in zip(matrix, unp)]
+    fig = Figure(figsize=(1.2 + 0.9 * len(cols), 1.0 + 0.8 * len(labels)), layout="constrained")
+    ax = fig.add_subplot()
+    ax.imshow(matrix, cmap="Blues")
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel("model's answer")
+    ax.set_ylabel("true label")
+    ax.set_title(title)
+    top = max((v for r in matrix for v in r), default=0) or 1
+    for i, r in enumerate(matrix):
+        for j, v in enumerate(r):
+            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > top / 2 else "black")
+    return fig
+
+
+# ------------------------------------------------------------------ before / after
+class base_model_context:
+    """Temporarily turn a PEFT model's adapters off, so the same weights act as the base model."""
+
+    def __init__(self, model: Any):
+        self._ctx = model.disable_adapter() if hasattr(model, "disable_adapter") else None
+
+    def __enter__(self) -> None:
+        if self._ctx is not None:
+            self._ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+
+
+def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], mode: Mode = "score",
+                          labels: Sequence[str] | None = None) -> dict:
+    """The before/after scorecard: the same sentiment check on the base model and the fine-tuned one.
+
+    LoRA runs reuse the loaded model with adapters disabled (no second copy in memory); full and
+    freeze runs load the base from ``resolve_base_path``.
+    """
+    from .data.templates import get_template
+    from .models import load_base, load_for_inference
+    model, tok, cfg = load_for_inference(run_dir)
+    template = get_template(cfg.template if cfg else "default", tok)
+    base = None
+    if not hasattr(model, "disable_adapter"):
+        if cfg is None:
+            raise StudioError("Cannot find the base model of this model folder", "pick a run folder",
+                              code="eval_base")
+        base = load_base(cfg.replace(quantization_bit=None))
+    return compare_loaded(model, tok, template, rows, base, mode, labels)
+
+
+def compare_loaded(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
+                   base: tuple[Any, Any] | None = None, mode: Mode = "score",
+                   labels: Sequence[str] | None = None) -> dict:
+    """Scorecard for already-loaded models; ``base=None`` means "the same PEFT model, adapters off"."""
+    tuned = sentiment_eval(model, tokenizer, template, rows, labels, mode)
+    if base is None:
+        with base_model_context(model):
+            before = sentiment_eval(model, tokenizer, template, rows, tuned["labels"], mode)
+    else:
+        before = sentiment_eval(base[0], base[1], template, rows, tuned["labels"], mode)
+    return scorecard(before, tuned)
+
+
+def scorecard(base: dict, tuned: dict) -> dict:
+    """Side-by-side numbers of two sentiment checks on the same rows."""
+    return {"base": base, "tuned": tuned, "n": tuned["n"], "labels": tuned["labels"],
+            "delta": {"accuracy": tuned["accuracy"] - base["accuracy"],
+                      "macro_f1": tuned["macro_f1"] - base["macro_f1"]}}
+
+
+# ------------------------------------------------------------------ batch prediction
+def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]] | str | Path,
+                  out_csv: str | Path, labels: Sequence[str] | None = None, mode: Mode | None = None,
+                  max_new_tokens: int = 64) -> dict:
+    """Predict every row and write a CSV: instruction, input, output (if given), prediction, correct.
+
+    With ``labels`` (or mode "score") each row gets the most likely label; otherwise free generation.
+    The CSV is written to a temp name and renamed, so a half-written file never appears.
+    """
+    from .runs import atomic_write_text
+    import io
+    data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
+    if not data:
+        raise StudioError("There are no rows to predict", "give a file with at least one row", code="eval_data")
+    use_score = mode == "score" or (mode is None and labels)
+    if use_score and not labels:
+        labels = label_set([r.get("output", "") for r in data])
+    start = time.perf_counter()
+    if use_score:
+        scores = _score_labels(model, tokenizer, template, data, labels)  # type: ignore[arg-type]
+        preds = [labels[max(range(len(labels)), key=lambda i: s[i])] for s in scores]  # type: ignore[index]
+    else:
+        preds = [str(generate(model, tokenizer, template, r.get("instruction", ""), r.get("input", ""),
+                              max_new_tokens=max_new_tokens)) for r in data]
+    elapsed = time.perf_counter() - start
+    has_gold = any(r.get("output") for r in data)
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["instruction", "input"] + (["output", "prediction", "correct"] if has_gold else ["prediction"]))
+    n_correct = 0
+    for r, p in zip(data, preds):
+        line = [r.get("instruction", ""), r.get("input", "")]
+        if has_gold:
+            ok = normalize(r.get("output", "")) == normalize(p) or (
+                labels is not None and parse_label(r.get("output", ""), labels) == parse_label(p, labels))
+            n_correct += ok
+            line += [r.get("output", ""), p, "yes" if ok else "no"]
+        else:
+            line.append(p)
+        writer.writerow(line)
+    out = Path(out_csv)
+    atomic_write_text(out, buf.getvalue())
+    return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,
+            "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
+
+
+def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
+    """The rows a run held out for validation, re-derived with the engine's own seeded split.
+
+    Raises:
+        StudioError: not a run folder, the dataset moved, or the run kept no validation split.
+    """
+    from .config import RunConfig
+    from .data.dataset import load_rows as load_dataset, split_rows
+    from .runs import RunDir
+    run = RunDir(run_dir)
+    if not run.config.exists():
+        raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",
+                          code="eval_data")
+    cfg = RunConfig.load(run.config)
+    if not cfg.val_size:
+        raise StudioError("This run kept no validation split (val_size is 0)",
+                          "upload a labelled file to check it on, or train with val_size such as 0.1",
+                          code="eval_data")
+    _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir), cfg.val_size, cfg.seed)
+    return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]

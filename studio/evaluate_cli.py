@@ -1,0 +1,147 @@
+"""python -m studio eval --model RUN_DIR [--data FILE] --task sentiment|generate [--json] ...
+
+With ``--json`` stdout carries exactly one JSON object (scripts parse it); everything else —
+library warnings, progress, loading messages — goes to stderr. To guarantee that, stdout is
+redirected to stderr while models load and run, and the JSON is written to the real stdout last.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import Any
+
+from .errors import StudioError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, metavar="PATH",
+                   help="run folder (runs/<name>), model folder or adapter folder")
+    p.add_argument("--data", default=None, metavar="FILE",
+                   help="labelled .jsonl/.json/.csv (alpaca: instruction, input, output = label); "
+                        "default: the run's validation split")
+    p.add_argument("--task", choices=["sentiment", "generate"], default="sentiment",
+                   help="sentiment: accuracy, per-class P/R/F1, confusion matrix; generate: print answers")
+    p.add_argument("--mode", choices=["score", "generate"], default="score",
+                   help="sentiment only. score (default): pick the most likely label, fast and always "
+                        "parseable; generate: let the model write an answer and parse it")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout, nothing else")
+    p.add_argument("--max-rows", type=int, default=None, metavar="N", help="use at most N rows")
+    p.add_argument("--prompt", default=None, metavar="TEXT", help="generate task: one instruction to answer")
+    p.add_argument("--input", default="", metavar="TEXT", help="generate task: optional input for --prompt")
+    p.add_argument("--max-new-tokens", type=int, default=128, metavar="N", help="generate task: answer length")
+    p.add_argument("--temperature", type=float, default=0.0, help="generate task: 0 = greedy")
+    p.add_argument("--top-p", type=float, default=1.0, help="generate task: nucleus sampling")
+    p.add_argument("--compare-base", action="store_true",
+                   help="sentiment: also score the base model (before/after scorecard)")
+    p.add_argument("--predictions-out", default=None, metavar="FILE.csv",
+                   help="also write every row's prediction to this CSV")
+
+
+def _rows(args: argparse.Namespace) -> list[dict[str, str]]:
+    from .evaluate import load_rows, validation_rows
+    if args.data:
+        return load_rows(args.data, args.max_rows)
+    rows = validation_rows(args.model)
+    return rows[:args.max_rows] if args.max_rows else rows
+
+
+def _sentiment(args: argparse.Namespace, model: Any, tok: Any, template: Any) -> dict:
+    from .evaluate import batch_predict, compare_loaded, sentiment_eval
+    rows = _rows(args)
+    if args.compare_base:
+        base = None
+        if not hasattr(model, "disable_adapter"):
+            from .models import load_base
+            from .runs import RunDir
+            from .config import RunConfig
+            run = RunDir(args.model)
+            if not run.config.exists():
+                raise StudioError("--compare-base needs a run folder (to find the base model)",
+                                  "pass --model runs/<name>", code="eval_base")
+            base = load_base(RunConfig.load(run.config).replace(quantization_bit=None))
+        card = compare_loaded(model, tok, template, rows, base, args.mode)
+        result = dict(card["tuned"])
+        result["base"] = {k: card["base"][k] for k in ("accuracy", "macro_f1", "per_class", "confusion", "n",
+                                                      "unparseable", "latency_ms_per_row")}
+        result["delta"] = card["delta"]
+    else:
+        result = sentiment_eval(model, tok, template, rows, mode=args.mode)
+    result["task"] = "sentiment"
+    if args.predictions_out:
+        result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out,
+                                                  labels=result["labels"], mode=args.mode)["path"]
+    return result
+
+
+def _generate(args: argparse.Namespace, model: Any, tok: Any, template: Any) -> dict:
+    from .evaluate import batch_predict, generate
+    if args.prompt is not None:
+        rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
+    else:
+        rows = _rows(args)
+    outputs = []
+    for r in rows:
+        answer = generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
+                          temperature=args.temperature, top_p=args.top_p)
+        outputs.append({"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""),
+                        "answer": answer})
+    result: dict[str, Any] = {"task": "generate", "n": len(outputs), "outputs": outputs}
+    if args.predictions_out:
+        result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out, mode="generate",
+                                                  max_new_tokens=args.max_new_tokens)["path"]
+    return result
+
+
+def _print_human(result: dict) -> None:
+    if result.get("task") == "generate":
+        for o in result["outputs"]:
+            print(f"> {o['instruction']} {o['input']}".rstrip())
+            print(o["answer"])
+            print()
+        return
+    print(f"accuracy {result['accuracy']:.3f}  macro-F1 {result['macro_f1']:.3f}  n={result['n']}  "
+          f"unparseable={result['unparseable']}  {result['latency_ms_per_row']:.1f} ms/row  mode={result['mode']}")
+    if "base" in result:
+        print(f"base model accuracy {result['base']['accuracy']:.3f}  (change {result['delta']['accuracy']:+.3f})")
+    print(f"{'label':<16}{'precision':>10}{'recall':>10}{'f1':>10}{'support':>9}")
+    for lab, c in result["per_class"].items():
+        print(f"{lab:<16}{c['precision']:>10.3f}{c['recall']:>10.3f}{c['f1']:>10.3f}{c['support']:>9}")
+    labels = result["confusion"]["labels"]
+    print("confusion (rows: true, columns: predicted):", ", ".join(labels))
+    for lab, row in zip(labels, result["confusion"]["matrix"]):
+        print(f"  {lab:<14}" + "".join(f"{v:>8}" for v in row))
+    for m in result["misclassified"][:10]:
+        print(f"  wrong: expected {m['expected']}, got {m['parsed']!r}: {m['input'][:80]}")
+    if result.get("skipped_rows"):
+        print(f"{result['skipped_rows']} rows had an output that is none of the labels and were not scored")
+    if result.get("predictions_csv"):
+        print(f"predictions written to {result['predictions_csv']}")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Evaluate and print (human table or one JSON object). Raises StudioError for user errors."""
+    real_stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        from .inference import load_model
+        if args.task == "generate" and args.prompt is None and not args.data:
+            from .runs import RunDir
+            if not RunDir(args.model).config.exists():
+                raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
+                                  code="eval_args")
+        loaded = load_model(args.model)
+        model, tok, template = loaded.model, loaded.tokenizer, loaded.template
+        result = (_sentiment if args.task == "sentiment" else _generate)(args, model, tok, template)
+    if args.json:
+        real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        real_stdout.flush()
+    else:
+        _print_human(result)
+    return 0
+
+
+if __name__ == "__main__":  # also runnable without the dispatcher: python -m studio.evaluate_cli ...
+    parser = argparse.ArgumentParser(prog="python -m studio eval")
+    add_arguments(parser)
+    raise SystemExit(main(parser.parse_args()))

@@ -1,0 +1,409 @@
+"""Will it fit? Memory estimate for one training plan, before pressing Start.
+
+The estimate adds up what the engine (studio/engine, HF Trainer + peft + bitsandbytes +
+DeepSpeed) really keeps alive at its peak, from the architecture card alone (no weights
+needed, works offline):
+
+* weights: stored in the training precision (the engine loads the model in bf16/fp16/fp32);
+  QLoRA keeps linear layers in 4/8 bits and, through peft's ``prepare_model_for_kbit_training``,
+  casts the rest (embeddings, head, norms) to fp32.
+* gradients and optimizer states of the trainable parameters: AdamW holds 2 states in the
+  parameter's dtype, adamw_8bit 2 bytes, LoRA adapters are fp32 (peft's autocast_adapter_dtype).
+  DeepSpeed keeps fp32 master weights + fp32 Adam states whatever the model dtype, and moves
+  them to host RAM with the *-offload plans (16-18 bytes/param, DeepSpeed's own estimator).
+* activations per token and layer, derived from what autograd saves in the HF Llama block with
+  SDPA attention (no seq^2 term); with gradient checkpointing only each layer's input is kept
+  plus one layer being recomputed.
+* logits: the loss upcasts to fp32, so its backward holds ~12 bytes x vocab per token.
+* framework overhead: CUDA context, cuBLAS workspace, allocator fragmentation; on CPU the
+  resident size of python + torch + transformers + peft after import.
+
+Units: GB means GiB (2**30 bytes), as nvidia-smi and torch report card memory.
+Accuracy: within ~25% of published figures (tests/test_memory.py) and within ~15% of peak RSS
+measured on CPU (bench/memory_bench.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import StudioError
+
+GB = 1024 ** 3
+CARDS_DIR = Path(__file__).resolve().parent.parent / "presets" / "models"
+METHODS = ("full", "freeze", "lora", "qlora")
+DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload")
+OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+
+# Measured, not derived: see bench/memory_bench.py (CPU) and the note on each constant.
+CUDA_CONTEXT_GB = 0.6        # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator
+FRAGMENTATION = 0.10         # caching allocator: reserved exceeds allocated by ~10% of the churn
+CPU_BASELINE_GB = 0.42       # RSS of python + torch + transformers + peft after import (CPU wheel)
+CUDA_HOST_BASELINE_GB = 2.5  # host RSS of a CUDA torch process (driver + kernels mapped)
+ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offloaded states
+LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class ArchCard:
+    """The dimensions of a decoder-only transformer that decide its memory use."""
+
+    name: str
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    vocab_size: int
+    tie_embeddings: bool = False
+    head_dim: int | None = None   # only where it is not hidden/heads (Gemma-2)
+    attention_bias: bool = False  # Qwen2 has biases on q/k/v
+    hub_id: str = ""
+    aliases: tuple[str, ...] = ()  # hub ids of checkpoints with the same architecture
+    source: str = ""
+
+    @property
+    def q_dim(self) -> int:
+        return self.num_heads * (self.head_dim or self.hidden_size // self.num_heads)
+
+    @property
+    def kv_dim(self) -> int:
+        return self.num_kv_heads * (self.head_dim or self.hidden_size // self.num_heads)
+
+    def module_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each linear in one block, by its usual name."""
+        h, i, q, kv = self.hidden_size, self.intermediate_size, self.q_dim, self.kv_dim
+        return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+                "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
+    @property
+    def layer_linear_params(self) -> int:
+        return sum(a * b for a, b in self.module_shapes().values())
+
+    @property
+    def layer_params(self) -> int:
+        bias = (self.q_dim + 2 * self.kv_dim) if self.attention_bias else 0
+        return self.layer_linear_params + bias + 2 * self.hidden_size
+
+    @property
+    def embed_params(self) -> int:
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def n_params(self) -> int:
+        """Total parameters (untied models count the output head separately)."""
+        heads = 1 if self.tie_embeddings else 2
+        return self.num_layers * self.layer_params + heads * self.embed_params + self.hidden_size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "n_params": self.n_params}
+
+
+# ------------------------------------------------------------------ cards
+def available_cards() -> list[str]:
+    """Names of the cards shipped in presets/models/ (plus the built-in demo)."""
+    return ["tiny-demo"] + sorted(p.stem for p in CARDS_DIR.glob("*.yaml"))
+
+
+def _card_from_yaml(path: Path) -> ArchCard:
+    import yaml
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    names = {f.name for f in dataclasses.fields(ArchCard)}
+    unknown = set(data) - names
+    if unknown:
+        raise StudioError(f"Model card '{path.name}' has unknown keys: {', '.join(sorted(unknown))}",
+                          f"use only {', '.join(sorted(names))}")
+    data["aliases"] = tuple(data.get("aliases") or ())
+    return ArchCard(**{"name": path.stem, "source": f"presets/models/{path.name}", **data})
+
+
+def card_from_hf_config(cfg: dict[str, Any], name: str = "local") -> ArchCard:
+    """Read the sizes out of a transformers config.json (Llama/Qwen/Mistral/Gemma/Phi keys)."""
+    cfg = cfg.get("text_config", cfg) if "hidden_size" not in cfg else cfg
+    try:
+        hidden = int(cfg.get("hidden_size") or cfg["n_embd"])
+        heads = int(cfg.get("num_attention_heads") or cfg["n_head"])
+        layers = int(cfg.get("num_hidden_layers") or cfg["n_layer"])
+        vocab = int(cfg["vocab_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StudioError(f"The model config of '{name}' lacks the size field {exc}",
+                          "point to a decoder-only language model's folder (config.json with hidden_size, "
+                          "num_hidden_layers, num_attention_heads, vocab_size)") from None
+    return ArchCard(
+        name=name, hidden_size=hidden, intermediate_size=int(cfg.get("intermediate_size") or 4 * hidden),
+        num_layers=layers, num_heads=heads, num_kv_heads=int(cfg.get("num_key_value_heads") or heads),
+        vocab_size=vocab, tie_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        head_dim=cfg.get("head_dim") if cfg.get("head_dim") not in (None, hidden // heads) else None,
+        attention_bias=bool(cfg.get("attention_bias", cfg.get("model_type") == "qwen2")),
+        source=f"{name}/config.json")
+
+
+def load_card(name_or_path: str) -> ArchCard:
+    """A card by name (presets/models/<name>.yaml or its hub id), a local model folder, or 'tiny-demo'.
+
+    Raises:
+        StudioError: no card of that name and no folder with a config.json there; lists the cards.
+    """
+    key = str(name_or_path).strip()
+    if key == "tiny-demo":
+        from .models import DEMO_DEFAULTS as d
+        return ArchCard("tiny-demo", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"],
+                        d["vocab_size"], tie_embeddings=True, source="studio/models.py DEMO_DEFAULTS")
+    path = Path(key).expanduser()
+    for folder in (path, path / "base_model"):  # a model folder, or a run folder of a demo run
+        if (folder / "config.json").is_file():
+            try:
+                data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise StudioError(f"Cannot read {folder / 'config.json'}", "check that it is valid JSON",
+                                  why=str(exc)) from None
+            return card_from_hf_config(data, name=str(folder))
+    if path.is_file() and path.name.endswith("config.json"):
+        return card_from_hf_config(json.loads(path.read_text(encoding="utf-8")), name=str(path.parent))
+    wanted = key.lower()
+    for card_path in sorted(CARDS_DIR.glob("*.yaml")):
+        card = _card_from_yaml(card_path)
+        ids = [i.lower() for i in (card.hub_id, *card.aliases) if i]
+        if wanted in (card_path.stem.lower(), *ids, *(i.split("/")[-1] for i in ids)):
+            return card
+    raise StudioError(f"No architecture card for model '{key}'",
+                      "use one of: " + ", ".join(available_cards()) + "; or give a local model folder that "
+                      "holds config.json", code="model_card")
+
+
+# ------------------------------------------------------------------ estimate
+@dataclass
+class Estimate:
+    """Peak memory of one plan; GB = GiB. ``fits`` is None when no memory size was given."""
+
+    gpu_gb: float
+    cpu_gb: float
+    fits: bool | None
+    breakdown: dict[str, float]
+    host_breakdown: dict[str, float]
+    suggestions: list[str] = field(default_factory=list)
+    suggestion_details: list[dict[str, Any]] = field(default_factory=list)
+    plan: dict[str, Any] = field(default_factory=dict)
+    card: ArchCard | None = None
+    mem_gb: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gpu_gb": round(self.gpu_gb, 2), "cpu_gb": round(self.cpu_gb, 2), "fits": self.fits,
+                "mem_gb": self.mem_gb, "breakdown": {k: round(v, 3) for k, v in self.breakdown.items()},
+                "host_breakdown": {k: round(v, 3) for k, v in self.host_breakdown.items()},
+                "suggestions": list(self.suggestions), "suggestion_details": list(self.suggestion_details),
+                "plan": dict(self.plan), "model": self.card.to_dict() if self.card else None}
+
+
+def _check_choice(name: str, value: Any, choices: tuple) -> None:
+    if value not in choices:
+        raise StudioError(f"{name} '{value}' is not known", f"use one of: {', '.join(map(str, choices))}")
+
+
+def _lora_params(card: ArchCard, rank: int, target: str) -> tuple[int, int]:
+    """(adapter params, bytes-per-token of module inputs a 16-bit LoRA copies) for one layer."""
+    shapes = card.module_shapes()
+    names = LORA_MODULES if target.strip() in ("all", "", "all-linear") else [
+        t.strip() for t in target.split(",") if t.strip()]
+    # fused names used by Phi-3
+    expanded = [m for n in names for m in ({"qkv_proj": ["q_proj", "k_proj", "v_proj"],
+                                            "gate_up_proj": ["gate_proj", "up_proj"]}.get(n, [n]))]
+    picked = [shapes[n] for n in expanded if n in shapes]
+    return sum(rank * (a + b) for a, b in picked), sum(a for a, _ in picked)
+
+
+def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
+             seq_len: int = 1024, batch: int = 1, grad_ckpt: bool = False, optim: str = "adamw",
+             precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
+             layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
+             device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
+    """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
+
+    ``device='cpu'`` predicts the peak RSS of a CPU run (fp32 unless told otherwise), which is what
+    bench/memory_bench.py checks against measurements.
+
+    Raises:
+        StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
+    """
+    _check_choice("method", method, METHODS)
+    _check_choice("deepspeed", deepspeed or "none", DEEPSPEED_PLANS)
+    _check_choice("optim", optim, OPTIMS)
+    _check_choice("precision", precision, ("auto", "bf16", "fp16", "fp32"))
+    _check_choice("device", device, ("cuda", "cpu"))
+    if method == "qlora" and not quant_bits:
+        quant_bits = 4
+    if quant_bits and method not in ("lora", "qlora"):
+        raise StudioError("quant_bits needs method lora or qlora", "pick --method qlora, or drop --quant-bits")
+    if quant_bits not in (None, 4, 8):
+        raise StudioError(f"quant_bits must be 4 or 8 (got {quant_bits})", "use --quant-bits 4 or 8")
+    if seq_len < 1 or batch < 1:
+        raise StudioError("seq_len and batch must be at least 1", "give positive numbers")
+    ds = "none" if device == "cpu" else (deepspeed or "none")
+    if precision == "auto":
+        precision = "fp32" if device == "cpu" else "bf16"
+    b = 4 if precision == "fp32" else 2          # bytes of weights and activations
+    plan = dict(method="qlora" if quant_bits else method, quant_bits=quant_bits, deepspeed=ds, seq_len=seq_len,
+                batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=optim, precision=precision,
+                lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
+                layerwise_offload=layerwise_offload and ds == "none", device=device)
+    grad_ckpt = plan["grad_ckpt"]
+    layerwise = plan["layerwise_offload"]
+    tokens = seq_len * batch
+    adapter = quant_bits is not None or method in ("lora", "qlora")
+    L, h, n_all = card.num_layers, card.hidden_size, card.n_params
+    lora_p, lora_in = _lora_params(card, lora_rank, lora_target) if adapter else (0, 0)
+    lora_p *= L
+
+    # --- weights, and which parameters train
+    if quant_bits:
+        per = quant_bits / 8 + (0.0159 if double_quant else 0.0625) * (quant_bits == 4) + 0.0078 * (quant_bits == 8)
+        frozen_w = L * card.layer_linear_params * per + (n_all - L * card.layer_linear_params) * 4
+    else:
+        frozen_w = n_all * b
+    if method == "full" and not adapter:
+        trainable = n_all
+    elif method == "freeze":
+        trainable = min(freeze_layers, L) * card.layer_params
+    else:
+        trainable = lora_p
+    # adapters are fp32; full/freeze train in the model dtype (pure bf16 with the plain Trainer)
+    tb = 4 if adapter else b
+    weights = (frozen_w if adapter else n_all * b) + (lora_p * 4 if adapter else 0)
+    grads = trainable * tb
+    opt_bytes = {"adamw": 2 * tb, "adamw_8bit": 2.0, "sgd": 0.0, "adafactor": 0.1 * tb}[optim]
+    optimizer = trainable * opt_bytes
+    # torch AdamW runs multi-tensor (foreach) on CUDA: one state-sized temporary for all params in
+    # step(); on CPU it loops per tensor, so two temporaries of the largest trainable tensor.
+    if device == "cuda":
+        step_temp = trainable * tb if optim == "adamw" else 0.0
+    else:
+        largest_t = max(card.embed_params, h * card.intermediate_size) if method == "full" and not adapter else (
+            h * card.intermediate_size if method == "freeze" else 0)
+        step_temp = 2 * tb * largest_t if optim == "adamw" else 0.0
+
+    # --- activations (bytes per token and layer, see module docstring)
+    i, q, kv = card.intermediate_size, card.q_dim, card.kv_dim
+    norm = 4 * h + (0 if adapter else b * h) + b * h
+    layer_tok = 2 * norm + b * (3 * q + 2 * kv) + 4 * card.num_heads + 4 * b * i
+    if adapter and b == 2:
+        layer_tok += b * lora_in   # peft casts each adapted module's input to the fp32 adapter dtype
+    layer_act = layer_tok * tokens
+    live_layers = L if (adapter or method == "full" or grad_ckpt) else min(freeze_layers, L)
+    if grad_ckpt:
+        activations = L * b * h * tokens + 1.5 * layer_act
+    else:
+        activations = live_layers * layer_act + 0.5 * layer_act
+    activations += (4 * h + 2 * b * h) * tokens     # final norm + head input
+    logits = 12 * card.vocab_size * tokens
+
+    # --- where the states live: DeepSpeed and layer-wise offload
+    host_states = 0.0
+    gpu_weights, gpu_grads, gpu_opt = weights, grads, optimizer
+    if ds != "none":
+        # DeepSpeed: 16-bit params + fp32 master, fp32 grads, fp32 Adam (estimate_zero*_model_states_mem_needs)
+        master = trainable * 16
+        frozen = weights - trainable * tb
+        largest = 4 * max(card.layer_params, card.embed_params)
+        step_temp = 0
+        if ds == "z2":
+            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2, trainable * 2, master
+        elif ds == "z2-offload":
+            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2, trainable * 2, 0
+            host_states = master
+        elif ds == "z3":
+            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2 + largest, 0, master
+        else:  # z3-offload: parameters gathered one module at a time
+            gpu_weights, gpu_grads, gpu_opt = largest, 0, 0
+            host_states = (master + frozen + trainable * 2)
+        host_states *= ZERO_HOST_BUFFERS
+    elif layerwise:
+        on_card = n_all - L * card.layer_params
+        frac = on_card / n_all
+        host_states = (weights + grads + optimizer) * (1 - frac)
+        gpu_weights = weights * frac + 2 * card.layer_params * b
+        gpu_grads, gpu_opt = grads * frac + card.layer_params * tb, optimizer * frac
+        step_temp = step_temp * frac
+
+    dynamic = activations + logits
+    peak_train = max(dynamic, gpu_grads)
+    peak = gpu_weights + gpu_opt + max(peak_train, gpu_grads + step_temp)
+    if quant_bits:
+        peak += b * h * i   # one layer's weight dequantized for its matmul
+    breakdown = {"weights": gpu_weights / GB, "gradients": gpu_grads / GB, "optimizer": gpu_opt / GB,
+                 "activations": activations / GB, "logits": logits / GB}
+    if device == "cuda":
+        overhead = CUDA_CONTEXT_GB + FRAGMENTATION * (dynamic + step_temp) / GB
+        breakdown["overhead"] = overhead
+        gpu_gb = peak / GB + overhead
+        host = {"baseline": CUDA_HOST_BASELINE_GB, "offloaded_states": host_states / GB}
+        cpu_gb = sum(host.values())
+        fits = None if gpu_mem_gb is None else gpu_gb <= gpu_mem_gb and (ram_gb is None or cpu_gb <= ram_gb)
+    else:
+        gpu_gb = 0.0
+        host = {**breakdown, "baseline": CPU_BASELINE_GB}
+        cpu_gb = peak / GB + CPU_BASELINE_GB
+        limit = ram_gb if ram_gb is not None else gpu_mem_gb
+        fits = None if limit is None else cpu_gb <= limit
+    est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
+                   plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
+    if suggest and fits is False and device == "cuda":
+        from .memory_advice import suggest_fixes
+        est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb)
+        est.suggestions = [d["text"] for d in est.suggestion_details]
+    return est
+
+
+def deepspeed_plan(value: str | None) -> str:
+    """A RunConfig ``deepspeed`` value (shortcut or JSON path) as one of DEEPSPEED_PLANS.
+
+    Raises:
+        StudioError: a JSON path that cannot be read.
+    """
+    if not value or value == "none":
+        return "none"
+    if value in DEEPSPEED_PLANS:
+        return value
+    try:
+        zero = json.loads(Path(value).read_text(encoding="utf-8")).get("zero_optimization", {})
+    except (OSError, ValueError) as exc:
+        raise StudioError(f"Cannot read the DeepSpeed config '{value}'", "check the path and that it is JSON",
+                          why=str(exc)) from None
+    stage = int(zero.get("stage", 0))
+    offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)
+                  for k in ("offload_optimizer", "offload_param"))
+    if stage >= 3:
+        return "z3-offload" if offload else "z3"
+    if stage >= 1:
+        return "z2-offload" if offload else "z2"
+    return "none"
+
+
+def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: str = "cuda",
+                        ram_gb: float | None = None) -> Estimate:
+    """Estimate for a RunConfig: maps its LLaMA-Factory fields onto ``estimate``.
+
+    Suggestions carry RunConfig field values in ``suggestion_details[*]['settings']``, so the UI
+    can apply one with ``cfg.replace(**settings)``.
+
+    Raises:
+        StudioError: no card for ``cfg.model_name_or_path`` (see load_card), or a bad deepspeed path.
+    """
+    card = load_card(cfg.model_name_or_path)
+    precision = cfg.resolved_precision(device, bf16_ok=True)
+    optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
+    est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
+                   seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,
+                   grad_ckpt=cfg.gradient_checkpointing, optim=optim, precision=precision,
+                   lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
+                   layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
+                   double_quant=cfg.double_quantization)
+    for detail in est.suggestion_details:
+        settings = detail.get("settings", {})
+        if settings.get("per_device_train_batch_size") == 1:   # keep the effective batch the same
+            settings["gradient_accumulation_steps"] = cfg.gradient_accumulation_steps * cfg.per_device_train_batch_size
+        if settings.get("optim") == "adamw":
+            settings["optim"] = "adamw_torch"
+    return est

@@ -1,0 +1,103 @@
+"""What to change when a plan does not fit: the cheapest memory savings first.
+
+Each candidate is one change to the plan, re-estimated, so the saving shown is the real
+difference for this model and these settings, not a rule of thumb. Candidates come in order of
+what they cost the user (speed first, then data truncation, then quality or host RAM).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+# (label, why it costs something, plan change, RunConfig settings)
+_Candidate = tuple[str, str, dict[str, Any], dict[str, Any]]
+
+
+def _candidates(p: dict[str, Any]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    full_like = p["method"] in ("full", "freeze")
+    if not p["grad_ckpt"]:
+        out.append(("turn on gradient checkpointing", "about 30% slower", {"grad_ckpt": True},
+                    {"gradient_checkpointing": True}))
+    if full_like and p["optim"] == "adamw" and p["deepspeed"] == "none":
+        out.append(("use the 8-bit optimizer (optim: adamw_8bit)", "needs bitsandbytes", {"optim": "adamw_8bit"},
+                    {"optim": "adamw_8bit"}))
+    if p["batch"] > 1:
+        out.append((f"lower per_device_train_batch_size to 1 and multiply gradient_accumulation_steps by "
+                    f"{p['batch']}", "same effective batch, slower", {"batch": 1},
+                    {"per_device_train_batch_size": 1}))
+    if p["seq_len"] > 256:
+        new = max(256, p["seq_len"] // 2)
+        out.append((f"lower cutoff_len to {new}", "longer examples get cut", {"seq_len": new}, {"cutoff_len": new}))
+    if full_like:
+        out.append(("use LoRA (finetuning_type: lora)", "trains small adapters instead of every weight",
+                    {"method": "lora"}, {"finetuning_type": "lora"}))
+    if p["quant_bits"] != 4 and "z3" not in p["deepspeed"] and not p["layerwise_offload"]:
+        out.append(("use QLoRA 4-bit (finetuning_type: lora, quantization_bit: 4)", "slightly lower quality, slower",
+                    {"method": "qlora", "quant_bits": 4, "deepspeed": "none" if "z3" in p["deepspeed"] else p["deepspeed"]},
+                    {"finetuning_type": "lora", "quantization_bit": 4}))
+    if p["quant_bits"] is None and p["deepspeed"] != "z3-offload":
+        out.append(("use DeepSpeed ZeRO-3 offload (deepspeed: z3-offload)", "states move to host RAM, much slower",
+                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False},
+                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False}))
+    if full_like and p["quant_bits"] is None and p["deepspeed"] == "none" and not p["layerwise_offload"]:
+        out.append(("turn on layerwise_offload", "layers and optimizer live in host RAM, slower",
+                    {"layerwise_offload": True, "grad_ckpt": True},
+                    {"layerwise_offload": True, "gradient_checkpointing": True}))
+    return out
+
+
+def _compatible(p: dict[str, Any]) -> bool:
+    """The combinations RunConfig.validate() rejects are never suggested."""
+    ds = p["deepspeed"]
+    return not ((p["quant_bits"] and "z3" in ds) or (p["layerwise_offload"] and (ds != "none" or p["quant_bits"]))
+                or (p["optim"] == "adamw_8bit" and ds != "none"))
+
+
+def _run(card: Any, plan: dict[str, Any], gpu_mem_gb: float | None, ram_gb: float | None) -> Any:
+    from .memory import estimate
+    keys = ("method", "quant_bits", "deepspeed", "seq_len", "batch", "grad_ckpt", "optim", "precision", "lora_rank",
+            "lora_target", "freeze_layers", "layerwise_offload", "device")
+    return estimate(card, **{k: plan[k] for k in keys}, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, suggest=False)
+
+
+def _host_note(est: Any) -> str:
+    return f", needs {est.cpu_gb:,.0f} GB host RAM" if est.host_breakdown.get("offloaded_states", 0) > 1 else ""
+
+
+def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float | None) -> list[dict[str, Any]]:
+    """Ordered fixes for a plan that does not fit: single changes that fit alone first, then the rest,
+    then (if no single change is enough) the cheapest combination found by adding changes in order."""
+    base = est.plan
+    singles: list[dict[str, Any]] = []
+    for label, cost, change, settings in _candidates(base):
+        new = _run(card, {**base, **change}, gpu_mem_gb, ram_gb)
+        saving = est.gpu_gb - new.gpu_gb
+        if saving < 0.05:
+            continue
+        verdict = "fits" if new.fits else "still too big"
+        singles.append({"text": f"{label} (-{saving:.1f} GB -> {new.gpu_gb:.1f} GB, {verdict}; {cost}"
+                                f"{_host_note(new)})",
+                        "change": label, "saving_gb": round(saving, 2), "gpu_gb": round(new.gpu_gb, 2),
+                        "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits), "settings": dict(settings)})
+    ordered = [s for s in singles if s["fits"]] + [s for s in singles if not s["fits"]]
+    if any(s["fits"] for s in singles):
+        return ordered
+    plan, steps, settings_all, new = dict(base), [], {}, est
+    for label, _cost, change, settings in _candidates(base):
+        trial_plan = {**plan, **change}
+        if not _compatible(trial_plan):
+            continue
+        trial = _run(card, trial_plan, gpu_mem_gb, ram_gb)
+        if trial.gpu_gb < new.gpu_gb - 0.05:
+            plan, new = trial_plan, trial
+            steps.append(label)
+            settings_all.update(settings)
+            if new.fits:
+                break
+    if steps:
+        verdict = "fits" if new.fits else "still too big: use a card with more memory or a smaller model"
+        ordered.append({"text": f"together: {' + '.join(steps)} (-> {new.gpu_gb:.1f} GB, {verdict}{_host_note(new)})",
+                        "change": " + ".join(steps), "saving_gb": round(est.gpu_gb - new.gpu_gb, 2),
+                        "gpu_gb": round(new.gpu_gb, 2), "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits),
+                        "settings": settings_all})
+    return ordered

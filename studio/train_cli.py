@@ -1,0 +1,89 @@
+"""python -m studio train CONFIG.yaml [--set key=value ...] [--resume [last|PATH]] [--nproc N]"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from .config import RunConfig
+from .errors import StudioError
+
+EXIT = {"finished": 0, "aborted": 3, "failed": 1}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="run config YAML (see presets/recipes/)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one config key, e.g. --set learning_rate=1e-4 (repeatable)")
+    p.add_argument("--resume", nargs="?", const="last", default=None, metavar="last|CHECKPOINT",
+                   help="continue from the newest checkpoint of output_dir (or a given checkpoint folder)")
+    p.add_argument("--nproc", type=int, default=None, help="data-parallel processes (overrides nproc)")
+    p.add_argument("--quiet", action="store_true", help="print only the final summary")
+
+
+def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume: str | None) -> list[str]:
+    """The multi-process launch line (also what the UI's 'show command' prints)."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+           "-m", "studio", "train", config_path]
+    for o in overrides:
+        cmd += ["--set", o]
+    if resume:
+        cmd += ["--resume", resume]
+    return cmd
+
+
+def main(args: argparse.Namespace) -> int:
+    overrides = list(args.overrides)
+    if args.nproc is not None:
+        overrides.append(f"nproc={args.nproc}")
+    cfg = RunConfig.load(args.config, overrides)
+    cfg.check()
+    if cfg.nproc > 1 and "LOCAL_RANK" not in os.environ:
+        # re-launch ourselves under torchrun; each worker sees LOCAL_RANK and trains its shard
+        cmd = torchrun_command(args.config, overrides, cfg.nproc, args.resume)
+        print("Launching: " + " ".join(cmd), file=sys.stderr)
+        return subprocess.call(cmd)
+    if not args.quiet:
+        _print_progress_from_events(cfg)
+    from .engine import run_training
+    try:
+        summary = run_training(cfg, resume_from=args.resume)
+    except StudioError:
+        raise
+    except Exception as exc:
+        from .runs import RunDir
+        reason = RunDir(cfg.output_dir).read_status().get("reason") or str(exc)
+        print(f"Error: {reason}", file=sys.stderr)
+        return 1
+    if os.environ.get("RANK", "0") == "0":
+        print(json.dumps({k: summary[k] for k in ("state", "step", "total_steps", "final_loss", "train_seconds")
+                          if k in summary}))
+    return EXIT.get(summary["state"], 1)
+
+
+def _print_progress_from_events(cfg: RunConfig) -> None:
+    """Print each progress event as one line, by tailing the run's event log from a thread."""
+    import threading
+    import time
+    from .runs import RunDir
+    run = RunDir(cfg.output_dir)
+    start = len(run.events())
+
+    def follow() -> None:
+        seen = start
+        while True:
+            events = run.events(seen)
+            seen += len(events)
+            for e in events:
+                if e["type"] == "progress":
+                    print(f"step {e['step']}/{e['total_steps']}  loss {e['loss']}  "
+                          f"{e['tokens_per_s']} tok/s  eta {e['eta_s']}s", file=sys.stderr, flush=True)
+                elif e["type"] in ("notice", "eval", "checkpoint", "end"):
+                    print(json.dumps(e, ensure_ascii=False), file=sys.stderr, flush=True)
+                if e["type"] == "end":
+                    return
+            time.sleep(0.5)
+
+    threading.Thread(target=follow, daemon=True).start()

@@ -1,0 +1,72 @@
+"""Shared fixtures: tiny models and labelled review data built locally (no hub access)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+INSTRUCTION = "Classify the sentiment of this review as positive or negative."
+_POS = ["great", "excellent", "love it", "works well", "very good", "happy with it", "太好了", "很满意", "质量好"]
+_NEG = ["terrible", "broke in a week", "awful", "a waste of money", "very bad", "disappointing", "太差了", "不满意",
+        "质量差"]
+_THINGS = ["phone", "pair of shoes", "book", "kettle", "headset", "手机", "衣服", "外卖"]
+
+
+def make_review_rows(n: int, seed: int = 0) -> list[dict[str, str]]:
+    """Easy labelled reviews: enough signal for a tiny model to learn in a few dozen steps."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        positive = rng.random() < 0.5
+        phrase = rng.choice(_POS if positive else _NEG)
+        text = f"The {rng.choice(_THINGS)} is {phrase}, {rng.choice(['really', 'honestly', 'overall'])}."
+        rows.append({"instruction": INSTRUCTION, "input": text, "output": "positive" if positive else "negative"})
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_reviews_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_jsonl(tmp_path_factory.mktemp("data") / "reviews.jsonl", make_review_rows(240))
+
+
+@pytest.fixture(scope="session")
+def heldout_reviews_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_jsonl(tmp_path_factory.mktemp("data") / "heldout.jsonl", make_review_rows(60, seed=99))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny Llama + BPE tokenizer as a normal local model folder, briefly 'pre-trained'.
+
+    A random-init model has tiny embeddings, so adapters (LoRA) on it cannot move the output
+    distribution; a short full pre-training on the reviews' text (answers 'yes'/'no', loss on
+    the whole text) makes it behave like a real base model that LoRA then adapts to the new labels.
+    """
+    from studio.config import RunConfig
+    from studio.engine import run_training
+    from studio.models import build_tiny_llama, demo_texts
+    root = tmp_path_factory.mktemp("models")
+    rows = make_review_rows(300, seed=5)
+    base = build_tiny_llama(root / "random-init", demo_texts(rows), hidden=32, layers=2, heads=2,
+                            vocab_size=400, seed=0)
+    pre = [{**r, "output": "yes" if r["output"] == "positive" else "no"} for r in rows]
+    data = write_jsonl(root / "pretrain.jsonl", pre)
+    cfg = RunConfig(model_name_or_path=str(base), dataset=str(data), output_dir=str(root / "pretrain"),
+                    finetuning_type="full", cutoff_len=64, per_device_train_batch_size=16, learning_rate=3e-3,
+                    max_steps=40, logging_steps=20, save_steps=1000, train_on_prompt=True, plot_loss=False)
+    run_training(cfg)
+    return root / "pretrain" / "model"

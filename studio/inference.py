@@ -1,0 +1,220 @@
+"""Model-touching services for the Evaluate tab (and the eval CLI): load, cache, run.
+
+The UI module never imports torch; it calls these functions, which take and return plain
+Python data (paths, strings, dicts, a matplotlib figure). Loaded models are cached by path so
+the playground, the chat and the checks share one copy; a small lock per model keeps two
+browser tabs from interleaving generation on the same weights (and from toggling a LoRA
+adapter off while another request uses it).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import StudioError
+from .runs import RunDir, list_runs
+
+MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
+
+
+@dataclass
+class Loaded:
+    path: str
+    model: Any
+    tokenizer: Any
+    cfg: Any
+    template: Any
+    # a plain Lock, not RLock: gradio may resume a streaming generator on another worker thread
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    base: tuple[Any, Any] | None = None  # a separately loaded base (full/freeze runs only)
+
+    @property
+    def is_peft(self) -> bool:
+        return hasattr(self.model, "disable_adapter")
+
+
+_cache: "OrderedDict[tuple[str, float], Loaded]" = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def load_model(path: str | Path) -> Loaded:
+    """Load a run/model/adapter folder for inference, on the GPU when there is one (uncached)."""
+    import torch
+    from .data.templates import get_template
+    from .models import load_for_inference
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tok, cfg = load_for_inference(path, device=device)
+    # quantized models are placed by device_map already; others load on the CPU
+    if device == "cuda" and not getattr(model, "hf_device_map", None) and next(model.parameters()).device.type == "cpu":
+        model.to(device)
+    return Loaded(str(path), model, tok, cfg, get_template(cfg.template if cfg else "default", tok))
+
+
+def _key(path: str | Path) -> tuple[str, float]:
+    p = Path(path).resolve()
+    final = RunDir(p).final_model() if RunDir(p).config.exists() else p
+    stamp = final.stat().st_mtime if final is not None and final.exists() else 0.0
+    return str(p), stamp  # a retrained run gets a new stamp, so a stale model is never served
+
+
+def get_model(path: str | Path) -> Loaded:
+    """The cached model for ``path`` (loaded on first use; the least recently used one is dropped)."""
+    if not path:
+        raise StudioError("No run is selected", "pick a finished run in the list (refresh it after training)",
+                          code="eval_run")
+    key = _key(path)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    loaded = load_model(path)
+    with _cache_lock:
+        _cache[key] = loaded
+        while len(_cache) > MAX_CACHED:
+            _cache.popitem(last=False)
+    return loaded
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
+    """The base model to compare with; None means "the same PEFT model with adapters off"."""
+    if loaded.is_peft:
+        return None
+    if loaded.base is None:
+        if loaded.cfg is None:
+            raise StudioError("This model folder does not say which base model it came from",
+                              "pick a run folder to compare with its base", code="eval_base")
+        from .models import load_base
+        loaded.base = load_base(loaded.cfg.replace(quantization_bit=None))
+    return loaded.base
+
+
+# ------------------------------------------------------------------ runs
+def finished_runs(runs_root: str | Path) -> list[tuple[str, str]]:
+    """(label, path) of runs with a final model, newest first, for a dropdown."""
+    out = []
+    for run in list_runs(runs_root):
+        status = run.read_status()
+        if status.get("state") == "finished" and run.final_model() is not None:
+            when = time.strftime("%m-%d %H:%M", time.localtime(status.get("ended") or run.config.stat().st_mtime))
+            kind = "LoRA adapter" if run.adapter.is_dir() else "full model"
+            out.append((f"{run.path.name} · {kind} · {when}", str(run.path)))
+    return out
+
+
+def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
+    from .evaluate import load_rows, validation_rows
+    rows = load_rows(data_file, None) if data_file else validation_rows(run_path)
+    return rows[:int(max_rows)] if max_rows else rows
+
+
+# ------------------------------------------------------------------ checks
+def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "score",
+                    max_rows: int | None = None) -> dict:
+    """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
+    from .evaluate import confusion_figure, sentiment_eval
+    rows = _rows(run_path, data_file, max_rows)
+    loaded = get_model(run_path)
+    with loaded.lock:
+        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, mode=mode)  # type: ignore[arg-type]
+    result["figure"] = confusion_figure(result["confusion"])
+    return result
+
+
+def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", max_rows: int | None = None) -> dict:
+    """Before/after: the same sentiment check on the base model and on the fine-tuned one."""
+    from .evaluate import compare_loaded
+    rows = _rows(run_path, data_file, max_rows)
+    loaded = get_model(run_path)
+    with loaded.lock:
+        return compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base_of(loaded), mode)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ generation
+def _answer(loaded: Loaded, use_base: bool, instruction: str, input_text: str, max_new_tokens: int,
+            temperature: float, top_p: float) -> Iterator[str]:
+    from .evaluate import base_model_context, generate
+    model, tok = loaded.model, loaded.tokenizer
+    ctx: Any = base_model_context(model) if use_base and loaded.is_peft else _null()
+    if use_base and not loaded.is_peft:
+        model, tok = base_of(loaded)  # type: ignore[misc]
+    with ctx:
+        yield from generate(model, tok, loaded.template, instruction, input_text, int(max_new_tokens),
+                            float(temperature), float(top_p), stream=True)  # type: ignore[misc]
+
+
+class _null:
+    def __enter__(self) -> None: return None
+    def __exit__(self, *exc: Any) -> None: return None
+
+
+def playground(run_path: str, instruction: str, input_text: str = "", max_new_tokens: int = 128,
+               temperature: float = 0.0, top_p: float = 1.0, compare_base: bool = False) -> Iterator[tuple[str, str]]:
+    """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one."""
+    if not (instruction or "").strip():
+        raise StudioError("The prompt is empty", "type an instruction to send to the model", code="eval_prompt")
+    loaded = get_model(run_path)
+    tuned = base = ""
+    with loaded.lock:
+        for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p):
+            yield tuned, base
+        if compare_base:
+            for base in _answer(loaded, True, instruction, input_text, max_new_tokens, temperature, top_p):
+                yield tuned, base
+    yield tuned, base
+
+
+def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_new_tokens: int = 256,
+                temperature: float = 0.7, top_p: float = 0.9) -> Iterator[str]:
+    """Yield the assistant's reply so far to ``message`` after ``history`` (gr.Chatbot messages)."""
+    from .evaluate import chat
+    loaded = get_model(run_path)
+    with loaded.lock:
+        yield from chat(loaded.model, loaded.tokenizer, loaded.template, history, message, int(max_new_tokens),
+                        float(temperature), float(top_p), stream=True)  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------ files
+def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str = "auto",
+                 max_new_tokens: int = 64) -> dict:
+    """Predict every row of an uploaded file into ``out_dir/predictions-<run>-<time>.csv``.
+
+    mode "auto": score labels when the file's outputs look like a small label set, else generate.
+    """
+    from .eval_metrics import label_set
+    from .evaluate import batch_predict, load_rows
+    if not data_file:
+        raise StudioError("No file to predict", "upload a .jsonl or .csv file first", code="eval_data")
+    rows = load_rows(data_file)
+    labels = None
+    if mode in ("auto", "score"):
+        try:
+            labels = label_set([r["output"] for r in rows])
+        except StudioError:
+            if mode == "score":
+                raise
+    loaded = get_model(run_path)
+    out = Path(out_dir) / f"predictions-{Path(run_path).name}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    with loaded.lock:
+        return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
+                             mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
+
+
+def export_run(run_path: str, exports_root: str | Path, merge: bool = True, overwrite: bool = False,
+               name: str | None = None) -> dict:
+    """Export a run into ``exports_root/<name>`` (default: ``<run>-merged`` or ``<run>-adapter``)."""
+    from .export import export_model
+    if not run_path:
+        raise StudioError("No run is selected", "pick a finished run first", code="eval_run")
+    is_lora = RunDir(run_path).adapter.is_dir()
+    suffix = ("merged" if merge else "adapter") if is_lora else "model"
+    target = Path(exports_root) / (name.strip() if name and name.strip() else f"{Path(run_path).name}-{suffix}")
+    return export_model(run_path, target, merge=merge, overwrite=overwrite)

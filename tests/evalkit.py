@@ -1,0 +1,69 @@
+"""Shared builders for the evaluate/export/CLI/UI tests: tiny trained runs, made once per session.
+
+Why our own data instead of conftest's reviews: a 2-layer, 32-wide random model needs ~150
+steps to learn those; here one sentiment word decides the label, so 60 steps of the real
+engine suffice and the whole evaluate suite stays well under a minute. Runs are cached in a
+module global because each test module imports these helpers separately.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+INSTRUCTION = "Is this review positive or negative?"
+POS = ["great", "excellent", "lovely", "perfect"]
+NEG = ["awful", "terrible", "broken", "useless"]
+TRAIN_THINGS = ["phone", "book", "kettle", "lamp"]
+HELDOUT_THINGS = ["bag", "chair", "watch"]  # unseen nouns: the model must use the sentiment word
+
+_BUILT: dict[str, dict[str, Any]] = {}
+
+
+def easy_rows(n: int, seed: int, things: list[str]) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        positive = i % 2 == 0
+        word = rng.choice(POS if positive else NEG)
+        rows.append({"instruction": INSTRUCTION, "input": f"The {rng.choice(things)} is {word}.",
+                     "output": "positive" if positive else "negative"})
+    rng.shuffle(rows)
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def build_runs(root: Path) -> dict[str, Any]:
+    """A tiny base model, a full fine-tune that learned the task, and a briefly trained LoRA run."""
+    key = str(root)
+    if key in _BUILT:
+        return _BUILT[key]
+    from studio.config import RunConfig
+    from studio.engine import run_training
+    from studio.models import build_tiny_llama, demo_texts
+
+    root.mkdir(parents=True, exist_ok=True)
+    train = easy_rows(160, 0, TRAIN_THINGS)
+    heldout = easy_rows(30, 1, HELDOUT_THINGS)
+    data = write_jsonl(root / "train.jsonl", train)
+    heldout_file = write_jsonl(root / "heldout.jsonl", heldout)
+    base = build_tiny_llama(root / "base", demo_texts(train + heldout), hidden=32, layers=2, heads=2,
+                            vocab_size=400, seed=0)
+    common = dict(model_name_or_path=str(base), dataset=str(data), per_device_train_batch_size=16,
+                  val_size=0.2, logging_steps=10, save_steps=1000, plot_loss=False, lr_scheduler_type="constant",
+                  seed=0)
+    full = root / "runs" / "full"
+    run_training(RunConfig(**common, output_dir=str(full), finetuning_type="full", max_steps=60,
+                           learning_rate=1e-2))
+    lora = root / "runs" / "lora"
+    # a LoRA on a random tiny base hardly learns the task; it only needs non-zero adapter weights here
+    run_training(RunConfig(**common, output_dir=str(lora), finetuning_type="lora", max_steps=8,
+                           learning_rate=2e-2, lora_rank=4, lora_alpha=8))
+    _BUILT[key] = {"root": root, "base": base, "data": data, "heldout": heldout, "heldout_file": heldout_file,
+                   "full": full, "lora": lora, "runs_root": root / "runs"}
+    return _BUILT[key]

@@ -1,0 +1,37 @@
+"""Every preset is data that loads and validates; every recipe says how to run it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from studio.config import RunConfig
+from studio.engine.run import DS_FILES, deepspeed_config
+
+PRESETS = Path(__file__).resolve().parents[1] / "presets"
+RECIPES = sorted((PRESETS / "recipes").glob("*.yaml"))
+
+
+def test_there_are_recipes():
+    names = {p.name for p in RECIPES}
+    assert {"tiny-demo-cpu.yaml", "llama3-70b-full-zero3-offload.yaml", "llama3-8b-lora-24gb.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.name)
+def test_recipe_loads_and_validates(path):
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# "), "each recipe opens with a comment saying what it is"
+    assert "python -m studio train " + str(path.relative_to(PRESETS.parent)) in path.read_text(encoding="utf-8")
+    cfg = RunConfig.load(path, ["dataset=data/x.jsonl"])
+    assert cfg.validate() == []
+
+
+@pytest.mark.parametrize("shortcut", list(DS_FILES))
+def test_deepspeed_presets_are_valid_json(shortcut):
+    cfg = deepspeed_config(shortcut)
+    zero = cfg["zero_optimization"]
+    assert zero["stage"] == (3 if shortcut.startswith("z3") else 2)
+    assert ("offload_optimizer" in zero) == shortcut.endswith("offload")
+    assert ("offload_param" in zero) == (shortcut == "z3-offload")
+    json.dumps(cfg)

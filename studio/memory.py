@@ -41,7 +41,14 @@ OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
 # Measured, not derived: see bench/memory_bench.py (CPU) and the note on each constant.
 CUDA_CONTEXT_GB = 0.6        # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator
 FRAGMENTATION = 0.10         # caching allocator: reserved exceeds allocated by ~10% of the churn
-CPU_BASELINE_GB = 0.42       # RSS of python + torch + transformers + peft after import (CPU wheel)
+CPU_BASELINE_GB = 0.48       # RSS of python + torch + transformers + peft after import (0.42) and after
+                             # the first training step has paged in the kernels it uses (+0.06)
+# On CPU, glibc malloc keeps freed activation / activation-gradient buffers fragmented, so peak RSS
+# exceeds the live tensors by a factor on the dynamic part; peft's adapter path (extra per-module
+# temporaries in forward and backward) churns more. Fitted on bench/memory_bench.py --quick data
+# (seq 128 and 512), checked on its default model.
+CPU_ALLOC_FACTOR = 1.45
+CPU_ALLOC_FACTOR_ADAPTER = 2.2
 CUDA_HOST_BASELINE_GB = 2.5  # host RSS of a CUDA torch process (driver + kernels mapped)
 ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offloaded states
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -328,6 +335,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         step_temp = step_temp * frac
 
     dynamic = activations + logits
+    if device == "cpu":
+        dynamic *= CPU_ALLOC_FACTOR_ADAPTER if adapter else CPU_ALLOC_FACTOR
     peak_train = max(dynamic, gpu_grads)
     peak = gpu_weights + gpu_opt + max(peak_train, gpu_grads + step_temp)
     if quant_bits:
@@ -343,7 +352,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         fits = None if gpu_mem_gb is None else gpu_gb <= gpu_mem_gb and (ram_gb is None or cpu_gb <= ram_gb)
     else:
         gpu_gb = 0.0
-        host = {**breakdown, "baseline": CPU_BASELINE_GB}
+        slack = dynamic - (activations + logits)
+        host = {**breakdown, "allocator": slack / GB, "baseline": CPU_BASELINE_GB}
         cpu_gb = peak / GB + CPU_BASELINE_GB
         limit = ram_gb if ram_gb is not None else gpu_mem_gb
         fits = None if limit is None else cpu_gb <= limit

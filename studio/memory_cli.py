@@ -17,7 +17,8 @@ from .memory import DEEPSPEED_PLANS, METHODS, Estimate, estimate, estimate_for_c
 
 _LABELS = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states",
            "activations": "activations", "logits": "logits + loss", "overhead": "CUDA context + fragmentation",
-           "baseline": "process baseline", "offloaded_states": "offloaded states (DeepSpeed / layerwise)"}
+           "baseline": "process baseline", "offloaded_states": "offloaded states (DeepSpeed / layerwise)",
+           "allocator": "malloc slack (freed, not returned)"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,6 +101,8 @@ def format_estimate(est: Estimate) -> str:
         lines.append(f"  {'host RAM':<42}{est.cpu_gb:>11.2f} GB")
     else:
         lines.append(f"  {'= peak RAM':<42}{est.cpu_gb:>11.2f} GB")
+    lines.append("  (peak = weights + optimizer + the larger of activations + logits and gradients + optimizer-step "
+                 "temporaries, since gradients build up while activations are freed)")
     if est.fits is not None:
         total = est.gpu_gb if p["device"] == "cuda" else est.cpu_gb
         lines.append(("FITS" if est.fits else "DOES NOT FIT") + f": {total:.1f} GB of {est.mem_gb:g} GB")

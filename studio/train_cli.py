@@ -45,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
         cmd = torchrun_command(args.config, overrides, cfg.nproc, args.resume)
         print("Launching: " + " ".join(cmd), file=sys.stderr)
         return subprocess.call(cmd)
-    if not args.quiet:
+    if not args.quiet and os.environ.get("RANK", "0") == "0":
         _print_progress_from_events(cfg)
     from .engine import run_training
     try:

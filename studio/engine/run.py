@@ -81,8 +81,13 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict]) -> tuple[list
 
 def _build_model(cfg: RunConfig, run: RunDir, rows: list[dict], device: str) -> tuple[Any, Any]:
     from ..models import DEMO_DEFAULTS, apply_method, build_tiny_llama, demo_texts, load_base
-    if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists() and is_main_process():
-        build_tiny_llama(run.base_model, demo_texts(rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
+    if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
+        if is_main_process():
+            build_tiny_llama(run.base_model, demo_texts(rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
+        else:  # other ranks wait for rank 0's build (the folder appears whole: built under a temp name)
+            deadline = time.time() + 600
+            while not run.base_model.exists() and time.time() < deadline:
+                time.sleep(0.5)
     model, tok = load_base(cfg, device)
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})

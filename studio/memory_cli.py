@@ -105,7 +105,8 @@ def format_estimate(est: Estimate) -> str:
                  "temporaries, since gradients build up while activations are freed)")
     if est.fits is not None:
         total = est.gpu_gb if p["device"] == "cuda" else est.cpu_gb
-        lines.append(("FITS" if est.fits else "DOES NOT FIT") + f": {total:.1f} GB of {est.mem_gb:g} GB")
+        lines.append(("FITS" if est.fits else "DOES NOT FIT") + f": {total:.1f} GB of {est.mem_gb:g} GB"
+                     + (" (tight: under 10% headroom, within the estimate's error)" if est.tight else ""))
     if est.suggestions:
         lines.append("To make it fit (cheapest first):")
         lines += [f"  {n}. {s}" for n, s in enumerate(est.suggestions, 1)]

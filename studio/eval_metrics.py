@@ -1,4 +1,4 @@
-"""Label parsing and classification metrics for the sentiment check (pure Python, no torch).
+"""Label parsing, classification metrics and the confusion plot for the sentiment check (no torch).
 
 Why a synonym table: a model fine-tuned on "positive" may still answer "Positive." or, for
 Chinese data, "正面" where the file says "积极". Those are right answers and must count as
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Sequence
+from typing import Any, Sequence
 
 # Each group is one meaning; a data label that matches any member gets all members as aliases.
 SYNONYM_GROUPS: list[tuple[str, ...]] = [
@@ -155,3 +155,30 @@ def classification_metrics(y_true: Sequence[str], y_pred: Sequence[str | None],
         "n": n,
         "unparseable": sum(unparseable),
     }
+
+
+def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
+    """A matplotlib Figure of the confusion matrix (rows: true label, columns: model's answer).
+
+    Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
+    """
+    from matplotlib.figure import Figure
+    labels = list(confusion["labels"])
+    matrix = [list(r) for r in confusion["matrix"]]
+    unp = confusion.get("unparseable") or []
+    cols = labels + (["(unparseable)"] if any(unp) else [])
+    if any(unp):
+        matrix = [r + [u] for r, u in zip(matrix, unp)]
+    fig = Figure(figsize=(1.2 + 0.9 * len(cols), 1.0 + 0.8 * len(labels)), layout="constrained")
+    ax = fig.add_subplot()
+    ax.imshow(matrix, cmap="Blues")
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel("model's answer")
+    ax.set_ylabel("true label")
+    ax.set_title(title)
+    top = max((v for r in matrix for v in r), default=0) or 1
+    for i, r in enumerate(matrix):
+        for j, v in enumerate(r):
+            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > top / 2 else "black")
+    return fig

@@ -26,50 +26,54 @@ from typing import Any, Iterator, Literal, Sequence
 from .data.templates import Template
 from .data.tokenize import prompt_ids
 from .errors import StudioError
-from .eval_metrics import classification_metrics, label_aliases, label_set, normalize, parse_label
+from .eval_metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
+                           parse_label)
 
 __all__ = ["sentiment_eval", "classification_metrics", "parse_label", "generate", "chat", "batch_predict",
-           "compare_base_vs_tuned", "compare_loaded", "confusion_figure", "validation_rows", "load_rows", "base_model_context"]
+           "compare_base_vs_tuned", "compare_loaded", "confusion_figure", "validation_rows", "load_rows",
+           "base_model_context"]
 
 Mode = Literal["score", "generate"]
 
 
 # ------------------------------------------------------------------ rows
 def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, str]]:
-    """Alpaca rows (instruction, input, output) from .jsonl/.json, or .csv/.tsv with those columns.
+    """Labelled rows (instruction, input, output) from an alpaca .jsonl/.json file, or any file the
+    converter reads (.csv/.tsv/.xlsx/.parquet/.json: instruction/input/output or text + label columns).
 
     Raises:
-        StudioError: missing file, unreadable JSON, or rows without the needed fields.
+        StudioError: missing or unreadable file, or columns the converter cannot map.
     """
     p = Path(path)
     if not p.is_file():
         raise StudioError(f"Data file '{p}' does not exist", "check the path", code="eval_data")
-    suffix = p.suffix.lower()
-    rows: list[dict[str, Any]]
-    if suffix in (".jsonl", ".json"):
-        text = p.read_text(encoding="utf-8-sig")
-        try:
-            if suffix == ".json" or text.lstrip().startswith("["):
-                rows = json.loads(text)
-            else:
-                rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except ValueError as exc:
-            raise StudioError(f"'{p.name}' is not valid JSON", "convert it with 'python -m studio convert'",
-                              why=str(exc), code="eval_data") from None
-    elif suffix in (".csv", ".tsv"):
-        with open(p, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ","))
-    else:
-        raise StudioError(f"Cannot read '{p.name}' for evaluation", "use .jsonl, .json or .csv with columns "
-                          "instruction, input, output (convert other files with 'python -m studio convert')",
-                          code="eval_data")
-    out = []
-    for r in rows:
-        if not isinstance(r, dict) or ("instruction" not in r and "input" not in r):
-            raise StudioError(f"Rows in '{p.name}' are not in alpaca format (instruction, input, output)",
-                              "convert the file with 'python -m studio convert'", code="eval_data")
-        out.append({k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")})
+    rows: list[dict[str, Any]] | None = None
+    if p.suffix.lower() in (".jsonl", ".json"):
+        rows = _alpaca_json(p)
+    if rows is None:
+        # not alpaca JSON: let the data converter map columns (same instruction a converted training file gets)
+        from .data.convert import convert_table
+        from .data.readers import read_table
+        rows = convert_table(read_table(p)).rows
+    out = [{k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")} for r in rows]
     return out[:max_rows] if max_rows else out
+
+
+def _alpaca_json(p: Path) -> list[dict[str, Any]] | None:
+    """Rows of an alpaca JSON/JSONL file, or None when the rows are not alpaca-shaped."""
+    text = p.read_text(encoding="utf-8-sig")
+    try:
+        if p.suffix.lower() == ".json" or text.lstrip().startswith("["):
+            rows = json.loads(text)
+        else:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise StudioError(f"'{p.name}' is not valid JSON", "fix the file or convert it with 'python -m studio "
+                          "convert'", why=str(exc), code="eval_data") from None
+    if isinstance(rows, list) and rows and all(isinstance(r, dict) and "output" in r and
+                                               ("instruction" in r or "input" in r) for r in rows):
+        return rows
+    return None
 
 
 # ------------------------------------------------------------------ model helpers
@@ -271,33 +275,6 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
     return result
 
 
-def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
-    """A matplotlib Figure of the confusion matrix (rows: true label, columns: model's answer).
-
-    Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
-    """
-    from matplotlib.figure import Figure
-    labels = list(confusion["labels"])
-    matrix = [list(r) for r in confusion["matrix"]]
-    unp = confusion.get("unparseable") or []
-    cols = labels + (["(unparseable)"] if any(unp) else [])
-    if any(unp):
-        matrix = [r + [u] for r, u in zip(matrix, unp)]
-    fig = Figure(figsize=(1.2 + 0.9 * len(cols), 1.0 + 0.8 * len(labels)), layout="constrained")
-    ax = fig.add_subplot()
-    ax.imshow(matrix, cmap="Blues")
-    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
-    ax.set_yticks(range(len(labels)), labels)
-    ax.set_xlabel("model's answer")
-    ax.set_ylabel("true label")
-    ax.set_title(title)
-    top = max((v for r in matrix for v in r), default=0) or 1
-    for i, r in enumerate(matrix):
-        for j, v in enumerate(r):
-            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > top / 2 else "black")
-    return fig
-
-
 # ------------------------------------------------------------------ before / after
 class base_model_context:
     """Temporarily turn a PEFT model's adapters off, so the same weights act as the base model."""
@@ -418,5 +395,8 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
         raise StudioError("This run kept no validation split (val_size is 0)",
                           "upload a labelled file to check it on, or train with val_size such as 0.1",
                           code="eval_data")
-    _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir), cfg.val_size, cfg.seed)
+    if run.val_data.exists():  # saved by the engine at training time
+        val = load_dataset(str(run.val_data))
+    else:
+        _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir), cfg.val_size, cfg.seed)
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]

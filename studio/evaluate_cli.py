@@ -19,8 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="PATH",
                    help="run folder (runs/<name>), model folder or adapter folder")
     p.add_argument("--data", default=None, metavar="FILE",
-                   help="labelled .jsonl/.json/.csv (alpaca: instruction, input, output = label); "
-                        "default: the run's validation split")
+                   help="labelled file: alpaca .jsonl/.json (output = label) or .csv/.xlsx with "
+                        "instruction/input/output or text + label columns; default: the run's validation split")
     p.add_argument("--task", choices=["sentiment", "generate"], default="sentiment",
                    help="sentiment: accuracy, per-class P/R/F1, confusion matrix; generate: print answers")
     p.add_argument("--mode", choices=["score", "generate"], default="score",
@@ -47,21 +47,13 @@ def _rows(args: argparse.Namespace) -> list[dict[str, str]]:
     return rows[:args.max_rows] if args.max_rows else rows
 
 
-def _sentiment(args: argparse.Namespace, model: Any, tok: Any, template: Any) -> dict:
+def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
     from .evaluate import batch_predict, compare_loaded, sentiment_eval
+    from .inference import base_of
+    model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     rows = _rows(args)
     if args.compare_base:
-        base = None
-        if not hasattr(model, "disable_adapter"):
-            from .models import load_base
-            from .runs import RunDir
-            from .config import RunConfig
-            run = RunDir(args.model)
-            if not run.config.exists():
-                raise StudioError("--compare-base needs a run folder (to find the base model)",
-                                  "pass --model runs/<name>", code="eval_base")
-            base = load_base(RunConfig.load(run.config).replace(quantization_bit=None))
-        card = compare_loaded(model, tok, template, rows, base, args.mode)
+        card = compare_loaded(model, tok, template, rows, base_of(loaded), args.mode)
         result = dict(card["tuned"])
         result["base"] = {k: card["base"][k] for k in ("accuracy", "macro_f1", "per_class", "confusion", "n",
                                                       "unparseable", "latency_ms_per_row")}
@@ -75,8 +67,9 @@ def _sentiment(args: argparse.Namespace, model: Any, tok: Any, template: Any) ->
     return result
 
 
-def _generate(args: argparse.Namespace, model: Any, tok: Any, template: Any) -> dict:
+def _generate(args: argparse.Namespace, loaded: Any) -> dict:
     from .evaluate import batch_predict, generate
+    model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     if args.prompt is not None:
         rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
     else:
@@ -131,8 +124,7 @@ def main(args: argparse.Namespace) -> int:
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")
         loaded = load_model(args.model)
-        model, tok, template = loaded.model, loaded.tokenizer, loaded.template
-        result = (_sentiment if args.task == "sentiment" else _generate)(args, model, tok, template)
+        result = (_sentiment if args.task == "sentiment" else _generate)(args, loaded)
     if args.json:
         real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         real_stdout.flush()

@@ -48,10 +48,16 @@ def load_model(path: str | Path) -> Loaded:
     from .models import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
-    # quantized models are placed by device_map already; others load on the CPU
-    if device == "cuda" and not getattr(model, "hf_device_map", None) and next(model.parameters()).device.type == "cpu":
-        model.to(device)
-    return Loaded(str(path), model, tok, cfg, get_template(cfg.template if cfg else "default", tok))
+    return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "default", tok))
+
+
+def _place(model: Any) -> Any:
+    """Move a CPU-loaded model onto the GPU when there is one (quantized models are placed already)."""
+    import torch
+    if torch.cuda.is_available() and not getattr(model, "hf_device_map", None) \
+            and next(model.parameters()).device.type == "cpu":
+        model.to("cuda")
+    return model
 
 
 def _key(path: str | Path) -> tuple[str, float]:
@@ -93,7 +99,8 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
             raise StudioError("This model folder does not say which base model it came from",
                               "pick a run folder to compare with its base", code="eval_base")
         from .models import load_base
-        loaded.base = load_base(loaded.cfg.replace(quantization_bit=None))
+        base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
+        loaded.base = (_place(base_model.eval()), base_tok)
     return loaded.base
 
 
@@ -124,7 +131,8 @@ def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "sc
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
-        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, mode=mode)  # type: ignore[arg-type]
+        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows,
+                                mode=mode)  # type: ignore[arg-type]
     result["figure"] = confusion_figure(result["confusion"])
     return result
 
@@ -135,7 +143,8 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
-        return compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base_of(loaded), mode)  # type: ignore[arg-type]
+        return compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base_of(loaded),
+                              mode)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ generation

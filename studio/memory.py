@@ -16,7 +16,7 @@ needed, works offline):
   plus one layer being recomputed.
 * logits: the loss upcasts to fp32, so its backward holds ~12 bytes x vocab per token.
 * framework overhead: CUDA context, cuBLAS workspace, allocator fragmentation; on CPU the
-  resident size of python + torch + transformers + peft after import.
+  resident size of python + torch + transformers + peft, and glibc's fragmentation (measured).
 
 Units: GB means GiB (2**30 bytes), as nvidia-smi and torch report card memory.
 Accuracy: within ~25% of published figures (tests/test_memory.py) and within ~15% of peak RSS
@@ -33,24 +33,25 @@ from .errors import StudioError
 from .memory_cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
 
 __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config", "deepspeed_plan",
-           "estimate", "estimate_for_config", "load_card"]
+           "detect_gpu_mem_gb", "estimate", "estimate_for_config", "host_ram_gb", "load_card"]
 
 GB = 1024 ** 3
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload")
 OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
 
-# Measured, not derived: see bench/memory_bench.py (CPU) and the note on each constant.
+# GPU-side constants are typical values (CUDA 12, Hopper/Ada), not measured by this project yet.
 CUDA_CONTEXT_GB = 0.6        # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator
 FRAGMENTATION = 0.10         # caching allocator: reserved exceeds allocated by ~10% of the churn
-CPU_BASELINE_GB = 0.48       # RSS of python + torch + transformers + peft after import (0.42) and after
-                             # the first training step has paged in the kernels it uses (+0.06)
-# On CPU, glibc malloc keeps freed activation / activation-gradient buffers fragmented, so peak RSS
-# exceeds the live tensors by a factor on the dynamic part; peft's adapter path (extra per-module
-# temporaries in forward and backward) churns more. Fitted on bench/memory_bench.py --quick data
-# (seq 128 and 512), checked on its default model.
+# CPU-side constants are measured by bench/memory_bench.py (torch 2.13 CPU wheel, glibc malloc).
+CPU_BASELINE_GB = 0.48       # VmRSS after importing python + torch + transformers + peft (0.38), plus the
+                             # kernels and thread pools the first training step pages in (~0.10)
+# glibc keeps freed activation / activation-gradient buffers fragmented, so peak RSS exceeds the live
+# tensors by a factor on the dynamic part; peft's adapter path (extra per-module temporaries in forward
+# and backward) churns more. Fitted on the --quick model at seq 128 and 512, checked at seq 256 and on
+# the default model (see the bench's table).
 CPU_ALLOC_FACTOR = 1.45
-CPU_ALLOC_FACTOR_ADAPTER = 2.2
+CPU_ALLOC_FACTOR_ADAPTER = 2.5   # on layer activations; logits keep CPU_ALLOC_FACTOR
 CUDA_HOST_BASELINE_GB = 2.5  # host RSS of a CUDA torch process (driver + kernels mapped)
 ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offloaded states
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -73,6 +74,13 @@ class Estimate:
     mem_gb: float | None = None
 
     @property
+    def host_short(self) -> bool:
+        """The GPU part fits (or was not asked about) but host RAM is the problem (offload plans)."""
+        ram = self.plan.get("ram_gb")
+        gpu_ok = self.mem_gb is None or self.gpu_gb <= self.mem_gb
+        return self.plan.get("device") == "cuda" and ram is not None and self.cpu_gb > ram and gpu_ok
+
+    @property
     def tight(self) -> bool:
         """Fits, but with under 10% headroom: within the estimate's own error."""
         used = self.gpu_gb if self.plan.get("device", "cuda") == "cuda" else self.cpu_gb
@@ -80,7 +88,7 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"gpu_gb": round(self.gpu_gb, 2), "cpu_gb": round(self.cpu_gb, 2), "fits": self.fits,
-                "tight": self.tight,
+                "tight": self.tight, "host_short": self.host_short,
                 "mem_gb": self.mem_gb, "breakdown": {k: round(v, 3) for k, v in self.breakdown.items()},
                 "host_breakdown": {k: round(v, 3) for k, v in self.host_breakdown.items()},
                 "suggestions": list(self.suggestions), "suggestion_details": list(self.suggestion_details),
@@ -137,7 +145,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     plan = dict(method="qlora" if quant_bits else method, quant_bits=quant_bits, deepspeed=ds, seq_len=seq_len,
                 batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=optim, precision=precision,
                 lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
-                layerwise_offload=layerwise_offload and ds == "none", device=device)
+                layerwise_offload=layerwise_offload and ds == "none", device=device, ram_gb=ram_gb)
     grad_ckpt = plan["grad_ckpt"]
     layerwise = plan["layerwise_offload"]
     tokens = seq_len * batch
@@ -217,8 +225,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         step_temp = step_temp * frac
 
     dynamic = activations + logits
-    if device == "cpu":
-        dynamic *= CPU_ALLOC_FACTOR_ADAPTER if adapter else CPU_ALLOC_FACTOR
+    if device == "cpu":   # the adapter's extra churn is inside the layers, not in the loss
+        dynamic = activations * (CPU_ALLOC_FACTOR_ADAPTER if adapter else CPU_ALLOC_FACTOR) + logits * CPU_ALLOC_FACTOR
     peak_train = max(dynamic, gpu_grads)
     peak = gpu_weights + gpu_opt + max(peak_train, gpu_grads + step_temp)
     if quant_bits:
@@ -231,7 +239,9 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         gpu_gb = peak / GB + overhead
         host = {"baseline": CUDA_HOST_BASELINE_GB, "offloaded_states": host_states / GB}
         cpu_gb = sum(host.values())
-        fits = None if gpu_mem_gb is None else gpu_gb <= gpu_mem_gb and (ram_gb is None or cpu_gb <= ram_gb)
+        host_short = ram_gb is not None and cpu_gb > ram_gb
+        fits = None if gpu_mem_gb is None and ram_gb is None else (
+            (gpu_mem_gb is None or gpu_gb <= gpu_mem_gb) and not host_short)
     else:
         gpu_gb = 0.0
         slack = dynamic - (activations + logits)
@@ -241,7 +251,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         fits = None if limit is None else cpu_gb <= limit
     est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
                    plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
-    if suggest and fits is False and device == "cuda":
+    if suggest and fits is False:
         from .memory_advice import suggest_fixes
         est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb)
         est.suggestions = [d["text"] for d in est.suggestion_details]
@@ -299,3 +309,27 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
         if settings.get("optim") == "adamw":
             settings["optim"] = "adamw_torch"
     return est
+
+
+def detect_gpu_mem_gb() -> float | None:
+    """Total memory of GPU 0 in GB via nvidia-smi (no torch import, so the UI may call it); None without one."""
+    import shutil
+    import subprocess
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=memory.total", "--format=csv,noheader,nounits"], capture_output=True,
+                             text=True, timeout=10).stdout.split()
+        return float(out[0]) / 1024 if out else None   # MiB
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def host_ram_gb() -> float | None:
+    """Physical RAM of this machine in GB (None where the OS does not say)."""
+    import os
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GB
+    except (ValueError, OSError, AttributeError):
+        return None

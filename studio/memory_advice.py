@@ -35,6 +35,8 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
         out.append(("use QLoRA 4-bit (finetuning_type: lora, quantization_bit: 4)", "slightly lower quality, slower",
                     {"method": "qlora", "quant_bits": 4, "deepspeed": "none" if "z3" in p["deepspeed"] else p["deepspeed"]},
                     {"finetuning_type": "lora", "quantization_bit": 4}))
+    if p["device"] == "cpu":   # offload plans move memory to the host: nothing gained on a CPU run
+        return out
     if p["quant_bits"] is None and p["deepspeed"] != "z3-offload":
         out.append(("use DeepSpeed ZeRO-3 offload (deepspeed: z3-offload)", "states move to host RAM, much slower",
                     {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False},
@@ -68,15 +70,19 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
     """Ordered fixes for a plan that does not fit: single changes that fit alone first, then the rest,
     then (if no single change is enough) the cheapest combination found by adding changes in order."""
     base = est.plan
+    # Save on whatever is short: card memory, or host RAM when only an offload plan's RAM is.
+    on_host = est.host_short or base["device"] == "cpu"
+    used = (lambda e: e.cpu_gb) if on_host else (lambda e: e.gpu_gb)
+    unit = " host RAM" if on_host else ""
     singles: list[dict[str, Any]] = []
     for label, cost, change, settings in _candidates(base):
         new = _run(card, {**base, **change}, gpu_mem_gb, ram_gb)
-        saving = est.gpu_gb - new.gpu_gb
+        saving = used(est) - used(new)
         if saving < 0.05:
             continue
         verdict = "fits" if new.fits else "still too big"
-        singles.append({"text": f"{label} (-{saving:.1f} GB -> {new.gpu_gb:.1f} GB, {verdict}; {cost}"
-                                f"{_host_note(new)})",
+        singles.append({"text": f"{label} (-{saving:.1f} GB{unit} -> {used(new):.1f} GB, {verdict}; {cost}"
+                                f"{'' if unit else _host_note(new)})",
                         "change": label, "saving_gb": round(saving, 2), "gpu_gb": round(new.gpu_gb, 2),
                         "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits), "settings": dict(settings)})
     ordered = [s for s in singles if s["fits"]] + [s for s in singles if not s["fits"]]
@@ -88,7 +94,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
         if not _compatible(trial_plan):
             continue
         trial = _run(card, trial_plan, gpu_mem_gb, ram_gb)
-        if trial.gpu_gb < new.gpu_gb - 0.05:
+        if used(trial) < used(new) - 0.05 and (on_host or trial.gpu_gb < new.gpu_gb - 0.05):
             plan, new = trial_plan, trial
             steps.append(label)
             settings_all.update(settings)
@@ -96,8 +102,9 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
                 break
     if steps:
         verdict = "fits" if new.fits else "still too big: use a card with more memory or a smaller model"
-        ordered.append({"text": f"together: {' + '.join(steps)} (-> {new.gpu_gb:.1f} GB, {verdict}{_host_note(new)})",
-                        "change": " + ".join(steps), "saving_gb": round(est.gpu_gb - new.gpu_gb, 2),
+        ordered.append({"text": f"together: {' + '.join(steps)} (-> {used(new):.1f} GB{unit}, {verdict}"
+                                f"{'' if unit else _host_note(new)})",
+                        "change": " + ".join(steps), "saving_gb": round(used(est) - used(new), 2),
                         "gpu_gb": round(new.gpu_gb, 2), "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits),
                         "settings": settings_all})
     return ordered

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from .errors import StudioError
-from .memory import DEEPSPEED_PLANS, METHODS, Estimate, estimate, estimate_for_config, load_card
+from .memory import (DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, estimate_for_config,
+                     host_ram_gb, load_card)
 
 _LABELS = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states",
            "activations": "activations", "logits": "logits + loss", "overhead": "CUDA context + fragmentation",
@@ -29,8 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, help="full, freeze, lora or qlora (default: lora)")
     parser.add_argument("--quant-bits", type=int, choices=[4, 8], help="quantize the base model (QLoRA)")
     parser.add_argument("--deepspeed", choices=DEEPSPEED_PLANS, help="DeepSpeed plan (default: none)")
-    parser.add_argument("--gpu-mem", type=float, metavar="GB", help="card memory in GB; gives a verdict and fixes")
-    parser.add_argument("--ram", type=float, metavar="GB", help="host RAM in GB (checked for offload plans)")
+    parser.add_argument("--gpu-mem", type=_gb, metavar="GB", help="card memory in GB, or 'auto' (nvidia-smi); "
+                        "gives a verdict and fixes")
+    parser.add_argument("--ram", type=_gb, metavar="GB", help="host RAM in GB, or 'auto' (checked for offload plans "
+                        "and CPU runs)")
     parser.add_argument("--seq-len", type=int, metavar="N", help="tokens per example, cutoff_len (default: 1024)")
     parser.add_argument("--batch", type=int, metavar="N", help="per-device batch size (default: 1)")
     parser.add_argument("--grad-ckpt", action="store_true", default=None, help="gradient checkpointing on")
@@ -38,6 +41,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                         help="cuda: GPU peak (default); cpu: peak RAM of a CPU run")
     parser.add_argument("--json", action="store_true", help="print the estimate as JSON")
+
+
+def _gb(text: str) -> float | str:
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of GB or 'auto'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"memory must be above 0 GB (got {text})")
+    return value
+
+
+def _resolve_auto(args: argparse.Namespace) -> None:
+    """Turn --gpu-mem auto / --ram auto into numbers, or say why not."""
+    if args.gpu_mem == "auto":
+        args.gpu_mem = detect_gpu_mem_gb()
+        if args.gpu_mem is None:
+            raise StudioError("--gpu-mem auto found no NVIDIA GPU (nvidia-smi is missing or failed)",
+                              "give the card's memory in GB, e.g. --gpu-mem 24")
+    if args.ram == "auto":
+        args.ram = host_ram_gb()
+        if args.ram is None:
+            raise StudioError("--ram auto cannot read this machine's RAM size", "give it in GB, e.g. --ram 64")
 
 
 def _from_config(args: argparse.Namespace) -> Estimate:
@@ -81,7 +109,8 @@ def format_estimate(est: Estimate) -> str:
     card = est.card
     lines = []
     if card is not None:
-        lines.append(f"Model: {card.name} ({card.n_params / 1e9:.2f}B parameters, {card.num_layers} layers, "
+        size = f"{card.n_params / 1e9:.2f}B" if card.n_params >= 1e9 else f"{card.n_params / 1e6:.1f}M"
+        lines.append(f"Model: {card.name} ({size} parameters, {card.num_layers} layers, "
                      f"hidden {card.hidden_size}, vocab {card.vocab_size})")
     plan = [p["method"] + (f" {p['quant_bits']}-bit" if p["quant_bits"] else ""), p["precision"],
             f"seq {p['seq_len']} x batch {p['batch']}",
@@ -104,9 +133,19 @@ def format_estimate(est: Estimate) -> str:
     lines.append("  (peak = weights + optimizer + the larger of activations + logits and gradients + optimizer-step "
                  "temporaries, since gradients build up while activations are freed)")
     if est.fits is not None:
-        total = est.gpu_gb if p["device"] == "cuda" else est.cpu_gb
-        lines.append(("FITS" if est.fits else "DOES NOT FIT") + f": {total:.1f} GB of {est.mem_gb:g} GB"
+        if est.host_short:
+            verdict = f"host RAM {est.cpu_gb:,.1f} GB of {p['ram_gb']:g} GB" + (
+                f" (the card's {est.gpu_gb:.1f} GB of {est.mem_gb:g} GB is fine)" if est.mem_gb else "")
+        elif p["device"] == "cuda" and est.mem_gb is not None:
+            verdict = f"{est.gpu_gb:.1f} GB of {est.mem_gb:g} GB"
+            if p.get("ram_gb") is not None:
+                verdict += f", host RAM {est.cpu_gb:,.1f} GB of {p['ram_gb']:g} GB"
+        else:
+            verdict = f"{est.cpu_gb:.1f} GB of {est.mem_gb:g} GB RAM" if est.mem_gb else "host RAM only"
+        lines.append(("FITS" if est.fits else "DOES NOT FIT") + ": " + verdict
                      + (" (tight: under 10% headroom, within the estimate's error)" if est.tight else ""))
+    if est.fits is False and not est.suggestions:
+        lines.append("No change to the plan saves enough here: use a machine with more memory or a smaller model.")
     if est.suggestions:
         lines.append("To make it fit (cheapest first):")
         lines += [f"  {n}. {s}" for n, s in enumerate(est.suggestions, 1)]
@@ -119,6 +158,7 @@ def main(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise StudioError(f"--{name.replace('_', '-')} must be at least 1 (got {value})", "give a positive number")
+    _resolve_auto(args)
     est = run_estimate(args)
     print(json.dumps(est.to_dict(), indent=1) if args.json else format_estimate(est))
     return 1 if est.fits is False else 0

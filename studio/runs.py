@@ -9,6 +9,7 @@
       checkpoints/checkpoint-<step>/   resumable states (written to a temp name, then renamed)
       adapter/ | model/    the final LoRA adapter or full model
       loss.png             loss curve (raw + smoothed, eval)
+      val.jsonl            the held-out validation rows (what Evaluate checks by default)
       STOP                 present = a graceful stop was requested
 
 This module is the only one that knows these names.
@@ -65,6 +66,8 @@ class RunDir:
     def adapter(self) -> Path: return self.path / "adapter"
     @property
     def model(self) -> Path: return self.path / "model"
+    @property
+    def val_data(self) -> Path: return self.path / "val.jsonl"
     @property
     def loss_plot(self) -> Path: return self.path / "loss.png"
     @property

@@ -1,8 +1,8 @@
 """Shared builders for the evaluate/export/CLI/UI tests: tiny trained runs, made once per session.
 
-Why our own data instead of conftest's reviews: a 2-layer, 32-wide random model needs ~150
-steps to learn those; here one sentiment word decides the label, so 60 steps of the real
-engine suffice and the whole evaluate suite stays well under a minute. Runs are cached in a
+Why the re-initialisation: with transformers' default init (std 0.02) a 32-wide random model
+sits on a plateau (learns the answer format, not the label) for well over 160 steps; with
+std 0.1 it learns this one-word task in ~40 steps of the real engine, so the suite stays fast. Runs are cached in a
 module global because each test module imports these helpers separately.
 """
 from __future__ import annotations
@@ -38,11 +38,38 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def reinit(model_dir: Path, std: float = 0.1, seed: int = 0) -> Path:
+    """Re-draw every weight matrix with a larger std (norm weights stay 1) and save in place."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, std)
+    model.save_pretrained(model_dir)
+    return model_dir
+
+
 def build_runs(root: Path) -> dict[str, Any]:
     """A tiny base model, a full fine-tune that learned the task, and a briefly trained LoRA run."""
     key = str(root)
     if key in _BUILT:
         return _BUILT[key]
+    import torch
+    threads = torch.get_num_threads()
+    # one thread: for a 32-wide model, thread sync costs more than it saves, and on a busy
+    # 2-core box two spinning threads made these 100 steps 6x slower (36 s vs 5.5 s measured)
+    torch.set_num_threads(1)
+    try:
+        _BUILT[key] = _build(root)
+    finally:
+        torch.set_num_threads(threads)
+    return _BUILT[key]
+
+
+def _build(root: Path) -> dict[str, Any]:
     from studio.config import RunConfig
     from studio.engine import run_training
     from studio.models import build_tiny_llama, demo_texts
@@ -54,6 +81,7 @@ def build_runs(root: Path) -> dict[str, Any]:
     heldout_file = write_jsonl(root / "heldout.jsonl", heldout)
     base = build_tiny_llama(root / "base", demo_texts(train + heldout), hidden=32, layers=2, heads=2,
                             vocab_size=400, seed=0)
+    reinit(base)
     common = dict(model_name_or_path=str(base), dataset=str(data), per_device_train_batch_size=16,
                   val_size=0.2, logging_steps=10, save_steps=1000, plot_loss=False, lr_scheduler_type="constant",
                   seed=0)
@@ -61,9 +89,7 @@ def build_runs(root: Path) -> dict[str, Any]:
     run_training(RunConfig(**common, output_dir=str(full), finetuning_type="full", max_steps=60,
                            learning_rate=1e-2))
     lora = root / "runs" / "lora"
-    # a LoRA on a random tiny base hardly learns the task; it only needs non-zero adapter weights here
-    run_training(RunConfig(**common, output_dir=str(lora), finetuning_type="lora", max_steps=8,
-                           learning_rate=2e-2, lora_rank=4, lora_alpha=8))
-    _BUILT[key] = {"root": root, "base": base, "data": data, "heldout": heldout, "heldout_file": heldout_file,
-                   "full": full, "lora": lora, "runs_root": root / "runs"}
-    return _BUILT[key]
+    run_training(RunConfig(**common, output_dir=str(lora), finetuning_type="lora", max_steps=40,
+                           learning_rate=1e-2, lora_rank=8, lora_alpha=16))
+    return {"root": root, "base": base, "data": data, "heldout": heldout, "heldout_file": heldout_file,
+            "full": full, "lora": lora, "runs_root": root / "runs"}

@@ -46,7 +46,8 @@ def test_classification_metrics_class_never_predicted_has_zero_precision() -> No
 
 @pytest.mark.parametrize("answer,expected", [
     ("positive", "positive"), ("Positive.", "positive"), ("  NEGATIVE!\n", "negative"), ("pos", "positive"),
-    ("neg", "negative"), ("积极", "positive"), ("正面", "positive"), ("好评！", "positive"), ("差评", "negative"),
+    ("neg", "negative"), ("积极", "positive"), ("正面", "positive"), ("好评！", "positive"),
+    ("差评", "negative"),
     ("消极。", "negative"), ("The review is positive.", "positive"), ("Negative. It broke.", "negative"),
     ("ＰＯＳＩＴＩＶＥ", "positive"),  # full-width letters
     ("I cannot tell", None), ("", None), ("positively", None),  # no label as a whole word
@@ -97,13 +98,19 @@ def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.Monk
 
 def test_trained_model_beats_untrained_base(runs: dict) -> None:
     from studio.evaluate import compare_base_vs_tuned
-    card = compare_base_vs_tuned(runs["full"], runs["heldout"])
+    card = compare_base_vs_tuned(runs["lora"], runs["heldout"])  # base = the same model, adapter off
     assert card["n"] == len(runs["heldout"]) == 30
     assert card["tuned"]["accuracy"] >= 0.9
     assert card["tuned"]["accuracy"] >= card["base"]["accuracy"] + 0.3
     assert card["delta"]["accuracy"] == pytest.approx(card["tuned"]["accuracy"] - card["base"]["accuracy"])
     assert card["tuned"]["unparseable"] == 0  # score mode always yields a label
     assert card["tuned"]["latency_ms_per_row"] > 0
+
+
+def test_full_finetune_scorecard_loads_the_base_separately(runs: dict) -> None:
+    from studio.evaluate import compare_base_vs_tuned
+    card = compare_base_vs_tuned(runs["full"], runs["heldout"])
+    assert card["tuned"]["accuracy"] >= card["base"]["accuracy"] + 0.3
 
 
 def test_generate_mode_agrees_with_score_mode_on_a_learned_model(runs: dict) -> None:
@@ -178,7 +185,13 @@ def test_load_rows_errors_and_csv(tmp_path: Path) -> None:
                  encoding="utf-8")
     assert load_rows(p) == [{"instruction": "Q", "input": "The lamp is great.", "output": "positive"},
                             {"instruction": "Q", "input": "It is awful.", "output": "negative"}]
-    bad = tmp_path / "bad.csv"
-    bad.write_text("text,label\nhi,positive\n", encoding="utf-8")
-    with pytest.raises(StudioError, match="not in alpaca format"):
+    # a text + label sheet goes through the data converter: label as output, text as input
+    sheet = tmp_path / "reviews.csv"
+    sheet.write_text("review,sentiment\nlovely lamp,positive\nbroken bag,negative\n", encoding="utf-8")
+    rows = load_rows(sheet)
+    assert [(r["input"], r["output"]) for r in rows] == [("lovely lamp", "positive"), ("broken bag", "negative")]
+    assert rows[0]["instruction"] == rows[1]["instruction"] != ""
+    bad = tmp_path / "notes.md"
+    bad.write_text("hello", encoding="utf-8")
+    with pytest.raises(StudioError, match="unsupported file type"):
         load_rows(bad)

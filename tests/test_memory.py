@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -186,18 +185,18 @@ def _bench():
 
 @pytest.mark.integration
 def test_cpu_prediction_matches_measured_peak_rss(tmp_path: Path) -> None:
-    """Full fine-tuning and LoRA on a tiny Llama: predicted peak RSS within 15% of ru_maxrss."""
+    """Full fine-tuning and LoRA on a tiny Llama: predicted peak RSS within 15% of the measured VmHWM.
+
+    About 35 s on 2 idle cores (two fresh interpreters, 3 training steps each)."""
     bench = _bench()
     dims = bench.QUICK_MODEL
-    start = time.time()
     folder = bench.build_model(tmp_path / "model", dims)
-    rows = [bench.measure(s, timeout=120) for s in bench.specs(folder, dims, ["full", "lora"], seq=256, batch=2,
-                                                               steps=2)]
+    rows = [bench.measure(s, timeout=120) for s in bench.specs(folder, dims, ["full", "lora"], seq=256, batch=4,
+                                                               steps=3)]
     for row in rows:
         assert "error" not in row, row
         assert 0.85 <= row["ratio"] <= 1.15, bench.table(rows)
         assert row["peak_gb"] - row["baseline_gb"] > 0.25   # the model, not the baseline, is most of the peak
-    assert time.time() - start < 60
 
 
 def test_tight_fit_is_flagged() -> None:
@@ -206,3 +205,20 @@ def test_tight_fit_is_flagged() -> None:
     assert estimate(card, method="lora", gpu_mem_gb=need * 1.05, **ANCHOR).tight is True
     assert estimate(card, method="lora", gpu_mem_gb=need * 1.5, **ANCHOR).tight is False
     assert estimate(card, method="lora", gpu_mem_gb=need * 0.95, **ANCHOR).fits is False
+
+
+def test_host_ram_short_for_zero3_offload_suggests_host_savings() -> None:
+    est = estimate(load_card("llama3-70b"), method="full", deepspeed="z3-offload", gpu_mem_gb=80, ram_gb=1024,
+                   **ANCHOR)
+    assert est.fits is False and est.host_short and est.gpu_gb < 80
+    first = est.suggestion_details[0]
+    assert first["fits"] and "GB host RAM ->" in first["text"] and first["cpu_gb"] <= 1024
+
+
+def test_cpu_run_suggestions_save_ram_and_skip_offload() -> None:
+    card = load_card("qwen2.5-0.5b")
+    est = estimate(card, method="full", device="cpu", seq_len=1024, batch=8, ram_gb=16)
+    assert est.fits is False and est.gpu_gb == 0
+    texts = " ".join(est.suggestions)
+    assert "gradient checkpointing" in texts and "DeepSpeed" not in texts and "layerwise" not in texts
+    assert all("host RAM ->" in t for t in est.suggestions)

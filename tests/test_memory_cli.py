@@ -62,3 +62,14 @@ def test_unknown_model_is_a_plain_error() -> None:
 def test_bad_numbers_are_user_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "--model", "llama3-8b", "--seq-len", "0"]) == 2
     assert "Error: --seq-len must be at least 1 (got 0). Fix: give a positive number." in capsys.readouterr().err
+
+
+def test_gpu_mem_auto(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import studio.memory_cli as cli
+    monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: None)
+    assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto"]) == 2
+    assert "Error: --gpu-mem auto found no NVIDIA GPU (nvidia-smi is missing or failed). Fix: give the card's " \
+           "memory in GB, e.g. --gpu-mem 24." in capsys.readouterr().err
+    monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: 80.0)
+    assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mem_gb"] == 80.0

@@ -13,16 +13,32 @@ from .templates import Template
 IGNORE_INDEX = -100
 
 
+def example_prompt(template: Template, example: dict[str, Any]) -> str:
+    """The prompt text of a row; earlier turns in ``history`` (LLaMA-Factory's [[user, assistant], ...])
+    are rendered as real chat turns, exactly as the chat playground renders them."""
+    history = example.get("history") or []
+    if not history:
+        return template.prompt(example.get("instruction", ""), example.get("input", ""), example.get("system"))
+    messages = [{"role": "system", "content": example["system"]}] if example.get("system") else []
+    for user, assistant in history:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    instruction, input_text = example.get("instruction", ""), example.get("input", "")
+    content = f"{instruction}\n{input_text}" if instruction and input_text else instruction or input_text
+    return template.chat_prompt(messages + [{"role": "user", "content": content}])
+
+
 def encode_example(tokenizer: Any, template: Template, example: dict[str, str], cutoff_len: int,
                    train_on_prompt: bool = False) -> dict[str, Any]:
     """One alpaca row -> input_ids, attention_mask, labels, and whether it was truncated."""
-    prompt = template.prompt(example.get("instruction", ""), example.get("input", ""), example.get("system"))
+    prompt = example_prompt(template, example)
     answer = template.answer(example.get("output", ""))
     prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
     answer_ids = tokenizer.encode(answer, add_special_tokens=False)
     bos = [tokenizer.bos_token_id] if getattr(tokenizer, "bos_token_id", None) is not None and \
         template.name in ("default", "alpaca") else []
-    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    # the 'auto' template's answer already ends with the EOS text; a second EOS would be learned too
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None and \
+        answer_ids[-1:] != [tokenizer.eos_token_id] else []
     prompt_ids = bos + prompt_ids
     answer_ids = answer_ids + eos
     truncated = len(prompt_ids) + len(answer_ids) > cutoff_len

@@ -1,0 +1,184 @@
+"""Helpers shared by the engine benchmarks: review data, the model folder, child processes, tables.
+
+Every measured arm runs in its own fresh ``python`` subprocess (same start conditions:
+nothing imported, nothing cached, same thread count), so one arm's warm caches or
+allocator state never help or hurt the next. Results come back as one JSON line.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT_PREFIX = "BENCH_RESULT "
+CHILD_ENV = {"TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
+             "TRANSFORMERS_VERBOSITY": "error"}
+INSTRUCTION = "Classify the sentiment of this review as positive or negative."
+
+_POS = ["great", "works well", "very good", "happy with it", "excellent value", "太好了", "很满意"]
+_NEG = ["terrible", "broke in a week", "awful", "a waste of money", "disappointing", "太差了", "不满意"]
+_THINGS = ["phone", "pair of shoes", "book", "kettle", "headset", "charger", "手机", "衣服"]
+_FILLER = ["I bought it last month for my sister.", "Delivery took four days and the box was dented.",
+           "The colour is a little darker than in the photos.", "Setup was easy and the manual is clear.",
+           "I compared it with two other brands before ordering.", "Customer service answered within a day.",
+           "After a few weeks of daily use my opinion has not changed.", "The price went up since I ordered."]
+
+
+def skewed_reviews(n: int, seed: int = 0) -> list[dict[str, str]]:
+    """Labelled reviews with real-world lengths: most are one line, a long tail runs to paragraphs.
+
+    Lengths (in filler sentences) follow a geometric-like law: ~60% have none, a few have 10+.
+    """
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        positive = rng.random() < 0.5
+        head = f"The {rng.choice(_THINGS)} is {rng.choice(_POS if positive else _NEG)}."
+        extra = 0
+        while rng.random() < 0.55 and extra < 30:
+            extra += 1
+        if rng.random() < 0.05:  # the long tail: essays
+            extra += rng.randint(10, 25)
+        body = " ".join([head] + [rng.choice(_FILLER) for _ in range(extra)])
+        rows.append({"instruction": INSTRUCTION, "input": body, "output": "positive" if positive else "negative"})
+    return rows
+
+
+def review_rows(n: int, seed: int = 0) -> tuple[list[dict[str, str]], str]:
+    """Skewed-length review rows: bench/reviews.py's ``make_reviews`` when present, else our own.
+
+    Returns the rows and the name of their source, printed with the results.
+    """
+    try:
+        from bench.reviews import make_reviews  # written by another engineer; optional
+    except ImportError:
+        return skewed_reviews(n, seed), "bench/common.py skewed_reviews"
+    try:
+        rows = list(make_reviews(n, seed=seed))
+    except TypeError:
+        rows = list(make_reviews(n))
+    if not rows or not all({"instruction", "output"} <= set(r) for r in rows):
+        return skewed_reviews(n, seed), "bench/common.py skewed_reviews"
+    return rows, "bench/reviews.py make_reviews"
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def build_model(folder: Path, rows: list[dict], dims: dict[str, int]) -> Path:
+    """A random-init tiny Llama + tokenizer fitted to ``rows`` (built once, outside every timing)."""
+    from studio.models import build_tiny_llama, demo_texts
+    return build_tiny_llama(folder, demo_texts(rows), seed=0, **dims)
+
+
+def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, timeout: int = 1800) -> dict[str, Any]:
+    """Run ``script --child MODE --spec JSON`` in a fresh interpreter; return its result dict.
+
+    ``threads`` pins torch's intra-op threads (OMP/MKL): on a small shared machine, two
+    OpenMP threads fighting other processes for two cores make step times swing by 10x;
+    one thread per arm keeps the comparison stable (both arms always get the same setting).
+
+    Raises:
+        RuntimeError: the child failed or printed no result (its stderr tail is included).
+    """
+    env = {**os.environ, **CHILD_ENV, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    proc = subprocess.run([sys.executable, str(script), "--child", mode, "--spec", json.dumps(spec)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    raise RuntimeError(f"{mode} child failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
+def emit_result(result: dict[str, Any]) -> None:
+    """The one line a child prints for its parent to read."""
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+class TrainTimer:
+    """Times every ``transformers.Trainer.train`` call in this process: wall and CPU seconds.
+
+    Patched on the class so both arms are timed by the same code over the same span
+    (the training loop only: no imports, model loading or tokenization). CPU time is the
+    steadier number on a busy shared machine; wall time is what a user waits.
+    """
+
+    def __init__(self) -> None:
+        from transformers import Trainer
+        self.wall = 0.0
+        self.cpu = 0.0
+        real = Trainer.train
+
+        def timed(trainer: Any, *args: Any, **kwargs: Any) -> Any:
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return real(trainer, *args, **kwargs)
+            finally:
+                self.wall += time.perf_counter() - w
+                self.cpu += time.process_time() - c
+
+        Trainer.train = timed  # type: ignore[method-assign]
+
+
+def interleaved(arms: list[str], repeats: int) -> list[str]:
+    """ABBA order (A B B A A B ...): drifts in machine speed hit both arms alike."""
+    order: list[str] = []
+    for r in range(repeats):
+        order += arms if r % 2 == 0 else list(reversed(arms))
+    return order
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub-markdown table (pasted as-is into docs/BENCHMARKS.md)."""
+    cells = [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    line = lambda vals: "| " + " | ".join(v.ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
+    return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells])
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3f}"
+    return str(v)
+
+
+def machine_info() -> dict[str, str]:
+    """What the numbers were measured on (goes into the docs next to them)."""
+    import torch
+    import transformers
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        kb = int(next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal")).split()[1])
+        ram = f"{kb / 2**20:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return {"nproc": str(len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else str(os.cpu_count()), "cpu": cpu, "ram": ram, "torch": torch.__version__,
+            "transformers": transformers.__version__, "python": platform.python_version(),
+            "load_avg_1m": f"{os.getloadavg()[0]:.2f}"}
+
+
+def print_machine() -> None:
+    info = machine_info()
+    print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))

@@ -1,0 +1,163 @@
+"""Studio's training loop vs a plain transformers.Trainer script: python bench/engine_overhead.py [--quick]
+
+Both arms train the same model folder on the same tokenized rows (same prompt template,
+same label masking, same right-padding collator, batch size, learning rate, schedule,
+epochs and seed; fp32 on CPU). The plain arm is written the way a user would write it
+from the transformers docs: default TrainingArguments plus the few settings above.
+
+Each run is a fresh subprocess; arms alternate (ABBA) over several repeats and the median
+is reported. Timed: ``trainer.train()`` only (studio reports the same span as
+``train_seconds``); model building, loading and tokenization are outside the timing.
+Tokens: non-pad tokens (attention_mask sum) = epochs x the rows' token count, the same for
+both arms (checked: the two tokenizations are compared by hash before anything is timed).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, print_machine, review_rows, run_child,
+                          table, write_jsonl)
+
+# The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
+DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
+FULL = {"rows": 640, "epochs": 3, "repeats": 5}
+QUICK = {"rows": 96, "epochs": 1, "repeats": 1}
+TRAIN = {"batch": 8, "lr": 2e-3, "seed": 42, "logging_steps": 10, "cutoff_len": 1024}
+
+
+def features_hash(features: list[dict[str, Any]]) -> str:
+    blob = json.dumps([[list(f["input_ids"]), list(f["labels"])] for f in features])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ the two arms (child processes)
+def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
+    from studio.config import RunConfig
+    from studio.engine import run_training
+    timer = TrainTimer()
+    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
+                    finetuning_type="full", template="default", cutoff_len=spec["cutoff_len"],
+                    per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
+                    num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
+                    save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
+                    **spec.get("studio_overrides", {}))
+    summary = run_training(cfg)
+    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"]}
+
+
+def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a user writes with transformers alone (no studio import)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+
+    tok = AutoTokenizer.from_pretrained(spec["model_dir"])
+    model = AutoModelForCausalLM.from_pretrained(spec["model_dir"])
+    rows = [json.loads(line) for line in Path(spec["data"]).read_text(encoding="utf-8").splitlines() if line]
+
+    def encode(r: dict[str, str]) -> dict[str, list[int]]:
+        content = f"{r['instruction']}\n{r['input']}" if r.get("input") else r["instruction"]
+        prompt = [tok.bos_token_id] + tok.encode(f"### Instruction:\n{content}\n\n### Response:\n",
+                                                 add_special_tokens=False)
+        answer = tok.encode(r["output"] + "\n\n", add_special_tokens=False) + [tok.eos_token_id]
+        ids = (prompt + answer)[:spec["cutoff_len"]]
+        labels = ([-100] * len(prompt) + answer)[:spec["cutoff_len"]]
+        return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
+
+    train = [encode(r) for r in rows]
+
+    def collate(batch: list[dict[str, list[int]]]) -> dict[str, torch.Tensor]:
+        n = max(len(f["input_ids"]) for f in batch)
+        pad = lambda xs, v: [x + [v] * (n - len(x)) for x in xs]  # noqa: E731
+        return {"input_ids": torch.tensor(pad([f["input_ids"] for f in batch], tok.pad_token_id)),
+                "attention_mask": torch.tensor(pad([f["attention_mask"] for f in batch], 0)),
+                "labels": torch.tensor(pad([f["labels"] for f in batch], -100))}
+
+    args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
+                             learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
+                             logging_steps=spec["logging_steps"], save_strategy="no", seed=spec["seed"],
+                             report_to="none", use_cpu=True, disable_tqdm=True, remove_unused_columns=False,
+                             **spec.get("plain_overrides", {}))
+    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)
+    timer = TrainTimer()  # the bench's stopwatch, not part of the user's script
+    trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": trainer.state.global_step, "final_loss": losses[-1],
+            "features": features_hash(train), "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)}
+
+
+# ------------------------------------------------------------------ parent
+def studio_features(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Studio's own tokenization of the bench rows (what its run trains on)."""
+    from studio.config import RunConfig
+    from studio.data.dataset import load_rows
+    from studio.engine.run import prepare_data
+    from studio.models import load_tokenizer
+    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
+                    seed=spec["seed"])
+    train, _, counts = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
+    if counts["truncated"]:
+        raise SystemExit("bench rows were truncated: raise cutoff_len so both arms see whole rows")
+    return train
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat of a short run (< 2 min on 2 cores)")
+    ap.add_argument("--repeats", type=int, help="runs per arm (default 5, quick 1)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        emit_result((studio_arm if a.child == "studio" else plain_arm)(json.loads(a.spec)))
+        return 0
+    size = QUICK if a.quick else FULL
+    repeats = a.repeats or size["repeats"]
+    print_machine()
+    print(f"torch threads per run: {a.threads}")
+    with tempfile.TemporaryDirectory(prefix="bench_overhead_") as tmp:
+        root = Path(tmp)
+        rows, source = review_rows(size["rows"], seed=1)
+        data = write_jsonl(root / "reviews.jsonl", rows)
+        model_dir = build_model(root / "model", rows, DIMS)
+        spec = {"model_dir": str(model_dir), "data": str(data), "epochs": size["epochs"], **TRAIN}
+        feats = studio_features(spec)
+        tokens = size["epochs"] * sum(len(f["input_ids"]) for f in feats)
+        print(f"data: {len(feats)} rows from {source}, {tokens} non-pad tokens per run; model {DIMS}")
+        results: dict[str, list[dict[str, Any]]] = {"studio": [], "plain": []}
+        for i, arm in enumerate(interleaved(["studio", "plain"], repeats)):
+            r = run_child(Path(__file__), arm, {**spec, "out": str(root / f"run{i}-{arm}")}, threads=a.threads)
+            if arm == "plain" and r["features"] != features_hash(feats):
+                raise SystemExit("the plain script tokenized the rows differently from studio: not comparable")
+            r["tok_s"], r["cpu_tok_s"] = tokens / r["train_s"], tokens / r["cpu_s"]
+            results[arm].append(r)
+            print(f"  run {i + 1}: {arm:6s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
+                  f"{r['tok_s']:9.1f} tok/s  steps {r['steps']}", flush=True)
+    steps = {r["steps"] for rs in results.values() for r in rs}
+    if len(steps) != 1:
+        raise SystemExit(f"arms ran different step counts {steps}: not comparable")
+    med = {arm: median([r["tok_s"] for r in rs]) for arm, rs in results.items()}
+    cpu_med = {arm: median([r["cpu_tok_s"] for r in rs]) for arm, rs in results.items()}
+    rows_out = [[arm, len(rs), rs[0]["steps"], median([r["train_s"] for r in rs]), med[arm],
+                 min(r["tok_s"] for r in rs), max(r["tok_s"] for r in rs), cpu_med[arm], rs[-1]["final_loss"]]
+                for arm, rs in results.items()]
+    print()
+    print(table(["arm", "runs", "steps", "median wall s", "median tok/s", "min tok/s", "max tok/s",
+                 "median tok/CPU-s", "final loss"], rows_out))
+    print(f"plain Trainer optimizer (its default): {results['plain'][0]['optim']}")
+    print(f"cpu ratio: {cpu_med['studio'] / cpu_med['plain']:.3f}  (same, per CPU-second: steadier on a busy machine)")
+    print(f"ratio: {med['studio'] / med['plain']:.3f}  (studio / plain median non-pad tokens/s, wall clock; "
+          f"goal >= 0.97)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

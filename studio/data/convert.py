@@ -1,0 +1,361 @@
+"""Turn a Table into alpaca rows (instruction, input, output[, system, history]) and save them.
+
+Three tasks: ``sentiment`` (a text column + a label column, mapped through a label map the
+user can edit), ``instruction`` (instruction/input/output columns) and ``chat`` (OpenAI
+``messages`` or ShareGPT ``conversations``; one row per assistant reply, earlier turns kept
+as LLaMA-Factory's ``history`` so the answer is trained with its context).
+Output is alpaca JSONL written atomically and registered in a LLaMA-Factory ``dataset_info.json``.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import StudioError
+from ..runs import atomic_write_text
+from .labels import (check_spellings, default_instruction, detect_language, format_label_map, parse_label_map,
+                     suggest_label_map)
+from .readers import Table, cell_str
+
+Task = Literal["sentiment", "instruction", "chat"]
+TASKS: tuple[str, ...] = ("sentiment", "instruction", "chat")
+
+# Column names seen in shop exports and public datasets, best first (compared without case/space/_/-).
+TEXT_NAMES = ["text", "review", "content", "comment", "sentence", "评论", "内容", "文本", "评价", "评论内容",
+              "reviewtext", "body", "message", "query", "句子", "留言"]
+LABEL_NAMES = ["label", "sentiment", "rating", "标签", "情感", "类别", "class", "category", "polarity", "score",
+               "stars", "star", "评分", "星级", "target", "y"]
+INSTRUCTION_NAMES = ["instruction", "prompt", "question", "指令", "问题", "提示"]
+INPUT_NAMES = ["input", "context", "query", "输入", "上下文"]
+OUTPUT_NAMES = ["output", "response", "answer", "completion", "target", "回答", "输出", "答案"]
+CHAT_NAMES = ["messages", "conversations", "conversation", "dialog", "对话"]
+
+_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "gpt": "assistant", "model": "assistant",
+          "bot": "assistant", "system": "system"}
+
+
+@dataclass
+class ConversionResult:
+    """The converted rows plus everything the user should see about how they were made."""
+
+    rows: list[dict[str, Any]]
+    task: str
+    columns: dict[str, str]
+    label_map: dict[str, str] = field(default_factory=dict)
+    language: str = "en"
+    instruction: str = ""
+    skipped: dict[str, list[int]] = field(default_factory=dict)  # reason -> 1-based data row numbers
+    notes: list[str] = field(default_factory=list)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", str(name)).casefold()
+
+
+def closest_column(name: str, columns: list[str]) -> str | None:
+    """The available column most like ``name`` (case-insensitive), or None."""
+    by_norm = {_norm(c): c for c in columns}
+    hit = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=0.5)
+    return by_norm[hit[0]] if hit else None
+
+
+def require_column(table: Table, name: str, role: str, flag: str) -> str:
+    """``name`` if the table has it (also matched ignoring case/spaces), else a StudioError.
+
+    Raises:
+        StudioError: lists the available columns and suggests the closest one.
+    """
+    if name in table.columns:
+        return name
+    for c in table.columns:
+        if _norm(c) == _norm(name):
+            return c
+    guess = closest_column(name, table.columns)
+    hint = f" (did you mean '{guess}'?)" if guess else ""
+    raise StudioError(f"Column '{name}' not found in '{Path(table.source).name}'{hint}. Available columns: "
+                      f"{', '.join(table.columns)}",
+                      f"choose the {role} column from that list (CLI: {flag} {guess or 'NAME'})", code="data_column")
+
+
+def _find(columns: list[str], names: list[str], exclude: set[str]) -> str | None:
+    cols = [c for c in columns if c not in exclude]
+    normed = {c: _norm(c) for c in cols}
+    for want in names:  # exact (normalised) names first, in priority order
+        for c in cols:
+            if normed[c] == want:
+                return c
+    for want in names:  # then names that contain a known word: 'review_body', '商品评论'
+        if len(want) < 3 and not re.search(r"[\u4e00-\u9fff]", want):
+            continue
+        for c in cols:
+            if want in normed[c]:
+                return c
+    return None
+
+
+def guess_columns(table: Table) -> dict[str, str]:
+    """Best guesses for each role: text, label, instruction, input, output, messages (absent = no guess).
+
+    The text column falls back to the column with the longest average text, because reviews
+    are the longest thing in a shop export.
+    """
+    cols = table.columns
+    out: dict[str, str] = {}
+    for role, names in (("messages", CHAT_NAMES), ("instruction", INSTRUCTION_NAMES), ("output", OUTPUT_NAMES)):
+        hit = _find(cols, names, set(out.values()))
+        if hit:
+            out[role] = hit
+    if "instruction" in out or "output" in out:
+        hit = _find(cols, INPUT_NAMES, set(out.values()))
+        if hit:
+            out["input"] = hit
+    used = {out.get("messages", "")}
+    text = _find(cols, TEXT_NAMES, used)
+    if text is None:
+        lengths = {c: sum(len(cell_str(r.get(c))) for r in table.rows[:200]) for c in cols if c not in used}
+        numeric = {c for c in lengths if all(re.fullmatch(r"-?\d+(\.\d+)?", cell_str(r.get(c)).strip() or "0")
+                                              for r in table.rows[:200])}
+        candidates = {c: n for c, n in lengths.items() if c not in numeric and n > 0}
+        text = max(candidates, key=candidates.__getitem__) if candidates else None
+    if text:
+        out["text"] = text
+    label = _find(cols, LABEL_NAMES, {text or ""} | used)
+    if label:
+        out["label"] = label
+    return out
+
+
+def guess_task(table: Table, columns: dict[str, str] | None = None) -> str:
+    """chat if there is a messages column, instruction if there are output + instruction/input, else sentiment."""
+    g = columns if columns is not None else guess_columns(table)
+    if "messages" in g:
+        return "chat"
+    if "output" in g and ("instruction" in g or "input" in g) and "label" not in g:
+        return "instruction"
+    return "sentiment"
+
+
+def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
+                      label_map: dict[str, str] | str | None = None, instruction: str | None = None,
+                      language: str | None = None) -> ConversionResult:
+    """text + label columns -> rows with a fixed instruction, the text as input, the mapped label as output.
+
+    Raises:
+        StudioError: missing columns, unmapped label values, case-only label variants, no usable rows.
+    """
+    guessed = guess_columns(table)
+    text_col = require_column(table, text_column, "text", "--text-column") if text_column else guessed.get("text")
+    label_col = require_column(table, label_column, "label", "--label-column") if label_column \
+        else guessed.get("label")
+    if not text_col or not label_col or text_col == label_col:
+        missing = "text" if not text_col else "label"
+        raise StudioError(f"Could not tell which column holds the {missing} in '{Path(table.source).name}'. "
+                          f"Available columns: {', '.join(table.columns)}",
+                          f"name it (CLI: --{missing}-column NAME)", code="data_column")
+    texts = [cell_str(r.get(text_col)) for r in table.rows]
+    labels = [cell_str(r.get(label_col)) for r in table.rows]
+    lang = language or detect_language(texts)
+    counts = Counter(v for v in labels if v.strip())
+    notes: list[str] = []
+    user_map = parse_label_map(label_map)
+    if user_map:
+        by_fold = {k.casefold(): v for k, v in user_map.items()}
+        mapping, unmapped = {}, Counter()
+        for v, n in counts.items():
+            target = user_map.get(v, user_map.get(v.strip(), by_fold.get(v.strip().casefold())))
+            if target is None:
+                unmapped[v] = n
+            else:
+                mapping[v] = target
+        if unmapped:
+            shown = ", ".join(f"'{v}' ({n} row{'s' if n != 1 else ''})" for v, n in unmapped.most_common(10))
+            raise StudioError(f"Label values not in the label map: {shown}",
+                              f"add them to the label map (e.g. {format_label_map({v: '...' for v in unmapped})}) "
+                              "or remove those rows", code="data_label_unmapped")
+    else:
+        mapping = suggest_label_map(list(counts), lang)
+        merged = {t: sorted(k for k in mapping if mapping[k] == t) for t in set(mapping.values())}
+        for target, sources in sorted(merged.items()):
+            if len(sources) > 1:  # one-to-one renames show in the printed label map already
+                notes.append(f"label {' / '.join(repr(s) for s in sources)} -> '{target}'")
+        check_spellings(mapping, counts, label_col)
+    targets = sorted(set(mapping.values()), key=lambda t: -sum(n for v, n in counts.items() if mapping[v] == t))
+    instr = instruction or default_instruction(targets, lang)
+    rows, skipped = [], {"empty text": [], "missing label": []}
+    for n, (text, label) in enumerate(zip(texts, labels), 1):
+        if not text.strip():
+            skipped["empty text"].append(n)
+        elif not label.strip():
+            skipped["missing label"].append(n)
+        else:
+            rows.append({"instruction": instr, "input": text.strip(), "output": mapping[label]})
+    _require_rows(rows, table, skipped)
+    return ConversionResult(rows, "sentiment", {"text": text_col, "label": label_col}, mapping, lang, instr,
+                            {k: v for k, v in skipped.items() if v}, notes)
+
+
+def convert_instruction(table: Table, instruction_column: str | None = None, input_column: str | None = None,
+                        output_column: str | None = None, instruction: str | None = None,
+                        system_column: str | None = None) -> ConversionResult:
+    """instruction/input/output columns -> rows; a fixed ``instruction`` may replace the column.
+
+    Raises:
+        StudioError: no output column, neither instruction nor input, or no usable rows.
+    """
+    g = guess_columns(table)
+    ins = require_column(table, instruction_column, "instruction", "--instruction-column") if instruction_column \
+        else g.get("instruction")
+    inp = require_column(table, input_column, "input", "--input-column") if input_column else g.get("input")
+    out = require_column(table, output_column, "output", "--output-column") if output_column else g.get("output")
+    sys_col = require_column(table, system_column, "system", "--system-column") if system_column else \
+        next((c for c in table.columns if _norm(c) == "system"), None)
+    if not out or not (ins or inp or instruction):
+        raise StudioError(f"'{Path(table.source).name}' needs an output column and an instruction or input column. "
+                          f"Available columns: {', '.join(table.columns)}",
+                          "name them (CLI: --instruction-column/--input-column/--output-column), or use "
+                          "--task sentiment for a text + label file", code="data_column")
+    rows, skipped = [], {"empty instruction and input": [], "empty output": []}
+    for n, r in enumerate(table.rows, 1):
+        row = {"instruction": instruction or (cell_str(r.get(ins)).strip() if ins else ""),
+               "input": cell_str(r.get(inp)).strip() if inp else "",
+               "output": cell_str(r.get(out)).strip()}
+        if sys_col and cell_str(r.get(sys_col)).strip():
+            row["system"] = cell_str(r.get(sys_col)).strip()
+        if not (row["instruction"] or row["input"]):
+            skipped["empty instruction and input"].append(n)
+        elif not row["output"]:
+            skipped["empty output"].append(n)
+        else:
+            rows.append(row)
+    _require_rows(rows, table, skipped)
+    used = {k: v for k, v in (("instruction", ins), ("input", inp), ("output", out), ("system", sys_col)) if v}
+    return ConversionResult(rows, "instruction", used, {}, detect_language([r["input"] or r["instruction"]
+                                                                            for r in rows]), instruction or "",
+                            {k: v for k, v in skipped.items() if v})
+
+
+def _messages(value: Any, n: int) -> list[dict[str, str]]:
+    """One row's conversation as [{'role', 'content'}] from OpenAI or ShareGPT shape (or their JSON text)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError:
+            raise StudioError(f"Row {n}: the conversation is not valid JSON",
+                              'write it as [{"role": "user", "content": "..."}, ...]', code="data_chat") from None
+    if not isinstance(value, list):
+        raise StudioError(f"Row {n}: the conversation must be a list of messages",
+                          'write it as [{"role": "user", "content": "..."}, ...]', code="data_chat")
+    out = []
+    for m in value:
+        role = m.get("role", m.get("from")) if isinstance(m, dict) else None
+        content = m.get("content", m.get("value")) if isinstance(m, dict) else None
+        if role is None or content is None:
+            raise StudioError(f"Row {n}: a message lacks role/content (OpenAI) or from/value (ShareGPT)",
+                              'write messages like {"role": "user", "content": "..."}', code="data_chat")
+        if str(role).lower() in _ROLES:  # tool/function turns are not trained on
+            out.append({"role": _ROLES[str(role).lower()], "content": cell_str(content)})
+    return out
+
+
+def convert_chat(table: Table, messages_column: str | None = None) -> ConversionResult:
+    """Conversations -> one row per assistant reply: its user turn as instruction, the earlier
+    (user, assistant) pairs as ``history``, the system message as ``system``.
+
+    Raises:
+        StudioError: no conversation column, malformed messages (with the row number), no usable rows.
+    """
+    col = require_column(table, messages_column, "messages", "--messages-column") if messages_column \
+        else guess_columns(table).get("messages")
+    if not col:
+        raise StudioError(f"No conversation column in '{Path(table.source).name}'. Available columns: "
+                          f"{', '.join(table.columns)}", "use a 'messages' (OpenAI) or 'conversations' (ShareGPT) "
+                          "column, or name it (CLI: --messages-column)", code="data_column")
+    rows, skipped = [], {"no assistant reply": []}
+    for n, r in enumerate(table.rows, 1):
+        msgs = _messages(r.get(col), n)
+        system = next((m["content"] for m in msgs if m["role"] == "system"), "")
+        history: list[list[str]] = []
+        pending: str | None = None
+        made = 0
+        for m in msgs:
+            if m["role"] == "user":
+                pending = m["content"] if pending is None else pending + "\n" + m["content"]
+            elif m["role"] == "assistant" and pending is not None:
+                row: dict[str, Any] = {"instruction": pending, "input": "", "output": m["content"]}
+                if system:
+                    row["system"] = system
+                if history:
+                    row["history"] = [list(h) for h in history]
+                rows.append(row)
+                history.append([pending, m["content"]])
+                pending, made = None, made + 1
+        if not made:
+            skipped["no assistant reply"].append(n)
+    _require_rows(rows, table, skipped)
+    return ConversionResult(rows, "chat", {"messages": col}, {}, detect_language([r["instruction"] for r in rows]),
+                            "", {k: v for k, v in skipped.items() if v})
+
+
+def _require_rows(rows: list, table: Table, skipped: dict[str, list[int]]) -> None:
+    if not rows:
+        why = ", ".join(f"{len(v)} with {k}" for k, v in skipped.items() if v)
+        raise StudioError(f"No usable rows in '{Path(table.source).name}' ({why or 'no rows'})",
+                          "check that the chosen columns are the right ones and are filled", code="data_no_rows")
+
+
+def convert_table(table: Table, task: str | None = None, **options: Any) -> ConversionResult:
+    """Dispatch on ``task`` (guessed when None); ``options`` go to convert_sentiment/_instruction/_chat.
+
+    Raises:
+        StudioError: unknown task, or whatever the task's converter raises.
+    """
+    task = task or guess_task(table)
+    if task not in TASKS:
+        raise StudioError(f"Unknown task '{task}'", f"use one of: {', '.join(TASKS)}", code="data_task")
+    fn = {"sentiment": convert_sentiment, "instruction": convert_instruction, "chat": convert_chat}[task]
+    allowed = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
+    return fn(table, **{k: v for k, v in options.items() if k in allowed and v is not None})
+
+
+def write_jsonl(rows: list[dict[str, Any]], out: str | Path) -> Path:
+    """Write alpaca JSONL atomically: an existing file is replaced whole or not at all."""
+    path = Path(out)
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return path
+
+
+def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
+                     rows: list[dict[str, Any]] | None = None) -> Path:
+    """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.
+
+    Raises:
+        StudioError: the existing dataset_info.json is not valid JSON (it is left untouched).
+    """
+    info = Path(dataset_dir) / "dataset_info.json"
+    data: dict[str, Any] = {}
+    if info.is_file() and info.read_text(encoding="utf-8").strip():
+        try:
+            data = json.loads(info.read_text(encoding="utf-8-sig"))
+        except ValueError as exc:
+            raise StudioError(f"'{info}' is not valid JSON ({exc})", "fix or delete it, then convert again",
+                              code="data_info") from None
+        if not isinstance(data, dict):
+            raise StudioError(f"'{info}' must hold a JSON object of datasets", "fix or delete it", code="data_info")
+    fp = Path(file_path).resolve()
+    try:
+        file_name = str(fp.relative_to(Path(dataset_dir).resolve()))
+    except ValueError:
+        file_name = str(fp)  # LLaMA-Factory joins dataset_dir with file_name; an absolute path wins
+    columns = {"prompt": "instruction", "query": "input", "response": "output"}
+    if rows and any("system" in r for r in rows):
+        columns["system"] = "system"
+    if rows and any("history" in r for r in rows):
+        columns["history"] = "history"
+    data[name] = {"file_name": file_name, "formatting": "alpaca", "columns": columns}
+    atomic_write_text(info, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    return info

@@ -1,0 +1,151 @@
+"""Labels for classification data: the user's language, label maps, and spellings of one label.
+
+A label map turns raw values (1/0, stars, 'pos', '好评') into the answers the model learns;
+the suggestion is shown to the user to edit, so it must be predictable: known spellings and
+number scales only, everything else maps to itself.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ..errors import StudioError
+from .readers import cell_str
+
+LABEL_WORDS = {"en": {"positive": "positive", "negative": "negative", "neutral": "neutral"},
+               "zh": {"positive": "积极", "negative": "消极", "neutral": "中性"}}
+# Spellings of the three sentiment classes (compared casefolded and stripped). yes/no and true/false
+# are left out on purpose: they usually answer another question (spam? relevant?).
+_SYNONYMS = {
+    "positive": {"positive", "pos", "good", "like", "好评", "正面", "积极", "正向", "好", "满意"},
+    "negative": {"negative", "neg", "bad", "dislike", "差评", "负面", "消极", "负向", "差",
+                 "不满意"},
+    "neutral": {"neutral", "neu", "mixed", "中评", "中性", "中立", "一般"},
+}
+INSTRUCTIONS = {
+    ("en", "sentiment"): "Classify the sentiment of this text as {labels}.",
+    ("en", "classify"): "Classify this text into one of these categories: {labels}.",
+    ("zh", "sentiment"): "判断这段文字的情感倾向，回答{labels}。",
+    ("zh", "classify"): "将这段文字归入以下类别之一：{labels}。",
+}
+
+
+def detect_language(texts: list[str]) -> str:
+    """'zh' when at least 30% of the letters in a sample are Chinese characters, else 'en'."""
+    sample = "".join(texts[:500])
+    cjk = sum(1 for c in sample if "\u4e00" <= c <= "\u9fff")
+    letters = sum(1 for c in sample if c.isalpha())
+    return "zh" if letters and cjk / letters >= 0.3 else "en"
+
+
+def parse_label_map(spec: str | dict[str, str] | None) -> dict[str, str]:
+    """'1=positive,0=negative' (or a dict) -> {'1': 'positive', '0': 'negative'}.
+
+    Raises:
+        StudioError: an entry without '=' or with an empty side.
+    """
+    if not spec:
+        return {}
+    if isinstance(spec, dict):
+        return {str(k).strip(): str(v).strip() for k, v in spec.items()}
+    out = {}
+    for part in re.split(r"[,，\n]", spec):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise StudioError(f"Label map entry '{part.strip()}' is not of the form value=label",
+                              "write it like 1=positive,0=negative", code="data_label_map")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def format_label_map(label_map: dict[str, str]) -> str:
+    """The inverse of parse_label_map, for printing and for the UI's editable box."""
+    return ",".join(f"{k}={v}" for k, v in label_map.items())
+
+
+def _sentiment_class(value: str, numeric_values: list[float]) -> str | None:
+    v = value.strip().casefold()
+    for cls, words in _SYNONYMS.items():
+        if v in words:
+            return cls
+    try:
+        x = float(v)
+    except ValueError:
+        return None
+    lo, hi = min(numeric_values), max(numeric_values)
+    if {lo, hi} <= {0.0, 1.0} or {lo, hi} <= {-1.0, 1.0}:  # binary 1/0 or 1/-1, with optional 0 = neutral
+        return "positive" if x == 1 else "negative" if (x == -1 or (x == 0 and lo == 0 and hi == 1
+                                                                     and -1 not in numeric_values)) else "neutral"
+    if lo >= 1 and hi <= 10 and hi - lo >= 2:  # star ratings: below the middle negative, above positive
+        mid = (lo + hi) / 2
+        return "positive" if x > mid else "negative" if x < mid else "neutral"
+    return None
+
+
+def suggest_label_map(values: list[Any], language: str = "en") -> dict[str, str]:
+    """A label map for the raw values found: known sentiment spellings, 1/0 and star ratings go to
+    the user's language (positive/negative or 积极/消极); anything else maps to itself, trimmed."""
+    raw = sorted({cell_str(v) for v in values if cell_str(v).strip()}, key=lambda s: (s.strip().casefold(), s))
+    nums = []
+    for v in raw:
+        try:
+            nums.append(float(v.strip()))
+        except ValueError:
+            pass
+    numeric = nums if len(nums) == len(raw) and nums else [0.0, 1.0]
+    words = LABEL_WORDS.get(language, LABEL_WORDS["en"])
+    out = {}
+    for v in raw:
+        cls = _sentiment_class(v, numeric)
+        out[v] = words[cls] if cls else v.strip()
+    if len(set(out.values())) == 1 and len(raw) > 1:  # a mapping that merges everything is a wrong guess
+        out = {v: v.strip() for v in raw}
+    return out
+
+
+def check_spellings(label_map: dict[str, str], counts: Counter[str], column: str) -> None:
+    """Labels that differ only in case/spaces but are not known synonyms: the user must decide.
+
+    Raises:
+        StudioError: lists each group of spellings with row counts and a label map that merges them.
+    """
+    groups: dict[str, set[str]] = {}
+    for v in label_map.values():
+        groups.setdefault(v.casefold(), set()).add(v)
+    mixed = {fold: sorted(g) for fold, g in groups.items() if len(g) > 1}
+    if not mixed:
+        return
+    per_target = Counter()
+    for raw, n in counts.items():
+        per_target[label_map[raw]] += n
+    shown = "; ".join(" / ".join(f"'{s}' ({per_target[s]} row{'s' if per_target[s] != 1 else ''})" for s in g) for g in list(mixed.values())[:5])
+    fix_map = format_label_map({raw.strip(): label_map[raw].casefold() for raw in sorted(label_map)
+                                if label_map[raw].casefold() in mixed})
+    raise StudioError(f"Label column '{column}' spells the same label differently: {shown}",
+                      f"give a label map that merges them, e.g. --label-map '{fix_map}'",
+                      code="data_label_spelling")
+
+
+def _labels_text(labels: list[str], language: str) -> str:
+    if language == "zh":
+        return "、".join(labels[:-1]) + "或" + labels[-1] if len(labels) > 1 else labels[0]
+    return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
+
+
+def default_instruction(labels: list[str], language: str) -> str:
+    """The instruction for a classification row, naming the allowed answers in the user's language."""
+    words = set(LABEL_WORDS[language].values()) if language in LABEL_WORDS else set()
+    kind = "sentiment" if set(labels) <= words else "classify"
+    return INSTRUCTIONS[(language, kind)].format(labels=_labels_text(labels, language))
+
+
+def label_key(value: str) -> str:
+    """What a label means, ignoring spelling: 'Positive', 'positive ', 'pos' -> 'positive'."""
+    v = re.sub(r"[\s\W_]+", "", str(value).casefold())
+    for cls, words in _SYNONYMS.items():
+        if v in words or any(v == re.sub(r"[\s\W_]+", "", w) for w in words):
+            return cls
+    return v

@@ -1,0 +1,245 @@
+"""Say what is wrong with the data before training, not after an hour of it.
+
+``validation_report`` counts every problem (empty texts, missing labels, duplicates, rows the
+cutoff will truncate, imbalance, mixed label spellings, split sizes) and pairs each count with
+a fix. It never raises on bad rows: a report that crashes on the data it should describe is
+useless. ``column_stats`` describes the raw columns for the preview table.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable
+
+from .labels import label_key
+from .readers import Table, cell_str
+
+CHARS_PER_TOKEN = 4  # Latin text, for the estimate without a tokenizer; CJK counts 1 token per character
+ESTIMATE_NOTE = ("estimated without a tokenizer: 1 token per 4 Latin characters, 1 per Chinese/Japanese/Korean "
+                 "character; real counts differ by model")
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free length estimate (see ESTIMATE_NOTE): good enough to spot rows far over the cutoff."""
+    wide = sum(1 for c in text if ord(c) > 0x2E7F)
+    return wide + math.ceil((len(text) - wide) / CHARS_PER_TOKEN)
+
+
+def _as_row(r: Any) -> dict[str, Any]:
+    """Any row -> strings for the three fields (None, numbers, non-dicts must not crash the report)."""
+    if not isinstance(r, dict):
+        return {"instruction": "", "input": "", "output": ""}
+    row: dict[str, Any] = {k: cell_str(r.get(k)) for k in ("instruction", "input", "output")}
+    if r.get("system"):
+        row["system"] = cell_str(r["system"])
+    history = r.get("history")
+    if isinstance(history, list) and all(isinstance(h, (list, tuple)) and len(h) == 2 for h in history):
+        row["history"] = [[cell_str(q), cell_str(a)] for q, a in history]
+    return row
+
+
+def _looks_like_labels(outputs: list[str]) -> bool:
+    """Few distinct, short answers: a classification dataset whose balance and spelling matter."""
+    filled = [o.strip() for o in outputs if o.strip()]
+    if not filled:
+        return False
+    distinct = set(filled)
+    return len(distinct) <= 20 and len(distinct) <= max(2, len(filled) // 2) and \
+        sum(map(len, filled)) / len(filled) <= 40
+
+
+def _lengths(rows: list[dict[str, Any]], tokenizer: Any, cutoff_len: int, template: str) -> tuple[list[int], str]:
+    """Full (untruncated) length of each training example, in tokens or estimated tokens."""
+    from .templates import get_template
+    tpl = get_template(template, tokenizer)
+    if tokenizer is not None:
+        from .tokenize import encode_example
+        big = 1 << 30  # measure the whole row; the cutoff is compared afterwards
+        return [len(encode_example(tokenizer, tpl, r, big)["input_ids"]) for r in rows], "tokens"
+    from .tokenize import example_prompt
+    return [estimate_tokens(example_prompt(tpl, r) + tpl.answer(r["output"])) for r in rows], "estimated tokens"
+
+
+def _problem(code: str, severity: str, count: int, message: str, fix: str,
+             examples: Iterable[int] = ()) -> dict[str, Any]:
+    return {"code": code, "severity": severity, "count": count, "message": message, "fix": fix,
+            "examples": list(examples)[:10]}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_len: int = 256, *,
+                      template: str = "default", val_size: float = 0.0, seed: int = 42) -> dict[str, Any]:
+    """Counts of every data problem, each with a suggested fix, plus lengths, labels and split sizes.
+
+    ``examples`` in each problem are 1-based row numbers. Lengths use ``tokenizer`` (exactly as
+    training encodes the row) when given, else ``estimate_tokens`` ("unit": "estimated tokens").
+    """
+    data = [_as_row(r) for r in rows]
+    n = len(data)
+    problems: list[dict[str, Any]] = []
+    report: dict[str, Any] = {"rows": n, "problems": problems, "cutoff_len": cutoff_len}
+    if not n:
+        problems.append(_problem("no_rows", "error", 0, "The dataset has no rows",
+                                 "convert a file with data rows ('python -m studio convert')"))
+        report.update(ok=False, split={"train": 0, "val": 0}, lengths={}, labels={"classification": False})
+        return report
+
+    instr_counts = Counter(r["instruction"] for r in data)
+    shared_instr, shared_n = instr_counts.most_common(1)[0]
+    shared = shared_instr if shared_n >= 0.9 * n else None  # one fixed instruction: the input is the text
+    empty_text = [i for i, r in enumerate(data, 1)
+                  if not (r["instruction"] + r["input"]).strip() or (shared is not None and not r["input"].strip()
+                                                                      and r["instruction"] == shared)]
+    if empty_text:
+        problems.append(_problem("empty_text", "warning", len(empty_text),
+                                 f"{_plural(len(empty_text), 'row')} have no text to read",
+                                 "fill in the text or delete those rows", empty_text))
+    missing = [i for i, r in enumerate(data, 1) if not r["output"].strip()]
+    if missing:
+        problems.append(_problem("missing_label", "warning", len(missing),
+                                 f"{_plural(len(missing), 'row')} have an empty answer (output/label)",
+                                 "fill in the label or delete those rows; they teach the model to answer nothing",
+                                 missing))
+
+    seen: dict[tuple[str, str, str], int] = {}
+    dups = []
+    answers: dict[tuple[str, str], set[str]] = {}
+    for i, r in enumerate(data, 1):
+        key = (r["instruction"].strip(), r["input"].strip(), r["output"].strip())
+        if key in seen:
+            dups.append(i)
+        else:
+            seen[key] = i
+        if (key[0] or key[1]) and key[2]:
+            answers.setdefault(key[:2], set()).add(key[2])
+    if dups:
+        problems.append(_problem("duplicates", "warning", len(dups),
+                                 f"{_plural(len(dups), 'row')} repeat an earlier row exactly",
+                                 "remove the duplicates: they count those examples several times and can leak "
+                                 "into the validation split", dups))
+    conflicts = [k for k, v in answers.items() if len(v) > 1]
+    if conflicts:
+        first = {k: i for i, k in reversed(list(enumerate(((r["instruction"].strip(), r["input"].strip())
+                                                             for r in data), 1)))}
+        problems.append(_problem("conflicting_labels", "warning", len(conflicts),
+                                 f"{_plural(len(conflicts), 'text')} appear with different answers",
+                                 "check those rows and keep the right answer", sorted(first[k] for k in conflicts)))
+
+    try:
+        lengths, unit = _lengths(data, tokenizer, cutoff_len, template)
+    except Exception as exc:  # a broken tokenizer must not hide the other findings
+        lengths, unit = [estimate_tokens(r["instruction"] + r["input"] + r["output"]) for r in data], \
+            "estimated tokens"
+        problems.append(_problem("tokenizer_failed", "info", 0, f"Tokenizer failed ({type(exc).__name__}); "
+                                 "lengths are estimated", "check the model's tokenizer"))
+    ordered = sorted(lengths)
+    p95 = ordered[min(n - 1, int(math.ceil(0.95 * n)) - 1)]
+    over = [i for i, length in enumerate(lengths, 1) if length > cutoff_len]
+    report["lengths"] = {"unit": unit, "max": ordered[-1], "mean": round(sum(lengths) / n, 1), "p95": p95,
+                         "over_cutoff": len(over), **({"note": ESTIMATE_NOTE} if unit != "tokens" else {})}
+    if over:
+        problems.append(_problem("too_long", "warning", len(over),
+                                 f"{_plural(len(over), 'row')} are longer than cutoff_len={cutoff_len} {unit} "
+                                 "and will be truncated",
+                                 f"raise cutoff_len to {ordered[-1]} (covers all rows; {p95} covers 95%), or "
+                                 "shorten those texts", over))
+
+    outputs = [r["output"] for r in data]
+    labels: dict[str, Any] = {"classification": _looks_like_labels(outputs)}
+    if labels["classification"]:
+        counts = Counter(o for o in outputs if o.strip())
+        labels["counts"] = dict(counts.most_common())
+        spellings: dict[str, Counter[str]] = {}
+        for value, c in counts.items():
+            spellings.setdefault(label_key(value), Counter())[value] = c
+        mixed = {k: v for k, v in spellings.items() if len(v) > 1}
+        if mixed:
+            shown = "; ".join(" / ".join(f"'{s}' ({c})" for s, c in v.most_common()) for v in mixed.values())
+            fix_map = ",".join(f"{s.strip()}={v.most_common(1)[0][0].strip()}" for v in mixed.values() for s in v)
+            problems.append(_problem("mixed_spellings", "warning", sum(len(v) - 1 for v in mixed.values()),
+                                     f"The same label is spelled differently: {shown}",
+                                     f"convert again with a label map that merges them, e.g. --label-map "
+                                     f"'{fix_map}'", [i for i, o in enumerate(outputs, 1)
+                                                      if o in {s for v in mixed.values() for s in v}]))
+        merged = Counter({k: sum(v.values()) for k, v in spellings.items()})
+        big, small = merged.most_common()[0], merged.most_common()[-1]
+        labels["imbalance_ratio"] = round(big[1] / small[1], 2)
+        if len(merged) == 1:
+            problems.append(_problem("single_label", "error", n - len(missing),
+                                     f"Every row has the same answer '{counts.most_common(1)[0][0]}'",
+                                     "add rows with the other labels; a model trained on one answer learns "
+                                     "nothing else"))
+        elif big[1] >= 3 * small[1]:
+            problems.append(_problem("imbalance", "warning", small[1],
+                                     f"Labels are imbalanced: '{big[0]}' has {big[1]} rows, '{small[0]}' only "
+                                     f"{small[1]} ({labels['imbalance_ratio']}:1)",
+                                     f"add more '{small[0]}' examples or drop some '{big[0]}' ones; otherwise the "
+                                     f"model can score well by always answering '{big[0]}'"))
+
+    train_n, val_n = n, 0
+    if val_size and n >= 2:
+        from .dataset import split_rows
+        train, val = split_rows(data, val_size, seed)
+        train_n, val_n = len(train), len(val)
+    report["split"] = {"train": train_n, "val": val_n, "val_size": val_size}
+    if val_size and 0 < val_n < 10:
+        problems.append(_problem("small_validation", "info", val_n,
+                                 f"The validation split has only {_plural(val_n, 'row')}",
+                                 "use val_size 0.1 with more data; a tiny validation loss is mostly noise"))
+    if train_n < 20:
+        problems.append(_problem("few_rows", "info", train_n, f"Only {_plural(train_n, 'training row')}",
+                                 "a few hundred examples per label give much more reliable results"))
+    report["labels"] = labels
+    report["ok"] = not any(p["severity"] == "error" for p in problems)
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as plain lines for the CLI and the UI's summary box."""
+    split = report.get("split", {})
+    lines = [f"Rows: {report['rows']} (train {split.get('train', 0)}, validation {split.get('val', 0)})"]
+    ln = report.get("lengths") or {}
+    if ln:
+        lines.append(f"Length ({ln['unit']}): mean {ln['mean']}, 95% under {ln['p95']}, max {ln['max']}; "
+                     f"{ln['over_cutoff']} over cutoff_len {report['cutoff_len']}")
+    counts = report.get("labels", {}).get("counts")
+    if counts:
+        lines.append("Labels: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    problems = report.get("problems", [])
+    if not problems:
+        lines.append("No problems found.")
+    for p in problems:
+        rows = f" (rows {', '.join(map(str, p['examples']))}{', …' if p['count'] > len(p['examples']) else ''})" \
+            if p["examples"] else ""
+        lines.append(f"[{p['severity']}] {p['message']}{rows}. Fix: {p['fix']}.")
+    return "\n".join(lines)
+
+
+def column_stats(table: Table | list[dict[str, Any]], tokenizer: Any = None) -> list[dict[str, Any]]:
+    """Per column: empty cells, distinct values, length (tokens with a tokenizer, else characters),
+    and for label-like columns (few distinct values) the count of each value."""
+    if isinstance(table, Table):
+        columns, rows = table.columns, table.rows
+    else:
+        rows = [r for r in table if isinstance(r, dict)]
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    out = []
+    for col in columns:
+        values = [cell_str(r.get(col)) for r in rows]
+        filled = [v for v in values if v.strip()]
+        if tokenizer is not None:
+            sizes, unit = [len(tokenizer.encode(v, add_special_tokens=False)) for v in filled], "tokens"
+        else:
+            sizes, unit = [len(v) for v in filled], "chars"
+        distinct = Counter(v.strip() for v in filled)
+        stat: dict[str, Any] = {"column": col, "rows": len(values), "empty": len(values) - len(filled),
+                                "distinct": len(distinct), "unit": unit,
+                                "min_len": min(sizes, default=0), "max_len": max(sizes, default=0),
+                                "mean_len": round(sum(sizes) / len(sizes), 1) if sizes else 0.0}
+        if filled and len(distinct) <= 20 and len(distinct) <= max(2, len(filled) // 2):
+            stat["counts"] = dict(distinct.most_common())
+        out.append(stat)
+    return out

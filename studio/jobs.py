@@ -1,0 +1,343 @@
+"""Background job runner: one training job at a time, in a child process, supervised by a thread.
+
+Why a child process: a crash, an out-of-memory kill or a DeepSpeed launch stays outside the web
+server, and the memory goes back to the system when the run ends. All state the UI shows is
+derived from the run folder (studio/runs.py), so a page reload, a second browser or a restarted
+server sees the same job. This module never imports gradio or torch.
+
+Abort is graceful first: the STOP flag (the engine saves a checkpoint and exits), then SIGTERM,
+then SIGKILL to the child's process group (it has its own session, so torchrun workers go too).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import RunConfig
+from .errors import StudioError
+from .runs import RunDir, list_runs
+
+log = logging.getLogger("studio.jobs")
+ROOT = Path(__file__).resolve().parents[1]
+TERMINAL = ("finished", "aborted", "failed")
+ACTIVE = ("starting", "running")
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    # a zombie still answers kill(0); it is not training any more
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _tail(path: Path, lines: int = 40, max_bytes: int = 20000) -> str:
+    """Last lines of a text file without reading all of it."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(data.splitlines()[-lines:])
+
+
+class JobRunner:
+    """Starts, follows, aborts and resumes training runs; at most one at a time per runner."""
+
+    def __init__(self, runs_root: str | Path, *, grace_s: float = 30.0, poll_s: float = 0.5,
+                 env: dict[str, str] | None = None):
+        self.runs_root = Path(runs_root).resolve()
+        self.runs_root.mkdir(parents=True, exist_ok=True)
+        self.grace_s = grace_s
+        self.poll_s = poll_s
+        self.env = dict(env or {})
+        self._lock = threading.RLock()
+        self._proc: subprocess.Popen | None = None
+        self._pid: int | None = None           # the child (or an adopted run's) pid = its process group
+        self._run: RunDir | None = None        # the active run, None when idle
+        self._last: RunDir | None = None       # the most recent run (shown after it ends)
+        self._abort_at: float | None = None
+        self._thread: threading.Thread | None = None
+        self._events: dict[Path, list[dict[str, Any]]] = {}
+        self._reattach()
+
+    # ------------------------------------------------------------ public API
+    @property
+    def busy(self) -> bool:
+        with self._lock:
+            return self._run is not None
+
+    @property
+    def current(self) -> RunDir | None:
+        """The running job's folder, or the last one this runner knows about."""
+        with self._lock:
+            return self._run or self._last
+
+    def start(self, cfg: RunConfig, *, resume: str | None = None) -> RunDir:
+        """Save ``cfg`` into its run folder and train it in a child process.
+
+        Raises:
+            StudioError: a job is already running, or the config is invalid.
+        """
+        cfg.check()
+        with self._lock:
+            self._refuse_if_busy()
+            run = RunDir(Path(cfg.output_dir).resolve()).ensure()
+            cfg.save(run.config)
+            return self._launch(run, resume)
+
+    def resume(self, run_dir: str | Path | None = None) -> RunDir:
+        """Continue a stopped run from its newest complete checkpoint (same folder, same config).
+
+        Raises:
+            StudioError: a job is running, the folder is not a run, or it has no checkpoint.
+        """
+        with self._lock:
+            self._refuse_if_busy()
+            run = RunDir(run_dir) if run_dir else self.current
+            if run is None or not run.config.exists():
+                raise StudioError("There is no run to resume", "start a run first, or pick one in the run list")
+            if run.last_checkpoint() is None:
+                raise StudioError(f"Run '{run.path.name}' has no complete checkpoint to resume from",
+                                  "start it again, or lower save_steps so checkpoints are written sooner")
+            if run.read_status().get("state") == "finished":
+                raise StudioError(f"Run '{run.path.name}' already finished", "start a new run to train more")
+            return self._launch(run, "last")
+
+    def abort(self) -> bool:
+        """Ask the running job to stop (checkpoint then exit); escalates in the background.
+
+        Returns False when nothing is running.
+        """
+        with self._lock:
+            if self._run is None:
+                return False
+            self._run.stop_flag.touch()
+            if self._abort_at is None:
+                self._abort_at = time.time()
+            return True
+
+    def wait(self, timeout: float | None = None) -> str:
+        """Block until the current job ends (tests, CLI); returns its final state."""
+        deadline = None if timeout is None else time.time() + timeout
+        while self.busy:
+            if deadline is not None and time.time() > deadline:
+                raise TimeoutError("the training job is still running")
+            time.sleep(0.1)
+        run = self.current
+        return run.read_status().get("state", "unknown") if run else "idle"
+
+    def events(self, run: RunDir | None = None) -> list[dict[str, Any]]:
+        """All events of a run, read incrementally (only new lines are parsed on each call)."""
+        run = run or self.current
+        if run is None:
+            return []
+        with self._lock:
+            cache = self._events.setdefault(run.path, [])
+            if not run.log.exists():
+                cache.clear()
+                return []
+            cache.extend(run.events(len(cache)))
+            return list(cache)
+
+    def snapshot(self, run: RunDir | None = None) -> dict[str, Any]:
+        """Everything the Train tab shows, as plain data (no UI types)."""
+        with self._lock:
+            run = run or self.current
+            busy = self._run is not None and run is not None and run.path == self._run.path
+            aborting = busy and self._abort_at is not None
+        if run is None:
+            return {"state": "idle", "busy": False, "run": None, "events": 0}
+        status = run.read_status()
+        events = self.events(run)
+        progress = [e for e in events if e.get("type") == "progress"]
+        last = progress[-1] if progress else {}
+        starts = [e for e in events if e.get("type") == "start"]
+        ckpt = run.last_checkpoint()
+        return {
+            "run": str(run.path), "name": run.path.name, "busy": busy, "aborting": aborting,
+            "state": status.get("state", "starting" if busy else "unknown"), "reason": status.get("reason", ""),
+            "step": max(last.get("step", 0), status.get("step") or 0),
+            "total_steps": last.get("total_steps") or (starts[-1].get("total_steps") if starts else None),
+            "epoch": last.get("epoch"), "loss": last.get("loss"), "eta_s": last.get("eta_s"),
+            "tokens_per_s": last.get("tokens_per_s"), "mem_gb": last.get("mem_gb"),
+            "events": len(events), "notices": [e["message"] for e in events if e.get("type") == "notice"][-5:],
+            "checkpoint": str(ckpt) if ckpt else None, "final_model": str(run.final_model() or "") or None,
+            "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
+            "log_tail": _tail(run.stdout, 30),
+        }
+
+    def past_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Runs under runs_root, newest first, with their key settings and final metrics."""
+        out = []
+        for run in list(list_runs(self.runs_root))[:limit]:
+            status = run.read_status()
+            try:
+                cfg = RunConfig.load(run.config)
+                settings = {"model": cfg.model_name_or_path, "method": cfg.method, "dataset": cfg.dataset,
+                            "learning_rate": cfg.learning_rate}
+            except StudioError as exc:
+                settings = {"model": "?", "method": "?", "dataset": exc.what, "learning_rate": None}
+            out.append({"name": run.path.name, "path": str(run.path), "state": status.get("state", "unknown"),
+                        "step": status.get("step"), "total_steps": status.get("total_steps"),
+                        "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
+                        "reason": status.get("reason", ""), "started": status.get("started"), **settings})
+        return out
+
+    # ------------------------------------------------------------ internals
+    def _refuse_if_busy(self) -> None:
+        if self._run is not None:
+            raise StudioError(f"A training run is already going ('{self._run.path.name}')",
+                              "wait for it to finish, or press Abort first; one run at a time keeps the "
+                              "card's memory for that run", code="busy")
+
+    def command(self, run: RunDir, resume: str | None) -> list[str]:
+        """The child's command line (the same one a person would type)."""
+        cmd = [sys.executable, "-m", "studio", "train", str(run.config), "--quiet"]
+        return cmd + (["--resume", resume] if resume else [])
+
+    def _launch(self, run: RunDir, resume: str | None) -> RunDir:
+        run.stop_flag.unlink(missing_ok=True)
+        # Marks this attempt: if the child dies before the engine writes its own state, we know.
+        run.write_status("starting", reason="", launched=time.time(), pid=None)
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+        out = open(run.stdout, "ab")
+        try:
+            proc = subprocess.Popen(self.command(run, resume), cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            run.write_status("failed", reason=f"could not start the training process: {exc}")
+            raise StudioError("Could not start the training process", "check the Python install", why=str(exc))
+        finally:
+            out.close()
+        run.write_status("starting", pid=proc.pid)
+        self._proc, self._pid, self._run, self._last, self._abort_at = proc, proc.pid, run, run, None
+        self._events.pop(run.path, None)
+        self._thread = threading.Thread(target=self._supervise, name=f"job-{run.path.name}", daemon=True)
+        self._thread.start()
+        log.info("started %s (pid %s)", run.path, proc.pid)
+        return run
+
+    def _supervise(self) -> None:
+        """Wait for the child; enforce abort escalation; record a plain reason if it died silently."""
+        sent_term = sent_kill = False
+        while True:
+            with self._lock:
+                proc, pid, run, abort_at = self._proc, self._pid, self._run, self._abort_at
+            if run is None:
+                return
+            if proc is not None:
+                rc = proc.poll()
+                if rc is not None:
+                    break
+            elif not _pid_alive(pid):  # an adopted run: not our child, so no exit code
+                rc = None
+                break
+            if abort_at is not None:
+                run.stop_flag.touch()  # the engine clears a stale flag at start-up; keep asking
+                waited = time.time() - abort_at
+                if waited > self.grace_s and not sent_term:
+                    log.warning("%s did not stop within %.0fs: SIGTERM", run.path.name, self.grace_s)
+                    self._signal(pid, signal.SIGTERM)
+                    sent_term = True
+                elif waited > 2 * self.grace_s and not sent_kill:
+                    log.warning("%s still alive: SIGKILL", run.path.name)
+                    self._signal(pid, signal.SIGKILL)
+                    sent_kill = True
+            time.sleep(self.poll_s)
+        self._signal(pid, signal.SIGKILL)  # leftovers of the group (torchrun workers, dataloaders)
+        self._finish(run, rc, abort_at is not None)
+
+    @staticmethod
+    def _signal(pid: int | None, sig: signal.Signals) -> None:
+        if not pid:
+            return
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _finish(self, run: RunDir, rc: int | None, aborted: bool) -> None:
+        status = run.read_status()
+        if status.get("state") not in TERMINAL:
+            ckpt = run.last_checkpoint()
+            keep = (f" The last checkpoint ({ckpt.name}) is kept: press Resume to continue from it." if ckpt
+                    else " No checkpoint was written yet, so a resume would start over.")
+            if aborted:
+                state, reason = "aborted", "stopped on request before the first checkpoint." + keep
+            elif rc is None:
+                state, reason = "failed", "the training process ended without reporting a result." + keep
+            elif rc < 0:
+                hint = (" This is usually the system running out of memory (the kernel's OOM killer)."
+                        if -rc == signal.SIGKILL else "")
+                state = "failed"
+                reason = f"the training process was killed ({_signal_name(-rc)}, signal {-rc}).{hint}{keep}"
+            else:
+                last = [ln for ln in _tail(run.stdout, 15).splitlines() if ln.strip()]
+                state = "failed"
+                reason = (f"the training process exited with code {rc} before finishing"
+                          + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")
+            run.append_event({"type": "end", "state": state, "reason": reason, "step": status.get("step", 0)})
+            run.write_status(state, reason=reason, ended=time.time(), exit_code=rc)
+        run.stop_flag.unlink(missing_ok=True)
+        with self._lock:
+            if self._run is not None and self._run.path == run.path:
+                self._run, self._proc, self._pid, self._abort_at = None, None, None, None
+        log.info("%s ended: %s", run.path.name, run.read_status().get("state"))
+
+    def _reattach(self) -> None:
+        """After a server restart: adopt a run whose training process still lives, fail the orphans."""
+        for run in list_runs(self.runs_root):
+            status = run.read_status()
+            if status.get("state") not in ACTIVE:
+                continue
+            pid = status.get("pid")
+            if _pid_alive(pid) and self._run is None and self._is_trainer(pid, run):
+                self._pid, self._run, self._last = int(pid), run, run
+                self._thread = threading.Thread(target=self._supervise, name=f"job-{run.path.name}", daemon=True)
+                self._thread.start()
+                log.info("re-attached to %s (pid %s)", run.path, pid)
+                continue
+            ckpt = run.last_checkpoint()
+            reason = ("interrupted: the training process is gone (the studio or the machine restarted while it "
+                      "trained)." + (f" Press Resume to continue from {ckpt.name}." if ckpt else ""))
+            run.append_event({"type": "end", "state": "failed", "reason": reason, "step": status.get("step", 0)})
+            run.write_status("failed", reason=reason, ended=time.time())
+            if self._last is None:
+                self._last = run
+
+    @staticmethod
+    def _is_trainer(pid: Any, run: RunDir) -> bool:
+        """Guard against pid reuse: the live process must be our trainer for this run."""
+        try:
+            cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return True  # no /proc (macOS): trust the pid
+        return b"studio" in cmdline and str(run.config).encode() in cmdline

@@ -1,0 +1,43 @@
+"""AppContext: what every tab builder gets (``build_<tab>_tab(ctx)``).
+
+Fields:
+    workspace:     the studio's working folder; relative paths typed in the UI are relative to it.
+    runs_root:     where run folders go (workspace/runs); the job runner lists runs from here.
+    data_root:     where converted datasets and dataset_info.json go (workspace/data).
+    allowed_roots: the only folders a typed path (model, data, output, DeepSpeed JSON) may point into:
+                   the workspace plus any ``--data-root``; check with ``studio.ui.paths.confine``.
+    runner:        the one ``studio.jobs.JobRunner`` (server-side state: reloads re-attach to it).
+    lang:          'en' or 'zh': the default UI language (labels switch in the browser; messages
+                   built on the server use this).
+    max_upload_mb: largest accepted upload in MB.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..jobs import JobRunner
+
+
+@dataclass
+class AppContext:
+    workspace: Path
+    runs_root: Path
+    data_root: Path
+    allowed_roots: list[Path]
+    runner: JobRunner
+    lang: str = "en"
+    max_upload_mb: float = 50.0
+    extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
+
+    @classmethod
+    def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",
+               max_upload_mb: float = 50.0, runner: JobRunner | None = None) -> "AppContext":
+        """The standard layout under ``workspace`` (folders are created)."""
+        ws = Path(workspace).expanduser().resolve()
+        runs, data = ws / "runs", ws / "data"
+        for p in (ws, runs, data):
+            p.mkdir(parents=True, exist_ok=True)
+        roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
+        return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
+                   runner=runner or JobRunner(runs), lang=lang, max_upload_mb=max_upload_mb)

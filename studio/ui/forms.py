@@ -1,0 +1,94 @@
+"""The Settings form, generated from ``studio.config.field_meta()`` in this one place.
+
+Each RunConfig field becomes one component (kind -> widget); values flow back through
+``RunConfig.from_dict`` so the UI gets the same coercion and checks as YAML and the CLI. The only
+per-field knowledge here is which fields offer suggestions in a dropdown (WIDGET_CHOICES).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import gradio as gr
+
+from ..config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
+
+GROUPS = ("model", "method", "data", "train", "memory")
+OPEN_GROUPS = ("model", "method", "data", "train")
+PRESETS = Path(__file__).resolve().parents[2] / "presets"
+
+
+def _model_choices() -> list[str]:
+    return [DEMO_MODEL] + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml"))
+
+
+# Free-text fields that still deserve a list of common values (custom values stay allowed).
+WIDGET_CHOICES: dict[str, Callable[[], list[str]]] = {
+    "model_name_or_path": _model_choices,
+    "deepspeed": lambda: list(DEEPSPEED_SHORTCUTS),
+    "template": lambda: ["default", "llama3", "qwen", "chatml", "auto"],
+}
+
+FIELD_NAMES: list[str] = [m["name"] for m in field_meta()]
+
+
+def _choice_value(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
+    name, kind, default = meta["name"], meta["kind"], meta["default"]
+    common = {"label": T(f"f.{name}"), "info": T(f"h.{name}"), "elem_id": f"field-{name}"}
+    if name in WIDGET_CHOICES:
+        choices = WIDGET_CHOICES[name]()
+        return gr.Dropdown(choices=choices, value=_choice_value(default) if default is not None else choices[0],
+                           allow_custom_value=True, **common)
+    if kind == "choice":
+        choices = [_choice_value(c) for c in meta["choices"]]
+        return gr.Dropdown(choices=choices, value=_choice_value(default), **common)
+    if kind == "bool":
+        return gr.Checkbox(value=bool(default), **common)
+    if kind in ("int", "float"):
+        return gr.Number(value=default, precision=0 if kind == "int" else None, **common)
+    return gr.Textbox(value="" if default is None else str(default), max_lines=1, **common)
+
+
+def build_form(T: Any) -> dict[str, gr.components.Component]:
+    """One component per RunConfig field, grouped in accordions; returns them by field name."""
+    metas = field_meta()
+    comps: dict[str, gr.components.Component] = {}
+    for group in GROUPS:
+        with gr.Accordion(T(f"group.{group}"), open=group in OPEN_GROUPS, elem_id=f"group-{group}"):
+            with gr.Row(equal_height=False):
+                for i, meta in enumerate(m for m in metas if m["group"] == group):
+                    comps[meta["name"]] = _widget(meta, T)
+    return {name: comps[name] for name in FIELD_NAMES}
+
+
+def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
+    """Form values (in FIELD_NAMES order) -> RunConfig.
+
+    Raises:
+        ConfigError: a value of the wrong type (named, with what was expected).
+    """
+    data = {}
+    for name, value in zip(FIELD_NAMES, values):
+        if isinstance(value, float) and value.is_integer() and _kind(name) == "int":
+            value = int(value)
+        data[name] = value
+    return RunConfig.from_dict(data, source="the Settings form")
+
+
+def config_to_values(cfg: RunConfig) -> list[Any]:
+    """RunConfig -> form values in FIELD_NAMES order (what the widgets expect)."""
+    out = []
+    for meta in field_meta():
+        value = getattr(cfg, meta["name"])
+        if meta["kind"] == "choice" or meta["name"] in WIDGET_CHOICES:
+            value = _choice_value(value)
+        out.append(value)
+    return out
+
+
+def _kind(name: str) -> str:
+    return next(m["kind"] for m in field_meta() if m["name"] == name)

@@ -1,0 +1,228 @@
+"""Every user-facing string of the studio's own tabs, in English and Chinese.
+
+Static labels go through Gradio's ``gr.I18n`` (the browser picks the language, the footer's
+Settings panel switches it, ``--lang`` sets the default). Messages built on the server (status
+lines, errors) use ``msg(key, lang)``. English field help comes from RunConfig's metadata, so
+it is written once, in studio/config.py.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import field_meta
+
+LANGS = ("en", "zh")
+
+FIELD_LABELS: dict[str, tuple[str, str]] = {
+    "model_name_or_path": ("Base model", "基础模型"),
+    "trust_remote_code": ("Trust remote code", "信任远程代码"),
+    "finetuning_type": ("Method", "微调方法"),
+    "freeze_trainable_layers": ("Trainable last layers (freeze)", "可训练的最后几层（freeze）"),
+    "lora_rank": ("LoRA rank", "LoRA 秩"),
+    "lora_alpha": ("LoRA alpha", "LoRA alpha 缩放"),
+    "lora_dropout": ("LoRA dropout", "LoRA dropout"),
+    "lora_target": ("LoRA target modules", "LoRA 目标模块"),
+    "quantization_bit": ("Quantization bits (QLoRA)", "量化位数（QLoRA）"),
+    "quantization_type": ("4-bit type", "4 位量化类型"),
+    "double_quantization": ("Double quantization", "双重量化"),
+    "dataset": ("Training data", "训练数据"),
+    "dataset_dir": ("Dataset folder", "数据集文件夹"),
+    "template": ("Prompt template", "提示词模板"),
+    "cutoff_len": ("Max tokens per example", "每条样本最大 token 数"),
+    "train_on_prompt": ("Train on the prompt too", "同时在提示词上计算损失"),
+    "val_size": ("Validation share", "验证集比例"),
+    "max_samples": ("Max training rows", "最多训练行数"),
+    "per_device_train_batch_size": ("Batch size", "批大小"),
+    "gradient_accumulation_steps": ("Gradient accumulation", "梯度累积步数"),
+    "learning_rate": ("Learning rate", "学习率"),
+    "num_train_epochs": ("Epochs", "训练轮数"),
+    "max_steps": ("Max steps", "最大步数"),
+    "lr_scheduler_type": ("LR schedule", "学习率调度"),
+    "warmup_ratio": ("Warm-up share", "预热比例"),
+    "weight_decay": ("Weight decay", "权重衰减"),
+    "max_grad_norm": ("Gradient clipping", "梯度裁剪"),
+    "logging_steps": ("Log every N steps", "每 N 步记录一次"),
+    "save_steps": ("Checkpoint every N steps", "每 N 步保存检查点"),
+    "save_total_limit": ("Checkpoints kept", "保留的检查点数"),
+    "eval_steps": ("Evaluate every N steps", "每 N 步评估一次"),
+    "seed": ("Random seed", "随机种子"),
+    "output_dir": ("Run folder", "运行文件夹"),
+    "plot_loss": ("Save loss plot", "保存损失曲线图"),
+    "bf16": ("bfloat16", "bfloat16"),
+    "fp16": ("float16", "float16"),
+    "precision": ("Precision", "计算精度"),
+    "gradient_checkpointing": ("Gradient checkpointing", "梯度检查点"),
+    "optim": ("Optimizer", "优化器"),
+    "deepspeed": ("DeepSpeed", "DeepSpeed"),
+    "layerwise_offload": ("Layer-wise offload", "逐层卸载"),
+    "dynamic_batching": ("Dynamic batching", "动态批处理"),
+    "max_tokens_per_batch": ("Tokens per batch (dynamic)", "每批 token 上限（动态）"),
+    "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
+    "nproc": ("Processes (cards)", "进程数（显卡数）"),
+}
+
+FIELD_HELP_ZH: dict[str, str] = {
+    "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、本地文件夹或 Hub 模型 ID",
+    "trust_remote_code": "运行模型自带的代码。只对你信任的模型打开",
+    "finetuning_type": "full：训练全部权重；freeze：只训练最后几层；lora：训练小的适配器",
+    "freeze_trainable_layers": "freeze 方法：最后多少层保持可训练",
+    "lora_rank": "LoRA 秩（适配器大小），常用 8-64",
+    "lora_alpha": "LoRA 缩放系数，通常是秩的 2 倍",
+    "lora_dropout": "LoRA 适配器内部的 dropout",
+    "lora_target": "加适配器的模块：'all'（所有线性层）或逗号分隔的列表，如 q_proj,v_proj",
+    "quantization_bit": "以 4 位或 8 位加载基础模型（QLoRA），需要 lora",
+    "quantization_type": "4 位数据类型",
+    "double_quantization": "对 4 位量化的缩放因子再量化（每个参数约省 0.4 位）",
+    "dataset": "训练数据：alpaca 格式的 .jsonl/.json 文件，或 dataset_info.json 中的名字",
+    "dataset_dir": "存放 dataset_info.json 的文件夹（LLaMA-Factory 的布局）",
+    "template": "提示词模板：default（alpaca）、llama3、qwen、chatml，或 'auto' 使用分词器自带的对话模板",
+    "cutoff_len": "训练样本的最大 token 数；更长的会被截断",
+    "train_on_prompt": "也在提示词上计算损失（默认只在答案上）",
+    "val_size": "留作验证集的比例（0-1）或行数（>=1）",
+    "max_samples": "最多使用这么多训练行（用于快速尝试）",
+    "per_device_train_batch_size": "每一步在显卡上处理的样本数",
+    "gradient_accumulation_steps": "累积多少步的梯度再更新一次",
+    "learning_rate": "峰值学习率",
+    "num_train_epochs": "遍历训练数据的次数",
+    "max_steps": "更新这么多步后停止（-1：按轮数）",
+    "lr_scheduler_type": "训练过程中学习率如何变化",
+    "warmup_ratio": "用于学习率预热的步数比例",
+    "weight_decay": "权重衰减",
+    "max_grad_norm": "梯度裁剪的范数上限",
+    "logging_steps": "每 N 步记录一次损失",
+    "save_steps": "每 N 步保存一个检查点",
+    "save_total_limit": "最多保留多少个检查点",
+    "eval_steps": "每 N 步评估一次（默认与记录同步）",
+    "seed": "随机种子",
+    "output_dir": "运行文件夹：配置、日志、检查点和训练好的模型",
+    "plot_loss": "结束时保存 loss.png",
+    "bf16": "用 bfloat16 训练（精度为 auto 时自动选择）",
+    "fp16": "用 float16 训练（带损失缩放）",
+    "precision": "auto：显卡支持时用 bf16，否则 GPU 上用 fp16，CPU 上用 fp32",
+    "gradient_checkpointing": "反向传播时重新计算激活：更省显存，约慢 30%",
+    "optim": "优化器；adamw_8bit 以 8 位保存优化器状态（bitsandbytes）",
+    "deepspeed": "DeepSpeed 配置：none、z2、z2-offload、z3、z3-offload 或 JSON 路径",
+    "layerwise_offload": "解码层放在 CPU 上，只在前向/反向时逐层搬到显卡",
+    "dynamic_batching": "把长度相近的样本放在一起，按 token 预算填满每个批次",
+    "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
+    "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
+    "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
+}
+
+# key: (English, Chinese)
+UI: dict[str, tuple[str, str]] = {
+    "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
+    "app.intro": ("Upload data, pick a preset, press **Start** on the Train tab and watch the run. Closing this page "
+                  "does not stop training; come back any time.",
+                  "上传数据，选择预设，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    "tab.data": ("1. Data", "1. 数据"), "tab.settings": ("2. Settings", "2. 设置"),
+    "tab.train": ("3. Train", "3. 训练"), "tab.evaluate": ("4. Evaluate", "4. 评估"),
+    "eval.placeholder": ("The Evaluate tab is not installed yet.", "评估页尚未安装。"),
+    "group.model": ("Model", "模型"), "group.method": ("Method", "方法"), "group.data": ("Data", "数据"),
+    "group.train": ("Hyperparameters", "超参数"), "group.memory": ("Memory plan", "显存方案"),
+    "set.preset": ("Preset", "预设"),
+    "set.preset_info": ("A ready recipe from presets/recipes/; it fills the form below.",
+                        "presets/recipes/ 中的现成配方，会填好下面的表单。"),
+    "set.demo": ("**tiny-demo** is a small random-initialised demo model that learns on a CPU in minutes: use it to "
+                 "try the whole flow. For real work type a hub id (e.g. `Qwen/Qwen2.5-0.5B`) or a local model folder.",
+                 "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
+                 "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
+    "set.gpu_mem": ("Card memory for the estimate (GB)", "用于估算的显存（GB）"),
+    "set.fit_title": ("### Will it fit?", "### 显存够吗？"),
+    "set.check_title": ("### Settings check", "### 设置检查"),
+    "set.save": ("Save settings (YAML)", "保存设置（YAML）"), "set.load": ("Load settings (YAML)", "载入设置（YAML）"),
+    "set.show_cmd": ("Show command", "显示命令"), "set.command": ("Equivalent command line", "等价的命令行"),
+    "set.yaml_file": ("Settings file", "设置文件"),
+    "train.start": ("Start", "开始"), "train.abort": ("Abort", "中止"), "train.resume": ("Resume", "继续"),
+    "train.plot": ("Loss", "损失曲线"), "train.log": ("Log (last lines)", "日志（最后几行）"),
+    "train.runs": ("Past runs", "历史运行"), "train.refresh": ("Refresh", "刷新"),
+    "train.pick": ("Run to resume", "要继续的运行"),
+    "train.intro": ("Start uses the settings from the Settings tab. The run goes on if you close this tab.",
+                    "“开始”使用“设置”页中的设置。关闭此页面后训练仍会继续。"),
+    "data.intro": ("Upload a CSV, Excel, JSON, JSONL, Parquet or TXT file, check the preview, choose the columns and "
+                   "press **Convert**.", "上传 CSV、Excel、JSON、JSONL、Parquet 或 TXT 文件，查看预览，选择列，然后点击 **转换**。"),
+    "data.upload": ("Data file", "数据文件"), "data.sample": ("Use the sample reviews", "使用示例评论数据"),
+    "data.path": ("…or a file on the server (inside the workspace or --data-root)",
+                  "……或服务器上的文件（在工作区或 --data-root 内）"),
+    "data.open": ("Open", "打开"), "data.preview": ("Preview (first rows)", "预览（前几行）"),
+    "data.stats": ("Column statistics", "列统计"), "data.task": ("Task", "任务"),
+    "data.task_info": ("sentiment: a text column and a label column; instruction: instruction/input/output columns; "
+                       "chat: a messages column.", "sentiment：一列文本加一列标签；instruction：指令/输入/输出列；chat：一列对话消息。"),
+    "data.col_text": ("Text column", "文本列"), "data.col_label": ("Label column", "标签列"),
+    "data.col_instruction": ("Instruction column", "指令列"), "data.col_input": ("Input column", "输入列"),
+    "data.col_output": ("Output column", "输出列"), "data.col_messages": ("Messages column", "对话消息列"),
+    "data.label_map": ("Label map", "标签映射"),
+    "data.label_map_info": ("value=label, comma separated, e.g. 1=positive,0=negative",
+                            "值=标签，用逗号分隔，如 1=positive,0=negative"),
+    "data.instruction": ("Instruction (optional)", "指令（可选）"),
+    "data.name": ("Dataset name", "数据集名称"), "data.convert": ("Convert", "转换"),
+    "data.report": ("Validation report", "数据检查报告"),
+    "data.out": ("Converted dataset (used by Settings)", "转换后的数据集（设置页会使用）"),
+}
+
+MESSAGES: dict[str, tuple[str, str]] = {
+    "idle": ("No run yet. Press **Start**.", "还没有运行。点击 **开始**。"),
+    "state.starting": ("Starting", "正在启动"), "state.running": ("Running", "训练中"),
+    "state.finished": ("Finished", "已完成"), "state.aborted": ("Aborted", "已中止"),
+    "state.failed": ("Failed", "失败"), "state.unknown": ("Unknown", "未知"),
+    "aborting": ("stopping: saving a checkpoint…", "正在停止：保存检查点……"),
+    "step": ("Step", "步数"), "eta": ("ETA", "剩余时间"), "speed": ("tokens/s", "token/秒"),
+    "mem": ("memory in use", "内存占用"), "folder": ("Run folder", "运行文件夹"),
+    "reason": ("Reason", "原因"), "checkpoint": ("Last checkpoint", "最新检查点"),
+    "final_model": ("Trained model", "训练好的模型"), "final_loss": ("final loss", "最终损失"),
+    "eval_loss": ("eval loss", "验证损失"),
+    "started": ("Started run '{name}'.", "已开始运行 '{name}'。"),
+    "abort_sent": ("Stop requested: the run saves a checkpoint and stops.", "已请求停止：保存检查点后停止。"),
+    "nothing_running": ("Nothing is running.", "当前没有正在进行的训练。"),
+    "fits": ("Fits", "放得下"), "no_fit": ("Does not fit", "放不下"), "tight": ("fits, but tight", "放得下，但很紧"),
+    "gpu": ("card", "显卡"), "cpu": ("host RAM", "内存"),
+    "no_problems": ("No problems found.", "没有发现问题。"),
+    "estimate_missing": ("The memory estimate is not available in this install.", "此安装中没有显存估算功能。"),
+    "trust_warning": ("trust_remote_code runs Python code that comes with the model on this server. Only tick it "
+                      "for models from people you trust.",
+                      "trust_remote_code 会在服务器上运行模型自带的 Python 代码。只对可信来源的模型勾选。"),
+    "saved": ("Saved to {path}", "已保存到 {path}"),
+    "converted": ("Wrote {n} rows to {path} (dataset '{name}'). The Settings tab now uses it.",
+                  "已把 {n} 行写入 {path}（数据集 '{name}'）。设置页已改用它。"),
+    "loaded_file": ("Read {rows} rows and {cols} columns from {name}.", "从 {name} 读取了 {rows} 行、{cols} 列。"),
+    "no_file": ("Upload a file or press the sample button first", "请先上传文件或点击示例数据按钮"),
+}
+
+
+def _en_help() -> dict[str, str]:
+    return {f"h.{m['name']}": m["help"] for m in field_meta()}
+
+
+def translations() -> dict[str, dict[str, str]]:
+    """{'en': {key: text}, 'zh': {...}} for gr.I18n."""
+    en: dict[str, str] = {k: v[0] for k, v in UI.items()}
+    zh: dict[str, str] = {k: v[1] for k, v in UI.items()}
+    for name, (e, z) in FIELD_LABELS.items():
+        en[f"f.{name}"], zh[f"f.{name}"] = e, z
+    en.update(_en_help())
+    zh.update({f"h.{k}": v for k, v in FIELD_HELP_ZH.items()})
+    return {"en": en, "zh": zh}
+
+
+def make_i18n() -> Any:
+    import gradio as gr
+    return gr.I18n(**translations())
+
+
+def msg(key: str, lang: str = "en", **fmt: Any) -> str:
+    """A server-side message in ``lang`` (English when the key or language is missing)."""
+    pair = MESSAGES.get(key) or UI.get(key) or (key, key)
+    text = pair[1] if lang == "zh" else pair[0]
+    return text.format(**fmt) if fmt else text
+
+
+def force_lang_head(lang: str) -> str:
+    """<head> script that makes ``lang`` the page's starting language (the footer's Settings still switch).
+
+    Gradio picks the language from navigator.language before the app loads; overriding it is the
+    one way to set a default without changing each visitor's browser.
+    """
+    tag = {"zh": "zh-CN", "en": "en-US"}[lang]
+    return ("<script>(function(){try{Object.defineProperty(navigator,'language',{get:function(){return '%s'}});"
+            "Object.defineProperty(navigator,'languages',{get:function(){return ['%s','%s']}});}catch(e){}})();"
+            "</script>" % (tag, tag, lang))

@@ -1,0 +1,84 @@
+"""Keep every path typed into the UI inside the allowed roots (workspace + --data-root).
+
+A shared studio must not become a way to read or overwrite any file on the server, so model,
+data, output and DeepSpeed paths are resolved (symlinks too) and refused outside the roots.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from ..config import DEMO_MODEL, RunConfig
+from ..errors import StudioError
+from .context import AppContext
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+
+
+def confine(path: str | Path, roots: list[Path]) -> Path:
+    """``path`` resolved (relative to the first root) if it lies inside one of ``roots``.
+
+    Raises:
+        StudioError: the path is empty or points outside every root.
+    """
+    text = str(path).strip()
+    if not text:
+        raise StudioError("The path is empty", "type a file or folder inside the workspace", code="path")
+    p = Path(os.path.expanduser(text))
+    if not p.is_absolute():
+        p = roots[0] / p
+    real = Path(os.path.realpath(p))
+    for root in roots:
+        if real == Path(os.path.realpath(root)) or Path(os.path.realpath(root)) in real.parents:
+            return real
+    raise StudioError(f"The path '{text}' is outside the folders this studio may use",
+                      "use a path inside " + " or ".join(f"'{r}'" for r in roots)
+                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside")
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", ".", "~")) or text.endswith((".json", ".jsonl", ".csv")) or os.sep in text
+
+
+def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
+    """The config with every path made absolute and confined; a used run folder gets a fresh name.
+
+    Raises:
+        StudioError: a path outside the allowed roots, or a local model folder that does not exist.
+    """
+    roots = ctx.allowed_roots
+    changes: dict[str, object] = {}
+    model = cfg.model_name_or_path.strip()
+    if model != DEMO_MODEL:
+        local = Path(os.path.expanduser(model))
+        local = local if local.is_absolute() else ctx.workspace / local
+        if model.startswith(("/", ".", "~")) or local.exists() or not _HUB_ID.match(model):
+            target = confine(model, roots)
+            if not target.is_dir():
+                raise StudioError(f"Model folder '{model}' does not exist",
+                                  "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
+                                  f"or '{DEMO_MODEL}'", code="path")
+            changes["model_name_or_path"] = str(target)
+    dataset_dir = confine(cfg.dataset_dir or "data", roots)
+    changes["dataset_dir"] = str(dataset_dir)
+    names = []
+    for name in (n.strip() for n in cfg.dataset.split(",") if n.strip()):
+        if _looks_like_path(name):
+            rel = Path(name)
+            base = dataset_dir / rel if not rel.is_absolute() and (dataset_dir / rel).exists() else name
+            names.append(str(confine(base, roots)))
+        else:
+            names.append(name)  # a dataset_info.json entry
+    changes["dataset"] = ",".join(names)
+    if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
+        changes["deepspeed"] = str(confine(cfg.deepspeed, roots))
+    out = confine(cfg.output_dir or "runs/latest", roots)
+    if (out / "config.yaml").exists():  # every Start is a new run; old ones stay for comparison
+        out = out.with_name(f"{out.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        n = 2
+        while out.exists():
+            out, n = out.with_name(f"{out.name.rsplit('~', 1)[0]}~{n}"), n + 1
+    changes["output_dir"] = str(out)
+    return cfg.replace(**changes)

@@ -1,0 +1,171 @@
+"""Train tab: Start / Abort / Resume and a live view of the run, polled with gr.Timer.
+
+All state is the job runner's (server-side, derived from the run folder), so a reload or a
+second browser shows the same run; closing the tab does not stop it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..plotting import loss_figure
+from . import forms
+from .common import fmt_seconds, ui_errors
+from .context import AppContext
+from .i18n import msg
+from .paths import confine, resolve_run_paths
+
+RUN_HEADERS = ["run", "state", "model", "method", "step", "final loss", "eval loss", "reason"]
+
+
+def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
+    """One readable block: state, progress bar, speed, memory, and in the end the plain reason."""
+    if snap.get("state") == "idle" or not snap.get("run"):
+        return msg("idle", lang)
+    state = snap["state"]
+    icon = {"finished": "✅", "aborted": "⏹️", "failed": "❌"}.get(state, "⏳")
+    head = f"### {icon} {msg('state.' + state, lang) if ('state.' + state) in _STATES else state}"
+    if snap.get("aborting") and state not in ("finished", "aborted", "failed"):
+        head += f" — {msg('aborting', lang)}"
+    lines = [head]
+    step, total = snap.get("step") or 0, snap.get("total_steps")
+    if total:
+        frac = min(step / total, 1.0)
+        bar = "█" * int(frac * 20) + "░" * (20 - int(frac * 20))
+        lines.append(f"`{bar}` **{msg('step', lang)} {step} / {total}** ({frac:.0%})"
+                     + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'))}" if state == "running" else ""))
+    facts = []
+    if snap.get("loss") is not None:
+        facts.append(f"loss {snap['loss']:.4f}")
+    if snap.get("tokens_per_s") is not None:
+        facts.append(f"{snap['tokens_per_s']:.0f} {msg('speed', lang)}")
+    if snap.get("mem_gb") is not None:
+        facts.append(f"{msg('mem', lang)} {snap['mem_gb']:.2f} GB")
+    if snap.get("final_loss") is not None and state == "finished":
+        facts.append(f"{msg('final_loss', lang)} {snap['final_loss']:.4f}")
+    if snap.get("eval_loss") is not None:
+        facts.append(f"{msg('eval_loss', lang)} {snap['eval_loss']:.4f}")
+    if facts:
+        lines.append(" · ".join(facts))
+    if snap.get("reason") and state in ("finished", "aborted", "failed"):
+        lines.append(f"**{msg('reason', lang)}:** {snap['reason']}")
+    for note in snap.get("notices") or []:
+        lines.append(f"ℹ️ {note}")
+    lines.append(f"{msg('folder', lang)}: `{snap['run']}`")
+    if snap.get("checkpoint"):
+        lines.append(f"{msg('checkpoint', lang)}: `{Path(snap['checkpoint']).name}`")
+    if snap.get("final_model") and state == "finished":
+        lines.append(f"{msg('final_model', lang)}: `{snap['final_model']}`")
+    return "\n\n".join(lines)
+
+
+_STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
+
+
+def make_plot(events: list[dict[str, Any]], title: str) -> Any:
+    import matplotlib.pyplot as plt
+    fig = loss_figure(events, title=title)
+    plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
+    return fig
+
+
+def runs_rows(ctx: AppContext) -> list[list[Any]]:
+    def num(v: Any) -> Any:
+        return round(v, 4) if isinstance(v, float) else ("" if v is None else v)
+    return [[r["name"], r["state"], r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
+             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160]] for r in ctx.runner.past_runs()]
+
+
+def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    return [(f"{r['name']} ({r['state']})", r["path"]) for r in ctx.runner.past_runs()
+            if r["state"] in ("aborted", "failed")]
+
+
+def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
+    """Timer tick: the status always, the plot and run list only when something changed."""
+    seen = dict(seen or {})
+    snap = ctx.runner.snapshot()
+    key = (snap.get("run"), snap.get("events"), snap.get("state"))
+    changed = [snap.get("run"), snap.get("events"), snap.get("state")] != seen.get("key")
+    plot: Any = gr.skip()
+    runs: Any = gr.skip()
+    pick: Any = gr.skip()
+    if changed:
+        if snap.get("run"):
+            plot = make_plot(ctx.runner.events(), title=f"{Path(snap['run']).name}")
+        if snap.get("state") != seen.get("state") or "key" not in seen:
+            runs = runs_rows(ctx)
+            choices = resumable_choices(ctx)
+            current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
+            pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
+        seen = {"key": list(key), "state": snap.get("state")}
+    busy = bool(snap.get("busy"))
+    return (status_markdown(snap, ctx.lang), plot, snap.get("log_tail") or "", snap, runs, pick,
+            gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
+
+
+def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
+    """Form values -> a new run in the background.
+
+    Raises:
+        StudioError: invalid settings, a path outside the allowed roots, or a run already going.
+    """
+    cfg = resolve_run_paths(forms.values_to_config(values), ctx)
+    if cfg.trust_remote_code:
+        gr.Warning(msg("trust_warning", ctx.lang))
+    run = ctx.runner.start(cfg)
+    gr.Info(msg("started", ctx.lang, name=run.path.name))
+    return ctx.runner.snapshot()
+
+
+def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
+    """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
+    gr.Markdown(T("train.intro"))
+    with gr.Row():
+        start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
+        abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
+        resume = gr.Button(T("train.resume"), elem_id="resume-btn")
+    status = gr.Markdown(msg("idle", ctx.lang), elem_id="train-status")
+    plot = gr.Plot(label=T("train.plot"), elem_id="loss-plot", format="png")
+    log_box = gr.Textbox(label=T("train.log"), lines=8, max_lines=12, interactive=False, elem_id="train-log",
+                         autoscroll=True)
+    snap = gr.JSON(visible=False)
+    with gr.Accordion(T("train.runs"), open=False, elem_id="past-runs"):
+        pick = gr.Dropdown(choices=[], label=T("train.pick"), elem_id="resume-pick")
+        runs = gr.Dataframe(headers=RUN_HEADERS, interactive=False, wrap=True)
+        refresh = gr.Button(T("train.refresh"), size="sm")
+    seen = gr.State({})
+    timer = gr.Timer(1.0)
+    outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]
+
+    def tick(s: dict | None) -> tuple[Any, ...]:
+        return poll(ctx, s)
+
+    @ui_errors
+    def on_start(*values: Any) -> dict[str, Any]:
+        return start_run(ctx, list(values))
+
+    @ui_errors
+    def on_abort() -> str:
+        if not ctx.runner.abort():
+            gr.Info(msg("nothing_running", ctx.lang))
+            return msg("nothing_running", ctx.lang)
+        gr.Info(msg("abort_sent", ctx.lang))
+        return msg("abort_sent", ctx.lang)
+
+    @ui_errors
+    def on_resume(path: str | None) -> dict[str, Any]:
+        target = confine(path, ctx.allowed_roots) if path else None
+        run = ctx.runner.resume(target)
+        gr.Info(msg("started", ctx.lang, name=run.path.name))
+        return ctx.runner.snapshot()
+
+    timer.tick(tick, seen, outputs, api_name="poll", show_progress="hidden", concurrency_limit=None)
+    start.click(on_start, list(form.values()), snap, api_name="start").then(tick, None, outputs, show_api=False)
+    abort.click(on_abort, None, None, api_name="abort").then(tick, None, outputs, show_api=False)
+    resume.click(on_resume, pick, snap, api_name="resume").then(tick, None, outputs, show_api=False)
+    refresh.click(lambda: tick(None), None, outputs, show_api=False)
+    return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
+            "timer": timer, "outputs": outputs, "tick": tick}

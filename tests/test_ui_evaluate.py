@@ -1,0 +1,88 @@
+"""Evaluate tab: builds inside gr.Blocks, handlers give the numbers, files land in the workspace."""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+try:
+    from evalkit import build_runs
+except ImportError:  # tests/ as a package
+    from tests.evalkit import build_runs
+
+from studio.ui import evaluate_tab as tab
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
+
+
+def test_tab_module_does_not_import_torch() -> None:
+    code = ("import sys, studio.ui.evaluate_tab; bad = [m for m in ('torch', 'transformers', 'peft') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_tab_builds_and_lists_finished_runs(runs: dict, tmp_path: Path) -> None:
+    ctx = SimpleNamespace(workspace=tmp_path, runs_root=runs["runs_root"], data_root=tmp_path, runner=None, lang="zh")
+    with gr.Blocks():
+        with gr.Tab("Evaluate"):
+            parts = tab.build_evaluate_tab(ctx)
+    values = [v for _, v in parts["run"].choices]
+    assert sorted(values) == sorted([str(runs["full"]), str(runs["lora"])])
+    assert parts["run"].value == values[0]
+    assert parts["run"].label == "已完成的训练"
+
+
+def test_check_scorecard_and_errors(runs: dict) -> None:
+    run = str(runs["lora"])
+    summary, table, figure, wrong = tab.on_check(run, "upload", str(runs["heldout_file"]), "score", 0)
+    assert "on 30 rows" in summary and "unparseable answers: 0" in summary
+    assert [row[0] for row in table] == ["negative", "positive"]
+    assert sum(row[4] for row in table) == 30
+    assert figure.axes and isinstance(wrong, list)
+    summary_val, *_ = tab.on_check(run, "validation", None, "generate", 10)
+    assert "on 10 rows" in summary_val and "mode `generate`" in summary_val
+    card = tab.on_scorecard(run, "upload", str(runs["heldout_file"]), "score", 0)
+    assert "| accuracy |" in card and "Same 30 rows" in card
+    with pytest.raises(gr.Error, match="No file uploaded"):
+        tab.on_check(run, "upload", None, "score", 0)
+    with pytest.raises(gr.Error, match="No run is selected"):
+        tab.on_check("", "upload", str(runs["heldout_file"]), "score", 0)
+
+
+def test_playground_streams_both_models_and_chat(runs: dict) -> None:
+    row = runs["heldout"][0]
+    steps = list(tab.on_generate(str(runs["lora"]), row["instruction"], row["input"], 5, 0.0, 1.0, True, True))
+    assert len(steps) >= 2
+    tuned, base = steps[-1]
+    assert tuned == row["output"] and base != tuned  # the base has not learned the answer
+    once = list(tab.on_generate(str(runs["lora"]), row["instruction"], row["input"], 5, 0.0, 1.0, False, False))
+    assert once == [(row["output"], "")]
+    with pytest.raises(gr.Error, match="The prompt is empty"):
+        list(tab.on_generate(str(runs["lora"]), " ", "", 5, 0.0, 1.0, True, False))
+    chat = list(tab.on_chat(f"{row['instruction']}\n{row['input']}", [], str(runs["full"]), 5, 0.0, 1.0))
+    _, history = chat[-1]
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    assert history[-1]["content"] == row["output"]
+
+
+def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Path) -> None:
+    path, info = tab.on_predict(str(runs["full"]), str(runs["heldout_file"]), tmp_path / "predictions")
+    assert Path(path).parent == tmp_path / "predictions" and "Predicted 30 rows (score mode" in info
+    with open(path, encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == 30
+    msg = tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")
+    assert (tmp_path / "exports" / "lora-merged" / "model.safetensors").is_file()
+    assert "Exported **merged** model" in msg
+    with pytest.raises(gr.Error, match="already exists and is not empty"):
+        tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")

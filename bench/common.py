@@ -32,42 +32,55 @@ _FILLER = ["I bought it last month for my sister.", "Delivery took four days and
            "After a few weeks of daily use my opinion has not changed.", "The price went up since I ordered."]
 
 
+def _extra_parts(rng: random.Random) -> int:
+    """How many more pieces a review gets: ~45% none, geometric after that, and a 5% tail of essays."""
+    extra = 0
+    while rng.random() < 0.55 and extra < 30:
+        extra += 1
+    if rng.random() < 0.05:
+        extra += rng.randint(10, 25)
+    return extra
+
+
 def skewed_reviews(n: int, seed: int = 0) -> list[dict[str, str]]:
     """Labelled reviews with real-world lengths: most are one line, a long tail runs to paragraphs.
 
-    Lengths (in filler sentences) follow a geometric-like law: ~60% have none, a few have 10+.
+    The fallback when bench/reviews.py is absent.
     """
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
         positive = rng.random() < 0.5
         head = f"The {rng.choice(_THINGS)} is {rng.choice(_POS if positive else _NEG)}."
-        extra = 0
-        while rng.random() < 0.55 and extra < 30:
-            extra += 1
-        if rng.random() < 0.05:  # the long tail: essays
-            extra += rng.randint(10, 25)
-        body = " ".join([head] + [rng.choice(_FILLER) for _ in range(extra)])
+        body = " ".join([head] + [rng.choice(_FILLER) for _ in range(_extra_parts(rng))])
         rows.append({"instruction": INSTRUCTION, "input": body, "output": "positive" if positive else "negative"})
     return rows
 
 
 def review_rows(n: int, seed: int = 0) -> tuple[list[dict[str, str]], str]:
-    """Skewed-length review rows: bench/reviews.py's ``make_reviews`` when present, else our own.
+    """Alpaca rows of skewed length: many short reviews, a long tail of long ones.
 
-    Returns the rows and the name of their source, printed with the results.
+    Texts come from bench/reviews.py's ``make_reviews`` when it is there (realistic English
+    and Chinese reviews, each a few clauses long); a long review is then several reviews of
+    the same language and label run together, as multi-paragraph reviews read. Without that
+    module, ``skewed_reviews``. Returns the rows and a description of their source.
     """
     try:
-        from bench.reviews import make_reviews  # written by another engineer; optional
+        from bench.reviews import SENTIMENT_INSTRUCTION, make_reviews
     except ImportError:
-        return skewed_reviews(n, seed), "bench/common.py skewed_reviews"
-    try:
-        rows = list(make_reviews(n, seed=seed))
-    except TypeError:
-        rows = list(make_reviews(n))
-    if not rows or not all({"instruction", "output"} <= set(r) for r in rows):
-        return skewed_reviews(n, seed), "bench/common.py skewed_reviews"
-    return rows, "bench/reviews.py make_reviews"
+        return skewed_reviews(n, seed), "bench/common.py skewed_reviews (bench/reviews.py not found)"
+    rng = random.Random(seed)
+    pool = make_reviews(4 * n, seed=seed)
+    by_kind: dict[tuple[str, str], list[str]] = {}
+    for r in pool:
+        by_kind.setdefault((r["lang"], r["label"]), []).append(r["text"])
+    rows = []
+    for r in pool[:n]:
+        same = by_kind[(r["lang"], r["label"])]
+        sep = " " if r["lang"] == "en" else ""
+        text = sep.join([r["text"]] + [rng.choice(same) for _ in range(_extra_parts(rng))])
+        rows.append({"instruction": SENTIMENT_INSTRUCTION, "input": text, "output": r["label"]})
+    return rows, "bench/reviews.py make_reviews, long tail = several same-label reviews joined"
 
 
 def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:

@@ -36,6 +36,8 @@ Lang = Literal["mix", "en", "zh"]
 KINDS = ("plain", "mild", "negation", "contrast", "mixed")
 KIND_WEIGHTS = (55, 8, 14, 13, 10)
 TYPO_RATE = 0.04
+# Matches what `python -m studio convert --task sentiment` writes for English positive/negative labels.
+SENTIMENT_INSTRUCTION = "Classify the sentiment of this text as positive or negative."
 
 
 def _s(text: str) -> list[str]:
@@ -270,10 +272,17 @@ EN_MINOR: dict[str, tuple[list[str], list[str]]] = {
              _s("it's a bit far from the station|parking costs extra|check-in took a while|it's pricier than "
                 "places nearby|the lift was slow")),
 }
-EN_VERDICT_POS = _s("worth every penny|would order again|I'm keeping it|five stars from me|thumbs up|happy customer "
-                    "here|my new favourite|recommended without hesitation|I'd buy it again tomorrow|great purchase")
-EN_VERDICT_NEG = _s("sending it back|I'm returning it|one star|avoid this one|I regret this purchase|save your "
-                    "money|I asked for a refund|never again|what a letdown|total disappointment")
+# Verdicts: (positive, negative) per shop type, plus ones that fit anywhere.
+EN_VERDICT: dict[str, tuple[list[str], list[str]]] = {
+    "any": (_s("worth every penny|five stars from me|thumbs up|happy customer here|recommended without hesitation|"
+               "great value"), _s("one star|avoid this one|save your money|never again|what a letdown|total "
+                                   "disappointment")),
+    "goods": (_s("I'm keeping it|would buy again|my new favourite|I'd buy it again tomorrow"),
+              _s("sending it back|I'm returning it|I asked for a refund|I regret this purchase")),
+    "food": (_s("will order again|my new go-to lunch spot"), _s("won't order from them again|I asked for a refund")),
+    "stay": (_s("we'd happily stay again|already planning our next visit"),
+             _s("we won't be back|I'd book somewhere else next time")),
+}
 EN_MILD_POS = _s("decent for what it is|does the job for the price|pretty good overall|fine for occasional use|"
                  "good enough for me")
 EN_MILD_NEG = _s("a bit underwhelming|meh, kind of a letdown|just okay, and not worth the price|mediocre at best|"
@@ -396,8 +405,15 @@ ZH_MINOR: dict[str, tuple[list[str], list[str]]] = {
     "stay": (_s("地图上看位置很好|价格挺实惠|前台很有礼貌|网上的照片很好看|预订很方便"),
              _s("离地铁站有点远|停车要另外收费|办入住等了一会儿|价格比周边贵一点|电梯有点慢")),
 }
-ZH_VERDICT_POS = _s("会回购的|推荐购买|值得入手|五星好评|整体很满意|买得很值|下次还来|强烈推荐|给个大大的赞|已经安利给同事了")
-ZH_VERDICT_NEG = _s("不会再买了|不推荐|差评|已经申请退货了|后悔买了|大家别踩坑|很失望|一星都不想给|白花钱|再也不来了")
+ZH_EXPECT = {"goods": ("便宜没好货", "会很难用", "效果一般"), "food": ("外卖会很一般", "分量会很少"),
+             "stay": ("这个价格住不到什么好地方", "会很吵")}
+ZH_VERDICT: dict[str, tuple[list[str], list[str]]] = {
+    "any": (_s("推荐购买|五星好评|整体很满意|强烈推荐|给个大大的赞|已经安利给同事了"),
+            _s("不推荐|差评|很失望|大家别踩坑|一星都不想给|白花钱")),
+    "goods": (_s("会回购的|值得入手|买得很值"), _s("不会再买了|已经申请退货了|后悔买了")),
+    "food": (_s("下次还点这家|会经常点的"), _s("再也不点了|已经申请退款了")),
+    "stay": (_s("下次还住这里|下次来还会选这家"), _s("再也不住了|下次不会再订了")),
+}
 ZH_MILD_POS = _s("还行吧，对得起这个价|中规中矩，够用了|整体还可以|凑合着用挺好的|算是比较满意")
 ZH_MILD_NEG = _s("一般般，有点失望|有点鸡肋|能用，但是不值这个价|感觉很普通，不太推荐|跟期待的差了不少")
 ZH_ATTRS = _s("质量|做工|材质|手感|用料|效果")
@@ -433,7 +449,8 @@ def _review_en(rng: random.Random, positive: bool, kind: str) -> str:
     if rng.random() < 0.45:
         gift = [] if cat is EN["stays"] else [f"Bought the {{p}} for my {rng.choice(EN_WHO)}."]
         opener = rng.choice(cat.openers + EN_GENERIC_OPEN + gift).format(p=product)
-    verdict = rng.choice(EN_VERDICT_POS if positive else EN_VERDICT_NEG)
+    side = 0 if positive else 1
+    verdict = rng.choice(EN_VERDICT["any"][side] + EN_VERDICT[cat.shop][side])
     clauses = cat.clauses(rng, product, positive, rng.choice((1, 1, 2, 2, 3)))
     if kind == "plain":
         joined = ", ".join(clauses[:-1]) + (", and " if len(clauses) > 2 else " and ") + clauses[-1]
@@ -448,12 +465,12 @@ def _review_en(rng: random.Random, positive: bool, kind: str) -> str:
         # Half the time the negated phrase is the only sentiment cue, so reading it right is required.
         body = [neg] if rng.random() < 0.5 else ([clauses[0], neg] if rng.random() < 0.5 else [neg, clauses[0]])
     elif kind == "contrast":
-        minor = rng.choice(EN_MINOR[cat.shop][1 if positive else 0])
+        minor = rng.choice(EN_MINOR[cat.shop][1 - side])
         tpl = rng.choice(EN_BUT)
         body = [tpl.format(a=minor, A=_cap(minor), b=clauses[0])]
         if rng.random() < 0.3:
             body.append(verdict)
-    else:  # mixed: real pros and cons of the product; the conclusion decides
+    else:  # mixed: a remark each way; the closing conclusion decides
         other = cat.aside(rng, EN_MINOR, not positive)
         if rng.random() < 0.5:
             pros, cons = (clauses[0], other) if positive else (other, clauses[0])
@@ -461,7 +478,7 @@ def _review_en(rng: random.Random, positive: bool, kind: str) -> str:
         else:
             body = [other, rng.choice(("But", "On the other hand,", "Then again,")) + " " + clauses[0],
                     rng.choice(("Overall", "All in all", "In the end")) + ", " + verdict]
-    if not opener and kind != "mixed":
+    if product not in opener and kind != "mixed":
         body[0] = _name_first_en(body[0], product)
     text = " ".join(x for x in [opener] + [_cap(b) + ("" if b[-1] in "!." else ".") for b in body] if x)
     return text
@@ -474,7 +491,8 @@ def _review_zh(rng: random.Random, positive: bool, kind: str) -> str:
     if rng.random() < 0.45:
         gift = [] if cat is ZH["stays"] else [f"给{rng.choice(ZH_WHO)}买的{{p}}。"]
         opener = rng.choice(cat.openers + ZH_GENERIC_OPEN + gift).format(p=product)
-    verdict = rng.choice(ZH_VERDICT_POS if positive else ZH_VERDICT_NEG)
+    side = 0 if positive else 1
+    verdict = rng.choice(ZH_VERDICT["any"][side] + ZH_VERDICT[cat.shop][side])
     clauses = cat.clauses(rng, product, positive, rng.choice((1, 1, 2, 2, 3)))
     end = "！" if rng.random() < 0.25 else "。"
     if kind == "plain":
@@ -491,11 +509,11 @@ def _review_zh(rng: random.Random, positive: bool, kind: str) -> str:
                                                "，".join((neg, clauses[0])))
     elif kind == "contrast":
         if positive and rng.random() < 0.25:
-            body = f"本来以为{rng.choice(('便宜没好货', '会很难用', '效果一般'))}，没想到{clauses[0]}"
+            body = f"本来以为{rng.choice(ZH_EXPECT[cat.shop])}，没想到{clauses[0]}"
         elif not positive and rng.random() < 0.3:
             body = f"{rng.choice(ZH_MINOR[cat.shop][0])}，{rng.choice(('可惜', '就是'))}{clauses[0]}"
         else:
-            minor = rng.choice(ZH_MINOR[cat.shop][1 if positive else 0])
+            minor = rng.choice(ZH_MINOR[cat.shop][1 - side])
             body = rng.choice(ZH_BUT).format(a=minor, b=clauses[0])
         if rng.random() < 0.3:
             body += "，" + verdict
@@ -569,6 +587,11 @@ def make_reviews(n: int, seed: int = 0, lang: Lang = "mix", *, with_kind: bool =
             row["kind"] = kind
         rows.append(row)
     return rows
+
+
+def to_alpaca(rows: list[dict[str, str]], instruction: str = SENTIMENT_INSTRUCTION) -> list[dict[str, str]]:
+    """The same rows as alpaca records (instruction/input/output), for code that skips the CSV converter."""
+    return [{"instruction": instruction, "input": r["text"], "output": r["label"]} for r in rows]
 
 
 def write_csv(rows: list[dict[str, str]], out: str | Path) -> Path:

@@ -129,6 +129,10 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
     precision = cfg.resolved_precision(device) if cfg else "fp32"
+    if precision == "fp16" and cfg and cfg.finetuning_type != "lora":
+        # fp16 weights cannot be trained directly (the grad scaler refuses fp16 gradients): keep fp32
+        # master weights and let autocast run the maths in fp16
+        precision = "fp32"
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     kwargs["dtype"] = dtype
     if cfg and cfg.quantization_bit:

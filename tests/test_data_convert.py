@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from studio.data.convert import (closest_column, convert_table, guess_columns, guess_task, register_dataset,
-                                 write_jsonl)
+from studio.data.columns import closest_column, guess_columns, guess_task, suggest_options
+from studio.data.convert import convert_table, register_dataset, write_jsonl
 from studio.data.labels import default_instruction, detect_language, parse_label_map, suggest_label_map
 from studio.data.readers import Table, read_table
 from studio.errors import StudioError
@@ -47,6 +47,15 @@ def test_guess_instruction_and_chat_tasks() -> None:
     assert guess_task(_table(["instruction", "input", "output"], [["a", "b", "c"]])) == "instruction"
     assert guess_task(_table(["question", "answer"], [["a", "b"]])) == "instruction"
     assert guess_task(_table(["conversations"], [[[]]])) == "chat"
+
+
+def test_suggest_options_prefills_the_data_tab() -> None:
+    t = _table(["商品", "评论", "评分"], [["手机", "很好用", "5"], ["衣服", "太差了", "1"], ["外卖", "一般", "3"]])
+    assert suggest_options(t) == {"task": "sentiment", "columns": {"text": "评论", "label": "评分"}, "language": "zh",
+                                  "label_map": "1=消极,3=中性,5=积极",
+                                  "instruction": "判断这段文字的情感倾向，回答积极、消极或中性。"}
+    chat = suggest_options(_table(["messages"], [[[]]]))
+    assert (chat["task"], chat["label_map"], chat["instruction"]) == ("chat", "", "")
 
 
 def test_detect_language_and_closest_column() -> None:
@@ -226,3 +235,13 @@ def test_register_dataset_outside_dir_and_broken_info(tmp_path: Path) -> None:
     assert message.startswith(f"'{data_dir / 'dataset_info.json'}' is not valid JSON (")
     assert message.endswith("Fix: fix or delete it, then convert again.")
     assert (data_dir / "dataset_info.json").read_text() == "{broken"
+
+
+def test_file_mixing_openai_and_sharegpt_rows(tmp_path: Path) -> None:
+    p = tmp_path / "mixed.jsonl"
+    p.write_text(json.dumps({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]})
+                 + "\n" + json.dumps({"conversations": [{"from": "human", "value": "c"}, {"from": "gpt", "value": "d"}]})
+                 + "\n" + json.dumps({"id": 3}) + "\n", encoding="utf-8")
+    r = convert_table(read_table(p))
+    assert [(row["instruction"], row["output"]) for row in r.rows] == [("a", "b"), ("c", "d")]
+    assert r.skipped == {"no assistant reply": [3]}

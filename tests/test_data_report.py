@@ -20,10 +20,10 @@ def _by_code(report: dict) -> dict[str, dict]:
 
 
 def test_clean_data_has_no_problems_and_split_sizes() -> None:
-    report = validation_report(_rows(30, 30), cutoff_len=256, val_size=0.1, seed=1)
+    report = validation_report(_rows(30, 30), cutoff_len=256, val_size=0.2, seed=1)
     assert report["problems"] == []
     assert report["ok"] is True
-    assert report["split"] == {"train": 54, "val": 6, "val_size": 0.1}
+    assert report["split"] == {"train": 48, "val": 12, "val_size": 0.2}
     assert report["labels"]["counts"] == {"positive": 30, "negative": 30}
     assert report["labels"]["imbalance_ratio"] == 1.0
     assert format_report(report).splitlines()[-1] == "No problems found."
@@ -47,8 +47,9 @@ def test_every_problem_is_counted_with_its_rows() -> None:
         "duplicates": (1, [31]),
         "conflicting_labels": (1, [2]),
         "too_long": (1, [35]),
-        "mixed_spellings": (2, [*range(1, 25), 29, 31, 33, 34]),
+        "mixed_spellings": (2, [33, 34]),
         "imbalance": (6, []),
+        "small_validation": (5, []),
     }
     assert p["mixed_spellings"]["message"] == ("The same label is spelled differently: 'positive' (26) / "
                                                "'Positive' (1) / 'pos' (1)")
@@ -57,18 +58,19 @@ def test_every_problem_is_counted_with_its_rows() -> None:
     assert p["imbalance"]["message"] == ("Labels are imbalanced: 'positive' has 28 rows, 'negative' only 6 "
                                          "(4.67:1)")
     assert report["lengths"]["unit"] == "estimated tokens"
-    assert p["too_long"]["message"] == ("1 row are longer than cutoff_len=256 estimated tokens and will be "
-                                        "truncated") or p["too_long"]["message"].startswith("1 row ")
+    assert p["too_long"]["message"] == ("1 row is longer than cutoff_len=256 estimated tokens and will be "
+                                        "truncated")
+    assert p["empty_text"]["message"] == "1 row has no text to read"
     assert report["split"] == {"train": 30, "val": 5, "val_size": 5}
     assert report["ok"] is True  # warnings only: training can go ahead
     text = format_report(report)
-    assert "[warning] 1 row repeat an earlier row exactly (rows 31). Fix: remove the duplicates" in text
+    assert "[warning] 1 row repeats an earlier row exactly (rows 31). Fix: remove the duplicates" in text
 
 
 def test_lengths_with_a_tokenizer_are_exact() -> None:
     tok = word_tokenizer("### Instruction: Response: a b c ok")
-    rows = [{"instruction": "a", "input": "", "output": "ok"},                 # <s> ### Instruction: a ### Response: ok </s> = 8
-            {"instruction": "a b c a b c", "input": "", "output": "ok"}]     # 13
+    # <s> ### Instruction: a ### Response: ok </s> = 8 tokens; five more words = 13
+    rows = [{"instruction": "a", "input": "", "output": "ok"}, {"instruction": "a b c a b c", "input": "", "output": "ok"}]
     report = validation_report(rows, tokenizer=tok, cutoff_len=10)
     assert report["lengths"] == {"unit": "tokens", "max": 13, "mean": 10.5, "p95": 13, "over_cutoff": 1}
     assert _by_code(report)["too_long"]["fix"] == ("raise cutoff_len to 13 (covers all rows; 13 covers 95%), or "

@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import StudioError
-from .convert import TASKS, convert_table, format_label_map, register_dataset, write_jsonl
-from .readers import DEFAULT_MAX_MB, read_table
-from .report import format_report, validation_report
+from .convert import TASKS, convert_file, format_label_map
+from .readers import DEFAULT_MAX_MB
+from .report import format_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,22 +46,18 @@ def main(args: argparse.Namespace) -> int:
     Raises:
         StudioError: unreadable input, wrong columns, label problems, or an output path that is the input.
     """
-    src, out = Path(args.input), Path(args.out)
-    if out.suffix.lower() != ".jsonl":
-        raise StudioError(f"Output '{out.name}' must end in .jsonl", f"use --out {out.with_suffix('.jsonl')}",
-                          code="data_out")
-    if out.resolve() == src.resolve():
-        raise StudioError("The output file is the input file", "choose another --out path", code="data_out")
-    table = read_table(src, encoding=args.encoding, max_mb=args.max_mb, sheet=args.sheet)
-    print(f"Read {len(table)} rows, {len(table.columns)} columns from {src.name}"
-          + (f" (encoding {table.encoding}" + (f", delimiter {table.delimiter!r})" if table.delimiter else ")")
-             if table.encoding else ""))
+    table, result, report, info = convert_file(
+        args.input, args.out, args.task, encoding=args.encoding, max_mb=args.max_mb, sheet=args.sheet,
+        dataset_name=args.dataset_name, dataset_dir=args.dataset_dir, cutoff_len=args.cutoff_len,
+        val_size=args.val_size, text_column=args.text_column, label_column=args.label_column,
+        label_map=args.label_map, instruction=args.instruction, language=args.language,
+        instruction_column=args.instruction_column, input_column=args.input_column,
+        output_column=args.output_column, messages_column=args.messages_column)
+    detail = f" (encoding {table.encoding}" + (f", delimiter {table.delimiter!r})" if table.delimiter else ")") \
+        if table.encoding else ""
+    print(f"Read {len(table)} rows, {len(table.columns)} columns from {Path(args.input).name}{detail}")
     for w in table.warnings:
         print(f"Warning: {w}")
-    result = convert_table(table, args.task, text_column=args.text_column, label_column=args.label_column,
-                           label_map=args.label_map, instruction=args.instruction, language=args.language,
-                           instruction_column=args.instruction_column, input_column=args.input_column,
-                           output_column=args.output_column, messages_column=args.messages_column)
     print(f"Task: {result.task}; columns: " + ", ".join(f"{k}={v!r}" for k, v in result.columns.items()))
     if result.label_map:
         print(f"Label map (edit with --label-map): {format_label_map(result.label_map)}")
@@ -73,10 +68,7 @@ def main(args: argparse.Namespace) -> int:
     for reason, lines in result.skipped.items():
         shown = ", ".join(map(str, lines[:10])) + (", …" if len(lines) > 10 else "")
         print(f"Skipped {len(lines)} row(s) with {reason} (data rows {shown})")
-    report = validation_report(result.rows, cutoff_len=args.cutoff_len, val_size=args.val_size)
     print(format_report(report))
-    write_jsonl(result.rows, out)
-    name = args.dataset_name or out.stem
-    info = register_dataset(Path(args.dataset_dir) if args.dataset_dir else out.parent, name, out, result.rows)
-    print(f"Wrote {len(result.rows)} rows to {out}; registered as '{name}' in {info}")
+    print(f"Wrote {len(result.rows)} rows to {args.out}; registered as "
+          f"'{args.dataset_name or Path(args.out).stem}' in {info}")
     return 0

@@ -8,9 +8,7 @@ Output is alpaca JSONL written atomically and registered in a LLaMA-Factory ``da
 """
 from __future__ import annotations
 
-import difflib
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,22 +16,13 @@ from typing import Any, Literal
 
 from ..errors import StudioError
 from ..runs import atomic_write_text
-from .labels import (check_spellings, default_instruction, detect_language, format_label_map, parse_label_map,
-                     suggest_label_map)
+from .columns import CHAT_NAMES, _norm, guess_columns, guess_task, require_column
+from .labels import (check_spellings, default_instruction, detect_language, format_label_map, label_order,
+                     parse_label_map, suggest_label_map)
 from .readers import Table, cell_str
 
 Task = Literal["sentiment", "instruction", "chat"]
 TASKS: tuple[str, ...] = ("sentiment", "instruction", "chat")
-
-# Column names seen in shop exports and public datasets, best first (compared without case/space/_/-).
-TEXT_NAMES = ["text", "review", "content", "comment", "sentence", "评论", "内容", "文本", "评价", "评论内容",
-              "reviewtext", "body", "message", "query", "句子", "留言"]
-LABEL_NAMES = ["label", "sentiment", "rating", "标签", "情感", "类别", "class", "category", "polarity", "score",
-               "stars", "star", "评分", "星级", "target", "y"]
-INSTRUCTION_NAMES = ["instruction", "prompt", "question", "指令", "问题", "提示"]
-INPUT_NAMES = ["input", "context", "query", "输入", "上下文"]
-OUTPUT_NAMES = ["output", "response", "answer", "completion", "target", "回答", "输出", "答案"]
-CHAT_NAMES = ["messages", "conversations", "conversation", "dialog", "对话"]
 
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant", "gpt": "assistant", "model": "assistant",
           "bot": "assistant", "system": "system"}
@@ -51,93 +40,6 @@ class ConversionResult:
     instruction: str = ""
     skipped: dict[str, list[int]] = field(default_factory=dict)  # reason -> 1-based data row numbers
     notes: list[str] = field(default_factory=list)
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", str(name)).casefold()
-
-
-def closest_column(name: str, columns: list[str]) -> str | None:
-    """The available column most like ``name`` (case-insensitive), or None."""
-    by_norm = {_norm(c): c for c in columns}
-    hit = difflib.get_close_matches(_norm(name), list(by_norm), n=1, cutoff=0.5)
-    return by_norm[hit[0]] if hit else None
-
-
-def require_column(table: Table, name: str, role: str, flag: str) -> str:
-    """``name`` if the table has it (also matched ignoring case/spaces), else a StudioError.
-
-    Raises:
-        StudioError: lists the available columns and suggests the closest one.
-    """
-    if name in table.columns:
-        return name
-    for c in table.columns:
-        if _norm(c) == _norm(name):
-            return c
-    guess = closest_column(name, table.columns)
-    hint = f" (did you mean '{guess}'?)" if guess else ""
-    raise StudioError(f"Column '{name}' not found in '{Path(table.source).name}'{hint}. Available columns: "
-                      f"{', '.join(table.columns)}",
-                      f"choose the {role} column from that list (CLI: {flag} {guess or 'NAME'})", code="data_column")
-
-
-def _find(columns: list[str], names: list[str], exclude: set[str]) -> str | None:
-    cols = [c for c in columns if c not in exclude]
-    normed = {c: _norm(c) for c in cols}
-    for want in names:  # exact (normalised) names first, in priority order
-        for c in cols:
-            if normed[c] == want:
-                return c
-    for want in names:  # then names that contain a known word: 'review_body', '商品评论'
-        if len(want) < 3 and not re.search(r"[\u4e00-\u9fff]", want):
-            continue
-        for c in cols:
-            if want in normed[c]:
-                return c
-    return None
-
-
-def guess_columns(table: Table) -> dict[str, str]:
-    """Best guesses for each role: text, label, instruction, input, output, messages (absent = no guess).
-
-    The text column falls back to the column with the longest average text, because reviews
-    are the longest thing in a shop export.
-    """
-    cols = table.columns
-    out: dict[str, str] = {}
-    for role, names in (("messages", CHAT_NAMES), ("instruction", INSTRUCTION_NAMES), ("output", OUTPUT_NAMES)):
-        hit = _find(cols, names, set(out.values()))
-        if hit:
-            out[role] = hit
-    if "instruction" in out or "output" in out:
-        hit = _find(cols, INPUT_NAMES, set(out.values()))
-        if hit:
-            out["input"] = hit
-    used = {out.get("messages", "")}
-    text = _find(cols, TEXT_NAMES, used)
-    if text is None:
-        lengths = {c: sum(len(cell_str(r.get(c))) for r in table.rows[:200]) for c in cols if c not in used}
-        numeric = {c for c in lengths if all(re.fullmatch(r"-?\d+(\.\d+)?", cell_str(r.get(c)).strip() or "0")
-                                              for r in table.rows[:200])}
-        candidates = {c: n for c, n in lengths.items() if c not in numeric and n > 0}
-        text = max(candidates, key=candidates.__getitem__) if candidates else None
-    if text:
-        out["text"] = text
-    label = _find(cols, LABEL_NAMES, {text or ""} | used)
-    if label:
-        out["label"] = label
-    return out
-
-
-def guess_task(table: Table, columns: dict[str, str] | None = None) -> str:
-    """chat if there is a messages column, instruction if there are output + instruction/input, else sentiment."""
-    g = columns if columns is not None else guess_columns(table)
-    if "messages" in g:
-        return "chat"
-    if "output" in g and ("instruction" in g or "input" in g) and "label" not in g:
-        return "instruction"
-    return "sentiment"
 
 
 def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
@@ -184,7 +86,7 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
             if len(sources) > 1:  # one-to-one renames show in the printed label map already
                 notes.append(f"label {' / '.join(repr(s) for s in sources)} -> '{target}'")
         check_spellings(mapping, counts, label_col)
-    targets = sorted(set(mapping.values()), key=lambda t: -sum(n for v, n in counts.items() if mapping[v] == t))
+    targets = label_order(mapping, counts, user_map)
     instr = instruction or default_instruction(targets, lang)
     rows, skipped = [], {"empty text": [], "missing label": []}
     for n, (text, label) in enumerate(zip(texts, labels), 1):
@@ -241,6 +143,8 @@ def convert_instruction(table: Table, instruction_column: str | None = None, inp
 
 def _messages(value: Any, n: int) -> list[dict[str, str]]:
     """One row's conversation as [{'role', 'content'}] from OpenAI or ShareGPT shape (or their JSON text)."""
+    if value is None:
+        return []
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else []
@@ -275,9 +179,12 @@ def convert_chat(table: Table, messages_column: str | None = None) -> Conversion
         raise StudioError(f"No conversation column in '{Path(table.source).name}'. Available columns: "
                           f"{', '.join(table.columns)}", "use a 'messages' (OpenAI) or 'conversations' (ShareGPT) "
                           "column, or name it (CLI: --messages-column)", code="data_column")
+    # files that mix OpenAI and ShareGPT rows have both columns, each filled in some rows
+    others = [c for c in table.columns if c != col and _norm(c) in CHAT_NAMES]
     rows, skipped = [], {"no assistant reply": []}
     for n, r in enumerate(table.rows, 1):
-        msgs = _messages(r.get(col), n)
+        value = next((r.get(c) for c in [col, *others] if r.get(c) not in (None, "")), None)
+        msgs = _messages(value, n)
         system = next((m["content"] for m in msgs if m["role"] == "system"), "")
         history: list[list[str]] = []
         pending: str | None = None
@@ -359,3 +266,32 @@ def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
     data[name] = {"file_name": file_name, "formatting": "alpaca", "columns": columns}
     atomic_write_text(info, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return info
+
+
+def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, encoding: str = "auto",
+                 max_mb: float | None = None, sheet: str | None = None, dataset_name: str | None = None,
+                 dataset_dir: str | Path | None = None, cutoff_len: int = 256, val_size: float = 0.0,
+                 tokenizer: Any = None, **options: Any) -> tuple[Table, ConversionResult, dict[str, Any], Path]:
+    """Read -> convert -> report -> write JSONL -> register: the whole 'Data' step for the CLI and the UI.
+
+    Nothing is written unless reading and converting succeed. Returns (table, result, report,
+    dataset_info path); ``options`` are the converter's (text_column, label_map, ...).
+
+    Raises:
+        StudioError: from reading or converting, or an output path that is not a new .jsonl.
+    """
+    from .readers import DEFAULT_MAX_MB, read_table
+    from .report import validation_report
+    src, out = Path(src), Path(out)
+    if out.suffix.lower() != ".jsonl":
+        raise StudioError(f"Output '{out.name}' must end in .jsonl", f"use --out {out.with_suffix('.jsonl')}",
+                          code="data_out")
+    if out.resolve() == src.resolve():
+        raise StudioError("The output file is the input file", "choose another --out path", code="data_out")
+    table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
+    result = convert_table(table, task, **options)
+    report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
+    write_jsonl(result.rows, out)
+    info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
+                            result.rows)
+    return table, result, report, info

@@ -35,7 +35,8 @@ def _read_alpaca_file(path: Path) -> list[dict[str, Any]]:
         if not isinstance(r, dict):
             raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row needs instruction/input/output")
         out.append({"instruction": str(r.get("instruction") or ""), "input": str(r.get("input") or ""),
-                    "output": str(r.get("output") or ""), **({"system": r["system"]} if r.get("system") else {})})
+                    "output": str(r.get("output") or ""), **({"system": r["system"]} if r.get("system") else {}),
+                    **({"history": r["history"]} if r.get("history") else {})})
     return out
 
 
@@ -65,7 +66,12 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
             p = Path(dataset_dir) / entry["file_name"]
             if not p.is_file():
                 raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
-        rows.extend(_read_alpaca_file(p))
+        if p.suffix.lower() in (".json", ".jsonl"):
+            rows.extend(_read_alpaca_file(p))
+        else:  # a spreadsheet that already has instruction/input/output columns
+            from .convert import convert_instruction
+            from .readers import read_table
+            rows.extend(convert_instruction(read_table(p, max_mb=0)).rows)
     if not rows:
         raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
     return rows

@@ -121,7 +121,9 @@ def check_spellings(label_map: dict[str, str], counts: Counter[str], column: str
     per_target = Counter()
     for raw, n in counts.items():
         per_target[label_map[raw]] += n
-    shown = "; ".join(" / ".join(f"'{s}' ({per_target[s]} row{'s' if per_target[s] != 1 else ''})" for s in g) for g in list(mixed.values())[:5])
+    def rows(s: str) -> str:
+        return f"'{s}' ({per_target[s]} row{'s' if per_target[s] != 1 else ''})"
+    shown = "; ".join(" / ".join(rows(s) for s in g) for g in list(mixed.values())[:5])
     fix_map = format_label_map({raw.strip(): label_map[raw].casefold() for raw in sorted(label_map)
                                 if label_map[raw].casefold() in mixed})
     raise StudioError(f"Label column '{column}' spells the same label differently: {shown}",
@@ -133,6 +135,22 @@ def _labels_text(labels: list[str], language: str) -> str:
     if language == "zh":
         return "、".join(labels[:-1]) + "或" + labels[-1] if len(labels) > 1 else labels[0]
     return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
+
+
+def label_order(mapping: dict[str, str], counts: Counter[str], user_map: dict[str, str] | None = None) -> list[str]:
+    """The answers in a stable order for the instruction: positive/negative/neutral for sentiment,
+    else the user's label-map order, else most frequent first (ties alphabetical)."""
+    targets = set(mapping.values())
+    for words in LABEL_WORDS.values():
+        canonical = [w for w in words.values() if w in targets]
+        if len(canonical) == len(targets):
+            return canonical
+    if user_map:
+        return [t for t in dict.fromkeys(user_map.values()) if t in targets]
+    total = Counter()
+    for raw, n in counts.items():
+        total[mapping[raw]] += n
+    return sorted(targets, key=lambda t: (-total[t], t))
 
 
 def default_instruction(labels: list[str], language: str) -> str:

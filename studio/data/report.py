@@ -8,12 +8,14 @@ useless. ``column_stats`` describes the raw columns for the preview table.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Any, Iterable
 
 from .labels import label_key
 from .readers import Table, cell_str
 
+_WIDE = re.compile("[\u2e80-\U0010ffff]")  # CJK and beyond: about one token per character
 CHARS_PER_TOKEN = 4  # Latin text, for the estimate without a tokenizer; CJK counts 1 token per character
 ESTIMATE_NOTE = ("estimated without a tokenizer: 1 token per 4 Latin characters, 1 per Chinese/Japanese/Korean "
                  "character; real counts differ by model")
@@ -21,7 +23,7 @@ ESTIMATE_NOTE = ("estimated without a tokenizer: 1 token per 4 Latin characters,
 
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free length estimate (see ESTIMATE_NOTE): good enough to spot rows far over the cutoff."""
-    wide = sum(1 for c in text if ord(c) > 0x2E7F)
+    wide = len(_WIDE.findall(text))
     return wide + math.ceil((len(text) - wide) / CHARS_PER_TOKEN)
 
 
@@ -43,9 +45,9 @@ def _looks_like_labels(outputs: list[str]) -> bool:
     filled = [o.strip() for o in outputs if o.strip()]
     if not filled:
         return False
-    distinct = set(filled)
-    return len(distinct) <= 20 and len(distinct) <= max(2, len(filled) // 2) and \
-        sum(map(len, filled)) / len(filled) <= 40
+    k = len(set(filled))
+    few = k <= 20 and k <= max(3, len(filled) // 2) and k < len(filled)  # some answers repeat
+    return few and sum(map(len, filled)) / len(filled) <= 40
 
 
 def _lengths(rows: list[dict[str, Any]], tokenizer: Any, cutoff_len: int, template: str) -> tuple[list[int], str]:
@@ -70,121 +72,135 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_len: int = 256, *,
-                      template: str = "default", val_size: float = 0.0, seed: int = 42) -> dict[str, Any]:
-    """Counts of every data problem, each with a suggested fix, plus lengths, labels and split sizes.
+def _count(n: int, noun: str, verb_one: str, verb_many: str) -> str:
+    return f"{_plural(n, noun)} {verb_one if n == 1 else verb_many}"
 
-    ``examples`` in each problem are 1-based row numbers. Lengths use ``tokenizer`` (exactly as
-    training encodes the row) when given, else ``estimate_tokens`` ("unit": "estimated tokens").
-    """
-    data = [_as_row(r) for r in rows]
-    n = len(data)
-    problems: list[dict[str, Any]] = []
-    report: dict[str, Any] = {"rows": n, "problems": problems, "cutoff_len": cutoff_len}
-    if not n:
-        problems.append(_problem("no_rows", "error", 0, "The dataset has no rows",
-                                 "convert a file with data rows ('python -m studio convert')"))
-        report.update(ok=False, split={"train": 0, "val": 0}, lengths={}, labels={"classification": False})
-        return report
 
-    instr_counts = Counter(r["instruction"] for r in data)
-    shared_instr, shared_n = instr_counts.most_common(1)[0]
-    shared = shared_instr if shared_n >= 0.9 * n else None  # one fixed instruction: the input is the text
+def _text_problems(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with nothing to read and rows with no answer."""
+    problems = []
+    shared_instr, shared_n = Counter(r["instruction"] for r in data).most_common(1)[0]
+    shared = shared_instr if shared_n >= 0.9 * len(data) else None  # one fixed instruction: the input is the text
     empty_text = [i for i, r in enumerate(data, 1)
                   if not (r["instruction"] + r["input"]).strip() or (shared is not None and not r["input"].strip()
                                                                       and r["instruction"] == shared)]
     if empty_text:
         problems.append(_problem("empty_text", "warning", len(empty_text),
-                                 f"{_plural(len(empty_text), 'row')} have no text to read",
+                                 _count(len(empty_text), "row", "has no text to read", "have no text to read"),
                                  "fill in the text or delete those rows", empty_text))
     missing = [i for i, r in enumerate(data, 1) if not r["output"].strip()]
     if missing:
         problems.append(_problem("missing_label", "warning", len(missing),
-                                 f"{_plural(len(missing), 'row')} have an empty answer (output/label)",
+                                 _count(len(missing), "row", "has an empty answer (output/label)",
+                                        "have an empty answer (output/label)"),
                                  "fill in the label or delete those rows; they teach the model to answer nothing",
                                  missing))
+    return problems
 
-    seen: dict[tuple[str, str, str], int] = {}
+
+def _duplicate_problems(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Exact repeats, and the same text given different answers."""
+    problems = []
+    seen: set[tuple[str, str, str]] = set()
     dups = []
     answers: dict[tuple[str, str], set[str]] = {}
+    first: dict[tuple[str, str], int] = {}
     for i, r in enumerate(data, 1):
         key = (r["instruction"].strip(), r["input"].strip(), r["output"].strip())
         if key in seen:
             dups.append(i)
-        else:
-            seen[key] = i
+        seen.add(key)
         if (key[0] or key[1]) and key[2]:
             answers.setdefault(key[:2], set()).add(key[2])
+            first.setdefault(key[:2], i)
     if dups:
         problems.append(_problem("duplicates", "warning", len(dups),
-                                 f"{_plural(len(dups), 'row')} repeat an earlier row exactly",
+                                 _count(len(dups), "row", "repeats an earlier row exactly",
+                                        "repeat an earlier row exactly"),
                                  "remove the duplicates: they count those examples several times and can leak "
                                  "into the validation split", dups))
     conflicts = [k for k, v in answers.items() if len(v) > 1]
     if conflicts:
-        first = {k: i for i, k in reversed(list(enumerate(((r["instruction"].strip(), r["input"].strip())
-                                                             for r in data), 1)))}
         problems.append(_problem("conflicting_labels", "warning", len(conflicts),
-                                 f"{_plural(len(conflicts), 'text')} appear with different answers",
+                                 _count(len(conflicts), "text", "appears with different answers",
+                                        "appear with different answers"),
                                  "check those rows and keep the right answer", sorted(first[k] for k in conflicts)))
+    return problems
 
+
+def _length_section(data: list[dict[str, Any]], tokenizer: Any, cutoff_len: int,
+                    template: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Length statistics and the rows that the cutoff will truncate."""
+    problems = []
     try:
         lengths, unit = _lengths(data, tokenizer, cutoff_len, template)
-    except Exception as exc:  # a broken tokenizer must not hide the other findings
+    except Exception as exc:  # a broken tokenizer or template must not hide the other findings
         lengths, unit = [estimate_tokens(r["instruction"] + r["input"] + r["output"]) for r in data], \
             "estimated tokens"
         problems.append(_problem("tokenizer_failed", "info", 0, f"Tokenizer failed ({type(exc).__name__}); "
-                                 "lengths are estimated", "check the model's tokenizer"))
+                                 "lengths are estimated", "check the model's tokenizer and the template"))
+    n = len(lengths)
     ordered = sorted(lengths)
     p95 = ordered[min(n - 1, int(math.ceil(0.95 * n)) - 1)]
     over = [i for i, length in enumerate(lengths, 1) if length > cutoff_len]
-    report["lengths"] = {"unit": unit, "max": ordered[-1], "mean": round(sum(lengths) / n, 1), "p95": p95,
-                         "over_cutoff": len(over), **({"note": ESTIMATE_NOTE} if unit != "tokens" else {})}
+    section = {"unit": unit, "max": ordered[-1], "mean": round(sum(lengths) / n, 1), "p95": p95,
+               "over_cutoff": len(over), **({"note": ESTIMATE_NOTE} if unit != "tokens" else {})}
     if over:
         problems.append(_problem("too_long", "warning", len(over),
-                                 f"{_plural(len(over), 'row')} are longer than cutoff_len={cutoff_len} {unit} "
-                                 "and will be truncated",
+                                 _count(len(over), "row", "is", "are") + f" longer than cutoff_len={cutoff_len} "
+                                 f"{unit} and will be truncated",
                                  f"raise cutoff_len to {ordered[-1]} (covers all rows; {p95} covers 95%), or "
                                  "shorten those texts", over))
+    return section, problems
 
+
+def _label_section(data: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """For classification data: label counts, spellings of one label, a single label, imbalance."""
     outputs = [r["output"] for r in data]
     labels: dict[str, Any] = {"classification": _looks_like_labels(outputs)}
-    if labels["classification"]:
-        counts = Counter(o for o in outputs if o.strip())
-        labels["counts"] = dict(counts.most_common())
-        spellings: dict[str, Counter[str]] = {}
-        for value, c in counts.items():
-            spellings.setdefault(label_key(value), Counter())[value] = c
-        mixed = {k: v for k, v in spellings.items() if len(v) > 1}
-        if mixed:
-            shown = "; ".join(" / ".join(f"'{s}' ({c})" for s, c in v.most_common()) for v in mixed.values())
-            fix_map = ",".join(f"{s.strip()}={v.most_common(1)[0][0].strip()}" for v in mixed.values() for s in v)
-            problems.append(_problem("mixed_spellings", "warning", sum(len(v) - 1 for v in mixed.values()),
-                                     f"The same label is spelled differently: {shown}",
-                                     f"convert again with a label map that merges them, e.g. --label-map "
-                                     f"'{fix_map}'", [i for i, o in enumerate(outputs, 1)
-                                                      if o in {s for v in mixed.values() for s in v}]))
-        merged = Counter({k: sum(v.values()) for k, v in spellings.items()})
-        big, small = merged.most_common()[0], merged.most_common()[-1]
-        labels["imbalance_ratio"] = round(big[1] / small[1], 2)
-        if len(merged) == 1:
-            problems.append(_problem("single_label", "error", n - len(missing),
-                                     f"Every row has the same answer '{counts.most_common(1)[0][0]}'",
-                                     "add rows with the other labels; a model trained on one answer learns "
-                                     "nothing else"))
-        elif big[1] >= 3 * small[1]:
-            problems.append(_problem("imbalance", "warning", small[1],
-                                     f"Labels are imbalanced: '{big[0]}' has {big[1]} rows, '{small[0]}' only "
-                                     f"{small[1]} ({labels['imbalance_ratio']}:1)",
-                                     f"add more '{small[0]}' examples or drop some '{big[0]}' ones; otherwise the "
-                                     f"model can score well by always answering '{big[0]}'"))
+    problems: list[dict[str, Any]] = []
+    if not labels["classification"]:
+        return labels, problems
+    counts = Counter(o for o in outputs if o.strip())
+    labels["counts"] = dict(counts.most_common())
+    spellings: dict[str, Counter[str]] = {}
+    for value, c in counts.items():
+        spellings.setdefault(label_key(value), Counter())[value] = c
+    mixed = {k: v for k, v in spellings.items() if len(v) > 1}
+    if mixed:
+        rare = {s for v in mixed.values() for s, _ in v.most_common()[1:]}  # the odd spellings, to fix
+        shown = "; ".join(" / ".join(f"'{s}' ({c})" for s, c in v.most_common()) for v in mixed.values())
+        fix_map = ",".join(f"{s.strip()}={v.most_common(1)[0][0].strip()}" for v in mixed.values() for s in v)
+        problems.append(_problem("mixed_spellings", "warning", sum(len(v) - 1 for v in mixed.values()),
+                                 f"The same label is spelled differently: {shown}",
+                                 f"convert again with a label map that merges them, e.g. --label-map "
+                                 f"'{fix_map}'", [i for i, o in enumerate(outputs, 1) if o in rare]))
+    merged = Counter({k: sum(v.values()) for k, v in spellings.items()})
+    (big, n_big), (small, n_small) = merged.most_common()[0], merged.most_common()[-1]
+    labels["imbalance_ratio"] = round(n_big / n_small, 2)
+    if len(merged) == 1:
+        problems.append(_problem("single_label", "error", sum(counts.values()),
+                                 f"Every row has the same answer '{counts.most_common(1)[0][0]}'",
+                                 "add rows with the other labels; a model trained on one answer learns "
+                                 "nothing else"))
+    elif n_big >= 3 * n_small:
+        problems.append(_problem("imbalance", "warning", n_small,
+                                 f"Labels are imbalanced: '{big}' has {n_big} rows, '{small}' only "
+                                 f"{n_small} ({labels['imbalance_ratio']}:1)",
+                                 f"add more '{small}' examples or drop some '{big}' ones; otherwise the "
+                                 f"model can score well by always answering '{big}'"))
+    return labels, problems
 
-    train_n, val_n = n, 0
-    if val_size and n >= 2:
+
+def _split_section(data: list[dict[str, Any]], val_size: float,
+                   seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Train/validation sizes exactly as training will split (same function, same seed)."""
+    problems = []
+    train_n, val_n = len(data), 0
+    if val_size and len(data) >= 2:
         from .dataset import split_rows
         train, val = split_rows(data, val_size, seed)
         train_n, val_n = len(train), len(val)
-    report["split"] = {"train": train_n, "val": val_n, "val_size": val_size}
     if val_size and 0 < val_n < 10:
         problems.append(_problem("small_validation", "info", val_n,
                                  f"The validation split has only {_plural(val_n, 'row')}",
@@ -192,8 +208,34 @@ def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_
     if train_n < 20:
         problems.append(_problem("few_rows", "info", train_n, f"Only {_plural(train_n, 'training row')}",
                                  "a few hundred examples per label give much more reliable results"))
-    report["labels"] = labels
-    report["ok"] = not any(p["severity"] == "error" for p in problems)
+    return {"train": train_n, "val": val_n, "val_size": val_size}, problems
+
+
+def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_len: int = 256, *,
+                      template: str = "default", val_size: float = 0.0, seed: int = 42) -> dict[str, Any]:
+    """Counts of every data problem, each with a suggested fix, plus lengths, labels and split sizes.
+
+    Returns {"rows", "ok" (no error-level problem), "problems": [{"code", "severity"
+    (error|warning|info), "count", "message", "fix", "examples" (1-based row numbers, up to 10)}],
+    "lengths", "labels", "split", "cutoff_len"}. Lengths use ``tokenizer`` (exactly as training
+    encodes the row) when given, else ``estimate_tokens`` ("unit": "estimated tokens").
+    """
+    data = [_as_row(r) for r in rows]
+    report: dict[str, Any] = {"rows": len(data), "cutoff_len": cutoff_len}
+    if not data:
+        report.update(ok=False, split={"train": 0, "val": 0, "val_size": val_size}, lengths={},
+                      labels={"classification": False},
+                      problems=[_problem("no_rows", "error", 0, "The dataset has no rows",
+                                         "convert a file with data rows ('python -m studio convert')")])
+        return report
+    problems = _text_problems(data) + _duplicate_problems(data)
+    report["lengths"], found = _length_section(data, tokenizer, cutoff_len, template)
+    problems += found
+    report["labels"], found = _label_section(data)
+    problems += found
+    report["split"], found = _split_section(data, val_size, seed)
+    report["problems"] = problems + found
+    report["ok"] = not any(p["severity"] == "error" for p in report["problems"])
     return report
 
 
@@ -239,7 +281,8 @@ def column_stats(table: Table | list[dict[str, Any]], tokenizer: Any = None) -> 
                                 "distinct": len(distinct), "unit": unit,
                                 "min_len": min(sizes, default=0), "max_len": max(sizes, default=0),
                                 "mean_len": round(sum(sizes) / len(sizes), 1) if sizes else 0.0}
-        if filled and len(distinct) <= 20 and len(distinct) <= max(2, len(filled) // 2):
+        if filled and len(distinct) <= 20 and len(distinct) <= max(3, len(filled) // 2) and \
+                len(distinct) < len(filled):
             stat["counts"] = dict(distinct.most_common())
         out.append(stat)
     return out

@@ -163,9 +163,9 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         return ctx.runner.snapshot()
 
     timer.tick(tick, seen, outputs, api_name="poll", show_progress="hidden", concurrency_limit=None)
-    start.click(on_start, list(form.values()), snap, api_name="start").then(tick, None, outputs, show_api=False)
-    abort.click(on_abort, None, None, api_name="abort").then(tick, None, outputs, show_api=False)
-    resume.click(on_resume, pick, snap, api_name="resume").then(tick, None, outputs, show_api=False)
-    refresh.click(lambda: tick(None), None, outputs, show_api=False)
+    start.click(on_start, list(form.values()), snap, api_name="start").then(lambda: tick(None), None, outputs, api_visibility="private")
+    abort.click(on_abort, None, None, api_name="abort").then(lambda: tick(None), None, outputs, api_visibility="private")
+    resume.click(on_resume, pick, snap, api_name="resume").then(lambda: tick(None), None, outputs, api_visibility="private")
+    refresh.click(lambda: tick(None), None, outputs, api_visibility="private")
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
             "timer": timer, "outputs": outputs, "tick": tick}

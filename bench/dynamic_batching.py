@@ -1,0 +1,126 @@
+"""Dynamic (token-budget) batches vs fixed padded batches: python bench/dynamic_batching.py [--quick]
+
+Reviews are mostly short with a long tail. Fixed batches of B rows pad every row to the
+longest one in its batch; studio's dynamic batching (``dynamic_batching: true``) groups
+rows of similar length and fills each batch up to ``max_tokens_per_batch`` = B x the mean
+row length. Both arms are studio's own ``run_training`` on the same rows for the same
+number of epochs; the metric is real (non-pad) tokens per second of the training loop.
+
+Each run is a fresh subprocess, arms alternate (ABBA), medians are reported. Tokens are
+counted from what the collator actually produced (real = attention_mask sum, padded =
+the tensor size), so the padding fraction is measured, not estimated.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, print_machine, review_rows,
+                          run_child, table, write_jsonl)
+
+DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
+FULL = {"rows": 480, "epochs": 1, "repeats": 3}
+QUICK = {"rows": 96, "epochs": 1, "repeats": 1}
+TRAIN = {"batch": 8, "lr": 2e-3, "seed": 42, "logging_steps": 10, "cutoff_len": 512}
+
+
+def arm(spec: dict[str, Any]) -> dict[str, Any]:
+    """One studio run (child process); the collator is wrapped to count real and padded tokens."""
+    from studio.config import RunConfig
+    from studio.engine import batching, run_training
+    counts = {"real": 0, "padded": 0, "batches": 0}
+    real_call = batching.PadCollator.__call__
+
+    def counting(self: Any, features: list[dict[str, Any]]) -> dict[str, Any]:
+        out = real_call(self, features)
+        counts["real"] += int(out["attention_mask"].sum())
+        counts["padded"] += out["input_ids"].numel()
+        counts["batches"] += 1
+        return out
+
+    batching.PadCollator.__call__ = counting  # type: ignore[method-assign]
+    timer = TrainTimer()
+    extra = {"dynamic_batching": True, "max_tokens_per_batch": spec["budget"]} if spec["dynamic"] else {}
+    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
+                    finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
+                    learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
+                    logging_steps=spec["logging_steps"], save_steps=10**6, seed=spec["seed"], precision="fp32",
+                    plot_loss=False, **extra)
+    summary = run_training(cfg)
+    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
+            **counts}
+
+
+def row_lengths(spec: dict[str, Any]) -> list[int]:
+    from studio.config import RunConfig
+    from studio.data.dataset import load_rows
+    from studio.engine.run import prepare_data
+    from studio.models import load_tokenizer
+    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
+                    seed=spec["seed"])
+    train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
+    return [len(f["input_ids"]) for f in train]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat on 96 rows (< 2 min on 2 cores)")
+    ap.add_argument("--repeats", type=int, help="runs per arm (default 3, quick 1)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        emit_result(arm(json.loads(a.spec)))
+        return 0
+    size = QUICK if a.quick else FULL
+    repeats = a.repeats or size["repeats"]
+    print_machine()
+    print(f"torch threads per run: {a.threads}")
+    with tempfile.TemporaryDirectory(prefix="bench_dynbatch_") as tmp:
+        root = Path(tmp)
+        rows, source = review_rows(size["rows"], seed=2)
+        data = write_jsonl(root / "reviews.jsonl", rows)
+        model_dir = build_model(root / "model", rows, DIMS)
+        spec = {"model_dir": str(model_dir), "data": str(data), "epochs": size["epochs"], **TRAIN}
+        lengths = sorted(row_lengths(spec))
+        mean = statistics.mean(lengths)
+        spec["budget"] = int(round(TRAIN["batch"] * mean))
+        q = lambda p: lengths[min(len(lengths) - 1, int(p * len(lengths)))]  # noqa: E731
+        print(f"data: {len(lengths)} rows from {source}; tokens per row: median {q(0.5)}, mean {mean:.0f}, "
+              f"p90 {q(0.9)}, p99 {q(0.99)}, max {lengths[-1]}")
+        print(f"fixed: {TRAIN['batch']} rows per batch; dynamic: max_tokens_per_batch = {TRAIN['batch']} x "
+              f"{mean:.0f} = {spec['budget']}; {size['epochs']} epoch(s) each")
+        results: dict[str, list[dict[str, Any]]] = {"fixed": [], "dynamic": []}
+        for i, name in enumerate(interleaved(["fixed", "dynamic"], repeats)):
+            r = run_child(Path(__file__), name, {**spec, "dynamic": name == "dynamic",
+                                                 "out": str(root / f"run{i}-{name}")}, threads=a.threads)
+            r["tok_s"], r["cpu_tok_s"] = r["real"] / r["train_s"], r["real"] / r["cpu_s"]
+            results[name].append(r)
+            print(f"  run {i + 1}: {name:7s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
+                  f"{r['tok_s']:9.1f} real tok/s  {r['batches']} batches", flush=True)
+    real = {r["real"] for rs in results.values() for r in rs}
+    if len(real) != 1:
+        raise SystemExit(f"arms trained on different token counts {real}: not comparable")
+    med = {k: median([r["tok_s"] for r in rs]) for k, rs in results.items()}
+    cpu_med = {k: median([r["cpu_tok_s"] for r in rs]) for k, rs in results.items()}
+    out = [[k, len(rs), rs[0]["batches"], rs[0]["real"], rs[0]["padded"], 1 - rs[0]["real"] / rs[0]["padded"],
+            median([r["train_s"] for r in rs]), med[k], cpu_med[k], rs[-1]["final_loss"]] for k, rs in results.items()]
+    print()
+    print(table(["batching", "runs", "batches", "real tokens", "padded tokens", "padding fraction", "median wall s",
+                 "median real tok/s", "median real tok/CPU-s", "final loss"], out))
+    print(f"cpu ratio: {cpu_med['dynamic'] / cpu_med['fixed']:.3f}  (same, per CPU-second: steadier on a busy machine)")
+    print(f"ratio: {med['dynamic'] / med['fixed']:.3f}  (dynamic / fixed median real tokens/s, wall clock; "
+          f"goal >= 1.3)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

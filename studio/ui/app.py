@@ -1,0 +1,150 @@
+"""The web studio: assembles the tabs over one AppContext and launches it safely.
+
+``python launch.py`` and ``python -m studio webui`` both come here. Exposure rules: loopback by
+default; a public share link or a non-loopback host needs a password (Gradio's login) unless the
+person explicitly passes --no-auth. Typed paths stay inside the workspace and --data-root, and
+Gradio serves no folder beyond its own upload cache (allowed_paths is empty).
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import StudioError
+
+log = logging.getLogger("studio.ui")
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
+    p.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    p.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
+    p.add_argument("--auth", metavar="USER:PASS", help="require this login")
+    p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS per line)")
+    p.add_argument("--no-auth", action="store_true", help="allow --share / a network host without a login")
+    p.add_argument("--lang", choices=["en", "zh"], default=None, help="default UI language (default: the browser's)")
+    p.add_argument("--max-upload-mb", type=float, default=50.0, help="largest accepted upload in MB (default 50)")
+    p.add_argument("--data-root", action="append", default=[], metavar="DIR",
+                   help="an extra folder the studio may read data/models from (repeatable)")
+    p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
+    """Logins from --auth / --auth-file, after the exposure check.
+
+    Raises:
+        StudioError: conflicting flags, a malformed login, a missing auth file, or an exposed
+            server without a login and without --no-auth.
+    """
+    pairs: list[str] = []
+    if args.auth:
+        pairs.append(args.auth)
+    if args.auth_file:
+        path = Path(args.auth_file)
+        if not path.is_file():
+            raise StudioError(f"Auth file '{path}' does not exist", "create it with one USER:PASS per line",
+                              code="auth")
+        pairs += [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()
+                  if ln.strip() and not ln.strip().startswith("#")]
+    logins = []
+    for pair in pairs:
+        user, sep, password = pair.partition(":")
+        if not sep or not user.strip() or not password:
+            raise StudioError("A login must look like USER:PASS", "write it as --auth alice:secret (or one USER:PASS "
+                              "per line in the auth file)", code="auth")
+        logins.append((user.strip(), password))
+    if (args.auth or args.auth_file) and not logins:
+        raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
+    if logins and args.no_auth:
+        raise StudioError("--no-auth contradicts --auth/--auth-file", "pass one or the other", code="auth")
+    exposed = args.share or not is_loopback(args.host)
+    if exposed and not logins and not args.no_auth:
+        where = "a public --share link" if args.share else f"--host {args.host} (reachable from other machines)"
+        raise StudioError(f"Refusing to start without a password on {where}",
+                          "add --auth USER:PASS or --auth-file FILE; or pass --no-auth if everyone who can reach it "
+                          "may use this machine's GPU, files and models",
+                          why="Anyone who can open the page could train, read the workspace and run models",
+                          code="auth")
+    return logins or None
+
+
+def build_app(ctx: Any) -> Any:
+    """The gr.Blocks with every tab; nothing is launched."""
+    import gradio as gr
+    from .data_tab import build_data_tab
+    from .i18n import make_i18n
+    from .settings_tab import build_settings_tab
+    from .train_tab import build_train_tab
+    T = make_i18n()
+    with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
+        gr.Markdown(T("app.title"))
+        gr.Markdown(T("app.intro"))
+        with gr.Tabs():
+            with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
+                data = build_data_tab(ctx, T)
+            with gr.Tab(T("tab.settings"), id="settings", elem_id="tab-settings"):
+                settings = build_settings_tab(ctx, T)
+            with gr.Tab(T("tab.train"), id="train", elem_id="tab-train"):
+                train = build_train_tab(ctx, T, settings["form"])
+            with gr.Tab(T("tab.evaluate"), id="evaluate", elem_id="tab-evaluate") as eval_tab:
+                try:
+                    from .evaluate_tab import build_evaluate_tab
+                except ImportError:
+                    gr.Markdown(T("eval.placeholder"))
+                else:
+                    evaluate = build_evaluate_tab(ctx)
+                    if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
+                        eval_tab.select(evaluate["refresh_runs"], evaluate["run"], evaluate["run"],
+                                        api_visibility="private")
+        form = settings["form"]
+        data["dataset"].change(lambda p: (p, str(ctx.data_root)) if p else (gr.skip(), gr.skip()),
+                               data["dataset"], [form["dataset"], form["dataset_dir"]], api_visibility="private")
+        comps = list(form.values())
+        app.load(settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
+                 api_visibility="private")
+        app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
+    app.studio_ctx = ctx  # type: ignore[attr-defined]
+    app.studio_i18n = T  # type: ignore[attr-defined]
+    return app
+
+
+def launch_kwargs(args: argparse.Namespace, ctx: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
+    from .i18n import force_lang_head
+    return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
+                auth_message="Fine-Tune Studio: please log in." if auth else None,
+                i18n=getattr(ctx, "_i18n", None), head=force_lang_head(args.lang) if args.lang else None,
+                allowed_paths=[], max_file_size=f"{int(args.max_upload_mb)}mb", show_error=True, ssr_mode=False,
+                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False, quiet=False)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Check exposure, build, serve until interrupted.
+
+    Raises:
+        StudioError: unsafe exposure or bad flags (cli.py / launch.py print it, exit 2).
+    """
+    auth = parse_auth(args)
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from .context import AppContext
+    ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
+                            max_upload_mb=args.max_upload_mb)
+    app = build_app(ctx)
+    ctx._i18n = app.studio_i18n  # type: ignore[attr-defined]
+    app.queue(default_concurrency_limit=4)
+    print(f"Workspace: {ctx.workspace}", flush=True)
+    app.launch(**launch_kwargs(args, ctx, auth))
+    return 0

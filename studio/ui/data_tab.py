@@ -1,0 +1,160 @@
+"""Data tab: upload -> preview and column statistics -> choose columns, task and labels -> convert.
+
+Reading, guessing, converting and checking all live in studio/data (readers, convert, report);
+this module wires widgets to them and writes the result into the workspace's data folder.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..data.convert import TASKS, convert_table, guess_columns, guess_task, register_dataset, write_jsonl
+from ..data.labels import detect_language, format_label_map, suggest_label_map
+from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
+from ..data.report import column_stats, format_report, validation_report
+from ..errors import StudioError
+from .common import ui_errors
+from .context import AppContext
+from .i18n import msg
+from .paths import confine
+
+SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample_reviews.csv"
+ROLES = ("text", "label", "instruction", "input", "output", "messages")
+STATS_HEADERS = ["column", "rows", "empty", "distinct", "unit", "mean length", "max length", "values"]
+
+
+def open_table(path: str | Path, ctx: AppContext) -> Table:
+    return read_table(path, max_mb=ctx.max_upload_mb)
+
+
+def stats_rows(table: Table) -> list[list[Any]]:
+    rows = []
+    for s in column_stats(table):
+        counts = s.get("counts") or {}
+        values = ", ".join(f"{k} ({v})" for k, v in list(counts.items())[:8])
+        rows.append([s["column"], s["rows"], s["empty"], s["distinct"], s["unit"], s["mean_len"], s["max_len"],
+                     values])
+    return rows
+
+
+def label_map_text(table: Table, label_col: str | None, text_col: str | None) -> str:
+    """The suggested label map for the chosen label column, as editable 'value=label' text."""
+    if not label_col or label_col not in table.columns:
+        return ""
+    texts = [cell_str(r.get(text_col)) for r in table.rows[:500]] if text_col in table.columns else []
+    return format_label_map(suggest_label_map(table.values(label_col), detect_language(texts)))
+
+
+def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
+    """Everything shown after a file is picked: summary, preview, stats, guessed task/columns/labels."""
+    table = open_table(path, ctx)
+    headers, rows = preview(table, n=10, max_chars=120)
+    guess = guess_columns(table)
+    info = msg("loaded_file", ctx.lang, rows=len(table), cols=len(table.columns), name=Path(path).name)
+    if table.warnings:
+        info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
+    columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
+    name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
+    return (info, gr.update(value=rows, headers=headers), stats_rows(table), guess_task(table, guess), *columns,
+            label_map_text(table, guess.get("label"), guess.get("text")), name, str(path))
+
+
+def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | None], label_map: str,
+            instruction: str, name: str) -> tuple[str, str]:
+    """Convert the picked file into workspace/data/<name>.jsonl, register it, and report on it.
+
+    Returns (report markdown, dataset path).
+
+    Raises:
+        StudioError: no file, unreadable file, wrong columns or label problems.
+    """
+    if not path:
+        raise StudioError(msg("no_file", "en"), "use the upload box or the sample button", code="data_none")
+    table = open_table(path, ctx)
+    clean = re.sub(r"[^\w.-]+", "_", (name or Path(path).stem)).strip("_.") or "dataset"
+    result = convert_table(table, task, text_column=cols.get("text") or None, label_column=cols.get("label") or None,
+                           label_map=label_map or None, instruction=instruction or None,
+                           instruction_column=cols.get("instruction") or None,
+                           input_column=cols.get("input") or None, output_column=cols.get("output") or None,
+                           messages_column=cols.get("messages") or None)
+    out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
+    register_dataset(ctx.data_root, clean, out, result.rows)
+    report = validation_report(result.rows, cutoff_len=256)
+    lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
+    if result.label_map:
+        lines.append(f"Label map: `{format_label_map(result.label_map)}`")
+    if result.instruction:
+        lines.append(f"Instruction: {result.instruction}")
+    lines += [f"Note: {n}" for n in result.notes]
+    lines += [f"Skipped {len(v)} row(s) with {k}" for k, v in result.skipped.items()]
+    body = "\n\n".join(line for line in lines if line)
+    return f"{body}\n\n```\n{format_report(report)}\n```", str(out)
+
+
+def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
+    """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
+    gr.Markdown(T("data.intro"))
+    src = gr.State(None)
+    with gr.Row():
+        upload = gr.File(label=T("data.upload"), file_types=list(SUPPORTED_SUFFIXES), type="filepath",
+                         elem_id="data-upload", scale=3)
+        with gr.Column(scale=2):
+            sample = gr.Button(T("data.sample"), elem_id="sample-btn")
+            server_path = gr.Textbox(label=T("data.path"), max_lines=1, elem_id="data-path")
+            open_btn = gr.Button(T("data.open"), size="sm")
+    info = gr.Markdown(elem_id="data-info")
+    table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300)
+    stats = gr.Dataframe(headers=STATS_HEADERS, label=T("data.stats"), interactive=False, wrap=True)
+    task = gr.Radio(list(TASKS), value="sentiment", label=T("data.task"), info=T("data.task_info"),
+                    elem_id="data-task")
+    with gr.Row():
+        col = {role: gr.Dropdown(choices=[], value=None, label=T(f"data.col_{role}"), elem_id=f"col-{role}",
+                                 allow_custom_value=False) for role in ROLES}
+    with gr.Row():
+        label_map = gr.Textbox(label=T("data.label_map"), info=T("data.label_map_info"), elem_id="label-map")
+        instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
+        name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
+    convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
+    report = gr.Markdown(elem_id="data-report")
+    dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
+    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src]
+
+    @ui_errors
+    def on_upload(path: str | None) -> tuple[Any, ...]:
+        if not path:
+            return tuple(gr.skip() for _ in loaded)
+        return inspect(path, ctx)
+
+    @ui_errors
+    def on_sample() -> tuple[Any, ...]:
+        return inspect(str(SAMPLE), ctx)
+
+    @ui_errors
+    def on_open(path: str) -> tuple[Any, ...]:
+        return inspect(str(confine(path, ctx.allowed_roots)), ctx)
+
+    def on_label_col(path: str | None, label_col: str | None, text_col: str | None) -> Any:
+        if not path or not label_col:
+            return gr.skip()
+        try:
+            return label_map_text(open_table(path, ctx), label_col, text_col)
+        except StudioError:
+            return gr.skip()
+
+    @ui_errors
+    def on_convert(path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
+        cols = dict(zip(ROLES, rest[:len(ROLES)]))
+        lm, instr, nm = rest[len(ROLES):]
+        return convert(ctx, path, task_v, cols, lm, instr, nm)
+
+    upload.upload(on_upload, upload, loaded, api_name="upload_data")
+    sample.click(on_sample, None, loaded, api_name="sample_data")
+    open_btn.click(on_open, server_path, loaded, api_name="open_data")
+    server_path.submit(on_open, server_path, loaded, api_visibility="private")
+    col["label"].input(on_label_col, [src, col["label"], col["text"]], label_map, api_visibility="private")
+    convert_btn.click(on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+                      api_name="convert")
+    return {"dataset": dataset, "report": report, "upload": upload, "src": src}

@@ -1,0 +1,160 @@
+"""JobRunner: real engine on tiny-demo (integration) and fake children for the failure paths."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from studio.config import RunConfig
+from studio.errors import StudioError
+from studio.jobs import JobRunner, _pid_alive
+from studio.runs import RunDir
+
+
+def tiny_cfg(data: Path, out: Path, **kw: object) -> RunConfig:
+    base = dict(dataset=str(data), output_dir=str(out), finetuning_type="full", cutoff_len=48,
+                per_device_train_batch_size=8, learning_rate=2e-3, max_steps=30, logging_steps=1, save_steps=5,
+                plot_loss=False, max_samples=64)
+    base.update(kw)
+    return RunConfig(**base)  # type: ignore[arg-type]
+
+
+def wait_for(cond, timeout: float = 180, every: float = 0.1):  # type: ignore[no-untyped-def]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+class FakeRunner(JobRunner):
+    """Runs a given python snippet instead of the engine (for exit/kill/escalation paths)."""
+
+    def __init__(self, *a: object, code: str, **kw: object):
+        self.code = code
+        super().__init__(*a, **kw)  # type: ignore[arg-type]
+
+    def command(self, run: RunDir, resume: str | None) -> list[str]:
+        return [sys.executable, "-c", self.code, "studio", str(run.config)]  # argv like the trainer's
+
+
+@pytest.mark.integration
+def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path) -> None:
+    runner = JobRunner(tmp_path / "runs", grace_s=60)
+    cfg = tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "a", max_steps=40)
+    run = runner.start(cfg)
+    wait_for(lambda: runner.snapshot()["step"] >= 2)
+    snap = runner.snapshot()
+    assert snap["busy"] and snap["state"] == "running" and snap["total_steps"] == 40
+    assert snap["loss"] is not None and snap["tokens_per_s"] is not None
+
+    with pytest.raises(StudioError, match="A training run is already going \\('a'\\)"):
+        runner.start(tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "b"))
+    assert not (tmp_path / "runs" / "b" / "config.yaml").exists()
+
+    pid = run.read_status()["pid"]
+    assert runner.abort()
+    assert runner.wait(120) == "aborted"
+    assert not _pid_alive(pid)
+    stopped_at = run.read_status()["step"]
+    assert 2 <= stopped_at < 40
+    last = run.last_checkpoint()
+    assert last is not None and last.name == f"checkpoint-{stopped_at}"
+    assert not run.stop_flag.exists()
+
+    runner.resume(run.path)
+    assert runner.wait(180) == "finished"
+    status = run.read_status()
+    assert status["step"] == 40
+    starts = [e for e in runner.events(run) if e["type"] == "start"]
+    assert [s["step"] for s in starts] == [0, stopped_at] and starts[1]["resumed"]
+    assert run.final_model() is not None
+    past = runner.past_runs()
+    assert past[0]["name"] == "a" and past[0]["state"] == "finished" and past[0]["final_loss"] is not None
+
+
+@pytest.mark.integration
+def test_sigkill_marks_failed_and_checkpoint_still_loads(tmp_path: Path, sample_reviews_jsonl: Path) -> None:
+    runner = JobRunner(tmp_path / "runs")
+    run = runner.start(tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "k", max_steps=500, save_steps=2))
+    wait_for(lambda: run.last_checkpoint() is not None and runner.snapshot()["step"] >= 3)
+    os.kill(run.read_status()["pid"], signal.SIGKILL)
+    assert runner.wait(60) == "failed"
+    reason = run.read_status()["reason"]
+    assert reason.startswith("the training process was killed (SIGKILL, signal 9).")
+    assert "The last checkpoint (checkpoint-" in reason and "press Resume to continue from it" in reason
+    assert runner.events(run)[-1]["type"] == "end" and runner.events(run)[-1]["state"] == "failed"
+    ckpt = run.last_checkpoint()
+    assert ckpt is not None and json.loads((ckpt / "trainer_state.json").read_text())["global_step"] >= 2
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(ckpt)
+    assert sum(p.numel() for p in model.parameters()) > 0
+
+
+def test_second_start_refused_while_running(tmp_path: Path) -> None:
+    runner = FakeRunner(tmp_path / "runs", code="import time; time.sleep(30)", grace_s=0.3, poll_s=0.05)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "one")))
+    with pytest.raises(StudioError) as err:
+        runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "two")))
+    assert err.value.message == ("A training run is already going ('one'). Fix: wait for it to finish, or press "
+                                 "Abort first; one run at a time keeps the card's memory for that run.")
+    assert runner.abort()
+    assert runner.wait(10) == "aborted"
+    assert run.read_status()["reason"].startswith("stopped on request before the first checkpoint.")
+
+
+def test_abort_escalates_to_sigkill_for_a_stuck_child(tmp_path: Path) -> None:
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    runner = FakeRunner(tmp_path / "runs", code=code, grace_s=0.3, poll_s=0.05)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "stuck")))
+    wait_for(lambda: run.read_status().get("pid"))
+    pid = run.read_status()["pid"]
+    time.sleep(0.3)  # let the child install its SIGTERM handler
+    t0 = time.time()
+    runner.abort()
+    assert runner.wait(10) == "aborted"
+    assert time.time() - t0 >= 0.6  # STOP flag, then SIGTERM after grace, then SIGKILL after 2x grace
+    assert not _pid_alive(pid)
+
+
+def test_child_exit_without_end_state_is_failed_with_its_last_words(tmp_path: Path) -> None:
+    runner = FakeRunner(tmp_path / "runs", code="import sys; print('boom: no such thing'); sys.exit(3)", poll_s=0.05)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "crash")))
+    assert runner.wait(20) == "failed"
+    reason = run.read_status()["reason"]
+    assert reason.startswith("the training process exited with code 3 before finishing: boom: no such thing.")
+    assert "No checkpoint was written yet" in reason
+    assert not runner.busy
+
+
+def test_restart_marks_orphaned_run_interrupted(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "runs" / "orphan").ensure()
+    RunConfig(dataset="x.jsonl", output_dir=str(run.path)).save(run.config)
+    run.write_status("running", pid=2 ** 22 + 12345, step=7)  # no such pid
+    runner = JobRunner(tmp_path / "runs")
+    status = run.read_status()
+    assert status["state"] == "failed"
+    assert status["reason"].startswith("interrupted: the training process is gone")
+    assert runner.current == run and not runner.busy
+    assert runner.snapshot()["state"] == "failed"
+
+
+def test_reload_reattaches_to_a_live_run(tmp_path: Path) -> None:
+    """A second runner (a restarted server) adopts a run whose trainer still lives."""
+    runner = FakeRunner(tmp_path / "runs", code="import time; time.sleep(30)", poll_s=0.05, grace_s=0.2)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "live")))
+    wait_for(lambda: run.read_status().get("pid"))
+    second = JobRunner(tmp_path / "runs", poll_s=0.05, grace_s=0.2)
+    assert second.busy and second.current == run and second.snapshot()["state"] == "starting"
+    with pytest.raises(StudioError, match="already going"):
+        second.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "other")))
+    runner.abort()
+    assert runner.wait(10) == "aborted"
+    assert second.wait(10) in ("aborted", "failed")

@@ -1,0 +1,165 @@
+"""Safe exposure: refusing unsafe launches, login enforcement, confined paths, Chinese labels."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from studio.errors import StudioError
+from studio.ui import app
+from studio.ui.i18n import translations
+from studio.ui.paths import confine
+
+ROOT = Path(__file__).resolve().parents[1]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+MARK = re.compile(r'__i18n__\{"__type__": "translation_metadata", "key": "([^"]+)"\}')
+
+
+def args(*flags: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    app.add_arguments(p)
+    return p.parse_args(list(flags))
+
+
+def test_loopback_without_auth_is_fine() -> None:
+    assert app.parse_auth(args()) is None
+    assert app.parse_auth(args("--host", "::1")) is None
+
+
+@pytest.mark.parametrize("flags,where", [(["--share"], "a public --share link"),
+                                         (["--host", "0.0.0.0"], "--host 0.0.0.0 (reachable from other machines)")])
+def test_exposed_without_auth_refuses(flags: list[str], where: str) -> None:
+    with pytest.raises(StudioError) as err:
+        app.parse_auth(args(*flags))
+    assert err.value.message.startswith(f"Refusing to start without a password on {where}.")
+    assert "Fix: add --auth USER:PASS or --auth-file FILE; or pass --no-auth" in err.value.message
+    assert app.parse_auth(args(*flags, "--no-auth")) is None
+    assert app.parse_auth(args(*flags, "--auth", "a:b")) == [("a", "b")]
+
+
+def test_auth_forms(tmp_path: Path) -> None:
+    f = tmp_path / "logins"
+    f.write_text("# team\nalice:s3cret:with:colons\n\nbob:pw\n", encoding="utf-8")
+    assert app.parse_auth(args("--auth-file", str(f), "--share")) == [("alice", "s3cret:with:colons"), ("bob", "pw")]
+    with pytest.raises(StudioError, match="A login must look like USER:PASS"):
+        app.parse_auth(args("--auth", "alice"))
+    with pytest.raises(StudioError, match="does not exist"):
+        app.parse_auth(args("--auth-file", str(tmp_path / "nope")))
+    with pytest.raises(StudioError, match="--no-auth contradicts --auth/--auth-file"):
+        app.parse_auth(args("--auth", "a:b", "--no-auth"))
+
+
+def test_share_without_auth_does_not_start_and_says_why(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "launch.py"), "--share", "--workspace", str(tmp_path / "ws")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.startswith("Error: Refusing to start without a password on a public --share link.")
+    assert "Traceback" not in out.stderr + out.stdout
+    assert not (tmp_path / "ws").exists()
+
+
+def test_confine(tmp_path: Path) -> None:
+    ws, extra = tmp_path / "ws", tmp_path / "data"
+    ws.mkdir()
+    extra.mkdir()
+    (ws / "link").symlink_to("/etc")
+    assert confine("runs/a", [ws, extra]) == ws.resolve() / "runs" / "a"
+    assert confine(str(extra / "x.csv"), [ws, extra]) == extra.resolve() / "x.csv"
+    for bad in ("/etc/passwd", "../outside", "link/passwd"):
+        with pytest.raises(StudioError) as err:
+            confine(bad, [ws, extra])
+        assert err.value.message.startswith(f"The path '{bad}' is outside the folders this studio may use.")
+
+
+# ---------------------------------------------------------------- live server with a login, Chinese default
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from ui_server import Server
+    srv = Server(tmp_path_factory.mktemp("sec") / "ws", "--auth", "alice:secret", "--lang", "zh").wait_ready()
+    yield srv
+    srv.stop()
+
+
+def logged_in(server: Any) -> httpx.Client:
+    c = httpx.Client(base_url=server.url)
+    assert c.post("login", data={"username": "alice", "password": "secret"}).json() == {"success": True}
+    return c
+
+
+@pytest.mark.integration
+def test_unauthenticated_requests_are_refused(server: Any) -> None:
+    from gradio_client import Client
+    from gradio_client.exceptions import AuthenticationError
+    for path in ("config", "gradio_api/info", "gradio_api/file=/etc/passwd"):
+        assert httpx.get(server.url + path).status_code == 401
+    assert httpx.post(server.url + "login", data={"username": "alice", "password": "wrong"}).status_code == 400
+    with pytest.raises(AuthenticationError):
+        Client(server.url, verbose=False)
+    with pytest.raises(ValueError):
+        Client(server.url, auth=("alice", "wrong"), verbose=False)
+    assert Client(server.url, auth=("alice", "secret"), verbose=False).predict(api_name="/poll")[3]["state"] == "idle"
+
+
+@pytest.mark.integration
+def test_no_arbitrary_file_download_and_paths_confined(server: Any) -> None:
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+    c = logged_in(server)
+    assert c.get("gradio_api/file=/etc/passwd").status_code == 403
+    assert c.get(f"gradio_api/file={server.workspace / 'runs'}").status_code == 403
+    client = Client(server.url, auth=("alice", "secret"), verbose=False)
+    with pytest.raises(AppError, match="The path '/etc/passwd' is outside the folders this studio may use"):
+        client.predict("/etc/passwd", api_name="/open_data")
+
+
+def _tab_components(cfg: dict) -> dict[str, list[dict]]:
+    comps = {c["id"]: c for c in cfg["components"]}
+    out: dict[str, list[dict]] = {}
+
+    def walk(node: dict, tab: str | None) -> None:
+        c = comps.get(node["id"])
+        if c and c["type"] == "tabitem":
+            tab = c["props"]["id"]
+        elif c and tab:
+            out.setdefault(tab, []).append(c)
+        for child in node.get("children", []):
+            walk(child, tab)
+    walk(cfg["layout"], None)
+    return out
+
+
+@pytest.mark.integration
+def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
+    cfg = logged_in(server).get("config").json()
+    zh = cfg["i18n_translations"]["zh"]
+    assert zh == translations()["zh"] and "'zh-CN'" in cfg["head"]
+    tabs = _tab_components(cfg)
+    assert set(tabs) == {"data", "settings", "train", "evaluate"}
+    tab_labels = [c["props"]["label"] for c in cfg["components"] if c["type"] == "tabitem"]
+    assert all(CJK.search(zh[MARK.search(t).group(1)]) for t in tab_labels)
+    for tab in ("data", "settings", "train"):
+        checked = 0
+        for c in tabs[tab]:
+            for prop in ("label", "info", "value"):
+                text = c["props"].get(prop)
+                if not isinstance(text, str) or not text.strip() or (prop == "value" and c["type"] != "button"
+                                                                      and "__i18n__" not in text):
+                    continue
+                if prop == "label" and c["type"] in ("tabitem", "state", "json", "timer") or not c["props"].get(
+                        "show_label", True) and prop == "label" and "__i18n__" not in text:
+                    continue
+                key = MARK.search(text)
+                assert key, f"{tab}: {c['type']} {prop} is not translated: {text!r}"
+                assert CJK.search(zh[key.group(1)]) or key.group(1) in ("f.bf16", "f.fp16", "f.deepspeed",
+                                                                        "f.lora_dropout"), key.group(1)
+                checked += 1
+        assert checked >= 8, tab
+    evaluate_labels = [c["props"].get("label") for c in tabs["evaluate"] if c["props"].get("label")]
+    assert sum(bool(CJK.search(str(t))) for t in evaluate_labels) >= len(evaluate_labels) // 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(["batching", "runs", "batches", "real tokens", "padded tokens", "padding fraction", "median wall s",
                  "median real tok/s", "median real tok/CPU-s", "final loss"], out))
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     print(f"cpu ratio: {cpu_med['dynamic'] / cpu_med['fixed']:.3f}  (same, per CPU-second: steadier on a busy machine)")
     print(f"ratio: {med['dynamic'] / med['fixed']:.3f}  (dynamic / fixed median real tokens/s, wall clock; "
           f"goal >= 1.3)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["arm", "runs", "steps", "median wall s", "median tok/s", "min tok/s", "max tok/s",
                  "median tok/CPU-s", "final loss"], rows_out))
     print(f"plain Trainer optimizer (its default): {results['plain'][0]['optim']}")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     print(f"cpu ratio: {cpu_med['studio'] / cpu_med['plain']:.3f}  (same, per CPU-second: steadier on a busy machine)")
     print(f"ratio: {med['studio'] / med['plain']:.3f}  (studio / plain median non-pad tokens/s, wall clock; "
           f"goal >= 0.97)")

@@ -192,28 +192,29 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 
 # ------------------------------------------------------------------ sentiment
 def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
-                  labels: Sequence[str]) -> list[list[float]]:
-    """Sum log p(label answer | prompt) for each row x label, one padded batch per row."""
+                  labels: Sequence[str], batch_rows: int = 32) -> list[list[float]]:
+    """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
     import torch
     dev = _device(model)
     eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) + eos for lab in labels]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    scores = []
-    for row in rows:
-        p = prompt_ids(tokenizer, template, row["instruction"], row["input"])
-        seqs = [p + a for a in answers]
+    scores: list[list[float]] = []
+    for start in range(0, len(rows), batch_rows):
+        prompts = [prompt_ids(tokenizer, template, r["instruction"], r["input"])
+                   for r in rows[start:start + batch_rows]]
+        seqs = [p + a for p in prompts for a in answers]
         width = max(len(s) for s in seqs)
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
         mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
         with torch.no_grad():
             logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        row_scores = []
-        for j, a in enumerate(answers):
-            pos = torch.arange(len(p) - 1, len(p) - 1 + len(a), device=dev)
-            tgt = torch.tensor(a, device=dev)
-            row_scores.append(float(logp[j, pos, tgt].sum()))
-        scores.append(row_scores)
+        for i, p in enumerate(prompts):
+            row_scores = []
+            for j, a in enumerate(answers):
+                pos = torch.arange(len(p) - 1, len(p) - 1 + len(a), device=dev)
+                row_scores.append(float(logp[i * len(answers) + j, pos, torch.tensor(a, device=dev)].sum()))
+            scores.append(row_scores)
     return scores
 
 

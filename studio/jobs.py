@@ -103,12 +103,16 @@ class JobRunner:
         """Save ``cfg`` into its run folder and train it in a child process.
 
         Raises:
-            StudioError: a job is already running, or the config is invalid.
+            StudioError: a job is already running, the folder already holds a run, or the config is invalid.
         """
         cfg.check()
         with self._lock:
             self._refuse_if_busy()
-            run = RunDir(Path(cfg.output_dir).resolve()).ensure()
+            run = RunDir(Path(cfg.output_dir).resolve())
+            if run.log.exists() and not resume:  # a fresh run must not mix its events with an old one's
+                raise StudioError(f"The run folder '{run.path}' already holds a run",
+                                  "choose another output_dir, or resume that run", code="run_exists")
+            run.ensure()
             cfg.save(run.config)
             return self._launch(run, resume)
 

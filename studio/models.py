@@ -26,7 +26,7 @@ DEMO_DEFAULTS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "in
 
 def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int = 128, layers: int = 2,
                      heads: int = 4, vocab_size: int = 3000, intermediate: int | None = None,
-                     max_position: int = 1024, seed: int = 42) -> Path:
+                     max_position: int = 1024, seed: int = 42, init_std: float = 0.02) -> Path:
     """Build a random-init LlamaForCausalLM and a BPE tokenizer trained on ``texts``; save both.
 
     Why train the tokenizer on the run's text: a hub tokenizer cannot be downloaded here, and a
@@ -54,7 +54,7 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                          max_position_embeddings=max_position, tie_word_embeddings=True,
                          bos_token_id=hf_tok.bos_token_id, eos_token_id=hf_tok.eos_token_id,
-                         pad_token_id=hf_tok.pad_token_id)
+                         pad_token_id=hf_tok.pad_token_id, initializer_range=init_std)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     tmp = out.with_name(out.name + ".tmp")

@@ -108,6 +108,9 @@ def test_second_start_refused_while_running(tmp_path: Path) -> None:
     assert runner.abort()
     assert runner.wait(10) == "aborted"
     assert run.read_status()["reason"].startswith("stopped on request before the first checkpoint.")
+    run.append_event({"type": "start", "total_steps": 1})
+    with pytest.raises(StudioError, match="already holds a run"):  # a fresh start would mix two runs' events
+        runner.start(RunConfig(dataset="x.jsonl", output_dir=str(run.path)))
 
 
 def test_abort_escalates_to_sigkill_for_a_stuck_child(tmp_path: Path) -> None:

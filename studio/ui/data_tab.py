@@ -23,6 +23,8 @@ from .paths import confine
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample_reviews.csv"
 ROLES = ("text", "label", "instruction", "input", "output", "messages")
+TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "input", "output"),
+              "chat": ("messages",)}
 STATS_HEADERS = ["column", "rows", "empty", "distinct", "unit", "mean length", "max length", "values"]
 
 
@@ -112,9 +114,10 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                     elem_id="data-task")
     with gr.Row():
         col = {role: gr.Dropdown(choices=[], value=None, label=T(f"data.col_{role}"), elem_id=f"col-{role}",
-                                 allow_custom_value=False) for role in ROLES}
+                                 visible=role in TASK_ROLES["sentiment"]) for role in ROLES}
     with gr.Row():
-        label_map = gr.Textbox(label=T("data.label_map"), info=T("data.label_map_info"), elem_id="label-map")
+        label_map = gr.Textbox(label=T("data.label_map"), info=T("data.label_map_info"), elem_id="label-map",
+                               scale=2)
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
@@ -150,6 +153,11 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         lm, instr, nm = rest[len(ROLES):]
         return convert(ctx, path, task_v, cols, lm, instr, nm)
 
+    def show_for_task(task_v: str) -> list[Any]:
+        return [gr.update(visible=role in TASK_ROLES.get(task_v, ROLES)) for role in ROLES] + [
+            gr.update(visible=task_v == "sentiment")]
+
+    task.change(show_for_task, task, [*col.values(), label_map], api_visibility="private")
     upload.upload(on_upload, upload, loaded, api_name="upload_data")
     sample.click(on_sample, None, loaded, api_name="sample_data")
     open_btn.click(on_open, server_path, loaded, api_name="open_data")

@@ -14,7 +14,7 @@ import gradio as gr
 from ..config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
 
 GROUPS = ("model", "method", "data", "train", "memory")
-OPEN_GROUPS = ("model", "method", "data", "train")
+OPEN_GROUPS = ("model", "method", "data", "train", "memory")
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
 
 
@@ -30,6 +30,7 @@ WIDGET_CHOICES: dict[str, Callable[[], list[str]]] = {
 }
 
 FIELD_NAMES: list[str] = [m["name"] for m in field_meta()]
+_KINDS: dict[str, str] = {m["name"]: m["kind"] for m in field_meta()}
 
 
 def _choice_value(value: Any) -> str:
@@ -47,7 +48,7 @@ def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
         choices = [_choice_value(c) for c in meta["choices"]]
         return gr.Dropdown(choices=choices, value=_choice_value(default), **common)
     if kind == "bool":
-        return gr.Checkbox(value=bool(default), **common)
+        return gr.Checkbox(value=bool(default), min_width=240, **common)
     if kind in ("int", "float"):
         return gr.Number(value=default, precision=0 if kind == "int" else None, **common)
     return gr.Textbox(value="" if default is None else str(default), max_lines=1, **common)
@@ -58,10 +59,14 @@ def build_form(T: Any) -> dict[str, gr.components.Component]:
     metas = field_meta()
     comps: dict[str, gr.components.Component] = {}
     for group in GROUPS:
+        members = [m for m in metas if m["group"] == group]
         with gr.Accordion(T(f"group.{group}"), open=group in OPEN_GROUPS, elem_id=f"group-{group}"):
-            with gr.Row(equal_height=False):
-                for i, meta in enumerate(m for m in metas if m["group"] == group):
-                    comps[meta["name"]] = _widget(meta, T)
+            # switches get their own row: squeezed between number boxes their help text wraps badly
+            for row in ([m for m in members if m["kind"] != "bool"], [m for m in members if m["kind"] == "bool"]):
+                if row:
+                    with gr.Row(equal_height=False):
+                        for meta in row:
+                            comps[meta["name"]] = _widget(meta, T)
     return {name: comps[name] for name in FIELD_NAMES}
 
 
@@ -73,7 +78,7 @@ def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
     """
     data = {}
     for name, value in zip(FIELD_NAMES, values):
-        if isinstance(value, float) and value.is_integer() and _kind(name) == "int":
+        if isinstance(value, float) and value.is_integer() and _KINDS[name] == "int":
             value = int(value)
         data[name] = value
     return RunConfig.from_dict(data, source="the Settings form")
@@ -82,13 +87,10 @@ def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
 def config_to_values(cfg: RunConfig) -> list[Any]:
     """RunConfig -> form values in FIELD_NAMES order (what the widgets expect)."""
     out = []
-    for meta in field_meta():
-        value = getattr(cfg, meta["name"])
-        if meta["kind"] == "choice" or meta["name"] in WIDGET_CHOICES:
+    for name in FIELD_NAMES:
+        value = getattr(cfg, name)
+        if _KINDS[name] == "choice" or name in WIDGET_CHOICES:
             value = _choice_value(value)
         out.append(value)
     return out
 
-
-def _kind(name: str) -> str:
-    return next(m["kind"] for m in field_meta() if m["name"] == name)

@@ -5,6 +5,7 @@ data, output and DeepSpeed paths are resolved (symlinks too) and refused outside
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
@@ -81,4 +82,5 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
         while out.exists():
             out, n = out.with_name(f"{out.name.rsplit('~', 1)[0]}~{n}"), n + 1
     changes["output_dir"] = str(out)
-    return cfg.replace(**changes)
+    # every change is a str of the field's own type, so no coercion pass (RunConfig.replace) is needed
+    return dataclasses.replace(cfg, **changes)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from . import forms
 from .common import ui_errors
 from .context import AppContext
 from .i18n import msg
-from .paths import confine, resolve_run_paths
+from .paths import resolve_run_paths
 
 RECIPES = forms.PRESETS / "recipes"
 
@@ -122,7 +122,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             with gr.Row():
                 save_btn = gr.Button(T("set.save"))
                 show_btn = gr.Button(T("set.show_cmd"))
-            yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath")
+            yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath", elem_id="yaml-in")
             yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
             command = gr.Code(label=T("set.command"), language="shell", interactive=False)
     comps = list(form.values())
@@ -171,4 +171,4 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
 
 __all__ = ["build_settings_tab", "check_markdown", "command_line", "estimate_markdown", "load_settings",
-           "on_change", "save_settings", "confine"]
+           "on_change", "save_settings"]

@@ -34,7 +34,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     if total:
         frac = min(step / total, 1.0)
         bar = "█" * int(frac * 20) + "░" * (20 - int(frac * 20))
-        lines.append(f"`{bar}` **{msg('step', lang)} {step} / {total}** ({frac:.0%})"
+        lines.append(f"{bar} **{msg('step', lang)} {step} / {total}** ({frac:.0%})"
                      + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'))}" if state == "running" else ""))
     facts = []
     if snap.get("loss") is not None:
@@ -94,7 +94,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     pick: Any = gr.skip()
     if changed:
         if snap.get("run"):
-            plot = make_plot(ctx.runner.events(), title=f"{Path(snap['run']).name}")
+            plot = make_plot(ctx.runner.events(), title=f"Loss: {Path(snap['run']).name}")
         if snap.get("state") != seen.get("state") or "key" not in seen:
             runs = runs_rows(ctx)
             choices = resumable_choices(ctx)
@@ -163,9 +163,13 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         return ctx.runner.snapshot()
 
     timer.tick(tick, seen, outputs, api_name="poll", show_progress="hidden", concurrency_limit=None)
-    start.click(on_start, list(form.values()), snap, api_name="start").then(lambda: tick(None), None, outputs, api_visibility="private")
-    abort.click(on_abort, None, None, api_name="abort").then(lambda: tick(None), None, outputs, api_visibility="private")
-    resume.click(on_resume, pick, snap, api_name="resume").then(lambda: tick(None), None, outputs, api_visibility="private")
-    refresh.click(lambda: tick(None), None, outputs, api_visibility="private")
+    def now() -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
+        return tick(None)
+
+    start.click(on_start, list(form.values()), snap, api_name="start").then(now, None, outputs,
+                                                                            api_visibility="private")
+    abort.click(on_abort, None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
+    resume.click(on_resume, pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
+    refresh.click(now, None, outputs, api_visibility="private")
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
             "timer": timer, "outputs": outputs, "tick": tick}

@@ -110,6 +110,11 @@ def card_from_hf_config(cfg: dict[str, Any], name: str = "local") -> ArchCard:
         source=f"{name}/config.json")
 
 
+def _loose(name: str) -> str:
+    """'Llama-2-7B', 'llama2-7b' and 'llama_2_7b' name the same card."""
+    return "".join(ch for ch in name.lower() if ch.isalnum() or ch in "./")
+
+
 def load_card(name_or_path: str) -> ArchCard:
     """A card by name (presets/models/<name>.yaml or its hub id), a local model folder, or 'tiny-demo'.
 
@@ -132,11 +137,12 @@ def load_card(name_or_path: str) -> ArchCard:
             return card_from_hf_config(data, name=str(folder))
     if path.is_file() and path.name.endswith("config.json"):
         return card_from_hf_config(json.loads(path.read_text(encoding="utf-8")), name=str(path.parent))
-    wanted = key.lower()
+    wanted = _loose(key)
     for card_path in sorted(CARDS_DIR.glob("*.yaml")):
         card = _card_from_yaml(card_path)
-        ids = [i.lower() for i in (card.hub_id, *card.aliases) if i]
-        if wanted in (card_path.stem.lower(), *ids, *(i.split("/")[-1] for i in ids)):
+        ids = [i for i in (card.hub_id, *card.aliases) if i]
+        names = (card_path.stem, *ids, *(i.split("/")[-1] for i in ids))
+        if wanted in {_loose(n) for n in names}:
             return card
     raise StudioError(f"No architecture card for model '{key}'",
                       "use one of: " + ", ".join(available_cards()) + "; or give a local model folder that "

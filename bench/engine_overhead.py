@@ -43,6 +43,9 @@ def features_hash(features: list[dict[str, Any]]) -> str:
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     from studio.config import RunConfig
     from studio.engine import run_training
+    if spec.get("unfused"):  # the engine before it chose the fused AdamW kernel (see --with-unfused)
+        import studio.engine.run as engine_run
+        engine_run._optimizer = lambda cfg, ds: cfg.optim
     timer = TrainTimer()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="full", template="default", cutoff_len=spec["cutoff_len"],
@@ -114,11 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat of a short run (< 2 min on 2 cores)")
     ap.add_argument("--repeats", type=int, help="runs per arm (default 5, quick 1)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
+    ap.add_argument("--with-unfused", action="store_true",
+                    help="add a third arm: studio with torch's unfused AdamW (what it used before choosing fused)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        emit_result((studio_arm if a.child == "studio" else plain_arm)(json.loads(a.spec)))
+        spec = json.loads(a.spec)
+        emit_result(plain_arm(spec) if a.child == "plain" else studio_arm({**spec, "unfused": a.child == "studio-unfused"}))
         return 0
     size = QUICK if a.quick else FULL
     repeats = a.repeats or size["repeats"]
@@ -133,14 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         feats = studio_features(spec)
         tokens = size["epochs"] * sum(len(f["input_ids"]) for f in feats)
         print(f"data: {len(feats)} rows from {source}, {tokens} non-pad tokens per run; model {DIMS}")
-        results: dict[str, list[dict[str, Any]]] = {"studio": [], "plain": []}
-        for i, arm in enumerate(interleaved(["studio", "plain"], repeats)):
+        arms = ["studio", "plain"] + (["studio-unfused"] if a.with_unfused else [])
+        results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
+        for i, arm in enumerate(interleaved(arms, repeats)):
             r = run_child(Path(__file__), arm, {**spec, "out": str(root / f"run{i}-{arm}")}, threads=a.threads)
             if arm == "plain" and r["features"] != features_hash(feats):
                 raise SystemExit("the plain script tokenized the rows differently from studio: not comparable")
             r["tok_s"], r["cpu_tok_s"] = tokens / r["train_s"], tokens / r["cpu_s"]
             results[arm].append(r)
-            print(f"  run {i + 1}: {arm:6s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
+            print(f"  run {i + 1}: {arm:14s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
                   f"{r['tok_s']:9.1f} tok/s  steps {r['steps']}", flush=True)
     steps = {r["steps"] for rs in results.values() for r in rs}
     if len(steps) != 1:
@@ -156,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"plain Trainer optimizer (its default): {results['plain'][0]['optim']}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     print(f"cpu ratio: {cpu_med['studio'] / cpu_med['plain']:.3f}  (same, per CPU-second: steadier on a busy machine)")
+    if "studio-unfused" in med:
+        print(f"unfused ratio: {med['studio-unfused'] / med['plain']:.3f} wall, "
+              f"{cpu_med['studio-unfused'] / cpu_med['plain']:.3f} CPU  (studio with unfused AdamW / plain)")
     print(f"ratio: {med['studio'] / med['plain']:.3f}  (studio / plain median non-pad tokens/s, wall clock; "
           f"goal >= 0.97)")
     return 0

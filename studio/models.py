@@ -26,14 +26,15 @@ DEMO_DEFAULTS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "in
 
 def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int = 128, layers: int = 2,
                      heads: int = 4, vocab_size: int = 3000, intermediate: int | None = None,
-                     max_position: int = 1024, seed: int = 42, init_std: float = 0.02) -> Path:
+                     max_position: int = 1024, seed: int = 42, init_std: float = 0.02,
+                     han_chars: bool = False, dropout: float = 0.0) -> Path:
     """Build a random-init LlamaForCausalLM and a BPE tokenizer trained on ``texts``; save both.
 
     Why train the tokenizer on the run's text: a hub tokenizer cannot be downloaded here, and a
     small vocabulary fitted to the data keeps the demo model tiny and fast.
     """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     out = Path(out_dir)
@@ -42,7 +43,11 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
         raise StudioError("Cannot build the demo model: there is no training text",
                           "give a dataset with at least a few rows")
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # han_chars: every Chinese character is its own unit, so '不好' and '很好' share '好' (no spaces to split on
+    # otherwise, and byte-level BPE would glue whole phrases into rare tokens). Lossless: decoding is unchanged.
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"\p{Han}"), "isolated"), byte_level]) \
+        if han_chars else byte_level
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, min_frequency=2,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -54,7 +59,8 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                          max_position_embeddings=max_position, tie_word_embeddings=True,
                          bos_token_id=hf_tok.bos_token_id, eos_token_id=hf_tok.eos_token_id,
-                         pad_token_id=hf_tok.pad_token_id, initializer_range=init_std)
+                         pad_token_id=hf_tok.pad_token_id, initializer_range=init_std,
+                         attention_dropout=dropout)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     tmp = out.with_name(out.name + ".tmp")
@@ -109,11 +115,31 @@ def check_model_source(name_or_path: str) -> None:
             raise StudioError(f"Model folder '{name_or_path}' has no config.json",
                               "point to the folder that holds config.json and the weights (*.safetensors)",
                               code="model_path")
+        if (p / "config.json").exists():
+            _check_config_json(p / "config.json")
         return
     if looks_local:
         raise StudioError(f"Model path '{name_or_path}' does not exist",
                           "check the folder name, use 'tiny-demo' for the built-in demo model, or give a hub id "
                           "like 'Qwen/Qwen2.5-0.5B' on a machine that can reach the hub", code="model_path")
+
+
+def _check_config_json(path: Path) -> None:
+    """A broken or unknown config.json gets a plain message instead of a library traceback."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise StudioError(f"The model's config.json is broken: '{path}' is not valid JSON{where}",
+                          "repair the file or copy the model folder again", code="model_config") from None
+    if not isinstance(data, dict) or "model_type" not in data:
+        raise StudioError(f"The model's config.json '{path}' has no model_type",
+                          "copy the model folder again; config.json must come from the model's publisher",
+                          code="model_config")
+    from transformers import CONFIG_MAPPING
+    if data["model_type"] not in CONFIG_MAPPING and "auto_map" not in data:
+        raise StudioError(f"Model type '{data['model_type']}' in '{path}' is not known to this version of "
+                          "transformers", "check the model folder, or upgrade transformers", code="model_config")
 
 
 def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:

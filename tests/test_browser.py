@@ -106,3 +106,24 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
     open_tab(page, "4. Evaluate")
     page.wait_for_timeout(1000)
     shot(page, "evaluate")
+
+
+def test_lang_zh_makes_chinese_the_starting_language(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+    from ui_server import Server
+    srv = Server(tmp_path / "ws", "--lang", "zh").wait_ready()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            pg = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")  # an English browser
+            pg.goto(srv.url)
+            expect(pg.get_by_role("tab", name="1. 数据")).to_be_visible(timeout=60_000)
+            pg.get_by_role("tab", name="3. 训练").click()
+            expect(pg.locator("#start-btn")).to_have_text("开始")
+            expect(pg.locator("#train-status")).to_contain_text("还没有运行")
+            pg.get_by_role("tab", name="2. 设置").click()
+            expect(pg.get_by_text("学习率", exact=True)).to_be_visible()
+            shot(pg, "settings_zh")
+            browser.close()
+    finally:
+        srv.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -48,11 +49,11 @@ class FakeRunner(JobRunner):
 @pytest.mark.integration
 def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path) -> None:
     runner = JobRunner(tmp_path / "runs", grace_s=60)
-    cfg = tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "a", max_steps=40)
+    cfg = tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "a", max_steps=60)
     run = runner.start(cfg)
     wait_for(lambda: runner.snapshot()["step"] >= 2)
     snap = runner.snapshot()
-    assert snap["busy"] and snap["state"] == "running" and snap["total_steps"] == 40
+    assert snap["busy"] and snap["state"] == "running" and snap["total_steps"] == 60
     assert snap["loss"] is not None and snap["tokens_per_s"] is not None
 
     with pytest.raises(StudioError, match="A training run is already going \\('a'\\)"):
@@ -64,7 +65,7 @@ def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path)
     assert runner.wait(120) == "aborted"
     assert not _pid_alive(pid)
     stopped_at = run.read_status()["step"]
-    assert 2 <= stopped_at < 40
+    assert 2 <= stopped_at < 60
     last = run.last_checkpoint()
     assert last is not None and last.name == f"checkpoint-{stopped_at}"
     assert not run.stop_flag.exists()
@@ -72,7 +73,7 @@ def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path)
     runner.resume(run.path)
     assert runner.wait(180) == "finished"
     status = run.read_status()
-    assert status["step"] == 40
+    assert status["step"] == 60
     starts = [e for e in runner.events(run) if e["type"] == "start"]
     assert [s["step"] for s in starts] == [0, stopped_at] and starts[1]["resumed"]
     assert run.final_model() is not None
@@ -149,15 +150,21 @@ def test_restart_marks_orphaned_run_interrupted(tmp_path: Path) -> None:
     assert runner.snapshot()["state"] == "failed"
 
 
-def test_reload_reattaches_to_a_live_run(tmp_path: Path) -> None:
-    """A second runner (a restarted server) adopts a run whose trainer still lives."""
-    runner = FakeRunner(tmp_path / "runs", code="import time; time.sleep(30)", poll_s=0.05, grace_s=0.2)
-    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "live")))
-    wait_for(lambda: run.read_status().get("pid"))
-    second = JobRunner(tmp_path / "runs", poll_s=0.05, grace_s=0.2)
-    assert second.busy and second.current == run and second.snapshot()["state"] == "starting"
-    with pytest.raises(StudioError, match="already going"):
-        second.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "other")))
-    runner.abort()
-    assert runner.wait(10) == "aborted"
-    assert second.wait(10) in ("aborted", "failed")
+def test_restarted_server_reattaches_to_a_live_run(tmp_path: Path) -> None:
+    """A new runner (the studio restarted) adopts a run whose trainer still lives, and can abort it."""
+    run = RunDir(tmp_path / "runs" / "live").ensure()
+    RunConfig(dataset="x.jsonl", output_dir=str(run.path)).save(run.config)
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code, "studio", str(run.config)], start_new_session=True)
+    try:
+        run.write_status("running", pid=child.pid, step=3)
+        runner = JobRunner(tmp_path / "runs", poll_s=0.05, grace_s=0.3)
+        assert runner.busy and runner.current == run and runner.snapshot()["state"] == "running"
+        with pytest.raises(StudioError, match="already going"):
+            runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "other")))
+        runner.abort()
+        assert runner.wait(10) == "aborted"
+        assert child.wait(5) == -signal.SIGKILL  # it ignored the STOP flag and SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()

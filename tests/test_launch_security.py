@@ -163,3 +163,24 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
         assert checked >= 8, tab
     evaluate_labels = [c["props"].get("label") for c in tabs["evaluate"] if c["props"].get("label")]
     assert sum(bool(CJK.search(str(t))) for t in evaluate_labels) >= len(evaluate_labels) // 2
+
+
+def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
+    from studio.config import RunConfig
+    from studio.ui.context import AppContext
+    from studio.ui.paths import resolve_run_paths
+    from studio.ui.settings_tab import check_markdown
+    ctx = AppContext.create(tmp_path / "ws")
+    for field, value in (("model_name_or_path", "/etc"), ("dataset", "/etc/passwd.jsonl"),
+                         ("output_dir", "/tmp/../etc/run"), ("deepspeed", "/etc/ds.json")):
+        cfg = RunConfig(dataset="d.jsonl").replace(**{field: value})
+        with pytest.raises(StudioError, match="is outside the folders this studio may use"):
+            resolve_run_paths(cfg, ctx)
+        assert "is outside the folders this studio may use" in check_markdown(cfg, ctx)
+    hub = resolve_run_paths(RunConfig(model_name_or_path="Qwen/Qwen2.5-0.5B", dataset="d.jsonl"), ctx)
+    assert hub.model_name_or_path == "Qwen/Qwen2.5-0.5B"
+    assert hub.output_dir == str(ctx.runs_root / "latest") and hub.dataset_dir == str(ctx.data_root)
+    (ctx.runs_root / "latest").mkdir()
+    (ctx.runs_root / "latest" / "config.yaml").write_text("{}")
+    again = resolve_run_paths(RunConfig(dataset="d.jsonl"), ctx)
+    assert Path(again.output_dir).name.startswith("latest-")  # a used run folder is never reused

@@ -48,7 +48,7 @@ def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
         choices = [_choice_value(c) for c in meta["choices"]]
         return gr.Dropdown(choices=choices, value=_choice_value(default), **common)
     if kind == "bool":
-        return gr.Checkbox(value=bool(default), min_width=240, **common)
+        return gr.Checkbox(value=bool(default), **common)
     if kind in ("int", "float"):
         return gr.Number(value=default, precision=0 if kind == "int" else None, **common)
     return gr.Textbox(value="" if default is None else str(default), max_lines=1, **common)
@@ -61,8 +61,11 @@ def build_form(T: Any) -> dict[str, gr.components.Component]:
     for group in GROUPS:
         members = [m for m in metas if m["group"] == group]
         with gr.Accordion(T(f"group.{group}"), open=group in OPEN_GROUPS, elem_id=f"group-{group}"):
-            # switches get their own row: squeezed between number boxes their help text wraps badly
-            for row in ([m for m in members if m["kind"] != "bool"], [m for m in members if m["kind"] == "bool"]):
+            # switches get their own rows, three at a time: squeezed in, their help text wraps badly
+            switches = [m for m in members if m["kind"] == "bool"]
+            rows = [[m for m in members if m["kind"] != "bool"]]
+            rows += [switches[i:i + 3] for i in range(0, len(switches), 3)]
+            for row in rows:
                 if row:
                     with gr.Row(equal_height=False):
                         for meta in row:

@@ -22,12 +22,16 @@ COMMANDS = {
 }
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """Parser with every subcommand listed; only ``command``'s module is imported (gradio, torch and
+    DeepSpeed are slow to import, and ``train`` should not pay for the web UI)."""
     parser = argparse.ArgumentParser(prog="python -m studio", description="Fine-Tune Studio command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
+        if name != command:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:  # a part not installed/built yet should not break the others
@@ -43,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     # bitsandbytes warns at import that optional CPU kernels are missing; it works without them
     logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     argv = sys.argv[1:] if argv is None else argv
-    parser, modules = build_parser()
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser, modules = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

@@ -57,13 +57,14 @@ def skewed_reviews(n: int, seed: int = 0) -> list[dict[str, str]]:
     return rows
 
 
-def review_rows(n: int, seed: int = 0) -> tuple[list[dict[str, str]], str]:
+def review_rows(n: int, seed: int = 0, long_tail: bool = True) -> tuple[list[dict[str, str]], str]:
     """Alpaca rows of skewed length: many short reviews, a long tail of long ones.
 
     Texts come from bench/reviews.py's ``make_reviews`` when it is there (realistic English
     and Chinese reviews, each a few clauses long); a long review is then several reviews of
     the same language and label run together, as multi-paragraph reviews read. Without that
-    module, ``skewed_reviews``. Returns the rows and a description of their source.
+    module, ``skewed_reviews``. ``long_tail=False`` keeps every review as generated (short).
+    Returns the rows and a description of their source.
     """
     try:
         from bench.reviews import SENTIMENT_INSTRUCTION, make_reviews
@@ -78,9 +79,11 @@ def review_rows(n: int, seed: int = 0) -> tuple[list[dict[str, str]], str]:
     for r in pool[:n]:
         same = by_kind[(r["lang"], r["label"])]
         sep = " " if r["lang"] == "en" else ""
-        text = sep.join([r["text"]] + [rng.choice(same) for _ in range(_extra_parts(rng))])
+        extra = _extra_parts(rng) if long_tail else 0
+        text = sep.join([r["text"]] + [rng.choice(same) for _ in range(extra)])
         rows.append({"instruction": SENTIMENT_INSTRUCTION, "input": text, "output": r["label"]})
-    return rows, "bench/reviews.py make_reviews, long tail = several same-label reviews joined"
+    return rows, ("bench/reviews.py make_reviews" +
+                  (", long tail = several same-label reviews joined" if long_tail else ", as generated"))
 
 
 def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:
@@ -187,7 +190,8 @@ def machine_info() -> dict[str, str]:
         ram = f"{kb / 2**20:.1f} GiB"
     except (OSError, StopIteration, ValueError):
         pass
-    return {"nproc": str(len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else str(os.cpu_count()), "cpu": cpu, "ram": ram, "torch": torch.__version__,
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # = nproc
+    return {"nproc": str(cores), "cpu": cpu, "ram": ram, "torch": torch.__version__,
             "transformers": transformers.__version__, "python": platform.python_version(),
             "load_avg_1m": f"{os.getloadavg()[0]:.2f}"}
 

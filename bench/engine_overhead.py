@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, print_machine, review_rows, run_child,
-                          table, write_jsonl)
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, print_machine, review_rows,
+                          run_child, table, write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -94,7 +94,7 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": trainer.state.global_step, "final_loss": losses[-1],
-            "features": features_hash(train), "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)}
+            "features": features_hash(train), "optim": str(getattr(args.optim, "value", args.optim))}
 
 
 # ------------------------------------------------------------------ parent
@@ -119,12 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
     ap.add_argument("--with-unfused", action="store_true",
                     help="add a third arm: studio with torch's unfused AdamW (what it used before choosing fused)")
+    ap.add_argument("--long-rows", action="store_true", help="add a long tail of long reviews (longer steps)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         spec = json.loads(a.spec)
-        emit_result(plain_arm(spec) if a.child == "plain" else studio_arm({**spec, "unfused": a.child == "studio-unfused"}))
+        unfused = a.child == "studio-unfused"
+        emit_result(plain_arm(spec) if a.child == "plain" else studio_arm({**spec, "unfused": unfused}))
         return 0
     size = QUICK if a.quick else FULL
     repeats = a.repeats or size["repeats"]
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch threads per run: {a.threads}")
     with tempfile.TemporaryDirectory(prefix="bench_overhead_") as tmp:
         root = Path(tmp)
-        rows, source = review_rows(size["rows"], seed=1)
+        # short reviews: short steps, where any per-step overhead of the engine shows the most
+        rows, source = review_rows(size["rows"], seed=1, long_tail=a.long_rows)
         data = write_jsonl(root / "reviews.jsonl", rows)
         model_dir = build_model(root / "model", rows, DIMS)
         spec = {"model_dir": str(model_dir), "data": str(data), "epochs": size["epochs"], **TRAIN}

@@ -122,12 +122,14 @@ def build_app(ctx: Any) -> Any:
     return app
 
 
-def launch_kwargs(args: argparse.Namespace, ctx: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
-    from .i18n import force_lang_head
+def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
+    """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
+    from .i18n import lang_middleware
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                auth_message="Fine-Tune Studio: please log in." if auth else None,
-                i18n=getattr(ctx, "_i18n", None), head=force_lang_head(args.lang) if args.lang else None,
-                allowed_paths=[], max_file_size=f"{int(args.max_upload_mb)}mb", show_error=True, ssr_mode=False,
+                auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
+                app_kwargs={"middleware": [lang_middleware(args.lang)]} if args.lang else None,
+                allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
+                ssr_mode=False,
                 footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False, quiet=False)
 
 
@@ -138,13 +140,15 @@ def main(args: argparse.Namespace) -> int:
         StudioError: unsafe exposure or bad flags (cli.py / launch.py print it, exit 2).
     """
     auth = parse_auth(args)
+    if args.max_upload_mb <= 0:
+        raise StudioError(f"--max-upload-mb must be above 0 (got {args.max_upload_mb:g})", "use e.g. --max-upload-mb 50",
+                          code="args")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb)
     app = build_app(ctx)
-    ctx._i18n = app.studio_i18n  # type: ignore[attr-defined]
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
-    app.launch(**launch_kwargs(args, ctx, auth))
+    app.launch(**launch_kwargs(args, app.studio_i18n, auth))
     return 0

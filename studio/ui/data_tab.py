@@ -18,14 +18,13 @@ from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
 from .common import ui_errors
 from .context import AppContext
-from .i18n import msg
+from .i18n import headers, msg
 from .paths import confine
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample_reviews.csv"
 ROLES = ("text", "label", "instruction", "input", "output", "messages")
 TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "input", "output"),
               "chat": ("messages",)}
-STATS_HEADERS = ["column", "rows", "empty", "distinct", "unit", "mean length", "max length", "values"]
 
 
 def open_table(path: str | Path, ctx: AppContext) -> Table:
@@ -109,7 +108,8 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             open_btn = gr.Button(T("data.open"), size="sm")
     info = gr.Markdown(elem_id="data-info")
     table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300)
-    stats = gr.Dataframe(headers=STATS_HEADERS, label=T("data.stats"), interactive=False, wrap=True)
+    stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
+                         wrap=True)
     task = gr.Radio(list(TASKS), value="sentiment", label=T("data.task"), info=T("data.task_info"),
                     elem_id="data-task")
     with gr.Row():

@@ -31,6 +31,8 @@ WIDGET_CHOICES: dict[str, Callable[[], list[str]]] = {
 
 FIELD_NAMES: list[str] = [m["name"] for m in field_meta()]
 _KINDS: dict[str, str] = {m["name"]: m["kind"] for m in field_meta()}
+# Optional numbers (default None, e.g. max_samples): the browser shows an empty number box as 0
+_UNSET_IS_ZERO = {m["name"] for m in field_meta() if m["default"] is None and m["kind"] in ("int", "float")}
 
 
 def _choice_value(value: Any) -> str:
@@ -83,6 +85,8 @@ def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
     for name, value in zip(FIELD_NAMES, values):
         if isinstance(value, float) and value.is_integer() and _KINDS[name] == "int":
             value = int(value)
+        if name in _UNSET_IS_ZERO and value == 0:
+            value = None
         data[name] = value
     return RunConfig.from_dict(data, source="the Settings form")
 

@@ -186,7 +186,16 @@ MESSAGES: dict[str, tuple[str, str]] = {
                   "已把 {n} 行写入 {path}（数据集 '{name}'）。设置页已改用它。"),
     "loaded_file": ("Read {rows} rows and {cols} columns from {name}.", "从 {name} 读取了 {rows} 行、{cols} 列。"),
     "no_file": ("Upload a file or press the sample button first", "请先上传文件或点击示例数据按钮"),
+    "runs_headers": ("run|state|model|method|step|final loss|eval loss|reason",
+                     "运行|状态|模型|方法|步数|最终损失|验证损失|原因"),
+    "stats_headers": ("column|rows|empty|distinct|unit|mean length|max length|values",
+                      "列|行数|空值|不同值|单位|平均长度|最大长度|取值"),
 }
+
+
+def headers(key: str, lang: str = "en") -> list[str]:
+    """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""
+    return msg(key, lang).split("|")
 
 
 def _en_help() -> dict[str, str]:
@@ -219,10 +228,57 @@ def msg(key: str, lang: str = "en", **fmt: Any) -> str:
 def force_lang_head(lang: str) -> str:
     """<head> script that makes ``lang`` the page's starting language (the footer's Settings still switch).
 
-    Gradio picks the language from navigator.language before the app loads; overriding it is the
-    one way to set a default without changing each visitor's browser.
+    Gradio picks the language from navigator.language while the app starts, before launch(head=...)
+    is mounted, so this must be in the served HTML itself: see ``ForceLangMiddleware``.
     """
     tag = {"zh": "zh-CN", "en": "en-US"}[lang]
     return ("<script>(function(){try{Object.defineProperty(navigator,'language',{get:function(){return '%s'}});"
             "Object.defineProperty(navigator,'languages',{get:function(){return ['%s','%s']}});}catch(e){}})();"
             "</script>" % (tag, tag, lang))
+
+
+class ForceLangMiddleware:
+    """ASGI middleware: puts ``force_lang_head(lang)`` first in <head> of every served HTML page.
+
+    Passed to Gradio through launch(app_kwargs={"middleware": [...]}) (a FastAPI argument), so
+    it sits inside Gradio's compression and sees the page as plain HTML.
+    """
+
+    def __init__(self, app: Any, lang: str):
+        self.app = app
+        self.script = force_lang_head(lang).encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        start: dict = {}
+        body: list[bytes] = []
+
+        async def capture(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers") or [])
+                if not headers.get(b"content-type", b"").startswith(b"text/html"):
+                    start["pass"] = True
+                    await send(message)
+                    return
+                start["message"] = message
+                return
+            if start.get("pass"):
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if not message.get("more_body"):
+                html = b"".join(body).replace(b"<head>", b"<head>" + self.script, 1)
+                head = start["message"]
+                head["headers"] = [(k, v) for k, v in head.get("headers") or [] if k != b"content-length"] + [
+                    (b"content-length", str(len(html)).encode())]
+                await send(head)
+                await send({"type": "http.response.body", "body": html})
+
+        await self.app(scope, receive, capture)
+
+
+def lang_middleware(lang: str) -> Any:
+    from starlette.middleware import Middleware
+    return Middleware(ForceLangMiddleware, lang=lang)

@@ -5,6 +5,7 @@ second browser shows the same run; closing the tab does not stop it.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,10 @@ from ..plotting import loss_figure
 from . import forms
 from .common import fmt_seconds, ui_errors
 from .context import AppContext
-from .i18n import msg
+from .i18n import headers, msg
 from .paths import confine, resolve_run_paths
 
-RUN_HEADERS = ["run", "state", "model", "method", "step", "final loss", "eval loss", "reason"]
+PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
 
 
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
@@ -87,20 +88,21 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     """Timer tick: the status always, the plot and run list only when something changed."""
     seen = dict(seen or {})
     snap = ctx.runner.snapshot()
-    key = (snap.get("run"), snap.get("events"), snap.get("state"))
-    changed = [snap.get("run"), snap.get("events"), snap.get("state")] != seen.get("key")
+    key = [snap.get("run"), snap.get("events"), snap.get("state")]
+    moved = snap.get("state") != seen.get("state") or snap.get("run") != seen.get("run")
     plot: Any = gr.skip()
     runs: Any = gr.skip()
     pick: Any = gr.skip()
-    if changed:
-        if snap.get("run"):
-            plot = make_plot(ctx.runner.events(), title=f"Loss: {Path(snap['run']).name}")
-        if snap.get("state") != seen.get("state") or "key" not in seen:
-            runs = runs_rows(ctx)
-            choices = resumable_choices(ctx)
-            current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
-            pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
-        seen = {"key": list(key), "state": snap.get("state")}
+    due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
+    if snap.get("run") and key != seen.get("key") and (moved or due):
+        plot = make_plot(ctx.runner.events(), title=f"Loss: {Path(snap['run']).name}")
+        seen.update(key=key, plotted=time.time())
+    if moved or "state" not in seen:
+        runs = runs_rows(ctx)
+        choices = resumable_choices(ctx)
+        current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
+        pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
+    seen.update(state=snap.get("state"), run=snap.get("run"))
     busy = bool(snap.get("busy"))
     return (status_markdown(snap, ctx.lang), plot, snap.get("log_tail") or "", snap, runs, pick,
             gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
@@ -134,7 +136,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     snap = gr.JSON(visible=False)
     with gr.Accordion(T("train.runs"), open=False, elem_id="past-runs"):
         pick = gr.Dropdown(choices=[], label=T("train.pick"), elem_id="resume-pick")
-        runs = gr.Dataframe(headers=RUN_HEADERS, interactive=False, wrap=True)
+        runs = gr.Dataframe(headers=headers("runs_headers", ctx.lang), interactive=False, wrap=True)
         refresh = gr.Button(T("train.refresh"), size="sm")
     seen = gr.State({})
     timer = gr.Timer(1.0)

@@ -154,6 +154,15 @@ def interleaved(arms: list[str], repeats: int) -> list[str]:
     return order
 
 
+def paired_ratios(results: dict[str, list[dict[str, Any]]], num: str, den: str, key: str) -> list[float]:
+    """``num/den`` of ``key`` within each ABBA block (runs that sat next to each other in time).
+
+    Why: on a shared machine the load drifts over minutes; two adjacent runs see nearly the
+    same load, so the median of per-block ratios is far steadier than a ratio of medians.
+    """
+    return [a[key] / b[key] for a, b in zip(results[num], results[den])]
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
 

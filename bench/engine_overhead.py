@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, print_machine, review_rows,
-                          run_child, table, write_jsonl)
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
+                          review_rows, run_child, table, write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -165,12 +165,15 @@ def main(argv: list[str] | None = None) -> int:
                  "median tok/CPU-s", "final loss"], rows_out))
     print(f"plain Trainer optimizer (its default): {results['plain'][0]['optim']}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
-    print(f"cpu ratio: {cpu_med['studio'] / cpu_med['plain']:.3f}  (same, per CPU-second: steadier on a busy machine)")
-    if "studio-unfused" in med:
-        print(f"unfused ratio: {med['studio-unfused'] / med['plain']:.3f} wall, "
-              f"{cpu_med['studio-unfused'] / cpu_med['plain']:.3f} CPU  (studio with unfused AdamW / plain)")
-    print(f"ratio: {med['studio'] / med['plain']:.3f}  (studio / plain median non-pad tokens/s, wall clock; "
-          f"goal >= 0.97)")
+    for other in [k for k in results if k != "plain"]:
+        wall, cpu = (paired_ratios(results, other, "plain", k) for k in ("tok_s", "cpu_tok_s"))
+        print(f"{other} / plain per block: wall {' '.join(f'{x:.3f}' for x in wall)}; "
+              f"CPU {' '.join(f'{x:.3f}' for x in cpu)}")
+        print(f"{other} / plain: ratio of medians {med[other] / med['plain']:.3f} wall, "
+              f"{cpu_med[other] / cpu_med['plain']:.3f} CPU; median paired {median(wall):.3f} wall, "
+              f"{median(cpu):.3f} CPU")
+    wall = median(paired_ratios(results, "studio", "plain", "tok_s"))
+    print(f"ratio: {wall:.3f}  (studio / plain non-pad tokens/s, wall clock, median of paired runs; goal >= 0.97)")
     return 0
 
 

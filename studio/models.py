@@ -20,8 +20,12 @@ from .runs import RunDir
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 DEMO_MARKER = "studio_demo.json"
 
-# Sized so a few thousand reviews train in minutes on 2 CPU cores, yet big enough to learn sentiment.
-DEMO_DEFAULTS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
+# Sized so a few thousand reviews train in minutes on 2 CPU cores. Measured (see the tuning report): one layer of
+# width 64 generalises better than 2x128 on the 384-row sample (which a bigger model just memorises); init_std 0.1
+# shortens the plateau where it has learned the answer format but not yet the label; per-character Chinese units
+# let reviews share characters like 好/差 instead of rare whole-phrase tokens.
+DEMO_DEFAULTS: dict[str, Any] = {"hidden": 64, "layers": 1, "heads": 4, "vocab_size": 3000, "intermediate": 128,
+                                 "init_std": 0.1, "han_chars": True}
 
 
 def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int = 128, layers: int = 2,

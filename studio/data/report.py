@@ -63,9 +63,10 @@ def _lengths(rows: list[dict[str, Any]], tokenizer: Any, cutoff_len: int, templa
 
 
 def _problem(code: str, severity: str, count: int, message: str, fix: str,
-             examples: Iterable[int] = ()) -> dict[str, Any]:
+             examples: Iterable[int] = (), **params: Any) -> dict[str, Any]:
+    """``params`` are the values inside message/fix, so format_report can say them in another language."""
     return {"code": code, "severity": severity, "count": count, "message": message, "fix": fix,
-            "examples": list(examples)[:10]}
+            "examples": list(examples)[:10], "params": params}
 
 
 def _plural(n: int, word: str) -> str:
@@ -138,7 +139,8 @@ def _length_section(data: list[dict[str, Any]], tokenizer: Any, cutoff_len: int,
         lengths, unit = [estimate_tokens(r["instruction"] + r["input"] + r["output"]) for r in data], \
             "estimated tokens"
         problems.append(_problem("tokenizer_failed", "info", 0, f"Tokenizer failed ({type(exc).__name__}); "
-                                 "lengths are estimated", "check the model's tokenizer and the template"))
+                                 "lengths are estimated", "check the model's tokenizer and the template",
+                                 error=type(exc).__name__))
     n = len(lengths)
     ordered = sorted(lengths)
     p95 = ordered[min(n - 1, int(math.ceil(0.95 * n)) - 1)]
@@ -150,7 +152,8 @@ def _length_section(data: list[dict[str, Any]], tokenizer: Any, cutoff_len: int,
                                  _count(len(over), "row", "is", "are") + f" longer than cutoff_len={cutoff_len} "
                                  f"{unit} and will be truncated",
                                  f"raise cutoff_len to {ordered[-1]} (covers all rows; {p95} covers 95%), or "
-                                 "shorten those texts", over))
+                                 "shorten those texts", over, cutoff_len=cutoff_len, unit=unit, max=ordered[-1],
+                                 p95=p95))
     return section, problems
 
 
@@ -174,7 +177,8 @@ def _label_section(data: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dic
         problems.append(_problem("mixed_spellings", "warning", sum(len(v) - 1 for v in mixed.values()),
                                  f"The same label is spelled differently: {shown}",
                                  f"convert again with a label map that merges them, e.g. --label-map "
-                                 f"'{fix_map}'", [i for i, o in enumerate(outputs, 1) if o in rare]))
+                                 f"'{fix_map}'", [i for i, o in enumerate(outputs, 1) if o in rare],
+                                 shown=shown, fix_map=fix_map))
     merged = Counter({k: sum(v.values()) for k, v in spellings.items()})
     (big, n_big), (small, n_small) = merged.most_common()[0], merged.most_common()[-1]
     labels["imbalance_ratio"] = round(n_big / n_small, 2)
@@ -182,13 +186,14 @@ def _label_section(data: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dic
         problems.append(_problem("single_label", "error", sum(counts.values()),
                                  f"Every row has the same answer '{counts.most_common(1)[0][0]}'",
                                  "add rows with the other labels; a model trained on one answer learns "
-                                 "nothing else"))
+                                 "nothing else", label=counts.most_common(1)[0][0]))
     elif n_big >= 3 * n_small:
         problems.append(_problem("imbalance", "warning", n_small,
                                  f"Labels are imbalanced: '{big}' has {n_big} rows, '{small}' only "
                                  f"{n_small} ({labels['imbalance_ratio']}:1)",
                                  f"add more '{small}' examples or drop some '{big}' ones; otherwise the "
-                                 f"model can score well by always answering '{big}'"))
+                                 f"model can score well by always answering '{big}'", big=big, small=small,
+                                 n_big=n_big, n_small=n_small, ratio=labels["imbalance_ratio"]))
     return labels, problems
 
 
@@ -239,23 +244,66 @@ def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_
     return report
 
 
-def format_report(report: dict[str, Any]) -> str:
-    """The report as plain lines for the CLI and the UI's summary box."""
+# Chinese wording of each problem: (message, fix), formatted with the problem's count and params.
+ZH_PROBLEMS: dict[str, tuple[str, str]] = {
+    "no_rows": ("数据集中没有任何行", "转换一个含有数据行的文件（'python -m studio convert'）"),
+    "empty_text": ("{count} 行没有可读的文本", "补上文本或删除这些行"),
+    "missing_label": ("{count} 行的答案（output/标签）为空", "补上标签或删除这些行；它们会教模型什么都不回答"),
+    "duplicates": ("{count} 行与前面的某行完全相同", "删除重复行：它们让这些样本被计算多次，还可能混进验证集"),
+    "conflicting_labels": ("{count} 条文本出现了不同的答案", "检查这些行，只保留正确的答案"),
+    "tokenizer_failed": ("分词器出错（{error}）；长度为估算值", "检查模型的分词器和提示词模板"),
+    "too_long": ("{count} 行超过 cutoff_len={cutoff_len} 个{unit_zh}，会被截断",
+                 "把 cutoff_len 提高到 {max}（覆盖全部行；{p95} 覆盖 95%），或缩短这些文本"),
+    "mixed_spellings": ("同一个标签有不同的写法：{shown}", "用合并它们的标签映射重新转换，例如 --label-map '{fix_map}'"),
+    "single_label": ("每一行的答案都是 '{label}'", "加入其他标签的行；只用一种答案训练的模型学不到别的"),
+    "imbalance": ("标签不均衡：'{big}' 有 {n_big} 行，'{small}' 只有 {n_small} 行（{ratio}:1）",
+                  "多加一些 '{small}' 样本或去掉一些 '{big}' 样本；否则模型总回答 '{big}' 也能得高分"),
+    "small_validation": ("验证集只有 {count} 行", "数据更多时用 val_size 0.1；太小的验证集损失主要是噪声"),
+    "few_rows": ("只有 {count} 行训练数据", "每个标签几百条样本，结果会可靠得多"),
+}
+_ZH_UNITS = {"tokens": "token", "estimated tokens": "估算 token"}
+_ZH_SEVERITY = {"error": "错误", "warning": "警告", "info": "提示"}
+
+
+def _zh_problem(p: dict[str, Any]) -> tuple[str, str]:
+    """(message, fix) in Chinese; the English text where a problem has no Chinese wording or params."""
+    pair = ZH_PROBLEMS.get(p.get("code", ""))
+    params = dict(p.get("params") or {})
+    params["unit_zh"] = _ZH_UNITS.get(params.get("unit", ""), params.get("unit", ""))
+    try:
+        return (pair[0].format(count=p["count"], **params), pair[1].format(count=p["count"], **params)) if pair \
+            else (p["message"], p["fix"])
+    except (KeyError, IndexError):
+        return p["message"], p["fix"]
+
+
+def format_report(report: dict[str, Any], lang: str = "en") -> str:
+    """The report as plain lines for the CLI and the UI's summary box, in English or Chinese (lang="zh")."""
+    zh = lang == "zh"
     split = report.get("split", {})
-    lines = [f"Rows: {report['rows']} (train {split.get('train', 0)}, validation {split.get('val', 0)})"]
+    lines = [f"行数：{report['rows']}（训练 {split.get('train', 0)}，验证 {split.get('val', 0)}）" if zh else
+             f"Rows: {report['rows']} (train {split.get('train', 0)}, validation {split.get('val', 0)})"]
     ln = report.get("lengths") or {}
-    if ln:
+    if ln and zh:
+        lines.append(f"长度（{_ZH_UNITS.get(ln['unit'], ln['unit'])}）：平均 {ln['mean']}，95% 不超过 {ln['p95']}，"
+                     f"最长 {ln['max']}；{ln['over_cutoff']} 行超过 cutoff_len {report['cutoff_len']}")
+    elif ln:
         lines.append(f"Length ({ln['unit']}): mean {ln['mean']}, 95% under {ln['p95']}, max {ln['max']}; "
                      f"{ln['over_cutoff']} over cutoff_len {report['cutoff_len']}")
     counts = report.get("labels", {}).get("counts")
     if counts:
-        lines.append("Labels: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        lines.append(("标签：" if zh else "Labels: ") + ", ".join(f"{k} {v}" for k, v in counts.items()))
     problems = report.get("problems", [])
     if not problems:
-        lines.append("No problems found.")
+        lines.append("没有发现问题。" if zh else "No problems found.")
     for p in problems:
-        rows = f" (rows {', '.join(map(str, p['examples']))}{', …' if p['count'] > len(p['examples']) else ''})" \
-            if p["examples"] else ""
+        more = ", …" if p["count"] > len(p["examples"]) else ""
+        if zh:
+            rows = f"（第 {', '.join(map(str, p['examples']))}{more} 行）" if p["examples"] else ""
+            message, fix = _zh_problem(p)
+            lines.append(f"[{_ZH_SEVERITY.get(p['severity'], p['severity'])}] {message}{rows}。解决办法：{fix}。")
+            continue
+        rows = f" (rows {', '.join(map(str, p['examples']))}{more})" if p["examples"] else ""
         lines.append(f"[{p['severity']}] {p['message']}{rows}. Fix: {p['fix']}.")
     return "\n".join(lines)
 

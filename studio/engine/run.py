@@ -129,7 +129,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     """adamw_torch -> the fused AdamW kernel, which plain Trainer itself defaults to on torch >= 2.8.
 
     Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
-    measured it ~3% slower per step than a plain Trainer script on the tiny-demo model. The update
+    measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
     is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
     (its parameters move between devices during the step).
     """

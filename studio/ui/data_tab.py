@@ -18,7 +18,7 @@ from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
 from .common import ui_errors
 from .context import AppContext
-from .i18n import headers, msg
+from .i18n import MESSAGES, headers, msg
 from .paths import confine
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample_reviews.csv"
@@ -28,7 +28,15 @@ TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "in
 
 
 def open_table(path: str | Path, ctx: AppContext) -> Table:
-    return read_table(path, max_mb=ctx.max_upload_mb)
+    try:
+        return read_table(path, max_mb=ctx.max_upload_mb)
+    except StudioError as exc:
+        if exc.code != "data_too_large":
+            raise
+        # the reader's fix names the convert CLI's --max-mb; the studio's limit is launch.py's flag
+        need = int(Path(path).stat().st_size / 1024 / 1024) + 1
+        raise StudioError(exc.what, f"split the file into smaller parts, or restart the studio with "
+                          f"--max-upload-mb {need}", code=exc.code) from None
 
 
 def stats_rows(table: Table) -> list[list[Any]]:
@@ -63,6 +71,11 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
             label_map_text(table, guess.get("label"), guess.get("text")), name, str(path))
 
 
+def _reason(reason: str, lang: str) -> str:
+    """A converter's skip reason in ``lang`` (as it is when the table has no wording for it)."""
+    return msg(f"skip.{reason}", lang) if f"skip.{reason}" in MESSAGES else reason
+
+
 def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | None], label_map: str,
             instruction: str, name: str) -> tuple[str, str]:
     """Convert the picked file into workspace/data/<name>.jsonl, register it, and report on it.
@@ -73,7 +86,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
         StudioError: no file, unreadable file, wrong columns or label problems.
     """
     if not path:
-        raise StudioError(msg("no_file", "en"), "use the upload box or the sample button", code="data_none")
+        raise StudioError(msg("no_file", ctx.lang), msg("data.no_file_fix", ctx.lang), code="data_none")
     table = open_table(path, ctx)
     clean = re.sub(r"[^\w.-]+", "_", (name or Path(path).stem)).strip("_.") or "dataset"
     result = convert_table(table, task, text_column=cols.get("text") or None, label_column=cols.get("label") or None,
@@ -85,14 +98,16 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     register_dataset(ctx.data_root, clean, out, result.rows)
     report = validation_report(result.rows, cutoff_len=256)
     lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
+    lang = ctx.lang
     if result.label_map:
-        lines.append(f"Label map: `{format_label_map(result.label_map)}`")
+        lines.append(msg("data.label_map_line", lang, map=format_label_map(result.label_map)))
     if result.instruction:
-        lines.append(f"Instruction: {result.instruction}")
-    lines += [f"Note: {n}" for n in result.notes]
-    lines += [f"Skipped {len(v)} row(s) with {k}" for k, v in result.skipped.items()]
+        lines.append(msg("data.instruction_line", lang, text=result.instruction))
+    lines += [msg("data.note_line", lang, text=n) for n in result.notes]
+    lines += [msg("data.skipped_line", lang, n=len(v), reason=_reason(k, lang))
+              for k, v in result.skipped.items()]
     body = "\n\n".join(line for line in lines if line)
-    return f"{body}\n\n```\n{format_report(report)}\n```", str(out)
+    return f"{body}\n\n```\n{format_report(report, lang)}\n```", str(out)
 
 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:

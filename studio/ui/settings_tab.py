@@ -18,7 +18,7 @@ from ..errors import StudioError
 from . import forms
 from .common import ui_errors
 from .context import AppContext
-from .i18n import msg
+from .i18n import MESSAGES, msg
 from .paths import resolve_run_paths
 
 RECIPES = forms.PRESETS / "recipes"
@@ -43,10 +43,66 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
                f"**{msg('tight', lang) if d['tight'] else msg('fits' if d['fits'] else 'no_fit', lang)}** — ")
     lines = [f"{verdict}{msg('gpu', lang)} **{d['gpu_gb']:.2f} GB**"
              + (f" / {gpu_mem_gb:g} GB" if gpu_mem_gb else "") + f", {msg('cpu', lang)} {d['cpu_gb']:.2f} GB", ""]
-    lines += [f"- {k}: {v:.2f} GB" for k, v in d["breakdown"].items()]
+    lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
     if d["suggestions"]:
-        lines += [""] + [f"💡 {s}" for s in d["suggestions"][:3]]
+        lines += [""] + [f"💡 {suggestion_label(s, lang)}" for s in d["suggestion_details"][:3]]
     return "\n".join(lines)
+
+
+def _part(name: str, lang: str) -> str:
+    key = f"breakdown.{name}"
+    return msg(key, lang) if lang != "en" and key in MESSAGES else name
+
+
+def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
+    """One estimator suggestion as shown to the user: its own (English) text, or built from its settings."""
+    if lang != "zh":
+        return detail["text"]
+    settings = ", ".join(f"{k}={v}" for k, v in detail.get("settings", {}).items())
+    verdict = msg("fits", lang) if detail.get("fits") else msg("still_too_big", lang)
+    return msg("suggestion_zh", lang, text=detail["text"], settings=settings, gb=detail.get("gpu_gb", 0.0),
+               verdict=verdict)
+
+
+def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None) -> list[dict[str, Any]]:
+    """The estimator's suggestion_details for ``cfg`` ([] when it fits, is missing, or cannot read the model)."""
+    try:
+        from ..memory import estimate_for_config
+    except ImportError:
+        return []
+    try:
+        return estimate_for_config(cfg, gpu_mem_gb or None).suggestion_details
+    except StudioError:
+        return []
+
+
+def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en") -> list[tuple[str, int]]:
+    """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value."""
+    try:
+        cfg = forms.values_to_config(values)
+    except StudioError:
+        return []
+    return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem))]
+
+
+def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
+                     index: int | float | None) -> tuple[list[Any], str, str]:
+    """Put suggestion ``index`` of the current estimate into the form -> (new form values, fit, check).
+
+    The suggestions are recomputed from ``values``: the index refers to the list the dropdown shows,
+    which is refreshed every time the estimate changes.
+
+    Raises:
+        StudioError: nothing picked, or the pick is not among the current suggestions.
+        ConfigError: a form value of the wrong type.
+    """
+    cfg = forms.values_to_config(values)
+    details = _suggestions(cfg, gpu_mem)
+    if index is None or not 0 <= int(index) < len(details):
+        raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
+    new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
+    fit, check = on_change(ctx, new_values, gpu_mem)
+    return new_values, fit, check
 
 
 def check_markdown(cfg: RunConfig, ctx: AppContext) -> str:
@@ -117,6 +173,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gpu_mem = gr.Number(value=24, minimum=0, label=T("set.gpu_mem"), elem_id="gpu-mem")
             gr.Markdown(T("set.fit_title"))
             fit = gr.Markdown(elem_id="fit")
+            with gr.Row(equal_height=True):
+                suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
+                                      elem_id="fit-suggestion", scale=4)
+                apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
             gr.Markdown(T("set.check_title"))
             check = gr.Markdown(elem_id="check")
             with gr.Row():
@@ -143,7 +203,11 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
-        return load_settings(path, list(current))
+        try:
+            return load_settings(path, list(current))
+        except StudioError as exc:  # name the person's file, not Gradio's upload-cache path
+            raise StudioError(exc.what.replace(str(path), Path(path).name), exc.fix, why=exc.why,
+                              code=exc.code) from None
 
     @ui_errors
     def save(*values: Any) -> str:
@@ -161,14 +225,27 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         if on:
             gr.Warning(msg("trust_warning", lang))
 
+    def refresh_suggestions(*args: Any) -> Any:
+        choices = suggestion_choices(list(args[:-1]), args[-1], lang)
+        return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+    @ui_errors
+    def apply(*args: Any) -> list[Any]:
+        values, fit_md, check_md = apply_suggestion(ctx, list(args[:-2]), args[-2], args[-1])
+        choices = suggestion_choices(values, args[-2], lang)
+        return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
+
+    # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
+    fit.change(refresh_suggestions, comps + [gpu_mem], suggest, api_visibility="private", show_progress="hidden")
+    apply_btn.click(apply, comps + [gpu_mem, suggest], comps + [fit, check, suggest], api_name="apply_suggestion")
     preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset")
     yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml")
     save_btn.click(save, comps, yaml_out, api_name="save_settings")
     show_btn.click(show, comps, command, api_name="show_command")
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
-            "command": command}
+            "command": command, "suggest": suggest, "apply": apply_btn}
 
 
-__all__ = ["build_settings_tab", "check_markdown", "command_line", "estimate_markdown", "load_settings",
-           "on_change", "save_settings"]
+__all__ = ["apply_suggestion", "build_settings_tab", "check_markdown", "command_line", "estimate_markdown",
+           "load_settings", "on_change", "save_settings", "suggestion_choices", "suggestion_label"]

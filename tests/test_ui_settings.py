@@ -1,0 +1,82 @@
+"""Settings tab, "Will it fit": the estimator's suggestions can be applied to the form in one click."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+from studio.config import RunConfig
+from studio.errors import StudioError
+from studio.memory import estimate_for_config
+from studio.ui import forms
+from studio.ui.context import AppContext
+from studio.ui.settings_tab import apply_suggestion, build_settings_tab, suggestion_choices
+
+
+@pytest.fixture()
+def ctx(tmp_path: Path) -> AppContext:
+    return AppContext.create(tmp_path / "ws")
+
+
+def _values(**fields: object) -> list:
+    return forms.config_to_values(RunConfig(dataset="d.jsonl", **fields))
+
+
+def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppContext) -> None:
+    values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
+    before = estimate_for_config(forms.values_to_config(values), 24)
+    assert before.fits is False and before.suggestion_details
+    choices = suggestion_choices(values, 24)
+    assert [i for _, i in choices] == list(range(len(before.suggestion_details)))
+    assert choices[0][0] == before.suggestion_details[0]["text"]
+
+    new_values, fit, check = apply_suggestion(ctx, values, 24, choices[0][1])
+    new_cfg = forms.values_to_config(new_values)
+    wanted = before.suggestion_details[0]["settings"]
+    assert {k: getattr(new_cfg, k) for k in wanted} == wanted
+    changed = {n for n, a, b in zip(forms.FIELD_NAMES, values, new_values) if a != b}
+    assert changed == set(wanted)  # nothing else on the form moves
+    after = estimate_for_config(new_cfg, 24)
+    assert after.gpu_gb < before.gpu_gb - 0.05
+    assert fit.startswith("**Does not fit**") and f"{after.gpu_gb:.2f} GB" in fit  # the panel is re-estimated
+    assert check.startswith("✅")
+
+
+def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:
+    values = _values(model_name_or_path="qwen2.5-7b", finetuning_type="full")
+    details = estimate_for_config(forms.values_to_config(values), 24).suggestion_details
+    first_fitting = next(i for i, d in enumerate(details) if d["fits"])
+    new_values, fit, check = apply_suggestion(ctx, values, 24, first_fitting)
+    assert estimate_for_config(forms.values_to_config(new_values), 24).fits is True
+    assert fit.startswith("**Fits**") or fit.startswith("**fits, but tight**")
+    assert check.startswith("✅"), check  # an applied suggestion never breaks validation
+    assert suggestion_choices(new_values, 24) == []  # nothing left to suggest
+
+
+def test_apply_without_a_pick_says_what_to_do(ctx: AppContext) -> None:
+    values = _values()  # tiny-demo fits: no suggestions at all
+    assert suggestion_choices(values, 24) == []
+    for index in (None, 0):
+        with pytest.raises(StudioError) as err:
+            apply_suggestion(ctx, values, 24, index)
+        assert err.value.message == ("Pick a suggested change first. Fix: the list fills when the plan does not "
+                                     "fit.")
+    bad = list(values)
+    bad[forms.FIELD_NAMES.index("cutoff_len")] = 12.5
+    assert suggestion_choices(bad, 24) == []  # a half-typed form shows no suggestions, not a popup
+
+
+def test_chinese_suggestions_name_the_settings() -> None:
+    values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
+    label, _ = suggestion_choices(values, 24, "zh")[0]
+    assert label.startswith("改为 gradient_checkpointing=True（→ ") and label.endswith("GB，仍然放不下）")
+
+
+def test_the_tab_has_the_apply_controls(ctx: AppContext) -> None:
+    from studio.ui.i18n import make_i18n
+    with gr.Blocks() as demo:
+        parts = build_settings_tab(ctx, make_i18n())
+    assert isinstance(parts["suggest"], gr.Dropdown) and isinstance(parts["apply"], gr.Button)
+    names = {d.get("api_name") for d in demo.get_config_file()["dependencies"]}
+    assert {"apply_suggestion", "estimate", "load_preset"} <= names

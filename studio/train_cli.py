@@ -23,7 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
 
 
-def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume: str | None) -> list[str]:
+def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume: str | None,
+                     quiet: bool = False) -> list[str]:
     """The multi-process launch line (also what the UI's 'show command' prints)."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
            "-m", "studio", "train", config_path]
@@ -31,6 +32,8 @@ def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume:
         cmd += ["--set", o]
     if resume:
         cmd += ["--resume", resume]
+    if quiet:
+        cmd.append("--quiet")
     return cmd
 
 
@@ -42,11 +45,12 @@ def main(args: argparse.Namespace) -> int:
     cfg.check()
     if cfg.nproc > 1 and "LOCAL_RANK" not in os.environ:
         # re-launch ourselves under torchrun; each worker sees LOCAL_RANK and trains its shard
-        cmd = torchrun_command(args.config, overrides, cfg.nproc, args.resume)
+        cmd = torchrun_command(args.config, overrides, cfg.nproc, args.resume, args.quiet)
         print("Launching: " + " ".join(cmd), file=sys.stderr)
         return subprocess.call(cmd)
+    follower = None
     if not args.quiet and os.environ.get("RANK", "0") == "0":
-        _print_progress_from_events(cfg)
+        follower = _print_progress_from_events(cfg)
     from .engine import run_training
     try:
         summary = run_training(cfg, resume_from=args.resume)
@@ -55,25 +59,37 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:
         from .runs import RunDir
         reason = RunDir(cfg.output_dir).read_status().get("reason") or str(exc)
+        _stop(follower)
         print(f"Error: {reason}", file=sys.stderr)
         return 1
+    finally:
+        _stop(follower)  # its last lines come before our final message
     if os.environ.get("RANK", "0") == "0":
         print(json.dumps({k: summary[k] for k in ("state", "step", "total_steps", "final_loss", "train_seconds")
                           if k in summary}))
     return EXIT.get(summary["state"], 1)
 
 
-def _print_progress_from_events(cfg: RunConfig) -> None:
+def _stop(follower: tuple | None) -> None:
+    if follower is not None:
+        thread, done = follower
+        done.set()
+        thread.join(timeout=5)
+
+
+def _print_progress_from_events(cfg: RunConfig) -> tuple:
     """Print each progress event as one line, by tailing the run's event log from a thread."""
     import threading
     import time
     from .runs import RunDir
     run = RunDir(cfg.output_dir)
     start = len(run.events())
+    done = threading.Event()
 
     def follow() -> None:
         seen = start
         while True:
+            finishing = done.is_set()
             events = run.events(seen)
             seen += len(events)
             for e in events:
@@ -84,6 +100,10 @@ def _print_progress_from_events(cfg: RunConfig) -> None:
                     print(json.dumps(e, ensure_ascii=False), file=sys.stderr, flush=True)
                 if e["type"] == "end":
                     return
-            time.sleep(0.5)
+            if finishing:
+                return
+            done.wait(0.5)
 
-    threading.Thread(target=follow, daemon=True).start()
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    return thread, done

@@ -86,8 +86,9 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc}
 
 
-def _build_model(cfg: RunConfig, run: RunDir, rows: list[dict], device: str) -> tuple[Any, Any]:
-    from ..models import DEMO_DEFAULTS, apply_method, build_tiny_llama, demo_texts, load_base
+def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
+    """Build tiny-demo's base into the run folder (rank 0 builds, other ranks wait for it)."""
+    from ..models import DEMO_DEFAULTS, build_tiny_llama, demo_texts
     if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
         if is_main_process():
             build_tiny_llama(run.base_model, demo_texts(rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
@@ -95,6 +96,10 @@ def _build_model(cfg: RunConfig, run: RunDir, rows: list[dict], device: str) -> 
             deadline = time.time() + 600
             while not run.base_model.exists() and time.time() < deadline:
                 time.sleep(0.5)
+
+
+def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
+    from ..models import apply_method, load_base
     model, tok = load_base(cfg, device)
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -202,8 +207,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
-    model, tok = _build_model(cfg, run, rows, device)
+    _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
+    # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
+    # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
+    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size))
+    model, tok = _build_model(cfg, device)
     train, val, counts = prepare_data(cfg, tok, rows, run)
+    if not val and cfg.val_size:
+        args.eval_strategy = "no"  # the held-out rows had no usable answers
     checkpoint = _resolve_resume(run, resume_from)
     stop = StopRequested(run)
     events = EventCallback(run, stop, is_main=main)
@@ -220,7 +231,6 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         LayerwiseOffloader(model, device)
         model.is_parallelizable = True  # tells Trainer not to move the whole model onto the card
         model.model_parallel = True
-    args = training_arguments(cfg, run, device, bool(val))
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
                             data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
                             callbacks=[events], dynamic_batching=cfg.dynamic_batching,

@@ -211,6 +211,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
     # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
     args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size))
+    _ = args.device  # sets up the process group now, so zero.Init sees the real world size
+    if args.deepspeed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        import deepspeed
+        deepspeed.init_distributed()  # deepspeed.comm keeps its own view of the group; zero.Init reads it
     model, tok = _build_model(cfg, device)
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:

@@ -29,8 +29,12 @@ val_size: 16
 eval_steps: 10
 """
 
+_HAVE_CHROMIUM = Path(CHROMIUM).exists() and shutil.which("chromium") is not None
+if not _HAVE_CHROMIUM and os.environ.get("STUDIO_REQUIRE_BROWSER") == "1":
+    # CI installs chromium and sets this: there a missing browser must fail, not skip silently
+    raise RuntimeError("STUDIO_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing: apt-get install -y chromium")
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
+              pytest.mark.skipif(not _HAVE_CHROMIUM,
                                  reason="needs Debian's chromium: apt-get install -y chromium chromium-driver")]
 
 

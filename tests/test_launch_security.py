@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from studio.errors import StudioError
+from tests.test_ui_i18n import tab_components
 from studio.ui import app
 from studio.ui.i18n import translations
 from studio.ui.paths import confine
@@ -118,22 +119,6 @@ def test_no_arbitrary_file_download_and_paths_confined(server: Any) -> None:
         client.predict("/etc/passwd", api_name="/open_data")
 
 
-def _tab_components(cfg: dict) -> dict[str, list[dict]]:
-    comps = {c["id"]: c for c in cfg["components"]}
-    out: dict[str, list[dict]] = {}
-
-    def walk(node: dict, tab: str | None) -> None:
-        c = comps.get(node["id"])
-        if c and c["type"] == "tabitem":
-            tab = c["props"]["id"]
-        elif c and tab:
-            out.setdefault(tab, []).append(c)
-        for child in node.get("children", []):
-            walk(child, tab)
-    walk(cfg["layout"], None)
-    return out
-
-
 @pytest.mark.integration
 def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     cfg = logged_in(server).get("config").json()
@@ -141,7 +126,7 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     assert zh == translations()["zh"]
     page = logged_in(server).get("").text  # --lang zh: the served page starts in Chinese
     assert page.index("return 'zh-CN'") < page.index('<script type="module"')
-    tabs = _tab_components(cfg)
+    tabs = tab_components(cfg)
     assert set(tabs) == {"data", "settings", "train", "evaluate"}
     tab_labels = [c["props"]["label"] for c in cfg["components"] if c["type"] == "tabitem"]
     assert all(CJK.search(zh[MARK.search(t).group(1)]) for t in tab_labels)

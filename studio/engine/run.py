@@ -248,6 +248,9 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=cfg.resolved_precision(device))
+        if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
+            notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "
+                   "the model) learns little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)")
         if counts["truncated"]:
             notify(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and were "
                    f"truncated; raise cutoff_len to keep them whole")

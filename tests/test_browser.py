@@ -131,3 +131,20 @@ def test_lang_zh_makes_chinese_the_starting_language(tmp_path: Path) -> None:
             browser.close()
     finally:
         srv.stop()
+
+
+def test_refused_upload_does_not_leave_the_previous_file_behind(page: Any, server: Any, tmp_path: Path) -> None:
+    """A good file, then a bad one: Convert must not quietly convert the good one."""
+    from playwright.sync_api import expect
+    page.goto(server.url)
+    page.locator("#data-upload input[type=file]").set_input_files(str(ROOT / "studio/assets/sample_reviews.csv"))
+    expect(page.locator("#data-info")).to_contain_text("Read 427 rows")
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    page.locator("#data-upload").get_by_label("Clear").first.click()  # the File box shows the old file until cleared
+    page.locator("#data-upload input[type=file]").set_input_files(str(empty))
+    expect(page.get_by_text("is empty").first).to_be_visible()
+    expect(page.locator("#data-info")).not_to_contain_text("Read 427 rows")
+    page.locator("#convert-btn").click()
+    expect(page.get_by_text("Upload a file or press the sample button first").first).to_be_visible()
+    expect(page.locator("#data-report")).not_to_contain_text("Wrote 427 rows")

@@ -173,10 +173,18 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.update(visible=task_v == "sentiment")]
 
     task.change(show_for_task, task, [*col.values(), label_map], api_visibility="private")
-    upload.upload(on_upload, upload, loaded, api_name="upload_data")
+    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one
+    def forget() -> tuple[Any, ...]:
+        return None, "", None
+
+    forgotten = [src, info, table_view]
+    upload.upload(forget, None, forgotten, api_visibility="private").then(
+        on_upload, upload, loaded, api_name="upload_data")
     sample.click(on_sample, None, loaded, api_name="sample_data")
-    open_btn.click(on_open, server_path, loaded, api_name="open_data")
-    server_path.submit(on_open, server_path, loaded, api_visibility="private")
+    open_btn.click(forget, None, forgotten, api_visibility="private").then(
+        on_open, server_path, loaded, api_name="open_data")
+    server_path.submit(forget, None, forgotten, api_visibility="private").then(
+        on_open, server_path, loaded, api_visibility="private")
     col["label"].input(on_label_col, [src, col["label"], col["text"]], label_map, api_visibility="private")
     convert_btn.click(on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
                       api_name="convert")

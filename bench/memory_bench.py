@@ -3,7 +3,7 @@
 Each configuration trains a few steps of a tiny random-init Llama (built locally from a
 LlamaConfig, no downloads) in a fresh subprocess, so one run's memory never leaks into the
 next, and reports the peak RSS (``VmHWM``, the kernel's high-water mark of this process)
-next to ``studio.memory.estimate(device='cpu')``.
+next to ``studio.memory.estimator.estimate(device='cpu')``.
 The subprocess mirrors the engine's choices (fp32 on CPU, peft LoRA on all linear layers,
 ``prepare_model_for_kbit_training`` for QLoRA, non-reentrant gradient checkpointing, AdamW or
 bitsandbytes AdamW8bit, gradient clipping) with plain torch/transformers/peft, so the benchmark
@@ -113,7 +113,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict(spec: dict[str, Any]) -> float:
-    from studio.memory import ArchCard, estimate
+    from studio.memory.estimator import ArchCard, estimate
     d = spec["dims"]
     card = ArchCard("bench", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"], d["vocab"])
     return estimate(card, method=spec["method"], seq_len=spec["seq"], batch=spec["batch"], grad_ckpt=spec["grad_ckpt"],

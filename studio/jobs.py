@@ -22,10 +22,11 @@ from typing import Any
 
 from .config import RunConfig
 from .errors import StudioError
+from .workspace import REPO_ROOT
 from .runs import RunDir, list_runs
 
 log = logging.getLogger("studio.jobs")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 TERMINAL = ("finished", "aborted", "failed")
 ACTIVE = ("starting", "running")
 

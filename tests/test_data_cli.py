@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.data import cli_convert
+from studio.cli import convert as cli_convert
 from studio.data.dataset import load_rows
 from studio.errors import StudioError
 from tests.helpers import run_cli

@@ -12,7 +12,7 @@ except ImportError:  # tests/ as a package
     from tests.evalkit import build_runs
 
 from studio.errors import StudioError
-from studio.eval_metrics import classification_metrics, label_set, parse_label
+from studio.evaluation.metrics import classification_metrics, label_set, parse_label
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +78,7 @@ def test_label_set_rejects_single_label_and_free_text() -> None:
 
 
 def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    import studio.evaluate as ev
+    import studio.evaluation.evaluate as ev
     from studio.models import load_for_inference
     from studio.data.templates import get_template
     model, tok, _ = load_for_inference(runs["full"])
@@ -97,7 +97,7 @@ def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.Monk
 
 
 def test_trained_model_beats_untrained_base(runs: dict) -> None:
-    from studio.evaluate import compare_base_vs_tuned
+    from studio.evaluation.evaluate import compare_base_vs_tuned
     card = compare_base_vs_tuned(runs["lora"], runs["heldout"])  # base = the same model, adapter off
     assert card["n"] == len(runs["heldout"]) == 30
     assert card["tuned"]["accuracy"] >= 0.9
@@ -108,14 +108,14 @@ def test_trained_model_beats_untrained_base(runs: dict) -> None:
 
 
 def test_full_finetune_scorecard_loads_the_base_separately(runs: dict) -> None:
-    from studio.evaluate import compare_base_vs_tuned
+    from studio.evaluation.evaluate import compare_base_vs_tuned
     card = compare_base_vs_tuned(runs["full"], runs["heldout"])
     assert card["tuned"]["accuracy"] >= card["base"]["accuracy"] + 0.3
 
 
 def test_generate_mode_agrees_with_score_mode_on_a_learned_model(runs: dict) -> None:
     from studio.data.templates import get_template
-    from studio.evaluate import sentiment_eval
+    from studio.evaluation.evaluate import sentiment_eval
     from studio.models import load_for_inference
     model, tok, cfg = load_for_inference(runs["full"])
     r = sentiment_eval(model, tok, get_template(cfg.template, tok), runs["heldout"], mode="generate")
@@ -125,7 +125,7 @@ def test_generate_mode_agrees_with_score_mode_on_a_learned_model(runs: dict) -> 
 
 
 def test_validation_rows_match_the_engine_split(runs: dict) -> None:
-    from studio.evaluate import load_rows, validation_rows
+    from studio.evaluation.evaluate import load_rows, validation_rows
     from studio.runs import RunDir
     val = validation_rows(runs["full"])
     assert len(val) == RunDir(runs["full"]).read_status()["val_rows"] == 32
@@ -134,7 +134,7 @@ def test_validation_rows_match_the_engine_split(runs: dict) -> None:
 
 def test_generate_streams_the_same_text_as_a_plain_call(runs: dict) -> None:
     from studio.data.templates import get_template
-    from studio.evaluate import chat, generate
+    from studio.evaluation.evaluate import chat, generate
     from studio.models import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
     tpl = get_template("default")
@@ -152,7 +152,7 @@ def test_generate_streams_the_same_text_as_a_plain_call(runs: dict) -> None:
 
 def test_batch_predict_writes_a_csv_with_predictions(runs: dict, tmp_path: Path) -> None:
     from studio.data.templates import get_template
-    from studio.evaluate import batch_predict, sentiment_eval
+    from studio.evaluation.evaluate import batch_predict, sentiment_eval
     from studio.models import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
     tpl = get_template("default")
@@ -168,7 +168,7 @@ def test_batch_predict_writes_a_csv_with_predictions(runs: dict, tmp_path: Path)
 
 
 def test_confusion_figure_shows_unparseable_column() -> None:
-    from studio.evaluate import confusion_figure
+    from studio.evaluation.evaluate import confusion_figure
     fig = confusion_figure({"labels": ["neg", "pos"], "matrix": [[3, 1], [0, 4]], "unparseable": [0, 2]})
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["neg", "pos", "(unparseable)"]
@@ -176,7 +176,7 @@ def test_confusion_figure_shows_unparseable_column() -> None:
 
 
 def test_load_rows_errors_and_csv(tmp_path: Path) -> None:
-    from studio.evaluate import load_rows
+    from studio.evaluation.evaluate import load_rows
     with pytest.raises(StudioError) as e:
         load_rows(tmp_path / "missing.jsonl")
     assert e.value.message == f"Data file '{tmp_path / 'missing.jsonl'}' does not exist. Fix: check the path."

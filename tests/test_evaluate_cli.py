@@ -16,7 +16,7 @@ try:
 except ImportError:  # tests/ as a package
     from tests.evalkit import build_runs
 
-from studio import evaluate_cli
+from studio.cli import evaluate as evaluate_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"accuracy", "macro_f1", "per_class", "confusion", "n", "unparseable", "misclassified", "latency_ms_per_row",
@@ -84,7 +84,7 @@ def test_generate_task_with_a_prompt(runs: dict, capsys: pytest.CaptureFixture) 
 
 
 def test_user_errors_exit_2_with_a_message(runs: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from studio.cli import main
+    from studio.cli.main import main
     missing = tmp_path / "nope.jsonl"
     assert main(["eval", "--model", str(runs["lora"]), "--data", str(missing), "--json"]) == 2
     captured = capsys.readouterr()

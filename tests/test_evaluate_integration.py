@@ -12,7 +12,7 @@ def test_tiny_demo_lora_run_beats_its_base(sample_reviews_jsonl: Path, heldout_r
     import torch
     from studio.config import RunConfig
     from studio.engine import run_training
-    from studio.evaluate import compare_base_vs_tuned, load_rows
+    from studio.evaluation.evaluate import compare_base_vs_tuned, load_rows
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny model: one thread is faster, and immune to a busy machine
     try:

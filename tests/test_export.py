@@ -38,8 +38,8 @@ def test_merged_export_matches_base_plus_adapter(runs: dict, tmp_path: Path) -> 
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
     from studio.data.templates import get_template
-    from studio.evaluate import sentiment_eval
-    from studio.export import export_model
+    from studio.evaluation.evaluate import sentiment_eval
+    from studio.evaluation.export import export_model
 
     out = tmp_path / "merged"
     info = export_model(runs["lora"], out, merge=True)
@@ -67,7 +67,7 @@ def test_merged_export_matches_base_plus_adapter(runs: dict, tmp_path: Path) -> 
 def test_adapter_export_loads_with_peft_from_anywhere(runs: dict, tmp_path: Path) -> None:
     import torch
     from peft import AutoPeftModelForCausalLM
-    from studio.export import export_model
+    from studio.evaluation.export import export_model
     out = tmp_path / "adapter"
     info = export_model(runs["lora"], out, merge=False)
     assert info["kind"] == "adapter"
@@ -86,7 +86,7 @@ def test_demo_run_adapter_export_carries_its_base(runs: dict, tmp_path: Path) ->
     """tiny-demo bases live inside the run folder, so the export must bring a copy along."""
     from peft import AutoPeftModelForCausalLM
     from studio.config import RunConfig
-    from studio.export import export_model
+    from studio.evaluation.export import export_model
     from studio.runs import RunDir
     run = tmp_path / "demo-run"
     shutil.copytree(runs["lora"], run)
@@ -103,7 +103,7 @@ def test_demo_run_adapter_export_carries_its_base(runs: dict, tmp_path: Path) ->
 
 def test_full_run_export_is_standalone(runs: dict, tmp_path: Path) -> None:
     from transformers import AutoModelForCausalLM
-    from studio.export import export_model
+    from studio.evaluation.export import export_model
     info = export_model(runs["full"], tmp_path / "full", merge=True)
     assert info["kind"] == "full"
     assert "README.md" in info["files"] and "config.json" in info["files"]
@@ -111,23 +111,27 @@ def test_full_run_export_is_standalone(runs: dict, tmp_path: Path) -> None:
 
 
 def test_refuses_to_overwrite_a_non_empty_folder(runs: dict, tmp_path: Path) -> None:
-    from studio.export import export_model
+    from studio.evaluation.export import export_model
     out = tmp_path / "taken"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    with pytest.raises(StudioError) as e:
-        export_model(runs["lora"], out, merge=False)
-    assert e.value.message == (f"Export folder '{out}' already exists and is not empty. Fix: choose another "
-                               "folder, or pass --overwrite (UI: tick 'overwrite') to replace it.")
+    for overwrite in (False, True):  # a folder the studio did not make is never deleted, even with overwrite
+        with pytest.raises(StudioError) as e:
+            export_model(runs["lora"], out, merge=False, overwrite=overwrite)
+        assert e.value.message == (f"Export folder '{out}' already exists and was not made by an export. Fix: "
+                                   "choose a new folder name; the studio only replaces its own earlier exports.")
     assert (out / "keep.txt").read_text() == "mine"
-    export_model(runs["lora"], out, merge=False, overwrite=True)
-    assert not (out / "keep.txt").exists() and (out / "adapter_model.safetensors").is_file()
+    export_model(runs["lora"], tmp_path / "mine", merge=False)
+    with pytest.raises(StudioError, match="already exists"):
+        export_model(runs["lora"], tmp_path / "mine", merge=False)
+    export_model(runs["lora"], tmp_path / "mine", merge=False, overwrite=True)  # its own earlier export
+    assert (tmp_path / "mine" / "adapter_model.safetensors").is_file()
     (tmp_path / "empty").mkdir()
     export_model(runs["lora"], tmp_path / "empty", merge=False)  # an empty folder is fine
 
 
 def test_unfinished_run_and_cli(runs: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from studio import export_cli
+    from studio.cli import export as export_cli
     from studio.runs import RunDir
     run = tmp_path / "unfinished"
     RunDir(run).ensure()

@@ -18,7 +18,7 @@ import yaml
 
 from studio.config import RunConfig
 from studio.errors import StudioError
-from studio.memory import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, deepspeed_plan, estimate,
+from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, deepspeed_plan, estimate,
                            estimate_for_config, load_card)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.cli import main
+from studio.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_bad_numbers_are_user_errors(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_gpu_mem_auto(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import studio.memory_cli as cli
+    import studio.cli.estimate as cli
     monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: None)
     assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto"]) == 2
     assert "Error: --gpu-mem auto found no NVIDIA GPU (nvidia-smi is missing or failed). Fix: give the card's " \

@@ -84,5 +84,5 @@ def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Pa
     msg = tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")
     assert (tmp_path / "exports" / "lora-merged" / "model.safetensors").is_file()
     assert "Exported **merged** model" in msg
-    with pytest.raises(gr.Error, match="already exists and is not empty"):
+    with pytest.raises(gr.Error, match="already exists"):
         tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")

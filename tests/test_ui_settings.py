@@ -8,7 +8,7 @@ import pytest
 
 from studio.config import RunConfig
 from studio.errors import StudioError
-from studio.memory import estimate_for_config
+from studio.memory.estimator import estimate_for_config
 from studio.ui import forms
 from studio.ui.context import AppContext
 from studio.ui.settings_tab import apply_suggestion, build_settings_tab, suggestion_choices

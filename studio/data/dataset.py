@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from .split import split_rows  # noqa: F401  (re-exported: callers load and split together)
 
 
 def _read_alpaca_file(path: Path) -> list[dict[str, Any]]:
@@ -75,16 +75,3 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
     if not rows:
         raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
     return rows
-
-
-def split_rows(rows: list[dict], val_size: float, seed: int) -> tuple[list[dict], list[dict]]:
-    """Seeded shuffle, then hold out a fraction (0<v<1) or a count (v>=1) for validation."""
-    if not val_size:
-        return list(rows), []
-    order = list(range(len(rows)))
-    random.Random(seed).shuffle(order)
-    n_val = int(round(len(rows) * val_size)) if val_size < 1 else int(val_size)
-    n_val = min(max(n_val, 1), len(rows) - 1)
-    val = [rows[i] for i in order[:n_val]]
-    train = [rows[i] for i in order[n_val:]]
-    return train, val

@@ -203,7 +203,7 @@ def _split_section(data: list[dict[str, Any]], val_size: float,
     problems = []
     train_n, val_n = len(data), 0
     if val_size and len(data) >= 2:
-        from .dataset import split_rows
+        from .split import split_rows
         train, val = split_rows(data, val_size, seed)
         train_n, val_n = len(train), len(val)
     if val_size and 0 < val_n < 10:

@@ -17,10 +17,11 @@ from typing import Any
 
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
+from ..workspace import PRESETS_DIR
 from ..runs import RunDir, atomic_write_text
 
 log = logging.getLogger("studio.engine")
-PRESETS = Path(__file__).resolve().parents[2] / "presets"
+PRESETS = PRESETS_DIR
 DS_FILES = {"z2": "ds_z2.json", "z2-offload": "ds_z2_offload.json", "z3": "ds_z3.json",
             "z3-offload": "ds_z3_offload.json"}
 

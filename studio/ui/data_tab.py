@@ -16,12 +16,13 @@ from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
 from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
+from ..workspace import ASSETS_DIR
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .paths import confine
+from ..workspace import confine
 
-SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample_reviews.csv"
+SAMPLE = ASSETS_DIR / "sample_reviews.csv"
 ROLES = ("text", "label", "instruction", "input", "output", "messages")
 TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "input", "output"),
               "chat": ("messages",)}

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
-from .. import inference
+from ..evaluation import inference
 from ..errors import StudioError
 from .i18n import headers, make_i18n, msg
 

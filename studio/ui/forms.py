@@ -6,16 +6,16 @@ per-field knowledge here is which fields offer suggestions in a dropdown (WIDGET
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 import gradio as gr
 
 from ..config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
+from ..workspace import PRESETS_DIR
 
 GROUPS = ("model", "method", "data", "train", "memory")
 OPEN_GROUPS = ("model", "method", "data", "train", "memory")
-PRESETS = Path(__file__).resolve().parents[2] / "presets"
+PRESETS = PRESETS_DIR
 
 
 def _model_choices() -> list[str]:

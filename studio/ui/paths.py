@@ -13,30 +13,10 @@ from pathlib import Path
 
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
+from ..workspace import confine
 from .context import AppContext
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
-
-
-def confine(path: str | Path, roots: list[Path]) -> Path:
-    """``path`` resolved (relative to the first root) if it lies inside one of ``roots``.
-
-    Raises:
-        StudioError: the path is empty or points outside every root.
-    """
-    text = str(path).strip()
-    if not text:
-        raise StudioError("The path is empty", "type a file or folder inside the workspace", code="path")
-    p = Path(os.path.expanduser(text))
-    if not p.is_absolute():
-        p = roots[0] / p
-    real = Path(os.path.realpath(p))
-    for root in roots:
-        if real == Path(os.path.realpath(root)) or Path(os.path.realpath(root)) in real.parents:
-            return real
-    raise StudioError(f"The path '{text}' is outside the folders this studio may use",
-                      "use a path inside " + " or ".join(f"'{r}'" for r in roots)
-                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside")
 
 
 def _looks_like_path(text: str) -> bool:

@@ -31,7 +31,7 @@ def preset_choices() -> list[str]:
 def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en") -> str:
     """The "will it fit" panel; a clear message when the estimator is missing or cannot read the model."""
     try:
-        from ..memory import estimate_for_config
+        from ..memory.estimator import estimate_for_config
     except ImportError:
         return msg("estimate_missing", lang)
     try:
@@ -67,7 +67,7 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
 def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None) -> list[dict[str, Any]]:
     """The estimator's suggestion_details for ``cfg`` ([] when it fits, is missing, or cannot read the model)."""
     try:
-        from ..memory import estimate_for_config
+        from ..memory.estimator import estimate_for_config
     except ImportError:
         return []
     try:
@@ -150,7 +150,7 @@ def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") ->
 
 def command_line(ctx: AppContext, values: list[Any]) -> str:
     """The `python -m studio train` line (torchrun line when nproc > 1) for the saved settings."""
-    from ..train_cli import torchrun_command
+    from ..engine.launch import torchrun_command
     cfg = forms.values_to_config(values)
     path = save_settings(ctx, values)
     single = f"python -m studio train {path}"

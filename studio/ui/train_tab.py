@@ -16,7 +16,8 @@ from . import forms
 from .common import fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
-from .paths import confine, resolve_run_paths
+from ..workspace import confine
+from .paths import resolve_run_paths
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
 

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import DEMO_MODEL, RunConfig
-from .errors import StudioError
-from .runs import RunDir
+from ..config import DEMO_MODEL, RunConfig
+from ..errors import StudioError
+from ..runs import RunDir
 
 MARKER = "studio_export.json"
 
@@ -45,12 +45,19 @@ def _source(source: str | Path) -> tuple[Path, RunConfig | None]:
 
 
 def _check_target(out: Path, overwrite: bool) -> None:
+    """Refuse a target that is a file, or a non-empty folder unless it is an earlier export and
+    ``overwrite`` is set: overwrite never deletes a folder the studio did not create."""
     if out.exists() and not out.is_dir():
         raise StudioError(f"Export target '{out}' is a file", "choose a folder name", code="export")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise StudioError(f"Export folder '{out}' already exists and is not empty",
-                          "choose another folder, or pass --overwrite (UI: tick 'overwrite') to replace it",
-                          code="export_exists")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            raise StudioError(f"Export folder '{out}' already exists and was not made by an export",
+                              "choose a new folder name; the studio only replaces its own earlier exports",
+                              code="export_exists")
+        if not overwrite:
+            raise StudioError(f"Export folder '{out}' already exists",
+                              "choose another name, or allow overwriting to replace that earlier export",
+                              code="export_exists")
 
 
 def _size_mb(folder: Path) -> float:
@@ -106,8 +113,8 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
         (tmp / "README.md").write_text(_readme(info), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
+        if out.exists():  # _check_target allowed it: empty, or an earlier export (holds MARKER)
+            shutil.rmtree(out) if (out / MARKER).is_file() else out.rmdir()
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -118,7 +125,7 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
 
 def _base_of(adapter: Path, cfg: RunConfig | None) -> str:
     if cfg is not None:
-        from .models import resolve_base_path
+        from ..models import resolve_base_path
         return resolve_base_path(cfg)
     return json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
 
@@ -126,7 +133,7 @@ def _base_of(adapter: Path, cfg: RunConfig | None) -> str:
 def _write_merged(source: str | Path, tmp: Path) -> None:
     """Load base + adapter, fold the adapter in, save safetensors + tokenizer."""
     import torch
-    from .models import load_for_inference
+    from ..models import load_for_inference
     # "cuda" here only picks the training precision (bf16/fp16); the merge itself runs on the CPU
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, _ = load_for_inference(source, device=device)
@@ -152,6 +159,6 @@ def _point_adapter_at_base(tmp: Path, out: Path, base: str, cfg: RunConfig | Non
     conf["base_model_name_or_path"] = base
     conf_path.write_text(json.dumps(conf, indent=2), encoding="utf-8")
     if not (tmp / "tokenizer_config.json").exists() and local.exists():
-        from .models import load_tokenizer
+        from ..models import load_tokenizer
         load_tokenizer(str(local)).save_pretrained(str(tmp))
     return base

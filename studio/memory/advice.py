@@ -6,7 +6,7 @@ what they cost the user (speed first, then data truncation, then quality or host
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 # (label, why it costs something, plan change, RunConfig settings)
 _Candidate = tuple[str, str, dict[str, Any], dict[str, Any]]
@@ -55,8 +55,8 @@ def _compatible(p: dict[str, Any]) -> bool:
                 or (p["optim"] == "adamw_8bit" and ds != "none"))
 
 
-def _run(card: Any, plan: dict[str, Any], gpu_mem_gb: float | None, ram_gb: float | None) -> Any:
-    from .memory import estimate
+def _run(estimate: Callable[..., Any], card: Any, plan: dict[str, Any], gpu_mem_gb: float | None,
+         ram_gb: float | None) -> Any:
     keys = ("method", "quant_bits", "deepspeed", "seq_len", "batch", "grad_ckpt", "optim", "precision", "lora_rank",
             "lora_target", "freeze_layers", "layerwise_offload", "device")
     return estimate(card, **{k: plan[k] for k in keys}, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, suggest=False)
@@ -66,8 +66,11 @@ def _host_note(est: Any) -> str:
     return f", needs {est.cpu_gb:,.0f} GB host RAM" if est.host_breakdown.get("offloaded_states", 0) > 1 else ""
 
 
-def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float | None) -> list[dict[str, Any]]:
-    """Ordered fixes for a plan that does not fit: single changes that fit alone first, then the rest,
+def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float | None,
+                  estimate: Callable[..., Any]) -> list[dict[str, Any]]:
+    """``estimate`` is the estimator itself, passed in so that this module does not import it back.
+
+    Ordered fixes for a plan that does not fit: single changes that fit alone first, then the rest,
     then (if no single change is enough) the cheapest combination found by adding changes in order."""
     base = est.plan
     # Save on whatever is short: card memory, or host RAM when only an offload plan's RAM is.
@@ -76,7 +79,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
     unit = " host RAM" if on_host else ""
     singles: list[dict[str, Any]] = []
     for label, cost, change, settings in _candidates(base):
-        new = _run(card, {**base, **change}, gpu_mem_gb, ram_gb)
+        new = _run(estimate, card, {**base, **change}, gpu_mem_gb, ram_gb)
         saving = used(est) - used(new)
         if saving < 0.05:
             continue
@@ -93,7 +96,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
         trial_plan = {**plan, **change}
         if not _compatible(trial_plan):
             continue
-        trial = _run(card, trial_plan, gpu_mem_gb, ram_gb)
+        trial = _run(estimate, card, trial_plan, gpu_mem_gb, ram_gb)
         if used(trial) < used(new) - 0.05 and (on_host or trial.gpu_gb < new.gpu_gb - 0.05):
             plan, new = trial_plan, trial
             steps.append(label)

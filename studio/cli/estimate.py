@@ -12,8 +12,8 @@ import argparse
 import json
 from typing import Any
 
-from .errors import StudioError
-from .memory import (DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, estimate_for_config,
+from ..errors import StudioError
+from ..memory.estimator import (DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, estimate_for_config,
                      host_ram_gb, load_card)
 
 _LABELS = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states",
@@ -69,7 +69,7 @@ def _resolve_auto(args: argparse.Namespace) -> None:
 
 
 def _from_config(args: argparse.Namespace) -> Estimate:
-    from .config import RunConfig
+    from ..config import RunConfig
     overrides: dict[str, Any] = {}
     if args.method:
         overrides["finetuning_type"] = "lora" if args.method == "qlora" else args.method

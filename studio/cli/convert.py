@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .convert import TASKS, convert_file, format_label_map
-from .readers import DEFAULT_MAX_MB
-from .report import format_report
+from ..data.convert import TASKS, convert_file, format_label_map
+from ..data.readers import DEFAULT_MAX_MB
+from ..data.report import format_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

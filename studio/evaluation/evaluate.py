@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from .data.templates import Template
-from .data.tokenize import prompt_ids
-from .errors import StudioError
-from .eval_metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
+from ..data.templates import Template
+from ..data.tokenize import prompt_ids
+from ..errors import StudioError
+from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
 
 __all__ = ["sentiment_eval", "classification_metrics", "parse_label", "generate", "chat", "batch_predict",
@@ -52,8 +52,8 @@ def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, s
         rows = _alpaca_json(p)
     if rows is None:
         # not alpaca JSON: let the data converter map columns (same instruction a converted training file gets)
-        from .data.convert import convert_table
-        from .data.readers import read_table
+        from ..data.convert import convert_table
+        from ..data.readers import read_table
         rows = convert_table(read_table(p)).rows
     out = [{k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")} for r in rows]
     return out[:max_rows] if max_rows else out
@@ -299,8 +299,8 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     LoRA runs reuse the loaded model with adapters disabled (no second copy in memory); full and
     freeze runs load the base from ``resolve_base_path``.
     """
-    from .data.templates import get_template
-    from .models import load_base, load_for_inference
+    from ..data.templates import get_template
+    from ..models import load_base, load_for_inference
     model, tok, cfg = load_for_inference(run_dir)
     template = get_template(cfg.template if cfg else "default", tok)
     base = None
@@ -341,7 +341,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     With ``labels`` (or mode "score") each row gets the most likely label; otherwise free generation.
     The CSV is written to a temp name and renamed, so a half-written file never appears.
     """
-    from .runs import atomic_write_text
+    from ..runs import atomic_write_text
     import io
     data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     if not data:
@@ -384,9 +384,9 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     Raises:
         StudioError: not a run folder, the dataset moved, or the run kept no validation split.
     """
-    from .config import RunConfig
-    from .data.dataset import load_rows as load_dataset, split_rows
-    from .runs import RunDir
+    from ..config import RunConfig
+    from ..data.dataset import load_rows as load_dataset, split_rows
+    from ..runs import RunDir
     run = RunDir(run_dir)
     if not run.config.exists():
         raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",

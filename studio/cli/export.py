@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Export and print where it went. Raises StudioError for user errors (exit code 2 via cli.py)."""
-    from .export import export_model
+    from ..evaluation.export import export_model
     with contextlib.redirect_stdout(sys.stderr):  # library chatter stays off stdout
         info = export_model(args.run, args.out, merge=args.merge, overwrite=args.overwrite)
     print(f"Exported {info['kind']} model to {info['path']} ({info['size_mb']} MB).")

@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 
-from .config import RunConfig
-from .errors import StudioError
+from ..config import RunConfig
+from ..engine.launch import torchrun_command
+from ..errors import StudioError
 
 EXIT = {"finished": 0, "aborted": 3, "failed": 1}
 
@@ -21,20 +22,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="continue from the newest checkpoint of output_dir (or a given checkpoint folder)")
     p.add_argument("--nproc", type=int, default=None, help="data-parallel processes (overrides nproc)")
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
-
-
-def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume: str | None,
-                     quiet: bool = False) -> list[str]:
-    """The multi-process launch line (also what the UI's 'show command' prints)."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           "-m", "studio", "train", config_path]
-    for o in overrides:
-        cmd += ["--set", o]
-    if resume:
-        cmd += ["--resume", resume]
-    if quiet:
-        cmd.append("--quiet")
-    return cmd
 
 
 def main(args: argparse.Namespace) -> int:
@@ -51,13 +38,13 @@ def main(args: argparse.Namespace) -> int:
     follower = None
     if not args.quiet and os.environ.get("RANK", "0") == "0":
         follower = _print_progress_from_events(cfg)
-    from .engine import run_training
+    from ..engine import run_training
     try:
         summary = run_training(cfg, resume_from=args.resume)
     except StudioError:
         raise
     except Exception as exc:
-        from .runs import RunDir
+        from ..runs import RunDir
         reason = RunDir(cfg.output_dir).read_status().get("reason") or str(exc)
         _stop(follower)
         print(f"Error: {reason}", file=sys.stderr)
@@ -81,7 +68,7 @@ def _print_progress_from_events(cfg: RunConfig) -> tuple:
     """Print each progress event as one line, by tailing the run's event log from a thread."""
     import threading
     import time
-    from .runs import RunDir
+    from ..runs import RunDir
     run = RunDir(cfg.output_dir)
     start = len(run.events())
     done = threading.Event()

@@ -10,14 +10,14 @@ import importlib
 import logging
 import sys
 
-from .errors import StudioError
+from ..errors import StudioError
 
 COMMANDS = {
-    "convert": ("studio.data.cli_convert", "turn a CSV/Excel/JSON file into instruction data (alpaca JSONL)"),
-    "train": ("studio.train_cli", "train a model from a run config YAML"),
-    "eval": ("studio.evaluate_cli", "check a trained model: sentiment accuracy or generation"),
-    "export": ("studio.export_cli", "save a standalone model (merge LoRA) or the adapter"),
-    "estimate": ("studio.memory_cli", "will it fit? memory estimate for a model and a memory plan"),
+    "convert": ("studio.cli.convert", "turn a CSV/Excel/JSON file into instruction data (alpaca JSONL)"),
+    "train": ("studio.cli.train", "train a model from a run config YAML"),
+    "eval": ("studio.cli.evaluate", "check a trained model: sentiment accuracy or generation"),
+    "export": ("studio.cli.export", "save a standalone model (merge LoRA) or the adapter"),
+    "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
 }
 

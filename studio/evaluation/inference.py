@@ -12,11 +12,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import StudioError
-from .runs import RunDir, list_runs
+from ..errors import StudioError
+from ..workspace import confine, safe_name
+from ..runs import RunDir, list_runs
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
 
@@ -44,8 +46,8 @@ _cache_lock = threading.Lock()
 def load_model(path: str | Path) -> Loaded:
     """Load a run/model/adapter folder for inference, on the GPU when there is one (uncached)."""
     import torch
-    from .data.templates import get_template
-    from .models import load_for_inference
+    from ..data.templates import get_template
+    from ..models import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
     return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "default", tok))
@@ -98,7 +100,7 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
         if loaded.cfg is None:
             raise StudioError("This model folder does not say which base model it came from",
                               "pick a run folder to compare with its base", code="eval_base")
-        from .models import load_base
+        from ..models import load_base
         base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
         loaded.base = (_place(base_model.eval()), base_tok)
     return loaded.base
@@ -198,7 +200,7 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
 
     mode "auto": score labels when the file's outputs look like a small label set, else generate.
     """
-    from .eval_metrics import label_set
+    from .metrics import label_set
     from .evaluate import batch_predict, load_rows
     if not data_file:
         raise StudioError("No file to predict", "upload a .jsonl or .csv file first", code="eval_data")
@@ -225,5 +227,11 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
         raise StudioError("No run is selected", "pick a finished run first", code="eval_run")
     is_lora = RunDir(run_path).adapter.is_dir()
     suffix = ("merged" if merge else "adapter") if is_lora else "model"
-    target = Path(exports_root) / (name.strip() if name and name.strip() else f"{Path(run_path).name}-{suffix}")
+    folder = safe_name(name, what="export name", code="export_name") if name and name.strip() \
+        else f"{Path(run_path).name}-{suffix}"
+    root = Path(exports_root)
+    root.mkdir(parents=True, exist_ok=True)
+    target = confine(root / folder, [root])  # symlinked names cannot lead out either
+    if target == Path(os.path.realpath(root)):
+        raise StudioError("The export name is empty", "type a folder name for the export", code="export_name")
     return export_model(run_path, target, merge=merge, overwrite=overwrite)

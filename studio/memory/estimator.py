@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import StudioError
-from .memory_cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
+from ..errors import StudioError
+from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
 
 __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config", "deepspeed_plan",
            "detect_gpu_mem_gb", "estimate", "estimate_for_config", "host_ram_gb", "load_card"]
@@ -252,8 +252,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
                    plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
     if suggest and fits is False:
-        from .memory_advice import suggest_fixes
-        est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb)
+        from .advice import suggest_fixes
+        est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb, estimate)
         est.suggestions = [d["text"] for d in est.suggestion_details]
     return est
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import StudioError
+from ..errors import StudioError
+from ..workspace import PRESETS_DIR
 
-CARDS_DIR = Path(__file__).resolve().parent.parent / "presets" / "models"
+CARDS_DIR = PRESETS_DIR / "models"
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def load_card(name_or_path: str) -> ArchCard:
     """
     key = str(name_or_path).strip()
     if key == "tiny-demo":
-        from .models import DEMO_DEFAULTS as d
+        from ..models import DEMO_DEFAULTS as d
         return ArchCard("tiny-demo", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"],
                         d["vocab_size"], tie_embeddings=True, source="studio/models.py DEMO_DEFAULTS")
     path = Path(key).expanduser()

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from .errors import StudioError
+from ..errors import StudioError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rows(args: argparse.Namespace) -> list[dict[str, str]]:
-    from .evaluate import load_rows, validation_rows
+    from ..evaluation.evaluate import load_rows, validation_rows
     if args.data:
         return load_rows(args.data, args.max_rows)
     rows = validation_rows(args.model)
@@ -48,8 +48,8 @@ def _rows(args: argparse.Namespace) -> list[dict[str, str]]:
 
 
 def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
-    from .evaluate import batch_predict, compare_loaded, sentiment_eval
-    from .inference import base_of
+    from ..evaluation.evaluate import batch_predict, compare_loaded, sentiment_eval
+    from ..evaluation.inference import base_of
     model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     rows = _rows(args)
     if args.compare_base:
@@ -68,7 +68,7 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
 
 
 def _generate(args: argparse.Namespace, loaded: Any) -> dict:
-    from .evaluate import batch_predict, generate
+    from ..evaluation.evaluate import batch_predict, generate
     model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     if args.prompt is not None:
         rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
@@ -117,9 +117,9 @@ def main(args: argparse.Namespace) -> int:
     """Evaluate and print (human table or one JSON object). Raises StudioError for user errors."""
     real_stdout = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):
-        from .inference import load_model
+        from ..evaluation.inference import load_model
         if args.task == "generate" and args.prompt is None and not args.data:
-            from .runs import RunDir
+            from ..runs import RunDir
             if not RunDir(args.model).config.exists():
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")
@@ -133,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":  # also runnable without the dispatcher: python -m studio.evaluate_cli ...
+if __name__ == "__main__":  # also runnable without the dispatcher: python -m studio.cli.evaluate ...
     parser = argparse.ArgumentParser(prog="python -m studio eval")
     add_arguments(parser)
     raise SystemExit(main(parser.parse_args()))

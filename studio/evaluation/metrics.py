@@ -98,7 +98,7 @@ def label_set(outputs: Sequence[str], max_labels: int = 20) -> list[str]:
     Raises:
         StudioError: fewer than 2 or more than ``max_labels`` distinct answers: not classification data.
     """
-    from .errors import StudioError
+    from ..errors import StudioError
     seen: dict[str, str] = {}
     for o in outputs:
         key = normalize(o)

@@ -1,0 +1,1 @@
+"""``python -m studio VERB``: one module per verb (convert, train, evaluate, export, estimate); main dispatches."""

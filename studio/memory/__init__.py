@@ -1,0 +1,1 @@
+"""Will it fit? The memory estimator (estimator), architecture cards (cards) and fixes (advice)."""

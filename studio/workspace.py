@@ -1,0 +1,67 @@
+"""Where things live, and the one check that keeps user-typed paths inside the studio's folders.
+
+Every path a user can type (UI field, HTTP API argument, uploaded name) goes through ``confine``
+before any file is read, stat'ed, written or deleted, so a shared studio never becomes a way to
+reach the rest of the server.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import StudioError
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
+PRESETS_DIR = REPO_ROOT / "presets"
+ASSETS_DIR = PACKAGE_DIR / "assets"
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def is_inside(path: str | Path, root: str | Path) -> bool:
+    """True when ``path`` (symlinks resolved) is ``root`` or lies below it."""
+    real, top = _real(Path(path)), _real(Path(root))
+    return real == top or top in real.parents
+
+
+def confine(path: str | Path, roots: list[Path]) -> Path:
+    """``path`` resolved (relative to the first root, symlinks followed) if it lies inside one of ``roots``.
+
+    Raises:
+        StudioError: the path is empty, holds a NUL byte or a line break, or points outside every root.
+    """
+    text = str(path).strip()
+    if not text:
+        raise StudioError("The path is empty", "type a file or folder inside the workspace", code="path")
+    if any(c in text for c in "\x00\n\r"):
+        raise StudioError("The path contains a control character (NUL or line break)",
+                          "type the path again without pasting hidden characters", code="path")
+    p = Path(os.path.expanduser(text))
+    if not p.is_absolute():
+        p = roots[0] / p
+    real = _real(p)
+    for root in roots:
+        if is_inside(real, root):
+            return real
+    raise StudioError(f"The path '{text}' is outside the folders this studio may use",
+                      "use a path inside " + " or ".join(f"'{r}'" for r in roots)
+                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside")
+
+
+def safe_name(name: str, *, what: str = "name", code: str = "name") -> str:
+    """A single folder/file name a user typed: no separators, no '..', no control characters.
+
+    Raises:
+        StudioError: the name could step out of its folder or is not a plain name.
+    """
+    text = name.strip()
+    bad = (not text or text in {".", ".."} or "/" in text or "\\" in text or os.sep in text
+           or any(ord(c) < 32 for c in text) or len(text) > 120)
+    if bad:
+        raise StudioError(f"The {what} '{text[:60]}' is not a plain folder name",
+                          "use letters, digits, '-', '_' or '.', without '/' or '..' (at most 120 characters)",
+                          code=code)
+    return text

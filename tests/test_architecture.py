@@ -1,0 +1,93 @@
+"""The layering in docs/ARCHITECTURE.md, enforced by reading every module's imports (function-level ones too).
+
+ui/ and cli/ on top; evaluation/, engine/, jobs, memory/ and plotting in the middle; data/, models,
+config, runs, errors and workspace at the bottom. A module may import its own layer or lower, never higher,
+and no group of modules may import each other in a circle.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "studio"
+LAYERS = {"ui": 3, "cli": 3, "__main__": 3,
+          "evaluation": 2, "engine": 2, "jobs": 2, "memory": 2, "plotting": 2,
+          "data": 1, "models": 1, "config": 1, "runs": 1, "errors": 1, "workspace": 1, "__init__": 1}
+HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PKG.rglob("*.py"):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    is_pkg = path.name == "__init__.py"
+    pkg = name if is_pkg else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}  # `from . import forms` names a module
+    return found
+
+
+def _internal(mods: dict[str, Path]) -> dict[str, set[str]]:
+    graph = {}
+    for name, path in mods.items():
+        graph[name] = {m for m in _imports(name, path) if m in mods and m != name and m != "studio"}
+    return graph
+
+
+def _layer(mod: str) -> int:
+    return LAYERS[mod.split(".")[1] if "." in mod else "__init__"]
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    graph = _internal(_modules())
+    bad = sorted(f"{a} (layer {_layer(a)}) imports {b} (layer {_layer(b)})"
+                 for a, deps in graph.items() for b in deps if _layer(b) > _layer(a))
+    assert bad == []
+
+
+def test_no_import_circles() -> None:
+    graph = _internal(_modules())
+    # a package's __init__ importing its own submodules is not a circle of design
+    graph = {a: {b for b in deps if not b.startswith(a + ".")} for a, deps in graph.items()}
+    cycles, state, stack = [], {}, []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                cycles.append(" -> ".join(stack[stack.index(m):] + [m]))
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+    assert cycles == []
+
+
+def test_tab_modules_stay_thin() -> None:
+    """A tab builds components and calls the engine; it never imports torch & co. itself."""
+    for f in (PKG / "ui").glob("*_tab.py"):
+        heavy = sorted(m for m in _imports(f"studio.ui.{f.stem}", f) if m.split(".")[0] in HEAVY)
+        assert heavy == [], f"{f.name} imports {heavy}"

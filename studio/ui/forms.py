@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from ..config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
+from .. import zoo
+from ..config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
 from ..workspace import PRESETS_DIR
 
 GROUPS = ("model", "method", "data", "train", "memory")
@@ -19,7 +20,8 @@ PRESETS = PRESETS_DIR
 
 
 def _model_choices() -> list[str]:
-    return [DEMO_MODEL] + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml"))
+    # built-in models first (tiny-demo, then the real ones shipped in packages), then the architecture cards
+    return zoo.builtin_names() + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml"))
 
 
 # Free-text fields that still deserve a list of common values (custom values stay allowed).
@@ -42,6 +44,9 @@ def _choice_value(value: Any) -> str:
 def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
     name, kind, default = meta["name"], meta["kind"], meta["default"]
     common = {"label": T(f"f.{name}"), "info": T(f"h.{name}"), "elem_id": f"field-{name}"}
+    if name == "model_name_or_path":  # what each built-in model is, and the Gemma terms, where it is chosen
+        common["info"] += " | " + " | ".join(zoo.get(n).summary() for n in zoo.builtin_names()[1:]) \
+            + " | " + zoo.license_notice("gemma3-270m")
     if name in WIDGET_CHOICES:
         choices = WIDGET_CHOICES[name]()
         return gr.Dropdown(choices=choices, value=_choice_value(default) if default is not None else choices[0],

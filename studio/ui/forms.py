@@ -21,7 +21,8 @@ PRESETS = PRESETS_DIR
 
 def _model_choices() -> list[str]:
     # built-in models first (tiny-demo, then the real ones shipped in packages), then the architecture cards
-    return zoo.builtin_names() + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml"))
+    names = zoo.builtin_names()
+    return names + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml") if p.stem not in names)
 
 
 # Free-text fields that still deserve a list of common values (custom values stay allowed).

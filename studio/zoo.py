@@ -182,6 +182,8 @@ def ensure_prepared(name: str, cache: str | Path | None = None, progress: Progre
         return out
     if progress:
         progress(0.0, f"Preparing {m.name} (first use only): locating the GGUF in package {m.package}")
+        if m.terms_file:
+            progress(0.0, license_notice(m.name))
     gguf = m.locate(root)
     folder = prepare_gguf(gguf, root, name=m.name, key=key, progress=progress)
     if gguf.is_relative_to(root):  # an assembled copy (Gemma): the prepared folder replaces it

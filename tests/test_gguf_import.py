@@ -191,3 +191,23 @@ def test_registry_lists_the_builtin_models_with_their_facts():
     assert "ai.google.dev/gemma/terms" in zoo.license_notice("gemma3-270m")
     with pytest.raises(StudioError, match="'llama-9000' is not a built-in model"):
         zoo.get("llama-9000")
+
+
+def test_settings_accept_builtin_names_and_gguf_files_inside_the_workspace(tmp_path):
+    from studio.config import RunConfig
+    from studio.ui.context import AppContext
+    from studio.ui.forms import _model_choices
+    from studio.ui.paths import resolve_run_paths
+    assert _model_choices()[:3] == ["tiny-demo", "smollm2-135m-instruct", "gemma3-270m"]
+    assert len(_model_choices()) == len(set(_model_choices()))
+    ctx = AppContext.create(tmp_path / "ws")
+    for name in ("smollm2-135m-instruct", "gemma3-270m"):
+        assert resolve_run_paths(RunConfig(model_name_or_path=name, dataset="d.jsonl"), ctx).model_name_or_path \
+            == name
+    (ctx.workspace / "my.gguf").write_bytes(b"GGUF")
+    cfg = resolve_run_paths(RunConfig(model_name_or_path="my.gguf", dataset="d.jsonl"), ctx)
+    assert cfg.model_name_or_path == str(ctx.workspace / "my.gguf")
+    outside = tmp_path / "elsewhere.gguf"
+    outside.write_bytes(b"GGUF")
+    with pytest.raises(StudioError, match="is outside the folders this studio may use"):
+        resolve_run_paths(RunConfig(model_name_or_path=str(outside), dataset="d.jsonl"), ctx)

@@ -45,9 +45,6 @@ def _choice_value(value: Any) -> str:
 def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
     name, kind, default = meta["name"], meta["kind"], meta["default"]
     common = {"label": T(f"f.{name}"), "info": T(f"h.{name}"), "elem_id": f"field-{name}"}
-    if name == "model_name_or_path":  # what each built-in model is, and the Gemma terms, where it is chosen
-        common["info"] += " | " + " | ".join(zoo.get(n).summary() for n in zoo.builtin_names()[1:]) \
-            + " | " + zoo.license_notice("gemma3-270m")
     if name in WIDGET_CHOICES:
         choices = WIDGET_CHOICES[name]()
         return gr.Dropdown(choices=choices, value=_choice_value(default) if default is not None else choices[0],

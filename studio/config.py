@@ -37,7 +37,11 @@ class RunConfig:
 
     # --- model ---
     model_name_or_path: str = _f(DEMO_MODEL, "Base model: 'tiny-demo' (built-in, random init, learns on a CPU), "
-                                             "a local folder, or a hub id", "model")
+                                             "the built-in real models 'smollm2-135m-instruct' (135M, English chat, "
+                                             "Apache-2.0, ~STEP_SMOL s per LoRA step on 2 CPU cores) and "
+                                             "'gemma3-270m' (268M, Chinese + English, Gemma Terms of Use: "
+                                             "https://ai.google.dev/gemma/terms, ~STEP_GEMMA s per step), "
+                                             "a .gguf file, a local folder, or a hub id", "model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---
     finetuning_type: Literal["full", "freeze", "lora"] = _f(

@@ -101,7 +101,33 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
         cfg = RunConfig.load(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
-    return cfg.model_name_or_path
+    return resolve_model_source(cfg.model_name_or_path)
+
+
+def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
+    """A loadable folder for a built-in name (``smollm2-135m-instruct``) or a local ``.gguf`` file, prepared
+    once into the model cache (``studio.zoo.cache_dir()``); any other name or path is returned unchanged.
+
+    Raises:
+        StudioError: the built-in model's package is missing, or the GGUF cannot be read.
+    """
+    from . import zoo
+    name = name_or_path.strip()
+    if zoo.is_builtin(name) and name != DEMO_MODEL:
+        return str(zoo.ensure_prepared(name, progress=progress or _print_progress))
+    if name.lower().endswith(".gguf"):
+        from .gguf_import import prepare_gguf
+        p = Path(name).expanduser()
+        if not p.is_file():
+            raise StudioError(f"GGUF file '{name}' does not exist", "check the path to the .gguf file",
+                              code="model_path")
+        return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
+    return name_or_path
+
+
+def _print_progress(fraction: float, message: str) -> None:
+    """Default progress report: a line on stdout (the run's stdout.log in the web app, the terminal in the CLI)."""
+    print(f"[prepare {fraction:4.0%}] {message}", flush=True)
 
 
 def check_model_source(name_or_path: str) -> None:
@@ -110,7 +136,8 @@ def check_model_source(name_or_path: str) -> None:
     Raises:
         StudioError: a local-looking path that does not exist, or a folder without config.json.
     """
-    if name_or_path == DEMO_MODEL:
+    from . import zoo
+    if name_or_path == DEMO_MODEL or zoo.is_builtin(name_or_path):
         return
     p = Path(name_or_path).expanduser()
     looks_local = p.is_absolute() or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1

@@ -133,7 +133,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
         save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
         bf16=precision == "bf16", fp16=precision == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
-        report_to=report, logging_dir=str(run.path / "logs"), neftune_noise_alpha=cfg.neftune_noise_alpha,
+        report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
         use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
         dataloader_num_workers=0, save_only_model=False, logging_first_step=True,
     )

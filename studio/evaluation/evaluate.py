@@ -271,7 +271,7 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels)
+                  labels=labels, template=template.name)
     return result
 
 

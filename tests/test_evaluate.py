@@ -195,3 +195,12 @@ def test_load_rows_errors_and_csv(tmp_path: Path) -> None:
     bad.write_text("hello", encoding="utf-8")
     with pytest.raises(StudioError, match="unsupported file type"):
         load_rows(bad)
+
+
+def test_one_synonym_table_with_the_answer_tier_explicit() -> None:
+    """Words that only mean a class as a cell value ('bad', 'good') never decide a model's free-text answer."""
+    from studio.data.labels import SENTIMENT_DATA_ONLY, SENTIMENT_NAMES, label_key
+    assert parse_label("not bad at all, positive", ["positive", "negative"]) == "positive"
+    assert parse_label("not bad", ["positive", "negative"]) is None  # names no label: unparseable, not negative
+    assert label_key("bad") == "negative" and label_key("好") == "positive"  # as data values they do map
+    assert not set().union(*SENTIMENT_NAMES.values()) & set().union(*SENTIMENT_DATA_ONLY.values())

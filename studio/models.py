@@ -83,10 +83,10 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     return out
 
 
-def demo_texts(rows: list[dict[str, Any]], template_name: str = "default") -> list[str]:
+def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[str]:
     """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
     from .data.templates import get_template
-    tpl = get_template(template_name if template_name != "auto" else "default")
+    tpl = get_template(template_name)  # 'auto' without a tokenizer = the studio's own format
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
 
@@ -241,8 +241,7 @@ def apply_method(model: Any, cfg: RunConfig) -> Any:
             model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
         targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [
             t.strip() for t in cfg.lora_target.split(",") if t.strip()]
-        lcfg = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                          target_modules=targets, task_type="CAUSAL_LM")
+        lcfg = LoraConfig(**cfg.lora_kwargs(), target_modules=targets, task_type="CAUSAL_LM")
         try:
             model = get_peft_model(model, lcfg)
         except ValueError as exc:

@@ -193,8 +193,7 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
     limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens
-    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None and \
-        template.name in ("default", "alpaca") else []  # same rule as prompt_ids (training)
+    bos: list[int] = []  # the template's own prefix carries BOS, as in training (studio/data/templates.py)
     while True:
         msgs = turns + [{"role": "user", "content": message}]
         ids = bos + tokenizer.encode(template.chat_prompt(msgs), add_special_tokens=False)
@@ -211,8 +210,8 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
     import torch
     dev = _device(model)
-    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) + eos for lab in labels]
+    # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
+    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     scores: list[list[float]] = []
     for start in range(0, len(rows), batch_rows):
@@ -287,7 +286,7 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels)
+                  labels=labels, template=template.name)
     return result
 
 

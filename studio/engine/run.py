@@ -18,7 +18,7 @@ from typing import Any
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import PRESETS_DIR
-from ..runs import RunDir, atomic_write_text
+from ..runs import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
 
 log = logging.getLogger("studio.engine")
 PRESETS = PRESETS_DIR
@@ -175,9 +175,19 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         raise
     except Exception as exc:  # a bug or a library failure: keep the traceback in the log, say it plainly
         if main:
-            with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
-                fh.write(traceback.format_exc())
-            _end(run, "failed", _plain_reason(exc))
+            reason = _plain_reason(exc)
+            if is_disk_full(exc):
+                # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
+                for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
+                                run.model.with_name("model.tmp")):
+                    shutil.rmtree(partial, ignore_errors=True)
+                reason = disk_full_reason(exc, "writing a checkpoint or the model") + f"; {DISK_FULL_FIX}"
+            try:
+                with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
+                    fh.write(traceback.format_exc())
+            except OSError as log_exc:
+                log.error("cannot write error.log: %s", log_exc)
+            _end(run, "failed", reason)
         raise
     return summary
 
@@ -192,9 +202,16 @@ def _plain_reason(exc: BaseException) -> str:
 
 
 def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
+    """Record the end; a write that fails (full disk) is logged, never hides the original error."""
     step = run.read_status().get("step", 0)
-    run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
-    run.write_status(state, reason=reason, ended=time.time(), **extra)
+    try:
+        run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
+    except OSError as exc:
+        log.error("cannot append the end event: %s", exc)
+    try:
+        run.write_status(state, reason=reason, ended=time.time(), **extra)
+    except OSError as exc:
+        log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
 
 
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:

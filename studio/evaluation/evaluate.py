@@ -97,13 +97,17 @@ def _cut(text: str, stops: Sequence[str]) -> str:
     return text[:cut].strip()
 
 
+MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the card busy longer (issue 14)
+
+
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
                   top_p: float, streamer: Any = None) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer)
+                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer,
+                                  max_time=MAX_GENERATE_S)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -223,6 +224,26 @@ class RunConfig:
             p.append("optim adamw_8bit cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
         if self.finetuning_type == "freeze" and self.freeze_trainable_layers < 1:
             p.append("freeze_trainable_layers must be at least 1")
+        p += self._validate_ranges()
+        return p
+
+    def _validate_ranges(self) -> list[str]:
+        """Values that pass the type check but break a library far from here (issue 14 findings 8, 9)."""
+        p: list[str] = []
+        for f in fields(self):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                p.append(f"{f.name} must be a finite number (got {value})")
+        if not 0 <= self.seed <= 2 ** 32 - 1:
+            p.append(f"seed must be between 0 and {2 ** 32 - 1} (got {self.seed})")
+        if isinstance(self.lora_dropout, float) and not 0 <= self.lora_dropout < 1:
+            p.append(f"lora_dropout must be in [0, 1) (got {self.lora_dropout})")
+        if self.max_samples is not None and self.max_samples < 0:
+            p.append(f"max_samples must be at least 1, or empty for all rows (got {self.max_samples})")
+        for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template"):
+            value = getattr(self, name)
+            if value and any(ord(c) < 32 for c in str(value)):
+                p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")
         return p
 
     def check(self) -> "RunConfig":
@@ -275,14 +296,17 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a whole number, got '{value}'") from None
-        if number != int(number):
+        if not math.isfinite(number) or number != int(number):
             raise ValueError(f"expected a whole number, got '{value}'")
         return int(number)
     if base is float:
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a number, got '{value}'") from None
+        if not math.isfinite(number):  # YAML's .inf/.nan: Trainer overflows or silently trains 0 steps
+            raise ValueError(f"expected a finite number, got '{value}'")
+        return number
     if base is str:
         return str(value)
     return value

@@ -350,12 +350,21 @@ class JobRunner:
             log.warning("cannot write the stop flag of %s: %s", run.path.name, exc)
             return False
 
+    @staticmethod
+    def _last_step(run: RunDir, status: dict[str, Any]) -> int:
+        """The step the run reached: status.json is only updated at start, the events on every log step."""
+        try:
+            steps = [e.get("step") or 0 for e in run.events() if e.get("type") in ("progress", "checkpoint")]
+        except OSError:
+            steps = []
+        return max([status.get("step") or 0, *steps])
+
     def _write_end(self, run: RunDir, end: dict[str, Any]) -> bool:
         """Write an end state (event + status.json); False when the disk refuses."""
         try:
             if run.read_status().get("state") not in TERMINAL:
                 run.append_event({"type": "end", "state": end["state"], "reason": end.get("reason", ""),
-                                  "step": run.read_status().get("step", 0)})
+                                  "step": end.get("step", run.read_status().get("step", 0))})
             run.write_status(end["state"], **{k: v for k, v in end.items() if k != "state"})
             return True
         except OSError as exc:
@@ -382,7 +391,7 @@ class JobRunner:
             elif rc is None:
                 state, reason = "failed", "the training process ended without reporting a result." + keep
             elif rc < 0:
-                hint = (" This is usually the system running out of memory (the kernel's OOM killer)."
+                hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
                         if -rc == signal.SIGKILL else "")
                 state = "failed"
                 reason = f"the training process was killed ({_signal_name(-rc)}, signal {-rc}).{hint}{keep}"
@@ -391,7 +400,8 @@ class JobRunner:
                 state = "failed"
                 reason = (f"the training process exited with code {rc} before finishing"
                           + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")
-            end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc}
+            end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc,
+                   "step": self._last_step(run, status)}
             if not self._write_end(run, end):
                 end["reason"] = (disk_full_reason(OSError(28, "No space left on device"), "recording the end of "
                                                   "the run") + f"; {DISK_FULL_FIX}. Before that: {reason}")

@@ -308,6 +308,12 @@ def _records_table(path: Path, records: list[Any], fmt: str, enc: str | None) ->
     return Table([str(c) for c in columns], [{str(k): v for k, v in r.items()} for r in records], str(path), fmt, enc)
 
 
+def _too_deep(path: Path, where: str) -> StudioError:
+    return StudioError(f"'{path.name}' is nested too deeply to read ({where} has lists/objects inside each other "
+                       "hundreds of levels deep)", "export flat rows: one object per row with text fields",
+                       code="data_json")
+
+
 def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
     text, enc = read_text(path, encoding, max_mb)
     records = []
@@ -316,6 +322,8 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
             continue
         try:
             rec = json.loads(line)
+        except RecursionError:
+            raise _too_deep(path, f"line {n}") from None
         except ValueError as exc:
             raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({exc.msg}, column {exc.colno})",
                               f"fix or delete line {n}; each line must be one JSON object", code="data_json") from None
@@ -330,6 +338,8 @@ def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
     text, enc = read_text(path, encoding, max_mb)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise _too_deep(path, "the file") from None
     except ValueError as exc:
         if getattr(exc, "msg", "") == "Extra data":  # one object per line: JSONL saved as .json
             return _read_jsonl(path, encoding, max_mb)

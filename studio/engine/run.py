@@ -34,9 +34,13 @@ def deepspeed_config(spec: str | None) -> dict | None:
     if not path.is_file():
         raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise StudioError(f"DeepSpeed config '{path}' is not valid JSON", "fix the file", why=str(exc)) from None
+    if not isinstance(data, dict):
+        raise StudioError(f"DeepSpeed config '{path}' must be a JSON object, not a {type(data).__name__}",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    return data
 
 
 def _single_process_env() -> None:

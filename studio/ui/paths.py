@@ -60,6 +60,11 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
         StudioError: a path outside the allowed roots, or a local model folder that does not exist.
     """
     roots = ctx.allowed_roots
+    if cfg.trust_remote_code and not getattr(ctx, "allow_remote_code", False):
+        raise StudioError("Trust remote code is off for this studio",
+                          "untick Trust remote code; whoever runs the server can allow it by starting it with "
+                          "'python launch.py --trust-remote-code' (the model's own code would run on the server)",
+                          code="remote_code")
     changes: dict[str, object] = {}
     model = cfg.model_name_or_path.strip()
     target = _local_model(model, ctx)

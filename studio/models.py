@@ -281,6 +281,7 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
         base = _load_causal_lm(base_path, cfg.replace(quantization_bit=None) if cfg else None, device)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
+        _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device)
     else:

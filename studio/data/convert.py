@@ -307,7 +307,13 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
     result = convert_table(table, task, **options)
     report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
-    write_jsonl(result.rows, out)
-    info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
-                            result.rows)
+    try:
+        write_jsonl(result.rows, out)
+        info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
+                                result.rows)
+    except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
+        from ..runs import is_disk_full
+        what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"
+        raise StudioError(f"{what} while saving the converted data", "free some space or choose another --out "
+                          "folder you can write to", code="data_write") from None
     return table, result, report, info

@@ -23,8 +23,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from ui_server import Server
     os.environ["STUDIO_AUTH"] = f"{USER}:{PASSWORD}"  # not --auth: no password in the process list
+    ws = tmp_path_factory.mktemp("http") / "ws"
+    _finished_run(ws / "runs" / "done")  # listed in Evaluate's run choices, so export_run reaches the name check
     try:
-        srv = Server(tmp_path_factory.mktemp("http") / "ws").wait_ready()
+        srv = Server(ws).wait_ready()
     finally:
         os.environ.pop("STUDIO_AUTH", None)
     outside = srv.workspace.parent / "outside"
@@ -33,6 +35,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     srv.outside = outside
     yield srv
     srv.stop()
+
+
+def _finished_run(path: Path) -> None:
+    from studio.config import RunConfig
+    from studio.runs import RunDir
+    run = RunDir(path).ensure()
+    RunConfig(dataset="d.jsonl", output_dir=str(path)).save(run.config)
+    run.write_status("finished", ended=0)
+    run.adapter.mkdir()
+    (run.adapter / "adapter_config.json").write_text("{}")
 
 
 def _classify(name: str, res: httpx.Response, refused: tuple[int, ...], server: Any) -> None:
@@ -95,8 +107,8 @@ def _predict(server: Any, api_name: str, *args: Any) -> httpx.Response:
     events = c.get(f"gradio_api/call/{api_name}/{start.json()['event_id']}", timeout=120)
     # an 'error' event carries the StudioError text; make it look like a refusal for _classify
     status = 200
-    if "event: error" in events.text:  # a StudioError says what and how to fix; a bare error is a crash
-        status = 400 if "Fix:" in events.text else 500
+    if "event: error" in events.text:  # a StudioError says what and how to fix; anything else is a crash
+        status = 400 if "Fix:" in events.text or "is not in the list of choices" in events.text else 500
     return httpx.Response(status, text=events.text)
 
 
@@ -114,7 +126,7 @@ EXPORTS = ["../../somewhere/important", "OUT", "..", "a/b"]
 
 @pytest.mark.parametrize("name", EXPORTS)
 def test_export_name_confined(server: Any, name: str) -> None:
-    res = _predict(server, "export_run", str(server.workspace / "runs" / "none"), True, True,
+    res = _predict(server, "export_run", str(server.workspace / "runs" / "done"), True, True,
                    name.replace("OUT", str(server.outside)))
     _classify(f"export_run name {name!r}", res, (400,), server)
 

@@ -68,7 +68,7 @@ def cli(*args: str, expect_error: bool = True, cwd: Path = ROOT, env: dict | Non
         return "crash", text[-300:]
     if res.returncode != 0:
         if "Error:" in res.stderr or "error:" in res.stderr or "usage:" in text:  # ours, argparse's, the help
-            return ("clear" if expect_error else "survived"), res.stderr.strip().splitlines()[-1]
+            return ("clear" if expect_error else "survived"), (text.strip().splitlines() or [""])[-1]
         return "crash", f"exit {res.returncode} without a message: {text[-300:]}"
     return ("survived" if expect_error else "ok"), text[-200:]
 

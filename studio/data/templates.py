@@ -170,3 +170,21 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
         raise StudioError(f"Unknown template '{name}'",
                           f"use one of: {', '.join(TEMPLATE_NAMES)}", code="template")
     return _bind(TEMPLATES[key], tokenizer)
+
+
+def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
+    """A notice when a named built-in renders a prompt differently from the model's own chat template.
+
+    Named templates render as LLaMA-Factory renders them (so its files train the same here); 'auto' follows
+    the tokenizer. When both exist and disagree, the run log says so instead of silently picking one.
+    """
+    if (name or "auto").lower() == "auto" or not getattr(tokenizer, "chat_template", None):
+        return None
+    try:
+        own = ChatTemplate(tokenizer).prompt("Hi", system="S")
+    except Exception:  # a chat template that cannot render this probe (e.g. it refuses system turns)
+        return None
+    if get_template(name, tokenizer).prompt("Hi", system="S") == own:
+        return None
+    return (f"template: {name} renders prompts differently from this model's own chat template; the run uses "
+            f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template")

@@ -286,7 +286,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=cfg.resolved_precision(device))
-        for message in startup_notices(cfg, device):
+        from ..data.templates import chat_template_mismatch
+        for message in startup_notices(cfg, device) + [m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "

@@ -34,6 +34,8 @@ EXPECTED = {
     "chatml": ("<s>", "</s>",
                "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
                "Hello<|im_end|>\n", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+    "llama2": ("<s>", "</s>", "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello</s>", "<s>[INST] Hi [/INST]"),
+    "empty": ("<s>", "</s>", "Be brief.HiHello", "Hi"),
     "gemma": ("<bos>", "<eos>",
               "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n",
               "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"),

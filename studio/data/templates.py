@@ -113,6 +113,9 @@ TEMPLATES: dict[str, Template] = {
                       "{content}<end_of_turn>\n", system_fmt="{content}\n\n", prefix="{bos}", system_in_user=True,
                       stop_word="<end_of_turn>", bos_text="<bos>", eos_text="<eos>"),
 }
+TEMPLATES["llama2"] = Template("llama2", "{bos}[INST] {content} [/INST]", "{content}{eos}",
+                               system_fmt="<<SYS>>\n{content}\n<</SYS>>\n\n", system_in_user=True)
+TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factory's: no markers, no EOS
 TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
 TEMPLATE_NAMES = ["auto", *TEMPLATES]
 

@@ -90,9 +90,15 @@ def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
     assert "did you mean 'cosine'" in RunConfig(lr_scheduler_type="cosin", dataset="d").validate()[0]
 
 
-def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path) -> None:
+def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
     from studio.engine.run import training_arguments
+    from studio.errors import StudioError
     from studio.runs import RunDir
+    with pytest.raises(StudioError, match="report_to: tensorboard needs the 'tensorboard' package"):
+        training_arguments(RunConfig(dataset="d", report_to="tensorboard"), RunDir(tmp_path), "cpu", False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: True if name == "tensorboard" else real(name, *a))
     cfg = RunConfig(dataset="d", lr_scheduler_type="polynomial", optim="adagrad", report_to="tensorboard",
                     neftune_noise_alpha=5.0, per_device_eval_batch_size=3)
     args = training_arguments(cfg, RunDir(tmp_path), "cpu", has_val=True)

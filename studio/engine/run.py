@@ -119,6 +119,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
     from transformers import TrainingArguments
     precision = cfg.resolved_precision(device)
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
+    _check_reporters(report)
     ds = deepspeed_config(cfg.deepspeed)
     if ds is not None:
         _single_process_env()
@@ -153,6 +154,24 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
             str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
         return "adamw_torch_fused"
     return cfg.optim
+
+
+def _check_reporters(report: list[str]) -> None:
+    """Trainer fails deep inside its setup when a logger's package is missing; say it plainly first."""
+    import importlib.util
+    needs = {"tensorboard": ("tensorboard", "tensorboardX"), "wandb": ("wandb",), "mlflow": ("mlflow",),
+             "swanlab": ("swanlab",), "comet_ml": ("comet_ml",), "clearml": ("clearml",), "dvclive": ("dvclive",),
+             "neptune": ("neptune",), "trackio": ("trackio",)}
+    for name in report:
+        if name == "all":
+            continue
+        pkgs = needs.get(name)
+        if pkgs is None:
+            raise StudioError(f"report_to: '{name}' is not a logger Trainer knows",
+                              f"use none or one of {', '.join(needs)}", code="config")
+        if not any(importlib.util.find_spec(p) for p in pkgs):
+            raise StudioError(f"report_to: {name} needs the '{pkgs[0]}' package, which is not installed",
+                              f"pip install {pkgs[0]}, or set report_to: none", code="config")
 
 
 def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
@@ -286,7 +305,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=cfg.resolved_precision(device))
-        for message in startup_notices(cfg, device):
+        from ..data.templates import chat_template_mismatch
+        for message in startup_notices(cfg, device) + [m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "

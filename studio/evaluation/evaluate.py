@@ -316,7 +316,7 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     from ..data.templates import get_template
     from ..models import load_base, load_for_inference
     model, tok, cfg = load_for_inference(run_dir)
-    template = get_template(cfg.template if cfg else "default", tok)
+    template = get_template(cfg.template if cfg else "auto", tok)
     base = None
     if not hasattr(model, "disable_adapter"):
         if cfg is None:

@@ -109,7 +109,7 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             "adapter": "A LoRA adapter; load the base model, then this adapter on top.",
             "full": "A standalone model: every trained weight (full or freeze fine-tuning)."}[kind],
             "base_model": base, "method": cfg.method if cfg else ("lora" if is_adapter else "full"),
-            "template": cfg.template if cfg else "default", "source": str(Path(source).resolve()),
+            "template": cfg.template if cfg else "auto", "source": str(Path(source).resolve()),
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
         (tmp / "README.md").write_text(_readme(info), encoding="utf-8")

@@ -85,6 +85,8 @@ class RunConfig:
     fp16: bool = _f(False, "Train in float16 with loss scaling", "memory")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = _f(
         "auto", "auto: bf16 where the card supports it, else fp16 on GPU, fp32 on CPU", "memory")
+    pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
+                                "precision); small learning rates may then change nothing", "memory")
     gradient_checkpointing: bool = _f(False, "Recompute activations in backward: less memory, ~30% slower",
                                       "memory")
     optim: Literal["adamw_torch", "adamw_8bit", "sgd", "adafactor", "paged_adamw_8bit"] = _f(
@@ -209,6 +211,8 @@ class RunConfig:
             p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
         if self.quantization_bit and self.deepspeed and "z3" in str(self.deepspeed):
             p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
+        if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
+            p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
         if self.bf16 and self.fp16:
             p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
         if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):

@@ -154,19 +154,24 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     return tok
 
 
+def _caps(device: str) -> Any:
+    from .precision import DeviceCaps
+    return DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+
+
 def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    from .precision import precision_plan
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
-    precision = cfg.resolved_precision(device) if cfg else "fp32"
-    if precision == "fp16" and cfg and cfg.finetuning_type != "lora":
-        # fp16 weights cannot be trained directly (the grad scaler refuses fp16 gradients): keep fp32
-        # master weights and let autocast run the maths in fp16
-        precision = "fp32"
+    # the precision plan decides: fp32 master weights for full fine-tuning unless pure_bf16 (see precision.py)
+    precision = precision_plan(_caps(device), cfg).load_dtype if cfg else "fp32"
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     kwargs["dtype"] = dtype
     if cfg and cfg.quantization_bit:
-        compute = torch.float32 if device == "cpu" else dtype
+        half = cfg.resolved_precision(device)
+        compute = torch.float32 if device == "cpu" or half == "fp32" else \
+            {"bf16": torch.bfloat16, "fp16": torch.float16}[half]
         if cfg.quantization_bit == 4:
             kwargs["quantization_config"] = BitsAndBytesConfig(
                 load_in_4bit=True, bnb_4bit_quant_type=cfg.quantization_type,
@@ -206,8 +211,12 @@ def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
     return model, tok
 
 
-def apply_method(model: Any, cfg: RunConfig) -> Any:
-    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything."""
+def apply_method(model: Any, cfg: RunConfig, device: str = "cpu") -> Any:
+    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything.
+
+    ``device`` only picks the precision plan: freeze's trainable layers get fp32 master weights under mixed
+    precision while the frozen bulk stays 16-bit.
+    """
     if cfg.finetuning_type == "lora":
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
@@ -230,9 +239,14 @@ def apply_method(model: Any, cfg: RunConfig) -> Any:
         n = min(cfg.freeze_trainable_layers, len(layers))
         for p in model.parameters():
             p.requires_grad_(False)
+        import torch
+        from .precision import precision_plan
+        upcast = precision_plan(_caps(device), cfg).trainable_dtype == "fp32"
         for layer in layers[len(layers) - n:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
+                if upcast and p.dtype != torch.float32:
+                    p.data = p.data.float()
         if cfg.gradient_checkpointing:
             model.enable_input_require_grads()
     return model

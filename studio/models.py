@@ -267,8 +267,13 @@ def decoder_layers(model: Any) -> list[Any]:
                       "use finetuning_type lora or full")
 
 
-def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any, RunConfig | None]:
+def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = True
+                       ) -> tuple[Any, Any, RunConfig | None]:
     """Model + tokenizer + run config for evaluation: a run folder, a model folder or an adapter folder.
+
+    A QLoRA run's adapter goes onto its base quantized exactly as in training (the adapter learned to correct
+    that base, so that is the model that was trained); ``quantized=False`` loads the 16-bit base instead (export
+    merges into it). ``describe_weights`` says which one a loaded model is.
 
     Raises:
         StudioError: nothing loadable at ``path``.
@@ -292,7 +297,8 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
             base_path = resolve_base_path(cfg)
         tok_src = p if (p / "tokenizer_config.json").exists() else Path(base_path)
         tok = load_tokenizer(str(tok_src))
-        base = _load_causal_lm(base_path, cfg.replace(quantization_bit=None) if cfg else None, device)
+        base_cfg = cfg if cfg is None or quantized else cfg.replace(quantization_bit=None)
+        base = _load_causal_lm(base_path, base_cfg, device)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
         tok = load_tokenizer(str(p))
@@ -303,3 +309,17 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
         model = _load_causal_lm(str(p), None, device)
     model.eval()
     return model, tok, cfg
+
+
+def describe_weights(model: Any) -> str:
+    """Plain words for what a loaded model computes with, e.g. '4-bit nf4 base (as trained) + LoRA adapter'."""
+    names = {type(m).__name__ for m in model.modules()}
+    adapter = " + LoRA adapter" if hasattr(model, "peft_config") else ""
+    qc = getattr(getattr(model, "config", None), "quantization_config", None)
+    qc = qc.to_dict() if hasattr(qc, "to_dict") else (qc or {})
+    if "Linear4bit" in names:
+        return f"4-bit {qc.get('bnb_4bit_quant_type', '')} base (as trained){adapter}".replace("  ", " ")
+    if "Linear8bitLt" in names:
+        return f"8-bit base (as trained){adapter}"
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    return f"{dtype} weights{adapter}"

@@ -275,8 +275,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
+    from ..models import describe_weights
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels)
+                  labels=labels, weights=describe_weights(model))
     return result
 
 

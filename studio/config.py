@@ -110,6 +110,8 @@ class RunConfig:
                                             "(on by default, as in LLaMA-Factory)", "memory")
     optim: str = _f("adamw_torch", "Optimizer (any transformers name); adamw_8bit stores its states in 8 bits "
                                    "(bitsandbytes)", "memory")
+    pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
+                                "precision); small learning rates may then change nothing", "memory")
     deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload or a JSON path",
                                "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
@@ -275,6 +277,8 @@ class RunConfig:
             p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
         if self.quantization_bit and self.deepspeed and "z3" in str(self.deepspeed):
             p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
+        if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
+            p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
         if self.bf16 and self.fp16:
             p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
         if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):

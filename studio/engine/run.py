@@ -97,7 +97,11 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
     from ..models import DEMO_DEFAULTS, build_tiny_llama, demo_texts
     if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
         if is_main_process():
-            build_tiny_llama(run.base_model, demo_texts(rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
+            # the tokenizer learns from the training rows only: held-out rows must stay unseen (prepare_data
+            # makes the same seeded split)
+            from ..data.dataset import split_rows
+            train_rows, _ = split_rows(rows, cfg.val_size, cfg.seed)
+            build_tiny_llama(run.base_model, demo_texts(train_rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
         else:  # other ranks wait for rank 0's build (the folder appears whole: built under a temp name)
             deadline = time.time() + 600
             while not run.base_model.exists() and time.time() < deadline:
@@ -110,14 +114,16 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
-    model = apply_method(model, cfg)
+    model = apply_method(model, cfg, device)
     return model, tok
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) -> Any:
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
     from transformers import TrainingArguments
-    precision = cfg.resolved_precision(device)
+    from ..precision import DeviceCaps, precision_plan
+    caps = DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+    autocast = precision_plan(caps, cfg).autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     _check_reporters(report)
     ds = deepspeed_config(cfg.deepspeed)
@@ -133,7 +139,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
         max_grad_norm=cfg.max_grad_norm, logging_steps=cfg.logging_steps, save_strategy="steps",
         save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
-        bf16=precision == "bf16", fp16=precision == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
+        bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
         report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
         use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
         dataloader_num_workers=0, save_only_model=False, logging_first_step=True,
@@ -257,12 +263,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     import torch
     from ..data.dataset import load_rows
     from .batching import PadCollator
-    from .callbacks import EventCallback, StopRequested
+    from .callbacks import EventCallback, GradNormGuard, StopRequested
+    from ..precision import DeviceCaps, precision_plan
     from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    plan = precision_plan(DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True), cfg)
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
@@ -294,7 +302,9 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         model.model_parallel = True
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
                             data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
-                            callbacks=[events], optimizers=(loraplus_optimizer(cfg, model), None),
+                            callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
+                                                             fp16=plan.autocast == "fp16")],
+                            optimizers=(loraplus_optimizer(cfg, model), None),
                             dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
                             notify=notify, token_counter=count_tokens)
@@ -304,9 +314,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         n_train, n_all = parameter_counts(model)
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
-                         precision=cfg.resolved_precision(device))
+                         precision=plan.mode)
         from ..data.templates import chat_template_mismatch
-        for message in startup_notices(cfg, device) + [m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
+        for message in list(plan.warnings) + startup_notices(cfg, device) + [
+                m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "

@@ -26,6 +26,7 @@ from typing import Any, Iterator, Literal, Sequence
 from ..data.templates import Template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
+from .scoring import token_logprobs
 from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
 
@@ -221,13 +222,16 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
         width = max(len(s) for s in seqs)
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
         mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
-        with torch.no_grad():
-            logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        for i, p in enumerate(prompts):
+        # only the answer tokens' log-probs: the head never projects the whole batch x length (see scoring.py)
+        which = [(i * len(answers) + j, len(p) - 1 + k, tok) for i, p in enumerate(prompts)
+                 for j, a in enumerate(answers) for k, tok in enumerate(a)]
+        logp = token_logprobs(model, ids, mask, *zip(*which)).tolist()
+        at = 0
+        for _ in prompts:
             row_scores = []
-            for j, a in enumerate(answers):
-                pos = torch.arange(len(p) - 1, len(p) - 1 + len(a), device=dev)
-                row_scores.append(float(logp[i * len(answers) + j, pos, torch.tensor(a, device=dev)].sum()))
+            for a in answers:
+                row_scores.append(float(sum(logp[at:at + len(a)])))
+                at += len(a)
             scores.append(row_scores)
     return scores
 
@@ -285,8 +289,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
+    from ..models import describe_weights
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels, template=template.name)
+                  labels=labels, template=template.name, weights=describe_weights(model))
     return result
 
 

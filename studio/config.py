@@ -22,7 +22,7 @@ from .errors import ConfigError, StudioError
 from .data.lf_keys import LR_SCHEDULERS, OPTIMIZERS, translate_llamafactory
 
 DEMO_MODEL = "tiny-demo"
-DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload")
+DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 
 
 def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
@@ -112,8 +112,10 @@ class RunConfig:
                                    "(bitsandbytes)", "memory")
     pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
                                 "precision); small learning rates may then change nothing", "memory")
-    deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload or a JSON path",
-                               "memory")
+    deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload, z3-nvme or a JSON "
+                                     "path", "memory")
+    offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
+                                             "DeepSpeed swaps weights and optimizer states; needs libaio", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
                                         "forward/backward", "memory")
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
@@ -124,6 +126,8 @@ class RunConfig:
                             "memory")
     # --- multi-process ---
     nproc: int = _f(1, "Data-parallel processes (one per card); >1 needs deepspeed", "memory")
+    ddp_timeout: int = _f(1800, "Seconds a process waits for the others in one exchange before the run fails "
+                                "(a stalled node ends the run instead of hanging it)", "memory")
 
     # ---------------------------------------------------------------- API
     @classmethod
@@ -287,6 +291,12 @@ class RunConfig:
             p.append("layerwise_offload and deepspeed both move weights: choose one")
         if self.layerwise_offload and self.quantization_bit:
             p.append("layerwise_offload with a quantized model is not supported: turn one off")
+        if self.deepspeed == "z3-nvme" and not (self.offload_nvme_path or "").strip():
+            p.append("deepspeed z3-nvme needs offload_nvme_path: a folder on a fast local disk (NVMe)")
+        if (self.offload_nvme_path or "").strip() and self.deepspeed != "z3-nvme":
+            p.append("offload_nvme_path is only used by deepspeed z3-nvme: set deepspeed to z3-nvme or clear it")
+        if self.ddp_timeout < 10:
+            p.append(f"ddp_timeout must be at least 10 seconds (got {self.ddp_timeout})")
         if self.nproc > 1 and not self.deepspeed:
             p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
         if "8bit" in self.optim and self.deepspeed and self.deepspeed != "none":

@@ -23,7 +23,7 @@ from ..runs import RunDir, atomic_write_text
 log = logging.getLogger("studio.engine")
 PRESETS = PRESETS_DIR
 DS_FILES = {"z2": "ds_z2.json", "z2-offload": "ds_z2_offload.json", "z3": "ds_z3.json",
-            "z3-offload": "ds_z3_offload.json"}
+            "z3-offload": "ds_z3_offload.json", "z3-nvme": "ds_z3_nvme.json"}
 
 
 def deepspeed_config(spec: str | None) -> dict | None:
@@ -118,7 +118,7 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
     return model, tok
 
 
-def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) -> Any:
+def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
     from transformers import TrainingArguments
     from ..precision import DeviceCaps, precision_plan
@@ -127,6 +127,11 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     _check_reporters(report)
     ds = deepspeed_config(cfg.deepspeed)
+    if ds is not None and cfg.offload_nvme_path:
+        from .nvme import with_nvme_path
+        ds = with_nvme_path(ds, cfg.offload_nvme_path)
+    if ds is not None and universal:  # resuming shards saved by another world size (see reshard.py)
+        ds = {**ds, "checkpoint": {**ds.get("checkpoint", {}), "load_universal": True}}
     if ds is not None:
         _single_process_env()
     eval_steps = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
@@ -142,7 +147,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
         bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
         report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
         use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
-        dataloader_num_workers=0, save_only_model=False, logging_first_step=True,
+        dataloader_num_workers=0, save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
     )
 
 
@@ -226,6 +231,9 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         cfg.save(run.config)
         run.write_status("starting", pid=os.getpid(), started=time.time(), reason="")
     try:
+        if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
+            from .nvme import check_nvme_ready
+            check_nvme_ready(cfg.offload_nvme_path)
         summary = _train(cfg, run, resume_from, main)
     except StudioError as exc:
         if main:
@@ -236,10 +244,12 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             _end(run, "aborted", "interrupted from the keyboard")
         raise
     except Exception as exc:  # a bug or a library failure: keep the traceback in the log, say it plainly
-        if main:
+        from .launch import peer_lost_reason
+        lost = peer_lost_reason(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+        if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
             with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
-                fh.write(traceback.format_exc())
-            _end(run, "failed", _plain_reason(exc))
+                fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
+            _end(run, "failed", lost or _plain_reason(exc), **({"code": "peer_lost"} if lost else {}))
         raise
     return summary
 
@@ -275,16 +285,21 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
     # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
-    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size))
+    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
+    from .reshard import prepare_universal
+    universal = prepare_universal(checkpoint, int(os.environ.get("WORLD_SIZE", "1")), main) if cfg.deepspeed \
+        else False
+    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal)
     _ = args.device  # sets up the process group now, so zero.Init sees the real world size
     if args.deepspeed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import deepspeed
-        deepspeed.init_distributed()  # deepspeed.comm keeps its own view of the group; zero.Init reads it
+        from datetime import timedelta
+        # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
+        deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
     model, tok = _build_model(cfg, device)
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
-    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
     stop = StopRequested(run)
     events = EventCallback(run, stop, is_main=main)
 

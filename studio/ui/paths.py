@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+from .. import zoo
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import confine
@@ -29,7 +30,7 @@ def _local_model(model: str, ctx: AppContext) -> Path | None:
     A relative name is looked up in the workspace only: a name that exists relative to the server's
     own working folder (e.g. 'studio/assets') would otherwise be read from there by the libraries.
     """
-    if model == DEMO_MODEL:
+    if model == DEMO_MODEL or zoo.is_builtin(model):
         return None
     local = Path(os.path.expanduser(model))
     local = local if local.is_absolute() else ctx.workspace / local
@@ -69,7 +70,7 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     model = cfg.model_name_or_path.strip()
     target = _local_model(model, ctx)
     if target is not None:
-        if not target.is_dir():
+        if not target.is_dir() and not (target.is_file() and target.suffix.lower() == ".gguf"):
             raise StudioError(f"Model folder '{model}' does not exist",
                               "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
                               f"or '{DEMO_MODEL}'", code="path")

@@ -86,10 +86,11 @@ def test_adapter_reloads_on_the_prepared_base(smol_run, smol_cache):
 
 
 def test_chat_uses_the_models_chat_template_and_answers_in_text(smol_run, monkeypatch):
-    from studio.data.templates import TEMPLATES, get_template
+    from studio.data.templates import get_template
     from studio.evaluation.evaluate import chat, generate
     from studio.models import load_for_inference
-    model, tok, _ = load_for_inference(smol_run.output_dir)
+    model, tok, cfg = load_for_inference(smol_run.output_dir)
+    template = get_template(cfg.template, tok)  # what the playground and chat use for this run (inference.load)
     rendered: list[str] = []
     real = tok.apply_chat_template
 
@@ -98,11 +99,11 @@ def test_chat_uses_the_models_chat_template_and_answers_in_text(smol_run, monkey
         rendered.append(out)
         return out
     monkeypatch.setattr(tok, "apply_chat_template", spy)
-    answer = chat(model, tok, TEMPLATES["default"], [], "Name one colour of the sky.", max_new_tokens=12,
+    answer = chat(model, tok, template, [], "Name one colour of the sky.", max_new_tokens=12,
                   temperature=0.0)
     assert rendered and "<|im_start|>user\nName one colour of the sky.<|im_end|>" in rendered[-1]
     assert rendered[-1].endswith("<|im_start|>assistant\n")
     assert isinstance(answer, str) and answer.strip() and answer.replace("\n", " ").isprintable(), repr(answer)
     assert "<|im_" not in answer  # the end-of-turn marker is cut, not shown
-    text = generate(model, tok, get_template("auto", tok), "Say hello.", max_new_tokens=8)  # as the run trained
+    text = generate(model, tok, template, "Say hello.", max_new_tokens=8)
     assert isinstance(text, str) and text.strip() and text.replace("\n", " ").isprintable(), repr(text)

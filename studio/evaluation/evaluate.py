@@ -176,20 +176,6 @@ def _message_text(content: Any) -> str:
     return str(content or "")
 
 
-def chat_template_of(tokenizer: Any, template: Template) -> Template:
-    """The template a chat uses: the tokenizer's own chat template (``apply_chat_template``) when the model has
-    one and ``template`` is the generic 'default' (also the fallback for a plain model folder), else ``template``.
-
-    Why: an instruct model such as SmolLM2 only answers sensibly in the format it was tuned on; the generic
-    '### Instruction' prompt makes it ramble. A run trained with an explicit template (llama3, qwen, ...) keeps
-    it, and 'auto' already is the chat template.
-    """
-    from ..data.templates import get_template
-    if template.name == "default" and getattr(tokenizer, "chat_template", None):
-        return get_template("auto", tokenizer)
-    return template
-
-
 def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
          max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
          max_context: int | None = None) -> str | Iterator[str]:
@@ -197,7 +183,6 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 
     The oldest turns are dropped when the prompt would not fit the model's context.
     """
-    template = chat_template_of(tokenizer, template)
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
     limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens

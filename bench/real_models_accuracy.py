@@ -27,6 +27,7 @@ def main() -> None:
     ap.add_argument("--data", required=True, help="held-out rows (alpaca .jsonl)")
     ap.add_argument("--run", default=None, help="fine-tuned run folder to score too")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--no-zero-shot", action="store_true", help="score only the run")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(args.threads)
@@ -34,7 +35,8 @@ def main() -> None:
     from studio.evaluation.evaluate import load_rows, sentiment_eval
     from studio.models import load_for_inference, load_tokenizer, resolve_model_source
     rows = load_rows(args.data)
-    arms = [("zero-shot " + args.model, None)] + ([("LoRA " + args.run, args.run)] if args.run else [])
+    arms = ([] if args.no_zero_shot else [("zero-shot " + args.model, None)]) + \
+        ([("LoRA " + args.run, args.run)] if args.run else [])
     print(f"{len(rows)} rows from {args.data}; threads {args.threads}")
     print("| model | accuracy | macro-F1 | latency ms/answer | load s | peak RSS GB |")
     print("|---|---|---|---|---|---|")

@@ -76,7 +76,8 @@ def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, l
         assert card.checks > 0
         # at no moment, forward or backward (recompute included), were more than K layers on the card
         assert card.max_layers_resident <= k
-        assert card.peak_bytes <= outside + k * per_layer < total
+        batch = max(_nbytes([ids]) for ids in _batches())  # the input ids visit the card too
+        assert card.peak_bytes <= outside + k * per_layer + batch < total
         # after backward every layer is home (host RAM) with its gradient, where the optimizer steps it
         assert card.layers_resident() == 0
         for layer in layers:
@@ -87,19 +88,21 @@ def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, l
         grads = _grads(model)
         assert grads.keys() == ref_grads.keys()
         for name, g in grads.items():
-            torch.testing.assert_close(g.to("cpu"), ref_grads[name], atol=1e-5, rtol=0, msg=name)
+            torch.testing.assert_close(g.to("cpu"), ref_grads[name], atol=1e-5, rtol=0, msg=lambda m: f"{name}: {m}")
 
         # the optimizer step runs where the offloaded parameters' states live: host RAM
-        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
-        ref_opt = torch.optim.AdamW([p for p in reference.parameters() if p.requires_grad], lr=1e-2)
+        # (SGD with momentum: its update is linear in the gradient, so float noise is not amplified as Adam's
+        # first step g/|g| would amplify it for near-zero gradients)
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.5, momentum=0.9)
+        ref_opt = torch.optim.SGD([p for p in reference.parameters() if p.requires_grad], lr=0.5, momentum=0.9)
         opt.step()
         ref_opt.step()
         for layer in layers:
             for p in layer.parameters():
                 if p.requires_grad:
-                    assert not card.is_resident(opt.state[p]["exp_avg"])
+                    assert not card.is_resident(opt.state[p]["momentum_buffer"])
         for (name, p), q in zip(model.named_parameters(), reference.parameters()):
-            torch.testing.assert_close(p.detach().to("cpu"), q.detach(), atol=1e-5, rtol=0, msg=name)
+            torch.testing.assert_close(p.detach().to("cpu"), q.detach(), atol=1e-5, rtol=0, msg=lambda m: f"{name}: {m}")
         offloader.remove()
 
 

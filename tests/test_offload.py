@@ -118,3 +118,52 @@ def test_emulated_card_catches_weights_left_in_host_ram():
         model.model.layers[1].to("cpu")
         with pytest.raises(OffCardCompute, match=r"^model.layers.1.input_layernorm ran its forward with weight in host RAM"):
             model(input_ids=_batches(1)[0])
+
+
+def test_trainer_never_places_the_whole_model_on_the_card(tmp_path, monkeypatch):
+    """Trainer (and accelerate) decide placement from hf_device_map: the offloaded model must stay where it is."""
+    from transformers import TrainingArguments
+
+    from studio.engine.batching import PadCollator
+    from studio.engine.studio_trainer import StudioTrainer
+    model = _tiny()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.config.use_cache = False
+    rows = [r.tolist() for b in _batches(4) for r in b]
+    data = [{"input_ids": r, "labels": r, "attention_mask": [1] * len(r)} for r in rows]
+    total = _nbytes(model.parameters()) + _nbytes(model.buffers())
+    layers = decoder_layers(model)
+    with EmulatedCard() as card:
+        _train_on_the_card(monkeypatch, card)
+        offloader = LayerwiseOffloader(model, card.device)
+        card.watch(model, layers)
+        args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=3, max_steps=3, use_cpu=True,
+                                 report_to=[], save_strategy="no", disable_tqdm=True, learning_rate=1e-2,
+                                 logging_steps=1, lr_scheduler_type="constant")
+        trainer = StudioTrainer(model=model, args=args, train_dataset=data, data_collator=PadCollator(0))
+        budget = total - 2 * _nbytes(layers[0].parameters())  # at most 2 of the 4 layers may be there
+        assert card.peak_bytes < budget, f"Trainer placed {card.peak_bytes} of {total} bytes on the card"
+        trainer.train()
+        assert card.peak_bytes < budget
+        assert card.max_layers_resident <= getattr(offloader, "max_resident", 1)
+        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses)))
+        assert not any(card.is_resident(p) for layer in layers for p in layer.parameters())
+
+
+def _train_on_the_card(monkeypatch, card: EmulatedCard) -> None:
+    """Make Trainer's and accelerate's placement steps target the emulated card (the rest of the loop stays on
+    the CPU): Trainer._move_model_to_device gets the card as its device, and accelerate's prepare_model runs with
+    the card as Accelerator.device. Both keep their own logic for deciding whether to move the model."""
+    from accelerate import Accelerator
+    from transformers import Trainer
+    move, prepare, real_device = Trainer._move_model_to_device, Accelerator.prepare_model, Accelerator.device
+    monkeypatch.setattr(Trainer, "_move_model_to_device", lambda self, model, device: move(self, model, card.device))
+
+    def prepare_on_card(self, model, *args, **kwargs):
+        monkeypatch.setattr(Accelerator, "device", property(lambda _: card.device))
+        try:
+            return prepare(self, model, *args, **kwargs)
+        finally:
+            monkeypatch.setattr(Accelerator, "device", real_device)
+    monkeypatch.setattr(Accelerator, "prepare_model", prepare_on_card)

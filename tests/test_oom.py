@@ -102,7 +102,7 @@ _DS_SCRIPT = textwrap.dedent("""
     DeepSpeedEngine._take_model_step = counted
     summary = run_training(RunConfig(**json.loads(sys.argv[1])))
     print("RESULT " + json.dumps({"trainer_steps": summary["step"], "engine_steps": len(steps),
-                                  "splits": summary["micro_batch_splits"], "losses": summary.get("final_loss")}))
+                                  "splits": summary["micro_batch_splits"], "final_loss": summary["final_loss"]}))
 """)
 
 
@@ -113,11 +113,21 @@ def test_deepspeed_zero2_split_batches_step_once_per_batch(tmp_path, tiny_model_
                output_dir=str(tmp_path / "run"), finetuning_type="full", cutoff_len=64, per_device_train_batch_size=8,
                learning_rate=3e-3, max_steps=4, logging_steps=1, save_steps=1000, lr_scheduler_type="constant",
                plot_loss=False, deepspeed="z2", val_size=0)
-    env = {**os.environ, INJECT_OOM_ENV: "4", "PYTHONPATH": str(ROOT)}
-    res = subprocess.run([sys.executable, "-c", _DS_SCRIPT, json.dumps(cfg)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    result = json.loads(next(line for line in res.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    result = _run_deepspeed(cfg, oom_above=4)
     assert result["splits"] == 2
     assert result["trainer_steps"] == 4
     assert result["engine_steps"] == 4, result
+    plain = _run_deepspeed({**cfg, "output_dir": str(tmp_path / "plain")}, oom_above=None)
+    assert plain["splits"] == 1 and plain["engine_steps"] == 4
+    assert result["final_loss"] == pytest.approx(plain["final_loss"], rel=1e-4)
+
+
+def _run_deepspeed(cfg: dict, oom_above: int | None) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(INJECT_OOM_ENV, None)
+    if oom_above:
+        env[INJECT_OOM_ENV] = str(oom_above)
+    res = subprocess.run([sys.executable, "-c", _DS_SCRIPT, json.dumps(cfg)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(next(line for line in res.stdout.splitlines() if line.startswith("RESULT "))[7:])

@@ -79,6 +79,7 @@ class LayerwiseOffloader:
         # Trainer and accelerate decide whether to move the whole model from hf_device_map (not from
         # is_parallelizable); a map with the layers on the CPU makes both leave placement to us.
         model.hf_device_map = self.device_map(model)
+        model.studio_offloader = self  # StudioTrainer sends layers home after an out-of-memory error
 
     def device_map(self, model: Any) -> dict[str, str]:
         layer_names = {id(m): n for n, m in model.named_modules() if any(m is layer for layer in self.layers)}
@@ -201,8 +202,8 @@ class LayerwiseOffloader:
         self._handles.clear()
         for layer in self.layers:
             layer.__dict__.pop("forward", None)
-        if getattr(self._model, "hf_device_map", None) is not None:
-            del self._model.hf_device_map
+        for attr in ("hf_device_map", "studio_offloader"):
+            self._model.__dict__.pop(attr, None)
 
 
 class _SavedWeight:

@@ -50,7 +50,7 @@ def load_model(path: str | Path) -> Loaded:
     from ..models import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
-    return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "default", tok))
+    return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "auto", tok))
 
 
 def _place(model: Any) -> Any:

@@ -60,10 +60,15 @@ class _OomInBackward:
             raise torch.OutOfMemoryError("CUDA out of memory (emulated, in the middle of backward)")
 
 
-def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpointing: bool):
+def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpointing: bool, card=None):
     model = _tiny()
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if card is not None:
+        from studio.engine.offload import LayerwiseOffloader
+        from studio.models import decoder_layers
+        LayerwiseOffloader(model, card.device)
+        card.watch(model, decoder_layers(model))
     oom = _OomInBackward(model, fail_on)
     grads = _Grads()
     notices: list[str] = []
@@ -85,6 +90,18 @@ def test_oom_in_the_middle_of_backward_leaves_exact_gradients(tmp_path, accumula
     assert max(fail_on) <= calls and splits == 2  # the OOM really happened and the batch was split
     assert any("Out of memory with 8 rows" in m for m in notices), notices
     assert grads.keys() == plain.keys()
+    for name, g in grads.items():
+        torch.testing.assert_close(g, plain[name], atol=1e-5, rtol=0, msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_oom_in_the_middle_of_backward_with_layerwise_offload(tmp_path):
+    """The same on the emulated card with layer-wise offload: the failed layer's card gradient goes home once."""
+    from tests.emulated_card import EmulatedCard
+    plain, _, _, _ = _first_step_grads(tmp_path / "plain", set(), 2, True)
+    with EmulatedCard() as card:
+        grads, splits, _, _ = _first_step_grads(tmp_path / "oom", {2}, 2, True, card=card)
+        assert card.max_layers_resident == 1 and card.checks > 0
+    assert splits == 2 and grads.keys() == plain.keys()
     for name, g in grads.items():
         torch.testing.assert_close(g, plain[name], atol=1e-5, rtol=0, msg=lambda m, n=name: f"{n}: {m}")
 

@@ -39,6 +39,8 @@ class LayerwiseOffloader:
     def __init__(self, model: Any, device: torch.device | str, offload_device: str = "cpu",
                  max_resident: int | None = None):
         self.device = torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None and torch.cuda.is_available():
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.home = torch.device(offload_device)
         self.layers = decoder_layers(model)
         self._cuda = self.device.type == "cuda" and torch.cuda.is_available()
@@ -132,6 +134,8 @@ class LayerwiseOffloader:
             victim = next(k for k in self._resident if k != keep)
             self._send_home(victim)
         params = list(self.layers[i].parameters())
+        self._resident.append(i)  # first, so an OOM half-way through the copies still sends it all home
+        self.moves_in += 1
         for p in params:  # the host gradient waits at home; the card accumulates a fresh one
             if p.grad is not None:
                 self._host_grad[p] = p.grad
@@ -142,16 +146,14 @@ class LayerwiseOffloader:
             with torch.cuda.stream(self._stream):
                 for p in params:
                     p.data = self._host[p].to(self.device, non_blocking=True)
+                    self._on_card[_storage_key(p.data)] = (i, p)
                 event = torch.cuda.Event()
                 event.record(self._stream)
             self._ready[i] = event
         else:
             for p in params:
                 p.data = self._host[p].to(self.device, non_blocking=self._cuda)
-        for p in params:
-            self._on_card[_storage_key(p.data)] = (i, p)
-        self._resident.append(i)
-        self.moves_in += 1
+                self._on_card[_storage_key(p.data)] = (i, p)
 
     def _send_home(self, i: int) -> None:
         event = self._ready.pop(i, None)
@@ -181,8 +183,9 @@ class LayerwiseOffloader:
     # --- without checkpointing, autograd saves weights for backward ------------------------
     def pack(self, t: torch.Tensor) -> Any:
         """A saved card weight (or a view of it) is remembered by parameter, so going home really frees it."""
-        found = self._on_card.get(_storage_key(t)) if t.device == self.device or not self._cuda else None
-        if found is None or found[1].data.untyped_storage().data_ptr() != t.untyped_storage().data_ptr():
+        key = _storage_key(t)
+        found = self._on_card.get(key)
+        if found is None or found[1].data.device != t.device or _storage_key(found[1].data) != key:
             return t
         i, p = found
         return _SavedWeight(i, p, t.size(), t.stride(), t.storage_offset() - p.data.storage_offset(),

@@ -152,7 +152,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
     measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
     is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
-    (its parameters move between devices during the step).
+    (its parameters live on two devices: layers in host RAM, the rest on the card).
     """
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default

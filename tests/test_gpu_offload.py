@@ -55,10 +55,11 @@ def _bytes(params) -> int:
 def test_layerwise_offload_keeps_k_layers_on_the_card(checkpointing):
     from studio.engine.offload import LayerwiseOffloader
     from studio.models import decoder_layers
-    model = _llama(layers=12, hidden=1024, vocab=4000)
+    # 16 layers of ~54 MB (fp32) and short rows: without checkpointing the activations of all layers stay small
+    model = _llama(layers=16, hidden=1024, vocab=4000)
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    ids = torch.randint(0, 4000, (2, 256), generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(0, 4000, (1, 128), generator=torch.Generator().manual_seed(1))
     reference = copy.deepcopy(model).cuda()
     reference(input_ids=ids.cuda(), labels=ids.cuda()).loss.backward()
     ref_grads = {n: p.grad.cpu() for n, p in reference.named_parameters()}
@@ -89,7 +90,7 @@ def test_layerwise_offload_keeps_k_layers_on_the_card(checkpointing):
         "max_layers_seen_on_card": max(on_card), "peak_above_resident_mb": round(peak / MB, 1)})
     assert on_card and max(on_card) <= offloader.max_resident
     assert all(not p.is_cuda and (p.grad is None or not p.grad.is_cuda) for layer in layers for p in layer.parameters())
-    # weights and gradients of K layers plus activations; far from the whole model (12 layers)
+    # weights and gradients of K layers plus activations; far from the whole model (16 layers)
     assert peak < 0.6 * total, _RESULTS
     for n, p in model.named_parameters():
         torch.testing.assert_close(p.grad.cpu(), ref_grads[n], atol=1e-5, rtol=1e-4, msg=lambda m, n=n: f"{n}: {m}")

@@ -135,6 +135,7 @@ def test_deepspeed_zero2_split_batches_step_once_per_batch(tmp_path, tiny_model_
     assert result["trainer_steps"] == 4
     assert result["engine_steps"] == 4, result
     plain = _run_deepspeed({**cfg, "output_dir": str(tmp_path / "plain")}, oom_above=None)
+    print(f"split: {result}; plain: {plain}")  # visible with -s
     assert plain["splits"] == 1 and plain["engine_steps"] == 4
     assert result["final_loss"] == pytest.approx(plain["final_loss"], rel=1e-4)
 

@@ -42,7 +42,7 @@ __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf
 
 GB = 1024 ** 3
 METHODS = ("full", "freeze", "lora", "qlora")
-DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload")
+DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32", "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
@@ -60,6 +60,10 @@ CPU_ALLOC_FACTOR = 1.45
 CPU_ALLOC_FACTOR_ADAPTER = 2.5   # on layer activations; logits keep CPU_ALLOC_FACTOR
 CUDA_HOST_BASELINE_GB = 2.5  # host RSS of a CUDA torch process (driver + kernels mapped)
 ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offloaded states
+# z3-nvme keeps in host RAM only the swap buffers of presets/deepspeed/ds_z3_nvme.json: offload_param
+# buffer_count 5 x buffer_size 1e8 x 2 bytes, and offload_optimizer buffer_count 4 x sub_group_size 1e8 x
+# 16 bytes (fp32 master + grad + 2 Adam states of one sub-group)
+NVME_HOST_BUFFERS = 5 * 1e8 * 2 + 4 * 1e8 * 16
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -73,6 +77,7 @@ class Estimate:
     fits: bool | None
     breakdown: dict[str, float]
     host_breakdown: dict[str, float]
+    disk_gb: float = 0.0   # z3-nvme: what DeepSpeed swaps to offload_nvme_path
     suggestions: list[str] = field(default_factory=list)
     suggestion_details: list[dict[str, Any]] = field(default_factory=list)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -93,7 +98,8 @@ class Estimate:
         return bool(self.fits and self.mem_gb and used > 0.9 * self.mem_gb)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gpu_gb": round(self.gpu_gb, 2), "cpu_gb": round(self.cpu_gb, 2), "fits": self.fits,
+        return {"gpu_gb": round(self.gpu_gb, 2), "cpu_gb": round(self.cpu_gb, 2), "disk_gb": round(self.disk_gb, 2),
+                "fits": self.fits,
                 "tight": self.tight, "host_short": self.host_short,
                 "mem_gb": self.mem_gb, "breakdown": {k: round(v, 3) for k, v in self.breakdown.items()},
                 "host_breakdown": {k: round(v, 3) for k, v in self.host_breakdown.items()},
@@ -212,7 +218,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     logits = 12 * card.vocab_size * tokens
 
     # --- where the states live: DeepSpeed and layer-wise offload
-    host_states = 0.0
+    host_states = disk_states = 0.0
     gpu_weights, gpu_grads, gpu_opt = weights, grads, optimizer
     if ds != "none":
         # DeepSpeed: 16-bit params + fp32 master, fp32 grads, fp32 Adam (estimate_zero*_model_states_mem_needs)
@@ -227,10 +233,12 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
             host_states = master
         elif ds == "z3":
             gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2 + largest, 0, master
-        else:  # z3-offload: parameters gathered one module at a time
+        else:  # z3-offload / z3-nvme: parameters gathered one module at a time
             gpu_weights, gpu_grads, gpu_opt = largest, 0, 0
             host_states = (master + frozen + trainable * 2)
         host_states *= ZERO_HOST_BUFFERS
+        if ds == "z3-nvme":  # the states go to disk; host RAM keeps the swap buffers
+            disk_states, host_states = host_states, min(host_states, NVME_HOST_BUFFERS)
     elif layerwise:
         on_card = n_all - L * card.layer_params
         frac = on_card / n_all
@@ -255,7 +263,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         overhead = CUDA_CONTEXT_GB + FRAGMENTATION * (dynamic + step_temp) / GB
         breakdown["overhead"] = overhead
         gpu_gb = peak / GB + overhead
-        host = {"baseline": CUDA_HOST_BASELINE_GB, "offloaded_states": host_states / GB}
+        host = {"baseline": CUDA_HOST_BASELINE_GB,
+                "nvme_swap_buffers" if ds == "z3-nvme" else "offloaded_states": host_states / GB}
         cpu_gb = sum(host.values())
         host_short = ram_gb is not None and cpu_gb > ram_gb
         fits = None if gpu_mem_gb is None and ram_gb is None else (
@@ -268,7 +277,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         limit = ram_gb if ram_gb is not None else gpu_mem_gb
         fits = None if limit is None else cpu_gb <= limit
     est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
-                   plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
+                   disk_gb=disk_states / GB, plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
     if suggest and fits is False:
         from .advice import suggest_fixes
         est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb, estimate)
@@ -287,15 +296,20 @@ def deepspeed_plan(value: str | None) -> str:
     if value in DEEPSPEED_PLANS:
         return value
     try:
-        zero = json.loads(Path(value).read_text(encoding="utf-8")).get("zero_optimization", {})
-    except (OSError, ValueError) as exc:
+        data = json.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise StudioError(f"Cannot read the DeepSpeed config '{value}'", "check the path and that it is JSON",
                           why=str(exc)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("zero_optimization", {}), dict):
+        raise StudioError(f"DeepSpeed config '{value}' must be a JSON object with a zero_optimization object",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    zero = data.get("zero_optimization", {})
     stage = int(zero.get("stage", 0))
     offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)
                   for k in ("offload_optimizer", "offload_param"))
+    nvme = any((zero.get(k) or {}).get("device") == "nvme" for k in ("offload_optimizer", "offload_param"))
     if stage >= 3:
-        return "z3-offload" if offload else "z3"
+        return "z3-nvme" if nvme else "z3-offload" if offload else "z3"
     if stage >= 1:
         return "z2-offload" if offload else "z2"
     return "none"

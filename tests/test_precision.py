@@ -35,6 +35,8 @@ def test_pure_bf16_only_when_asked_and_it_warns_about_small_learning_rates() -> 
     with pytest.raises(StudioError, match="pure_bf16 needs a card that supports bf16"):
         precision_plan(FP16_CARD, RunConfig(finetuning_type="full", pure_bf16=True))
     assert any(p.startswith("pure_bf16 needs bf16") for p in RunConfig(pure_bf16=True, fp16=True).validate())
+    assert any(p.startswith("pure_bf16 cannot be combined with deepspeed")
+               for p in RunConfig(pure_bf16=True, deepspeed="z2").validate())
 
 
 def test_other_methods_and_cards() -> None:

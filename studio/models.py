@@ -327,6 +327,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         base = _load_causal_lm(base_path, base_cfg, device)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
+        _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device)
     else:

@@ -18,7 +18,7 @@ from typing import Any
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import PRESETS_DIR
-from ..runs import RunDir, atomic_write_text
+from ..runs import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
 
 log = logging.getLogger("studio.engine")
 PRESETS = PRESETS_DIR
@@ -35,9 +35,13 @@ def deepspeed_config(spec: str | None) -> dict | None:
     if not path.is_file():
         raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise StudioError(f"DeepSpeed config '{path}' is not valid JSON", "fix the file", why=str(exc)) from None
+    if not isinstance(data, dict):
+        raise StudioError(f"DeepSpeed config '{path}' must be a JSON object, not a {type(data).__name__}",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    return data
 
 
 def _single_process_env() -> None:
@@ -247,9 +251,19 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         from .launch import peer_lost_reason
         lost = peer_lost_reason(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
         if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
-            with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
-                fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
-            _end(run, "failed", lost or _plain_reason(exc), **({"code": "peer_lost"} if lost else {}))
+            reason = lost or _plain_reason(exc)
+            if is_disk_full(exc):
+                # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
+                for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
+                                run.model.with_name("model.tmp")):
+                    shutil.rmtree(partial, ignore_errors=True)
+                reason = disk_full_reason(exc, "writing a checkpoint or the model") + f"; {DISK_FULL_FIX}"
+            try:
+                with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
+                    fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
+            except OSError as log_exc:
+                log.error("cannot write error.log: %s", log_exc)
+            _end(run, "failed", reason, **({"code": "peer_lost"} if lost else {}))
         raise
     return summary
 
@@ -264,9 +278,16 @@ def _plain_reason(exc: BaseException) -> str:
 
 
 def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
+    """Record the end; a write that fails (full disk) is logged, never hides the original error."""
     step = run.read_status().get("step", 0)
-    run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
-    run.write_status(state, reason=reason, ended=time.time(), **extra)
+    try:
+        run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
+    except OSError as exc:
+        log.error("cannot append the end event: %s", exc)
+    try:
+        run.write_status(state, reason=reason, ended=time.time(), **extra)
+    except OSError as exc:
+        log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
 
 
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:

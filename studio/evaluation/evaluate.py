@@ -68,6 +68,9 @@ def _alpaca_json(p: Path) -> list[dict[str, Any]] | None:
             rows = json.loads(text)
         else:
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except RecursionError:
+        raise StudioError(f"'{p.name}' is nested too deeply to read", "use flat rows (instruction/input/output "
+                          "text fields)", code="eval_data") from None
     except ValueError as exc:
         raise StudioError(f"'{p.name}' is not valid JSON", "fix the file or convert it with 'python -m studio "
                           "convert'", why=str(exc), code="eval_data") from None
@@ -98,13 +101,17 @@ def _cut(text: str, stops: Sequence[str]) -> str:
     return text[:cut].strip()
 
 
+MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the card busy longer (issue 14)
+
+
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
                   top_p: float, streamer: Any = None) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer)
+                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer,
+                                  max_time=MAX_GENERATE_S)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
     else:
@@ -352,6 +359,15 @@ def scorecard(base: dict, tuned: dict) -> dict:
 
 
 # ------------------------------------------------------------------ batch prediction
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(cell: object) -> str:
+    """A cell a spreadsheet will not run: text starting like a formula gets a leading "'" (OWASP CSV injection)."""
+    text = "" if cell is None else str(cell)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]] | str | Path,
                   out_csv: str | Path, labels: Sequence[str] | None = None, mode: Mode | None = None,
                   max_new_tokens: int = 64) -> dict:
@@ -390,7 +406,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
             line += [r.get("output", ""), p, "yes" if ok else "no"]
         else:
             line.append(p)
-        writer.writerow(line)
+        writer.writerow([csv_safe(c) for c in line])
     out = Path(out_csv)
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,

@@ -296,10 +296,14 @@ def deepspeed_plan(value: str | None) -> str:
     if value in DEEPSPEED_PLANS:
         return value
     try:
-        zero = json.loads(Path(value).read_text(encoding="utf-8")).get("zero_optimization", {})
-    except (OSError, ValueError) as exc:
+        data = json.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise StudioError(f"Cannot read the DeepSpeed config '{value}'", "check the path and that it is JSON",
                           why=str(exc)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("zero_optimization", {}), dict):
+        raise StudioError(f"DeepSpeed config '{value}' must be a JSON object with a zero_optimization object",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    zero = data.get("zero_optimization", {})
     stage = int(zero.get("stage", 0))
     offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)
                   for k in ("offload_optimizer", "offload_param"))

@@ -89,8 +89,8 @@ def test_demo_tokenizer_is_built_from_training_rows_only(tmp_path):
     # mark only the rows that the engine's own seeded split holds out
     from studio.data.dataset import split_rows
     train, val = split_rows(rows, cfg.val_size, cfg.seed)
-    val_inputs = {r["input"] for r in val}
-    marked = [dict(r, input=r["input"] + f" {secret} {secret}") if r["input"] in val_inputs else r for r in rows]
+    held_out = {id(r) for r in val}   # the split is by position, so marking these rows marks the held-out ones
+    marked = [dict(r, input=r["input"] + f" {secret} {secret}") if id(r) in held_out else r for r in rows]
     assert sum(secret in r["input"] for r in marked) >= 10
     write_jsonl(tmp_path / "data.jsonl", marked)
     assert run_training(cfg)["state"] == "finished"

@@ -65,9 +65,8 @@ def big_vocab(tmp_path_factory: pytest.TempPathFactory) -> tuple:
 
 
 def _old_scores(model, tok, template, rows) -> list[list[float]]:
-    """The scoring before the fix: log_softmax over the full vocabulary at every position."""
-    eos = [tok.eos_token_id]
-    answers = [tok.encode(template.answer(lab), add_special_tokens=False) + eos for lab in LABELS]
+    """The scoring before the fix: log_softmax over the full vocabulary at every position (same answers)."""
+    answers = _answers(tok, template)
     prompts = [prompt_ids(tok, template, r["instruction"], r["input"]) for r in rows]
     seqs = [p + a for p in prompts for a in answers]
     width = max(len(s) for s in seqs)
@@ -82,9 +81,13 @@ def _old_scores(model, tok, template, rows) -> list[list[float]]:
     return out
 
 
+def _answers(tok, template) -> list[list[int]]:
+    """Each label's answer tokens as _score_labels builds them (the template's answer ends the turn itself)."""
+    return [tok.encode(template.answer(lab), add_special_tokens=False) for lab in LABELS]
+
+
 def _batch(tok, template, rows):
-    eos = [tok.eos_token_id]
-    answers = [tok.encode(template.answer(lab), add_special_tokens=False) + eos for lab in LABELS]
+    answers = _answers(tok, template)
     seqs = [prompt_ids(tok, template, r["instruction"], r["input"]) + a for r in rows for a in answers]
     width = max(len(s) for s in seqs)
     ids = torch.tensor([s + [tok.pad_token_id] * (width - len(s)) for s in seqs])

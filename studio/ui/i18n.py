@@ -114,6 +114,31 @@ FIELD_HELP_ZH: dict[str, str] = {
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
 }
 
+# Fields added for LLaMA-Factory's keys (studio/data/lf_keys.py); kept together so the tables above stay as they were
+FIELD_LABELS.update({
+    "stage": ("Stage", "训练阶段"),
+    "use_rslora": ("rsLoRA", "rsLoRA 缩放"),
+    "use_dora": ("DoRA", "DoRA 权重分解"),
+    "pissa_init": ("PiSSA init", "PiSSA 初始化"),
+    "loraplus_lr_ratio": ("LoRA+ learning-rate ratio", "LoRA+ 学习率倍数"),
+    "per_device_eval_batch_size": ("Eval batch size", "评估批大小"),
+    "neftune_noise_alpha": ("NEFTune noise", "NEFTune 噪声"),
+    "report_to": ("Report to", "日志上报"),
+    "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
+})
+FIELD_HELP_ZH.update({
+    "stage": "训练阶段（LLaMA-Factory 的键）：sft = 监督微调，这里只支持这一种",
+    "lora_alpha": "LoRA 缩放系数；留空 = 秩的 2 倍（与 LLaMA-Factory 相同）",
+    "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 缩放适配器，而不是 alpha/秩",
+    "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",
+    "pissa_init": "PiSSA：用权重的主成分初始化适配器",
+    "loraplus_lr_ratio": "LoRA+：B 矩阵的学习率 = 该倍数 × 学习率（常用 16；留空 = 关闭）",
+    "per_device_eval_batch_size": "每个评估步的样本数（默认与训练批大小相同）",
+    "neftune_noise_alpha": "NEFTune：训练时给词向量加噪声（常用 5；留空 = 关闭）",
+    "report_to": "Trainer 同时上报日志到：none、tensorboard、wandb、mlflow 等（逗号分隔）",
+    "resume_from_checkpoint": "从这个检查点文件夹继续（'last' = 运行文件夹中最新的检查点）",
+})
+
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {
     "set.remote_locked": ("Off: it would run the model's own code on this server. Whoever starts the studio can "

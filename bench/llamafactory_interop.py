@@ -131,12 +131,15 @@ def main() -> int:
     ap.add_argument("--venv", type=Path, default=Path.home() / ".cache" / "studio-llamafactory" / "venv")
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "studio-llamafactory" / "work")
     ap.add_argument("--skip-install", action="store_true")
+    ap.add_argument("--only", nargs="*", default=None, help="run only files whose name contains one of these")
     args = ap.parse_args()
     cli = args.venv / "bin" / "llamafactory-cli" if args.skip_install else install(args.venv)
     model, data = tiny_model(args.work / "model"), demo_data(args.work / "data")
     rows = []
     cases = [("LF example", f) for f in sorted(FIXTURES.glob("*.yaml"))] + \
             [("studio recipe", f) for f in sorted(RECIPES.glob("*.yaml"))]
+    if args.only:
+        cases = [(k, f) for k, f in cases if any(o in f.name for o in args.only)]
     for kind, f in cases:
         work = args.work / kind.replace(" ", "_") / f.stem
         work.mkdir(parents=True, exist_ok=True)

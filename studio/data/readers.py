@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from . import limits
+from .limits import check_shape, check_unpacked, refuse_mixed_encodings, too_many
 
 DEFAULT_MAX_MB = 50.0
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -153,7 +155,10 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
                           code="data_empty")
     if _is_binary(raw):
         raise _binary_error(path, raw)
-    enc = detect_encoding(raw) if encoding in ("", "auto", None) else encoding
+    auto = encoding in ("", "auto", None)
+    if auto:
+        refuse_mixed_encodings(path, raw)
+    enc = detect_encoding(raw) if auto else encoding
     try:
         text = raw.decode(enc)
     except LookupError:
@@ -162,6 +167,10 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
     except UnicodeDecodeError as exc:
         raise StudioError(f"'{path.name}' cannot be read as {enc} (bad byte at position {exc.start})",
                           "use encoding 'auto', or save the file as UTF-8", code="data_encoding") from None
+    nul = text.find("\x00")
+    if nul >= 0:  # past the first 8 KB the binary sniff cannot see it; NUL is never part of text data
+        raise StudioError(f"'{path.name}' contains a NUL byte (line {text.count(chr(10), 0, nul) + 1})",
+                          "remove the NUL characters or export the data again as CSV (UTF-8)", code="data_binary")
     return text.lstrip("\ufeff"), enc
 
 
@@ -202,12 +211,18 @@ def _read_delimited(path: Path, encoding: str, max_mb: float, delimiter: str | N
     text, enc = read_text(path, encoding, max_mb)
     delim = delimiter or sniff_delimiter(text, "\t" if path.suffix.lower() == ".tsv" else ",")
     try:
-        records = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delim) if any(c.strip() for c in r)]
+        records = []
+        for r in csv.reader(io.StringIO(text, newline=""), delimiter=delim):
+            if any(c.strip() for c in r):
+                records.append(r)
+                if len(records) > limits.MAX_ROWS + 1:
+                    raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
     except csv.Error as exc:
         raise StudioError(f"'{path.name}' is not a readable CSV file ({exc})",
                           "export it again as CSV (UTF-8) from the spreadsheet", code="data_csv") from None
     if not records:
         raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no rows", code="data_empty")
+    check_shape(path, 0, len(records[0]))
     columns = _unique_columns(records[0])
     if len(records) == 1:
         raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows",
@@ -244,7 +259,14 @@ def _records_table(path: Path, records: list[Any], fmt: str, enc: str | None) ->
     if not records:
         raise StudioError(f"'{path.name}' has no rows", "the file holds an empty list; export the data again",
                           code="data_empty")
+    check_shape(path, len(records), len(columns))
     return Table([str(c) for c in columns], [{str(k): v for k, v in r.items()} for r in records], str(path), fmt, enc)
+
+
+def _too_deep(path: Path, where: str) -> StudioError:
+    return StudioError(f"'{path.name}' is nested too deeply to read ({where} has lists/objects inside each other "
+                       "hundreds of levels deep)", "export flat rows: one object per row with text fields",
+                       code="data_json")
 
 
 def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
@@ -255,6 +277,8 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
             continue
         try:
             rec = json.loads(line)
+        except RecursionError:
+            raise _too_deep(path, f"line {n}") from None
         except ValueError as exc:
             raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({exc.msg}, column {exc.colno})",
                               f"fix or delete line {n}; each line must be one JSON object", code="data_json") from None
@@ -269,6 +293,8 @@ def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
     text, enc = read_text(path, encoding, max_mb)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise _too_deep(path, "the file") from None
     except ValueError as exc:
         if getattr(exc, "msg", "") == "Extra data":  # one object per line: JSONL saved as .json
             return _read_jsonl(path, encoding, max_mb)
@@ -290,7 +316,11 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     check_size(path, max_mb)
     import pyarrow.parquet as pq
     try:
+        meta = pq.ParquetFile(path).metadata  # the footer: row/column counts without reading the data
+        check_shape(path, meta.num_rows, meta.num_columns)
         records = pq.read_table(path).to_pylist()
+    except StudioError:
+        raise
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise StudioError(f"'{path.name}' is not a readable Parquet file ({type(exc).__name__})",
                           "export it again, or use CSV/JSONL", code="data_parquet") from None
@@ -302,6 +332,7 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
 
 def _read_xlsx(path: Path, max_mb: float, sheet: str | None) -> Table:
     check_size(path, max_mb)
+    check_unpacked(path, max_mb)
     import zipfile
 
     import openpyxl
@@ -322,7 +353,14 @@ def _read_xlsx(path: Path, max_mb: float, sheet: str | None) -> Table:
             raise StudioError(f"Sheet '{sheet}' not found in '{path.name}'",
                               f"use one of: {', '.join(wb.sheetnames)}", code="data_xlsx")
         ws = wb[sheet] if sheet else wb.worksheets[0]
-        values = [list(r) for r in ws.iter_rows(values_only=True) if any(cell_str(c).strip() for c in r)]
+        values = []
+        for r in ws.iter_rows(values_only=True):
+            if len(r) > limits.MAX_COLUMNS:
+                check_shape(path, 0, len(r))
+            if any(cell_str(c).strip() for c in r):
+                values.append(list(r))
+                if len(values) > limits.MAX_ROWS + 1:
+                    raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
     finally:
         wb.close()
     if not values:

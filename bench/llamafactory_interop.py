@@ -13,7 +13,7 @@ same model, data, template and seed, so the first logged loss should agree). CPU
 ``deepspeed`` and ``quantization_bit`` are switched off on both sides for the run and the table says so.
 
 LLaMA-Factory is installed with ``torch==2.13.0`` first, as a constraint, and the mirror's torchvision is
-removed (it breaks ``import transformers`` with this torch).
+and torchaudio removed (built for another torch, they break imports).
 """
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def install(venv: Path) -> Path:
     constraints.write_text("torch==2.13.0\n")
     subprocess.run(pip + ["torch==2.13.0"], check=True)
     subprocess.run(pip + ["-c", str(constraints), "llamafactory"], check=True)
-    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "torchvision"], check=False)
+    # the mirror's torchvision/torchaudio are built for another torch and break imports with this one
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio"], check=False)
     return venv / "bin" / "llamafactory-cli"
 
 

@@ -13,7 +13,12 @@ same model, data, template and seed, so the first logged loss should agree). CPU
 ``deepspeed`` and ``quantization_bit`` are switched off on both sides for the run and the table says so.
 
 LLaMA-Factory is installed with ``torch==2.13.0`` first, as a constraint, and the mirror's torchvision is
-and torchaudio removed (built for another torch, they break imports).
+removed (it breaks ``import transformers`` with this torch).
+
+Status (measured 2026-12-02, llamafactory 0.9.5, torch 2.13.0+cpu, transformers 5.6.0 in its venv): the
+studio side trains; LLaMA-Factory's ``train`` fails before training on this mirror: the torchaudio pip picks is a
+CUDA build (``libc10_cuda.so`` missing) and LLaMA-Factory imports torchaudio unconditionally, so removing it
+fails with ModuleNotFoundError. A CPU torchaudio built for torch 2.13 is needed for the LLaMA-Factory column.
 """
 from __future__ import annotations
 
@@ -43,8 +48,8 @@ def install(venv: Path) -> Path:
     constraints.write_text("torch==2.13.0\n")
     subprocess.run(pip + ["torch==2.13.0"], check=True)
     subprocess.run(pip + ["-c", str(constraints), "llamafactory"], check=True)
-    # the mirror's torchvision/torchaudio are built for another torch and break imports with this one
-    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio"], check=False)
+    # the mirror's torchvision is built for another torch and breaks `import transformers` with this one
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "torchvision"], check=False)
     return venv / "bin" / "llamafactory-cli"
 
 

@@ -111,11 +111,17 @@ def build_app(ctx: Any) -> Any:
                         eval_tab.select(evaluate["refresh_runs"], evaluate["run"], evaluate["run"],
                                         api_visibility="private")
         form = settings["form"]
-        data["dataset"].change(lambda p: (p, str(ctx.data_root)) if p else (gr.skip(), gr.skip()),
-                               data["dataset"], [form["dataset"], form["dataset_dir"]], api_visibility="private")
         comps = list(form.values())
-        app.load(settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
-                 api_visibility="private")
+        derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
+        # a dataset converted on the Data tab becomes the training data; the settings are derived for it
+        data["dataset"].change(settings["pick_dataset"], data["dataset"], [settings["data_pick"], settings["task"]],
+                               api_visibility="private").then(
+            lambda *a: settings["on_short"](*a) if a[3] else [gr.skip()] * len(derive_out), derive_in, derive_out,
+            api_visibility="private")
+        # the settings saved for this workspace come back on every page load; then the panels are checked
+        app.load(settings["on_load"], None, settings["load_outputs"], api_visibility="private").then(
+            settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
+            api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]

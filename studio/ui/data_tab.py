@@ -20,6 +20,7 @@ from ..workspace import ASSETS_DIR
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, headers, msg
+from .simple import remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -97,6 +98,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
                            messages_column=cols.get("messages") or None)
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
+    remember_dataset(ctx, out, task, len(result.rows))
     report = validation_report(result.rows, cutoff_len=256)
     lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang
@@ -187,6 +189,14 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
         on_open, server_path, loaded, api_visibility="private")
     col["label"].input(on_label_col, [src, col["label"], col["text"]], label_map, api_visibility="private")
-    convert_btn.click(on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
-                      api_name="convert")
+    def clear_output() -> tuple[str, str]:
+        return "", ""
+
+    def failed() -> str:
+        return "❌ " + msg("convert_failed", ctx.lang)
+
+    # a failed Convert must not leave the previous report and dataset on screen
+    convert_btn.click(clear_output, None, [report, dataset], api_visibility="private").then(
+        on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+        api_name="convert").failure(failed, None, report, api_visibility="private")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

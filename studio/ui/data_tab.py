@@ -12,6 +12,7 @@ from typing import Any
 import gradio as gr
 
 from ..data.convert import TASKS, convert_table, guess_columns, guess_task, register_dataset, write_jsonl
+from ..data.label_check import label_warnings
 from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
 from ..data.report import column_stats, format_report, validation_report
@@ -59,6 +60,14 @@ def label_map_text(table: Table, label_col: str | None, text_col: str | None) ->
     return format_label_map(suggest_label_map(table.values(label_col), detect_language(texts)))
 
 
+def label_check_markdown(table: Table, label_col: str | None, task: str, lang: str) -> str:
+    """Warnings about the chosen label column, shown before Convert ('' when it looks like labels)."""
+    if task != "sentiment" or not label_col or label_col not in table.columns:
+        return ""
+    warnings = label_warnings(table.values(label_col), label_col)
+    return "\n\n".join(f"⚠️ {msg('label.' + code, lang, **facts)}" for code, facts in warnings)
+
+
 def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     """Everything shown after a file is picked: summary, preview, stats, guessed task/columns/labels."""
     table = open_table(path, ctx)
@@ -69,8 +78,10 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
         info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
     name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
-    return (info, gr.update(value=rows, headers=headers), stats_rows(table), guess_task(table, guess), *columns,
-            label_map_text(table, guess.get("label"), guess.get("text")), name, str(path))
+    task = guess_task(table, guess)
+    return (info, gr.update(value=rows, headers=headers), stats_rows(table), task, *columns,
+            label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
+            label_check_markdown(table, guess.get("label"), task, ctx.lang))
 
 
 def _reason(reason: str, lang: str) -> str:
@@ -138,10 +149,11 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                scale=2)
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
+    label_check = gr.Markdown(elem_id="label-check")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
     report = gr.Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
-    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src]
+    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 
     @ui_errors
     def on_upload(path: str | None) -> tuple[Any, ...]:
@@ -157,13 +169,14 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_open(path: str) -> tuple[Any, ...]:
         return inspect(str(confine(path, ctx.allowed_roots)), ctx)
 
-    def on_label_col(path: str | None, label_col: str | None, text_col: str | None) -> Any:
+    def on_label_col(path: str | None, label_col: str | None, text_col: str | None, task_v: str) -> Any:
         if not path or not label_col:
-            return gr.skip()
+            return gr.skip(), ""
         try:
-            return label_map_text(open_table(path, ctx), label_col, text_col)
+            table = open_table(path, ctx)
         except StudioError:
-            return gr.skip()
+            return gr.skip(), gr.skip()
+        return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang)
 
     @ui_errors
     def on_convert(path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
@@ -188,7 +201,8 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         on_open, server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
         on_open, server_path, loaded, api_visibility="private")
-    col["label"].input(on_label_col, [src, col["label"], col["text"]], label_map, api_visibility="private")
+    col["label"].input(on_label_col, [src, col["label"], col["text"], task], [label_map, label_check],
+                       api_visibility="private")
     def clear_output() -> tuple[str, str]:
         return "", ""
 

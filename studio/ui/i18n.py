@@ -166,6 +166,10 @@ UI: dict[str, tuple[str, str]] = {
                          "machine and says why below. Everything can still be changed under **Advanced**.",
                          "选择模型、任务和你愿意等待的时间：其余设置由工作室根据这台机器自动选择，并在下方说明原因。"
                          "所有设置仍可在 **高级** 中修改。"),
+    "task.sentiment": ("sentiment (text → label)", "情感分类（文本 → 标签）"),
+    "task.instruction": ("instruction (question → answer)", "指令（问题 → 回答）"),
+    "task.chat": ("chat (conversations)", "对话（多轮）"),
+    "budget.quick": ("quick", "快速"), "budget.balanced": ("balanced", "均衡"), "budget.best": ("best", "最佳"),
     "set.model": ("Model", "模型"),
     "set.model_info": ("Size, languages and about how long a run takes on this machine",
                        "大小、支持的语言，以及在这台机器上大约需要的训练时间"),
@@ -236,10 +240,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "model.label": ("{name} · {size} parameters · {langs} · about {time} here",
                     "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
     "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
-    "task.sentiment": ("sentiment (text → label)", "情感分类（文本 → 标签）"),
-    "task.instruction": ("instruction (question → answer)", "指令（问题 → 回答）"),
-    "task.chat": ("chat (conversations)", "对话（多轮）"),
-    "budget.quick": ("quick", "快速"), "budget.balanced": ("balanced", "均衡"), "budget.best": ("best", "最佳"),
     "why.head": ("**What the studio chose, and why**", "**工作室的选择及原因**"),
     "why.restored": ("Settings restored from this workspace (workspace/settings.yaml).",
                      "已从这个工作区恢复设置（workspace/settings.yaml）。"),
@@ -266,7 +266,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "why.cutoff": ("rows up to {n} tokens are kept whole", "不超过 {n} 个 token 的行保持完整"),
     "why.qlora": ("QLoRA (4-bit base weights): the 16-bit model does not fit this card's memory",
                   "QLoRA（4 位基础权重）：16 位模型放不进这张卡的显存"),
-    "why.no_fit": ("even batch 1 does not fit {where}: see the memory panel", "批大小为 1 也放不下：请看显存面板"),
+    "why.no_fit": ("even batch 1 does not fit the memory: see the memory panel", "批大小为 1 也放不下：请看显存面板"),
     "why.batch": ("{batch} rows per step fit the memory; updates still average {rows} rows",
                   "每步 {batch} 行放得下；每次更新仍平均 {rows} 行"),
     "why.ckpt": ("gradient checkpointing on: it trades ~30% speed for much less memory",
@@ -307,6 +307,27 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "no_suggestion_fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议"),
     "suggestion_zh": ("{text}", "改为 {settings}（→ {gb:.1f} GB，{verdict}）"),
     "still_too_big": ("still too big", "仍然放不下"),
+    "auto.pending": ("⏳ Checking the model on the held-out rows…", "⏳ 正在用留出的验证行检验模型……"),
+    "auto.accuracy": ("🎯 **Accuracy {acc:.0%}** on {n} held-out rows the model never saw. The Evaluate tab shows "
+                      "which rows it got wrong.", "🎯 **准确率 {acc:.0%}**（{n} 条模型没见过的验证行）。“评估”页会列出分错的行。"),
+    "auto.no_val": ("No rows were held back, so there is no accuracy yet: check a labelled file on the Evaluate tab.",
+                    "没有留出验证行，所以还没有准确率：请在“评估”页上传带标签的文件检验。"),
+    "label.lang": ("The label column '{column}' looks like language codes ({sample}), not labels: choose the column "
+                   "that holds the labels under Label column", "标签列“{column}”看起来是语言代码（{sample}），不是标签：请在“标签列”中选择真正的标签列"),
+    "label.ids": ("The label column '{column}' looks like row ids ({distinct} different values in {rows} rows): choose "
+                  "the column that holds the labels under Label column",
+                  "标签列“{column}”看起来是编号（{rows} 行中有 {distinct} 个不同值）：请在“标签列”中选择真正的标签列"),
+    "label.free_text": ("The label column '{column}' looks like free text ({distinct} different values, about "
+                        "{mean_len} characters each, e.g. {sample}): labels are a few short words repeated many times; "
+                        "choose another Label column or the task 'instruction'",
+                        "标签列“{column}”看起来是自由文本（{distinct} 个不同值，平均约 {mean_len} 个字符，如 {sample}）："
+                        "标签应是少数几个反复出现的短词；请换一个标签列，或把任务改为“指令”"),
+    "label.too_many": ("The label column '{column}' has {distinct} different values (more than {max}): a classifier "
+                       "needs a few classes; merge them in the Label map or pick another column",
+                       "标签列“{column}”有 {distinct} 个不同值（超过 {max} 个）：分类需要少数几个类别；请在“标签映射”中合并，或换一列"),
+    "label.few_rows": ("Some labels in '{column}' have fewer than {min} rows ({rare}): the model cannot learn them; "
+                       "merge them in the Label map or add rows",
+                       "“{column}”中有些标签不到 {min} 行（{rare}）：模型学不会；请在“标签映射”中合并，或补充数据"),
     "on": ("on", "开启"), "off": ("off", "关闭"),
     "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),

@@ -204,9 +204,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
             with gr.Row():
-                task = gr.Radio([(msg(f"task.{t}", lang), t) for t in TASKS], value="sentiment", label=T("data.task"),
+                task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
-                budget = gr.Radio([(msg(f"budget.{b}", lang), b) for b in BUDGETS], value="balanced",
+                budget = gr.Radio([(T(f"budget.{b}"), b) for b in BUDGETS], value="balanced",
                                   label=T("set.budget"), info=T("set.budget_info"), elem_id="simple-budget")
             data_pick = gr.Dropdown(choices=dataset_choices(ctx, lang), value=None, label=T("set.data"),
                                     info=T("set.data_info"), elem_id="simple-data")

@@ -13,6 +13,7 @@ import gradio as gr
 
 from ..plotting import loss_figure
 from . import forms
+from .auto_eval import accuracy_line
 from .common import fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
@@ -105,7 +106,12 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
     seen.update(state=snap.get("state"), run=snap.get("run"))
     busy = bool(snap.get("busy"))
-    return (status_markdown(snap, ctx.lang), plot, snap.get("log_tail") or "", snap, runs, pick,
+    status = status_markdown(snap, ctx.lang)
+    line = accuracy_line(ctx, snap)
+    if line:  # right under the state: the answer to "did it work?"
+        head, _, rest = status.partition("\n\n")
+        status = f"{head}\n\n{line}\n\n{rest}"
+    return (status, plot, snap.get("log_tail") or "", snap, runs, pick,
             gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
 
 

@@ -21,7 +21,7 @@ from ..workspace import ASSETS_DIR
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .simple import remember_dataset
+from .simple import plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -121,7 +121,10 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     lines += [msg("data.skipped_line", lang, n=len(v), reason=_reason(k, lang))
               for k, v in result.skipped.items()]
     body = "\n\n".join(line for line in lines if line)
-    return f"{body}\n\n```\n{format_report(report, lang)}\n```", str(out)
+    # the report is shared with the CLI: here it names the page's fields, not config keys or flags
+    # markdown lines, not a code block: long lines wrap instead of being cut off
+    lines = plain(format_report(report, lang), lang).splitlines()
+    return body + "\n\n" + "\n".join(f"- {ln}" for ln in lines), str(out)
 
 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:

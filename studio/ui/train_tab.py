@@ -19,6 +19,8 @@ from .context import AppContext
 from .i18n import headers, msg
 from ..workspace import confine
 from .paths import resolve_run_paths
+from .simple import plain
+from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
 
@@ -121,7 +123,14 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     Raises:
         StudioError: invalid settings, a path outside the allowed roots, or a run already going.
     """
-    cfg = resolve_run_paths(forms.values_to_config(values), ctx)
+    try:
+        cfg = forms.values_to_config(values)
+    except StudioError as exc:
+        raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
+    problems = [plain(p, ctx.lang) for p in cfg.validate()]
+    if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()
+        raise StudioError("; ".join(problems), msg("fix_on_settings", ctx.lang), code="config")
+    cfg = resolve_run_paths(cfg, ctx)
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
     run = ctx.runner.start(cfg)

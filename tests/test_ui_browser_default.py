@@ -100,10 +100,10 @@ def test_settings_short_form_explains_itself_and_survives_a_reload(page: Any, se
     expect(page.locator("#advanced")).to_be_visible()
     expect(page.locator("#field-learning_rate")).to_be_hidden()  # the full form waits under Advanced
     expect(page.locator("#fit")).to_contain_text("No GPU: training runs on the CPU")
-    expect(page.locator("#simple-data input")).to_have_value(re.compile(r"dataset · 427 rows · sentiment"))
+    expect(page.locator("#simple-data input")).to_have_value(re.compile(r"sample_reviews · 427 rows · sentiment"))
     expect(page.locator("#check")).to_contain_text("No problems found.")
     saved = yaml.safe_load((server.workspace / "settings.yaml").read_text(encoding="utf-8"))
-    assert saved["finetuning_type"] == "full" and saved["dataset"].endswith("dataset.jsonl")
+    assert saved["finetuning_type"] == "full" and saved["dataset"].endswith("sample_reviews.jsonl")
 
     # a choice that will not learn is flagged before Start, in the page's words
     page.locator("#advanced").get_by_text("Advanced: every setting").click()
@@ -116,7 +116,7 @@ def test_settings_short_form_explains_itself_and_survives_a_reload(page: Any, se
     page.reload()
     page.get_by_role("tab", name="2. Settings").click()
     expect(page.locator("#check")).to_contain_text("tiny-demo starts from random weights")
-    expect(page.locator("#simple-data input")).to_have_value(re.compile(r"dataset · 427 rows"))
+    expect(page.locator("#simple-data input")).to_have_value(re.compile(r"sample_reviews · 427 rows"))
 
     # picking the model again derives the settings for it: back to full fine-tuning
     page.locator("#simple-budget").get_by_text("quick").click()

@@ -91,7 +91,10 @@ def build_app(ctx: Any) -> Any:
     from .train_tab import build_train_tab
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
-        gr.Markdown(T("app.title"))
+        with gr.Row():
+            gr.Markdown(T("app.title"))
+            if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
+                gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
         gr.Markdown(T("app.intro"))
         with gr.Tabs():
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
@@ -136,7 +139,8 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
                 app_kwargs={"middleware": [lang_middleware(args.lang)]} if args.lang else None,
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
                 ssr_mode=False,
-                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False, quiet=False)
+                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False,
+                quiet=True)  # our own address lines (studio/ui/addresses.py), without Gradio's share=True hint
 
 
 def main(args: argparse.Namespace) -> int:
@@ -153,8 +157,14 @@ def main(args: argparse.Namespace) -> int:
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb)
+    ctx.extra["auth"] = bool(auth)
     app = build_app(ctx)
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
-    app.launch(**launch_kwargs(args, app.studio_i18n, auth))
+    app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)
+    from .addresses import urls
+    port = getattr(app, "server_port", None) or args.port
+    lines = urls(args.host, port) + ([app.share_url] if getattr(app, "share_url", None) else [])
+    print("Open the studio at:\n" + "\n".join(f"  {u}" for u in lines), flush=True)
+    app.block_thread()
     return 0

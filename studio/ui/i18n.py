@@ -112,9 +112,10 @@ FIELD_HELP_ZH: dict[str, str] = {
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {
     "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
-    "app.intro": ("Upload data, pick a preset, press **Start** on the Train tab and watch the run. Closing this page "
-                  "does not stop training; come back any time.",
-                  "上传数据，选择预设，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    "app.intro": ("Convert your data on the Data tab, check the choices on Settings, press **Start** on the Train tab "
+                  "and watch the run. Closing this page does not stop training; come back any time.",
+                  "在“数据”页转换数据，在“设置”页确认选择，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    "app.logout": ("Log out", "退出登录"),
     "tab.data": ("1. Data", "1. 数据"), "tab.settings": ("2. Settings", "2. 设置"),
     "tab.train": ("3. Train", "3. 训练"), "tab.evaluate": ("4. Evaluate", "4. 评估"),
     "eval.placeholder": ("The Evaluate tab is not installed yet.", "评估页尚未安装。"),

@@ -119,7 +119,7 @@ def test_settings_short_form_explains_itself_and_survives_a_reload(page: Any, se
     expect(page.locator("#simple-data input")).to_have_value(re.compile(r"sample_reviews · 427 rows"))
 
     # picking the model again derives the settings for it: back to full fine-tuning
-    page.locator("#simple-budget").get_by_text("quick").click()
+    page.locator("#simple-budget").get_by_text("quick", exact=True).click()
     expect(page.locator("#check")).to_contain_text("No problems found.")
     expect(page.locator("#why")).to_contain_text("full fine-tuning")
     expect(page.locator("#why")).to_contain_text("5 passes over the data (quick budget)")

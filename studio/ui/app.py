@@ -88,6 +88,7 @@ def build_app(ctx: Any) -> Any:
     from .data_tab import build_data_tab
     from .i18n import make_i18n
     from .settings_tab import build_settings_tab
+    from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
@@ -113,6 +114,10 @@ def build_app(ctx: Any) -> Any:
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
                         eval_tab.select(evaluate["refresh_runs"], evaluate["run"], evaluate["run"],
                                         api_visibility="private")
+            with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
+                runs = build_runs_tab(ctx, T)
+            runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
+                            api_visibility="private")
         form = settings["form"]
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]

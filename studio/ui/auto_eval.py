@@ -7,6 +7,7 @@ in a thread so the status poll never waits for it; the result is cached per run 
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ from .i18n import msg
 
 log = logging.getLogger("studio.ui")
 _LOCK = threading.Lock()
+ACCURACY_FILE = "studio_accuracy.json"
 
 
 def _results(ctx: AppContext) -> dict[str, Any]:
@@ -36,6 +38,33 @@ def _score(ctx: AppContext, run: str) -> None:
         result = {"skip": "error"}
     with _LOCK:
         _results(ctx)[run] = result
+    if "accuracy" in result:  # kept with the run, so the Runs view and a restarted server know it
+        from ..runs import atomic_write_text
+        atomic_write_text(Path(run) / ACCURACY_FILE, json.dumps(result))
+
+
+def stored(run: str) -> dict[str, Any] | None:
+    """The accuracy saved in a run folder by an earlier check (None when it was never scored)."""
+    try:
+        return json.loads((Path(run) / ACCURACY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def ensure_scored(ctx: AppContext, run: str) -> dict[str, Any] | None:
+    """The run's accuracy if known; else start scoring it (finished runs with held-out rows) and return None."""
+    known = stored(run)
+    if known:
+        return known
+    with _LOCK:
+        if run in _results(ctx):
+            result = _results(ctx)[run]
+            return result if "accuracy" in result else None
+        if not (Path(run) / "val.jsonl").is_file():
+            return None
+        _results(ctx)[run] = {"pending": True}
+    threading.Thread(target=_score, args=(ctx, run), daemon=True, name="auto-eval").start()
+    return None
 
 
 def accuracy_line(ctx: AppContext, snap: dict[str, Any]) -> str:
@@ -46,7 +75,7 @@ def accuracy_line(ctx: AppContext, snap: dict[str, Any]) -> str:
     if not (Path(run) / "val.jsonl").is_file():
         return msg("auto.no_val", ctx.lang)
     with _LOCK:
-        result = _results(ctx).get(run)
+        result = _results(ctx).get(run) or stored(run)
         if result is None:
             _results(ctx)[run] = {"pending": True}
             threading.Thread(target=_score, args=(ctx, run), daemon=True, name="auto-eval").start()

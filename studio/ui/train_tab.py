@@ -5,6 +5,7 @@ second browser shows the same run; closing the tab does not stop it.
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -69,11 +70,25 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
 _STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
 
 
-def make_plot(events: list[dict[str, Any]], title: str) -> Any:
+def plot_words(lang: str) -> dict[str, str]:
+    return {k: msg(f"plot.{k}", lang) for k in ("loss", "smoothed", "eval", "step", "waiting")}
+
+
+def make_plot(events: list[dict[str, Any]], title: str, lang: str = "en") -> Any:
     import matplotlib.pyplot as plt
-    fig = loss_figure(events, title=title)
+    fig = loss_figure(events, title=title, labels=plot_words(lang))
     plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
     return fig
+
+
+# Lines for developers, not for the person watching the run; the run folder's stdout.log keeps them all.
+_NOISE = re.compile(r"^\s*\{.*\}\s*$|.*(\[(WARNING|INFO|DEBUG)\]|real_accelerator|missing keys|UserWarning|"
+                    r"FutureWarning|DeprecationWarning|warnings\.warn|Setting accelerator)")
+
+
+def page_log(text: str) -> str:
+    """The log tail as a person needs it: library warnings and raw status lines left to the log file."""
+    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln))
 
 
 def runs_rows(ctx: AppContext) -> list[list[Any]]:
@@ -99,7 +114,8 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     pick: Any = gr.skip()
     due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
     if snap.get("run") and key != seen.get("key") and (moved or due):
-        plot = make_plot(ctx.runner.events(), title=f"Loss: {Path(snap['run']).name}")
+        plot = make_plot(ctx.runner.events(), title=msg("plot.title", ctx.lang, name=Path(snap["run"]).name),
+                         lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
     if moved or "state" not in seen:
         runs = runs_rows(ctx)
@@ -113,7 +129,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     if line:  # right under the state: the answer to "did it work?"
         head, _, rest = status.partition("\n\n")
         status = f"{head}\n\n{line}\n\n{rest}"
-    return (status, plot, snap.get("log_tail") or "", snap, runs, pick,
+    return (status, plot, page_log(snap.get("log_tail") or ""), snap, runs, pick,
             gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
 
 

@@ -114,3 +114,44 @@ def test_a_fresh_workspace_starts_from_derived_settings(ctx: AppContext) -> None
     values, choices, why = restore(ctx)
     cfg = forms.values_to_config(values)
     assert cfg.finetuning_type == "full" and cfg.val_size > 0 and "full fine-tuning" in why
+
+
+def _fake_run(root: Path, name: str, losses: list[float], acc: float, lr: float) -> Path:
+    from studio.runs import RunDir
+    run = RunDir(root / name).ensure()
+    RunConfig(dataset="d.jsonl", learning_rate=lr, finetuning_type="full", val_size=0.1).save(run.config)
+    for i, loss in enumerate(losses, 1):
+        run.append_event({"type": "progress", "step": i, "loss": loss})
+    run.write_status("finished", step=len(losses), total_steps=len(losses), final_loss=losses[-1], started=1.0,
+                     ended=31.0)
+    (run.path / "studio_accuracy.json").write_text(json.dumps({"accuracy": acc, "n": 43}))
+    return run.path
+
+
+def test_runs_view_lists_cli_runs_and_compares_two(ctx: AppContext) -> None:
+    """Runs in workspace/runs (as the CLI quick start writes them) show with accuracy; two overlay on one plot."""
+    from studio.ui.runs_tab import compare, run_table, table_rows
+    a = _fake_run(ctx.runs_root, "quick", [2.0, 1.0], 0.70, 0.002)
+    b = _fake_run(ctx.runs_root, "best", [2.0, 1.5, 0.5], 0.81, 0.001)
+    runs = run_table(ctx)
+    rows = {r[0]: r for r in table_rows(runs, "en")}
+    assert rows["quick"][5] == "70.0%" and rows["best"][5] == "81.0%" and rows["best"][1] == "Finished"
+    fig, cards = compare(ctx, [str(a), str(b)])
+    lines = [ln for ln in fig.axes[0].get_lines()]
+    assert sorted(len(ln.get_xdata()) for ln in lines) == [2, 3]
+    acc_row = next(ln for ln in cards.splitlines() if ln.startswith("| accuracy (held-out rows)"))
+    assert sorted(c.strip() for c in acc_row.split("|")[2:-1]) == ["70.0%", "81.0%"]  # side by side
+
+
+def test_a_one_point_loss_curve_is_drawn() -> None:
+    from studio.plotting import loss_figure
+    fig = loss_figure([{"type": "progress", "step": 1, "loss": 2.0}])
+    raw = fig.axes[0].get_lines()[0]
+    assert len(raw.get_xdata()) == 1 and raw.get_marker() == "o"
+
+
+def test_page_log_leaves_library_noise_to_the_log_file() -> None:
+    from studio.ui.train_tab import page_log
+    tail = ("[2026-12-02 20:00:00,000] [WARNING] [real_accelerator.py:213] Setting accelerator to CPU\n"
+            '{"type": "progress", "step": 3}\nstep 3/240 loss 1.23\nmissing keys [\'lm_head.weight\']\n')
+    assert page_log(tail) == "step 3/240 loss 1.23"

@@ -371,11 +371,16 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
             line += [r.get("output", ""), p, "yes" if ok else "no"]
         else:
             line.append(p)
-        writer.writerow(line)
+        writer.writerow([_safe_cell(c) for c in line])
     out = Path(out_csv)
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,
             "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
+
+
+def _safe_cell(value: str) -> str:
+    """A cell a spreadsheet will not run as a formula (=, +, -, @ at the start; OWASP CSV injection)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:

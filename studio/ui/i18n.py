@@ -192,8 +192,9 @@ UI: dict[str, tuple[str, str]] = {
     "ev.run": ("Finished run", "已完成的训练"), "ev.refresh": ("Refresh", "刷新"),
     "ev.check": ("Sentiment check", "情感分类检查"), "ev.source": ("Rows to check", "检查哪些数据"),
     "ev.val": ("the run's validation split", "训练时留出的验证集"), "ev.upload": ("an uploaded file", "上传的文件"),
-    "ev.file": ("Labelled file (.jsonl/.csv/.xlsx: instruction, input, output = label, or text + label columns)",
-                "带标签的文件（.jsonl/.csv/.xlsx：instruction, input, output = 标签，或 文本 + 标签 两列）"),
+    "ev.file": ("File (.jsonl/.csv/.xlsx: text + label columns, or instruction/input/output; for Batch prediction the "
+                "labels are optional)",
+                "文件（.jsonl/.csv/.xlsx：文本 + 标签 两列，或 instruction/input/output；批量预测时标签可有可无）"),
     "ev.mode": ("How to read the answer", "如何读取答案"),
     "ev.mode_help": ("score: pick the most likely label (fast, always a label). generate: let the model write its "
                      "answer and read the label from it (what a chat user would see).",
@@ -214,7 +215,8 @@ UI: dict[str, tuple[str, str]] = {
     "ev.export": ("Export", "导出"), "ev.merge": ("Merge the LoRA adapter into a standalone model",
                                                    "把 LoRA 适配器合并为独立模型"),
     "ev.overwrite": ("Overwrite an existing export folder", "覆盖已存在的导出文件夹"),
-    "ev.name": ("Folder name (optional)", "文件夹名（可选）"), "ev.do_export": ("Export", "导出"),
+    "ev.name": ("Folder name (optional)", "文件夹名（可选）"),
+    "ev.zip": ("Download the export (.zip)", "下载导出的模型（.zip）"), "ev.do_export": ("Export", "导出"),
 }
 
 MESSAGES: dict[str, tuple[str, str]] = {

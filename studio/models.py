@@ -83,10 +83,10 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     return out
 
 
-def demo_texts(rows: list[dict[str, Any]], template_name: str = "default") -> list[str]:
+def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[str]:
     """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
     from .data.templates import get_template
-    tpl = get_template(template_name if template_name != "auto" else "default")
+    tpl = get_template(template_name)  # 'auto' without a tokenizer = the studio's own format
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
 
@@ -101,7 +101,33 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
         cfg = RunConfig.load(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
-    return cfg.model_name_or_path
+    return resolve_model_source(cfg.model_name_or_path)
+
+
+def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
+    """A loadable folder for a built-in name (``smollm2-135m-instruct``) or a local ``.gguf`` file, prepared
+    once into the model cache (``studio.zoo.cache_dir()``); any other name or path is returned unchanged.
+
+    Raises:
+        StudioError: the built-in model's package is missing, or the GGUF cannot be read.
+    """
+    from . import zoo
+    name = name_or_path.strip()
+    if zoo.is_builtin(name) and name != DEMO_MODEL:
+        return str(zoo.ensure_prepared(name, progress=progress or _print_progress))
+    if name.lower().endswith(".gguf"):
+        from .gguf_import import prepare_gguf
+        p = Path(name).expanduser()
+        if not p.is_file():
+            raise StudioError(f"GGUF file '{name}' does not exist", "check the path to the .gguf file",
+                              code="model_path")
+        return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
+    return name_or_path
+
+
+def _print_progress(fraction: float, message: str) -> None:
+    """Default progress report: a line on stdout (the run's stdout.log in the web app, the terminal in the CLI)."""
+    print(f"[prepare {fraction:4.0%}] {message}", flush=True)
 
 
 def check_model_source(name_or_path: str) -> None:
@@ -110,7 +136,8 @@ def check_model_source(name_or_path: str) -> None:
     Raises:
         StudioError: a local-looking path that does not exist, or a folder without config.json.
     """
-    if name_or_path == DEMO_MODEL:
+    from . import zoo
+    if name_or_path == DEMO_MODEL or zoo.is_builtin(name_or_path):
         return
     p = Path(name_or_path).expanduser()
     looks_local = p.is_absolute() or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1
@@ -214,8 +241,7 @@ def apply_method(model: Any, cfg: RunConfig) -> Any:
             model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
         targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [
             t.strip() for t in cfg.lora_target.split(",") if t.strip()]
-        lcfg = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                          target_modules=targets, task_type="CAUSAL_LM")
+        lcfg = LoraConfig(**cfg.lora_kwargs(), target_modules=targets, task_type="CAUSAL_LM")
         try:
             model = get_peft_model(model, lcfg)
         except ValueError as exc:

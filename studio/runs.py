@@ -26,12 +26,24 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask can only set it, which races with threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write to a temp file in the same folder, fsync, then rename: never a half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; users' files get the usual mode (0644 under 022)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

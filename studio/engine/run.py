@@ -30,7 +30,8 @@ def deepspeed_config(spec: str | None) -> dict | None:
     """Shortcut (z2, z3-offload, ...) or JSON path -> DeepSpeed config dict (None = no DeepSpeed)."""
     if not spec or spec == "none":
         return None
-    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(spec)
+    from ..data.lf_keys import resolve_deepspeed_path
+    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
     if not path.is_file():
         raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
     try:
@@ -73,6 +74,8 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     def encode(batch: list[dict]) -> tuple[list[dict], int]:
         out, truncated = [], 0
         for r in batch:
+            if not str(r.get("output", "")).strip():
+                continue  # no answer: only the end marker would carry loss (it taught a run of 300 empty rows)
             f = encode_example(tokenizer, template, r, cfg.cutoff_len, cfg.train_on_prompt)
             truncated += f.pop("truncated")
             if any(label != -100 for label in f["labels"]):
@@ -82,8 +85,10 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     train, t_trunc = encode(train_rows)
     val, _ = encode(val_rows)
     if not train:
-        raise StudioError("No usable training rows after tokenization",
-                          "check that the dataset's 'output' column is filled")
+        raise StudioError(f"No training row of '{cfg.dataset}' has an answer to learn: all {len(train_rows)} rows "
+                          "have an empty output (nothing carries loss)",
+                          "fill the dataset's output (answer) column, or check its columns in dataset_info.json",
+                          code="no_trainable_tokens")
     return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc}
 
 
@@ -110,15 +115,17 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) -> Any:
+    """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
     from transformers import TrainingArguments
     precision = cfg.resolved_precision(device)
+    report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     ds = deepspeed_config(cfg.deepspeed)
     if ds is not None:
         _single_process_env()
     eval_steps = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
     return TrainingArguments(
         output_dir=str(run.checkpoints), per_device_train_batch_size=cfg.per_device_train_batch_size,
-        per_device_eval_batch_size=cfg.per_device_train_batch_size,
+        per_device_eval_batch_size=cfg.per_device_eval_batch_size or cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps, learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.num_train_epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.lr_scheduler_type,
         warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
@@ -126,7 +133,8 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
         save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
         bf16=precision == "bf16", fp16=precision == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
-        report_to=[], use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
+        report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
+        use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
         dataloader_num_workers=0, save_only_model=False, logging_first_step=True,
     )
 
@@ -145,6 +153,35 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
             str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
         return "adamw_torch_fused"
     return cfg.optim
+
+
+def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
+    """LoRA+ (peft's create_loraplus_optimizer): B matrices learn loraplus_lr_ratio x faster; None when off."""
+    if not cfg.loraplus_lr_ratio:
+        return None
+    import torch
+    from peft.optimizers import create_loraplus_optimizer
+    return create_loraplus_optimizer(model=model, optimizer_cls=torch.optim.AdamW, lr=cfg.learning_rate,
+                                     loraplus_lr_ratio=cfg.loraplus_lr_ratio, weight_decay=cfg.weight_decay)
+
+
+def parameter_counts(model: Any) -> tuple[int, int]:
+    """(trainable, total); under ZeRO-3 each parameter is an empty shard and its real size is ds_numel."""
+    def size(p: Any) -> int:
+        return int(getattr(p, "ds_numel", 0) or p.numel())
+    params = list(model.parameters())
+    return sum(size(p) for p in params if p.requires_grad), sum(size(p) for p in params)
+
+
+def startup_notices(cfg: RunConfig, device: str) -> list[str]:
+    """What the run log says about keys that do nothing here and where the studio deliberately differs."""
+    out = list(getattr(cfg, "notices", []))
+    if cfg.bf16 and device == "cpu":
+        out.append("bf16: true but this machine has no GPU: training in fp32 (LLaMA-Factory refuses bf16 here; "
+                   "the studio runs the file anyway)")
+    if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
+        out.append(f"lora_alpha not set: using 2 x lora_rank = {cfg.effective_lora_alpha} (LLaMA-Factory's rule)")
+    return out
 
 
 def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:
@@ -220,7 +257,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
-    checkpoint = _resolve_resume(run, resume_from)
+    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
     stop = StopRequested(run)
     events = EventCallback(run, stop, is_main=main)
 
@@ -238,17 +275,19 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         model.model_parallel = True
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
                             data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
-                            callbacks=[events], dynamic_batching=cfg.dynamic_batching,
+                            callbacks=[events], optimizers=(loraplus_optimizer(cfg, model), None),
+                            dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
                             notify=notify, token_counter=count_tokens)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:
-        n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        n_all = sum(p.numel() for p in model.parameters())
+        n_train, n_all = parameter_counts(model)
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=cfg.resolved_precision(device))
+        for message in startup_notices(cfg, device):
+            notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "
                    "the model) learns little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)")

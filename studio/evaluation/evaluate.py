@@ -168,6 +168,20 @@ def _message_text(content: Any) -> str:
     return str(content or "")
 
 
+def chat_template_of(tokenizer: Any, template: Template) -> Template:
+    """The template a chat uses: the tokenizer's own chat template (``apply_chat_template``) when the model has
+    one and ``template`` is the generic 'default' (also the fallback for a plain model folder), else ``template``.
+
+    Why: an instruct model such as SmolLM2 only answers sensibly in the format it was tuned on; the generic
+    '### Instruction' prompt makes it ramble. A run trained with an explicit template (llama3, qwen, ...) keeps
+    it, and 'auto' already is the chat template.
+    """
+    from ..data.templates import get_template
+    if template.name == "default" and getattr(tokenizer, "chat_template", None):
+        return get_template("auto", tokenizer)
+    return template
+
+
 def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
          max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
          max_context: int | None = None) -> str | Iterator[str]:
@@ -175,11 +189,11 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 
     The oldest turns are dropped when the prompt would not fit the model's context.
     """
+    template = chat_template_of(tokenizer, template)
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
     limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens
-    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None and \
-        template.name in ("default", "alpaca") else []  # same rule as prompt_ids (training)
+    bos: list[int] = []  # the template's own prefix carries BOS, as in training (studio/data/templates.py)
     while True:
         msgs = turns + [{"role": "user", "content": message}]
         ids = bos + tokenizer.encode(template.chat_prompt(msgs), add_special_tokens=False)
@@ -196,8 +210,8 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
     import torch
     dev = _device(model)
-    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) + eos for lab in labels]
+    # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
+    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     scores: list[list[float]] = []
     for start in range(0, len(rows), batch_rows):
@@ -272,7 +286,7 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels)
+                  labels=labels, template=template.name)
     return result
 
 

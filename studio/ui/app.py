@@ -163,6 +163,8 @@ def main(args: argparse.Namespace) -> int:
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb)
     ctx.extra["auth"] = bool(auth)
+    # built-in models are prepared once into <workspace>/models; training children inherit the setting
+    os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)

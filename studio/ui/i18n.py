@@ -62,7 +62,10 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
 }
 
 FIELD_HELP_ZH: dict[str, str] = {
-    "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、本地文件夹或 Hub 模型 ID",
+    "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、内置真实模型 "
+                          "'smollm2-135m-instruct'（1.35 亿参数，英文对话，Apache-2.0，2 核 CPU 上每个 LoRA 步约 STEP_SMOL 秒）和 "
+                          "'gemma3-270m'（2.68 亿参数，中英文，Gemma 使用条款：https://ai.google.dev/gemma/terms，每步约 "
+                          "STEP_GEMMA 秒）、.gguf 文件、本地文件夹或 Hub 模型 ID",
     "trust_remote_code": "运行模型自带的代码。只对你信任的模型打开",
     "finetuning_type": "full：训练全部权重；freeze：只训练最后几层；lora：训练小的适配器",
     "freeze_trainable_layers": "freeze 方法：最后多少层保持可训练",

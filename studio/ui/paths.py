@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+from .. import zoo
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import confine
@@ -32,12 +33,12 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     roots = ctx.allowed_roots
     changes: dict[str, object] = {}
     model = cfg.model_name_or_path.strip()
-    if model != DEMO_MODEL:
+    if model != DEMO_MODEL and not zoo.is_builtin(model):
         local = Path(os.path.expanduser(model))
         local = local if local.is_absolute() else ctx.workspace / local
         if model.startswith(("/", ".", "~")) or local.exists() or not _HUB_ID.match(model):
             target = confine(model, roots)
-            if not target.is_dir():
+            if not target.is_dir() and not (target.is_file() and target.suffix.lower() == ".gguf"):
                 raise StudioError(f"Model folder '{model}' does not exist",
                                   "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
                                   f"or '{DEMO_MODEL}'", code="path")

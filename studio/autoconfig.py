@@ -94,7 +94,16 @@ def _family(model: str) -> str:
 
 def model_facts(model: str) -> dict[str, Any]:
     """Size and languages of a model the estimator has a card for; {} when it has none."""
+    from . import zoo
     from .memory.cards import load_card
+    if zoo.is_builtin(model) and model != DEMO_MODEL:   # real models shipped in packages: measured facts
+        m = zoo.get(model)
+        scale = {"K": 1e3, "M": 1e6, "B": 1e9}
+        number = m.params.strip("~")
+        params = int(float(number[:-1]) * scale.get(number[-1].upper(), 1))
+        low, _, high = m.sec_per_step.partition("-")
+        return {"params": params, "languages": m.languages, "hub_id": model,
+                "sec_per_step": (float(low) + float(high or low)) / 2}
     try:
         card = load_card(model)
     except StudioError:
@@ -183,7 +192,7 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
                                 lora_dropout=0.05, learning_rate=2e-4, num_train_epochs=float(LORA_EPOCHS[budget]),
                                 lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0, cutoff_len=cutoff,
                                 quantization_bit=None, deepspeed="none", layerwise_offload=False, max_steps=-1,
-                                template=TEMPLATES.get(_family(model), "default"), gradient_checkpointing=False,
+                                template=_template(model), gradient_checkpointing=False,
                                 optim="adamw_torch")
     reasons += [
         Reason("finetuning_type", "lora", "LoRA: the pretrained weights stay frozen and small adapters learn the task; "
@@ -215,6 +224,14 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
         reasons.append(Reason("gradient_checkpointing", "ckpt", "gradient checkpointing on: it trades ~30% speed for "
                               "much less memory"))
     return plan
+
+
+def _template(model: str) -> str:
+    """The model's own chat template for the built-in real models (their recipes use it), else by family."""
+    from . import zoo
+    if zoo.is_builtin(model) and model != DEMO_MODEL:
+        return "auto"
+    return TEMPLATES.get(_family(model), "default")
 
 
 def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:

@@ -59,6 +59,15 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "max_tokens_per_batch": ("Tokens per batch (dynamic)", "每批 token 上限（动态）"),
     "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
     "nproc": ("Processes (cards)", "进程数（显卡数）"),
+    "stage": ("Training stage", "训练阶段"),
+    "use_rslora": ("rsLoRA scaling", "rsLoRA 缩放"),
+    "use_dora": ("DoRA", "DoRA 权重分解"),
+    "pissa_init": ("PiSSA start", "PiSSA 初始化"),
+    "loraplus_lr_ratio": ("LoRA+ ratio", "LoRA+ 学习率倍数"),
+    "per_device_eval_batch_size": ("Evaluation batch size", "评估批大小"),
+    "neftune_noise_alpha": ("NEFTune noise", "NEFTune 噪声"),
+    "report_to": ("Also log to", "同时记录到"),
+    "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
 }
 
 FIELD_HELP_ZH: dict[str, str] = {
@@ -110,6 +119,15 @@ FIELD_HELP_ZH: dict[str, str] = {
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
+    "stage": "训练阶段（LLaMA-Factory 的键名）：sft = 监督微调，这里只支持这一种",
+    "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 而不是 alpha/秩 缩放适配器",
+    "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",
+    "pissa_init": "PiSSA：用权重的主成分初始化适配器",
+    "loraplus_lr_ratio": "LoRA+：B 矩阵的学习率 = 这个倍数 × 学习率（常用 16；留空 = 关闭）",
+    "per_device_eval_batch_size": "每个评估步骤的样本数（默认与训练批大小相同）",
+    "neftune_noise_alpha": "NEFTune：训练时给词向量加的噪声（常用 5；留空 = 关闭）",
+    "report_to": "Trainer 还把日志写到哪里：none、tensorboard、wandb、mlflow……（逗号分隔）",
+    "resume_from_checkpoint": "从这个检查点文件夹继续（'last' = 运行文件夹中最新的）",
 }
 
 # key: (English, Chinese)

@@ -93,7 +93,7 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
 
     open_tab(page, "3. Train")
     page.locator("#start-btn").click()
-    expect(page.locator("#start-btn")).to_be_disabled()
+    expect(page.locator("#abort-btn")).to_be_enabled()  # Start stays on: pressed again, it queues a run
     expect(page.locator("#train-status")).to_contain_text("Step", timeout=120_000)
     expect(page.locator("#loss-plot img")).to_be_visible(timeout=60_000)
     expect(page.locator("#train-status")).to_contain_text("Finished", timeout=240_000)

@@ -164,6 +164,7 @@ UI: dict[str, tuple[str, str]] = {
     "train.plot": ("Loss", "损失曲线"), "train.log": ("Log (last lines)", "日志（最后几行）"),
     "train.runs": ("Past runs", "历史运行"), "train.refresh": ("Refresh", "刷新"),
     "train.pick": ("Run to resume", "要继续的运行"),
+    "train.clear_queue": ("Clear the queue", "清空排队"),
     "train.intro": ("Start uses the settings from the Settings tab. The run goes on if you close this tab.",
                     "“开始”使用“设置”页中的设置。关闭此页面后训练仍会继续。"),
     "data.intro": ("Upload a CSV, Excel, JSON, JSONL, Parquet or TXT file, check the preview, choose the columns and "
@@ -370,6 +371,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "runs.model": ("model", "模型"), "runs.method": ("method", "方法"), "runs.data": ("data", "数据"),
     "runs.lr": ("learning rate", "学习率"), "runs.steps": ("steps", "步数"), "runs.final_loss": ("final loss", "最终损失"),
     "runs.eval_loss": ("eval loss", "验证损失"), "runs.time": ("training time", "训练用时"),
+    "queued": ("A run is going: this one is queued (number {n}) and starts by itself when the run before it ends.",
+               "正在训练：这次运行已排队（第 {n} 个），前一个结束后会自动开始。"),
+    "queue_line": ("⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
+    "queue_cleared": ("Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
     "on": ("on", "开启"), "off": ("off", "关闭"),
     "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),

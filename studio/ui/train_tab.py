@@ -21,6 +21,7 @@ from .i18n import headers, msg
 from ..workspace import confine
 from .paths import resolve_run_paths
 from .simple import plain
+from . import run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
@@ -106,6 +107,7 @@ def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
 def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     """Timer tick: the status always, the plot and run list only when something changed."""
     seen = dict(seen or {})
+    run_queue.start_next(ctx, lambda c: resolve_run_paths(c, ctx))
     snap = ctx.runner.snapshot()
     key = [snap.get("run"), snap.get("events"), snap.get("state")]
     moved = snap.get("state") != seen.get("state") or snap.get("run") != seen.get("run")
@@ -129,8 +131,11 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     if line:  # right under the state: the answer to "did it work?"
         head, _, rest = status.partition("\n\n")
         status = f"{head}\n\n{line}\n\n{rest}"
+    if run_queue.waiting(ctx):
+        status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
     return (status, plot, page_log(snap.get("log_tail") or ""), snap, runs, pick,
-            gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
+            # Start stays on while a run is going: it queues the next one
+            gr.update(interactive=True), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
 
 
 def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
@@ -146,12 +151,16 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     problems = [plain(p, ctx.lang) for p in cfg.validate()]
     if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()
         raise StudioError("; ".join(problems), msg("fix_on_settings", ctx.lang), code="config")
-    cfg = resolve_run_paths(cfg, ctx)
+    resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    run = ctx.runner.start(cfg)
-    gr.Info(msg("started", ctx.lang, name=run.path.name))
-    return ctx.runner.snapshot()
+    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx))
+    snap = ctx.runner.snapshot()
+    if place:
+        gr.Info(msg("queued", ctx.lang, n=place))
+    else:
+        gr.Info(msg("started", ctx.lang, name=Path(snap["run"]).name))
+    return {**snap, "queued": run_queue.waiting(ctx)}
 
 
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +179,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         pick = gr.Dropdown(choices=[], label=T("train.pick"), elem_id="resume-pick")
         runs = gr.Dataframe(headers=headers("runs_headers", ctx.lang), interactive=False, wrap=True)
         refresh = gr.Button(T("train.refresh"), size="sm")
+    clear_queue = gr.Button(T("train.clear_queue"), size="sm", elem_id="clear-queue")
     seen = gr.State({})
     timer = gr.Timer(1.0)
     outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]
@@ -205,5 +215,10 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     abort.click(on_abort, None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
     resume.click(on_resume, pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
     refresh.click(now, None, outputs, api_visibility="private")
+
+    def on_clear() -> None:
+        gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
+
+    clear_queue.click(on_clear, None, None, api_name="clear_queue").then(now, None, outputs, api_visibility="private")
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
             "timer": timer, "outputs": outputs, "tick": tick}

@@ -18,7 +18,6 @@ import yaml
 
 from test_browser import ARGS, CHROMIUM, ROOT, pytestmark  # noqa: F401  (same browser, same skip rules)
 
-MEASURE = ROOT / "docs" / "default_path.json"
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +79,7 @@ def test_default_path_learns_and_shows_an_accuracy_within_five_clicks(page: Any,
               "server_start_s": round(server.started_s, 1), "accuracy": acc, "held_out_rows": held,
               "method": cfg["finetuning_type"], "val_size": cfg["val_size"], "epochs": cfg["num_train_epochs"]}
     print("DEFAULT PATH:", json.dumps(result))
-    MEASURE.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (server.workspace.parent / "default_path.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     assert click.n <= 5
     assert cfg["finetuning_type"] == "full" and cfg["val_size"] > 0  # derived, no preset chosen
     assert held >= 30

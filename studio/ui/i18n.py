@@ -271,6 +271,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                     "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
     "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
     "why.head": ("**What the studio chose, and why**", "**工作室的选择及原因**"),
+    "why.from_file": ("Settings loaded from **{name}**; picking a model, task, data or budget above derives them "
+                      "again.", "设置来自 **{name}**；在上面重新选择模型、任务、数据或时间预算会重新推导。"),
     "why.restored": ("Settings restored from this workspace (workspace/settings.yaml).",
                      "已从这个工作区恢复设置（workspace/settings.yaml）。"),
     "why.demo_full": ("full fine-tuning: tiny-demo starts from random weights, so every weight must learn (LoRA or "

@@ -322,8 +322,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
     fit.change(refresh_suggestions, comps + [gpu_mem], suggest, api_visibility="private", show_progress="hidden")
     apply_btn.click(apply, comps + [gpu_mem, suggest], comps + [fit, check, suggest], api_name="apply_suggestion")
-    preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset")
-    yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml")
+    def from_file(name: str | None) -> Any:  # the reasons above no longer describe the form
+        return msg("why.from_file", lang, name=Path(str(name)).name) if name else gr.skip()
+
+    preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset").success(
+        from_file, preset, why, api_visibility="private")
+    yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml").success(
+        from_file, yaml_in, why, api_visibility="private")
     save_btn.click(save, comps, yaml_out, api_name="save_settings")
     show_btn.click(show, comps, command, api_name="show_command")
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)

@@ -83,6 +83,7 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
     open_tab(page, "2. Settings")
     settings = tmp_path / "quick.yaml"
     settings.write_text(SETTINGS, encoding="utf-8")
+    page.locator("#advanced").get_by_text("Advanced: every setting").click()  # the full form and YAML box
     page.locator("#yaml-in input[type=file]").set_input_files(str(settings))
     expect(page.locator("#field-max_steps input")).to_have_value("30")
     expect(page.locator("#field-dataset input, #field-dataset textarea").first).to_have_value(

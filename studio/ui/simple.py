@@ -137,7 +137,10 @@ def dataset_info(ctx: AppContext, path: str | None) -> dict[str, Any] | None:
 def reason_text(r: Reason, lang: str) -> str:
     key = f"why.{r.code}"
     if lang != "en" and key in MESSAGES:
-        return msg(key, lang, **r.params)
+        params = dict(r.params)
+        if "budget" in params:
+            params["budget"] = msg(f"budget.{params['budget']}", lang)
+        return msg(key, lang, **params)
     return r.text
 
 

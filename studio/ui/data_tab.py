@@ -42,12 +42,12 @@ def open_table(path: str | Path, ctx: AppContext) -> Table:
                           f"--max-upload-mb {need}", code=exc.code) from None
 
 
-def stats_rows(table: Table) -> list[list[Any]]:
+def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:
     rows = []
     for s in column_stats(table):
         counts = s.get("counts") or {}
         values = ", ".join(f"{k} ({v})" for k, v in list(counts.items())[:8])
-        rows.append([s["column"], s["rows"], s["empty"], s["distinct"], s["unit"], s["mean_len"], s["max_len"],
+        rows.append([s["column"], s["rows"], s["empty"], s["distinct"], msg(f"unit.{s['unit']}", lang), s["mean_len"], s["max_len"],
                      values])
     return rows
 
@@ -79,7 +79,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
     name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
     task = guess_task(table, guess)
-    return (info, gr.update(value=rows, headers=headers), stats_rows(table), task, *columns,
+    return (info, gr.update(value=rows, headers=headers), stats_rows(table, ctx.lang), task, *columns,
             label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
             label_check_markdown(table, guess.get("label"), task, ctx.lang))
 
@@ -139,9 +139,10 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             server_path = gr.Textbox(label=T("data.path"), max_lines=1, elem_id="data-path")
             open_btn = gr.Button(T("data.open"), size="sm")
     info = gr.Markdown(elem_id="data-info")
-    table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300)
+    table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300,
+                              elem_id="data-preview")
     stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
-                         wrap=True)
+                         wrap=True, elem_id="data-stats")
     task = gr.Radio(list(TASKS), value="sentiment", label=T("data.task"), info=T("data.task_info"),
                     elem_id="data-task")
     with gr.Row():

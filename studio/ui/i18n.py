@@ -377,6 +377,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
                "正在训练：这次运行已排队（第 {n} 个），前一个结束后会自动开始。"),
     "queue_line": ("⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
     "queue_cleared": ("Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
+    "unit.chars": ("chars", "字符"), "unit.tokens": ("tokens", "token"),
     "on": ("on", "开启"), "off": ("off", "关闭"),
     "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),

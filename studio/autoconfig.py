@@ -29,7 +29,7 @@ GB = 1024 ** 3
 # docs/BENCHMARKS.md section 5 and presets/recipes/tiny-demo-cpu.yaml).
 DEMO_EPOCHS = {"quick": 5, "balanced": 10, "best": 20}
 DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_size=16, gradient_accumulation_steps=1,
-            weight_decay=1.0, warmup_ratio=0.05, lr_scheduler_type="cosine", template="default",
+            weight_decay=1.0, warmup_ratio=0.05, lr_scheduler_type="cosine", template="studio",
             quantization_bit=None, deepspeed="none", layerwise_offload=False, gradient_checkpointing=False,
             max_steps=-1, max_samples=None)
 # pretrained models: LoRA with the usual starting points (LLaMA-Factory / QLoRA paper defaults)
@@ -231,7 +231,7 @@ def _template(model: str) -> str:
     from . import zoo
     if zoo.is_builtin(model) and model != DEMO_MODEL:
         return "auto"
-    return TEMPLATES.get(_family(model), "default")
+    return TEMPLATES.get(_family(model), "auto")
 
 
 def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:

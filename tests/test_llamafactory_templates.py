@@ -34,6 +34,8 @@ EXPECTED = {
     "chatml": ("<s>", "</s>",
                "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
                "Hello<|im_end|>\n", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+    "llama2": ("<s>", "</s>", "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello</s>", "<s>[INST] Hi [/INST]"),
+    "empty": ("<s>", "</s>", "Be brief.HiHello", "Hi"),
     "gemma": ("<bos>", "<eos>",
               "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n",
               "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"),
@@ -78,3 +80,13 @@ def test_auto_uses_the_tokenizers_chat_template_and_falls_back_to_studio() -> No
     assert get_template("auto", tok).prompt("hi") == "[user] hi [assistant] "
     plain = word_tokenizer("hi")
     assert get_template("auto", plain).prompt("hi") == get_template("studio", plain).prompt("hi")
+
+
+def test_a_named_template_that_differs_from_the_models_own_is_reported() -> None:
+    from studio.data.templates import chat_template_mismatch
+    chatml = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+              "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    tok = word_tokenizer("hi", chatml)
+    assert chat_template_mismatch("chatml", tok) is None  # the built-in renders as the model's own
+    assert "differently from this model's own chat template" in chat_template_mismatch("llama3", tok)
+    assert chat_template_mismatch("auto", tok) is None and chat_template_mismatch("llama3", word_tokenizer("hi")) is None

@@ -9,11 +9,18 @@ from ..errors import StudioError
 from .split import split_rows  # noqa: F401  (re-exported: callers load and split together)
 
 
+def _too_deep(path: Path) -> StudioError:
+    return StudioError(f"Dataset '{path.name}' is nested too deeply to read", "convert the source again with "
+                       "'python -m studio convert' (rows are flat objects)", code="data_json")
+
+
 def _read_json_rows(path: Path) -> list[Any]:
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix == ".json":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise _too_deep(path) from None
         except ValueError as exc:
             raise StudioError(f"Dataset '{path}' is not valid JSON ({exc})", "fix the file or convert it again "
                               "with 'python -m studio convert'") from None
@@ -26,6 +33,8 @@ def _read_json_rows(path: Path) -> list[Any]:
             continue
         try:
             rows.append(json.loads(line))
+        except RecursionError:
+            raise _too_deep(path) from None
         except ValueError:
             raise StudioError(f"Line {n} of '{path}' is not valid JSON",
                               "fix or delete that line, or convert the source again") from None

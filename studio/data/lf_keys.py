@@ -38,7 +38,6 @@ NO_EFFECT: dict[str, str] = {
     "overwrite_cache": "tokenized data is not cached between runs here",
     "preprocessing_num_workers": "tokenization runs in the training process",
     "dataloader_num_workers": "batches are built in the training process",
-    "ddp_timeout": "the process-group timeout is the library default",
     "save_only_model": "checkpoints always keep optimizer states, so every run can resume",
     "flash_attn": "the attention kernel is transformers' default (sdpa)",
     "eval_strategy": "evaluation runs every eval_steps when val_size > 0",

@@ -113,6 +113,9 @@ TEMPLATES: dict[str, Template] = {
                       "{content}<end_of_turn>\n", system_fmt="{content}\n\n", prefix="{bos}", system_in_user=True,
                       stop_word="<end_of_turn>", bos_text="<bos>", eos_text="<eos>"),
 }
+TEMPLATES["llama2"] = Template("llama2", "{bos}[INST] {content} [/INST]", "{content}{eos}",
+                               system_fmt="<<SYS>>\n{content}\n<</SYS>>\n\n", system_in_user=True)
+TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factory's: no markers, no EOS
 TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
 TEMPLATE_NAMES = ["auto", *TEMPLATES]
 
@@ -170,3 +173,21 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
         raise StudioError(f"Unknown template '{name}'",
                           f"use one of: {', '.join(TEMPLATE_NAMES)}", code="template")
     return _bind(TEMPLATES[key], tokenizer)
+
+
+def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
+    """A notice when a named built-in renders a prompt differently from the model's own chat template.
+
+    Named templates render as LLaMA-Factory renders them (so its files train the same here); 'auto' follows
+    the tokenizer. When both exist and disagree, the run log says so instead of silently picking one.
+    """
+    if (name or "auto").lower() == "auto" or not getattr(tokenizer, "chat_template", None):
+        return None
+    try:
+        own = ChatTemplate(tokenizer).prompt("Hi", system="S")
+    except Exception:  # a chat template that cannot render this probe (e.g. it refuses system turns)
+        return None
+    if get_template(name, tokenizer).prompt("Hi", system="S") == own:
+        return None
+    return (f"template: {name} renders prompts differently from this model's own chat template; the run uses "
+            f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template")

@@ -5,6 +5,7 @@ RunConfig.validate() and the estimate from studio.memory, so this module only di
 """
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from . import forms
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
-from .paths import resolve_run_paths
+from .paths import estimate_paths, resolve_run_paths
 from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
@@ -151,7 +152,12 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tupl
         cfg = forms.values_to_config(values)
     except StudioError as exc:
         return "", "- ❌ " + plain(exc.message, ctx.lang)
-    return estimate_markdown(cfg, gpu_mem, ctx.lang, hardware(ctx).ram_gb), check_markdown(cfg, ctx)
+    gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
+    try:
+        confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
+    except StudioError as exc:
+        return f"⚠️ {plain(exc.message, ctx.lang)}", check_markdown(cfg, ctx)
+    return estimate_markdown(confined, gpu_mem, ctx.lang, hardware(ctx).ram_gb), check_markdown(cfg, ctx)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
@@ -216,6 +222,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
+                if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
+                    form["trust_remote_code"].interactive = False
+                    form["trust_remote_code"].info = T("set.remote_off")
                 with gr.Row():
                     save_btn = gr.Button(T("set.save"))
                     show_btn = gr.Button(T("set.show_cmd"))

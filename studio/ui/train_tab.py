@@ -160,7 +160,7 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
         gr.Info(msg("queued", ctx.lang, n=place))
     else:
         gr.Info(msg("started", ctx.lang, name=Path(snap["run"]).name))
-    return {**snap, "queued": run_queue.waiting(ctx)}
+    return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:

@@ -127,15 +127,18 @@ def test_settings_short_form_explains_itself_and_survives_a_reload(page: Any, se
 
 
 def test_failed_convert_clears_the_previous_report(page: Any, server: Any) -> None:
-    """Finding 4: after a good Convert, a failing one leaves no 'Wrote 427 rows' behind."""
+    """Findings 4, 5: a free-text label column is flagged before Convert; after a good Convert, a failing one
+    leaves no 'Wrote 427 rows' behind."""
     from playwright.sync_api import expect
-    page.reload()
+    page.goto(server.url)
+    page.get_by_role("tab", name="1. Data").click()
     page.locator("#sample-btn").click()
     expect(page.locator("#data-info")).to_contain_text("Read 427 rows")
     page.locator("#convert-btn").click()
     expect(page.locator("#data-report")).to_contain_text("Wrote 427 rows")
     page.locator("#col-label input").click()
     page.get_by_role("option", name="text", exact=True).click()  # label = the text column: every value distinct
+    expect(page.locator("#label-check")).to_contain_text("looks like free text")  # finding 5: before Convert
     page.locator("#convert-btn").click()
     expect(page.locator("#data-report")).to_contain_text("Convert failed")
     expect(page.locator("#data-report")).not_to_contain_text("Wrote 427 rows")

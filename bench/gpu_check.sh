@@ -22,7 +22,13 @@ timeout 420 python -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider --j
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # --- offload/OOM ---
-echo "== offload/OOM: placeholder (layer-wise offload resident bytes and real-OOM recovery are added here)"
+# Layer-wise offload on the real card (at most K layers' weights resident, exact gradients, pinned host copies, an
+# engine run far below the whole model) and recovery from a real allocator OOM under a per-process memory cap
+# (tests/test_gpu_offload.py writes $OUT/offload_oom.json). About a minute on one card.
+echo "== offload/OOM"
+timeout 180 python -m pytest -q -m gpu tests/test_gpu_offload.py -p no:cacheprovider --junitxml="$OUT/offload_oom.xml" \
+    2>&1 | tee "$OUT/offload_oom.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # --- throughput ---
 # tokens/s per method from the runs above (6 steps each, first step's warm-up included: a rough table)

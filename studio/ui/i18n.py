@@ -163,6 +163,10 @@ FIELD_HELP_ZH.update({
 
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {
+    "set.remote_locked": ("Off: it would run the model's own code on this server. Whoever starts the studio can "
+                          "allow it: python launch.py --trust-remote-code",
+                          "已关闭：它会在服务器上运行模型自带的代码。启动工作室的人可以用 "
+                          "python launch.py --trust-remote-code 允许它"),
     "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
     "app.intro": ("Convert your data on the Data tab, check the choices on Settings, press **Start** on the Train tab "
                   "and watch the run. Closing this page does not stop training; come back any time.",
@@ -229,9 +233,6 @@ UI: dict[str, tuple[str, str]] = {
     "task.instruction": ("instruction (question → answer)", "指令（问题 → 回答）"),
     "task.chat": ("chat (conversations)", "对话（多轮）"),
     "budget.quick": ("quick", "快速"), "budget.balanced": ("balanced", "均衡"), "budget.best": ("best", "最佳"),
-    "set.remote_off": ("Off: it would run the model's own code on this server. Whoever starts the studio can allow "
-                       "it: python launch.py --trust-remote-code",
-                       "已关闭：它会在服务器上运行模型自带的代码。启动工作室的人可以允许：python launch.py --trust-remote-code"),
     "set.model": ("Model", "模型"),
     "set.model_info": ("Size, languages and about how long a run takes on this machine",
                        "大小、支持的语言，以及在这台机器上大约需要的训练时间"),

@@ -224,7 +224,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 form = forms.build_form(T)
                 if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
                     form["trust_remote_code"].interactive = False
-                    form["trust_remote_code"].info = T("set.remote_off")
+                    form["trust_remote_code"].info = T("set.remote_locked")
                 with gr.Row():
                     save_btn = gr.Button(T("set.save"))
                     show_btn = gr.Button(T("set.show_cmd"))

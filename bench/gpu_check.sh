@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-GPU check for issue 11, in under 8 minutes on one card:
+# One-GPU check for issue 11, in under 8 minutes on one card (section limits: 270 s + 180 s + start-up):
 #   bash bench/gpu_check.sh            # results in $OUT when set, else bench/gpu_results/
 # Sections are independent; each appends to $OUT and a failing section does not stop the next.
 set -uo pipefail
@@ -17,7 +17,7 @@ status=0
 # CUDA peak of each method against the estimator, bf16 mixed precision on the card (tests/test_gpu.py writes
 # $OUT/gpu_memory.json: peak allocated/reserved, estimate, ratio, tokens/s per method).
 echo "== precision/memory"
-timeout 420 python -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider --junitxml="$OUT/precision_memory.xml" \
+timeout 270 python -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider --junitxml="$OUT/precision_memory.xml" \
     2>&1 | tee "$OUT/precision_memory.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 

@@ -60,6 +60,17 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "max_tokens_per_batch": ("Tokens per batch (dynamic)", "每批 token 上限（动态）"),
     "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
     "nproc": ("Processes (cards)", "进程数（显卡数）"),
+    "stage": ("Training stage", "训练阶段"),
+    "use_rslora": ("rsLoRA scaling", "rsLoRA 缩放"),
+    "use_dora": ("DoRA", "DoRA 权重分解"),
+    "pissa_init": ("PiSSA start", "PiSSA 初始化"),
+    "loraplus_lr_ratio": ("LoRA+ ratio", "LoRA+ 学习率倍数"),
+    "per_device_eval_batch_size": ("Evaluation batch size", "评估批大小"),
+    "neftune_noise_alpha": ("NEFTune noise", "NEFTune 噪声"),
+    "report_to": ("Also log to", "同时记录到"),
+    "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
+    "offload_nvme_path": ("NVMe offload folder", "NVMe 卸载文件夹"),
+    "ddp_timeout": ("Process wait limit (s)", "进程等待上限（秒）"),
 }
 
 FIELD_HELP_ZH: dict[str, str] = {
@@ -112,6 +123,17 @@ FIELD_HELP_ZH: dict[str, str] = {
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
+    "stage": "训练阶段（LLaMA-Factory 的键名）：sft = 监督微调，这里只支持这一种",
+    "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 而不是 alpha/秩 缩放适配器",
+    "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",
+    "pissa_init": "PiSSA：用权重的主成分初始化适配器",
+    "loraplus_lr_ratio": "LoRA+：B 矩阵的学习率 = 这个倍数 × 学习率（常用 16；留空 = 关闭）",
+    "per_device_eval_batch_size": "每个评估步骤的样本数（默认与训练批大小相同）",
+    "neftune_noise_alpha": "NEFTune：训练时给词向量加的噪声（常用 5；留空 = 关闭）",
+    "report_to": "Trainer 还把日志写到哪里：none、tensorboard、wandb、mlflow……（逗号分隔）",
+    "resume_from_checkpoint": "从这个检查点文件夹继续（'last' = 运行文件夹中最新的）",
+    "offload_nvme_path": "z3-nvme（ZeRO-Infinity）：快速本地磁盘（NVMe）上的文件夹，DeepSpeed 在这里换入换出权重和优化器状态；需要 libaio",
+    "ddp_timeout": "一个进程在一次数据交换中等待其他进程的秒数，超时则运行失败（卡住的节点会结束运行，而不是一直挂起）",
 }
 
 # Fields added for LLaMA-Factory's keys (studio/data/lf_keys.py); kept together so the tables above stay as they were
@@ -146,11 +168,17 @@ UI: dict[str, tuple[str, str]] = {
                           "已关闭：它会在服务器上运行模型自带的代码。启动工作室的人可以用 "
                           "python launch.py --trust-remote-code 允许它"),
     "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
-    "app.intro": ("Upload data, pick a preset, press **Start** on the Train tab and watch the run. Closing this page "
-                  "does not stop training; come back any time.",
-                  "上传数据，选择预设，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    "app.intro": ("Convert your data on the Data tab, check the choices on Settings, press **Start** on the Train tab "
+                  "and watch the run. Closing this page does not stop training; come back any time.",
+                  "在“数据”页转换数据，在“设置”页确认选择，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    "app.logout": ("Log out", "退出登录"),
     "tab.data": ("1. Data", "1. 数据"), "tab.settings": ("2. Settings", "2. 设置"),
     "tab.train": ("3. Train", "3. 训练"), "tab.evaluate": ("4. Evaluate", "4. 评估"),
+    "tab.runs": ("5. Runs", "5. 历次运行"),
+    "runs.intro": ("Every run in this workspace, from the page or the command line. Tick two or more to compare their "
+                   "loss curves and scorecards.", "这个工作区的所有运行（网页或命令行启动的）。勾选两个或更多，对比它们的损失曲线和成绩。"),
+    "runs.pick": ("Runs to compare", "要对比的运行"), "runs.refresh": ("Refresh", "刷新"),
+    "runs.plot": ("Loss curves", "损失曲线"),
     "eval.placeholder": ("The Evaluate tab is not installed yet.", "评估页尚未安装。"),
     "group.model": ("Model", "模型"), "group.method": ("Method", "方法"), "group.data": ("Data", "数据"),
     "group.train": ("Hyperparameters", "超参数"), "group.memory": ("Memory plan", "显存方案"),
@@ -161,7 +189,7 @@ UI: dict[str, tuple[str, str]] = {
                  "try the whole flow. For real work type a hub id (e.g. `Qwen/Qwen2.5-0.5B`) or a local model folder.",
                  "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
                  "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
-    "set.gpu_mem": ("Card memory for the estimate (GB)", "用于估算的显存（GB）"),
+    "set.gpu_mem": ("Card memory (GB)", "显存（GB）"),
     "set.fit_title": ("### Will it fit?", "### 显存够吗？"),
     "set.check_title": ("### Settings check", "### 设置检查"),
     "set.save": ("Save settings (YAML)", "保存设置（YAML）"), "set.load": ("Load settings (YAML)", "载入设置（YAML）"),
@@ -171,6 +199,7 @@ UI: dict[str, tuple[str, str]] = {
     "train.plot": ("Loss", "损失曲线"), "train.log": ("Log (last lines)", "日志（最后几行）"),
     "train.runs": ("Past runs", "历史运行"), "train.refresh": ("Refresh", "刷新"),
     "train.pick": ("Run to resume", "要继续的运行"),
+    "train.clear_queue": ("Clear the queue", "清空排队"),
     "train.intro": ("Start uses the settings from the Settings tab. The run goes on if you close this tab.",
                     "“开始”使用“设置”页中的设置。关闭此页面后训练仍会继续。"),
     "data.intro": ("Upload a CSV, Excel, JSON, JSONL, Parquet or TXT file, check the preview, choose the columns and "
@@ -196,12 +225,33 @@ UI: dict[str, tuple[str, str]] = {
     "set.suggest_info": ("From the estimate above; Apply puts it into the form and estimates again.",
                          "来自上面的估算；点击“应用”会把它填入表单并重新估算。"),
     "set.apply": ("Apply", "应用"),
+    "set.simple_intro": ("Pick a model, the task and how long you can wait: the studio chooses the rest for this "
+                         "machine and says why below. Everything can still be changed under **Advanced**.",
+                         "选择模型、任务和你愿意等待的时间：其余设置由工作室根据这台机器自动选择，并在下方说明原因。"
+                         "所有设置仍可在 **高级** 中修改。"),
+    "task.sentiment": ("sentiment (text → label)", "情感分类（文本 → 标签）"),
+    "task.instruction": ("instruction (question → answer)", "指令（问题 → 回答）"),
+    "task.chat": ("chat (conversations)", "对话（多轮）"),
+    "budget.quick": ("quick", "快速"), "budget.balanced": ("balanced", "均衡"), "budget.best": ("best", "最佳"),
+    "set.model": ("Model", "模型"),
+    "set.model_info": ("Size, languages and about how long a run takes on this machine",
+                       "大小、支持的语言，以及在这台机器上大约需要的训练时间"),
+    "set.budget": ("Time budget", "时间预算"),
+    "set.budget_info": ("quick: a first look; balanced: the usual choice; best: more passes over the data",
+                        "快速：先看看效果；均衡：通常的选择；最佳：多遍历几次数据"),
+    "set.data": ("Training data", "训练数据"),
+    "set.data_info": ("Datasets converted on the Data tab (name, rows, task, date)",
+                      "在“数据”页转换好的数据集（名称、行数、任务、日期）"),
+    "set.advanced": ("Advanced: every setting", "高级：全部设置"),
+    "set.gpu_mem_info": ("0 = no GPU: training runs on the CPU and host RAM is the limit",
+                         "0 = 没有 GPU：在 CPU 上训练，以内存为上限"),
     # Evaluate tab
     "ev.run": ("Finished run", "已完成的训练"), "ev.refresh": ("Refresh", "刷新"),
     "ev.check": ("Sentiment check", "情感分类检查"), "ev.source": ("Rows to check", "检查哪些数据"),
     "ev.val": ("the run's validation split", "训练时留出的验证集"), "ev.upload": ("an uploaded file", "上传的文件"),
-    "ev.file": ("Labelled file (.jsonl/.csv/.xlsx: instruction, input, output = label, or text + label columns)",
-                "带标签的文件（.jsonl/.csv/.xlsx：instruction, input, output = 标签，或 文本 + 标签 两列）"),
+    "ev.file": ("File (.jsonl/.csv/.xlsx: text + label columns, or instruction/input/output; for Batch prediction the "
+                "labels are optional)",
+                "文件（.jsonl/.csv/.xlsx：文本 + 标签 两列，或 instruction/input/output；批量预测时标签可有可无）"),
     "ev.mode": ("How to read the answer", "如何读取答案"),
     "ev.mode_help": ("score: pick the most likely label (fast, always a label). generate: let the model write its "
                      "answer and read the label from it (what a chat user would see).",
@@ -222,7 +272,8 @@ UI: dict[str, tuple[str, str]] = {
     "ev.export": ("Export", "导出"), "ev.merge": ("Merge the LoRA adapter into a standalone model",
                                                    "把 LoRA 适配器合并为独立模型"),
     "ev.overwrite": ("Overwrite an existing export folder", "覆盖已存在的导出文件夹"),
-    "ev.name": ("Folder name (optional)", "文件夹名（可选）"), "ev.do_export": ("Export", "导出"),
+    "ev.name": ("Folder name (optional)", "文件夹名（可选）"),
+    "ev.zip": ("Download the export (.zip)", "下载导出的模型（.zip）"), "ev.do_export": ("Export", "导出"),
 }
 
 MESSAGES: dict[str, tuple[str, str]] = {
@@ -242,6 +293,60 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fits": ("Fits", "放得下"), "no_fit": ("Does not fit", "放不下"), "tight": ("fits, but tight", "放得下，但很紧"),
     "gpu": ("card", "显卡"), "cpu": ("host RAM", "内存"),
     "no_problems": ("No problems found.", "没有发现问题。"),
+    "no_dataset": ("Training data is empty: convert a file on the Data tab, then pick it under Training data",
+                   "训练数据为空：先在“数据”页转换一个文件，再在“训练数据”中选择它"),
+    "convert_failed": ("Convert failed (see the message); nothing new was written.",
+                       "转换失败（见提示信息）；没有写入新文件。"),
+    "hw.cpu": ("**No GPU: training runs on the CPU.** Host RAM ({ram:.1f} GB) is the memory limit.",
+               "**没有 GPU：在 CPU 上训练。** 以内存（{ram:.1f} GB）为上限。"),
+    "hw.gpu": ("GPU with {gpu:.0f} GB; host RAM {ram:.1f} GB.", "GPU 显存 {gpu:.0f} GB；内存 {ram:.1f} GB。"),
+    "host_short": ("Host RAM is too small: the offloaded states need {need:.0f} GB, this machine has {ram:.0f} GB.",
+                   "内存不够：卸载到内存的状态需要 {need:.0f} GB，这台机器只有 {ram:.0f} GB。"),
+    "model.label": ("{name} · {size} parameters · {langs} · about {time} here",
+                    "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
+    "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
+    "why.head": ("**What the studio chose, and why**", "**工作室的选择及原因**"),
+    "why.from_file": ("Settings loaded from **{name}**; picking a model, task, data or budget above derives them "
+                      "again.", "设置来自 **{name}**；在上面重新选择模型、任务、数据或时间预算会重新推导。"),
+    "why.restored": ("Settings restored from this workspace (workspace/settings.yaml).",
+                     "已从这个工作区恢复设置（workspace/settings.yaml）。"),
+    "why.demo_full": ("full fine-tuning: tiny-demo starts from random weights, so every weight must learn (LoRA or "
+                      "freeze would train too little of it)",
+                      "完整微调：tiny-demo 从随机权重开始，所有权重都要学习（LoRA 或 freeze 训练的部分太少）"),
+    "why.demo_lr": ("learning rate {lr}: a small model trained from scratch needs a high rate",
+                    "学习率 {lr}：从零训练的小模型需要较高的学习率"),
+    "why.epochs": ("{n} passes over the data ({budget} budget)", "遍历数据 {n} 次（{budget} 预算）"),
+    "why.demo_decay": ("strong weight decay (1.0): a few hundred rows are easy to memorise; decay makes the model "
+                       "generalise", "较强的权重衰减（1.0）：几百行数据很容易被背下来，衰减让模型学会举一反三"),
+    "why.val_share": ("{pct}% of the rows are held back to check the model on rows it never saw (Evaluate uses them)",
+                      "留出 {pct}% 的行，用模型没见过的数据检验它（评估页会用到）"),
+    "why.val_rows": ("{n} rows are held back to check the model on rows it never saw",
+                     "留出 {n} 行，用模型没见过的数据检验它"),
+    "why.val_none": ("only {n} rows: all are used for training, none held back (Evaluate will need a labelled file)",
+                     "只有 {n} 行：全部用于训练，不留验证集（评估时需要另外上传带标签的文件）"),
+    "why.logging": ("about {steps} steps; the loss is logged every {every} so the curve has ~40 points",
+                    "大约 {steps} 步；每 {every} 步记录一次损失，曲线约 40 个点"),
+    "why.lora": ("LoRA: the pretrained weights stay frozen and small adapters learn the task; it needs far less "
+                 "memory than full fine-tuning and rarely forgets what the model knew",
+                 "LoRA：预训练权重保持不变，只训练小的适配器；比完整微调省很多显存，也不容易忘掉原有知识"),
+    "why.lora_lr": ("learning rate {lr}: the usual starting point for LoRA", "学习率 {lr}：LoRA 常用的起点"),
+    "why.cutoff": ("rows up to {n} tokens are kept whole", "不超过 {n} 个 token 的行保持完整"),
+    "why.qlora": ("QLoRA (4-bit base weights): the 16-bit model does not fit this card's memory",
+                  "QLoRA（4 位基础权重）：16 位模型放不进这张卡的显存"),
+    "why.no_fit": ("even batch 1 does not fit the memory: see the memory panel", "批大小为 1 也放不下：请看显存面板"),
+    "why.batch": ("{batch} rows per step fit the memory; updates still average {rows} rows",
+                  "每步 {batch} 行放得下；每次更新仍平均 {rows} 行"),
+    "why.ckpt": ("gradient checkpointing on: it trades ~30% speed for much less memory",
+                 "开启梯度检查点：慢约 30%，但省很多显存"),
+    "why.partial_random": ("tiny-demo starts from random weights, so the method '{method}' trains too little of it to "
+                           "learn: choose the method 'full'",
+                           "tiny-demo 从随机权重开始，方法“{method}”训练的部分太少，学不会：请选择方法“full”"),
+    "why.no_val": ("no rows are held back, so Evaluate cannot check this run on its own data: set a validation share "
+                   "such as 0.1", "没有留出验证行，评估页无法用这批数据检验本次训练：请把验证集比例设为 0.1 之类"),
+    "why.val_all": ("the validation share leaves no rows to train on: lower it", "验证集比例太大，没有行可以训练：请调小"),
+    "why.disk": ("a checkpoint needs about {need} GB of disk, only {free} GB are free",
+                 "一个检查点约需 {need} GB 磁盘空间，只剩 {free} GB"),
+
     "estimate_missing": ("The memory estimate is not available in this install.", "此安装中没有显存估算功能。"),
     "trust_warning": ("trust_remote_code runs Python code that comes with the model on this server. Only tick it "
                       "for models from people you trust.",
@@ -269,6 +374,46 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "no_suggestion_fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议"),
     "suggestion_zh": ("{text}", "改为 {settings}（→ {gb:.1f} GB，{verdict}）"),
     "still_too_big": ("still too big", "仍然放不下"),
+    "auto.pending": ("⏳ Checking the model on the held-out rows…", "⏳ 正在用留出的验证行检验模型……"),
+    "auto.accuracy": ("🎯 **Accuracy {acc:.0%}** on {n} held-out rows the model never saw. The Evaluate tab shows "
+                      "which rows it got wrong.", "🎯 **准确率 {acc:.0%}**（{n} 条模型没见过的验证行）。“评估”页会列出分错的行。"),
+    "auto.no_val": ("No rows were held back, so there is no accuracy yet: check a labelled file on the Evaluate tab.",
+                    "没有留出验证行，所以还没有准确率：请在“评估”页上传带标签的文件检验。"),
+    "label.lang": ("The label column '{column}' looks like language codes ({sample}), not labels: choose the column "
+                   "that holds the labels under Label column", "标签列“{column}”看起来是语言代码（{sample}），不是标签：请在“标签列”中选择真正的标签列"),
+    "label.ids": ("The label column '{column}' looks like row ids ({distinct} different values in {rows} rows): choose "
+                  "the column that holds the labels under Label column",
+                  "标签列“{column}”看起来是编号（{rows} 行中有 {distinct} 个不同值）：请在“标签列”中选择真正的标签列"),
+    "label.free_text": ("The label column '{column}' looks like free text ({distinct} different values, about "
+                        "{mean_len} characters each, e.g. {sample}): labels are a few short words repeated many times; "
+                        "choose another Label column or the task 'instruction'",
+                        "标签列“{column}”看起来是自由文本（{distinct} 个不同值，平均约 {mean_len} 个字符，如 {sample}）："
+                        "标签应是少数几个反复出现的短词；请换一个标签列，或把任务改为“指令”"),
+    "label.too_many": ("The label column '{column}' has {distinct} different values (more than {max}): a classifier "
+                       "needs a few classes; merge them in the Label map or pick another column",
+                       "标签列“{column}”有 {distinct} 个不同值（超过 {max} 个）：分类需要少数几个类别；请在“标签映射”中合并，或换一列"),
+    "label.few_rows": ("Some labels in '{column}' have fewer than {min} rows ({rare}): the model cannot learn them; "
+                       "merge them in the Label map or add rows",
+                       "“{column}”中有些标签不到 {min} 行（{rare}）：模型学不会；请在“标签映射”中合并，或补充数据"),
+    "fix_on_settings": ("change it on the Settings tab (the problems list there shows every one)",
+                        "在“设置”页修改（那里的问题列表会列出全部问题）"),
+    "plot.title": ("Loss: {name}", "损失：{name}"), "plot.loss": ("loss", "损失"), "plot.smoothed": ("smoothed", "平滑"),
+    "plot.eval": ("eval loss", "验证损失"), "plot.step": ("step", "步数"),
+    "plot.waiting": ("waiting for the first logged step", "等待第一个记录的步骤"),
+    "plot.compare": ("Loss of the chosen runs", "所选运行的损失"),
+    "runs.headers": ("run|state|model|method|data|accuracy|time|final loss|started",
+                     "运行|状态|模型|方法|数据|准确率|用时|最终损失|开始时间"),
+    "runs.pick_some": ("Tick runs above to see their scorecards side by side.", "在上面勾选运行，并排查看它们的成绩。"),
+    "runs.accuracy": ("accuracy (held-out rows)", "准确率（验证行）"), "runs.held_out": ("held-out rows", "验证行数"),
+    "runs.model": ("model", "模型"), "runs.method": ("method", "方法"), "runs.data": ("data", "数据"),
+    "runs.lr": ("learning rate", "学习率"), "runs.steps": ("steps", "步数"), "runs.final_loss": ("final loss", "最终损失"),
+    "runs.eval_loss": ("eval loss", "验证损失"), "runs.time": ("training time", "训练用时"),
+    "queued": ("A run is going: this one is queued (number {n}) and starts by itself when the run before it ends.",
+               "正在训练：这次运行已排队（第 {n} 个），前一个结束后会自动开始。"),
+    "queue_line": ("⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
+    "queue_cleared": ("Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
+    "unit.chars": ("chars", "字符"), "unit.tokens": ("tokens", "token"),
+    "on": ("on", "开启"), "off": ("off", "关闭"),
     "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),
     "breakdown.optimizer": ("optimizer", "优化器状态"), "breakdown.activations": ("activations", "激活值"),

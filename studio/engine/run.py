@@ -109,6 +109,16 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
     return model, tok
 
 
+def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
+    """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores)."""
+    if cfg.packing or cfg.neat_packing:
+        from .packing import PackingCollator, uses_flash_attention
+        model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
+        return PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
+    from .batching import PadCollator
+    return PadCollator(tok.pad_token_id, pad_to_multiple_of=8 if device == "cuda" else None)
+
+
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) -> Any:
     from transformers import TrainingArguments
     precision = cfg.resolved_precision(device)
@@ -127,7 +137,10 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool) 
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
         bf16=precision == "bf16", fp16=precision == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
         report_to=[], use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
-        dataloader_num_workers=0, save_only_model=False, logging_first_step=True,
+        # workers + pinned memory overlap collation and the host-to-card copy with the step; on a CPU run they
+        # only add process start-up and copies
+        dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
+        save_only_model=False, logging_first_step=True,
     )
 
 
@@ -200,7 +213,6 @@ def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:
     import torch
     from ..data.dataset import load_rows
-    from .batching import PadCollator
     from .callbacks import EventCallback, StopRequested
     from .studio_trainer import StudioTrainer
 
@@ -237,10 +249,11 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         model.is_parallelizable = True  # tells Trainer not to move the whole model onto the card
         model.model_parallel = True
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
+                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
                             callbacks=[events], dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens)
+                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
+                            packed=cfg.packing or cfg.neat_packing)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:

@@ -57,6 +57,9 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "layerwise_offload": ("Layer-wise offload", "逐层卸载"),
     "dynamic_batching": ("Dynamic batching", "动态批处理"),
     "max_tokens_per_batch": ("Tokens per batch (dynamic)", "每批 token 上限（动态）"),
+    "packing": ("Packing (no padding)", "序列打包（无填充）"),
+    "neat_packing": ("Packing without cross-attention", "无交叉注意力的打包"),
+    "selective_logits": ("Output layer only on answers", "只在答案处计算输出层"),
     "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
     "nproc": ("Processes (cards)", "进程数（显卡数）"),
 }
@@ -105,6 +108,9 @@ FIELD_HELP_ZH: dict[str, str] = {
     "layerwise_offload": "解码层放在 CPU 上，只在前向/反向时逐层搬到显卡",
     "dynamic_batching": "把长度相近的样本放在一起，按 token 预算填满每个批次",
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
+    "packing": "把多个样本拼进同一行、不加填充（GPU 上更快；不开 neat_packing 时注意力会跨样本）",
+    "neat_packing": "打包但每个样本只看见自己，不互相注意（自动打开 packing）",
+    "selective_logits": "只在有损失的位置（答案 token）计算输出层：结果相同，更快更省内存；第一批会自动核对",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
 }

@@ -62,7 +62,7 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     """
     from ..data.dataset import split_rows
     from ..data.templates import get_template
-    from ..data.tokenize import encode_example
+    from ..data.tokenize import encode_examples
     template = get_template(cfg.template, tokenizer)
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
@@ -72,19 +72,29 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
 
     def encode(batch: list[dict]) -> tuple[list[dict], int]:
         out, truncated = [], 0
-        for r in batch:
-            f = encode_example(tokenizer, template, r, cfg.cutoff_len, cfg.train_on_prompt)
+        for f in encode_examples(tokenizer, template, batch, cfg.cutoff_len, cfg.train_on_prompt):
             truncated += f.pop("truncated")
             if any(label != -100 for label in f["labels"]):
                 out.append(f)
         return out, truncated
 
-    train, t_trunc = encode(train_rows)
-    val, _ = encode(val_rows)
+    def build() -> tuple[list[dict], dict]:
+        train_f, trunc = encode(train_rows)
+        val_f, _ = encode(val_rows)
+        return train_f + val_f, {"n_train": len(train_f), "truncated": trunc}
+
+    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead
+    from ..data.cache import cache_dir, cached_features, fingerprint
+    folder = cache_dir(run.path.parent / ".token_cache") if run is not None else None
+    key = fingerprint([train_rows, val_rows], tokenizer, {"template": cfg.template, "cutoff_len": cfg.cutoff_len,
+                                                          "train_on_prompt": cfg.train_on_prompt}) if folder else ""
+    feats, extra, hit = cached_features(folder, key, build)
+    train, val, t_trunc = feats[:extra["n_train"]], feats[extra["n_train"]:], extra["truncated"]
     if not train:
         raise StudioError("No usable training rows after tokenization",
                           "check that the dataset's 'output' column is filled")
-    return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc}
+    return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc,
+                        "tokenized_from_cache": hit}
 
 
 def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:

@@ -25,7 +25,14 @@ import torch
 from torch import nn
 
 IGNORE_INDEX = -100
-CHUNK_ROWS = 1024          # selected positions scored per chunk: 1024 x vocab fp32 logits at most
+CHUNK_LOGITS = 2 ** 24     # logits per chunk (64 MiB in fp32): 128 rows of a 128k vocabulary, 4096 of a 4k one
+
+
+def chunk_rows_for(vocab_size: int) -> int:
+    """Selected positions scored per chunk, so one chunk's fp32 logits stay near 64 MiB."""
+    return max(16, min(4096, CHUNK_LOGITS // max(1, vocab_size)))
+
+
 # config attributes that change the logits after the head; softcapping is applied here, the rest fall back
 _UNSUPPORTED_SCALES = ("logit_scale", "logits_scaling", "output_multiplier_scale", "mup_width_scale")
 
@@ -55,7 +62,7 @@ def selected_positions(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
 
 
 def selective_causal_lm_loss(model: nn.Module, inputs: dict[str, Any], num_items_in_batch: Any = None,
-                             chunk_rows: int = CHUNK_ROWS) -> torch.Tensor | None:
+                             chunk_rows: int | None = None) -> torch.Tensor | None:
     """The model's causal-LM loss (sum over answer tokens / ``num_items_in_batch`` or their count).
 
     Same value and gradients as ``model(**inputs).loss``; returns None when the model does not split
@@ -71,7 +78,8 @@ def selective_causal_lm_loss(model: nn.Module, inputs: dict[str, Any], num_items
     hidden = decoder(**kwargs).last_hidden_state        # [batch, seq, hidden]: every position
     keep, targets = selected_positions(labels)
     picked = hidden[:, :-1][keep]                       # only the positions that carry loss
-    total = linear_cross_entropy_sum(picked, head, targets, softcap, chunk_rows)
+    rows = chunk_rows or chunk_rows_for(head.weight.shape[0] if hasattr(head, "weight") else 32768)
+    total = linear_cross_entropy_sum(picked, head, targets, softcap, rows)
     denom = num_items_in_batch if num_items_in_batch is not None else targets.numel()
     if torch.is_tensor(denom):
         denom = denom.to(total.device)
@@ -79,7 +87,7 @@ def selective_causal_lm_loss(model: nn.Module, inputs: dict[str, Any], num_items
 
 
 def linear_cross_entropy_sum(hidden: torch.Tensor, head: nn.Module, targets: torch.Tensor,
-                             softcap: float | None = None, chunk_rows: int = CHUNK_ROWS) -> torch.Tensor:
+                             softcap: float | None = None, chunk_rows: int = 1024) -> torch.Tensor:
     """Sum of cross-entropies of ``head(hidden)`` against ``targets``, chunked over rows.
 
     A plain ``nn.Linear`` head takes the fused path (gradients computed chunk by chunk in forward);

@@ -122,3 +122,43 @@ def test_estimator_knows_the_chunked_loss() -> None:
     assert full.breakdown["logits"] == pytest.approx(12 * vocab * 1024 / 2**30, rel=1e-3)
     assert lean.breakdown["logits"] == pytest.approx(12 * vocab * chunk_rows_for(vocab) / 2**30, rel=1e-3)
     assert lean.gpu_gb < full.gpu_gb - 1.0
+
+
+def _trainer(model: torch.nn.Module, tmp_path, notes: list) -> "object":
+    from transformers import TrainingArguments
+    from studio.engine.studio_trainer import StudioTrainer
+    args = TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to=[], disable_tqdm=True)
+    return StudioTrainer(model=model, args=args, train_dataset=[{"input_ids": [1]}], selective_logits=True,
+                         notify=notes.append)
+
+
+def test_trainer_keeps_selective_path_when_it_matches(tmp_path) -> None:
+    model, notes = _llama(vocab=5000), []
+    trainer = _trainer(model, tmp_path, notes)
+    inputs = _batch(vocab=5000)
+    loss = trainer.compute_loss(model, inputs)
+    assert trainer.selective_logits and not notes
+    assert abs(float(loss) - float(reference_loss(model, inputs))) < TOL
+
+
+def test_trainer_falls_back_when_the_model_head_does_more(tmp_path) -> None:
+    """A head that scales its logits inside forward (not in the config) is caught by the one-time check."""
+    from transformers import LlamaForCausalLM
+
+    class ScaledHead(LlamaForCausalLM):
+        def forward(self, *args, labels=None, **kwargs):  # type: ignore[override]
+            out = super().forward(*args, **kwargs)
+            out.logits = out.logits * 2.0
+            if labels is not None:
+                out.loss = self.loss_function(out.logits, labels, self.config.vocab_size)
+            return out
+
+    base = _llama()
+    model = ScaledHead(base.config)
+    model.load_state_dict(base.state_dict())
+    notes: list = []
+    trainer = _trainer(model, tmp_path, notes)
+    inputs = _batch()
+    loss = trainer.compute_loss(model, inputs)
+    assert not trainer.selective_logits and notes and "does not apply" in notes[0]
+    assert abs(float(loss) - float(model(**inputs).loss)) < TOL

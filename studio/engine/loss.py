@@ -170,8 +170,43 @@ class _FusedLinearCrossEntropy(torch.autograd.Function):
 
 
 def reference_loss(model: nn.Module, inputs: dict[str, Any], num_items_in_batch: Any = None) -> torch.Tensor:
-    """The model's own loss (full logits); what the selective path is checked against."""
+    """The model's own loss (full logits); what the selective path is checked against in the tests."""
     kwargs = dict(inputs)
     if num_items_in_batch is not None:
         kwargs["num_items_in_batch"] = num_items_in_batch
     return model(**kwargs).loss
+
+
+def check_inputs(inputs: dict[str, Any], max_positions: int = 32) -> tuple[dict[str, Any], torch.Tensor] | None:
+    """A small probe for the one-time check: row 0, loss on at most ``max_positions`` positions.
+
+    Returns the probe inputs (labels masked down to those positions) and the hidden-state
+    positions whose logits the model must produce for them (for ``logits_to_keep``).
+    """
+    rows = inputs["labels"].shape[0]
+    probe = {k: (v[:1] if torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == rows else v)
+             for k, v in inputs.items()}
+    labels = probe["labels"].clone()
+    keep = (labels[0, 1:] != IGNORE_INDEX).nonzero().flatten()[:max_positions]
+    if keep.numel() == 0:
+        return None
+    masked = torch.full_like(labels, IGNORE_INDEX)
+    masked[0, keep + 1] = labels[0, keep + 1]
+    probe["labels"] = masked
+    return probe, keep
+
+
+def model_probe_loss(model: nn.Module, probe: dict[str, Any], positions: torch.Tensor) -> torch.Tensor:
+    """Mean loss at ``positions`` from the model's own forward, asking it for those logits only.
+
+    ``logits_to_keep`` (a tensor of positions) keeps the check from building the full logits,
+    which on a large vocabulary would set the run's memory peak.
+    """
+    kwargs = {k: v for k, v in probe.items() if k != "labels"}
+    kwargs["use_cache"] = False
+    try:
+        logits = model(**kwargs, logits_to_keep=positions).logits[0]
+    except TypeError:  # a model without logits_to_keep: the full logits, once
+        logits = model(**kwargs).logits[0, positions]
+    targets = probe["labels"][0, positions + 1]
+    return nn.functional.cross_entropy(logits.float(), targets)

@@ -20,7 +20,7 @@ from transformers import Trainer
 
 from ..errors import StudioError
 from .batching import TokenBudgetBatchSampler
-from .loss import reference_loss, selective_causal_lm_loss
+from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
 
 # Tests set this to simulate a card that cannot fit more than N rows per micro-batch.
 INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
@@ -129,13 +129,17 @@ class StudioTrainer(Trainer):
         """
         self._selective_checked = True
         mine = ref = None
+        probe = check_inputs(inputs)
+        if probe is None:  # no loss positions in this batch: check on the next one
+            self._selective_checked = False
+            return
         try:  # same seed for both forwards: dropout draws the same masks (eval mode would change the kernels)
             with torch.no_grad(), torch.random.fork_rng():
                 torch.manual_seed(self.args.seed)
-                mine = selective_causal_lm_loss(model, inputs)
+                mine = selective_causal_lm_loss(model, probe[0])
                 torch.manual_seed(self.args.seed)
-                ref = reference_loss(model, inputs) if mine is not None else None
-        except (RuntimeError, TypeError, ValueError, AttributeError):  # an architecture this path does not fit
+                ref = model_probe_loss(model, *probe) if mine is not None else None
+        except (RuntimeError, TypeError, ValueError, AttributeError, IndexError):  # an architecture this does not fit
             mine = None
         half = next(model.parameters()).dtype in (torch.float16, torch.bfloat16) or self.args.bf16 or self.args.fp16
         tol = 2e-2 if half else 1e-4

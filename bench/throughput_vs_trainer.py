@@ -16,7 +16,9 @@ Arms (each a fresh subprocess, ABBA order, median of paired ratios):
 
 Same rows, template, label masking, learning rate, schedule, epochs and seed; fp32 on CPU.
 Final quality: every arm's trained model is scored on the same 64 held-out rows (mean
-cross-entropy per answer token, same code for every arm), so "faster" cannot hide "worse".
+cross-entropy per answer token, same code for every arm), so "faster" cannot hide "worse". Each
+ABBA block uses its own seed (shared by its arms), so the spread of held-out losses across blocks
+shows the seed-to-seed noise the arms' difference is compared with.
 """
 from __future__ import annotations
 
@@ -169,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
               f"max_tokens_per_batch {spec['budget']}, selective_logits; held-out: {HELDOUT} rows")
         results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in size["arms"]}
         for i, arm in enumerate(interleaved(size["arms"], repeats)):
-            r = run_child(Path(__file__), arm, {**spec, "out": str(root / f"run{i}-{arm}")}, threads=a.threads)
+            seed = TRAIN["seed"] + i // len(size["arms"])  # a new seed per ABBA block, the same for its arms
+            r = run_child(Path(__file__), arm, {**spec, "seed": seed, "out": str(root / f"run{i}-{arm}")},
+                          threads=a.threads)
             if arm == "plain" and r["tokens"] != tokens:
                 raise SystemExit(f"plain script trained on {r['tokens']} tokens, studio on {tokens}: not comparable")
             r["tok_s"], r["cpu_tok_s"] = tokens / r["train_s"], tokens / r["cpu_s"]

@@ -46,12 +46,23 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
         return real_step(self, *args, **kwargs)
 
     StudioTrainer.training_step = step  # type: ignore[method-assign]
+    import studio.engine.run as engine_run
+    real_prepare, spans = engine_run.prepare_data, []
+
+    def prepare(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        out = real_prepare(*args, **kwargs)
+        spans.append(time.perf_counter() - t)
+        return out
+
+    engine_run.prepare_data = prepare
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="full", cutoff_len=256, per_device_train_batch_size=8, max_steps=1,
                     logging_steps=1, save_steps=10**6, precision="fp32", plot_loss=False, val_size=0.02)
     t0 = time.perf_counter()
     summary = run_training(cfg)
-    return {"ttfs": first[0] - t0, "train_rows": summary["train_rows"], "hit": summary["tokenized_from_cache"]}
+    return {"ttfs": first[0] - t0, "prepare_s": spans[0], "train_rows": summary["train_rows"],
+            "hit": summary["tokenized_from_cache"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,11 +96,15 @@ def main(argv: list[str] | None = None) -> int:
             if r["hit"] != (name == "cached"):
                 raise SystemExit(f"run {i + 1} ({name}) had cache hit = {r['hit']}: the bench is broken")
             results[name].append(r)
-            print(f"  run {i + 1}: {name:6s} {r['ttfs']:7.2f} s to first step", flush=True)
-    out = [[k, len(rs), median([r["ttfs"] for r in rs]), min(r["ttfs"] for r in rs), max(r["ttfs"] for r in rs)]
-           for k, rs in results.items()]
+            print(f"  run {i + 1}: {name:6s} {r['ttfs']:7.2f} s to first step, of which {r['prepare_s']:6.2f} s "
+                  f"data preparation (tokenize or load)", flush=True)
+    out = [[k, len(rs), median([r["ttfs"] for r in rs]), min(r["ttfs"] for r in rs), max(r["ttfs"] for r in rs),
+            median([r["prepare_s"] for r in rs])] for k, rs in results.items()]
     print()
-    print(table(["arm", "runs", "median s to first step", "min s", "max s"], out))
+    print(table(["arm", "runs", "median s to first step", "min s", "max s", "median s data preparation"], out))
+    prep = paired_ratios(results, "first", "cached", "prepare_s")
+    print(f"data preparation, first / cached per block: {' '.join(f'{x:.2f}' for x in prep)}; "
+          f"median {median(prep):.2f}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     ratios = paired_ratios(results, "first", "cached", "ttfs")
     print(f"first / cached per block: {' '.join(f'{x:.2f}' for x in ratios)}")

@@ -72,3 +72,21 @@ def test_packed_sampler_budget_is_sum_of_lengths() -> None:
     assert all(sum(lengths[i] for i in b) <= 80 for b in batches)
     padded = TokenBudgetBatchSampler(lengths, max_tokens=80, seed=1)
     assert all(len(b) * max(lengths[i] for i in b) <= 80 for b in padded)
+
+
+def test_neat_packing_run_trains_end_to_end(tmp_path) -> None:
+    """The product path: run_training with neat_packing + dynamic batching (packed token budget) finishes."""
+    from studio.config import RunConfig
+    from studio.engine import run_training
+    from studio.models import build_tiny_llama, demo_texts
+    from tests.conftest import make_review_rows, write_jsonl
+    rows = make_review_rows(48, seed=8)
+    model = build_tiny_llama(tmp_path / "m", demo_texts(rows), hidden=32, layers=1, heads=2, vocab_size=300)
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    cfg = RunConfig(model_name_or_path=str(model), dataset=str(data), output_dir=str(tmp_path / "run"),
+                    finetuning_type="full", cutoff_len=64, neat_packing=True, dynamic_batching=True,
+                    max_tokens_per_batch=160, max_steps=4, logging_steps=1, save_steps=1000, learning_rate=3e-3,
+                    plot_loss=False)
+    summary = run_training(cfg)
+    assert summary["state"] == "finished" and summary["step"] == 4
+    assert summary["final_loss"] is not None and summary["final_loss"] == summary["final_loss"]

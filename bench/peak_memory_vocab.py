@@ -56,7 +56,7 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     from studio.config import RunConfig
     from studio.engine import run_training
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="lora", lora_target="all", template="default", cutoff_len=SEQ,
+                    finetuning_type="lora", lora_target="all", template="studio", cutoff_len=SEQ,
                     per_device_train_batch_size=1, max_steps=STEPS, logging_steps=1, save_steps=10**6,
                     precision="fp32", plot_loss=False, train_on_prompt=spec["all"])
     summary = run_training(cfg)

@@ -44,11 +44,11 @@ HELDOUT = 64
 
 
 def encode_plain(tok: Any, r: dict[str, str], cutoff: int) -> dict[str, list[int]]:
-    """Studio's default (alpaca) template and label masking, written out as a user would."""
+    """Studio's own 'studio' template (alpaca-style) and label masking, written out as a user would."""
     content = f"{r['instruction']}\n{r['input']}" if r.get("input") else r["instruction"]
     prompt = [tok.bos_token_id] + tok.encode(f"### Instruction:\n{content}\n\n### Response:\n",
                                              add_special_tokens=False)
-    answer = tok.encode(r["output"] + "\n\n", add_special_tokens=False) + [tok.eos_token_id]
+    answer = tok.encode(r["output"], add_special_tokens=False) + [tok.eos_token_id]
     if len(prompt) + len(answer) > cutoff:  # keep the answer, cut the prompt's start (as studio does)
         prompt = prompt[:1] + prompt[len(prompt) - (cutoff - len(answer) - 1):]
     return {"input_ids": prompt + answer, "attention_mask": [1] * (len(prompt) + len(answer)),
@@ -81,7 +81,7 @@ def studio_arm(spec: dict[str, Any], packed: bool = False, selective: bool = Tru
     from studio.engine import run_training
     timer = TrainTimer()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="default", cutoff_len=spec["cutoff_len"],
+                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
                     per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
                     num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
                     save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
@@ -131,7 +131,7 @@ def studio_tokens(spec: dict[str, Any]) -> list[int]:
     from studio.engine.run import prepare_data
     from studio.models import load_tokenizer
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
-                    seed=spec["seed"])
+                    seed=spec["seed"], template="studio")
     train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
     return [len(f["input_ids"]) for f in train]
 

@@ -1,4 +1,4 @@
-"""python -m studio convert|train|eval|export|estimate|webui
+"""python -m studio convert|train|eval|export|estimate|cluster|webui
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``main(args)``;
 this file only dispatches and turns StudioError into a plain message and exit code 2.
@@ -17,6 +17,8 @@ COMMANDS = {
     "train": ("studio.cli.train", "train a model from a run config YAML"),
     "eval": ("studio.cli.evaluate", "check a trained model: sentiment accuracy or generation"),
     "export": ("studio.cli.export", "save a standalone model (merge LoRA) or the adapter"),
+    "cluster": ("studio.cli.cluster", "write launch files for a cluster: torchrun per node, DeepSpeed hostfile, "
+                                      "Slurm sbatch"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
 }

@@ -30,6 +30,9 @@ def main(args: argparse.Namespace) -> int:
         overrides.append(f"nproc={args.nproc}")
     cfg = RunConfig.load(args.config, overrides)
     cfg.check()
+    if cfg.deepspeed == "z3-nvme" and "LOCAL_RANK" not in os.environ:  # before any process starts
+        from ..engine.nvme import check_nvme_ready
+        check_nvme_ready(cfg.offload_nvme_path)
     if cfg.nproc > 1 and "LOCAL_RANK" not in os.environ:
         # re-launch ourselves under torchrun; each worker sees LOCAL_RANK and trains its shard
         cmd = torchrun_command(args.config, overrides, cfg.nproc, args.resume, args.quiet)

@@ -18,22 +18,12 @@ import torch
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
-from ..errors import StudioError
 from .batching import TokenBudgetBatchSampler
+from .callbacks import DivergenceError, GradNormGuard
 from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
 
 # Tests set this to simulate a card that cannot fit more than N rows per micro-batch.
 INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
-
-
-class DivergenceError(StudioError):
-    def __init__(self, step: int, loss: float):
-        super().__init__(
-            f"Training diverged at step {step}: the loss became {loss}",
-            "lower the learning rate (e.g. divide it by 10), check the data for empty or garbage rows, and turn "
-            "off fp16 (use bf16 or fp32); the last good checkpoint was kept and can be resumed",
-            code="diverged")
-        self.step = step
 
 
 class StudioTrainer(Trainer):
@@ -100,7 +90,7 @@ class StudioTrainer(Trainer):
             total = loss if total is None else total + loss
         assert total is not None
         if not torch.isfinite(total).all():
-            raise DivergenceError(self.state.global_step + 1, float(total))
+            raise DivergenceError(self.state.global_step + 1, float(total), self.args.output_dir)
         return total
 
     # 5. logits only where the loss is (studio/engine/loss.py) ------------------------
@@ -148,6 +138,14 @@ class StudioTrainer(Trainer):
             self.selective_logits = False
             self.notify("Logits-only-where-the-loss-is does not apply to this model; training uses the full "
                         "output layer (same result, slower)")
+
+    def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
+        """Trainer's gradient norm, shown to the divergence guard before the optimizer step applies it."""
+        norm = super()._get_grad_norm(model, grad_norm)
+        for cb in self.callback_handler.callbacks:
+            if isinstance(cb, GradNormGuard):
+                cb.check(self.state.global_step + 1, norm, self.args.output_dir)
+        return norm
 
     # 4. crash-safe checkpoints -------------------------------------------------------
     def _get_output_dir(self, trial: Any) -> str:

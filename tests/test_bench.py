@@ -50,7 +50,7 @@ def test_studio_beats_trainer_group_by_length_above_noise() -> None:
     Why 1.1 and CPU time: on this shared 2-core machine wall time swings 2-4x with other people's load,
     while CPU time of equal work moved by at most ~10% (docs/BENCHMARKS.md section 1: identical-work arms,
     per-block CPU ratios 0.90-1.02). A ratio >= 1.1 is therefore not noise; the full bench measured ~1.4
-    (section 6), and the 1.3 goal itself is checked there, not here.
+    (docs section 7), and the 1.3 goal itself is checked there, not here.
     """
     out = _quick("throughput_vs_trainer.py")
     cpu = CPU_PAIRED.findall(out)
@@ -62,7 +62,7 @@ def test_peak_memory_with_128k_vocabulary_below_trainer() -> None:
     """Issue 16 bench 3 (quick): studio's peak RSS <= 0.9x the plain Trainer's.
 
     Why 0.9: peak RSS of the same run repeats within ~3% (bench/memory_bench.py runs), so 0.9 is
-    outside noise; the full bench measures ~0.7 against the 0.75 goal (docs/BENCHMARKS.md section 7).
+    outside noise; the full bench measured 0.34 against the 0.75 goal (docs/BENCHMARKS.md section 8).
     """
     out = _quick("peak_memory_vocab.py")
     assert float(RATIO.findall(out)[0]) <= 0.9, out[-3000:]

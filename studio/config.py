@@ -290,6 +290,9 @@ class RunConfig:
             p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
         if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
             p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
+        if self.pure_bf16 and self.deepspeed and self.deepspeed != "none":
+            p.append("pure_bf16 cannot be combined with deepspeed (DeepSpeed keeps its own fp32 master weights): "
+                     "turn pure_bf16 off")
         if self.bf16 and self.fp16:
             p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
         if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):

@@ -27,6 +27,9 @@ PURE_BF16_WARNING = (
     "about 1/256 of a weight rounds away; with a small learning rate (below ~1e-5) much of the model may not "
     "change at all. Turn pure_bf16 off for fp32 master weights (more memory, same speed)")
 
+PURE_BF16_ON_CPU = ("pure_bf16 is on but this run has no GPU, so it trains in fp32 (as precision auto does on a "
+                    "CPU); set precision: bf16 to train in bf16 on the CPU anyway")
+
 
 @dataclass(frozen=True)
 class DeviceCaps:
@@ -75,9 +78,11 @@ def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
         if resolved in ("fp16", "fp32") and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
             raise StudioError(f"pure_bf16 cannot be combined with precision {resolved}",
                               "turn pure_bf16 off, or set precision to bf16 or auto", code="config")
-        if not caps.bf16:
+        if caps.cuda and not caps.bf16:
             raise StudioError("pure_bf16 needs a card that supports bf16 (Ampere or newer)",
                               "turn pure_bf16 off: this card trains with fp16 mixed precision", code="config")
+        if resolved != "bf16":   # a CPU run with precision auto (or the bf16 flag) trains in fp32, and says so
+            return PrecisionPlan("fp32", "fp32", "fp32", None, True, (PURE_BF16_ON_CPU,))
         return PrecisionPlan("pure_bf16", "bf16", "bf16" if cfg.finetuning_type != "lora" else "fp32",
                              None, False, (PURE_BF16_WARNING,))
     if resolved == "fp32":

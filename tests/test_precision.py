@@ -13,7 +13,7 @@ from studio.config import RunConfig
 from studio.engine import run_training
 from studio.errors import StudioError
 from studio.memory.estimator import GB, estimate, estimate_for_config, load_card
-from studio.precision import PURE_BF16_WARNING, DeviceCaps, precision_plan
+from studio.precision import PURE_BF16_ON_CPU, PURE_BF16_WARNING, DeviceCaps, precision_plan
 from studio.runs import RunDir
 from tests.helpers import losses
 
@@ -35,6 +35,8 @@ def test_pure_bf16_only_when_asked_and_it_warns_about_small_learning_rates() -> 
     with pytest.raises(StudioError, match="pure_bf16 needs a card that supports bf16"):
         precision_plan(FP16_CARD, RunConfig(finetuning_type="full", pure_bf16=True))
     assert any(p.startswith("pure_bf16 needs bf16") for p in RunConfig(pure_bf16=True, fp16=True).validate())
+    assert any(p.startswith("pure_bf16 cannot be combined with deepspeed")
+               for p in RunConfig(pure_bf16=True, deepspeed="z2").validate())
 
 
 def test_other_methods_and_cards() -> None:
@@ -47,6 +49,11 @@ def test_other_methods_and_cards() -> None:
     ds = precision_plan(BF16_CARD, RunConfig(finetuning_type="full", deepspeed="z2"))
     assert (ds.load_dtype, ds.autocast, ds.master_fp32) == ("bf16", "bf16", True)   # DeepSpeed holds the master
     assert precision_plan(DeviceCaps(cuda=False), RunConfig(finetuning_type="full")).mode == "fp32"
+    # pure_bf16 on a CPU: fp32 like precision auto, and it says so; precision bf16 forces bf16 there
+    cpu = precision_plan(DeviceCaps(cuda=False, bf16=True), RunConfig(finetuning_type="full", pure_bf16=True))
+    assert cpu.mode == "fp32" and cpu.warnings == (PURE_BF16_ON_CPU,)
+    forced = RunConfig(finetuning_type="full", pure_bf16=True, precision="bf16")
+    assert precision_plan(DeviceCaps(cuda=False, bf16=True), forced).mode == "pure_bf16"
 
 
 def test_engine_loads_the_plans_dtypes_for_a_pretend_bf16_card(monkeypatch, tiny_model_dir) -> None:

@@ -184,7 +184,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
     measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
     is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
-    (its parameters move between devices during the step).
+    (its parameters live on two devices: layers in host RAM, the rest on the card).
     """
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
@@ -353,11 +353,12 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     def count_tokens(n: int) -> None:
         events.tokens_seen += n
 
+    offloader = None
     if cfg.layerwise_offload:
         from .offload import LayerwiseOffloader
-        LayerwiseOffloader(model, device)
-        model.is_parallelizable = True  # tells Trainer not to move the whole model onto the card
-        model.model_parallel = True
+        # also writes model.hf_device_map (layers on the CPU), from which Trainer and accelerate decide not to
+        # move the whole model onto the card
+        offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
                             data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
                             callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
@@ -401,6 +402,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
             run.write_status("aborted", reason=f"stopped on request at step {step}; resume continues from here",
                              ended=time.time(), **summary)
         return {"state": "aborted", **summary}
+    if offloader is not None:
+        offloader.remove()  # layers stay in host RAM; saving needs no device map
     _save_final(trainer, cfg, run, tok, main)
     if main:
         if cfg.plot_loss:

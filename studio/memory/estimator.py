@@ -330,7 +330,7 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
     """
     card = load_card(cfg.model_name_or_path)
     precision = cfg.resolved_precision(device, bf16_ok=True)
-    if getattr(cfg, "pure_bf16", False) and precision in ("bf16", "fp32") and cfg.precision != "fp32":
+    if getattr(cfg, "pure_bf16", False) and precision == "bf16":   # as studio/precision.py decides
         precision = "pure_bf16"
     optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),

@@ -147,6 +147,10 @@ FIELD_HELP_ZH.update({
 
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {
+    "set.remote_locked": ("Off: it would run the model's own code on this server. Whoever starts the studio can "
+                          "allow it: python launch.py --trust-remote-code",
+                          "已关闭：它会在服务器上运行模型自带的代码。启动工作室的人可以用 "
+                          "python launch.py --trust-remote-code 允许它"),
     "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
     "app.intro": ("Upload data, pick a preset, press **Start** on the Train tab and watch the run. Closing this page "
                   "does not stop training; come back any time.",

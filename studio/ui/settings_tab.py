@@ -177,9 +177,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             form = forms.build_form(T)
             if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
                 form["trust_remote_code"].interactive = False
-                form["trust_remote_code"].info = ("Off: it would run the model's own code on this server. Whoever "
-                                                  "starts the studio can allow it: python launch.py "
-                                                  "--trust-remote-code")
+                form["trust_remote_code"].info = T("set.remote_locked")
         with gr.Column(scale=2):
             gpu_mem = gr.Number(value=24, minimum=0, label=T("set.gpu_mem"), elem_id="gpu-mem")
             gr.Markdown(T("set.fit_title"))

@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from studio.data import readers
+from studio.data import limits
 from studio.data.convert import convert_table
 from studio.data.readers import read_table
 from tests.robustness.harness import api, cli, record
@@ -138,7 +138,7 @@ def test_convert_cli(tmp_path: Path, name: str, build: Callable[[Path], Path], e
 
 
 def test_row_cap_applies_before_memory_runs_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(readers, "MAX_ROWS", 50)
+    monkeypatch.setattr(limits, "MAX_ROWS", 50)
     p = _w("long.jsonl", "".join(json.dumps({"text": f"t{i}", "label": "a"}) + "\n" for i in range(60)))(tmp_path)
     outcome, detail = api(lambda: read_table(p))
     record("bad data files", "python", "JSONL over the row cap", outcome, detail)

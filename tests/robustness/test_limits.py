@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from studio.config import RunConfig, load_yaml_dict, parse_overrides
-from studio.data import readers
+from studio.data import limits
 from studio.data.readers import read_table
 from studio.errors import ConfigError, StudioError
 
@@ -42,8 +42,8 @@ def test_xlsx_zip_bomb_refused_before_parsing(tmp_path: Path) -> None:
 
 
 def test_row_and_column_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(readers, "MAX_ROWS", 100)
-    monkeypatch.setattr(readers, "MAX_COLUMNS", 10)
+    monkeypatch.setattr(limits, "MAX_ROWS", 100)
+    monkeypatch.setattr(limits, "MAX_COLUMNS", 10)
     csv_file = tmp_path / "many.csv"
     csv_file.write_text("text,label\n" + "a,b\n" * 101)
     with pytest.raises(StudioError, match="more than 100 rows") as err:

@@ -1,0 +1,78 @@
+"""Limits on what a data file may cost to read (issue 14): checked before or while parsing.
+
+A 1.8 MB .xlsx once unpacked to 5M rows (208 s, 2.8 GB); a UTF-8 export with one cp1252 row was
+silently decoded as latin-1. These checks are separate from the readers so every reader uses the
+same caps and the same messages.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import StudioError
+
+# Caps checked before (or while) parsing, so a small file cannot take minutes and gigabytes:
+# Excel itself stops at 1,048,576 rows; nobody labels more than 1000 columns by hand.
+MAX_ROWS = 1_000_000
+MAX_COLUMNS = 1000
+XLSX_UNPACK_FACTOR = 4  # an .xlsx (a zip) may unpack to at most this many times the file size limit
+
+
+def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
+    """Refuse a file whose lines are partly UTF-8 and partly another code page (e.g. one cp1252 row
+    pasted into a UTF-8 export): any single decoding would silently garble one of the two parts.
+    Why our own check: charset detectors answer one encoding per file, which is exactly the bug."""
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return
+    try:
+        raw.decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    utf8_lines, bad_lines = 0, []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+            utf8_lines += 1
+        except UnicodeDecodeError:
+            bad_lines.append(n)
+    # in a GBK/cp1252 file a line is valid UTF-8 only by chance: require UTF-8 to be a real share
+    if utf8_lines and bad_lines and utf8_lines * 4 >= len(bad_lines):
+        shown = ", ".join(map(str, bad_lines[:10])) + (" …" if len(bad_lines) > 10 else "")
+        raise StudioError(f"'{path.name}' mixes encodings: {utf8_lines} line(s) are UTF-8 but line {shown} "
+                          "(counting the header as line 1) are not, so any one decoding would garble part of it",
+                          "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding "
+                          "explicitly if you know it", code="data_encoding")
+
+
+def too_many(path: Path, what: str, count: int | str, limit: int) -> StudioError:
+    return StudioError(f"'{path.name}' has {what} {count}", f"split the file into parts of at most {limit:,} rows and "
+                       f"{MAX_COLUMNS:,} columns (keep only the columns you need)", code="data_too_large")
+
+
+def check_shape(path: Path, rows: int, columns: int) -> None:
+    """Raises StudioError when a table is over MAX_ROWS rows or MAX_COLUMNS columns."""
+    if rows > MAX_ROWS:
+        raise too_many(path, "more than", f"{MAX_ROWS:,} rows", MAX_ROWS)
+    if columns > MAX_COLUMNS:
+        raise too_many(path, f"{columns:,} columns, over the limit of", f"{MAX_COLUMNS:,}", MAX_ROWS)
+
+
+def check_unpacked(path: Path, max_mb: float) -> None:
+    """An .xlsx is a zip: the limit that matters is what it unpacks to (a 2 MB file can hold 5M rows).
+    The sizes come from the zip's directory, so nothing is decompressed to check them."""
+    import zipfile
+    if not max_mb:
+        return
+    try:
+        with zipfile.ZipFile(path) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip: openpyxl's own error below says so
+    limit = max_mb * XLSX_UNPACK_FACTOR
+    if total > limit * 1024 * 1024:
+        raise StudioError(f"'{path.name}' unpacks to {total / 1024 / 1024:.1f} MB of sheet data, over the "
+                          f"{limit:g} MB limit ({XLSX_UNPACK_FACTOR}x the {max_mb:g} MB file limit)",
+                          "save the sheet as 'CSV UTF-8' and split it into smaller files (or remove unused "
+                          "rows and columns)", code="data_too_large")

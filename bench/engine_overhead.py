@@ -48,7 +48,7 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
         engine_run._optimizer = lambda cfg, ds: cfg.optim
     timer = TrainTimer()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="default", cutoff_len=spec["cutoff_len"],
+                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
                     per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
                     num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
                     save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
@@ -70,7 +70,7 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
         content = f"{r['instruction']}\n{r['input']}" if r.get("input") else r["instruction"]
         prompt = [tok.bos_token_id] + tok.encode(f"### Instruction:\n{content}\n\n### Response:\n",
                                                  add_special_tokens=False)
-        answer = tok.encode(r["output"] + "\n\n", add_special_tokens=False) + [tok.eos_token_id]
+        answer = tok.encode(r["output"], add_special_tokens=False) + [tok.eos_token_id]
         ids = (prompt + answer)[:spec["cutoff_len"]]
         labels = ([-100] * len(prompt) + answer)[:spec["cutoff_len"]]
         return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
@@ -105,7 +105,7 @@ def studio_features(spec: dict[str, Any]) -> list[dict[str, Any]]:
     from studio.engine.run import prepare_data
     from studio.models import load_tokenizer
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
-                    seed=spec["seed"])
+                    seed=spec["seed"], template="studio")
     train, _, counts = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
     if counts["truncated"]:
         raise SystemExit("bench rows were truncated: raise cutoff_len so both arms see whole rows")

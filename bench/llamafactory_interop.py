@@ -14,6 +14,11 @@ same model, data, template and seed, so the first logged loss should agree). CPU
 
 LLaMA-Factory is installed with ``torch==2.13.0`` first, as a constraint, and the mirror's torchvision is
 removed (it breaks ``import transformers`` with this torch).
+
+Status (measured 2026-12-02, llamafactory 0.9.5, torch 2.13.0+cpu, transformers 5.6.0 in its venv): the
+studio side trains; LLaMA-Factory's ``train`` fails before training on this mirror: the torchaudio pip picks is a
+CUDA build (``libc10_cuda.so`` missing) and LLaMA-Factory imports torchaudio unconditionally, so removing it
+fails with ModuleNotFoundError. A CPU torchaudio built for torch 2.13 is needed for the LLaMA-Factory column.
 """
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ def install(venv: Path) -> Path:
     constraints.write_text("torch==2.13.0\n")
     subprocess.run(pip + ["torch==2.13.0"], check=True)
     subprocess.run(pip + ["-c", str(constraints), "llamafactory"], check=True)
+    # the mirror's torchvision is built for another torch and breaks `import transformers` with this one
     subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "torchvision"], check=False)
     return venv / "bin" / "llamafactory-cli"
 
@@ -131,12 +137,15 @@ def main() -> int:
     ap.add_argument("--venv", type=Path, default=Path.home() / ".cache" / "studio-llamafactory" / "venv")
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "studio-llamafactory" / "work")
     ap.add_argument("--skip-install", action="store_true")
+    ap.add_argument("--only", nargs="*", default=None, help="run only files whose name contains one of these")
     args = ap.parse_args()
     cli = args.venv / "bin" / "llamafactory-cli" if args.skip_install else install(args.venv)
     model, data = tiny_model(args.work / "model"), demo_data(args.work / "data")
     rows = []
     cases = [("LF example", f) for f in sorted(FIXTURES.glob("*.yaml"))] + \
             [("studio recipe", f) for f in sorted(RECIPES.glob("*.yaml"))]
+    if args.only:
+        cases = [(k, f) for k, f in cases if any(o in f.name for o in args.only)]
     for kind, f in cases:
         work = args.work / kind.replace(" ", "_") / f.stem
         work.mkdir(parents=True, exist_ok=True)

@@ -123,6 +123,12 @@ class RunConfig:
                                 "memory")
     max_tokens_per_batch: int | None = _f(None, "Token budget per micro-batch for dynamic batching "
                                                 "(default: batch size x cutoff_len)", "memory")
+    packing: bool = _f(False, "Pack several examples into one row with no padding (faster on GPU; attention may "
+                              "cross examples unless neat_packing is on)", "memory")
+    neat_packing: bool = _f(False, "Pack without cross-attention: each example sees only itself (implies packing)",
+                            "memory")
+    selective_logits: bool = _f(True, "Compute the output layer only where the loss is (the answer tokens): same "
+                                      "result, faster and leaner; checked on the first batch", "memory")
     oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
                             "memory")
     # --- multi-process ---

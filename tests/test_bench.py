@@ -28,3 +28,54 @@ def test_bench_quick_prints_ratio(script: str) -> None:
     assert len(found) == 1, proc.stdout[-3000:]
     assert float(found[0]) > 0
     assert "| " in proc.stdout  # the results table came out
+
+
+CPU_PAIRED = re.compile(r"^studio / plain per block: .*median paired [\d.]+ wall, (\d+(?:\.\d+)?) CPU", re.MULTILINE)
+PREP = re.compile(r"^data preparation, first / cached per block: .*; median (\d+(?:\.\d+)?)", re.MULTILINE)
+
+
+def _quick(script: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--quick"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(RATIO.findall(proc.stdout)) == 1 and "| " in proc.stdout, proc.stdout[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.integration
+def test_studio_beats_trainer_group_by_length_above_noise() -> None:
+    """Issue 16 bench 1 (quick): studio's tokens per CPU-second over plain Trainer + group_by_length >= 1.1.
+
+    Why 1.1 and CPU time: on this shared 2-core machine wall time swings 2-4x with other people's load,
+    while CPU time of equal work moved by at most ~10% (docs/BENCHMARKS.md section 1: identical-work arms,
+    per-block CPU ratios 0.90-1.02). A ratio >= 1.1 is therefore not noise; the full bench measured ~1.4
+    (docs section 7), and the 1.3 goal itself is checked there, not here.
+    """
+    out = _quick("throughput_vs_trainer.py")
+    cpu = CPU_PAIRED.findall(out)
+    assert cpu and float(cpu[0]) >= 1.1, out[-3000:]
+
+
+@pytest.mark.integration
+def test_peak_memory_with_128k_vocabulary_below_trainer() -> None:
+    """Issue 16 bench 3 (quick): studio's peak RSS <= 0.9x the plain Trainer's.
+
+    Why 0.9: peak RSS of the same run repeats within ~3% (bench/memory_bench.py runs), so 0.9 is
+    outside noise; the full bench measured 0.34 against the 0.75 goal (docs/BENCHMARKS.md section 8).
+    """
+    out = _quick("peak_memory_vocab.py")
+    assert float(RATIO.findall(out)[0]) <= 0.9, out[-3000:]
+
+
+@pytest.mark.integration
+def test_cached_tokenization_prepares_data_sooner() -> None:
+    """Issue 16 bench 5 (quick, 5k rows): loading cached features is >= 2x faster than tokenizing them.
+
+    Why the data-preparation span and 2x: on 5k rows the whole time to first step is dominated by
+    model loading and Trainer set-up (the 5x goal is for 50k rows, full bench); the preparation span
+    itself is measured on the same machine back to back, and the full bench shows a much larger gap.
+    """
+    out = _quick("token_cache.py")
+    prep = PREP.findall(out)
+    assert prep and float(prep[0]) >= 2.0, out[-3000:]

@@ -83,6 +83,7 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
     open_tab(page, "2. Settings")
     settings = tmp_path / "quick.yaml"
     settings.write_text(SETTINGS, encoding="utf-8")
+    page.locator("#advanced").get_by_text("Advanced: every setting").click()  # the full form and YAML box
     page.locator("#yaml-in input[type=file]").set_input_files(str(settings))
     expect(page.locator("#field-max_steps input")).to_have_value("30")
     expect(page.locator("#field-dataset input, #field-dataset textarea").first).to_have_value(
@@ -93,7 +94,7 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
 
     open_tab(page, "3. Train")
     page.locator("#start-btn").click()
-    expect(page.locator("#start-btn")).to_be_disabled()
+    expect(page.locator("#abort-btn")).to_be_enabled()  # Start stays on: pressed again, it queues a run
     expect(page.locator("#train-status")).to_contain_text("Step", timeout=120_000)
     expect(page.locator("#loss-plot img")).to_be_visible(timeout=60_000)
     expect(page.locator("#train-status")).to_contain_text("Finished", timeout=240_000)

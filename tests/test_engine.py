@@ -17,7 +17,8 @@ from tests.helpers import losses, run_cli
 def _cfg(tmp_path, model_dir, data, **kw) -> RunConfig:
     base = dict(model_name_or_path=str(model_dir), dataset=str(data), output_dir=str(tmp_path / "run"),
                 finetuning_type="full", cutoff_len=64, per_device_train_batch_size=8, learning_rate=3e-3,
-                max_steps=24, logging_steps=4, save_steps=1000, lr_scheduler_type="constant", plot_loss=False)
+                max_steps=24, logging_steps=4, save_steps=1000, lr_scheduler_type="constant", plot_loss=False,
+                gradient_checkpointing=False)  # the scenarios as written (checkpointing is on by default now)
     base.update(kw)
     return RunConfig(**base)
 

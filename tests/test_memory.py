@@ -160,7 +160,8 @@ def test_config_fields_map_onto_the_estimate(tmp_path: Path) -> None:
                     per_device_train_batch_size=2, gradient_checkpointing=True, lora_rank=16,
                     lora_target="q_proj,v_proj", precision="bf16")
     direct = estimate(load_card("mistral-7b"), method="qlora", quant_bits=4, seq_len=512, batch=2, grad_ckpt=True,
-                      lora_rank=16, lora_target="q_proj,v_proj", precision="bf16")
+                      lora_rank=16, lora_target="q_proj,v_proj", precision="bf16",
+                      chunked_loss=True)  # selective_logits (on by default) -> the chunked loss
     assert estimate_for_config(cfg).gpu_gb == pytest.approx(direct.gpu_gb)
     assert deepspeed_plan(str(ROOT / "presets/deepspeed/ds_z3_offload.json")) == "z3-offload"
     assert deepspeed_plan(str(ROOT / "presets/deepspeed/ds_z2.json")) == "z2"

@@ -97,15 +97,17 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
     assert "No problems found." in report and (server.workspace / "data" / "dataset_info.json").is_file()
 
     cfg = RunConfig(dataset=dataset, finetuning_type="full", max_steps=60, logging_steps=2, save_steps=4,
-                    cutoff_len=48, per_device_train_batch_size=8, learning_rate=2e-3, max_samples=64, plot_loss=False)
+                    cutoff_len=48, per_device_train_batch_size=8, learning_rate=2e-3, max_samples=64, plot_loss=False,
+                    val_size=8)  # without held-out rows the Settings check now flags the run (issue 13)
     values = forms.config_to_values(cfg)
     fit, check = client.predict(*values, 24, api_name="/estimate")
     assert fit.startswith("**Fits**") and check.startswith("✅")
 
     snap = client.predict(*values, api_name="/start")
     assert snap["busy"] and snap["run"] == str(server.workspace.resolve() / "runs" / "latest")
-    with pytest.raises(AppError, match="A training run is already going"):
-        client.predict(*values, api_name="/start")
+    # a second Start while it runs queues the next run (issue 13: it used to be refused)
+    assert client.predict(*values, api_name="/start")["queued"] == 1
+    client.predict(api_name="/clear_queue")
     out = poll_until(client, lambda s: s["step"] >= 2)
     client.predict(api_name="/abort")
     assert "Step " in out[0] and "/ 60" in out[0]

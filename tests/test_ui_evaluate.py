@@ -86,3 +86,24 @@ def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Pa
     assert "Exported **merged** model" in msg
     with pytest.raises(gr.Error, match="already exists"):
         tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")
+
+
+def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dict, tmp_path: Path) -> None:
+    """Issue 13, finding 9: texts without labels are predicted with the run's labels; formula cells are
+    neutralised; the export comes as a zip the browser can download; merge only shows for LoRA runs."""
+    texts = tmp_path / "texts.csv"
+    texts.write_text("text\ngreat value, works well\n=HYPERLINK(\"http://x\")\nterrible, broke in a day\n",
+                     encoding="utf-8")
+    path, info = tab.on_predict(str(runs["full"]), str(texts), tmp_path / "predictions")
+    assert "Predicted 3 rows (score mode" in info and "accuracy" not in info
+    with open(path, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["input"] for r in rows][1].startswith("'=HYPERLINK")  # a spreadsheet will not run it
+    assert all(r["prediction"] for r in rows) and "output" not in rows[0]
+    msg = tab.on_export(str(runs["full"]), False, False, "full-dl", tmp_path / "exports")
+    archive = tab.export_zip(msg)
+    import zipfile
+    with zipfile.ZipFile(archive) as zf:
+        assert any(n.startswith("full-dl/") and n.endswith("model.safetensors") for n in zf.namelist())
+    assert tab.merge_visible(str(runs["full"]))["visible"] is False
+    assert tab.merge_visible(str(runs["lora"]))["visible"] is True

@@ -179,7 +179,8 @@ def _label_section(data: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dic
                                  f"convert again with a label map that merges them, e.g. --label-map "
                                  f"'{fix_map}'", [i for i, o in enumerate(outputs, 1) if o in rare],
                                  shown=shown, fix_map=fix_map))
-    merged = Counter({k: sum(v.values()) for k, v in spellings.items()})
+    # keyed by meaning, shown in the data's own spelling ('消极', not the synonym table's 'negative')
+    merged = Counter({v.most_common(1)[0][0]: sum(v.values()) for v in spellings.values()})
     (big, n_big), (small, n_small) = merged.most_common()[0], merged.most_common()[-1]
     labels["imbalance_ratio"] = round(n_big / n_small, 2)
     if len(merged) == 1:

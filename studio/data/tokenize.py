@@ -44,6 +44,31 @@ def encode_example(tokenizer: Any, template: Template, example: dict[str, str], 
     answer = template.answer(example.get("output", ""))
     prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
     answer_ids = tokenizer.encode(answer, add_special_tokens=False)
+    return _assemble(tokenizer, template, prompt_ids, answer_ids, cutoff_len, train_on_prompt)
+
+
+def encode_examples(tokenizer: Any, template: Template, examples: list[dict[str, str]], cutoff_len: int,
+                    train_on_prompt: bool = False, batch: int = 2000) -> list[dict[str, Any]]:
+    """``encode_example`` for many rows at once: identical output, tokenized in batches.
+
+    Why: one ``encode`` call per string crosses into the Rust tokenizer 2x per row; a batched call
+    crosses once per ``batch`` rows and lets the fast tokenizer use every core (issue 16: 50k-row files).
+    """
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(examples), batch):
+        part = examples[start:start + batch]
+        prompts = [example_prompt(template, e) for e in part]
+        answers = [template.answer(e.get("output", "")) for e in part]
+        p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"] if prompts else []
+        a_ids = tokenizer(answers, add_special_tokens=False)["input_ids"] if answers else []
+        out += [_assemble(tokenizer, template, list(p), list(a), cutoff_len, train_on_prompt)
+                for p, a in zip(p_ids, a_ids)]
+    return out
+
+
+def _assemble(tokenizer: Any, template: Template, prompt_ids: list[int], answer_ids: list[int], cutoff_len: int,
+              train_on_prompt: bool) -> dict[str, Any]:
+    """Prompt and answer token ids -> truncation that keeps the answer, label masking."""
     n_bos = _bos_kept(tokenizer, template, prompt_ids)
     truncated = len(prompt_ids) + len(answer_ids) > cutoff_len
     if truncated:

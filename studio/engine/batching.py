@@ -21,7 +21,7 @@ class TokenBudgetBatchSampler:
     """
 
     def __init__(self, lengths: list[int], max_tokens: int, max_batch_size: int | None = None,
-                 seed: int = 42, bucket_factor: int = 50):
+                 seed: int = 42, bucket_factor: int = 50, packed: bool = False):
         if max_tokens < max(lengths, default=1):
             max_tokens = max(lengths)
         self.lengths = lengths
@@ -30,6 +30,7 @@ class TokenBudgetBatchSampler:
         self.seed = seed
         self.epoch = 0
         self.bucket_factor = bucket_factor
+        self.packed = packed  # packed rows cost the sum of lengths (no padding), padded ones rows x longest
         self._batches = self._make_batches(0)
 
     def set_epoch(self, epoch: int) -> None:
@@ -45,12 +46,15 @@ class TokenBudgetBatchSampler:
         chunk = max(1, self.bucket_factor * max(1, self.max_tokens // max(1, max(self.lengths))))
         batches: list[list[int]] = []
         for start in range(0, len(order), chunk):
-            part = sorted(order[start:start + chunk], key=lambda i: self.lengths[i])
+            part = order[start:start + chunk]
+            if not self.packed:  # packed rows carry no padding: no need to group by length
+                part = sorted(part, key=lambda i: self.lengths[i])
             batch: list[int] = []
             longest = 0
             for i in part:
-                new_longest = max(longest, self.lengths[i])
-                if batch and (new_longest * (len(batch) + 1) > self.max_tokens or len(batch) >= self.max_batch_size):
+                new_longest = longest + self.lengths[i] if self.packed else max(longest, self.lengths[i])
+                cost = new_longest if self.packed else new_longest * (len(batch) + 1)
+                if batch and (cost > self.max_tokens or len(batch) >= self.max_batch_size):
                     batches.append(batch)
                     batch, new_longest = [], self.lengths[i]
                 batch.append(i)

@@ -67,7 +67,7 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     """
     from ..data.dataset import split_rows
     from ..data.templates import get_template
-    from ..data.tokenize import encode_example
+    from ..data.tokenize import encode_examples
     template = get_template(cfg.template, tokenizer)
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
@@ -77,23 +77,33 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
 
     def encode(batch: list[dict]) -> tuple[list[dict], int]:
         out, truncated = [], 0
-        for r in batch:
+        for r, f in zip(batch, encode_examples(tokenizer, template, batch, cfg.cutoff_len, cfg.train_on_prompt)):
             if not str(r.get("output", "")).strip():
                 continue  # no answer: only the end marker would carry loss (it taught a run of 300 empty rows)
-            f = encode_example(tokenizer, template, r, cfg.cutoff_len, cfg.train_on_prompt)
             truncated += f.pop("truncated")
             if any(label != -100 for label in f["labels"]):
                 out.append(f)
         return out, truncated
 
-    train, t_trunc = encode(train_rows)
-    val, _ = encode(val_rows)
+    def build() -> tuple[list[dict], dict]:
+        train_f, trunc = encode(train_rows)
+        val_f, _ = encode(val_rows)
+        return train_f + val_f, {"n_train": len(train_f), "truncated": trunc}
+
+    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead
+    from ..data.cache import cache_dir, cached_features, fingerprint
+    folder = cache_dir(run.path.parent / ".token_cache") if run is not None else None
+    key = fingerprint([train_rows, val_rows], tokenizer, {"template": cfg.template, "cutoff_len": cfg.cutoff_len,
+                                                          "train_on_prompt": cfg.train_on_prompt}) if folder else ""
+    feats, extra, hit = cached_features(folder, key, build)
+    train, val, t_trunc = feats[:extra["n_train"]], feats[extra["n_train"]:], extra["truncated"]
     if not train:
         raise StudioError(f"No training row of '{cfg.dataset}' has an answer to learn: all {len(train_rows)} rows "
                           "have an empty output (nothing carries loss)",
                           "fill the dataset's output (answer) column, or check its columns in dataset_info.json",
                           code="no_trainable_tokens")
-    return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc}
+    return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc,
+                        "tokenized_from_cache": hit}
 
 
 def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
@@ -120,6 +130,16 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
         model.config.use_cache = False
     model = apply_method(model, cfg, device)
     return model, tok
+
+
+def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
+    """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores)."""
+    if cfg.packing or cfg.neat_packing:
+        from .packing import PackingCollator, uses_flash_attention
+        model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
+        return PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
+    from .batching import PadCollator
+    return PadCollator(tok.pad_token_id, pad_to_multiple_of=8 if device == "cuda" else None)
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
@@ -151,7 +171,10 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
         report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
         use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
-        dataloader_num_workers=0, save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
+        # workers + pinned memory overlap collation and the host-to-card copy with the step; on a CPU run they
+        # only add process start-up and copies
+        dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
+        save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
     )
 
 
@@ -293,7 +316,6 @@ def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:
     import torch
     from ..data.dataset import load_rows
-    from .batching import PadCollator
     from .callbacks import EventCallback, GradNormGuard, StopRequested
     from ..precision import DeviceCaps, precision_plan
     from .studio_trainer import StudioTrainer
@@ -338,13 +360,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         # move the whole model onto the card
         offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
+                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
                             callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
                                                              fp16=plan.autocast == "fp16")],
                             optimizers=(loraplus_optimizer(cfg, model), None),
                             dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens)
+                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
+                            packed=cfg.packing or cfg.neat_packing)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:

@@ -1,9 +1,10 @@
-"""A thin Trainer subclass: the four things transformers.Trainer does not do for us.
+"""A thin Trainer subclass: the five things transformers.Trainer does not do for us.
 
 1. dynamic batching (token-budget, length-grouped batches),
 2. OOM-adaptive micro-batches (split the batch, same effective batch, carry on),
 3. a divergence guard (stop before a NaN/inf loss reaches the weights),
-4. crash-safe checkpoints (write to a staging folder, then rename).
+4. crash-safe checkpoints (write to a staging folder, then rename),
+5. logits only where the loss is (studio/engine/loss.py), checked once against the model's own loss.
 Everything else (optimizers, DeepSpeed, mixed precision, resume) is the stock Trainer.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from transformers import Trainer
 
 from .batching import TokenBudgetBatchSampler
 from .callbacks import DivergenceError, GradNormGuard
+from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
 
 # Tests set this to simulate a card that cannot fit more than N rows per micro-batch.
 INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
@@ -28,8 +30,12 @@ INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
 
 class StudioTrainer(Trainer):
     def __init__(self, *args: Any, dynamic_batching: bool = False, max_tokens_per_batch: int | None = None,
-                 oom_adaptive: bool = True, notify: Any = None, token_counter: Any = None, **kwargs: Any):
+                 oom_adaptive: bool = True, notify: Any = None, token_counter: Any = None,
+                 selective_logits: bool = False, packed: bool = False, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.selective_logits = selective_logits and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
+        self._selective_checked = False
+        self.packed = packed
         self.dynamic_batching = dynamic_batching
         self.max_tokens_per_batch = max_tokens_per_batch
         self.oom_adaptive = oom_adaptive
@@ -46,16 +52,18 @@ class StudioTrainer(Trainer):
             return super().get_train_dataloader()
         lengths = [len(f["input_ids"]) for f in self.train_dataset]
         budget = self.max_tokens_per_batch or self.args.per_device_train_batch_size * max(lengths)
-        sampler = TokenBudgetBatchSampler(lengths, budget, seed=self.args.seed)
+        sampler = TokenBudgetBatchSampler(lengths, budget, seed=self.args.seed, packed=self.packed)
         loader = DataLoader(self.train_dataset, batch_sampler=sampler, collate_fn=self.data_collator,
-                            num_workers=self.args.dataloader_num_workers)
+                            num_workers=self.args.dataloader_num_workers,
+                            pin_memory=self.args.dataloader_pin_memory and torch.cuda.is_available())
         return self.accelerator.prepare(loader)
 
     # 2 + 3. OOM-adaptive step with divergence guard --------------------------------
     def training_step(self, model: torch.nn.Module, inputs: dict[str, Any],
                       num_items_in_batch: Any = None) -> torch.Tensor:
-        if self.token_counter is not None and "attention_mask" in inputs:
-            self.token_counter(int(inputs["attention_mask"].sum()))
+        if self.token_counter is not None and "input_ids" in inputs:  # packed rows have no padding, no mask
+            self.token_counter(int(inputs["attention_mask"].sum()) if "attention_mask" in inputs
+                               else inputs["input_ids"].numel())
         if num_items_in_batch is None and "labels" in inputs:
             # per-token normalisation over the whole batch keeps sliced and unsliced steps identical
             num_items_in_batch = int((inputs["labels"] != -100).sum()) * self.args.gradient_accumulation_steps
@@ -101,6 +109,52 @@ class StudioTrainer(Trainer):
         if not torch.isfinite(total).all():
             raise DivergenceError(self.state.global_step + 1, float(total), self.args.output_dir)
         return total
+
+    # 5. logits only where the loss is (studio/engine/loss.py) ------------------------
+    def compute_loss(self, model: torch.nn.Module, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
+        if not self.selective_logits or "labels" not in inputs or self.label_smoother is not None or \
+                self.compute_loss_func is not None:
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if not self._selective_checked:
+            self._check_selective(model, inputs)
+            if not self.selective_logits:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        n_items = num_items_in_batch if self.model_accepts_loss_kwargs else None
+        loss = selective_causal_lm_loss(model, inputs, n_items)
+        if loss is None:
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs and n_items is not None:
+            loss = loss * self.accelerator.num_processes  # as Trainer.compute_loss does for the model's loss
+        return (loss, {"loss": loss}) if return_outputs else loss
+
+    def _check_selective(self, model: torch.nn.Module, inputs: dict[str, Any]) -> None:
+        """Once, on the first batch: the selective loss must equal the model's own; else use the normal path.
+
+        Why: a model whose head does more than ``lm_head(hidden)`` (scaling, extra heads) would be
+        trained on a different loss; one forward without gradients rules that out.
+        """
+        self._selective_checked = True
+        mine = ref = None
+        probe = check_inputs(inputs)
+        if probe is None:  # no loss positions in this batch: check on the next one
+            self._selective_checked = False
+            return
+        try:  # same seed for both forwards: dropout draws the same masks (eval mode would change the kernels)
+            with torch.no_grad(), torch.random.fork_rng():
+                torch.manual_seed(self.args.seed)
+                mine = selective_causal_lm_loss(model, probe[0])
+                torch.manual_seed(self.args.seed)
+                ref = model_probe_loss(model, *probe) if mine is not None else None
+        except (RuntimeError, TypeError, ValueError, AttributeError, IndexError):  # an architecture this does not fit
+            mine = None
+        half = next(model.parameters()).dtype in (torch.float16, torch.bfloat16) or self.args.bf16 or self.args.fp16
+        tol = 2e-2 if half else 1e-4
+        if mine is None or ref is None or not torch.isfinite(ref) or \
+                abs(float(mine) - float(ref)) > tol * max(1.0, abs(float(ref))):
+            self.selective_logits = False
+            self.notify("Logits-only-where-the-loss-is does not apply to this model; training uses the full "
+                        "output layer (same result, slower)")
 
     def _watch_grads(self, model: torch.nn.Module) -> None:
         """Note which parameters' .grad each slice has added to (AccumulateGrad runs once per parameter per

@@ -398,6 +398,11 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
             "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
 
 
+def _safe_cell(value: str) -> str:
+    """A cell a spreadsheet will not run as a formula (=, +, -, @ at the start; OWASP CSV injection)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
 def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     """The rows a run held out for validation, re-derived with the engine's own seeded split.
 

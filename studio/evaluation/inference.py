@@ -250,19 +250,56 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     from .evaluate import batch_predict, load_rows
     if not data_file:
         raise StudioError("No file to predict", "upload a .jsonl or .csv file first", code="eval_data")
-    rows = load_rows(data_file)
+    try:
+        rows = load_rows(data_file)
+    except StudioError:  # no label column: predicting unlabelled rows is the main use of this
+        rows = unlabelled_rows(data_file, run_path)
     labels = None
     if mode in ("auto", "score"):
         try:
             labels = label_set([r["output"] for r in rows])
         except StudioError:
-            if mode == "score":
+            labels = run_labels(run_path)   # unlabelled rows: the labels the run was trained on
+            if mode == "score" and not labels:
                 raise
     loaded = get_model(run_path)
     out = Path(out_dir) / f"predictions-{Path(run_path).name}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
     with loaded.lock:
         return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
                              mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
+
+
+def run_labels(run_path: str) -> list[str] | None:
+    """The label set of a run's held-out rows (what it was trained to answer), None when it has none."""
+    from .evaluate import validation_rows
+    from .metrics import label_set
+    try:
+        return label_set([r["output"] for r in validation_rows(run_path)])
+    except StudioError:
+        return None
+
+
+def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:
+    """Rows of a file with texts only: the text column as input, the run's own instruction.
+
+    Raises:
+        StudioError: the file cannot be read or has no rows.
+    """
+    from ..data.columns import guess_columns
+    from ..data.readers import cell_str, read_table
+    from .evaluate import validation_rows
+    table = read_table(data_file)
+    col = guess_columns(table).get("text") or table.columns[0]
+    try:
+        instruction = validation_rows(run_path)[0]["instruction"]
+    except (StudioError, IndexError, KeyError):
+        instruction = ""
+    rows = [{"instruction": instruction, "input": cell_str(r.get(col)), "output": ""} for r in table.rows
+            if cell_str(r.get(col)).strip()]
+    if not rows:
+        raise StudioError(f"'{Path(data_file).name}' has no text to predict", "give a file with one text per row",
+                          code="eval_data")
+    return rows
 
 
 def export_run(run_path: str, exports_root: str | Path, merge: bool = True, overwrite: bool = False,

@@ -18,7 +18,9 @@ needed, works offline):
 * activations per token and layer, derived from what autograd saves in the HF Llama block with
   SDPA attention (no seq^2 term); with gradient checkpointing only each layer's input is kept
   plus one layer being recomputed.
-* logits: the loss upcasts to fp32, so its backward holds ~12 bytes x vocab per token.
+* logits: the loss upcasts to fp32, so its backward holds ~12 bytes x vocab per token; with the
+  engine's chunked loss (``selective_logits``, studio/engine/loss.py) only one chunk of positions
+  (``chunk_rows_for(vocab)``) is live at a time.
 * framework overhead: CUDA context, cuBLAS workspace, allocator fragmentation; on CPU the
   resident size of python + torch + transformers + peft, and glibc's fragmentation (measured).
 
@@ -126,6 +128,7 @@ def _lora_params(card: ArchCard, rank: int, target: str) -> tuple[int, int]:
 
 def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
              seq_len: int = 1024, batch: int = 1, grad_ckpt: bool = False, optim: str = "adamw",
+             chunked_loss: bool = False,
              precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
              layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
              device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
@@ -215,7 +218,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     else:
         activations = live_layers * layer_act + 0.5 * layer_act
     activations += (4 * h + 2 * b * h) * tokens     # final norm + head input
-    logits = 12 * card.vocab_size * tokens
+    logits = 12 * card.vocab_size * (min(tokens, _loss_chunk_rows(card.vocab_size)) if chunked_loss else tokens)
 
     # --- where the states live: DeepSpeed and layer-wise offload
     host_states = disk_states = 0.0
@@ -333,6 +336,7 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
                    seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,
                    grad_ckpt=cfg.gradient_checkpointing, optim=optim, precision=precision,
+                   chunked_loss=bool(getattr(cfg, "selective_logits", False)),
                    lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
                    layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
                    double_quant=cfg.double_quantization)
@@ -367,3 +371,8 @@ def host_ram_gb() -> float | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GB
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def _loss_chunk_rows(vocab_size: int) -> int:
+    """Positions per chunk of the engine's chunked loss (mirrors studio/engine/loss.py chunk_rows_for)."""
+    return max(16, min(4096, 2 ** 24 // max(1, vocab_size)))

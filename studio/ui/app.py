@@ -129,10 +129,14 @@ def build_app(ctx: Any) -> Any:
     from .data_tab import build_data_tab
     from .i18n import make_i18n
     from .settings_tab import build_settings_tab
+    from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
-        gr.Markdown(T("app.title"))
+        with gr.Row():
+            gr.Markdown(T("app.title"))
+            if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
+                gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
         gr.Markdown(T("app.intro"))
         with gr.Tabs():
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
@@ -151,12 +155,22 @@ def build_app(ctx: Any) -> Any:
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
                         eval_tab.select(evaluate["refresh_runs"], evaluate["run"], evaluate["run"],
                                         api_visibility="private")
+            with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
+                runs = build_runs_tab(ctx, T)
+            runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
+                            api_visibility="private")
         form = settings["form"]
-        data["dataset"].change(lambda p: (p, str(ctx.data_root)) if p else (gr.skip(), gr.skip()),
-                               data["dataset"], [form["dataset"], form["dataset_dir"]], api_visibility="private")
         comps = list(form.values())
-        app.load(settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
-                 api_visibility="private")
+        derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
+        # a dataset converted on the Data tab becomes the training data; the settings are derived for it
+        data["dataset"].change(settings["pick_dataset"], data["dataset"], [settings["data_pick"], settings["task"]],
+                               api_visibility="private").then(
+            lambda *a: settings["on_short"](*a) if a[3] else [gr.skip()] * len(derive_out), derive_in, derive_out,
+            api_visibility="private")
+        # the settings saved for this workspace come back on every page load; then the panels are checked
+        app.load(settings["on_load"], None, settings["load_outputs"], api_visibility="private").then(
+            settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
+            api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
@@ -172,7 +186,8 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
                 app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
                 ssr_mode=False,
-                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False, quiet=False)
+                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False,
+                quiet=True)  # our own address lines (studio/ui/addresses.py), without Gradio's share=True hint
 
 
 def main(args: argparse.Namespace) -> int:
@@ -187,11 +202,17 @@ def main(args: argparse.Namespace) -> int:
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb)
+    ctx.extra["auth"] = bool(auth)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once into <workspace>/models; training children inherit the setting
     os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
-    app.launch(**launch_kwargs(args, app.studio_i18n, auth))
+    app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)
+    from .addresses import urls
+    port = getattr(app, "server_port", None) or args.port
+    lines = urls(args.host, port) + ([app.share_url] if getattr(app, "share_url", None) else [])
+    print("Open the studio at:\n" + "\n".join(f"  {u}" for u in lines), flush=True)
+    app.block_thread()
     return 0

@@ -12,6 +12,7 @@ from typing import Any
 import gradio as gr
 
 from ..data.convert import TASKS, convert_table, guess_columns, guess_task, register_dataset, write_jsonl
+from ..data.label_check import label_warnings
 from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
 from ..data.report import column_stats, format_report, validation_report
@@ -20,6 +21,7 @@ from ..workspace import ASSETS_DIR
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, headers, msg
+from .simple import plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -40,12 +42,12 @@ def open_table(path: str | Path, ctx: AppContext) -> Table:
                           f"--max-upload-mb {need}", code=exc.code) from None
 
 
-def stats_rows(table: Table) -> list[list[Any]]:
+def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:
     rows = []
     for s in column_stats(table):
         counts = s.get("counts") or {}
         values = ", ".join(f"{k} ({v})" for k, v in list(counts.items())[:8])
-        rows.append([s["column"], s["rows"], s["empty"], s["distinct"], s["unit"], s["mean_len"], s["max_len"],
+        rows.append([s["column"], s["rows"], s["empty"], s["distinct"], msg(f"unit.{s['unit']}", lang), s["mean_len"], s["max_len"],
                      values])
     return rows
 
@@ -58,6 +60,14 @@ def label_map_text(table: Table, label_col: str | None, text_col: str | None) ->
     return format_label_map(suggest_label_map(table.values(label_col), detect_language(texts)))
 
 
+def label_check_markdown(table: Table, label_col: str | None, task: str, lang: str) -> str:
+    """Warnings about the chosen label column, shown before Convert ('' when it looks like labels)."""
+    if task != "sentiment" or not label_col or label_col not in table.columns:
+        return ""
+    warnings = label_warnings(table.values(label_col), label_col)
+    return "\n\n".join(f"⚠️ {msg('label.' + code, lang, **facts)}" for code, facts in warnings)
+
+
 def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     """Everything shown after a file is picked: summary, preview, stats, guessed task/columns/labels."""
     table = open_table(path, ctx)
@@ -68,8 +78,10 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
         info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
     name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
-    return (info, gr.update(value=rows, headers=headers), stats_rows(table), guess_task(table, guess), *columns,
-            label_map_text(table, guess.get("label"), guess.get("text")), name, str(path))
+    task = guess_task(table, guess)
+    return (info, gr.update(value=rows, headers=headers), stats_rows(table, ctx.lang), task, *columns,
+            label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
+            label_check_markdown(table, guess.get("label"), task, ctx.lang))
 
 
 def _reason(reason: str, lang: str) -> str:
@@ -97,6 +109,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
                            messages_column=cols.get("messages") or None)
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
+    remember_dataset(ctx, out, task, len(result.rows))
     report = validation_report(result.rows, cutoff_len=256)
     lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang
@@ -108,7 +121,10 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     lines += [msg("data.skipped_line", lang, n=len(v), reason=_reason(k, lang))
               for k, v in result.skipped.items()]
     body = "\n\n".join(line for line in lines if line)
-    return f"{body}\n\n```\n{format_report(report, lang)}\n```", str(out)
+    # the report is shared with the CLI: here it names the page's fields, not config keys or flags
+    # markdown lines, not a code block: long lines wrap instead of being cut off
+    lines = plain(format_report(report, lang), lang).splitlines()
+    return body + "\n\n" + "\n".join(f"- {ln}" for ln in lines), str(out)
 
 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
@@ -123,9 +139,10 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             server_path = gr.Textbox(label=T("data.path"), max_lines=1, elem_id="data-path")
             open_btn = gr.Button(T("data.open"), size="sm")
     info = gr.Markdown(elem_id="data-info")
-    table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300)
+    table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300,
+                              elem_id="data-preview")
     stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
-                         wrap=True)
+                         wrap=True, elem_id="data-stats")
     task = gr.Radio(list(TASKS), value="sentiment", label=T("data.task"), info=T("data.task_info"),
                     elem_id="data-task")
     with gr.Row():
@@ -136,10 +153,11 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                scale=2)
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
+    label_check = gr.Markdown(elem_id="label-check")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
     report = gr.Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
-    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src]
+    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 
     @ui_errors
     def on_upload(path: str | None) -> tuple[Any, ...]:
@@ -155,13 +173,14 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_open(path: str) -> tuple[Any, ...]:
         return inspect(str(confine(path, ctx.allowed_roots)), ctx)
 
-    def on_label_col(path: str | None, label_col: str | None, text_col: str | None) -> Any:
+    def on_label_col(path: str | None, label_col: str | None, text_col: str | None, task_v: str) -> Any:
         if not path or not label_col:
-            return gr.skip()
+            return gr.skip(), ""
         try:
-            return label_map_text(open_table(path, ctx), label_col, text_col)
+            table = open_table(path, ctx)
         except StudioError:
-            return gr.skip()
+            return gr.skip(), gr.skip()
+        return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang)
 
     @ui_errors
     def on_convert(path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
@@ -186,7 +205,16 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         on_open, server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
         on_open, server_path, loaded, api_visibility="private")
-    col["label"].input(on_label_col, [src, col["label"], col["text"]], label_map, api_visibility="private")
-    convert_btn.click(on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
-                      api_name="convert")
+    col["label"].input(on_label_col, [src, col["label"], col["text"], task], [label_map, label_check],
+                       api_visibility="private")
+    def clear_output() -> tuple[str, str]:
+        return "", ""
+
+    def failed() -> str:
+        return "❌ " + msg("convert_failed", ctx.lang)
+
+    # a failed Convert must not leave the previous report and dataset on screen
+    convert_btn.click(clear_output, None, [report, dataset], api_visibility="private").then(
+        on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+        api_name="convert").failure(failed, None, report, api_visibility="private")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

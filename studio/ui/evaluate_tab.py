@@ -77,6 +77,11 @@ def _data_file(source: str, file: str | None, lang: str = "en") -> str | None:
     return None
 
 
+def _short(text: str, limit: int = 300) -> str:
+    text = str(text or "")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
@@ -92,7 +97,8 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
         summary += msg("ev.skipped", lang, k=r["skipped_rows"], labels=r["labels"])
     table = [[lab, _fmt(c["precision"]), _fmt(c["recall"]), _fmt(c["f1"]), c["support"]]
              for lab, c in r["per_class"].items()]
-    wrong = [[m["input"] or m["instruction"], m["expected"], m["answer"], m["parsed"]] for m in r["misclassified"]]
+    wrong = [[_short(m["input"] or m["instruction"]), m["expected"], _short(m["answer"], 80), m["parsed"]]
+             for m in r["misclassified"]]
     return summary, table, r["figure"], wrong
 
 
@@ -157,6 +163,24 @@ def on_export(run: str, merge: bool, overwrite: bool, name: str, exports_dir: st
     return msg("ev.exported", lang, kind=info["kind"], path=info["path"], mb=info["size_mb"], what=info["what"])
 
 
+def export_zip(text: str) -> str | None:
+    """The export folder named in the export message, zipped next to it for the browser to download."""
+    import re
+    import shutil
+    found = re.search(r"`([^`]+)`", text or "")
+    folder = Path(found.group(1)) if found else None
+    if folder is None or not folder.is_dir():
+        return None
+    import tempfile  # Gradio serves files from its temp area, whatever the workspace folder is
+    target = Path(tempfile.mkdtemp(prefix="studio-export-")) / folder.name
+    return shutil.make_archive(str(target), "zip", root_dir=folder.parent, base_dir=folder.name)
+
+
+def merge_visible(run: str | None) -> Any:
+    """The merge choice only means something for a LoRA run (a full run is already one model)."""
+    return gr.update(visible=bool(run) and (Path(run) / "adapter").is_dir())
+
+
 # ------------------------------------------------------------------ layout
 def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     """Build the tab's components inside the caller's ``gr.Tab``; returns them for app-level wiring."""
@@ -190,8 +214,9 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                                      label=T("ev.per_class"))
             confusion = gr.Plot(label=T("ev.confusion"))
         card = gr.Markdown()
+        # the text gets half the width, so expected label and answer stay on screen beside it
         wrong = gr.Dataframe(headers=headers("ev.wrong_headers", lang), interactive=False, label=T("ev.wrong"),
-                             wrap=True)
+                             wrap=True, column_widths=["50%", "15%", "20%", "15%"], elem_id="ev-wrong")
     check_inputs = [run, source, data_file, mode, max_rows]
     # partial(..., lang=): handlers stay module-level for tests; api_name keeps the endpoint names stable
     check_btn.click(functools.partial(on_check, lang=lang), check_inputs, [summary, per_class, confusion, wrong],
@@ -243,8 +268,11 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             export_name = gr.Textbox(label=T("ev.name"), placeholder=f"{exports_dir}/<run>-merged")
         export_btn = gr.Button(T("ev.do_export"))
         export_info = gr.Markdown()
+        export_file = gr.File(label=T("ev.zip"), interactive=False, elem_id="export-zip")
     export_btn.click(lambda r, m, o, n: on_export(r, m, o, n, exports_dir, lang),
-                     [run, merge, overwrite, export_name], export_info, api_name="export_run")
+                     [run, merge, overwrite, export_name], export_info, api_name="export_run").success(
+        export_zip, export_info, export_file, api_visibility="private")
+    run.change(merge_visible, run, merge, api_visibility="private")
 
     return {"run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,

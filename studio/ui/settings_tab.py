@@ -21,6 +21,12 @@ from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
 from .paths import estimate_paths, resolve_run_paths
+from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
+                     plain, reason_text, restore, save_state)
+from ..autoconfig import BUDGETS
+from ..config import DEMO_MODEL
+from ..data.convert import TASKS
+from ..autoconfig import Hardware, fit_estimate, offload_disk_problem
 
 RECIPES = forms.PRESETS / "recipes"
 
@@ -29,25 +35,45 @@ def preset_choices() -> list[str]:
     return sorted(p.stem for p in RECIPES.glob("*.yaml"))
 
 
-def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en") -> str:
-    """The "will it fit" panel; a clear message when the estimator is missing or cannot read the model."""
+def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None) -> str:
+    """The "will it fit" panel against this machine: the card (plus host RAM for offloaded states) or, with
+    no card (``gpu_mem_gb`` 0 or None), host RAM alone, since training then runs on the CPU."""
     try:
         from ..memory.estimator import estimate_for_config
     except ImportError:
         return msg("estimate_missing", lang)
+    hw = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
     try:
-        est = estimate_for_config(cfg, gpu_mem_gb or None)
+        est = fit_estimate(cfg, hw, estimate_for_config)
     except StudioError as exc:
-        return f"⚠️ {exc.message}"
+        return f"⚠️ {plain(exc.message, lang)}"
     d = est.to_dict()
     verdict = ("" if d["fits"] is None else
                f"**{msg('tight', lang) if d['tight'] else msg('fits' if d['fits'] else 'no_fit', lang)}** — ")
-    lines = [f"{verdict}{msg('gpu', lang)} **{d['gpu_gb']:.2f} GB**"
-             + (f" / {gpu_mem_gb:g} GB" if gpu_mem_gb else "") + f", {msg('cpu', lang)} {d['cpu_gb']:.2f} GB", ""]
+    ram = f" / {ram_gb:.1f} GB" if ram_gb else ""
+    if hw.device == "cpu":
+        lines = [msg("hw.cpu", lang, ram=ram_gb or 0), "",
+                 f"{verdict}{msg('cpu', lang)} **{d['cpu_gb']:.2f} GB**{ram}", ""]
+    else:
+        lines = [f"{verdict}{msg('gpu', lang)} **{d['gpu_gb']:.2f} GB** / {gpu_mem_gb:g} GB, "
+                 f"{msg('cpu', lang)} {d['cpu_gb']:.2f} GB{ram}", ""]
+        if d["host_short"]:
+            lines += [msg("host_short", lang, need=d["cpu_gb"], ram=ram_gb or 0), ""]
     lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
+    disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk())) \
+        if "offload" in str(cfg.deepspeed) or cfg.layerwise_offload else None
+    if disk:
+        lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
         lines += [""] + [f"💡 {suggestion_label(s, lang)}" for s in d["suggestion_details"][:3]]
     return "\n".join(lines)
+
+
+def _free_disk() -> float | None:
+    try:
+        return shutil.disk_usage(".").free / 1024 ** 3
+    except OSError:
+        return None
 
 
 def _part(name: str, lang: str) -> str:
@@ -59,7 +85,9 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
     """One estimator suggestion as shown to the user: its own (English) text, or built from its settings."""
     if lang != "zh":
         return detail["text"]
-    settings = ", ".join(f"{k}={v}" for k, v in detail.get("settings", {}).items())
+    def show(v: Any) -> str:
+        return msg("on" if v else "off", lang) if isinstance(v, bool) else str(v)
+    settings = ", ".join(f"{field_label(k, lang)} = {show(v)}" for k, v in detail.get("settings", {}).items())
     verdict = msg("fits", lang) if detail.get("fits") else msg("still_too_big", lang)
     return msg("suggestion_zh", lang, text=detail["text"], settings=settings, gb=detail.get("gpu_gb", 0.0),
                verdict=verdict)
@@ -107,14 +135,15 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
 
 
 def check_markdown(cfg: RunConfig, ctx: AppContext) -> str:
-    problems = cfg.validate()
+    """Every problem before Start: choices that will not learn, then the config's own checks, in the page's words."""
+    problems = learning_lines(cfg, ctx) + [plain(p, ctx.lang) for p in cfg.validate()]
     try:
         resolve_run_paths(cfg, ctx)
     except StudioError as exc:
-        problems.append(exc.message)
+        problems.append(plain(exc.message, ctx.lang))
     if not problems:
         return "✅ " + msg("no_problems", ctx.lang)
-    return "\n".join(f"- ❌ {p}" for p in problems)
+    return "\n".join(f"- ❌ {p}" for p in dict.fromkeys(problems))
 
 
 def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tuple[str, str]:
@@ -122,13 +151,13 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tupl
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
-        return "", "- ❌ " + exc.message
+        return "", "- ❌ " + plain(exc.message, ctx.lang)
     gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
     try:
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
-        return f"⚠️ {exc.message}", check_markdown(cfg, ctx)
-    return estimate_markdown(confined, gpu_mem, ctx.lang), check_markdown(cfg, ctx)
+        return f"⚠️ {plain(exc.message, ctx.lang)}", check_markdown(cfg, ctx)
+    return estimate_markdown(confined, gpu_mem, ctx.lang, hardware(ctx).ram_gb), check_markdown(cfg, ctx)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
@@ -167,33 +196,53 @@ def command_line(ctx: AppContext, values: list[Any]) -> str:
 
 
 def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
-    """Components of the Settings tab; ``form`` maps field name -> component."""
+    """Components of the Settings tab; ``form`` maps field name -> component.
+
+    The short form (model, task, training data, time budget) comes first and fills the full form,
+    which waits under "Advanced"; the panels on the right check whatever the full form holds.
+    """
     lang = ctx.lang
-    gr.Markdown(T("set.demo"))
-    preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"), info=T("set.preset_info"),
-                         elem_id="preset")
+    hw = hardware(ctx)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            form = forms.build_form(T)
-            if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
-                form["trust_remote_code"].interactive = False
-                form["trust_remote_code"].info = T("set.remote_locked")
+            gr.Markdown(T("set.simple_intro"))
+            model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang), value=DEMO_MODEL,
+                                     allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
+                                     elem_id="simple-model")
+            with gr.Row():
+                task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
+                                elem_id="simple-task")
+                budget = gr.Radio([(T(f"budget.{b}"), b) for b in BUDGETS], value="balanced",
+                                  label=T("set.budget"), info=T("set.budget_info"), elem_id="simple-budget")
+            data_pick = gr.Dropdown(choices=dataset_choices(ctx, lang), value=None, label=T("set.data"),
+                                    info=T("set.data_info"), elem_id="simple-data")
+            why = gr.Markdown(elem_id="why")
+            with gr.Accordion(T("set.advanced"), open=False, elem_id="advanced"):
+                gr.Markdown(T("set.demo"))
+                preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
+                                     info=T("set.preset_info"), elem_id="preset")
+                form = forms.build_form(T)
+                if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
+                    form["trust_remote_code"].interactive = False
+                    form["trust_remote_code"].info = T("set.remote_locked")
+                with gr.Row():
+                    save_btn = gr.Button(T("set.save"))
+                    show_btn = gr.Button(T("set.show_cmd"))
+                yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath",
+                                  elem_id="yaml-in")
+                yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
+                command = gr.Code(label=T("set.command"), language="shell", interactive=False)
         with gr.Column(scale=2):
-            gpu_mem = gr.Number(value=24, minimum=0, label=T("set.gpu_mem"), elem_id="gpu-mem")
+            gr.Markdown(T("set.check_title"))
+            check = gr.Markdown(elem_id="check")
             gr.Markdown(T("set.fit_title"))
             fit = gr.Markdown(elem_id="fit")
             with gr.Row(equal_height=True):
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
-            gr.Markdown(T("set.check_title"))
-            check = gr.Markdown(elem_id="check")
-            with gr.Row():
-                save_btn = gr.Button(T("set.save"))
-                show_btn = gr.Button(T("set.show_cmd"))
-            yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath", elem_id="yaml-in")
-            yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
-            command = gr.Code(label=T("set.command"), language="shell", interactive=False)
+            gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
+                                elem_id="gpu-mem")
     comps = list(form.values())
 
     def refresh(*args: Any) -> tuple[str, str]:
@@ -201,6 +250,41 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     gr.on([c.change for c in comps] + [gpu_mem.change], refresh, comps + [gpu_mem], [fit, check],
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
+    short = [model_pick, task, budget, data_pick]
+
+    def remember(task_v: str, budget_v: str, *values: Any) -> None:
+        save_state(ctx, list(values), {"task": task_v, "budget": budget_v})
+
+    # every change of the form is kept for this workspace (a reload or another browser restores it)
+    gr.on([c.change for c in comps] + [task.change, budget.change], remember, [task, budget] + comps, None,
+          api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+
+    @ui_errors
+    def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *values: Any) -> list[Any]:
+        new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values))
+        return new_values + [why_md]
+
+    for comp in (model_pick, task, budget):
+        comp.input(on_short, short + comps, comps + [why], api_visibility="private")
+    data_pick.input(on_short, short + comps, comps + [why], api_visibility="private")
+
+    def pick_dataset(path: str | None) -> tuple[Any, Any]:
+        """A dataset just converted on the Data tab: list it, choose it, take its task, derive again."""
+        if not path:
+            return gr.skip(), gr.skip()
+        info = dataset_info(ctx, path)
+        choices = dataset_choices(ctx, lang)
+        return gr.update(choices=choices, value=info["path"] if info else path), (info or {}).get("task") or gr.skip()
+
+    def on_load() -> list[Any]:
+        values, choices, why_md = restore(ctx)
+        cfg = dict(zip(forms.FIELD_NAMES, values))
+        info = dataset_info(ctx, cfg.get("dataset"))
+        data_value = info["path"] if info else None
+        model_v = cfg.get("model_name_or_path") or DEMO_MODEL
+        return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v),
+                                   value=model_v), choices["task"], choices["budget"],
+                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md]
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -247,13 +331,20 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
     fit.change(refresh_suggestions, comps + [gpu_mem], suggest, api_visibility="private", show_progress="hidden")
     apply_btn.click(apply, comps + [gpu_mem, suggest], comps + [fit, check, suggest], api_name="apply_suggestion")
-    preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset")
-    yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml")
+    def from_file(name: str | None) -> Any:  # the reasons above no longer describe the form
+        return msg("why.from_file", lang, name=Path(str(name)).name) if name else gr.skip()
+
+    preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset").success(
+        from_file, preset, why, api_visibility="private")
+    yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml").success(
+        from_file, yaml_in, why, api_visibility="private")
     save_btn.click(save, comps, yaml_out, api_name="save_settings")
     show_btn.click(show, comps, command, api_name="show_command")
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
-            "command": command, "suggest": suggest, "apply": apply_btn}
+            "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
+            "on_load": on_load, "load_outputs": comps + short + [why], "pick_dataset": pick_dataset,
+            "on_short": on_short, "data_pick": data_pick, "task": task}
 
 
 __all__ = ["apply_suggestion", "build_settings_tab", "check_markdown", "command_line", "estimate_markdown",

@@ -5,6 +5,7 @@ second browser shows the same run; closing the tab does not stop it.
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,15 @@ import gradio as gr
 
 from ..plotting import loss_figure
 from . import forms
+from .auto_eval import accuracy_line
 from .common import fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
 from ..workspace import confine
 from .paths import resolve_run_paths
+from .simple import plain
+from . import run_queue
+from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
 
@@ -66,11 +71,25 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
 _STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
 
 
-def make_plot(events: list[dict[str, Any]], title: str) -> Any:
+def plot_words(lang: str) -> dict[str, str]:
+    return {k: msg(f"plot.{k}", lang) for k in ("loss", "smoothed", "eval", "step", "waiting")}
+
+
+def make_plot(events: list[dict[str, Any]], title: str, lang: str = "en") -> Any:
     import matplotlib.pyplot as plt
-    fig = loss_figure(events, title=title)
+    fig = loss_figure(events, title=title, labels=plot_words(lang))
     plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
     return fig
+
+
+# Lines for developers, not for the person watching the run; the run folder's stdout.log keeps them all.
+_NOISE = re.compile(r"^\s*\{.*\}\s*$|.*(\[(WARNING|INFO|DEBUG)\]|real_accelerator|missing keys|UserWarning|"
+                    r"FutureWarning|DeprecationWarning|warnings\.warn|Setting accelerator)")
+
+
+def page_log(text: str) -> str:
+    """The log tail as a person needs it: library warnings and raw status lines left to the log file."""
+    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln))
 
 
 def runs_rows(ctx: AppContext) -> list[list[Any]]:
@@ -88,6 +107,7 @@ def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
 def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     """Timer tick: the status always, the plot and run list only when something changed."""
     seen = dict(seen or {})
+    run_queue.start_next(ctx, lambda c: resolve_run_paths(c, ctx))
     snap = ctx.runner.snapshot()
     key = [snap.get("run"), snap.get("events"), snap.get("state")]
     moved = snap.get("state") != seen.get("state") or snap.get("run") != seen.get("run")
@@ -96,7 +116,8 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     pick: Any = gr.skip()
     due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
     if snap.get("run") and key != seen.get("key") and (moved or due):
-        plot = make_plot(ctx.runner.events(), title=f"Loss: {Path(snap['run']).name}")
+        plot = make_plot(ctx.runner.events(), title=msg("plot.title", ctx.lang, name=Path(snap["run"]).name),
+                         lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
     if moved or "state" not in seen:
         runs = runs_rows(ctx)
@@ -105,8 +126,16 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
     seen.update(state=snap.get("state"), run=snap.get("run"))
     busy = bool(snap.get("busy"))
-    return (status_markdown(snap, ctx.lang), plot, snap.get("log_tail") or "", snap, runs, pick,
-            gr.update(interactive=not busy), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
+    status = status_markdown(snap, ctx.lang)
+    line = accuracy_line(ctx, snap)
+    if line:  # right under the state: the answer to "did it work?"
+        head, _, rest = status.partition("\n\n")
+        status = f"{head}\n\n{line}\n\n{rest}"
+    if run_queue.waiting(ctx):
+        status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
+    return (status, plot, page_log(snap.get("log_tail") or ""), snap, runs, pick,
+            # Start stays on while a run is going: it queues the next one
+            gr.update(interactive=True), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
 
 
 def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
@@ -115,12 +144,23 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     Raises:
         StudioError: invalid settings, a path outside the allowed roots, or a run already going.
     """
-    cfg = resolve_run_paths(forms.values_to_config(values), ctx)
+    try:
+        cfg = forms.values_to_config(values)
+    except StudioError as exc:
+        raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
+    problems = [plain(p, ctx.lang) for p in cfg.validate()]
+    if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()
+        raise StudioError("; ".join(problems), msg("fix_on_settings", ctx.lang), code="config")
+    resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    run = ctx.runner.start(cfg)
-    gr.Info(msg("started", ctx.lang, name=run.path.name))
-    return ctx.runner.snapshot()
+    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx))
+    snap = ctx.runner.snapshot()
+    if place:
+        gr.Info(msg("queued", ctx.lang, n=place))
+    else:
+        gr.Info(msg("started", ctx.lang, name=Path(snap["run"]).name))
+    return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +179,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         pick = gr.Dropdown(choices=[], label=T("train.pick"), elem_id="resume-pick")
         runs = gr.Dataframe(headers=headers("runs_headers", ctx.lang), interactive=False, wrap=True)
         refresh = gr.Button(T("train.refresh"), size="sm")
+    clear_queue = gr.Button(T("train.clear_queue"), size="sm", elem_id="clear-queue")
     seen = gr.State({})
     timer = gr.Timer(1.0)
     outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]
@@ -174,5 +215,10 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     abort.click(on_abort, None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
     resume.click(on_resume, pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
     refresh.click(now, None, outputs, api_visibility="private")
+
+    def on_clear() -> None:
+        gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
+
+    clear_queue.click(on_clear, None, None, api_name="clear_queue").then(now, None, outputs, api_visibility="private")
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
             "timer": timer, "outputs": outputs, "tick": tick}

@@ -1,0 +1,297 @@
+"""Settings derived from the model, the data and the machine: what a newcomer gets without a preset.
+
+Someone who has never trained a model cannot be expected to know that a random-init demo model
+needs full fine-tuning, that a run without held-out rows cannot be evaluated, or which learning
+rate suits LoRA. ``suggest_settings`` answers those from facts (model size and kind, row count,
+task, card memory or host RAM, a time budget) and says why for every choice, so the page and the
+CLI can show the reasoning. ``learning_problems`` names choices that will not learn, before Start.
+
+Pure functions (no torch, no files read beyond the architecture cards), so both tops may call them
+and tests can check every branch.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .config import DEMO_MODEL, RunConfig
+from .errors import StudioError
+
+Budget = Literal["quick", "balanced", "best"]
+BUDGETS: tuple[str, ...] = ("quick", "balanced", "best")
+GB = 1024 ** 3
+
+# tiny-demo: the values that made the random-init model learn on the sample reviews (measured, see
+# docs/BENCHMARKS.md section 5 and presets/recipes/tiny-demo-cpu.yaml).
+DEMO_EPOCHS = {"quick": 5, "balanced": 10, "best": 20}
+DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_size=16, gradient_accumulation_steps=1,
+            weight_decay=1.0, warmup_ratio=0.05, lr_scheduler_type="cosine", template="studio",
+            quantization_bit=None, deepspeed="none", layerwise_offload=False, gradient_checkpointing=False,
+            max_steps=-1, max_samples=None)
+# pretrained models: LoRA with the usual starting points (LLaMA-Factory / QLoRA paper defaults)
+LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
+LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
+CUTOFF = {"sentiment": 256, "instruction": 1024, "chat": 2048}
+CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch
+EFFECTIVE_BATCH = 16          # updates average this many rows (batch x accumulation)
+VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
+TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
+LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
+             "llama3": "en (+7 more)", "llama-3": "en (+7 more)", "llama2": "en", "llama-2": "en", "mistral": "en",
+             "gemma": "en", "phi": "en"}
+# training speed used for the time estimate: effective FLOP/s of dense training (6 x params x tokens)
+CPU_FLOPS = 2e10              # 2 cores, fp32, measured order of magnitude (tiny-demo ~13 s for 4300 rows x 10)
+GPU_FLOPS = 4e13              # ~40% of a 100-TFLOP card in bf16
+OVERHEAD_S = 15               # process start, model build, first checkpoint
+
+
+@dataclass
+class Hardware:
+    """What training can use on this machine; ``gpu_gb`` None means training runs on the CPU."""
+
+    gpu_gb: float | None = None
+    ram_gb: float | None = None
+    disk_gb: float | None = None
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.gpu_gb else "cpu"
+
+
+@dataclass
+class Reason:
+    """Why one setting was chosen (or why a choice will not work): ``code`` keys a translation."""
+
+    field: str
+    code: str
+    text: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def detect_hardware(workspace: str | Path = ".") -> Hardware:
+    """Card memory (nvidia-smi, no torch import), host RAM and free disk under ``workspace``."""
+    from .memory.estimator import detect_gpu_mem_gb, host_ram_gb
+    try:
+        disk = shutil.disk_usage(Path(workspace) if Path(workspace).exists() else ".").free / GB
+    except OSError:
+        disk = None
+    forced = os.environ.get("STUDIO_GPU_GB")  # lets tests and a CPU box pretend to have a card
+    gpu = float(forced) if forced else detect_gpu_mem_gb()
+    return Hardware(gpu_gb=gpu or None, ram_gb=host_ram_gb(), disk_gb=disk)
+
+
+def _family(model: str) -> str:
+    low = model.lower().replace("_", "-")
+    for key in ("tiny-demo", "qwen", "llama-3", "llama3", "llama-2", "llama2", "mistral", "gemma", "phi"):
+        if key in low:
+            return key
+    return ""
+
+
+def model_facts(model: str) -> dict[str, Any]:
+    """Size and languages of a model the estimator has a card for; {} when it has none."""
+    from . import zoo
+    from .memory.cards import load_card
+    if zoo.is_builtin(model) and model != DEMO_MODEL:   # real models shipped in packages: measured facts
+        m = zoo.get(model)
+        scale = {"K": 1e3, "M": 1e6, "B": 1e9}
+        number = m.params.strip("~")
+        params = int(float(number[:-1]) * scale.get(number[-1].upper(), 1))
+        low, _, high = m.sec_per_step.partition("-")
+        return {"params": params, "languages": m.languages, "hub_id": model,
+                "sec_per_step": (float(low) + float(high or low)) / 2}
+    try:
+        card = load_card(model)
+    except StudioError:
+        return {}
+    return {"params": card.n_params, "languages": LANGUAGES.get(_family(model), "see the model card"),
+            "hub_id": card.hub_id or model}
+
+
+def estimate_seconds(n_params: int, n_rows: int, tokens_per_row: int, epochs: float, hw: Hardware,
+                     trainable_share: float = 1.0) -> float:
+    """Rough wall time of a run: 6 x params x tokens FLOPs (4x with frozen weights) at this machine's speed."""
+    per_token = (2 + 4 * trainable_share) * n_params
+    speed = GPU_FLOPS if hw.device == "cuda" else CPU_FLOPS
+    return OVERHEAD_S + per_token * n_rows * tokens_per_row * epochs / speed
+
+
+def _val(n_rows: int | None) -> tuple[float, Reason]:
+    if n_rows is None:
+        return VAL_SHARE, Reason("val_size", "val_share", "10% of the rows are held back to check the model on rows "
+                                 "it never saw (Evaluate uses them)", {"pct": 10})
+    if n_rows < VAL_MIN_DATA:
+        return 0.0, Reason("val_size", "val_none", f"only {n_rows} rows: all are used for training, none held back "
+                           "(Evaluate will need a labelled file)", {"n": n_rows})
+    if n_rows * VAL_SHARE > VAL_MAX_ROWS:
+        return float(VAL_MAX_ROWS), Reason("val_size", "val_rows", f"{VAL_MAX_ROWS} rows are held back to check the "
+                                           "model on rows it never saw", {"n": VAL_MAX_ROWS})
+    held = max(1, round(n_rows * VAL_SHARE))
+    return VAL_SHARE, Reason("val_size", "val_share", f"10% of the rows ({held}) are held back to check the model on "
+                             "rows it never saw (Evaluate uses them)", {"pct": 10, "n": held})
+
+
+def _steps(train_rows: int, batch: int, accum: int, epochs: float) -> int:
+    return max(1, math.ceil(train_rows / (batch * accum)) * math.ceil(epochs))
+
+
+def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardware,
+                     budget: str = "balanced") -> tuple[dict[str, Any], list[Reason]]:
+    """Settings for ``model`` on ``n_rows`` rows of ``task`` on ``hardware`` -> (RunConfig changes, reasons).
+
+    Raises:
+        StudioError: an unknown budget.
+    """
+    if budget not in BUDGETS:
+        raise StudioError(f"Time budget '{budget}' is not known", f"use one of: {', '.join(BUDGETS)}",
+                          code="budget")
+    model = (model or DEMO_MODEL).strip()
+    val, val_reason = _val(n_rows)
+    changes: dict[str, Any] = {"model_name_or_path": model, "val_size": val}
+    reasons: list[Reason] = []
+    train_rows = n_rows if n_rows is not None else 400
+    train_rows = max(1, train_rows - (int(val) if val >= 1 else round(train_rows * val)))
+    if model == DEMO_MODEL:
+        changes.update(DEMO, num_train_epochs=float(DEMO_EPOCHS[budget]), cutoff_len=min(CUTOFF.get(task, 256), 256))
+        reasons += [
+            Reason("finetuning_type", "demo_full", "full fine-tuning: tiny-demo starts from random weights, so every "
+                   "weight must learn (LoRA or freeze would train too little of it)"),
+            Reason("learning_rate", "demo_lr", "learning rate 0.002: a small model trained from scratch needs a high "
+                   "rate", {"lr": 0.002}),
+            Reason("num_train_epochs", "epochs", f"{DEMO_EPOCHS[budget]} passes over the data ({budget} budget)",
+                   {"n": DEMO_EPOCHS[budget], "budget": budget}),
+            Reason("weight_decay", "demo_decay", "strong weight decay (1.0): a few hundred rows are easy to memorise; "
+                   "decay makes the model generalise"),
+        ]
+        batch, accum = 16, 1
+    else:
+        changes.update(_lora_plan(model, task, hardware, budget, reasons))
+        batch, accum = changes["per_device_train_batch_size"], changes["gradient_accumulation_steps"]
+    reasons.append(val_reason)
+    total = _steps(train_rows, batch, accum, changes["num_train_epochs"])
+    changes["logging_steps"] = max(1, total // 40)
+    changes["eval_steps"] = None
+    changes["save_steps"] = max(50, total // 4)
+    reasons.append(Reason("logging_steps", "logging", f"about {total} steps; the loss is logged every "
+                          f"{changes['logging_steps']} so the curve has ~40 points",
+                          {"steps": total, "every": changes["logging_steps"]}))
+    return changes, reasons
+
+
+def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[Reason]) -> dict[str, Any]:
+    """LoRA (QLoRA when 16-bit weights do not fit the card) with the largest batch that fits."""
+    cutoff = CUTOFF.get(task, 1024)
+    if hw.device == "cpu":
+        cutoff = min(cutoff, CPU_CUTOFF_CAP)
+    rank = LORA_RANK[budget]
+    plan: dict[str, Any] = dict(model_name_or_path=model, finetuning_type="lora", lora_rank=rank, lora_alpha=2 * rank, lora_target="all",
+                                lora_dropout=0.05, learning_rate=2e-4, num_train_epochs=float(LORA_EPOCHS[budget]),
+                                lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0, cutoff_len=cutoff,
+                                quantization_bit=None, deepspeed="none", layerwise_offload=False, max_steps=-1,
+                                template=_template(model), gradient_checkpointing=False,
+                                optim="adamw_torch")
+    reasons += [
+        Reason("finetuning_type", "lora", "LoRA: the pretrained weights stay frozen and small adapters learn the task; "
+               "it needs far less memory than full fine-tuning and rarely forgets what the model knew"),
+        Reason("learning_rate", "lora_lr", "learning rate 0.0002: the usual starting point for LoRA", {"lr": 2e-4}),
+        Reason("num_train_epochs", "epochs", f"{LORA_EPOCHS[budget]} passes over the data ({budget} budget)",
+               {"n": LORA_EPOCHS[budget], "budget": budget}),
+        Reason("cutoff_len", "cutoff", f"rows up to {cutoff} tokens are kept whole" +
+               (" (capped on the CPU to keep a run within hours)" if hw.device == "cpu" else ""), {"n": cutoff}),
+    ]
+    fitted = _fit_batch(RunConfig().replace(**plan), hw)
+    if fitted is None and hw.device == "cuda":
+        plan.update(quantization_bit=4, optim="paged_adamw_8bit")
+        reasons.append(Reason("quantization_bit", "qlora", "QLoRA (4-bit base weights): the 16-bit model does not "
+                              "fit this card's memory"))
+        fitted = _fit_batch(RunConfig().replace(**plan), hw)
+    if fitted is None:
+        batch, ckpt = 1, True
+        where = "the card" if hw.device == "cuda" else "this machine's memory"
+        reasons.append(Reason("per_device_train_batch_size", "no_fit", f"even batch 1 does not fit {where}: see the "
+                              "memory panel", {"where": where}))
+    else:
+        batch, ckpt = fitted
+        reasons.append(Reason("per_device_train_batch_size", "batch", f"{batch} rows per step fit the memory; updates "
+                              f"still average {EFFECTIVE_BATCH} rows", {"batch": batch, "rows": EFFECTIVE_BATCH}))
+    plan.update(per_device_train_batch_size=batch, gradient_accumulation_steps=max(1, EFFECTIVE_BATCH // batch),
+                gradient_checkpointing=ckpt)
+    if ckpt:
+        reasons.append(Reason("gradient_checkpointing", "ckpt", "gradient checkpointing on: it trades ~30% speed for "
+                              "much less memory"))
+    return plan
+
+
+def _template(model: str) -> str:
+    """The model's own chat template for the built-in real models (their recipes use it), else by family."""
+    from . import zoo
+    if zoo.is_builtin(model) and model != DEMO_MODEL:
+        return "auto"
+    return TEMPLATES.get(_family(model), "auto")
+
+
+def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
+    """(batch, gradient checkpointing) of the fastest plan that fits; None when none does (or no card info)."""
+    from .memory.estimator import estimate_for_config
+    for ckpt in (False, True):
+        for batch in (8, 4, 2, 1):
+            try:
+                est = fit_estimate(cfg.replace(per_device_train_batch_size=batch, gradient_checkpointing=ckpt), hw,
+                                   estimate_for_config)
+            except StudioError:
+                return 1, True   # no architecture card: the safest plan
+            if est.fits is not False and not est.tight:
+                return batch, ckpt
+    return None
+
+
+def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:
+    """The memory estimate for ``cfg`` against this machine: the card (with host RAM for offloaded states)
+    when there is one, else host RAM alone (training runs on the CPU).
+
+    Raises:
+        StudioError: no architecture card for the model.
+    """
+    if estimate_fn is None:
+        from .memory.estimator import estimate_for_config as estimate_fn
+    if hw.device == "cuda":
+        return estimate_fn(cfg, hw.gpu_gb, ram_gb=hw.ram_gb)
+    return estimate_fn(cfg, None, device="cpu", ram_gb=hw.ram_gb)
+
+
+def offload_disk_problem(cfg: RunConfig, est: Any, hw: Hardware) -> Reason | None:
+    """Offload plans write checkpoints of the whole model: refuse a plan whose checkpoint outgrows the free disk."""
+    if hw.disk_gb is None or est.card is None:
+        return None
+    full = cfg.finetuning_type == "full"
+    need = est.card.n_params * (12 if full else 2) / GB   # weights + Adam states for full, weights otherwise
+    if need > hw.disk_gb:
+        return Reason("output_dir", "disk", f"a checkpoint needs about {need:.0f} GB of disk, only {hw.disk_gb:.0f} GB "
+                      "are free", {"need": round(need), "free": round(hw.disk_gb)})
+    return None
+
+
+def learning_problems(cfg: RunConfig, n_rows: int | None = None) -> list[Reason]:
+    """Choices that will not give a model that learns or can be evaluated (shown before Start)."""
+    out: list[Reason] = []
+    if cfg.model_name_or_path.strip() == DEMO_MODEL and cfg.finetuning_type != "full":
+        out.append(Reason("finetuning_type", "partial_random", f"tiny-demo starts from random weights, so the method "
+                          f"'{cfg.finetuning_type}' trains too little of it to learn: choose the method 'full'",
+                          {"method": cfg.finetuning_type}))
+    if not cfg.val_size:
+        out.append(Reason("val_size", "no_val", "no rows are held back, so Evaluate cannot check this run on its own "
+                          "data: set a validation share such as 0.1"))
+    if n_rows is not None and cfg.val_size and n_rows > 0:
+        held = cfg.val_size if cfg.val_size >= 1 else n_rows * cfg.val_size
+        if held >= n_rows:
+            out.append(Reason("val_size", "val_all", "the validation share leaves no rows to train on: lower it",
+                              {"n": n_rows}))
+    return out
+
+
+__all__ = ["BUDGETS", "Hardware", "Reason", "detect_hardware", "estimate_seconds", "fit_estimate",
+           "learning_problems", "model_facts", "offload_disk_problem", "suggest_settings"]

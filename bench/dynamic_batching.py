@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
-                          review_rows, run_child, table, write_jsonl)
+                          review_rows, run_child, studio_row_lengths, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3}
@@ -59,17 +59,6 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
             **counts}
 
 
-def row_lengths(spec: dict[str, Any]) -> list[int]:
-    from studio.config import RunConfig
-    from studio.data.dataset import load_rows
-    from studio.engine.run import prepare_data
-    from studio.models import load_tokenizer
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
-                    seed=spec["seed"])
-    train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
-    return [len(f["input_ids"]) for f in train]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat on 96 rows (< 2 min on 2 cores)")
@@ -91,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         data = write_jsonl(root / "reviews.jsonl", rows)
         model_dir = build_model(root / "model", rows, DIMS)
         spec = {"model_dir": str(model_dir), "data": str(data), "epochs": size["epochs"], **TRAIN}
-        lengths = sorted(row_lengths(spec))
+        lengths = sorted(studio_row_lengths(spec))
         mean = statistics.mean(lengths)
         spec["budget"] = int(round(TRAIN["batch"] * mean))
         q = lambda p: lengths[min(len(lengths) - 1, int(p * len(lengths)))]  # noqa: E731

@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
-                          review_rows, run_child, table, write_jsonl)
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios,
+                          plain_pad_collate, print_machine, review_rows, run_child, table, write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -59,7 +59,6 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
     """What a user writes with transformers alone (no studio import)."""
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
 
     tok = AutoTokenizer.from_pretrained(spec["model_dir"])
@@ -77,19 +76,13 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
     train = [encode(r) for r in rows]
 
-    def collate(batch: list[dict[str, list[int]]]) -> dict[str, torch.Tensor]:
-        n = max(len(f["input_ids"]) for f in batch)
-        pad = lambda xs, v: [x + [v] * (n - len(x)) for x in xs]  # noqa: E731
-        return {"input_ids": torch.tensor(pad([f["input_ids"] for f in batch], tok.pad_token_id)),
-                "attention_mask": torch.tensor(pad([f["attention_mask"] for f in batch], 0)),
-                "labels": torch.tensor(pad([f["labels"] for f in batch], -100))}
 
     args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
                              learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
                              logging_steps=spec["logging_steps"], save_strategy="no", seed=spec["seed"],
                              report_to="none", use_cpu=True, disable_tqdm=True, remove_unused_columns=False,
                              **spec.get("plain_overrides", {}))
-    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)
+    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=plain_pad_collate(tok.pad_token_id))
     timer = TrainTimer()  # the bench's stopwatch, not part of the user's script
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]

@@ -33,8 +33,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
-                          review_rows, run_child, table, write_jsonl)
+from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios,
+                          plain_pad_collate, print_machine, review_rows, run_child, studio_row_lengths, table,
+                          write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3, "arms": ["studio", "plain", "studio-packed", "studio-full-logits"]}
@@ -97,25 +98,18 @@ def studio_arm(spec: dict[str, Any], packed: bool = False, selective: bool = Tru
 
 def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
     """What a user writes with transformers alone: Trainer + group_by_length + a padding collator."""
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
     tok = AutoTokenizer.from_pretrained(spec["model_dir"])
     model = AutoModelForCausalLM.from_pretrained(spec["model_dir"])
     train = [encode_plain(tok, r, spec["cutoff_len"]) for r in _rows(spec["data"])]
 
-    def collate(batch: list[dict[str, list[int]]]) -> dict[str, torch.Tensor]:
-        n = max(len(f["input_ids"]) for f in batch)
-        pad = lambda xs, v: [x + [v] * (n - len(x)) for x in xs]  # noqa: E731
-        return {"input_ids": torch.tensor(pad([f["input_ids"] for f in batch], tok.pad_token_id)),
-                "attention_mask": torch.tensor(pad([f["attention_mask"] for f in batch], 0)),
-                "labels": torch.tensor(pad([f["labels"] for f in batch], -100))}
 
     args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
                              learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
                              logging_steps=spec["logging_steps"], save_strategy="no", seed=spec["seed"],
                              report_to="none", use_cpu=True, disable_tqdm=True, remove_unused_columns=False,
                              train_sampling_strategy="group_by_length")
-    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)
+    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=plain_pad_collate(tok.pad_token_id))
     timer = TrainTimer()
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
@@ -125,17 +119,6 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ parent
-def studio_tokens(spec: dict[str, Any]) -> list[int]:
-    from studio.config import RunConfig
-    from studio.data.dataset import load_rows
-    from studio.engine.run import prepare_data
-    from studio.models import load_tokenizer
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
-                    seed=spec["seed"], template="studio")
-    train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))
-    return [len(f["input_ids"]) for f in train]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat of studio vs plain on 128 rows")
@@ -161,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = build_model(root / "model", rows, DIMS)
         spec = {"model_dir": str(model_dir), "data": str(data), "heldout": str(heldout), "epochs": size["epochs"],
                 **TRAIN}
-        lengths = sorted(studio_tokens(spec))
+        lengths = sorted(studio_row_lengths(spec))
         mean = statistics.mean(lengths)
         tokens = size["epochs"] * sum(lengths)
         spec["budget"] = int(round(TRAIN["batch"] * mean))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 
 from .errors import ConfigError, StudioError
+from .data.lf_keys import LR_SCHEDULERS, OPTIMIZERS, translate_llamafactory
 
 DEMO_MODEL = "tiny-demo"
 DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
@@ -37,17 +39,28 @@ class RunConfig:
 
     # --- model ---
     model_name_or_path: str = _f(DEMO_MODEL, "Base model: 'tiny-demo' (built-in, random init, learns on a CPU), "
-                                             "a local folder, or a hub id", "model")
+                                             "the built-in real models 'smollm2-135m-instruct' (135M, English chat, "
+                                             "Apache-2.0, ~7 s per LoRA step of batch 8 on one CPU core) and "
+                                             "'gemma3-270m' (268M, Chinese + English, Gemma Terms of Use: "
+                                             "https://ai.google.dev/gemma/terms, ~6.5 s per step), "
+                                             "a .gguf file, a local folder, or a hub id", "model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---
+    stage: Literal["sft"] = _f("sft", "Training stage (LLaMA-Factory's key): sft = supervised fine-tuning, the only "
+                                      "one supported here", "method")
     finetuning_type: Literal["full", "freeze", "lora"] = _f(
         "lora", "full: train every weight; freeze: train only the last layers; lora: small adapters", "method")
     freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method")
     lora_rank: int = _f(8, "LoRA rank (adapter size); 8-64 is typical", "method")
-    lora_alpha: int = _f(16, "LoRA scaling; usually 2x the rank", "method")
+    lora_alpha: int | None = _f(None, "LoRA scaling; empty = 2x the rank (as LLaMA-Factory)", "method")
     lora_dropout: float = _f(0.0, "Dropout inside LoRA adapters", "method")
     lora_target: str = _f("all", "Modules that get adapters: 'all' (every linear layer) or a comma list "
                                  "such as q_proj,v_proj", "method")
+    use_rslora: bool = _f(False, "rsLoRA: scale adapters by alpha/sqrt(rank) instead of alpha/rank", "method")
+    use_dora: bool = _f(False, "DoRA: weight-decomposed LoRA (adds a magnitude vector per layer)", "method")
+    pissa_init: bool = _f(False, "PiSSA: start adapters from the weights' principal components", "method")
+    loraplus_lr_ratio: float | None = _f(None, "LoRA+: learning rate of the B matrices = this x learning_rate "
+                                               "(16 is typical; empty = off)", "method")
     quantization_bit: int | None = _f(None, "Load the base model in 4 or 8 bits (QLoRA); needs lora", "method",
                                       choices=[None, 4, 8])
     quantization_type: Literal["nf4", "fp4"] = _f("nf4", "4-bit data type", "method")
@@ -56,8 +69,9 @@ class RunConfig:
     dataset: str = _f("", "Training data: a .jsonl/.json file in alpaca format, or a name in dataset_info.json",
                       "data")
     dataset_dir: str = _f("data", "Folder holding dataset_info.json (LLaMA-Factory layout)", "data")
-    template: str = _f("default", "Prompt template: default (alpaca), llama3, qwen, chatml, or 'auto' to use "
-                                  "the tokenizer's chat template", "data")
+    template: str = _f("auto", "Prompt template: 'auto' uses the tokenizer's chat template (else the studio's "
+                               "'### Instruction' format); LLaMA-Factory names render as there: default, alpaca, "
+                               "llama3, qwen, chatml, gemma; 'studio' is the studio's own format", "data")
     cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data")
     train_on_prompt: bool = _f(False, "Also compute loss on the prompt (default: only on the answer)", "data")
     val_size: float = _f(0.0, "Fraction (0-1) or count (>=1) of rows kept for validation", "data")
@@ -68,8 +82,8 @@ class RunConfig:
     learning_rate: float = _f(2e-4, "Peak learning rate", "train")
     num_train_epochs: float = _f(3.0, "Passes over the training data", "train")
     max_steps: int = _f(-1, "Stop after this many updates (-1: use epochs)", "train")
-    lr_scheduler_type: Literal["linear", "cosine", "constant", "constant_with_warmup"] = _f(
-        "cosine", "How the learning rate changes over the run", "train")
+    lr_scheduler_type: str = _f("cosine", "How the learning rate changes over the run (any transformers "
+                                          "scheduler: " + ", ".join(LR_SCHEDULERS) + ")", "train")
     warmup_ratio: float = _f(0.0, "Fraction of steps spent warming up the learning rate", "train")
     weight_decay: float = _f(0.0, "Weight decay", "train")
     max_grad_norm: float = _f(1.0, "Gradient clipping norm", "train")
@@ -77,6 +91,14 @@ class RunConfig:
     save_steps: int = _f(100, "Save a checkpoint every N updates", "train")
     save_total_limit: int = _f(2, "Keep at most this many checkpoints", "train")
     eval_steps: int | None = _f(None, "Evaluate every N updates (default: with logging)", "train")
+    per_device_eval_batch_size: int | None = _f(None, "Examples per evaluation step (default: the training batch "
+                                                      "size)", "train")
+    neftune_noise_alpha: float | None = _f(None, "NEFTune: noise added to embeddings while training (5 is typical; "
+                                                 "empty = off)", "train")
+    report_to: str = _f("none", "Where Trainer also logs: none, tensorboard, wandb, mlflow, ... (comma list)",
+                        "train")
+    resume_from_checkpoint: str | None = _f(None, "Continue from this checkpoint folder ('last' = the newest in "
+                                                  "the run folder)", "train")
     seed: int = _f(42, "Random seed", "train")
     output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train")
     plot_loss: bool = _f(True, "Write loss.png at the end", "train")
@@ -85,10 +107,12 @@ class RunConfig:
     fp16: bool = _f(False, "Train in float16 with loss scaling", "memory")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = _f(
         "auto", "auto: bf16 where the card supports it, else fp16 on GPU, fp32 on CPU", "memory")
-    gradient_checkpointing: bool = _f(False, "Recompute activations in backward: less memory, ~30% slower",
-                                      "memory")
-    optim: Literal["adamw_torch", "adamw_8bit", "sgd", "adafactor", "paged_adamw_8bit"] = _f(
-        "adamw_torch", "Optimizer; adamw_8bit stores its states in 8 bits (bitsandbytes)", "memory")
+    gradient_checkpointing: bool = _f(True, "Recompute activations in backward: less memory, ~30% slower "
+                                            "(on by default, as in LLaMA-Factory)", "memory")
+    optim: str = _f("adamw_torch", "Optimizer (any transformers name); adamw_8bit stores its states in 8 bits "
+                                   "(bitsandbytes)", "memory")
+    pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
+                                "precision); small learning rates may then change nothing", "memory")
     deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload, z3-nvme or a JSON "
                                      "path", "memory")
     offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
@@ -112,16 +136,20 @@ class RunConfig:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, source: str = "config") -> "RunConfig":
+    def from_dict(cls, data: dict[str, Any], *, source: str = "config",
+                  base_dir: str | Path | None = None) -> "RunConfig":
         """Build from a plain dict; unknown keys fail with 'did you mean'.
+
+        LLaMA-Factory's keys are translated first (studio/lf_keys.py): honoured, accepted with a notice
+        (kept in ``cfg.notices``; the run log repeats them), or refused with the reason.
 
         Raises:
             ConfigError: listing every unknown key and every value of the wrong type.
         """
-        problems: list[str] = []
+        data, notices, problems = translate_llamafactory(dict(data or {}), base_dir=base_dir)
         known = {f.name: f for f in fields(cls)}
         kwargs: dict[str, Any] = {}
-        for key, value in (data or {}).items():
+        for key, value in data.items():
             if key not in known:
                 hint = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
                 problems.append(f"unknown key '{key}' in {source}" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
@@ -132,7 +160,9 @@ class RunConfig:
                 problems.append(f"{key}: {exc}")
         if problems:
             raise ConfigError(problems)
-        return cls(**kwargs)
+        cfg = cls(**kwargs)
+        cfg.notices = notices
+        return cfg
 
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] | None = None) -> "RunConfig":
@@ -144,7 +174,7 @@ class RunConfig:
         """
         data = load_yaml_dict(path)
         data.update(parse_overrides(overrides or []))
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(data, source=str(path), base_dir=Path(path).parent)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -159,7 +189,21 @@ class RunConfig:
     def replace(self, **changes: Any) -> "RunConfig":
         merged = self.to_dict()
         merged.update(changes)
-        return RunConfig.from_dict(merged)
+        cfg = RunConfig.from_dict(merged)
+        cfg.notices = list(getattr(self, "notices", [])) + [n for n in cfg.notices if n not in
+                                                              getattr(self, "notices", [])]
+        return cfg
+
+    @property
+    def effective_lora_alpha(self) -> int:
+        """lora_alpha, or 2 x lora_rank when it is not set (LLaMA-Factory's rule)."""
+        return self.lora_alpha if self.lora_alpha is not None else 2 * self.lora_rank
+
+    def lora_kwargs(self) -> dict[str, Any]:
+        """peft.LoraConfig arguments named by LLaMA-Factory's keys (rsLoRA, DoRA, PiSSA init)."""
+        return {"r": self.lora_rank, "lora_alpha": self.effective_lora_alpha, "lora_dropout": self.lora_dropout,
+                "use_rslora": self.use_rslora, "use_dora": self.use_dora,
+                "init_lora_weights": "pissa" if self.pissa_init else True}
 
     @property
     def method(self) -> str:
@@ -171,7 +215,9 @@ class RunConfig:
     def resolved_precision(self, device_type: str | None = None, bf16_ok: bool | None = None) -> str:
         """fp32 / bf16 / fp16 after 'auto' and the legacy bf16/fp16 flags are applied."""
         if self.bf16:
-            return "bf16"
+            # LLaMA-Factory refuses bf16 without a bf16 card; here the file still runs, in fp32, and the run
+            # log says so (studio/engine/run.py)
+            return "fp32" if device_type == "cpu" else "bf16"
         if self.fp16:
             return "fp16"
         if self.precision != "auto":
@@ -193,10 +239,33 @@ class RunConfig:
         if not self.dataset.strip():
             p.append("dataset is empty: give a .jsonl file made by 'python -m studio convert' or a dataset name")
         positive = ["per_device_train_batch_size", "gradient_accumulation_steps", "cutoff_len", "logging_steps",
-                    "save_steps", "lora_rank", "lora_alpha", "nproc", "save_total_limit"]
+                    "save_steps", "lora_rank", "nproc", "save_total_limit"]
         for name in positive:
             if getattr(self, name) < 1:
                 p.append(f"{name} must be at least 1 (got {getattr(self, name)})")
+        if self.lora_alpha is not None and self.lora_alpha < 1:
+            p.append(f"lora_alpha must be at least 1 (got {self.lora_alpha}); leave it empty for 2x the rank")
+        from .data.templates import TEMPLATE_NAMES
+        if self.template.lower() not in TEMPLATE_NAMES:
+            p.append(f"template '{self.template}' is not known here: use one of {', '.join(TEMPLATE_NAMES)} "
+                     "(LLaMA-Factory's names render as there)")
+        if self.lr_scheduler_type not in LR_SCHEDULERS:
+            close = difflib.get_close_matches(self.lr_scheduler_type, LR_SCHEDULERS, n=1)
+            p.append(f"lr_scheduler_type '{self.lr_scheduler_type}' is not a transformers scheduler"
+                     + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(LR_SCHEDULERS)}"))
+        if self.optim not in OPTIMIZERS:
+            close = difflib.get_close_matches(self.optim, OPTIMIZERS, n=1)
+            p.append(f"optim '{self.optim}' is not a transformers optimizer"
+                     + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(OPTIMIZERS)}"))
+        if (self.use_dora or self.pissa_init or self.use_rslora or self.loraplus_lr_ratio) and \
+                self.finetuning_type != "lora":
+            p.append("use_dora / use_rslora / pissa_init / loraplus_lr_ratio need finetuning_type: lora")
+        if self.loraplus_lr_ratio is not None and self.loraplus_lr_ratio <= 0:
+            p.append("loraplus_lr_ratio must be above 0 (16 is typical) or empty")
+        if self.loraplus_lr_ratio and self.deepspeed and self.deepspeed != "none":
+            p.append("loraplus_lr_ratio cannot be combined with DeepSpeed (it builds its own optimizer): turn one off")
+        if self.neftune_noise_alpha is not None and self.neftune_noise_alpha <= 0:
+            p.append("neftune_noise_alpha must be above 0 (5 is typical) or empty")
         if not (0 < self.learning_rate < 1):
             p.append(f"learning_rate must be between 0 and 1 (got {self.learning_rate}); 1e-5..5e-4 is typical")
         if self.max_steps == 0 or self.max_steps < -1:
@@ -213,6 +282,11 @@ class RunConfig:
             p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
         if self.quantization_bit and self.deepspeed and "z3" in str(self.deepspeed):
             p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
+        if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
+            p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
+        if self.pure_bf16 and self.deepspeed and self.deepspeed != "none":
+            p.append("pure_bf16 cannot be combined with deepspeed (DeepSpeed keeps its own fp32 master weights): "
+                     "turn pure_bf16 off")
         if self.bf16 and self.fp16:
             p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
         if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):
@@ -229,10 +303,30 @@ class RunConfig:
             p.append(f"ddp_timeout must be at least 10 seconds (got {self.ddp_timeout})")
         if self.nproc > 1 and not self.deepspeed:
             p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
-        if self.optim in ("adamw_8bit", "paged_adamw_8bit") and self.deepspeed and self.deepspeed != "none":
+        if "8bit" in self.optim and self.deepspeed and self.deepspeed != "none":
             p.append("optim adamw_8bit cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
         if self.finetuning_type == "freeze" and self.freeze_trainable_layers < 1:
             p.append("freeze_trainable_layers must be at least 1")
+        p += self._validate_ranges()
+        return p
+
+    def _validate_ranges(self) -> list[str]:
+        """Values that pass the type check but break a library far from here (issue 14 findings 8, 9)."""
+        p: list[str] = []
+        for f in fields(self):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                p.append(f"{f.name} must be a finite number (got {value})")
+        if not 0 <= self.seed <= 2 ** 32 - 1:
+            p.append(f"seed must be between 0 and {2 ** 32 - 1} (got {self.seed})")
+        if isinstance(self.lora_dropout, float) and not 0 <= self.lora_dropout < 1:
+            p.append(f"lora_dropout must be in [0, 1) (got {self.lora_dropout})")
+        if self.max_samples is not None and self.max_samples < 0:
+            p.append(f"max_samples must be at least 1, or empty for all rows (got {self.max_samples})")
+        for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template"):
+            value = getattr(self, name)
+            if value and any(ord(c) < 32 for c in str(value)):
+                p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")
         return p
 
     def check(self) -> "RunConfig":
@@ -285,17 +379,64 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a whole number, got '{value}'") from None
-        if number != int(number):
+        if not math.isfinite(number) or number != int(number):
             raise ValueError(f"expected a whole number, got '{value}'")
         return int(number)
     if base is float:
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected a number, got '{value}'") from None
+        if not math.isfinite(number):  # YAML's .inf/.nan: Trainer overflows or silently trains 0 steps
+            raise ValueError(f"expected a finite number, got '{value}'")
+        return number
     if base is str:
         return str(value)
     return value
+
+
+MAX_YAML_BYTES = 256 * 1024  # a run config is a few KB; presets are under 2 KB
+MAX_YAML_ALIASES = 16        # real configs use none; a few '*ref's are fine, a billion-laughs tree is not
+
+
+class _CappedLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses more than MAX_YAML_ALIASES alias references.
+
+    Why: safe_load shares aliased nodes, so a 400-byte file loads instantly, but anything that walks
+    the result (str(), the form, the estimate) expands it to hundreds of MB.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases = getattr(self, "_aliases", 0) + 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise _AliasBomb()
+        return super().compose_node(parent, index)
+
+
+class _AliasBomb(yaml.YAMLError):
+    pass
+
+
+def _alias_error(where: str) -> StudioError:
+    return StudioError(f"{where} uses more than {MAX_YAML_ALIASES} YAML aliases ('*name' references)",
+                       "write the values out instead of referring to anchors ('&name')", code="yaml")
+
+
+def safe_yaml(text: str, where: str = "The YAML text") -> Any:
+    """yaml.safe_load with the alias cap.
+
+    Raises:
+        StudioError: too many aliases.
+        yaml.YAMLError: invalid YAML.
+    """
+    loader = _CappedLoader(text)
+    try:
+        return loader.get_single_data()
+    except _AliasBomb:
+        raise _alias_error(where) from None
+    finally:
+        loader.dispose()
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -312,7 +453,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             continue
         key, raw = pair.split("=", 1)
         try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key.strip()] = safe_yaml(raw, f"--set {key.strip()}") if raw.strip() else ""
         except yaml.YAMLError:
             out[key.strip()] = raw
     if bad:
@@ -329,8 +470,13 @@ def load_yaml_dict(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise StudioError(f"Config file '{p}' does not exist", "check the path, or start from presets/recipes/")
+    size = p.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise StudioError(f"Config file '{p}' is {size / 1024:.0f} KB, over the {MAX_YAML_BYTES // 1024} KB limit "
+                          "for a run config", "keep only 'key: value' settings in it (data goes in the dataset file)",
+                          code="yaml")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = safe_yaml(p.read_text(encoding="utf-8"), f"Config file '{p}'")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -365,3 +511,6 @@ def field_meta() -> list[dict[str, Any]]:
         out.append({"name": f.name, "kind": kind, "default": default, "help": f.metadata.get("help", ""),
                     "group": f.metadata.get("group", "train"), "choices": choices})
     return out
+
+
+RunConfig.notices = []  # type: ignore[attr-defined]  # not a field: from_dict sets one list per config

@@ -23,7 +23,7 @@ from typing import Any
 from .config import RunConfig
 from .errors import StudioError
 from .workspace import REPO_ROOT
-from .runs import RunDir, list_runs
+from .runs import DISK_FULL_FIX, RunDir, disk_full_reason, is_disk_full, list_runs
 
 log = logging.getLogger("studio.jobs")
 ROOT = REPO_ROOT
@@ -46,6 +46,14 @@ def _pid_alive(pid: int | None) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return True
+
+
+def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
+    if is_disk_full(exc):
+        return StudioError(disk_full_reason(exc, doing + f" in '{run.path.name}'"),
+                           "free some space, then press Start again", code="disk_full")
+    return StudioError(f"Cannot write the run folder '{run.path}' while {doing}",
+                       "check that the folder is writable", why=str(exc), code="run_write")
 
 
 def _signal_name(num: int) -> str:
@@ -86,6 +94,8 @@ class JobRunner:
         self._abort_at: float | None = None
         self._thread: threading.Thread | None = None
         self._events: dict[Path, list[dict[str, Any]]] = {}
+        # end states that could not be written (full disk): shown from memory, written when space returns
+        self._pending: dict[Path, dict[str, Any]] = {}
         self._reattach()
 
     # ------------------------------------------------------------ public API
@@ -113,8 +123,11 @@ class JobRunner:
             if run.log.exists() and not resume:  # a fresh run must not mix its events with an old one's
                 raise StudioError(f"The run folder '{run.path}' already holds a run",
                                   "choose another output_dir, or resume that run", code="run_exists")
-            run.ensure()
-            cfg.save(run.config)
+            try:
+                run.ensure()
+                cfg.save(run.config)
+            except OSError as exc:
+                raise _write_error(exc, run, "saving the run's config") from None
             return self._launch(run, resume)
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
@@ -143,9 +156,11 @@ class JobRunner:
         with self._lock:
             if self._run is None:
                 return False
-            self._run.stop_flag.touch()
             if self._abort_at is None:
                 self._abort_at = time.time()
+            if not self._ask_stop(self._run):
+                # no flag possible (full disk): the engine's SIGTERM handler still saves and stops
+                self._signal(self._pid, signal.SIGTERM)
             return True
 
     def wait(self, timeout: float | None = None) -> str:
@@ -156,7 +171,20 @@ class JobRunner:
                 raise TimeoutError("the training job is still running")
             time.sleep(0.1)
         run = self.current
-        return run.read_status().get("state", "unknown") if run else "idle"
+        return self.status(run).get("state", "unknown") if run else "idle"
+
+    def status(self, run: RunDir) -> dict[str, Any]:
+        """status.json, or the end state this runner could not write yet (and writes now if it can)."""
+        with self._lock:
+            pending = self._pending.get(run.path)
+        status = run.read_status()
+        if pending is None:
+            return status
+        if self._write_end(run, pending):
+            with self._lock:
+                self._pending.pop(run.path, None)
+            return run.read_status()
+        return {**status, **pending}
 
     def events(self, run: RunDir | None = None) -> list[dict[str, Any]]:
         """All events of a run, read incrementally (only new lines are parsed on each call)."""
@@ -179,8 +207,11 @@ class JobRunner:
             aborting = busy and self._abort_at is not None
         if run is None:
             return {"state": "idle", "busy": False, "run": None, "events": 0}
-        status = run.read_status()
-        events = self.events(run)
+        status = self.status(run)
+        try:
+            events = self.events(run)
+        except OSError:
+            events = []
         progress = [e for e in events if e.get("type") == "progress"]
         last = progress[-1] if progress else {}
         starts = [e for e in events if e.get("type") == "start"]
@@ -228,21 +259,28 @@ class JobRunner:
         return cmd + (["--resume", resume] if resume else [])
 
     def _launch(self, run: RunDir, resume: str | None) -> RunDir:
-        run.stop_flag.unlink(missing_ok=True)
-        # Marks this attempt: if the child dies before the engine writes its own state, we know.
-        run.write_status("starting", reason="", launched=time.time(), pid=None)
+        try:
+            run.stop_flag.unlink(missing_ok=True)
+            # Marks this attempt: if the child dies before the engine writes its own state, we know.
+            run.write_status("starting", reason="", launched=time.time(), pid=None)
+            out = open(run.stdout, "ab")
+        except OSError as exc:
+            raise _write_error(exc, run, "preparing the run folder") from None
+        self._pending.pop(run.path, None)
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-        out = open(run.stdout, "ab")
         try:
             proc = subprocess.Popen(self.command(run, resume), cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
-            run.write_status("failed", reason=f"could not start the training process: {exc}")
+            self._write_end(run, {"state": "failed", "reason": f"could not start the training process: {exc}"})
             raise StudioError("Could not start the training process", "check the Python install", why=str(exc))
         finally:
             out.close()
-        run.write_status("starting", pid=proc.pid)
+        try:
+            run.write_status("starting", pid=proc.pid)
+        except OSError:
+            log.warning("could not record the pid of %s (disk full?)", run.path.name)
         self._proc, self._pid, self._run, self._last, self._abort_at = proc, proc.pid, run, run, None
         self._events.pop(run.path, None)
         self._thread = threading.Thread(target=self._supervise, name=f"job-{run.path.name}", daemon=True)
@@ -251,6 +289,20 @@ class JobRunner:
         return run
 
     def _supervise(self) -> None:
+        """Wait for the child, then record its end. Never dies: whatever goes wrong here (a full disk,
+        a bug), the runner is released so Start and Abort keep working."""
+        with self._lock:
+            run = self._run
+        try:
+            self._watch()
+        except Exception as exc:  # noqa: BLE001 - the thread must outlive any failure
+            log.exception("supervising %s failed", run.path.name if run else "?")
+            if run is not None:
+                self._pending[run.path] = {"state": "failed", "ended": time.time(),
+                                           "reason": f"the job runner lost track of the run ({exc}); see the log"}
+                self._release(run)
+
+    def _watch(self) -> None:
         """Wait for the child; enforce abort escalation; record a plain reason if it died silently."""
         sent_term = sent_kill = False
         while True:
@@ -266,7 +318,7 @@ class JobRunner:
                 rc = None
                 break
             if abort_at is not None:
-                run.stop_flag.touch()  # the engine clears a stale flag at start-up; keep asking
+                self._ask_stop(run)  # the engine clears a stale flag at start-up; keep asking
                 waited = time.time() - abort_at
                 if waited > self.grace_s and not sent_term:
                     log.warning("%s did not stop within %.0fs: SIGTERM", run.path.name, self.grace_s)
@@ -289,6 +341,45 @@ class JobRunner:
         except (ProcessLookupError, PermissionError):
             pass
 
+    @staticmethod
+    def _ask_stop(run: RunDir) -> bool:
+        try:
+            run.stop_flag.touch()
+            return True
+        except OSError as exc:
+            log.warning("cannot write the stop flag of %s: %s", run.path.name, exc)
+            return False
+
+    @staticmethod
+    def _last_step(run: RunDir, status: dict[str, Any]) -> int:
+        """The step the run reached: status.json is only updated at start, the events on every log step."""
+        try:
+            steps = [e.get("step") or 0 for e in run.events() if e.get("type") in ("progress", "checkpoint")]
+        except OSError:
+            steps = []
+        return max([status.get("step") or 0, *steps])
+
+    def _write_end(self, run: RunDir, end: dict[str, Any]) -> bool:
+        """Write an end state (event + status.json); False when the disk refuses."""
+        try:
+            if run.read_status().get("state") not in TERMINAL:
+                run.append_event({"type": "end", "state": end["state"], "reason": end.get("reason", ""),
+                                  "step": end.get("step", run.read_status().get("step", 0))})
+            run.write_status(end["state"], **{k: v for k, v in end.items() if k != "state"})
+            return True
+        except OSError as exc:
+            log.warning("cannot write the end state of %s: %s", run.path.name, exc)
+            return False
+
+    def _release(self, run: RunDir) -> None:
+        try:
+            run.stop_flag.unlink(missing_ok=True)
+        except OSError:
+            pass
+        with self._lock:
+            if self._run is not None and self._run.path == run.path:
+                self._run, self._proc, self._pid, self._abort_at = None, None, None, None
+
     def _finish(self, run: RunDir, rc: int | None, aborted: bool) -> None:
         status = run.read_status()
         if status.get("state") not in TERMINAL:
@@ -300,7 +391,7 @@ class JobRunner:
             elif rc is None:
                 state, reason = "failed", "the training process ended without reporting a result." + keep
             elif rc < 0:
-                hint = (" This is usually the system running out of memory (the kernel's OOM killer)."
+                hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
                         if -rc == signal.SIGKILL else "")
                 state = "failed"
                 reason = f"the training process was killed ({_signal_name(-rc)}, signal {-rc}).{hint}{keep}"
@@ -309,13 +400,14 @@ class JobRunner:
                 state = "failed"
                 reason = (f"the training process exited with code {rc} before finishing"
                           + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")
-            run.append_event({"type": "end", "state": state, "reason": reason, "step": status.get("step", 0)})
-            run.write_status(state, reason=reason, ended=time.time(), exit_code=rc)
-        run.stop_flag.unlink(missing_ok=True)
-        with self._lock:
-            if self._run is not None and self._run.path == run.path:
-                self._run, self._proc, self._pid, self._abort_at = None, None, None, None
-        log.info("%s ended: %s", run.path.name, run.read_status().get("state"))
+            end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc,
+                   "step": self._last_step(run, status)}
+            if not self._write_end(run, end):
+                end["reason"] = (disk_full_reason(OSError(28, "No space left on device"), "recording the end of "
+                                                  "the run") + f"; {DISK_FULL_FIX}. Before that: {reason}")
+                self._pending[run.path] = end
+        self._release(run)
+        log.info("%s ended: %s", run.path.name, self.status(run).get("state"))
 
     def _reattach(self) -> None:
         """After a server restart: adopt a run whose training process still lives, fail the orphans."""
@@ -333,8 +425,9 @@ class JobRunner:
             ckpt = run.last_checkpoint()
             reason = ("interrupted: the training process is gone (the studio or the machine restarted while it "
                       "trained)." + (f" Press Resume to continue from {ckpt.name}." if ckpt else ""))
-            run.append_event({"type": "end", "state": "failed", "reason": reason, "step": status.get("step", 0)})
-            run.write_status("failed", reason=reason, ended=time.time())
+            end = {"state": "failed", "reason": reason, "ended": time.time()}
+            if not self._write_end(run, end):
+                self._pending[run.path] = end
             if self._last is None:
                 self._last = run
 

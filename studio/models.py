@@ -83,10 +83,10 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     return out
 
 
-def demo_texts(rows: list[dict[str, Any]], template_name: str = "default") -> list[str]:
+def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[str]:
     """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
     from .data.templates import get_template
-    tpl = get_template(template_name if template_name != "auto" else "default")
+    tpl = get_template(template_name)  # 'auto' without a tokenizer = the studio's own format
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
 
@@ -101,7 +101,33 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
         cfg = RunConfig.load(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
-    return cfg.model_name_or_path
+    return resolve_model_source(cfg.model_name_or_path)
+
+
+def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
+    """A loadable folder for a built-in name (``smollm2-135m-instruct``) or a local ``.gguf`` file, prepared
+    once into the model cache (``studio.zoo.cache_dir()``); any other name or path is returned unchanged.
+
+    Raises:
+        StudioError: the built-in model's package is missing, or the GGUF cannot be read.
+    """
+    from . import zoo
+    name = name_or_path.strip()
+    if zoo.is_builtin(name) and name != DEMO_MODEL:
+        return str(zoo.ensure_prepared(name, progress=progress or _print_progress))
+    if name.lower().endswith(".gguf"):
+        from .gguf_import import prepare_gguf
+        p = Path(name).expanduser()
+        if not p.is_file():
+            raise StudioError(f"GGUF file '{name}' does not exist", "check the path to the .gguf file",
+                              code="model_path")
+        return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
+    return name_or_path
+
+
+def _print_progress(fraction: float, message: str) -> None:
+    """Default progress report: a line on stdout (the run's stdout.log in the web app, the terminal in the CLI)."""
+    print(f"[prepare {fraction:4.0%}] {message}", flush=True)
 
 
 def check_model_source(name_or_path: str) -> None:
@@ -110,7 +136,8 @@ def check_model_source(name_or_path: str) -> None:
     Raises:
         StudioError: a local-looking path that does not exist, or a folder without config.json.
     """
-    if name_or_path == DEMO_MODEL:
+    from . import zoo
+    if name_or_path == DEMO_MODEL or zoo.is_builtin(name_or_path):
         return
     p = Path(name_or_path).expanduser()
     looks_local = p.is_absolute() or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1
@@ -154,19 +181,24 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     return tok
 
 
+def _caps(device: str) -> Any:
+    from .precision import DeviceCaps
+    return DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+
+
 def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    from .precision import precision_plan
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
-    precision = cfg.resolved_precision(device) if cfg else "fp32"
-    if precision == "fp16" and cfg and cfg.finetuning_type != "lora":
-        # fp16 weights cannot be trained directly (the grad scaler refuses fp16 gradients): keep fp32
-        # master weights and let autocast run the maths in fp16
-        precision = "fp32"
+    # the precision plan decides: fp32 master weights for full fine-tuning unless pure_bf16 (see precision.py)
+    precision = precision_plan(_caps(device), cfg).load_dtype if cfg else "fp32"
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     kwargs["dtype"] = dtype
     if cfg and cfg.quantization_bit:
-        compute = torch.float32 if device == "cpu" else dtype
+        half = cfg.resolved_precision(device)
+        compute = torch.float32 if device == "cpu" or half == "fp32" else \
+            {"bf16": torch.bfloat16, "fp16": torch.float16}[half]
         if cfg.quantization_bit == 4:
             kwargs["quantization_config"] = BitsAndBytesConfig(
                 load_in_4bit=True, bnb_4bit_quant_type=cfg.quantization_type,
@@ -206,16 +238,19 @@ def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
     return model, tok
 
 
-def apply_method(model: Any, cfg: RunConfig) -> Any:
-    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything."""
+def apply_method(model: Any, cfg: RunConfig, device: str = "cpu") -> Any:
+    """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything.
+
+    ``device`` only picks the precision plan: freeze's trainable layers get fp32 master weights under mixed
+    precision while the frozen bulk stays 16-bit.
+    """
     if cfg.finetuning_type == "lora":
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
             model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
         targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [
             t.strip() for t in cfg.lora_target.split(",") if t.strip()]
-        lcfg = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                          target_modules=targets, task_type="CAUSAL_LM")
+        lcfg = LoraConfig(**cfg.lora_kwargs(), target_modules=targets, task_type="CAUSAL_LM")
         try:
             model = get_peft_model(model, lcfg)
         except ValueError as exc:
@@ -230,9 +265,14 @@ def apply_method(model: Any, cfg: RunConfig) -> Any:
         n = min(cfg.freeze_trainable_layers, len(layers))
         for p in model.parameters():
             p.requires_grad_(False)
+        import torch
+        from .precision import precision_plan
+        upcast = precision_plan(_caps(device), cfg).trainable_dtype == "fp32"
         for layer in layers[len(layers) - n:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
+                if upcast and p.dtype != torch.float32:
+                    p.data = p.data.float()
         if cfg.gradient_checkpointing:
             model.enable_input_require_grads()
     return model
@@ -253,8 +293,13 @@ def decoder_layers(model: Any) -> list[Any]:
                       "use finetuning_type lora or full")
 
 
-def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any, RunConfig | None]:
+def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = True
+                       ) -> tuple[Any, Any, RunConfig | None]:
     """Model + tokenizer + run config for evaluation: a run folder, a model folder or an adapter folder.
+
+    A QLoRA run's adapter goes onto its base quantized exactly as in training (the adapter learned to correct
+    that base, so that is the model that was trained); ``quantized=False`` loads the 16-bit base instead (export
+    merges into it). ``describe_weights`` says which one a loaded model is.
 
     Raises:
         StudioError: nothing loadable at ``path``.
@@ -278,9 +323,11 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
             base_path = resolve_base_path(cfg)
         tok_src = p if (p / "tokenizer_config.json").exists() else Path(base_path)
         tok = load_tokenizer(str(tok_src))
-        base = _load_causal_lm(base_path, cfg.replace(quantization_bit=None) if cfg else None, device)
+        base_cfg = cfg if cfg is None or quantized else cfg.replace(quantization_bit=None)
+        base = _load_causal_lm(base_path, base_cfg, device)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
+        _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device)
     else:
@@ -289,3 +336,17 @@ def load_for_inference(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
         model = _load_causal_lm(str(p), None, device)
     model.eval()
     return model, tok, cfg
+
+
+def describe_weights(model: Any) -> str:
+    """Plain words for what a loaded model computes with, e.g. '4-bit nf4 base (as trained) + LoRA adapter'."""
+    names = {type(m).__name__ for m in model.modules()}
+    adapter = " + LoRA adapter" if hasattr(model, "peft_config") else ""
+    qc = getattr(getattr(model, "config", None), "quantization_config", None)
+    qc = qc.to_dict() if hasattr(qc, "to_dict") else (qc or {})
+    if "Linear4bit" in names:
+        return f"4-bit {qc.get('bnb_4bit_quant_type', '')} base (as trained){adapter}".replace("  ", " ")
+    if "Linear8bitLt" in names:
+        return f"8-bit base (as trained){adapter}"
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    return f"{dtype} weights{adapter}"

@@ -71,11 +71,11 @@ def test_lengths_with_a_tokenizer_are_exact() -> None:
     tok = word_tokenizer("### Instruction: Response: a b c ok")
     # <s> ### Instruction: a ### Response: ok </s> = 8 tokens; five more words = 13
     rows = [{"instruction": "a", "input": "", "output": "ok"}, {"instruction": "a b c a b c", "input": "", "output": "ok"}]
-    report = validation_report(rows, tokenizer=tok, cutoff_len=10)
+    report = validation_report(rows, tokenizer=tok, cutoff_len=10, template="studio")
     assert report["lengths"] == {"unit": "tokens", "max": 13, "mean": 10.5, "p95": 13, "over_cutoff": 1}
     assert _by_code(report)["too_long"]["fix"] == ("raise cutoff_len to 13 (covers all rows; 13 covers 95%), or "
                                                    "shorten those texts")
-    assert validation_report(rows, tokenizer=tok, cutoff_len=13)["lengths"]["over_cutoff"] == 0
+    assert validation_report(rows, tokenizer=tok, cutoff_len=13, template="studio")["lengths"]["over_cutoff"] == 0
 
 
 def test_estimate_counts_cjk_per_character() -> None:

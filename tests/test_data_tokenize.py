@@ -17,26 +17,26 @@ def _tokens(tok, ids: list[int]) -> list[str]:
 
 def test_default_template_masks_the_prompt() -> None:
     tok = word_tokenizer(WORDS)
-    f = encode_example(tok, get_template("default"), ROW, cutoff_len=64)
+    f = encode_example(tok, get_template("studio"), ROW, cutoff_len=64)
     assert _tokens(tok, f["input_ids"]) == ["<s>", "###", "Instruction:", "classify", "this", "great", "###",
                                             "Response:", "positive", "</s>"]
     loss_at = [i for i, label in enumerate(f["labels"]) if label != IGNORE_INDEX]
     assert loss_at == [8, 9]  # the answer and EOS, nothing else
     assert [f["labels"][i] for i in loss_at] == f["input_ids"][8:]
     assert f["attention_mask"] == [1] * 10 and f["truncated"] is False
-    assert prompt_ids(tok, get_template("default"), "classify this", "great") == f["input_ids"][:8]
+    assert prompt_ids(tok, get_template("studio"), "classify this", "great") == f["input_ids"][:8]
 
 
 def test_train_on_prompt_puts_loss_everywhere() -> None:
     tok = word_tokenizer(WORDS)
-    f = encode_example(tok, get_template("default"), ROW, cutoff_len=64, train_on_prompt=True)
+    f = encode_example(tok, get_template("studio"), ROW, cutoff_len=64, train_on_prompt=True)
     assert f["labels"] == f["input_ids"]
 
 
 def test_truncation_keeps_bos_the_prompt_end_and_the_answer() -> None:
     tok = word_tokenizer(WORDS)
     row = {"instruction": "classify this " + "very " * 20, "input": "", "output": "positive"}
-    f = encode_example(tok, get_template("default"), row, cutoff_len=8)
+    f = encode_example(tok, get_template("studio"), row, cutoff_len=8)
     assert f["truncated"] is True
     assert _tokens(tok, f["input_ids"]) == ["<s>", "very", "very", "very", "###", "Response:", "positive", "</s>"]
     assert [i for i, label in enumerate(f["labels"]) if label != IGNORE_INDEX] == [6, 7]
@@ -45,7 +45,7 @@ def test_truncation_keeps_bos_the_prompt_end_and_the_answer() -> None:
 def test_long_answer_gets_half_the_budget() -> None:
     tok = word_tokenizer(WORDS)
     row = {"instruction": "classify this", "input": "", "output": "very " * 30}
-    f = encode_example(tok, get_template("default"), row, cutoff_len=10)
+    f = encode_example(tok, get_template("studio"), row, cutoff_len=10)
     assert _tokens(tok, f["input_ids"]) == ["<s>", "classify", "this", "###", "Response:"] + ["very"] * 5
     assert [i for i, label in enumerate(f["labels"]) if label != IGNORE_INDEX] == [5, 6, 7, 8, 9]
 
@@ -70,5 +70,5 @@ def test_history_is_rendered_as_chat_turns_and_masked() -> None:
                                             "sure", "</s>"]
     # only the last reply carries loss: earlier replies are context
     assert [i for i, label in enumerate(f["labels"]) if label != IGNORE_INDEX] == [7, 8]
-    plain = encode_example(tok, get_template("default"), row, cutoff_len=64)
+    plain = encode_example(tok, get_template("studio"), row, cutoff_len=64)
     assert _tokens(tok, plain["input_ids"])[:5] == ["<s>", "###", "Instruction:", "hi", "###"]

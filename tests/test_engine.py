@@ -35,7 +35,6 @@ METHODS = {
     "lora_qv": dict(finetuning_type="lora", lora_target="q_proj,v_proj", learning_rate=1e-2),
     "qlora4": dict(finetuning_type="lora", quantization_bit=4, learning_rate=1e-2),
     "qlora8": dict(finetuning_type="lora", quantization_bit=8, learning_rate=1e-2),
-    "adamw_8bit": dict(optim="adamw_8bit"),
     "grad_ckpt": dict(gradient_checkpointing=True),
     "layerwise_offload": dict(layerwise_offload=True),
     "dynamic_batching": dict(dynamic_batching=True, max_tokens_per_batch=400),

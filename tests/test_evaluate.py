@@ -86,7 +86,7 @@ def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.Monk
             enumerate(["positive", "negative", "positive", "negative"])]
     canned = iter(["Positive!", "no idea", "negative", "NEG."])
     monkeypatch.setattr(ev, "generate", lambda *a, **k: next(canned))
-    r = ev.sentiment_eval(model, tok, get_template("default"), rows, mode="generate")
+    r = ev.sentiment_eval(model, tok, get_template("studio"), rows, mode="generate")
     assert r["n"] == 4 and r["unparseable"] == 1
     assert r["accuracy"] == pytest.approx(0.5)
     assert r["per_class"]["negative"]["recall"] == pytest.approx(0.5)
@@ -137,7 +137,7 @@ def test_generate_streams_the_same_text_as_a_plain_call(runs: dict) -> None:
     from studio.evaluation.evaluate import chat, generate
     from studio.models import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
-    tpl = get_template("default")
+    tpl = get_template("studio")
     row = runs["heldout"][0]
     plain = generate(model, tok, tpl, row["instruction"], row["input"], max_new_tokens=6)
     chunks = list(generate(model, tok, tpl, row["instruction"], row["input"], max_new_tokens=6, stream=True))
@@ -155,7 +155,7 @@ def test_batch_predict_writes_a_csv_with_predictions(runs: dict, tmp_path: Path)
     from studio.evaluation.evaluate import batch_predict, sentiment_eval
     from studio.models import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
-    tpl = get_template("default")
+    tpl = get_template("studio")
     out = tmp_path / "pred.csv"
     info = batch_predict(model, tok, tpl, runs["heldout_file"], out, labels=["negative", "positive"])
     with open(out, encoding="utf-8") as fh:
@@ -195,3 +195,12 @@ def test_load_rows_errors_and_csv(tmp_path: Path) -> None:
     bad.write_text("hello", encoding="utf-8")
     with pytest.raises(StudioError, match="unsupported file type"):
         load_rows(bad)
+
+
+def test_one_synonym_table_with_the_answer_tier_explicit() -> None:
+    """Words that only mean a class as a cell value ('bad', 'good') never decide a model's free-text answer."""
+    from studio.data.labels import SENTIMENT_DATA_ONLY, SENTIMENT_NAMES, label_key
+    assert parse_label("not bad at all, positive", ["positive", "negative"]) == "positive"
+    assert parse_label("not bad", ["positive", "negative"]) is None  # names no label: unparseable, not negative
+    assert label_key("bad") == "negative" and label_key("好") == "positive"  # as data values they do map
+    assert not set().union(*SENTIMENT_NAMES.values()) & set().union(*SENTIMENT_DATA_ONLY.values())

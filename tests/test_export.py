@@ -28,7 +28,7 @@ def _ids(runs: dict):
     from studio.models import load_tokenizer
     tok = load_tokenizer(str(runs["lora"] / "adapter"))
     rows = runs["heldout"][:4]
-    seqs = [prompt_ids(tok, get_template("default"), r["instruction"], r["input"]) for r in rows]
+    seqs = [prompt_ids(tok, get_template("studio"), r["instruction"], r["input"]) for r in rows]
     width = min(len(s) for s in seqs)
     return torch.tensor([s[:width] for s in seqs]), tok
 
@@ -58,7 +58,7 @@ def test_merged_export_matches_base_plus_adapter(runs: dict, tmp_path: Path) -> 
             plain = peft_model(input_ids=ids).logits
     assert torch.allclose(a, b, atol=1e-4)
     assert not torch.allclose(a, plain, atol=1e-3)  # the adapter really changed the model
-    tpl = get_template("default")
+    tpl = get_template("studio")
     r1 = sentiment_eval(merged, tok, tpl, runs["heldout"])
     r2 = sentiment_eval(peft_model, tok, tpl, runs["heldout"])
     assert r1["confusion"] == r2["confusion"] and r1["misclassified"] == r2["misclassified"]

@@ -1,6 +1,7 @@
 """JobRunner: real engine on tiny-demo (integration) and fake children for the failure paths."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -168,3 +169,97 @@ def test_restarted_server_reattaches_to_a_live_run(tmp_path: Path) -> None:
     finally:
         if child.poll() is None:
             child.kill()
+
+
+# ---------------------------------------------------------------- finding 2: a full disk (issue 14)
+def _enospc(*_a: object, **_k: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_supervisor_survives_a_full_disk_and_recovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC while the supervisor writes the end state: the run ends 'failed' with the reason, the
+    runner is free again (Start works), and the state reaches disk once space returns."""
+    runner = FakeRunner(tmp_path / "runs", code="import time, sys; time.sleep(0.5); sys.exit(1)", poll_s=0.05)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "full")))
+    with monkeypatch.context() as m:
+        m.setattr(RunDir, "write_status", _enospc)
+        m.setattr(RunDir, "append_event", _enospc)
+        assert runner.wait(10) == "failed"
+        assert runner._thread is not None and not runner._thread.is_alive()
+        snap = runner.snapshot()
+        assert not runner.busy and snap["state"] == "failed"
+        assert "The disk is full" in snap["reason"] and "exited with code 1" in snap["reason"]
+    # space is back: the next look writes the state, and a new run starts
+    assert runner.snapshot()["state"] == "failed"
+    assert run.read_status()["state"] == "failed" and "The disk is full" in run.read_status()["reason"]
+    runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "next")))
+    assert runner.wait(10) == "failed"
+
+
+def test_start_on_a_full_disk_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = FakeRunner(tmp_path / "runs", code="pass", poll_s=0.05)
+    monkeypatch.setattr("studio.runs.atomic_write_text", _enospc)
+    with pytest.raises(StudioError) as err:
+        runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "nospace")))
+    assert err.value.what.startswith("The disk is full") and err.value.code == "disk_full"
+    assert not runner.busy
+
+
+def test_abort_works_when_the_stop_flag_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = FakeRunner(tmp_path / "runs", code="import time; time.sleep(60)", grace_s=30, poll_s=0.05)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "stuck")))
+    wait_for(lambda: run.read_status().get("pid"))
+    monkeypatch.setattr(Path, "touch", _enospc)
+    t0 = time.time()
+    assert runner.abort()
+    assert runner.wait(10) == "aborted"
+    assert time.time() - t0 < 10  # no flag possible: SIGTERM at once instead of waiting out the grace
+
+
+@pytest.mark.integration
+def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
+        tmp_path: Path, sample_reviews_jsonl: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """The checkpoint write hits ENOSPC and the disk stays full until the partial checkpoint is removed:
+    the engine frees it, then status.json says 'failed' with the reason and error.log has the traceback."""
+    import builtins
+
+    import transformers
+
+    import studio.runs
+    from studio.cli.main import main as cli_main
+    out = tmp_path / "run"
+    staging = out / "checkpoints" / ".staging"
+
+    def save_fails(self, model, trial):  # type: ignore[no-untyped-def]
+        (staging / "checkpoint-2").mkdir(parents=True, exist_ok=True)
+        (staging / "checkpoint-2" / "model.safetensors").write_bytes(b"\0" * 1000)
+        _enospc()
+
+    real_open, real_atomic = builtins.open, studio.runs.atomic_write_text
+
+    def disk(path: object) -> None:
+        if staging.exists() and str(out) in str(path):
+            _enospc()
+
+    def full_open(file, mode="r", *a, **k):  # type: ignore[no-untyped-def]
+        if any(c in mode for c in "wax"):
+            disk(file)
+        return real_open(file, mode, *a, **k)
+
+    def full_atomic(path, text):  # type: ignore[no-untyped-def]
+        disk(path)
+        return real_atomic(path, text)
+
+    monkeypatch.setattr(transformers.Trainer, "_save_checkpoint", save_fails)
+    monkeypatch.setattr(builtins, "open", full_open)
+    monkeypatch.setattr(studio.runs, "atomic_write_text", full_atomic)
+    cfg = out.parent / "c.yaml"
+    tiny_cfg(sample_reviews_jsonl, out, max_steps=4, save_steps=2).save(cfg)
+    assert cli_main(["train", str(cfg), "--quiet"]) == 1
+    status = RunDir(out).read_status()
+    assert status["state"] == "failed"
+    assert status["reason"].startswith("The disk is full (No space left on device)")
+    assert "OSError" in (out / "error.log").read_text()
+    assert not staging.exists()
+    assert "Error: The disk is full" in capsys.readouterr().err

@@ -159,3 +159,101 @@ def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
     (ctx.runs_root / "latest" / "config.yaml").write_text("{}")
     again = resolve_run_paths(RunConfig(dataset="d.jsonl"), ctx)
     assert Path(again.output_dir).name.startswith("latest-")  # a used run folder is never reused
+
+
+# ---------------------------------------------------------------- issue 14 findings 6, 7
+@pytest.mark.parametrize("flags, expected", [
+    (["--max-upload-mb", "nan"], "Error: --max-upload-mb must be a number above 0 (got nan)."),
+    (["--max-upload-mb", "inf"], "Error: --max-upload-mb must be a number above 0 (got inf)."),
+    (["--port", "99999"], "Error: --port must be between 1 and 65535 (got 99999)."),
+])
+def test_bad_launch_flags_are_clear(tmp_path: Path, flags: list[str], expected: str) -> None:
+    with pytest.raises(StudioError) as err:
+        app.check_flags(args(*flags))
+    assert err.value.message.startswith(expected[len("Error: "):])
+
+
+def test_port_in_use_is_a_clear_message(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(StudioError) as err:
+            app.check_flags(args("--port", str(port)))
+    assert err.value.what == f"Port {port} on 127.0.0.1 is already in use"
+
+
+def test_password_from_env_and_auth_flag_warns(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("STUDIO_AUTH", "carol:pw1")
+    assert app.parse_auth(args("--share")) == [("carol", "pw1")]
+    monkeypatch.delenv("STUDIO_AUTH")
+    assert app.parse_auth(args("--auth", "a:b")) == [("a", "b")]
+    assert "shows the password in the process list" in capsys.readouterr().err
+
+
+def _guarded_app(**kw: Any) -> Any:
+    """A stand-in for Gradio's routes (same cookie and login contract) behind the studio's guard."""
+    from fastapi import FastAPI, Form, HTTPException
+    from fastapi.responses import HTMLResponse
+    from starlette.middleware import Middleware
+    web = FastAPI(middleware=[app.auth_guard_middleware(**kw)])
+    web.tokens, web.cookie_id = {"good": "alice"}, "x"  # type: ignore[attr-defined]
+
+    @web.post("/login")
+    def login(username: str = Form(), password: str = Form()) -> dict:
+        if password != "secret":
+            raise HTTPException(400, "Incorrect credentials.")
+        return {"success": True}
+
+    @web.get("/")
+    def page() -> HTMLResponse:
+        return HTMLResponse('<script>window.gradio_config = {"a": 1};</script><script>window.gradio_api_info = '
+                            '{"named_endpoints": {"/export_run": {}}};</script>')
+
+    @web.post("/gradio_api/cancel")
+    def cancel() -> dict:
+        return {"success": True}
+
+    return web
+
+
+def test_login_lockout_grows_after_failures() -> None:
+    from fastapi.testclient import TestClient
+    now = [1000.0]
+    client = TestClient(_guarded_app(clock=lambda: now[0]))
+    for _ in range(5):
+        assert client.post("/login", data={"username": "alice", "password": "wrong"}).status_code == 400
+    locked = client.post("/login", data={"username": "alice", "password": "secret"})
+    assert locked.status_code == 429 and int(locked.headers["retry-after"]) == 30
+    assert "Too many failed logins" in locked.json()["detail"]
+    now[0] += 31
+    assert client.post("/login", data={"username": "alice", "password": "wrong"}).status_code == 400
+    assert client.post("/login", data={"username": "alice", "password": "secret"}).headers["retry-after"] == "60"
+    now[0] += 61
+    assert client.post("/login", data={"username": "alice", "password": "secret"}).status_code == 200
+    assert client.post("/login", data={"username": "alice", "password": "wrong"}).status_code == 400  # reset
+
+
+def test_anonymous_gets_no_api_description_cancel_or_reset() -> None:
+    from fastapi.testclient import TestClient
+    client = TestClient(_guarded_app())
+    page = client.get("/")
+    assert page.status_code == 200 and "export_run" not in page.text and "gradio_config" in page.text
+    assert client.post("/gradio_api/cancel", json={}).status_code == 401
+    client.cookies.set("access-token-x", "good")
+    assert "export_run" in client.get("/").text
+    assert client.post("/gradio_api/cancel", json={}).status_code == 200
+
+
+def test_trust_remote_code_only_from_the_command_line(tmp_path: Path) -> None:
+    from studio.config import RunConfig
+    from studio.ui.context import AppContext
+    from studio.ui.paths import resolve_run_paths
+    ctx = AppContext.create(tmp_path / "ws")
+    with pytest.raises(StudioError) as err:
+        resolve_run_paths(RunConfig(dataset="d.jsonl", trust_remote_code=True), ctx)
+    assert err.value.what == "Trust remote code is off for this studio"
+    assert "--trust-remote-code" in err.value.fix
+    ctx.allow_remote_code = True
+    assert resolve_run_paths(RunConfig(dataset="d.jsonl", trust_remote_code=True), ctx).trust_remote_code

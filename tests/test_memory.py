@@ -2,7 +2,7 @@
 and (integration) the CPU prediction matches measured peak RSS.
 
 Anchors come from LLaMA-Factory's README hardware table (7B LoRA 16-bit 16 GB, QLoRA 8-bit 10 GB,
-QLoRA 4-bit 6 GB, full pure-bf16 60 GB; 70B LoRA 160 GB, QLoRA 4-bit 48 GB) and from the QLoRA paper /
+QLoRA 4-bit 6 GB, full pure-bf16 60 GB, full mixed precision 120 GB; 70B LoRA 160 GB, QLoRA 4-bit 48 GB) and from the QLoRA paper /
 common reports of 70B QLoRA at ~41-46 GB, and DeepSpeed's own ZeRO-3 offload estimator (16-18
 bytes/param of host RAM). Assumptions for all of them, as LLaMA-Factory runs by default:
 bf16, LoRA rank 8 on all linear layers, gradient checkpointing on, seq 1024, batch 1.
@@ -28,6 +28,7 @@ PUBLISHED_PARAMS = {
     "llama3-8b": 8.03, "llama3-70b": 70.6, "llama2-7b": 6.74, "llama2-13b": 13.0, "qwen2.5-0.5b": 0.49,
     "qwen2.5-1.5b": 1.54, "qwen2.5-3b": 3.09, "qwen2.5-7b": 7.61, "qwen2.5-14b": 14.7, "qwen2.5-32b": 32.5,
     "qwen2.5-72b": 72.7, "mistral-7b": 7.24, "gemma2-2b": 2.61, "gemma2-9b": 9.24, "phi3-mini": 3.82,
+    "smollm2-135m-instruct": 0.1345, "gemma3-270m": 0.268,  # counted from the shipped GGUF files (issue 12)
 }
 ANCHOR = dict(seq_len=1024, batch=1, grad_ckpt=True, precision="bf16")
 
@@ -85,7 +86,8 @@ def test_7b_anchors_lora_qlora_full() -> None:
     assert within(estimate(card, method="lora", **seven).gpu_gb, 16)
     assert within(estimate(card, method="qlora", quant_bits=4, **seven).gpu_gb, 6)
     assert within(estimate(card, method="qlora", quant_bits=8, **seven).gpu_gb, 10)
-    assert within(estimate(card, method="full", **seven).gpu_gb, 60)   # pure bf16, as the engine trains
+    # full: the engine trains mixed precision (fp32 masters, 120 GB, tests/test_precision.py); pure bf16 is 60 GB
+    assert within(estimate(card, method="full", **{**seven, "precision": "pure_bf16"}).gpu_gb, 60)
 
 
 def test_70b_anchors_qlora_and_lora() -> None:
@@ -123,14 +125,17 @@ def test_each_memory_saver_lowers_the_peak() -> None:
 def test_verdict_and_suggestions_that_really_fit() -> None:
     cfg = RunConfig(model_name_or_path="llama3-8b", finetuning_type="full", cutoff_len=1024,
                     per_device_train_batch_size=4, gradient_accumulation_steps=2, precision="bf16")
-    est = estimate_for_config(cfg, gpu_mem_gb=24)
+    # 40 GB: with fp32 master weights (issue 11) 8B full fine-tuning needs ~140 GB, and no single change brings it
+    # to 24 GB any more (the pure-bf16 estimate this test was written against said 82 GB)
+    est = estimate_for_config(cfg, gpu_mem_gb=40)
     assert est.fits is False and est.suggestions
     assert len(est.suggestions) == len(est.suggestion_details)
     first = est.suggestion_details[0]
     assert first["fits"] and f"-> {first['gpu_gb']:.1f} GB, fits" in est.suggestions[0]
     fixed = cfg.replace(**first["settings"])
     assert [p for p in fixed.validate() if not p.startswith("dataset is empty")] == []
-    assert estimate_for_config(fixed, gpu_mem_gb=24).fits is True
+    assert estimate_for_config(fixed, gpu_mem_gb=40).fits is True
+    assert any(d["fits"] for d in estimate_for_config(cfg, gpu_mem_gb=24).suggestion_details)
     assert estimate_for_config(cfg, gpu_mem_gb=200).fits is True
     assert estimate_for_config(cfg).fits is None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from ..errors import StudioError
@@ -50,6 +51,8 @@ def _gb(text: str) -> float | str:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of GB or 'auto'") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of GB or 'auto'")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"memory must be above 0 GB (got {text})")
     return value

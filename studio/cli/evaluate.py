@@ -26,6 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=["score", "generate"], default="score",
                    help="sentiment only. score (default): pick the most likely label, fast and always "
                         "parseable; generate: let the model write an answer and parse it")
+    p.add_argument("--template", default=None, metavar="NAME",
+                   help="prompt template to build prompts with (default: the one the run was trained with; "
+                        "auto, studio, default, alpaca, llama3, qwen, chatml, gemma)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout, nothing else")
     p.add_argument("--max-rows", type=int, default=None, metavar="N", help="use at most N rows")
     p.add_argument("--prompt", default=None, metavar="TEXT", help="generate task: one instruction to answer")
@@ -124,7 +127,11 @@ def main(args: argparse.Namespace) -> int:
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")
         loaded = load_model(args.model)
+        if getattr(args, "template", None):
+            from ..data.templates import get_template
+            loaded.template = get_template(args.template, loaded.tokenizer)
         result = (_sentiment if args.task == "sentiment" else _generate)(args, loaded)
+        result["template"] = loaded.template.name
     if args.json:
         real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         real_stdout.flush()

@@ -1,4 +1,4 @@
-"""python -m studio export RUN_DIR --out DIR [--merge] [--overwrite]"""
+"""python -m studio export RUN_DIR --out DIR [--merge] [--quantize {4,8}] [--overwrite]"""
 from __future__ import annotations
 
 import argparse
@@ -12,12 +12,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--merge", action="store_true",
                    help="LoRA runs: merge the adapter into the base and save a standalone model "
                         "(default: save the adapter only). Full/freeze runs always export the whole model")
+    p.add_argument("--quantize", type=int, choices=(4, 8), default=None,
+                   help="save a standalone 4-bit (NF4) or 8-bit bitsandbytes model (LoRA runs are merged first); "
+                        "it reloads with plain transformers")
     p.add_argument("--overwrite", action="store_true", help="replace DIR if it already has files")
 
 
 def main(args: argparse.Namespace) -> int:
     """Export and print where it went. Raises StudioError for user errors (exit code 2 via cli.py)."""
     from ..evaluation.export import export_model
+    if getattr(args, "quantize", None):
+        from ..evaluation.quantize import quantize_export
+        with contextlib.redirect_stdout(sys.stderr):
+            q = quantize_export(args.run, args.out, bits=args.quantize, overwrite=args.overwrite)
+        print(f"Exported a {q['bits']}-bit model to {q['path']} ({q['size_mb']} MB on disk, was "
+              f"{q['source_size_mb']} MB; {q['memory_footprint_bytes'] / 2**20:.1f} MB in memory).")
+        return 0
     with contextlib.redirect_stdout(sys.stderr):  # library chatter stays off stdout
         info = export_model(args.run, args.out, merge=args.merge, overwrite=args.overwrite)
     print(f"Exported {info['kind']} model to {info['path']} ({info['size_mb']} MB).")

@@ -42,6 +42,21 @@ class ConversionResult:
     notes: list[str] = field(default_factory=list)
 
 
+MAX_LABELS = 50  # more distinct answers than this is free text, and the instruction listing them outgrows cutoff_len
+
+
+def _check_label_count(table: Table, label_col: str, counts: Counter) -> None:
+    """Raises StudioError for an all-empty label column or one with too many distinct values."""
+    if not counts:
+        raise StudioError(f"Label column '{label_col}' is empty in every row",
+                          "fill in the labels, or choose the column that holds them (CLI: --label-column NAME)",
+                          code="data_label_empty")
+    if len(counts) > MAX_LABELS:
+        raise StudioError(f"Label column '{label_col}' has {len(counts)} different values (at most {MAX_LABELS} "
+                          "for a classification task)", "check that it is the label column; for free-text answers "
+                          "use the instruction task (CLI: --task instruction)", code="data_labels_many")
+
+
 def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
                       label_map: dict[str, str] | str | None = None, instruction: str | None = None,
                       language: str | None = None) -> ConversionResult:
@@ -63,6 +78,7 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
     labels = [cell_str(r.get(label_col)) for r in table.rows]
     lang = language or detect_language(texts)
     counts = Counter(v for v in labels if v.strip())
+    _check_label_count(table, label_col, counts)
     notes: list[str] = []
     user_map = parse_label_map(label_map)
     if user_map:
@@ -291,7 +307,13 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
     result = convert_table(table, task, **options)
     report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
-    write_jsonl(result.rows, out)
-    info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
-                            result.rows)
+    try:
+        write_jsonl(result.rows, out)
+        info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
+                                result.rows)
+    except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
+        from ..runs import is_disk_full
+        what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"
+        raise StudioError(f"{what} while saving the converted data", "free some space or choose another --out "
+                          "folder you can write to", code="data_write") from None
     return table, result, report, info

@@ -9,35 +9,46 @@ from ..errors import StudioError
 from .split import split_rows  # noqa: F401  (re-exported: callers load and split together)
 
 
-def _read_alpaca_file(path: Path) -> list[dict[str, Any]]:
+def _too_deep(path: Path) -> StudioError:
+    return StudioError(f"Dataset '{path.name}' is nested too deeply to read", "convert the source again with "
+                       "'python -m studio convert' (rows are flat objects)", code="data_json")
+
+
+def _read_json_rows(path: Path) -> list[Any]:
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix == ".json":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise _too_deep(path) from None
         except ValueError as exc:
             raise StudioError(f"Dataset '{path}' is not valid JSON ({exc})", "fix the file or convert it again "
                               "with 'python -m studio convert'") from None
         if not isinstance(data, list):
             raise StudioError(f"Dataset '{path}' must hold a JSON list of rows", "convert it with 'python -m studio convert'")
-        rows = data
-    else:
-        rows = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                raise StudioError(f"Line {n} of '{path}' is not valid JSON",
-                                  "fix or delete that line, or convert the source again") from None
-    out = []
+        return data
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except RecursionError:
+            raise _too_deep(path) from None
+        except ValueError:
+            raise StudioError(f"Line {n} of '{path}' is not valid JSON",
+                              "fix or delete that line, or convert the source again") from None
+    return rows
+
+
+def _read_alpaca_file(path: Path, entry: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Rows of an alpaca or ShareGPT file, read as LLaMA-Factory reads them (see studio/data/lf_dataset.py)."""
+    from .lf_dataset import convert_rows
+    rows = _read_json_rows(path)
     for r in rows:
         if not isinstance(r, dict):
             raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row needs instruction/input/output")
-        out.append({"instruction": str(r.get("instruction") or ""), "input": str(r.get("input") or ""),
-                    "output": str(r.get("output") or ""), **({"system": r["system"]} if r.get("system") else {}),
-                    **({"history": r["history"]} if r.get("history") else {})})
-    return out
+    return convert_rows(rows, entry or {}, str(path))
 
 
 def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
@@ -52,9 +63,9 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name in names:
         p = Path(name)
+        entry: dict[str, Any] | None = None
         if not p.is_file():
             info = Path(dataset_dir) / "dataset_info.json"
-            entry = None
             if info.is_file():
                 try:
                     entry = json.loads(info.read_text(encoding="utf-8")).get(name)
@@ -63,11 +74,13 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
             if entry is None:
                 raise StudioError(f"Dataset '{name}' not found: no such file, and no entry of that name in {info}",
                                   "give the path of a .jsonl file (python -m studio convert makes one) or register it")
+            from .lf_dataset import check_entry
+            check_entry(name, entry)
             p = Path(dataset_dir) / entry["file_name"]
             if not p.is_file():
                 raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
         if p.suffix.lower() in (".json", ".jsonl"):
-            rows.extend(_read_alpaca_file(p))
+            rows.extend(_read_alpaca_file(p, entry))
         else:  # a spreadsheet that already has instruction/input/output columns
             from .convert import convert_instruction
             from .readers import read_table

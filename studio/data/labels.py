@@ -15,14 +15,24 @@ from .readers import cell_str
 
 LABEL_WORDS = {"en": {"positive": "positive", "negative": "negative", "neutral": "neutral"},
                "zh": {"positive": "积极", "negative": "消极", "neutral": "中性"}}
-# Spellings of the three sentiment classes (compared casefolded and stripped). yes/no and true/false
-# are left out on purpose: they usually answer another question (spam? relevant?).
-_SYNONYMS = {
-    "positive": {"positive", "pos", "good", "like", "好评", "正面", "积极", "正向", "好", "满意"},
-    "negative": {"negative", "neg", "bad", "dislike", "差评", "负面", "消极", "负向", "差",
-                 "不满意"},
-    "neutral": {"neutral", "neu", "mixed", "中评", "中性", "中立", "一般"},
+# The one table of sentiment spellings, in two tiers (compared casefolded and stripped):
+#   SENTIMENT_NAMES: words that *name* a class. Safe to look for inside a model's free-text answer, so
+#     evaluation (studio.evaluation.metrics) widens each data label with these.
+#   SENTIMENT_DATA_ONLY: words that mean a class only as a whole cell value in a data file ("good", "bad",
+#     "like", 好, 差). Inside an answer they mislead ("not bad" is not negative, "I like the price but..."),
+#     so they are used to suggest label maps, never to read answers.
+# yes/no and true/false are left out on purpose: they usually answer another question (spam? relevant?).
+SENTIMENT_NAMES: dict[str, tuple[str, ...]] = {
+    "positive": ("positive", "pos", "积极", "正面", "好评", "正向", "褒义", "正"),
+    "negative": ("negative", "neg", "消极", "负面", "差评", "负向", "贬义", "负"),
+    "neutral": ("neutral", "neu", "中性", "中立", "一般", "中", "中评"),
 }
+SENTIMENT_DATA_ONLY: dict[str, tuple[str, ...]] = {
+    "positive": ("good", "like", "好", "满意"),
+    "negative": ("bad", "dislike", "差", "不满意"),
+    "neutral": ("mixed",),
+}
+_SYNONYMS = {cls: set(SENTIMENT_NAMES[cls]) | set(SENTIMENT_DATA_ONLY[cls]) for cls in SENTIMENT_NAMES}
 INSTRUCTIONS = {
     ("en", "sentiment"): "Classify the sentiment of this text as {labels}.",
     ("en", "classify"): "Classify this text into one of these categories: {labels}.",

@@ -18,6 +18,11 @@ from typing import Any
 from ..errors import StudioError
 
 DEFAULT_MAX_MB = 50.0
+# Caps checked before (or while) parsing, so a small file cannot take minutes and gigabytes:
+# Excel itself stops at 1,048,576 rows; nobody labels more than 1000 columns by hand.
+MAX_ROWS = 1_000_000
+MAX_COLUMNS = 1000
+XLSX_UNPACK_FACTOR = 4  # an .xlsx (a zip) may unpack to at most this many times the file size limit
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet", ".xlsx")
 _DELIMITERS = (",", "\t", ";", "|")
@@ -153,7 +158,10 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
                           code="data_empty")
     if _is_binary(raw):
         raise _binary_error(path, raw)
-    enc = detect_encoding(raw) if encoding in ("", "auto", None) else encoding
+    auto = encoding in ("", "auto", None)
+    if auto:
+        _refuse_mixed_encodings(path, raw)
+    enc = detect_encoding(raw) if auto else encoding
     try:
         text = raw.decode(enc)
     except LookupError:
@@ -162,7 +170,53 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
     except UnicodeDecodeError as exc:
         raise StudioError(f"'{path.name}' cannot be read as {enc} (bad byte at position {exc.start})",
                           "use encoding 'auto', or save the file as UTF-8", code="data_encoding") from None
+    nul = text.find("\x00")
+    if nul >= 0:  # past the first 8 KB the binary sniff cannot see it; NUL is never part of text data
+        raise StudioError(f"'{path.name}' contains a NUL byte (line {text.count(chr(10), 0, nul) + 1})",
+                          "remove the NUL characters or export the data again as CSV (UTF-8)", code="data_binary")
     return text.lstrip("\ufeff"), enc
+
+
+def _refuse_mixed_encodings(path: Path, raw: bytes) -> None:
+    """Refuse a file whose lines are partly UTF-8 and partly another code page (e.g. one cp1252 row
+    pasted into a UTF-8 export): any single decoding would silently garble one of the two parts.
+    Why our own check: charset detectors answer one encoding per file, which is exactly the bug."""
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return
+    try:
+        raw.decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    utf8_lines, bad_lines = 0, []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+            utf8_lines += 1
+        except UnicodeDecodeError:
+            bad_lines.append(n)
+    # in a GBK/cp1252 file a line is valid UTF-8 only by chance: require UTF-8 to be a real share
+    if utf8_lines and bad_lines and utf8_lines * 4 >= len(bad_lines):
+        shown = ", ".join(map(str, bad_lines[:10])) + (" …" if len(bad_lines) > 10 else "")
+        raise StudioError(f"'{path.name}' mixes encodings: {utf8_lines} line(s) are UTF-8 but line {shown} "
+                          "(counting the header as line 1) are not, so any one decoding would garble part of it",
+                          "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding "
+                          "explicitly if you know it", code="data_encoding")
+
+
+def _too_many(path: Path, what: str, count: int | str, limit: int) -> StudioError:
+    return StudioError(f"'{path.name}' has {what} {count}", f"split the file into parts of at most {limit:,} rows and "
+                       f"{MAX_COLUMNS:,} columns (keep only the columns you need)", code="data_too_large")
+
+
+def _check_shape(path: Path, rows: int, columns: int) -> None:
+    """Raises StudioError when a table is over MAX_ROWS rows or MAX_COLUMNS columns."""
+    if rows > MAX_ROWS:
+        raise _too_many(path, "more than", f"{MAX_ROWS:,} rows", MAX_ROWS)
+    if columns > MAX_COLUMNS:
+        raise _too_many(path, f"{columns:,} columns, over the limit of", f"{MAX_COLUMNS:,}", MAX_ROWS)
 
 
 def sniff_delimiter(text: str, default: str = ",") -> str:
@@ -202,12 +256,18 @@ def _read_delimited(path: Path, encoding: str, max_mb: float, delimiter: str | N
     text, enc = read_text(path, encoding, max_mb)
     delim = delimiter or sniff_delimiter(text, "\t" if path.suffix.lower() == ".tsv" else ",")
     try:
-        records = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delim) if any(c.strip() for c in r)]
+        records = []
+        for r in csv.reader(io.StringIO(text, newline=""), delimiter=delim):
+            if any(c.strip() for c in r):
+                records.append(r)
+                if len(records) > MAX_ROWS + 1:
+                    raise _too_many(path, "more than", f"{MAX_ROWS:,} rows", MAX_ROWS)
     except csv.Error as exc:
         raise StudioError(f"'{path.name}' is not a readable CSV file ({exc})",
                           "export it again as CSV (UTF-8) from the spreadsheet", code="data_csv") from None
     if not records:
         raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no rows", code="data_empty")
+    _check_shape(path, 0, len(records[0]))
     columns = _unique_columns(records[0])
     if len(records) == 1:
         raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows",
@@ -244,7 +304,14 @@ def _records_table(path: Path, records: list[Any], fmt: str, enc: str | None) ->
     if not records:
         raise StudioError(f"'{path.name}' has no rows", "the file holds an empty list; export the data again",
                           code="data_empty")
+    _check_shape(path, len(records), len(columns))
     return Table([str(c) for c in columns], [{str(k): v for k, v in r.items()} for r in records], str(path), fmt, enc)
+
+
+def _too_deep(path: Path, where: str) -> StudioError:
+    return StudioError(f"'{path.name}' is nested too deeply to read ({where} has lists/objects inside each other "
+                       "hundreds of levels deep)", "export flat rows: one object per row with text fields",
+                       code="data_json")
 
 
 def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
@@ -255,6 +322,8 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
             continue
         try:
             rec = json.loads(line)
+        except RecursionError:
+            raise _too_deep(path, f"line {n}") from None
         except ValueError as exc:
             raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({exc.msg}, column {exc.colno})",
                               f"fix or delete line {n}; each line must be one JSON object", code="data_json") from None
@@ -269,6 +338,8 @@ def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
     text, enc = read_text(path, encoding, max_mb)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise _too_deep(path, "the file") from None
     except ValueError as exc:
         if getattr(exc, "msg", "") == "Extra data":  # one object per line: JSONL saved as .json
             return _read_jsonl(path, encoding, max_mb)
@@ -290,7 +361,11 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     check_size(path, max_mb)
     import pyarrow.parquet as pq
     try:
+        meta = pq.ParquetFile(path).metadata  # the footer: row/column counts without reading the data
+        _check_shape(path, meta.num_rows, meta.num_columns)
         records = pq.read_table(path).to_pylist()
+    except StudioError:
+        raise
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise StudioError(f"'{path.name}' is not a readable Parquet file ({type(exc).__name__})",
                           "export it again, or use CSV/JSONL", code="data_parquet") from None
@@ -300,8 +375,28 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     return _records_table(path, records, "parquet", None)
 
 
+def _check_unpacked(path: Path, max_mb: float) -> None:
+    """An .xlsx is a zip: the limit that matters is what it unpacks to (a 2 MB file can hold 5M rows).
+    The sizes come from the zip's directory, so nothing is decompressed to check them."""
+    import zipfile
+    if not max_mb:
+        return
+    try:
+        with zipfile.ZipFile(path) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip: openpyxl's own error below says so
+    limit = max_mb * XLSX_UNPACK_FACTOR
+    if total > limit * 1024 * 1024:
+        raise StudioError(f"'{path.name}' unpacks to {total / 1024 / 1024:.1f} MB of sheet data, over the "
+                          f"{limit:g} MB limit ({XLSX_UNPACK_FACTOR}x the {max_mb:g} MB file limit)",
+                          "save the sheet as 'CSV UTF-8' and split it into smaller files (or remove unused "
+                          "rows and columns)", code="data_too_large")
+
+
 def _read_xlsx(path: Path, max_mb: float, sheet: str | None) -> Table:
     check_size(path, max_mb)
+    _check_unpacked(path, max_mb)
     import zipfile
 
     import openpyxl
@@ -322,7 +417,14 @@ def _read_xlsx(path: Path, max_mb: float, sheet: str | None) -> Table:
             raise StudioError(f"Sheet '{sheet}' not found in '{path.name}'",
                               f"use one of: {', '.join(wb.sheetnames)}", code="data_xlsx")
         ws = wb[sheet] if sheet else wb.worksheets[0]
-        values = [list(r) for r in ws.iter_rows(values_only=True) if any(cell_str(c).strip() for c in r)]
+        values = []
+        for r in ws.iter_rows(values_only=True):
+            if len(r) > MAX_COLUMNS:
+                _check_shape(path, 0, len(r))
+            if any(cell_str(c).strip() for c in r):
+                values.append(list(r))
+                if len(values) > MAX_ROWS + 1:
+                    raise _too_many(path, "more than", f"{MAX_ROWS:,} rows", MAX_ROWS)
     finally:
         wb.close()
     if not values:

@@ -1,10 +1,22 @@
 """Prompt templates: how an (instruction, input) pair becomes the text the model sees.
 
 The engine, the evaluator and the playground all build prompts here, so training and
-inference can never disagree. 'auto' uses the tokenizer's own chat template.
+inference can never disagree.
+
+A template called by a LLaMA-Factory name (default, alpaca, llama3, qwen, chatml, gemma)
+renders exactly as LLaMA-Factory 0.9.x renders it (``src/llamafactory/data/template.py``):
+the same prefix (BOS), system block, default system prompt, turn markers and end of answer.
+The studio's own "### Instruction / ### Response" format is called ``studio``. ``auto``
+uses the tokenizer's own chat template (``apply_chat_template``) and falls back to ``studio``
+when the tokenizer has none (tiny-demo).
+
+Placeholders: ``{content}`` is the message; ``{bos}`` / ``{eos}`` are the tokenizer's BOS / EOS
+text (HF tokenizers turn special-token text back into the single id when encoding, so a
+rendered string tokenizes to the ids LLaMA-Factory builds slot by slot).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,65 +26,117 @@ from ..errors import StudioError
 @dataclass(frozen=True)
 class Template:
     name: str
-    system: str  # text put before the first user turn ("" for none)
-    user: str    # format string with {content}
-    assistant_prefix: str  # put right after the user turn; the answer follows
-    assistant_suffix: str  # ends the answer (the model learns to stop here)
+    user: str                      # "...{content}..." up to where the answer starts
+    assistant: str                 # "{content}..." the answer and what ends it
+    system_fmt: str = "{content}"  # how a system prompt is written
+    prefix: str = ""               # before everything (usually "{bos}")
+    default_system: str = ""       # used when a row has no system prompt (LLaMA-Factory's default_system)
+    system_in_user: bool = False   # the system text goes inside the first user turn (gemma; LF's Llama2Template)
+    stop_word: str = ""            # replaces EOS in the answer (LLaMA-Factory's replace_eos / stop_words[0])
+    bos_text: str = "<s>"
+    eos_text: str = "</s>"
+
+    # ---------------------------------------------------------------- rendering
+    def _fill(self, text: str, content: str = "") -> str:
+        eos = self.stop_word or self.eos_text
+        return text.replace("{content}", "\0").replace("{bos}", self.bos_text).replace("{eos}", eos) \
+            .replace("\0", content)
+
+    def _head(self, system: str | None) -> tuple[str, str]:
+        """(text before the first user turn, system text folded into the first user message)."""
+        system = system or self.default_system
+        head = self._fill(self.prefix)
+        if not system:
+            return head, ""
+        if self.system_in_user:
+            return head, self._fill(self.system_fmt, system)
+        return head + self._fill(self.system_fmt, system), ""
 
     def prompt(self, instruction: str, input_text: str = "", system: str | None = None) -> str:
-        """The text up to where the model's answer starts."""
+        """The text up to where the model's answer starts (LLaMA-Factory joins instruction and input with \\n)."""
         content = instruction if not input_text else f"{instruction}\n{input_text}" if instruction else input_text
-        head = self.system.format(system=system) if (system and "{system}" in self.system) else (
-            self.system if "{system}" not in self.system else "")
-        return head + self.user.format(content=content) + self.assistant_prefix
+        return self.chat_prompt(([{"role": "system", "content": system}] if system else [])
+                                + [{"role": "user", "content": content}])
 
     def answer(self, output: str) -> str:
-        return output + self.assistant_suffix
+        """The answer as trained: the label, then the end-of-answer marker right after it."""
+        return self._fill(self.assistant, output)
+
+    @property
+    def assistant_suffix(self) -> str:
+        """What follows the answer text (the evaluator stops generation there)."""
+        return self._fill(self.assistant.split("{content}", 1)[1])
 
     def chat_prompt(self, messages: list[dict[str, str]]) -> str:
-        """Multi-turn prompt for the chat demo; the last message must be the user's."""
-        text = ""
+        """Multi-turn prompt; the last message must be the user's."""
         sys_msgs = [m["content"] for m in messages if m.get("role") == "system"]
-        if sys_msgs and "{system}" in self.system:
-            text += self.system.format(system=sys_msgs[0])
-        elif "{system}" not in self.system:
-            text += self.system
+        text, fold = self._head(sys_msgs[0] if sys_msgs else None)
         for m in messages:
             if m.get("role") == "user":
-                text += self.user.format(content=m["content"]) + self.assistant_prefix
+                text += self._fill(self.user, fold + m["content"])
+                fold = ""
             elif m.get("role") == "assistant":
                 text += self.answer(m["content"])
         return text
 
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """A whole conversation, answers included (what LLaMA-Factory's encoder produces, as text)."""
+        if messages and messages[-1].get("role") == "assistant":
+            return self.chat_prompt(messages[:-1]) + self.answer(messages[-1]["content"])
+        return self.chat_prompt(messages)
+
+
+_ALPACA_SYSTEM = ("Below is an instruction that describes a task. Write a response that appropriately "
+                  "completes the request.\n\n")
+_CHATML = dict(user="<|im_start|>user\n{content}<|im_end|>\n<|im_start|>assistant\n",
+               assistant="{content}<|im_end|>\n", system_fmt="<|im_start|>system\n{content}<|im_end|>\n",
+               stop_word="<|im_end|>")
 
 TEMPLATES: dict[str, Template] = {
-    "default": Template("default", "", "### Instruction:\n{content}\n\n", "### Response:\n", "\n\n"),
-    "alpaca": Template("alpaca", "Below is an instruction that describes a task. Write a response that "
-                       "appropriately completes the request.\n\n", "### Instruction:\n{content}\n\n",
-                       "### Response:\n", "\n\n"),
-    "llama3": Template("llama3", "<|begin_of_text|>{system}", "<|start_header_id|>user<|end_header_id|>\n\n{content}<|eot_id|>",
-                       "<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>"),
-    "qwen": Template("qwen", "<|im_start|>system\n{system}<|im_end|>\n", "<|im_start|>user\n{content}<|im_end|>\n",
-                     "<|im_start|>assistant\n", "<|im_end|>\n"),
-    "chatml": Template("chatml", "", "<|im_start|>user\n{content}<|im_end|>\n", "<|im_start|>assistant\n",
-                       "<|im_end|>\n"),
+    # the studio's own format (was called 'default' before; tiny-demo is trained with it)
+    "studio": Template("studio", "### Instruction:\n{content}\n\n### Response:\n", "{content}{eos}",
+                       system_fmt="", prefix="{bos}"),
+    # --- LLaMA-Factory's templates, slot for slot ---
+    "default": Template("default", "Human: {content}{eos}\nAssistant:", "{content}{eos}\n",
+                        system_fmt="System: {content}{eos}\n"),
+    "alpaca": Template("alpaca", "### Instruction:\n{content}\n\n### Response:\n", "{content}{eos}\n\n",
+                       default_system=_ALPACA_SYSTEM),
+    "llama3": Template("llama3", "<|start_header_id|>user<|end_header_id|>\n\n{content}<|eot_id|>"
+                       "<|start_header_id|>assistant<|end_header_id|>\n\n", "{content}<|eot_id|>",
+                       system_fmt="<|start_header_id|>system<|end_header_id|>\n\n{content}<|eot_id|>",
+                       prefix="{bos}", stop_word="<|eot_id|>", bos_text="<|begin_of_text|>",
+                       eos_text="<|end_of_text|>"),
+    "qwen": Template("qwen", default_system="You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
+                     eos_text="<|endoftext|>", **_CHATML),
+    "chatml": Template("chatml", eos_text="<|endoftext|>", **_CHATML),
+    "gemma": Template("gemma", "<start_of_turn>user\n{content}<end_of_turn>\n<start_of_turn>model\n",
+                      "{content}<end_of_turn>\n", system_fmt="{content}\n\n", prefix="{bos}", system_in_user=True,
+                      stop_word="<end_of_turn>", bos_text="<bos>", eos_text="<eos>"),
 }
+TEMPLATES["llama2"] = Template("llama2", "{bos}[INST] {content} [/INST]", "{content}{eos}",
+                               system_fmt="<<SYS>>\n{content}\n<</SYS>>\n\n", system_in_user=True)
+TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factory's: no markers, no EOS
+TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
+TEMPLATE_NAMES = ["auto", *TEMPLATES]
 
 
 class ChatTemplate(Template):
     """Wraps a tokenizer's own ``chat_template`` (template: auto)."""
 
     def __init__(self, tokenizer: Any):
-        object.__setattr__(self, "_tok", tokenizer)
-        object.__setattr__(self, "name", "auto")
-        object.__setattr__(self, "system", "")
-        object.__setattr__(self, "user", "{content}")
-        object.__setattr__(self, "assistant_prefix", "")
         eos = tokenizer.eos_token or ""
-        object.__setattr__(self, "assistant_suffix", eos)
+        for key, value in dict(name="auto", user="{content}", assistant="{content}" + eos, system_fmt="{content}",
+                               prefix="", default_system="", system_in_user=False, stop_word="",
+                               bos_text=tokenizer.bos_token or "", eos_text=eos).items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_tok", tokenizer)
+
+    def _fill(self, text: str, content: str = "") -> str:
+        # the tokenizer's own EOS text is literal here; only {content} is substituted
+        return text.replace("{content}", content)
 
     def prompt(self, instruction: str, input_text: str = "", system: str | None = None) -> str:
-        content = instruction if not input_text else f"{instruction}\n{input_text}"
+        content = instruction if not input_text else f"{instruction}\n{input_text}" if instruction else input_text
         msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": content}]
         return self.chat_prompt(msgs)
 
@@ -80,18 +144,50 @@ class ChatTemplate(Template):
         return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
+def _bind(template: Template, tokenizer: Any) -> Template:
+    """Use the tokenizer's own BOS/EOS text, as LLaMA-Factory's {"bos_token"}/{"eos_token"} slots do."""
+    if tokenizer is None:
+        return template
+    changes = {}
+    if getattr(tokenizer, "bos_token", None):
+        changes["bos_text"] = tokenizer.bos_token
+    elif "{bos}" in template.prefix:
+        changes["bos_text"] = ""  # LLaMA-Factory skips the BOS slot when the tokenizer has none
+    if getattr(tokenizer, "eos_token", None):
+        changes["eos_text"] = tokenizer.eos_token
+    return dataclasses.replace(template, **changes)
+
+
 def get_template(name: str, tokenizer: Any = None) -> Template:
-    """Look a template up by name; 'auto' = the tokenizer's chat template, else 'default'.
+    """Look a template up by name; 'auto' = the tokenizer's chat template, else 'studio'.
 
     Raises:
         StudioError: unknown template name.
     """
-    key = (name or "default").lower()
+    key = (name or "auto").lower()
     if key == "auto":
         if tokenizer is not None and getattr(tokenizer, "chat_template", None):
             return ChatTemplate(tokenizer)
-        return TEMPLATES["default"]
+        return _bind(TEMPLATES["studio"], tokenizer)
     if key not in TEMPLATES:
         raise StudioError(f"Unknown template '{name}'",
-                          f"use one of: auto, {', '.join(TEMPLATES)}", code="template")
-    return TEMPLATES[key]
+                          f"use one of: {', '.join(TEMPLATE_NAMES)}", code="template")
+    return _bind(TEMPLATES[key], tokenizer)
+
+
+def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
+    """A notice when a named built-in renders a prompt differently from the model's own chat template.
+
+    Named templates render as LLaMA-Factory renders them (so its files train the same here); 'auto' follows
+    the tokenizer. When both exist and disagree, the run log says so instead of silently picking one.
+    """
+    if (name or "auto").lower() == "auto" or not getattr(tokenizer, "chat_template", None):
+        return None
+    try:
+        own = ChatTemplate(tokenizer).prompt("Hi", system="S")
+    except Exception:  # a chat template that cannot render this probe (e.g. it refuses system turns)
+        return None
+    if get_template(name, tokenizer).prompt("Hi", system="S") == own:
+        return None
+    return (f"template: {name} renders prompts differently from this model's own chat template; the run uses "
+            f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template")

@@ -1,15 +1,28 @@
-"""Trainer callbacks: progress events into the run folder, graceful stop, checkpoint notices."""
+"""Trainer callbacks: progress events into the run folder, graceful stop, checkpoint notices, divergence guard."""
 from __future__ import annotations
 
 import math
 import resource
 import signal
+import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
+from ..errors import StudioError
 from ..runs import RunDir
+
+# A gradient norm this large (unclipped) means the update will wreck the weights: fine-tuning norms are O(1-100).
+GRAD_NORM_LIMIT = 1e4
+# ... or this many times the median of the norms seen so far (after GRAD_NORM_WARMUP steps): a sudden explosion.
+GRAD_NORM_SPIKE = 100.0
+GRAD_NORM_WARMUP = 5
+# With clipping on, one spike is clipped harmlessly (loss spikes happen); only a run of them means divergence.
+CLIPPED_SPIKES_TO_STOP = 3
+# fp16's grad scaler skips steps with inf gradients and lowers its scale: only a long run of them is divergence.
+FP16_NONFINITE_TO_STOP = 8
 
 
 def memory_in_use_gb() -> float:
@@ -91,3 +104,63 @@ class EventCallback(TrainerCallback):
     def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self.emit({"type": "checkpoint", "step": state.global_step,
                    "path": str(self.run.checkpoints / f"checkpoint-{state.global_step}")})
+
+
+def _checkpoint_advice(checkpoints_dir: str | Path | None) -> str:
+    """Name the newest complete checkpoint that really exists, or say that none does."""
+    last = RunDir(Path(checkpoints_dir).parent).last_checkpoint() if checkpoints_dir else None
+    if last is None:
+        return "no checkpoint was saved before this step, so start the run again after the fix"
+    return f"the last good checkpoint, {last.name} ({last}), was kept: resume from it after the fix"
+
+
+class DivergenceError(StudioError):
+    """Training blew up; the message says why, how to fix it and which checkpoint (if any) is safe."""
+
+    def __init__(self, step: int, what: float | str, checkpoints_dir: str | Path | None = None):
+        what = f"the loss became {what}" if not isinstance(what, str) else what
+        super().__init__(
+            f"Training diverged at step {step}: {what}",
+            "lower the learning rate (e.g. divide it by 10), keep gradient clipping on (max_grad_norm 1.0), check "
+            "the data for empty or garbage rows, and turn off fp16 (use bf16 or fp32); "
+            + _checkpoint_advice(checkpoints_dir),
+            code="diverged")
+        self.step = step
+
+
+class GradNormGuard(TrainerCallback):
+    """Stops before the optimizer applies a non-finite or exploding gradient (the loss can stay finite meanwhile).
+
+    StudioTrainer calls ``check`` with the norm Trainer has just computed, before ``optimizer.step()``, so the
+    weights and the last checkpoint stay good. Under DeepSpeed the engine has already stepped by then; the
+    check still stops the run at the first bad step.
+    """
+
+    def __init__(self, clipping: bool, fp16: bool = False):
+        self.clipping = clipping
+        self.fp16 = fp16
+        self.history: list[float] = []
+        self._spikes = 0
+        self._nonfinite = 0
+
+    def check(self, step: int, norm: Any, checkpoints_dir: str | Path | None) -> None:
+        """Raises: DivergenceError when the norm is non-finite or has exploded (see the module constants)."""
+        if norm is None:
+            return
+        value = float(norm.item() if hasattr(norm, "item") else norm)
+        if not math.isfinite(value):
+            self._nonfinite += 1
+            if not self.fp16 or self._nonfinite >= FP16_NONFINITE_TO_STOP:
+                raise DivergenceError(step, f"the gradient norm became {value}", checkpoints_dir)
+            return
+        self._nonfinite = 0
+        median = statistics.median(self.history) if len(self.history) >= GRAD_NORM_WARMUP else None
+        exploded = value > GRAD_NORM_LIMIT or (median is not None and median > 0 and value > GRAD_NORM_SPIKE * median)
+        if exploded:
+            self._spikes += 1
+            if not self.clipping or self._spikes >= CLIPPED_SPIKES_TO_STOP:
+                ref = f", {value / median:.0f}x the median {median:.3g} so far" if median else ""
+                raise DivergenceError(step, f"the gradient norm exploded to {value:.3g}{ref}", checkpoints_dir)
+            return   # a clipped spike: not added to the history, so it cannot raise the median
+        self._spikes = 0
+        self.history.append(value)

@@ -18,7 +18,7 @@ from typing import Any
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import PRESETS_DIR
-from ..runs import RunDir, atomic_write_text
+from ..runs import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
 
 log = logging.getLogger("studio.engine")
 PRESETS = PRESETS_DIR
@@ -30,13 +30,18 @@ def deepspeed_config(spec: str | None) -> dict | None:
     """Shortcut (z2, z3-offload, ...) or JSON path -> DeepSpeed config dict (None = no DeepSpeed)."""
     if not spec or spec == "none":
         return None
-    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(spec)
+    from ..data.lf_keys import resolve_deepspeed_path
+    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
     if not path.is_file():
         raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise StudioError(f"DeepSpeed config '{path}' is not valid JSON", "fix the file", why=str(exc)) from None
+    if not isinstance(data, dict):
+        raise StudioError(f"DeepSpeed config '{path}' must be a JSON object, not a {type(data).__name__}",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    return data
 
 
 def _single_process_env() -> None:
@@ -73,6 +78,8 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     def encode(batch: list[dict]) -> tuple[list[dict], int]:
         out, truncated = [], 0
         for r in batch:
+            if not str(r.get("output", "")).strip():
+                continue  # no answer: only the end marker would carry loss (it taught a run of 300 empty rows)
             f = encode_example(tokenizer, template, r, cfg.cutoff_len, cfg.train_on_prompt)
             truncated += f.pop("truncated")
             if any(label != -100 for label in f["labels"]):
@@ -82,8 +89,10 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     train, t_trunc = encode(train_rows)
     val, _ = encode(val_rows)
     if not train:
-        raise StudioError("No usable training rows after tokenization",
-                          "check that the dataset's 'output' column is filled")
+        raise StudioError(f"No training row of '{cfg.dataset}' has an answer to learn: all {len(train_rows)} rows "
+                          "have an empty output (nothing carries loss)",
+                          "fill the dataset's output (answer) column, or check its columns in dataset_info.json",
+                          code="no_trainable_tokens")
     return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc}
 
 
@@ -92,7 +101,11 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
     from ..models import DEMO_DEFAULTS, build_tiny_llama, demo_texts
     if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
         if is_main_process():
-            build_tiny_llama(run.base_model, demo_texts(rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
+            # the tokenizer learns from the training rows only: held-out rows must stay unseen (prepare_data
+            # makes the same seeded split)
+            from ..data.dataset import split_rows
+            train_rows, _ = split_rows(rows, cfg.val_size, cfg.seed)
+            build_tiny_llama(run.base_model, demo_texts(train_rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
         else:  # other ranks wait for rank 0's build (the folder appears whole: built under a temp name)
             deadline = time.time() + 600
             while not run.base_model.exists() and time.time() < deadline:
@@ -105,13 +118,18 @@ def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
-    model = apply_method(model, cfg)
+    model = apply_method(model, cfg, device)
     return model, tok
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
+    """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
     from transformers import TrainingArguments
-    precision = cfg.resolved_precision(device)
+    from ..precision import DeviceCaps, precision_plan
+    caps = DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+    autocast = precision_plan(caps, cfg).autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
+    report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
+    _check_reporters(report)
     ds = deepspeed_config(cfg.deepspeed)
     if ds is not None and cfg.offload_nvme_path:
         from .nvme import with_nvme_path
@@ -123,15 +141,16 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     eval_steps = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
     return TrainingArguments(
         output_dir=str(run.checkpoints), per_device_train_batch_size=cfg.per_device_train_batch_size,
-        per_device_eval_batch_size=cfg.per_device_train_batch_size,
+        per_device_eval_batch_size=cfg.per_device_eval_batch_size or cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps, learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.num_train_epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.lr_scheduler_type,
         warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
         max_grad_norm=cfg.max_grad_norm, logging_steps=cfg.logging_steps, save_strategy="steps",
         save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
-        bf16=precision == "bf16", fp16=precision == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
-        report_to=[], use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
+        bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
+        report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
+        use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
         dataloader_num_workers=0, save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
     )
 
@@ -142,7 +161,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
     measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
     is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
-    (its parameters move between devices during the step).
+    (its parameters live on two devices: layers in host RAM, the rest on the card).
     """
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
@@ -150,6 +169,53 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
             str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
         return "adamw_torch_fused"
     return cfg.optim
+
+
+def _check_reporters(report: list[str]) -> None:
+    """Trainer fails deep inside its setup when a logger's package is missing; say it plainly first."""
+    import importlib.util
+    needs = {"tensorboard": ("tensorboard", "tensorboardX"), "wandb": ("wandb",), "mlflow": ("mlflow",),
+             "swanlab": ("swanlab",), "comet_ml": ("comet_ml",), "clearml": ("clearml",), "dvclive": ("dvclive",),
+             "neptune": ("neptune",), "trackio": ("trackio",)}
+    for name in report:
+        if name == "all":
+            continue
+        pkgs = needs.get(name)
+        if pkgs is None:
+            raise StudioError(f"report_to: '{name}' is not a logger Trainer knows",
+                              f"use none or one of {', '.join(needs)}", code="config")
+        if not any(importlib.util.find_spec(p) for p in pkgs):
+            raise StudioError(f"report_to: {name} needs the '{pkgs[0]}' package, which is not installed",
+                              f"pip install {pkgs[0]}, or set report_to: none", code="config")
+
+
+def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
+    """LoRA+ (peft's create_loraplus_optimizer): B matrices learn loraplus_lr_ratio x faster; None when off."""
+    if not cfg.loraplus_lr_ratio:
+        return None
+    import torch
+    from peft.optimizers import create_loraplus_optimizer
+    return create_loraplus_optimizer(model=model, optimizer_cls=torch.optim.AdamW, lr=cfg.learning_rate,
+                                     loraplus_lr_ratio=cfg.loraplus_lr_ratio, weight_decay=cfg.weight_decay)
+
+
+def parameter_counts(model: Any) -> tuple[int, int]:
+    """(trainable, total); under ZeRO-3 each parameter is an empty shard and its real size is ds_numel."""
+    def size(p: Any) -> int:
+        return int(getattr(p, "ds_numel", 0) or p.numel())
+    params = list(model.parameters())
+    return sum(size(p) for p in params if p.requires_grad), sum(size(p) for p in params)
+
+
+def startup_notices(cfg: RunConfig, device: str) -> list[str]:
+    """What the run log says about keys that do nothing here and where the studio deliberately differs."""
+    out = list(getattr(cfg, "notices", []))
+    if cfg.bf16 and device == "cpu":
+        out.append("bf16: true but this machine has no GPU: training in fp32 (LLaMA-Factory refuses bf16 here; "
+                   "the studio runs the file anyway)")
+    if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
+        out.append(f"lora_alpha not set: using 2 x lora_rank = {cfg.effective_lora_alpha} (LLaMA-Factory's rule)")
+    return out
 
 
 def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:
@@ -185,9 +251,19 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         from .launch import peer_lost_reason
         lost = peer_lost_reason(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
         if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
-            with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
-                fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
-            _end(run, "failed", lost or _plain_reason(exc), **({"code": "peer_lost"} if lost else {}))
+            reason = lost or _plain_reason(exc)
+            if is_disk_full(exc):
+                # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
+                for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
+                                run.model.with_name("model.tmp")):
+                    shutil.rmtree(partial, ignore_errors=True)
+                reason = disk_full_reason(exc, "writing a checkpoint or the model") + f"; {DISK_FULL_FIX}"
+            try:
+                with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
+                    fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
+            except OSError as log_exc:
+                log.error("cannot write error.log: %s", log_exc)
+            _end(run, "failed", reason, **({"code": "peer_lost"} if lost else {}))
         raise
     return summary
 
@@ -202,26 +278,35 @@ def _plain_reason(exc: BaseException) -> str:
 
 
 def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
+    """Record the end; a write that fails (full disk) is logged, never hides the original error."""
     step = run.read_status().get("step", 0)
-    run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
-    run.write_status(state, reason=reason, ended=time.time(), **extra)
+    try:
+        run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
+    except OSError as exc:
+        log.error("cannot append the end event: %s", exc)
+    try:
+        run.write_status(state, reason=reason, ended=time.time(), **extra)
+    except OSError as exc:
+        log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
 
 
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:
     import torch
     from ..data.dataset import load_rows
     from .batching import PadCollator
-    from .callbacks import EventCallback, StopRequested
+    from .callbacks import EventCallback, GradNormGuard, StopRequested
+    from ..precision import DeviceCaps, precision_plan
     from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    plan = precision_plan(DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True), cfg)
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
     # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
-    checkpoint = _resolve_resume(run, resume_from)
+    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
     from .reshard import prepare_universal
     universal = prepare_universal(checkpoint, int(os.environ.get("WORLD_SIZE", "1")), main) if cfg.deepspeed \
         else False
@@ -246,24 +331,31 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     def count_tokens(n: int) -> None:
         events.tokens_seen += n
 
+    offloader = None
     if cfg.layerwise_offload:
         from .offload import LayerwiseOffloader
-        LayerwiseOffloader(model, device)
-        model.is_parallelizable = True  # tells Trainer not to move the whole model onto the card
-        model.model_parallel = True
+        # also writes model.hf_device_map (layers on the CPU), from which Trainer and accelerate decide not to
+        # move the whole model onto the card
+        offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
                             data_collator=PadCollator(tok.pad_token_id), processing_class=tok,
-                            callbacks=[events], dynamic_batching=cfg.dynamic_batching,
+                            callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
+                                                             fp16=plan.autocast == "fp16")],
+                            optimizers=(loraplus_optimizer(cfg, model), None),
+                            dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
                             notify=notify, token_counter=count_tokens)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:
-        n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        n_all = sum(p.numel() for p in model.parameters())
+        n_train, n_all = parameter_counts(model)
         run.write_status("running", step=trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
-                         precision=cfg.resolved_precision(device))
+                         precision=plan.mode)
+        from ..data.templates import chat_template_mismatch
+        for message in list(plan.warnings) + startup_notices(cfg, device) + [
+                m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
+            notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "
                    "the model) learns little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)")
@@ -287,6 +379,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
             run.write_status("aborted", reason=f"stopped on request at step {step}; resume continues from here",
                              ended=time.time(), **summary)
         return {"state": "aborted", **summary}
+    if offloader is not None:
+        offloader.remove()  # layers stay in host RAM; saving needs no device map
     _save_final(trainer, cfg, run, tok, main)
     if main:
         if cfg.plot_loss:

@@ -8,30 +8,22 @@ Everything else (optimizers, DeepSpeed, mixed precision, resume) is the stock Tr
 """
 from __future__ import annotations
 
+import gc
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
-from ..errors import StudioError
 from .batching import TokenBudgetBatchSampler
+from .callbacks import DivergenceError, GradNormGuard
 
 # Tests set this to simulate a card that cannot fit more than N rows per micro-batch.
 INJECT_OOM_ENV = "STUDIO_INJECT_OOM_ABOVE"
-
-
-class DivergenceError(StudioError):
-    def __init__(self, step: int, loss: float):
-        super().__init__(
-            f"Training diverged at step {step}: the loss became {loss}",
-            "lower the learning rate (e.g. divide it by 10), check the data for empty or garbage rows, and turn "
-            "off fp16 (use bf16 or fp32); the last good checkpoint was kept and can be resumed",
-            code="diverged")
-        self.step = step
 
 
 class StudioTrainer(Trainer):
@@ -45,6 +37,8 @@ class StudioTrainer(Trainer):
         self.notify = notify or (lambda message: None)
         self.token_counter = token_counter
         self._staging: str | None = None
+        self._hooked: set[int] = set()
+        self._touched: set[torch.Tensor] | None = None
 
     # 1. dynamic batching ------------------------------------------------------
     def get_train_dataloader(self) -> DataLoader:
@@ -66,21 +60,33 @@ class StudioTrainer(Trainer):
             # per-token normalisation over the whole batch keeps sliced and unsliced steps identical
             num_items_in_batch = int((inputs["labels"] != -100).sum()) * self.args.gradient_accumulation_steps
         rows = inputs["input_ids"].shape[0]
-        pending = _slices(rows, self.splits)
+        self._watch_grads(model)
+        boundary = self.accelerator.sync_gradients
+        # each slice: (start, end, parameters that already hold these rows' gradient from a failed attempt)
+        pending: list[tuple[int, int, frozenset]] = [(s, e, frozenset()) for s, e in _slices(rows, self.splits)]
         total = None
         while pending:
-            start, end = pending.pop(0)
+            start, end, done = pending.pop(0)
             part = {k: (v[start:end] if torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == rows else v)
                     for k, v in inputs.items()}
+            self._touched = set()
+            failed = False
             try:
-                _maybe_inject_oom(end - start)
-                loss = super().training_step(model, part, num_items_in_batch)
+                # only the batch's last slice may end DeepSpeed's accumulation window (and step its optimizer)
+                with _sync_gradients(self.accelerator, boundary and not pending), _frozen(done):
+                    _maybe_inject_oom(end - start)
+                    loss = super().training_step(model, part, num_items_in_batch)
             except torch.OutOfMemoryError:
-                if not self.oom_adaptive or end - start <= 1:
-                    raise
-                # only the slice that failed is redone (its backward never ran), so no row counts twice
+                if not self.oom_adaptive or end - start <= 1 or (self.is_deepspeed_enabled and self._touched):
+                    raise  # ZeRO's gradient buckets cannot be taken back half-way through a backward
+                failed = True
+            if failed:  # outside the except block: its traceback (and the activations it holds) is gone
+                self._recover_from_oom(model)
+                # Parameters whose gradient already received this slice's rows before the OOM keep it and sit
+                # out the redo; the rest get it from the two halves, so no row counts twice or goes missing.
+                done = done | frozenset(self._touched)
                 mid = start + (end - start) // 2
-                pending[:0] = [(start, mid), (mid, end)]
+                pending[:0] = [(start, mid, done), (mid, end, done)]
                 old = self.splits
                 self.splits = max(self.splits, -(-rows // (mid - start)))
                 _free_cache()
@@ -90,10 +96,37 @@ class StudioTrainer(Trainer):
                             f"(was {old}); the effective batch is unchanged")
                 continue
             total = loss if total is None else total + loss
+        self._touched = None
         assert total is not None
         if not torch.isfinite(total).all():
-            raise DivergenceError(self.state.global_step + 1, float(total))
+            raise DivergenceError(self.state.global_step + 1, float(total), self.args.output_dir)
         return total
+
+    def _watch_grads(self, model: torch.nn.Module) -> None:
+        """Note which parameters' .grad each slice has added to (AccumulateGrad runs once per parameter per
+        backward, with that parameter's whole share), so an OOM part-way through backward can be undone exactly
+        without copying every gradient before every slice."""
+        for p in model.parameters():
+            if p.requires_grad and id(p) not in self._hooked:
+                self._hooked.add(id(p))
+                p.register_post_accumulate_grad_hook(self._on_grad)
+
+    def _on_grad(self, p: torch.Tensor) -> None:
+        if self._touched is not None:
+            self._touched.add(p)
+
+    def _recover_from_oom(self, model: torch.nn.Module) -> None:
+        offloader = getattr(model, "studio_offloader", None)
+        if offloader is not None:  # layer-wise offload: gradients and weights back home before the redo
+            offloader.send_all_home()
+
+    def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
+        """Trainer's gradient norm, shown to the divergence guard before the optimizer step applies it."""
+        norm = super()._get_grad_norm(model, grad_norm)
+        for cb in self.callback_handler.callbacks:
+            if isinstance(cb, GradNormGuard):
+                cb.check(self.state.global_step + 1, norm, self.args.output_dir)
+        return norm
 
     # 4. crash-safe checkpoints -------------------------------------------------------
     def _get_output_dir(self, trial: Any) -> str:
@@ -134,6 +167,29 @@ def _slices(rows: int, splits: int) -> list[tuple[int, int]]:
     return [(s, min(s + size, rows)) for s in range(0, rows, size)]
 
 
+@contextmanager
+def _sync_gradients(accelerator: Any, sync: bool) -> Iterator[None]:
+    """accelerate's DeepSpeed wrapper steps the engine after every backward that has sync_gradients set."""
+    state = accelerator.gradient_state
+    before = state.sync_gradients
+    state._set_sync_gradients(sync)
+    try:
+        yield
+    finally:
+        state._set_sync_gradients(before)
+
+
+@contextmanager
+def _frozen(params: frozenset) -> Iterator[None]:
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)
+
+
 def _maybe_inject_oom(rows: int) -> None:
     limit = os.environ.get(INJECT_OOM_ENV)
     if limit and rows > int(limit):
@@ -141,5 +197,6 @@ def _maybe_inject_oom(rows: int) -> None:
 
 
 def _free_cache() -> None:
+    gc.collect()  # reference cycles left by the failed step (autograd graph, frames) before the cache is emptied
     if torch.cuda.is_available():
         torch.cuda.empty_cache()

@@ -26,6 +26,7 @@ from typing import Any, Iterator, Literal, Sequence
 from ..data.templates import Template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
+from .scoring import token_logprobs
 from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
 
@@ -67,6 +68,9 @@ def _alpaca_json(p: Path) -> list[dict[str, Any]] | None:
             rows = json.loads(text)
         else:
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except RecursionError:
+        raise StudioError(f"'{p.name}' is nested too deeply to read", "use flat rows (instruction/input/output "
+                          "text fields)", code="eval_data") from None
     except ValueError as exc:
         raise StudioError(f"'{p.name}' is not valid JSON", "fix the file or convert it with 'python -m studio "
                           "convert'", why=str(exc), code="eval_data") from None
@@ -97,13 +101,17 @@ def _cut(text: str, stops: Sequence[str]) -> str:
     return text[:cut].strip()
 
 
+MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the card busy longer (issue 14)
+
+
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
                   top_p: float, streamer: Any = None) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer)
+                                  eos_token_id=tokenizer.eos_token_id, streamer=streamer,
+                                  max_time=MAX_GENERATE_S)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
     else:
@@ -168,6 +176,20 @@ def _message_text(content: Any) -> str:
     return str(content or "")
 
 
+def chat_template_of(tokenizer: Any, template: Template) -> Template:
+    """The template a chat uses: the tokenizer's own chat template (``apply_chat_template``) when the model has
+    one and ``template`` is the generic 'default' (also the fallback for a plain model folder), else ``template``.
+
+    Why: an instruct model such as SmolLM2 only answers sensibly in the format it was tuned on; the generic
+    '### Instruction' prompt makes it ramble. A run trained with an explicit template (llama3, qwen, ...) keeps
+    it, and 'auto' already is the chat template.
+    """
+    from ..data.templates import get_template
+    if template.name == "default" and getattr(tokenizer, "chat_template", None):
+        return get_template("auto", tokenizer)
+    return template
+
+
 def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
          max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
          max_context: int | None = None) -> str | Iterator[str]:
@@ -175,11 +197,11 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 
     The oldest turns are dropped when the prompt would not fit the model's context.
     """
+    template = chat_template_of(tokenizer, template)
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
     limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens
-    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None and \
-        template.name in ("default", "alpaca") else []  # same rule as prompt_ids (training)
+    bos: list[int] = []  # the template's own prefix carries BOS, as in training (studio/data/templates.py)
     while True:
         msgs = turns + [{"role": "user", "content": message}]
         ids = bos + tokenizer.encode(template.chat_prompt(msgs), add_special_tokens=False)
@@ -196,8 +218,8 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
     import torch
     dev = _device(model)
-    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) + eos for lab in labels]
+    # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
+    answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     scores: list[list[float]] = []
     for start in range(0, len(rows), batch_rows):
@@ -207,13 +229,16 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
         width = max(len(s) for s in seqs)
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
         mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
-        with torch.no_grad():
-            logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        for i, p in enumerate(prompts):
+        # only the answer tokens' log-probs: the head never projects the whole batch x length (see scoring.py)
+        which = [(i * len(answers) + j, len(p) - 1 + k, tok) for i, p in enumerate(prompts)
+                 for j, a in enumerate(answers) for k, tok in enumerate(a)]
+        logp = token_logprobs(model, ids, mask, *zip(*which)).tolist()
+        at = 0
+        for _ in prompts:
             row_scores = []
-            for j, a in enumerate(answers):
-                pos = torch.arange(len(p) - 1, len(p) - 1 + len(a), device=dev)
-                row_scores.append(float(logp[i * len(answers) + j, pos, torch.tensor(a, device=dev)].sum()))
+            for a in answers:
+                row_scores.append(float(sum(logp[at:at + len(a)])))
+                at += len(a)
             scores.append(row_scores)
     return scores
 
@@ -271,8 +296,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
+    from ..models import describe_weights
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
-                  labels=labels)
+                  labels=labels, template=template.name, weights=describe_weights(model))
     return result
 
 
@@ -302,7 +328,7 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     from ..data.templates import get_template
     from ..models import load_base, load_for_inference
     model, tok, cfg = load_for_inference(run_dir)
-    template = get_template(cfg.template if cfg else "default", tok)
+    template = get_template(cfg.template if cfg else "auto", tok)
     base = None
     if not hasattr(model, "disable_adapter"):
         if cfg is None:
@@ -333,6 +359,15 @@ def scorecard(base: dict, tuned: dict) -> dict:
 
 
 # ------------------------------------------------------------------ batch prediction
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(cell: object) -> str:
+    """A cell a spreadsheet will not run: text starting like a formula gets a leading "'" (OWASP CSV injection)."""
+    text = "" if cell is None else str(cell)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]] | str | Path,
                   out_csv: str | Path, labels: Sequence[str] | None = None, mode: Mode | None = None,
                   max_new_tokens: int = 64) -> dict:
@@ -371,7 +406,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
             line += [r.get("output", ""), p, "yes" if ok else "no"]
         else:
             line.append(p)
-        writer.writerow(line)
+        writer.writerow([csv_safe(c) for c in line])
     out = Path(out_csv)
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,

@@ -109,8 +109,12 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             "adapter": "A LoRA adapter; load the base model, then this adapter on top.",
             "full": "A standalone model: every trained weight (full or freeze fine-tuning)."}[kind],
             "base_model": base, "method": cfg.method if cfg else ("lora" if is_adapter else "full"),
-            "template": cfg.template if cfg else "default", "source": str(Path(source).resolve()),
+            "template": cfg.template if cfg else "auto", "source": str(Path(source).resolve()),
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+        if kind == "merged" and cfg is not None and cfg.quantization_bit:
+            info["what"] += (f" The run trained the adapter on a {cfg.quantization_bit}-bit copy of the base; it is "
+                             "merged here into the unquantized base weights, so answers can differ slightly from "
+                             "the evaluation (which uses the quantized base, as trained).")
         (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
         (tmp / "README.md").write_text(_readme(info), encoding="utf-8")
         if out.exists():  # _check_target allowed it: empty, or an earlier export (holds MARKER)
@@ -136,7 +140,8 @@ def _write_merged(source: str | Path, tmp: Path) -> None:
     from ..models import load_for_inference
     # "cuda" here only picks the training precision (bf16/fp16); the merge itself runs on the CPU
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model, tok, _ = load_for_inference(source, device=device)
+    # merged into the 16-bit base (merging into a 4-bit QLoRA base would re-quantize the sum); the README says so
+    model, tok, _ = load_for_inference(source, device=device, quantized=False)
     merged = model.merge_and_unload()
     merged.save_pretrained(str(tmp))
     tok.save_pretrained(str(tmp))

@@ -21,6 +21,12 @@ from ..workspace import confine, safe_name
 from ..runs import RunDir, list_runs
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
+# Per-request caps (issue 14): one 400 KB prompt once kept a core busy for 7 minutes and blocked
+# everyone else. Generation time itself is capped by evaluate.MAX_GENERATE_S (generate's max_time).
+MAX_PROMPT_CHARS = 20_000      # instruction + input of one playground request, or one chat message
+MAX_HISTORY_CHARS = 100_000    # chat history kept (oldest turns dropped first); the model's context is smaller
+MAX_NEW_TOKENS = 4096
+GENERATION_WAIT_S = 30.0       # how long a request waits for the model another request is using
 
 
 @dataclass
@@ -50,7 +56,7 @@ def load_model(path: str | Path) -> Loaded:
     from ..models import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
-    return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "default", tok))
+    return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "auto", tok))
 
 
 def _place(model: Any) -> Any:
@@ -162,6 +168,35 @@ def _answer(loaded: Loaded, use_base: bool, instruction: str, input_text: str, m
                             float(temperature), float(top_p), stream=True)  # type: ignore[misc]
 
 
+def _check_request(what: str, text: str, max_new_tokens: Any) -> None:
+    """Refuse prompts and token budgets over the caps, before the model is touched."""
+    if len(text) > MAX_PROMPT_CHARS:
+        raise StudioError(f"The {what} is {len(text):,} characters long, over the limit of {MAX_PROMPT_CHARS:,}",
+                          "shorten it; a fine-tuned model only sees its context window anyway", code="eval_prompt")
+    try:
+        n = int(max_new_tokens)
+    except (TypeError, ValueError):
+        n = 0
+    if not 1 <= n <= MAX_NEW_TOKENS:
+        raise StudioError(f"Max new tokens must be between 1 and {MAX_NEW_TOKENS} (got {max_new_tokens})",
+                          "lower Max new tokens", code="eval_prompt")
+
+
+class _hold:
+    """The model's lock, or a clear 'busy' after GENERATION_WAIT_S instead of a request stuck forever."""
+
+    def __init__(self, loaded: Any):
+        self.lock = loaded.lock
+
+    def __enter__(self) -> None:
+        if not self.lock.acquire(timeout=GENERATION_WAIT_S):
+            raise StudioError("The model is busy answering another request",
+                              "try again in a moment (one generation runs at a time per model)", code="eval_busy")
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+
 class _null:
     def __enter__(self) -> None: return None
     def __exit__(self, *exc: Any) -> None: return None
@@ -172,9 +207,10 @@ def playground(run_path: str, instruction: str, input_text: str = "", max_new_to
     """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one."""
     if not (instruction or "").strip():
         raise StudioError("The prompt is empty", "type an instruction to send to the model", code="eval_prompt")
+    _check_request("prompt", instruction + (input_text or ""), max_new_tokens)
     loaded = get_model(run_path)
     tuned = base = ""
-    with loaded.lock:
+    with _hold(loaded):
         for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p):
             yield tuned, base
         if compare_base:
@@ -187,10 +223,20 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
                 temperature: float = 0.7, top_p: float = 0.9) -> Iterator[str]:
     """Yield the assistant's reply so far to ``message`` after ``history`` (gr.Chatbot messages)."""
     from .evaluate import chat
+    _check_request("message", message or "", max_new_tokens)
+    history = _trim_history(list(history or []))
     loaded = get_model(run_path)
-    with loaded.lock:
+    with _hold(loaded):
         yield from chat(loaded.model, loaded.tokenizer, loaded.template, history, message, int(max_new_tokens),
                         float(temperature), float(top_p), stream=True)  # type: ignore[misc]
+
+
+def _trim_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop the oldest turns until the history's text is under MAX_HISTORY_CHARS (cheap, before tokenizing)."""
+    sizes = [len(str(m.get("content", ""))) if isinstance(m, dict) else 0 for m in history]
+    while history and sum(sizes) > MAX_HISTORY_CHARS:
+        history, sizes = history[1:], sizes[1:]
+    return [m for m in history if isinstance(m, dict)]
 
 
 # ------------------------------------------------------------------ files

@@ -11,12 +11,11 @@ import re
 import unicodedata
 from typing import Any, Sequence
 
-# Each group is one meaning; a data label that matches any member gets all members as aliases.
-SYNONYM_GROUPS: list[tuple[str, ...]] = [
-    ("positive", "pos", "积极", "正面", "好评", "正向", "褒义", "正"),
-    ("negative", "neg", "消极", "负面", "差评", "负向", "贬义", "负"),
-    ("neutral", "neu", "中性", "中立", "一般", "中"),
-]
+from ..data.labels import SENTIMENT_NAMES
+
+# Each group is one meaning; a data label that matches any member gets all members as aliases. Only the
+# words that *name* a class (see studio/data/labels.py for why "good"/"bad" are not among them).
+SYNONYM_GROUPS: list[tuple[str, ...]] = list(SENTIMENT_NAMES.values())
 
 _PUNCT_OR_SPACE = re.compile(r"[\W_]+", re.UNICODE)
 

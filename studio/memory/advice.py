@@ -38,9 +38,12 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
     if p["device"] == "cpu":   # offload plans move memory to the host: nothing gained on a CPU run
         return out
     if p["quant_bits"] is None and p["deepspeed"] != "z3-offload":
+        # DeepSpeed keeps its own fp32 masters: pure_bf16 goes (RunConfig.validate refuses the two together)
+        pure = {"precision": "bf16"} if p["precision"] == "pure_bf16" else {}
         out.append(("use DeepSpeed ZeRO-3 offload (deepspeed: z3-offload)", "states move to host RAM, much slower",
-                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False},
-                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False}))
+                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False, **pure},
+                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False,
+                     **({"pure_bf16": False} if pure else {})}))
     if full_like and p["quant_bits"] is None and p["deepspeed"] == "none" and not p["layerwise_offload"]:
         out.append(("turn on layerwise_offload", "layers and optimizer live in host RAM, slower",
                     {"layerwise_offload": True, "grad_ckpt": True},

@@ -4,8 +4,12 @@ The estimate adds up what the engine (studio/engine, HF Trainer + peft + bitsand
 DeepSpeed) really keeps alive at its peak, from the architecture card alone (no weights
 needed, works offline):
 
-* weights: stored in the training precision (the engine loads the model in bf16/fp16/fp32);
-  QLoRA keeps linear layers in 4/8 bits and, through peft's ``prepare_model_for_kbit_training``,
+* precision modes (studio/precision.py decides them for the engine): ``fp32``; ``bf16``/``fp16`` = mixed
+  precision, the default: trained weights, their gradients and optimizer states in fp32 (master weights), the
+  maths autocast to 16 bits, which keeps a 16-bit copy of each trained weight from forward to backward;
+  ``pure_bf16``: trained weights, gradients and states in bf16 (LLaMA-Factory's pure_bf16, half the memory).
+  Frozen weights (LoRA's base, freeze's lower layers) are 16-bit in every mode but fp32.
+* weights: QLoRA keeps linear layers in 4/8 bits and, through peft's ``prepare_model_for_kbit_training``,
   casts the rest (embeddings, head, norms) to fp32.
 * gradients and optimizer states of the trainable parameters: AdamW holds 2 states in the
   parameter's dtype, adamw_8bit 2 bytes, LoRA adapters are fp32 (peft's autocast_adapter_dtype).
@@ -19,7 +23,8 @@ needed, works offline):
   resident size of python + torch + transformers + peft, and glibc's fragmentation (measured).
 
 Units: GB means GiB (2**30 bytes), as nvidia-smi and torch report card memory.
-Accuracy: within ~25% of published figures (tests/test_memory.py) and within ~15% of peak RSS
+Accuracy: within ~25% of published figures (tests/test_memory.py; 7B full mixed-precision within 15% of
+LLaMA-Factory's 120 GB) and within ~15% of peak RSS
 measured on CPU (bench/memory_bench.py).
 """
 from __future__ import annotations
@@ -39,6 +44,7 @@ GB = 1024 ** 3
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+PRECISIONS = ("auto", "bf16", "fp16", "fp32", "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
 # GPU-side constants are typical values (CUDA 12, Hopper/Ada), not measured by this project yet.
 CUDA_CONTEXT_GB = 0.6        # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator
@@ -134,7 +140,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     _check_choice("method", method, METHODS)
     _check_choice("deepspeed", deepspeed or "none", DEEPSPEED_PLANS)
     _check_choice("optim", optim, OPTIMS)
-    _check_choice("precision", precision, ("auto", "bf16", "fp16", "fp32"))
+    _check_choice("precision", precision, PRECISIONS)
     _check_choice("device", device, ("cuda", "cpu"))
     if method == "qlora" and not quant_bits:
         quant_bits = 4
@@ -147,7 +153,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     ds = "none" if device == "cpu" else (deepspeed or "none")
     if precision == "auto":
         precision = "fp32" if device == "cpu" else "bf16"
-    b = 4 if precision == "fp32" else 2          # bytes of weights and activations
+    b = 4 if precision == "fp32" else 2          # bytes of frozen weights and of activations
+    mixed = precision in ("bf16", "fp16")        # autocast over fp32 master weights
     plan = dict(method="qlora" if quant_bits else method, quant_bits=quant_bits, deepspeed=ds, seq_len=seq_len,
                 batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=optim, precision=precision,
                 lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
@@ -172,16 +179,24 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         trainable = min(freeze_layers, L) * card.layer_params
     else:
         trainable = lora_p
-    # adapters are fp32; full/freeze train in the model dtype (pure bf16 with the plain Trainer)
-    tb = 4 if adapter else b
-    weights = (frozen_w if adapter else n_all * b) + (lora_p * 4 if adapter else 0)
+    # bytes of each trained parameter (its weight, gradient, and the unit of its optimizer states): adapters are
+    # fp32; full/freeze keep fp32 masters under mixed precision, bf16 under pure_bf16; DeepSpeed holds its own
+    # fp32 master (below) over 16-bit module weights
+    tb = 4 if adapter else (b if ds != "none" or precision == "pure_bf16" else 4)
+    if adapter:
+        weights = frozen_w + lora_p * 4
+    else:
+        weights = (n_all - trainable) * b + trainable * tb
+    # autocast casts each fp32 trained weight to 16 bits once per forward and autograd keeps the copy for backward
+    cast_copies = trainable * 2 if mixed and not adapter and ds == "none" else 0.0
     grads = trainable * tb
     opt_bytes = {"adamw": 2 * tb, "adamw_8bit": 2.0, "sgd": 0.0, "adafactor": 0.1 * tb}[optim]
     optimizer = trainable * opt_bytes
-    # torch AdamW runs multi-tensor (foreach) on CUDA: one state-sized temporary for all params in
-    # step(); on CPU it loops per tensor, so two temporaries of the largest trainable tensor.
+    # On CUDA the engine picks torch's fused AdamW (studio/engine/run.py _optimizer), which updates in place; with
+    # layer-wise offload it runs the multi-tensor (foreach) AdamW: one state-sized temporary for all params in
+    # step(). On CPU it loops per tensor, so two temporaries of the largest trainable tensor.
     if device == "cuda":
-        step_temp = trainable * tb if optim == "adamw" else 0.0
+        step_temp = trainable * tb if optim == "adamw" and layerwise_offload and deepspeed in (None, "none") else 0.0
     else:
         largest_t = max(card.embed_params, h * card.intermediate_size) if method == "full" and not adapter else (
             h * card.intermediate_size if method == "freeze" else 0)
@@ -231,16 +246,19 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         gpu_weights = weights * frac + 2 * card.layer_params * b
         gpu_grads, gpu_opt = grads * frac + card.layer_params * tb, optimizer * frac
         step_temp = step_temp * frac
+        cast_copies = cast_copies * frac + 2 * card.layer_params * 2 * (cast_copies > 0)
 
     dynamic = activations + logits
     if device == "cpu":   # the adapter's extra churn is inside the layers, not in the loss
         dynamic = activations * (CPU_ALLOC_FACTOR_ADAPTER if adapter else CPU_ALLOC_FACTOR) + logits * CPU_ALLOC_FACTOR
-    peak_train = max(dynamic, gpu_grads)
+    peak_train = max(dynamic + cast_copies, gpu_grads)
     peak = gpu_weights + gpu_opt + max(peak_train, gpu_grads + step_temp)
     if quant_bits:
         peak += b * h * i   # one layer's weight dequantized for its matmul
     breakdown = {"weights": gpu_weights / GB, "gradients": gpu_grads / GB, "optimizer": gpu_opt / GB,
                  "activations": activations / GB, "logits": logits / GB}
+    if cast_copies:
+        breakdown["autocast_copies"] = cast_copies / GB
     if device == "cuda":
         overhead = CUDA_CONTEXT_GB + FRAGMENTATION * (dynamic + step_temp) / GB
         breakdown["overhead"] = overhead
@@ -278,10 +296,14 @@ def deepspeed_plan(value: str | None) -> str:
     if value in DEEPSPEED_PLANS:
         return value
     try:
-        zero = json.loads(Path(value).read_text(encoding="utf-8")).get("zero_optimization", {})
-    except (OSError, ValueError) as exc:
+        data = json.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise StudioError(f"Cannot read the DeepSpeed config '{value}'", "check the path and that it is JSON",
                           why=str(exc)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("zero_optimization", {}), dict):
+        raise StudioError(f"DeepSpeed config '{value}' must be a JSON object with a zero_optimization object",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    zero = data.get("zero_optimization", {})
     stage = int(zero.get("stage", 0))
     offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)
                   for k in ("offload_optimizer", "offload_param"))
@@ -305,6 +327,8 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
     """
     card = load_card(cfg.model_name_or_path)
     precision = cfg.resolved_precision(device, bf16_ok=True)
+    if getattr(cfg, "pure_bf16", False) and precision == "bf16":   # as studio/precision.py decides
+        precision = "pure_bf16"
     optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
                    seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,

@@ -8,13 +8,20 @@ Gradio serves no folder beyond its own upload cache (allowed_paths is empty).
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import logging
+import math
 import os
+import socket
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from .guard import auth_guard_middleware
+
+AUTH_ENV = "STUDIO_AUTH"  # USER:PASS from the environment: unlike --auth, not visible in the process list
 
 log = logging.getLogger("studio.ui")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -24,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
     p.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     p.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
-    p.add_argument("--auth", metavar="USER:PASS", help="require this login")
+    p.add_argument("--auth", metavar="USER:PASS", help="require this login (visible in the process list: prefer "
+                   f"--auth-file or the {AUTH_ENV} environment variable)")
     p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS per line)")
     p.add_argument("--no-auth", action="store_true", help="allow --share / a network host without a login")
     p.add_argument("--lang", choices=["en", "zh"], default=None, help="default UI language (default: the browser's)")
@@ -32,6 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-root", action="append", default=[], metavar="DIR",
                    help="an extra folder the studio may read data/models from (repeatable)")
     p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow runs with trust_remote_code (the model's own Python code runs on this server); "
+                        "only this flag can allow it, never the web page")
 
 
 def is_loopback(host: str) -> bool:
@@ -52,7 +63,12 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     """
     pairs: list[str] = []
     if args.auth:
+        print("Warning: --auth shows the password in the process list (ps) to everyone on this machine; use "
+              f"--auth-file FILE or the {AUTH_ENV} environment variable instead", file=sys.stderr)
         pairs.append(args.auth)
+    env_auth = os.environ.get(AUTH_ENV, "").strip()
+    if env_auth and not args.auth and not args.auth_file:
+        pairs.append(env_auth)
     if args.auth_file:
         path = Path(args.auth_file)
         if not path.is_file():
@@ -67,7 +83,7 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
             raise StudioError("A login must look like USER:PASS", "write it as --auth alice:secret (or one USER:PASS "
                               "per line in the auth file)", code="auth")
         logins.append((user.strip(), password))
-    if (args.auth or args.auth_file) and not logins:
+    if (args.auth or args.auth_file or env_auth) and not logins:
         raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
     if logins and args.no_auth:
         raise StudioError("--no-auth contradicts --auth/--auth-file", "pass one or the other", code="auth")
@@ -80,6 +96,31 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
                           why="Anyone who can open the page could train, read the workspace and run models",
                           code="auth")
     return logins or None
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """The numeric flags and the port, checked before anything is built.
+
+    Raises:
+        StudioError: --max-upload-mb not a positive finite number, a port out of range or already in use.
+    """
+    if not (math.isfinite(args.max_upload_mb) and args.max_upload_mb > 0):
+        raise StudioError(f"--max-upload-mb must be a number above 0 (got {args.max_upload_mb:g})",
+                          "use e.g. --max-upload-mb 50", code="args")
+    if not 1 <= args.port <= 65535:
+        raise StudioError(f"--port must be between 1 and 65535 (got {args.port})", "use e.g. --port 7860",
+                          code="args")
+    try:
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((args.host, args.port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise StudioError(f"Port {args.port} on {args.host} is already in use",
+                              "stop the other program (or studio) using it, or pick another port with --port",
+                              code="args") from None
+        raise StudioError(f"Cannot listen on {args.host}:{args.port} ({exc.strerror})",
+                          "check --host (an address of this machine) and --port", code="args") from None
 
 
 def build_app(ctx: Any) -> Any:
@@ -125,9 +166,10 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware
+    middleware = [auth_guard_middleware(enabled=bool(auth))] + ([lang_middleware(args.lang)] if args.lang else [])
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
-                app_kwargs={"middleware": [lang_middleware(args.lang)]} if args.lang else None,
+                app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
                 ssr_mode=False,
                 footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False, quiet=False)
@@ -139,14 +181,15 @@ def main(args: argparse.Namespace) -> int:
     Raises:
         StudioError: unsafe exposure or bad flags (cli.py / launch.py print it, exit 2).
     """
+    check_flags(args)
     auth = parse_auth(args)
-    if args.max_upload_mb <= 0:
-        raise StudioError(f"--max-upload-mb must be above 0 (got {args.max_upload_mb:g})", "use e.g. --max-upload-mb 50",
-                          code="args")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb)
+    ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
+    # built-in models are prepared once into <workspace>/models; training children inherit the setting
+    os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)

@@ -28,6 +28,7 @@ class AppContext:
     runner: JobRunner
     lang: str = "en"
     max_upload_mb: float = 50.0
+    allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
 
     @classmethod

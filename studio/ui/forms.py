@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from ..config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
+from .. import zoo
+from ..config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
 from ..workspace import PRESETS_DIR
 
 GROUPS = ("model", "method", "data", "train", "memory")
@@ -19,7 +20,9 @@ PRESETS = PRESETS_DIR
 
 
 def _model_choices() -> list[str]:
-    return [DEMO_MODEL] + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml"))
+    # built-in models first (tiny-demo, then the real ones shipped in packages), then the architecture cards
+    names = zoo.builtin_names()
+    return names + sorted(p.stem for p in (PRESETS / "models").glob("*.yaml") if p.stem not in names)
 
 
 # Free-text fields that still deserve a list of common values (custom values stay allowed).

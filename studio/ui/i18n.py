@@ -51,6 +51,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "bf16": ("bfloat16", "bfloat16"),
     "fp16": ("float16", "float16"),
     "precision": ("Precision", "计算精度"),
+    "pure_bf16": ("Pure bf16 (no fp32 master weights)", "纯 bf16（无 fp32 主权重）"),
     "gradient_checkpointing": ("Gradient checkpointing", "梯度检查点"),
     "optim": ("Optimizer", "优化器"),
     "deepspeed": ("DeepSpeed", "DeepSpeed"),
@@ -62,7 +63,10 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
 }
 
 FIELD_HELP_ZH: dict[str, str] = {
-    "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、本地文件夹或 Hub 模型 ID",
+    "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、内置真实模型 "
+                          "'smollm2-135m-instruct'（1.35 亿参数，英文对话，Apache-2.0，单个 CPU 核上每个 LoRA 步（批大小 8）约 7 秒）和 "
+                          "'gemma3-270m'（2.68 亿参数，中英文，Gemma 使用条款：https://ai.google.dev/gemma/terms，每步约 "
+                          "6.5 秒）、.gguf 文件、本地文件夹或 Hub 模型 ID",
     "trust_remote_code": "运行模型自带的代码。只对你信任的模型打开",
     "finetuning_type": "full：训练全部权重；freeze：只训练最后几层；lora：训练小的适配器",
     "freeze_trainable_layers": "freeze 方法：最后多少层保持可训练",
@@ -99,6 +103,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "bf16": "用 bfloat16 训练（精度为 auto 时自动选择）",
     "fp16": "用 float16 训练（带损失缩放）",
     "precision": "auto：显卡支持时用 bf16，否则 GPU 上用 fp16，CPU 上用 fp32",
+    "pure_bf16": "权重和优化器状态也用 bf16（比混合精度省一半显存）；学习率较小时模型可能几乎不更新",
     "gradient_checkpointing": "反向传播时重新计算激活：更省显存，约慢 30%",
     "optim": "优化器；adamw_8bit 以 8 位保存优化器状态（bitsandbytes）",
     "deepspeed": "DeepSpeed 配置：none、z2、z2-offload、z3、z3-offload 或 JSON 路径",
@@ -108,6 +113,31 @@ FIELD_HELP_ZH: dict[str, str] = {
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
 }
+
+# Fields added for LLaMA-Factory's keys (studio/data/lf_keys.py); kept together so the tables above stay as they were
+FIELD_LABELS.update({
+    "stage": ("Stage", "训练阶段"),
+    "use_rslora": ("rsLoRA", "rsLoRA 缩放"),
+    "use_dora": ("DoRA", "DoRA 权重分解"),
+    "pissa_init": ("PiSSA init", "PiSSA 初始化"),
+    "loraplus_lr_ratio": ("LoRA+ learning-rate ratio", "LoRA+ 学习率倍数"),
+    "per_device_eval_batch_size": ("Eval batch size", "评估批大小"),
+    "neftune_noise_alpha": ("NEFTune noise", "NEFTune 噪声"),
+    "report_to": ("Report to", "日志上报"),
+    "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
+})
+FIELD_HELP_ZH.update({
+    "stage": "训练阶段（LLaMA-Factory 的键）：sft = 监督微调，这里只支持这一种",
+    "lora_alpha": "LoRA 缩放系数；留空 = 秩的 2 倍（与 LLaMA-Factory 相同）",
+    "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 缩放适配器，而不是 alpha/秩",
+    "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",
+    "pissa_init": "PiSSA：用权重的主成分初始化适配器",
+    "loraplus_lr_ratio": "LoRA+：B 矩阵的学习率 = 该倍数 × 学习率（常用 16；留空 = 关闭）",
+    "per_device_eval_batch_size": "每个评估步的样本数（默认与训练批大小相同）",
+    "neftune_noise_alpha": "NEFTune：训练时给词向量加噪声（常用 5；留空 = 关闭）",
+    "report_to": "Trainer 同时上报日志到：none、tensorboard、wandb、mlflow 等（逗号分隔）",
+    "resume_from_checkpoint": "从这个检查点文件夹继续（'last' = 运行文件夹中最新的检查点）",
+})
 
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {

@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+from .. import zoo
 from ..config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import confine
@@ -23,6 +24,36 @@ def _looks_like_path(text: str) -> bool:
     return text.startswith(("/", ".", "~")) or text.endswith((".json", ".jsonl", ".csv")) or os.sep in text
 
 
+def _local_model(model: str, ctx: AppContext) -> Path | None:
+    """The confined folder a model name means, or None for a hub id / tiny-demo.
+
+    A relative name is looked up in the workspace only: a name that exists relative to the server's
+    own working folder (e.g. 'studio/assets') would otherwise be read from there by the libraries.
+    """
+    if model == DEMO_MODEL or zoo.is_builtin(model):
+        return None
+    local = Path(os.path.expanduser(model))
+    local = local if local.is_absolute() else ctx.workspace / local
+    if model.startswith(("/", ".", "~")) or local.exists() or not _HUB_ID.match(model) or os.path.lexists(model):
+        return confine(model, ctx.allowed_roots)
+    return None
+
+
+def estimate_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
+    """The config the live estimate may read: model folder and DeepSpeed JSON confined first.
+
+    Raises:
+        StudioError: a path outside the allowed roots (the message never says whether it exists).
+    """
+    changes: dict[str, object] = {}
+    target = _local_model(cfg.model_name_or_path.strip(), ctx)
+    if target is not None:
+        changes["model_name_or_path"] = str(target)
+    if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
+        changes["deepspeed"] = str(confine(cfg.deepspeed, ctx.allowed_roots))
+    return dataclasses.replace(cfg, **changes)  # type: ignore[arg-type]
+
+
 def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     """The config with every path made absolute and confined; a used run folder gets a fresh name.
 
@@ -30,18 +61,20 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
         StudioError: a path outside the allowed roots, or a local model folder that does not exist.
     """
     roots = ctx.allowed_roots
+    if cfg.trust_remote_code and not getattr(ctx, "allow_remote_code", False):
+        raise StudioError("Trust remote code is off for this studio",
+                          "untick Trust remote code; whoever runs the server can allow it by starting it with "
+                          "'python launch.py --trust-remote-code' (the model's own code would run on the server)",
+                          code="remote_code")
     changes: dict[str, object] = {}
     model = cfg.model_name_or_path.strip()
-    if model != DEMO_MODEL:
-        local = Path(os.path.expanduser(model))
-        local = local if local.is_absolute() else ctx.workspace / local
-        if model.startswith(("/", ".", "~")) or local.exists() or not _HUB_ID.match(model):
-            target = confine(model, roots)
-            if not target.is_dir():
-                raise StudioError(f"Model folder '{model}' does not exist",
-                                  "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
-                                  f"or '{DEMO_MODEL}'", code="path")
-            changes["model_name_or_path"] = str(target)
+    target = _local_model(model, ctx)
+    if target is not None:
+        if not target.is_dir() and not (target.is_file() and target.suffix.lower() == ".gguf"):
+            raise StudioError(f"Model folder '{model}' does not exist",
+                              "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
+                              f"or '{DEMO_MODEL}'", code="path")
+        changes["model_name_or_path"] = str(target)
     dataset_dir = confine(cfg.dataset_dir or "data", roots)
     changes["dataset_dir"] = str(dataset_dir)
     names = []

@@ -5,6 +5,7 @@ RunConfig.validate() and the estimate from studio.memory, so this module only di
 """
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from . import forms
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
-from .paths import resolve_run_paths
+from .paths import estimate_paths, resolve_run_paths
 
 RECIPES = forms.PRESETS / "recipes"
 
@@ -122,7 +123,12 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tupl
         cfg = forms.values_to_config(values)
     except StudioError as exc:
         return "", "- ❌ " + exc.message
-    return estimate_markdown(cfg, gpu_mem, ctx.lang), check_markdown(cfg, ctx)
+    gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
+    try:
+        confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
+    except StudioError as exc:
+        return f"⚠️ {exc.message}", check_markdown(cfg, ctx)
+    return estimate_markdown(confined, gpu_mem, ctx.lang), check_markdown(cfg, ctx)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
@@ -169,6 +175,11 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             form = forms.build_form(T)
+            if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
+                form["trust_remote_code"].interactive = False
+                form["trust_remote_code"].info = ("Off: it would run the model's own code on this server. Whoever "
+                                                  "starts the studio can allow it: python launch.py "
+                                                  "--trust-remote-code")
         with gr.Column(scale=2):
             gpu_mem = gr.Number(value=24, minimum=0, label=T("set.gpu_mem"), elem_id="gpu-mem")
             gr.Markdown(T("set.fit_title"))

@@ -1,0 +1,125 @@
+"""dataset_info.json entries and rows read the way LLaMA-Factory 0.9.x reads them.
+
+LLaMA-Factory's ``DatasetAttr`` defaults: alpaca columns prompt=instruction, query=input,
+response=output (history/system unset); ShareGPT messages=conversations with tags
+from/value/human/gpt/observation/function_call/system. An entry's ``columns`` and ``tags``
+override those. Kinds the studio cannot train are refused before training, never turned
+into rows without answers: ranking/preference pairs, KTO tags, pre-training text, tool calls,
+multimodal rows, hub downloads.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import StudioError
+
+ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "history": None,
+                  "system": None}
+SHAREGPT_TAGS = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
+                 "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system"}
+_FIX = "train it with LLaMA-Factory, or give the studio a supervised dataset (instruction/input/output or ShareGPT)"
+
+
+def check_entry(name: str, entry: dict[str, Any]) -> None:
+    """Refuse entries the studio cannot train, naming why (before any row is read).
+
+    Raises:
+        StudioError: hub dataset, ranking/preference, KTO, multimodal or tool columns, unknown formatting.
+    """
+    if not isinstance(entry, dict):
+        raise StudioError(f"dataset_info.json entry '{name}' is not an object", "write {\"file_name\": \"...\"}")
+    for hub in ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name"):
+        if hub in entry and "file_name" not in entry:
+            raise StudioError(f"Dataset '{name}' is downloaded from a hub ({hub}); this machine reads local files only",
+                              "download it, save it as .json/.jsonl next to dataset_info.json and set file_name")
+    if "file_name" not in entry:
+        raise StudioError(f"dataset_info.json entry '{name}' has no file_name", "add the data file's name")
+    columns = entry.get("columns") or {}
+    if entry.get("ranking") or "chosen" in columns or "rejected" in columns:
+        raise StudioError(f"Dataset '{name}' is a ranking/preference dataset (chosen/rejected answers, for "
+                          "DPO/ORPO/reward modelling); those stages are not supported yet", _FIX, code="dataset_kind")
+    if "kto_tag" in columns:
+        raise StudioError(f"Dataset '{name}' is a KTO dataset (kto_tag); stage kto is not supported yet", _FIX,
+                          code="dataset_kind")
+    for media in ("images", "videos", "audios"):
+        if media in columns:
+            raise StudioError(f"Dataset '{name}' has {media}: multimodal training is not supported here", _FIX,
+                              code="dataset_kind")
+    if "tools" in columns:
+        raise StudioError(f"Dataset '{name}' has tool definitions (tools): tool-call training is not supported yet",
+                          _FIX, code="dataset_kind")
+    formatting = entry.get("formatting", "alpaca")
+    if formatting not in ("alpaca", "sharegpt"):
+        raise StudioError(f"Dataset '{name}' has formatting '{formatting}'", "use alpaca or sharegpt")
+    if formatting == "alpaca" and "prompt" in columns and "response" not in columns and \
+            columns.get("prompt") not in (None, "instruction"):
+        raise StudioError(f"Dataset '{name}' maps only a text column ({columns['prompt']}) and no response: it is a "
+                          "pre-training dataset (stage pt), which is not supported yet", _FIX, code="dataset_kind")
+
+
+def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """Raw rows -> studio rows {instruction, input, output[, system][, history]}.
+
+    Raises:
+        StudioError: rows of a kind the studio cannot train (no answers, tool calls, bad turn order).
+    """
+    if entry.get("formatting", "alpaca") == "sharegpt":
+        out = [_sharegpt_row(r, entry, where) for r in rows]
+    else:
+        out = [_alpaca_row(r, entry) for r in rows]
+    if rows and not entry and not any(r["output"] for r in out):
+        if any("conversations" in r or "messages" in r for r in rows):
+            raise StudioError(f"'{where}' holds ShareGPT conversations, not instruction/input/output rows",
+                              "register it in dataset_info.json with \"formatting\": \"sharegpt\" and use its name")
+        if any("chosen" in r for r in rows):
+            raise StudioError(f"'{where}' is a preference dataset (chosen/rejected); DPO is not supported yet", _FIX,
+                              code="dataset_kind")
+        if any("text" in r for r in rows):
+            raise StudioError(f"'{where}' holds plain text (pre-training data, stage pt), which is not supported yet",
+                              _FIX, code="dataset_kind")
+    return out
+
+
+def _alpaca_row(r: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    cols = {**ALPACA_COLUMNS, **(entry.get("columns") or {})}
+    if not entry:  # a plain file: the studio's own rows also carry system/history under those names
+        cols.update(system="system", history="history")
+
+    def get(key: str) -> Any:
+        return r.get(cols[key]) if cols.get(key) else None
+    row: dict[str, Any] = {"instruction": str(get("prompt") or ""), "input": str(get("query") or ""),
+                           "output": str(get("response") or "")}
+    if isinstance(get("response"), list):  # LLaMA-Factory allows a list of candidate answers; it trains the first
+        row["output"] = str(get("response")[0]) if get("response") else ""
+    if get("system"):
+        row["system"] = str(get("system"))
+    if get("history"):
+        row["history"] = [[str(u), str(a)] for u, a in get("history")]
+    return row
+
+
+def _sharegpt_row(r: dict[str, Any], entry: dict[str, Any], where: str) -> dict[str, Any]:
+    cols = {"messages": "conversations", "system": None, **(entry.get("columns") or {})}
+    tags = {**SHAREGPT_TAGS, **(entry.get("tags") or {})}
+    messages = list(r.get(cols["messages"]) or [])
+    role, content = tags["role_tag"], tags["content_tag"]
+    system = r.get(cols["system"]) if cols.get("system") else None
+    if messages and messages[0].get(role) == tags["system_tag"] and not cols.get("system"):
+        system, messages = messages[0].get(content), messages[1:]
+    odd, even = tags["user_tag"], tags["assistant_tag"]
+    for m in messages:
+        if m.get(role) in (tags["function_tag"], tags["observation_tag"]):
+            raise StudioError(f"'{where}' has tool-call turns ({m.get(role)}); tool-call training is not supported "
+                              "yet", _FIX, code="dataset_kind")
+    turns = [(m.get(role), str(m.get(content) or "")) for m in messages]
+    if not turns or len(turns) % 2 or any(t[0] != (odd if i % 2 == 0 else even) for i, t in enumerate(turns)):
+        # LLaMA-Factory drops such rows with "Invalid role tag"; here they become rows without answers and are
+        # skipped before training (the run counts and reports them)
+        return {"instruction": "", "input": "", "output": ""}
+    pairs = [(turns[i][1], turns[i + 1][1]) for i in range(0, len(turns), 2)]
+    row: dict[str, Any] = {"instruction": pairs[-1][0], "input": "", "output": pairs[-1][1]}
+    if system:
+        row["system"] = str(system)
+    if len(pairs) > 1:
+        row["history"] = [list(p) for p in pairs[:-1]]
+    return row

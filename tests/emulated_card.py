@@ -1,0 +1,118 @@
+"""An emulated accelerator card, so CPU-only tests can see what is "on the card".
+
+On a CPU machine ``tensor.to("cuda")`` is impossible and ``tensor.to("cpu")`` is a no-op, so a test of
+layer-wise offload that only checks the loss proves nothing. Inside ``EmulatedCard()``:
+
+* ``Tensor.to(<card>)`` (``cuda:0`` by default) returns a *separate copy* that the card registers as resident
+  (its bytes count until the copy is freed); ``.to("cpu")`` of a resident tensor returns a host copy. All tensors
+  are still CPU tensors, so the maths runs, but the card knows which storages it holds.
+* ``watch(model, layers)`` installs checks on every module that owns parameters: its forward (including the
+  recompute that gradient checkpointing runs during backward) and its backward refuse to run unless all of its
+  parameters are resident, exactly as a real card would fail on weights left in host RAM. Each check also records
+  how many decoder layers were resident at that moment.
+* ``resident_bytes`` / ``peak_bytes`` count the parameter copies placed on the card (activations are ordinary
+  tensors and are not counted: the plan under test is about where the weights live).
+
+The patch is confined to the ``with`` block; nothing leaks into other tests.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+
+
+class OffCardCompute(RuntimeError):
+    """A module computed with weights that were not on the (emulated) card."""
+
+
+class EmulatedCard:
+    def __init__(self, device: str = "cuda:0"):
+        self.device = torch.device(device)
+        self._live: dict[int, tuple[StorageWeakRef, int]] = {}
+        self.peak_bytes = 0
+        self.max_layers_resident = 0
+        self.checks = 0
+        self._layers: list[torch.nn.Module] = []
+        self._handles: list[Any] = []
+        self._orig_to: Any = None
+
+    # --- the card's memory -------------------------------------------------------
+    def _key(self, t: torch.Tensor) -> int:
+        return t.untyped_storage().data_ptr()
+
+    def is_resident(self, t: torch.Tensor) -> bool:
+        if t.numel() == 0:
+            return False
+        entry = self._live.get(self._key(t))
+        return entry is not None and not entry[0].expired()
+
+    @property
+    def resident_bytes(self) -> int:
+        for key in [k for k, (ref, _) in self._live.items() if ref.expired()]:
+            del self._live[key]
+        return sum(n for _, n in self._live.values())
+
+    def _register(self, t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        self._live[storage.data_ptr()] = (StorageWeakRef(storage), storage.nbytes())
+        self.peak_bytes = max(self.peak_bytes, self.resident_bytes)
+        self._count_layers()
+        return t
+
+    def reset_peak(self) -> None:
+        self.peak_bytes = self.resident_bytes
+        self.max_layers_resident = self.layers_resident()
+
+    def layers_resident(self) -> int:
+        return sum(any(self.is_resident(p) for p in layer.parameters()) for layer in self._layers)
+
+    def _count_layers(self) -> None:
+        self.max_layers_resident = max(self.max_layers_resident, self.layers_resident())
+
+    # --- Tensor.to on the emulated card ----------------------------------------
+    def __enter__(self) -> "EmulatedCard":
+        card = self
+        orig = self._orig_to = torch.Tensor.to
+
+        def to(t: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+            device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+            if device is not None and device.type == card.device.type:
+                src = orig(t, dtype=dtype) if dtype is not None else t
+                if card.is_resident(src):
+                    return src
+                return card._register(src.clone())
+            if device is not None and device.type == "cpu" and card.is_resident(t):
+                out = t.clone()
+                return orig(out, dtype=dtype) if dtype is not None else out
+            return orig(t, *args, **kwargs)
+
+        torch.Tensor.to = to  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        torch.Tensor.to = self._orig_to  # type: ignore[method-assign]
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+    # --- compute checks ------------------------------------------------------------
+    def watch(self, model: torch.nn.Module, layers: list[torch.nn.Module]) -> None:
+        """Refuse forward/backward of any module whose own parameters are not resident."""
+        self._layers = list(layers)
+        for name, module in model.named_modules():
+            if not any(True for _ in module.parameters(recurse=False)):
+                continue
+
+            def check(mod: torch.nn.Module, *_: Any, _name: str = name, _when: str = "forward") -> None:
+                self.checks += 1
+                self._count_layers()
+                away = [n for n, p in mod.named_parameters(recurse=False) if not self.is_resident(p)]
+                if away:
+                    raise OffCardCompute(f"{_name} ran its {_when} with {', '.join(away)} in host RAM, not on the card")
+
+            self._handles.append(module.register_forward_pre_hook(check))
+            self._handles.append(module.register_full_backward_pre_hook(
+                lambda mod, grad_out, _name=name: check(mod, _name=_name, _when="backward")))
+

@@ -1,0 +1,33 @@
+"""python -m tests.robustness.report [pytest args]: run the robustness suite and print its table.
+
+Exits non-zero when any case crashed (raw traceback) or let data escape / get lost.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.robustness.harness import ROOT, table
+
+
+def main(argv: list[str]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results.jsonl"
+        env = {**os.environ, "STUDIO_ROBUSTNESS_JSON": str(out), "PYTHONPATH": str(ROOT)}
+        rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/robustness",
+                              *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        results = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    print("Command: python -m tests.robustness.report")
+    print(table(results))
+    bad = [r for r in results if r["outcome"] in ("crash", "escaped")]
+    for r in bad:
+        print(f"  {r['outcome']}: {r['group']} / {r['channel']} / {r['name']}: {r['detail']}")
+    return 1 if bad or rc else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -121,7 +121,10 @@ class StudioTrainer(Trainer):
             if not self.selective_logits:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         n_items = num_items_in_batch if self.model_accepts_loss_kwargs else None
-        loss = selective_causal_lm_loss(model, inputs, n_items)
+        # accelerate applies mixed precision by wrapping model.forward; the selective path calls the decoder and
+        # the head directly, so it must enter the same autocast itself (else bf16/fp16 runs compute in fp32)
+        with self.accelerator.autocast():
+            loss = selective_causal_lm_loss(model, inputs, n_items)
         if loss is None:
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         if self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs and n_items is not None:
@@ -141,7 +144,7 @@ class StudioTrainer(Trainer):
             self._selective_checked = False
             return
         try:  # same seed for both forwards: dropout draws the same masks (eval mode would change the kernels)
-            with torch.no_grad(), torch.random.fork_rng():
+            with torch.no_grad(), torch.random.fork_rng(), self.accelerator.autocast():
                 torch.manual_seed(self.args.seed)
                 mine = selective_causal_lm_loss(model, probe[0])
                 torch.manual_seed(self.args.seed)

@@ -72,3 +72,13 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     max_steps=40, logging_steps=20, save_steps=1000, train_on_prompt=True, plot_loss=False)
     run_training(cfg)
     return root / "pretrain" / "model"
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Finished tiny runs (base, LoRA, full, held-out rows) shared by the evaluation and export tests."""
+    try:
+        from evalkit import build_runs
+    except ImportError:  # tests/ as a package
+        from tests.evalkit import build_runs
+    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")

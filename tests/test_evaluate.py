@@ -6,18 +6,10 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from evalkit import build_runs
-except ImportError:  # tests/ as a package
-    from tests.evalkit import build_runs
 
 from studio.errors import StudioError
 from studio.evaluation.metrics import classification_metrics, label_set, parse_label
 
-
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
 
 
 def test_classification_metrics_hand_computed() -> None:

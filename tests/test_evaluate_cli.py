@@ -11,10 +11,6 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from evalkit import build_runs
-except ImportError:  # tests/ as a package
-    from tests.evalkit import build_runs
 
 from studio.cli import evaluate as evaluate_cli
 
@@ -22,10 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"accuracy", "macro_f1", "per_class", "confusion", "n", "unparseable", "misclassified", "latency_ms_per_row",
         "mode", "labels", "task"}
 
-
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
 
 
 def _args(*argv: str) -> argparse.Namespace:

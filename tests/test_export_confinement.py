@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from evalkit import build_runs
-except ImportError:  # tests/ as a package
-    from tests.evalkit import build_runs
 
 from studio.errors import StudioError
 
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
 
 
 def _victim(tmp_path: Path) -> Path:

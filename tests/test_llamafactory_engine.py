@@ -10,13 +10,8 @@ import pytest
 from studio.cli import evaluate as evaluate_cli
 from studio.config import RunConfig
 from studio.runs import RunDir
-from tests.evalkit import build_runs
 from tests.helpers import run_cli
 
-
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -10,19 +10,11 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-try:
-    from evalkit import build_runs
-except ImportError:  # tests/ as a package
-    from tests.evalkit import build_runs
 
 from studio.ui import evaluate_tab as tab
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_runs(tmp_path_factory.getbasetemp() / "evalkit")
 
 
 def test_tab_module_does_not_import_torch() -> None:

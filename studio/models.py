@@ -330,6 +330,9 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device)
+        if (p / "adapter" / "adapter_config.json").is_file():  # a quantized base + its adapter (quantize.py)
+            from peft import PeftModel
+            model = PeftModel.from_pretrained(model, str(p / "adapter"))
     else:
         check_model_source(str(p))
         tok = load_tokenizer(str(p))

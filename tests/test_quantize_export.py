@@ -48,3 +48,71 @@ def test_quantized_export_refuses_other_bit_widths_and_existing_targets(fp32_mod
     with pytest.raises(StudioError):
         quantize_export(folder, tmp_path / "taken", bits=4)
     assert (tmp_path / "taken" / "mine.txt").read_text() == "keep"
+
+
+@pytest.fixture(scope="module")
+def tied_lora(tmp_path_factory):
+    """A tied-embedding Llama (like SmolLM2) and a LoRA adapter on it with non-zero updates."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=4, tie_word_embeddings=True)
+    base = LlamaForCausalLM(cfg).eval()
+    root = tmp_path_factory.mktemp("tied")
+    base.save_pretrained(root / "base")
+    peft = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False))
+    peft.save_pretrained(root / "adapter")
+    cfg_file = root / "adapter" / "adapter_config.json"
+    conf = json.loads(cfg_file.read_text())
+    conf["base_model_name_or_path"] = str(root / "base")
+    cfg_file.write_text(json.dumps(conf))
+    return root, peft.eval()
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_quantized_export_keeps_tied_head_and_embeddings_out_of_quantization(tied_lora, tmp_path, bits):
+    """The skip rule is written into the saved config (before: llm_int8_skip_modules was None, reload guessed)."""
+    from transformers import AutoModelForCausalLM
+    from studio.evaluation.quantize import quantize_export
+    root, _ = tied_lora
+    info = quantize_export(root / "base", tmp_path / "q", bits=bits)
+    saved = json.loads((tmp_path / "q" / "config.json").read_text())["quantization_config"]
+    assert saved["llm_int8_skip_modules"] == ["lm_head", "embed_tokens"] == info["skip_modules"]
+    again = AutoModelForCausalLM.from_pretrained(tmp_path / "q", device_map={"": "cpu"})
+    assert type(again.lm_head) is torch.nn.Linear and again.lm_head.weight.dtype == torch.float32
+    assert type(again.model.layers[0].self_attn.q_proj).__name__ == ("Linear4bit" if bits == 4 else "Linear8bitLt")
+
+
+def test_keep_adapter_quantizes_the_base_and_keeps_the_adapter_exact(tied_lora, tmp_path):
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+    from studio.evaluation.quantize import quantize_export
+    from studio.models import load_for_inference
+    root, peft = tied_lora
+    info = quantize_export(root / "adapter", tmp_path / "q", bits=4, keep_adapter=True)
+    assert info["kind"] == "quantized-4bit+adapter" and "load_adapter" in info["what"]
+    saved, orig = (load_file(d / "adapter_model.safetensors") for d in (tmp_path / "q" / "adapter", root / "adapter"))
+    assert saved.keys() == orig.keys() and all(torch.equal(saved[k], orig[k]) for k in orig)
+    # plain transformers: the quantized base, then the adapter on it
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "q", device_map={"": "cpu"})
+    assert type(model.model.layers[0].mlp.up_proj).__name__ == "Linear4bit"
+    ids = torch.randint(0, 512, (1, 12), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        bare = model(ids).logits
+        model.load_adapter(str(tmp_path / "q" / "adapter"))
+        tuned, full = model(ids).logits, peft(ids).logits
+    assert not torch.allclose(bare, tuned, atol=1e-3), "the adapter changed nothing: it was not loaded"
+    assert (tuned.argmax(-1) == full.argmax(-1)).float().mean().item() >= 0.75
+    # the studio's own loader (eval CLI, Evaluate tab) attaches it too
+    loaded, _, _ = load_for_inference(tmp_path / "q")
+    assert hasattr(loaded, "disable_adapter")
+    with torch.no_grad():
+        assert torch.allclose(loaded(ids).logits, tuned, atol=1e-4)
+
+
+def test_keep_adapter_needs_an_adapter(fp32_model, tmp_path):
+    from studio.evaluation.quantize import quantize_export
+    folder, _ = fp32_model
+    with pytest.raises(StudioError, match="holds no LoRA adapter"):
+        quantize_export(folder, tmp_path / "q", bits=4, keep_adapter=True)

@@ -1,4 +1,4 @@
-"""python -m studio export RUN_DIR --out DIR [--merge] [--quantize {4,8}] [--overwrite]"""
+"""python -m studio export RUN_DIR --out DIR [--merge] [--quantize {4,8} [--keep-adapter]] [--overwrite]"""
 from __future__ import annotations
 
 import argparse
@@ -15,17 +15,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quantize", type=int, choices=(4, 8), default=None,
                    help="save a standalone 4-bit (NF4) or 8-bit bitsandbytes model (LoRA runs are merged first); "
                         "it reloads with plain transformers")
+    p.add_argument("--keep-adapter", action="store_true",
+                   help="with --quantize on a LoRA run: quantize only the base and keep the adapter full precision "
+                        "in DIR/adapter (merging first rounds most of a small model's fine-tuning away)")
     p.add_argument("--overwrite", action="store_true", help="replace DIR if it already has files")
 
 
 def main(args: argparse.Namespace) -> int:
     """Export and print where it went. Raises StudioError for user errors (exit code 2 via cli.py)."""
+    from ..errors import StudioError
     from ..evaluation.export import export_model
+    if getattr(args, "keep_adapter", False) and not getattr(args, "quantize", None):
+        raise StudioError("--keep-adapter only applies with --quantize 4 or 8",
+                          "add --quantize 4, or drop --keep-adapter (without --merge the adapter is exported as is)",
+                          code="export")
     if getattr(args, "quantize", None):
         from ..evaluation.quantize import quantize_export
         with contextlib.redirect_stdout(sys.stderr):
-            q = quantize_export(args.run, args.out, bits=args.quantize, overwrite=args.overwrite)
-        print(f"Exported a {q['bits']}-bit model to {q['path']} ({q['size_mb']} MB on disk, was "
+            q = quantize_export(args.run, args.out, bits=args.quantize, overwrite=args.overwrite,
+                                keep_adapter=getattr(args, "keep_adapter", False))
+        kept = " with its LoRA adapter in adapter/" if "+adapter" in q["kind"] else ""
+        print(f"Exported a {q['bits']}-bit model{kept} to {q['path']} ({q['size_mb']} MB on disk, was "
               f"{q['source_size_mb']} MB; {q['memory_footprint_bytes'] / 2**20:.1f} MB in memory).")
         return 0
     with contextlib.redirect_stdout(sys.stderr):  # library chatter stays off stdout

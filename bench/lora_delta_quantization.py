@@ -33,7 +33,7 @@ def int8_rowwise(w):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--run", required=True, help="finished LoRA run folder")
+    ap.add_argument("--run", required=True, help="LoRA run folder (its final adapter, else its last checkpoint)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     import torch
@@ -41,7 +41,8 @@ def main() -> None:
     from studio.models import resolve_base_path
     from studio.runs import RunDir
     torch.set_num_threads(args.threads)
-    adapter = RunDir(args.run).final_model()
+    adapter = RunDir(args.run).final_model() or RunDir(args.run).last_checkpoint()
+    print(f"adapter: {adapter}")
     conf = json.loads((adapter / "adapter_config.json").read_text())
     scale = conf["lora_alpha"] / conf["r"]
     lora = load_file(adapter / "adapter_model.safetensors")

@@ -117,8 +117,18 @@ def _run_train_summary(run: Path) -> dict:
     st = run / "status.json"
     if st.is_file():
         s = json.loads(st.read_text())
-        info = {k: s[k] for k in ("state", "step", "max_steps", "train_loss", "eval_loss") if k in s}
+        info = {k: s[k] for k in ("state", "total_steps", "final_loss", "train_seconds") if k in s}
+        info["trained_steps"] = s.get("step")  # a run stopped early (STOP flag, for time) says where
     return info
+
+
+def _trained(run: Path) -> Path:
+    """The run folder when it finished; else its last checkpoint (a run stopped early, e.g. for time)."""
+    from studio.runs import RunDir
+    rd = RunDir(run)
+    if not rd.config.exists() or rd.final_model() is not None:
+        return run
+    return rd.last_checkpoint() or run
 
 
 def steps_for(key: str, a: argparse.Namespace, out: Path) -> list[tuple[str, list[str], Path | None]]:
@@ -135,8 +145,9 @@ def steps_for(key: str, a: argparse.Namespace, out: Path) -> list[tuple[str, lis
         ("train:lora", py + train + ["--set", f"output_dir={runs['lora']}"], runs["lora"]),
         ("train:qlora", py + train + ["--set", f"output_dir={runs['qlora']}", "--set", "quantization_bit=4"],
          runs["qlora"])]
+    lora_src = _trained(runs["lora"])
     for kind in EXPORTS:
-        todo.append((f"export:{kind}", py + [me, "_export", "--model", str(runs["lora"]), "--kind", kind, "--out",
+        todo.append((f"export:{kind}", py + [me, "_export", "--model", str(lora_src), "--kind", kind, "--out",
                                              str(out / f"{key}-{kind}"), "--threads", str(a.threads)],
                      out / f"{key}-{kind}"))
     sources = {"zero-shot": name, "lora": str(runs["lora"]), "qlora": str(runs["qlora"]),
@@ -199,6 +210,9 @@ def run_all(a: argparse.Namespace) -> None:
             r = run_child(cmd, out / f"{key}-{step.replace(':', '-')}.log", a.threads)
             if made is not None and step.startswith("train:"):
                 r.update(_run_train_summary(made))
+            if step.startswith(("export:", "eval:")):
+                src = Path(cmd[cmd.index("--model") + 1])
+                r["source"] = str(_trained(src) if (src / "config.yaml").exists() else src)
             r.update(model=key, step=step, threads=a.threads)
             with open(results_path, "a") as fh:
                 fh.write(json.dumps(r) + "\n")
@@ -214,7 +228,7 @@ def print_table(results_path: Path) -> None:
     acc = lambda r: f"{r['accuracy']:.3f} / {r['macro_f1']:.3f}"  # noqa: E731
     lat = lambda r: f"{round(r['latency_ms'])} / {r.get('cpu_ms_per_row', '—')}"  # noqa: E731
     print("\n| model | arm | held-out acc / F1 | generated acc / F1 | latency ms/row wall / CPU (held-out) | model MB | "
-          "train CPU-s | train wall s (load) | train peak RSS GB |")
+          "train/export CPU-s | its wall s (load avg) | its peak RSS GB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for key in MODELS:
         if not any(k == key for k, _ in res):
@@ -223,8 +237,15 @@ def print_table(results_path: Path) -> None:
             trained = {"lora": "train:lora", "qlora": "train:qlora"}.get(arm) or (
                 f"export:{arm[7:]}" if arm.startswith("export-") else None)
             tr = res.get((key, trained)) if trained else None
-            train_cells = (f"{tr['cpu_s']} | {tr['wall_s']} ({tr['load_start']}–{tr['load_end']}) | "
-                           f"{tr['peak_rss_gb']}" if tr and tr.get("rc") == 0 else "— | — | —")
+            if tr is None and not any((key, f"eval:{arm}:{rows}") in res for rows in ("heldout", "generated")):
+                continue  # nothing measured for this arm
+            ok = tr and (tr.get("rc") == 0 or tr.get("state") == "aborted")  # aborted = stopped on request
+            if ok and tr.get("state") == "aborted" and not tr.get("trained_steps"):
+                st = results_path.parent / f"{key}-{arm}" / "status.json"
+                tr["trained_steps"] = json.loads(st.read_text()).get("step") if st.is_file() else "?"
+            stopped = f" (stopped at step {tr['trained_steps']})" if ok and tr.get("state") == "aborted" else ""
+            train_cells = (f"{tr['cpu_s']}{stopped} | {tr['wall_s']} ({tr['load_start']}–{tr['load_end']}) | "
+                           f"{tr['peak_rss_gb']}" if ok else "— | — | —")
             print(f"| {MODELS[key][0]} | {arm} | {cell(key, f'eval:{arm}:heldout', acc)} | "
                   f"{cell(key, f'eval:{arm}:generated', acc)} | "
                   f"{cell(key, f'eval:{arm}:heldout', lat)} | "

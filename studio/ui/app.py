@@ -216,6 +216,9 @@ def main(args: argparse.Namespace) -> int:
     # built-in models are prepared once into <workspace>/models; training children inherit the setting
     os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
     app = build_app(ctx)
+    from . import run_queue
+    from .paths import resolve_run_paths
+    run_queue.watch(ctx, lambda c: resolve_run_paths(c, ctx))  # queued runs (kept in the workspace) start by themselves
     app.studio_forced_lang = args.lang  # type: ignore[attr-defined]  # None: each browser's own language
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)

@@ -178,6 +178,8 @@ def build_app(ctx: Any) -> Any:
             api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
         app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
+        from .localize import wire
+        wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
     return app

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
@@ -105,13 +104,16 @@ MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the ca
 
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
-                  top_p: float, streamer: Any = None) -> Any:
+                  top_p: float, streamer: Any = None, control: Any = None) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
                                   eos_token_id=tokenizer.eos_token_id, streamer=streamer,
                                   max_time=MAX_GENERATE_S)
+    if control is not None:  # the Stop button (streaming.Control): checked after every token
+        from .streaming import stopping_criteria
+        kwargs["stopping_criteria"] = stopping_criteria(control)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
     else:
@@ -121,48 +123,28 @@ def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: in
 
 
 def _generate_from_ids(model: Any, tokenizer: Any, template: Template, ids: list[int], max_new_tokens: int,
-                       temperature: float, top_p: float, stream: bool) -> str | Iterator[str]:
+                       temperature: float, top_p: float, stream: bool, control: Any = None) -> str | Iterator[str]:
     stops = _stop_strings(tokenizer, template)
     if not stream:
-        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p)
+        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, control=control)
         return _cut(tokenizer.decode(out, skip_special_tokens=False), stops)
-    return _stream(model, tokenizer, ids, max_new_tokens, temperature, top_p, stops)
-
-
-def _stream(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float, top_p: float,
-            stops: Sequence[str]) -> Iterator[str]:
-    """Yield the growing answer while ``generate`` runs in a thread (TextIteratorStreamer)."""
-    from transformers import TextIteratorStreamer
-    streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, timeout=600.0)
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, streamer)
-        except BaseException as exc:  # surfaced in the consumer below, not lost in the thread
-            errors.append(exc)
-            streamer.end()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    text = ""
-    for piece in streamer:
-        text += piece
-        yield _cut(text, stops)
-    thread.join()
-    if errors:
-        raise errors[0]
+    from .streaming import Control, stream_text
+    control = control or Control()
+    return stream_text(lambda streamer: _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p,
+                                                      streamer, control),
+                       tokenizer, lambda text: _cut(text, stops), control)
 
 
 def generate(model: Any, tokenizer: Any, template: Template, instruction: str, input: str = "",
              max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0,
-             stream: bool = False) -> str | Iterator[str]:
+             stream: bool = False, control: Any = None) -> str | Iterator[str]:
     """The model's answer to one prompt (greedy when temperature is 0).
 
-    With ``stream=True`` returns an iterator of the answer so far (for the playground).
+    With ``stream=True`` returns an iterator of the answer so far (for the playground); ``control`` (a
+    ``streaming.Control``) lets another request stop it.
     """
     ids = prompt_ids(tokenizer, template, instruction, input)
-    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
 
 
 def _message_text(content: Any) -> str:
@@ -178,7 +160,7 @@ def _message_text(content: Any) -> str:
 
 def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
          max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
-         max_context: int | None = None) -> str | Iterator[str]:
+         max_context: int | None = None, control: Any = None) -> str | Iterator[str]:
     """Reply to ``message`` after ``history`` (a list of {"role", "content"} as gr.Chatbot keeps it).
 
     The oldest turns are dropped when the prompt would not fit the model's context.
@@ -194,7 +176,7 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
             break
         turns = turns[2:] if len(turns) >= 2 else []
     ids = ids[-max(limit, 1):]
-    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
 
 
 # ------------------------------------------------------------------ sentiment

@@ -126,6 +126,11 @@ def finished_runs(runs_root: str | Path) -> list[tuple[str, str]]:
     return out
 
 
+def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
+    """The rows a check uses: the uploaded file's, else the run's held-out rows; at most ``max_rows``."""
+    return _rows(run_path, data_file, max_rows)
+
+
 def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
     from .evaluate import load_rows, validation_rows
     rows = load_rows(data_file, None) if data_file else validation_rows(run_path)

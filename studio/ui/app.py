@@ -180,11 +180,13 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware
+    from .styles import CSS as STUDIO_CSS
     middleware = [auth_guard_middleware(enabled=bool(auth))] + ([lang_middleware(args.lang)] if args.lang else [])
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
+                css=STUDIO_CSS,
                 ssr_mode=False,
                 footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False,
                 quiet=True)  # our own address lines (studio/ui/addresses.py), without Gradio's share=True hint

@@ -16,7 +16,7 @@ import gradio as gr
 
 from ..config import RunConfig, load_yaml_dict
 from ..errors import StudioError
-from . import forms
+from . import forms, gguf_upload
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
@@ -209,6 +209,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
+            with gr.Row(equal_height=True):
+                gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
+                                  elem_id="gguf-upload", height=90, scale=2)
+                gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
                 task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
@@ -263,6 +267,17 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *values: Any) -> list[Any]:
         new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values))
         return new_values + [why_md]
+
+    @ui_errors
+    def on_gguf(path: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+        """An uploaded .gguf: kept in the workspace, prepared once (with progress), then it is the Model."""
+        if not path:
+            return gr.skip(), gr.skip(), gr.skip()
+        folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
+        return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
+
+    gguf_in.upload(on_gguf, [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
+                   api_name="upload_gguf").success(on_short, short + comps, comps + [why], api_visibility="private")
 
     for comp in (model_pick, task, budget):
         comp.input(on_short, short + comps, comps + [why], api_visibility="private")

@@ -84,3 +84,21 @@ def test_settings_tab_has_the_upload_box_with_its_limit(tmp_path: Path) -> None:
     assert "Up to 300 MB" in info.value and "models/uploads/" in info.value
     deps = [d for d in demo.config["dependencies"] if d.get("api_name") == "upload_gguf"]
     assert deps and deps[0]["show_progress"] != "hidden"
+
+
+def test_upload_through_the_running_page(upload: Path, tmp_path: Path) -> None:
+    """The real endpoint (gradio_client uploads the file like a browser): prepared, chosen; a bad file: an error."""
+    from gradio_client import Client, handle_file
+    from ui_server import Server
+    srv = Server(tmp_path / "ws", "--lang", "en").wait_ready()
+    try:
+        client = Client(srv.url, verbose=False)
+        pick, field, text = client.predict(handle_file(str(upload)), "sentiment", api_name="/upload_gguf")
+        assert Path(field).parent == (tmp_path / "ws" / "models").resolve() and pick["value"] == field
+        assert (Path(field) / "config.json").is_file() and "it is now the Model" in text
+        bad = tmp_path / "notes.gguf"
+        bad.write_text("hello")
+        with pytest.raises(Exception, match="'notes.gguf' is not a readable GGUF file"):
+            client.predict(handle_file(str(bad)), "sentiment", api_name="/upload_gguf")
+    finally:
+        srv.stop()

@@ -63,6 +63,8 @@ def generation_defaults(path: str | Path | None) -> dict[str, dict[str, Any]]:
         return {"chat": dict(GENERIC_CHAT), "play": dict(GENERIC_PLAY), "source": "generic"}
     p = Path(path)
     name, folder = _base_name(p)
+    if not name and (p / "studio_gguf.json").is_file() and p.name in BUILTIN:  # a built-in's prepared folder
+        name = p.name
     if name in BUILTIN:
         chat, play = (dict(d) for d in BUILTIN[name])
         source = name

@@ -112,7 +112,7 @@ def _print_compare(result: dict) -> None:
     print(f"{'':<22}{'full':>12}{'quantized':>12}{'change':>12}")
     for key, name, fmt, scale in (("accuracy", "accuracy", "{:.3f}", 1), ("macro_f1", "macro-F1", "{:.3f}", 1),
                                   ("latency_ms_per_row", "latency ms/answer", "{:.1f}", 1),
-                                  ("memory_bytes", "model memory MB", "{:.1f}", 2 ** -20)):
+                                  ("memory_bytes", "model memory MB", "{:.2f}", 2 ** -20)):
         values = (full[key] * scale, quant[key] * scale, result["delta"][key] * scale)
         print(f"{name:<22}" + "".join(f"{fmt.format(v):>12}" for v in values))
 
@@ -130,10 +130,11 @@ def _print_human(result: dict) -> None:
     print(f"accuracy {result['accuracy']:.3f}  macro-F1 {result['macro_f1']:.3f}  n={result['n']}  "
           f"unparseable={result['unparseable']}  {result['latency_ms_per_row']:.1f} ms/row  mode={result['mode']}")
     if "base" in result:
+        print(f"base model accuracy {result['base']['accuracy']:.3f}  (change {result['delta']['accuracy']:+.3f})")
         print(f"{'':<22}{'base':>12}{'fine-tuned':>12}")
         for key, name, fmt in (("accuracy", "accuracy", "{:.3f}"), ("macro_f1", "macro-F1", "{:.3f}"),
                                ("latency_ms_per_row", "latency ms/answer", "{:.1f}"),
-                               ("memory_bytes", "model memory MB", "{:.1f}")):
+                               ("memory_bytes", "model memory MB", "{:.2f}")):
             scale = 2 ** -20 if key == "memory_bytes" else 1
             print(f"{name:<22}" + "".join(f"{fmt.format(r[key] * scale):>12}" for r in (result["base"], result)))
     print(f"{'label':<16}{'precision':>10}{'recall':>10}{'f1':>10}{'support':>9}")

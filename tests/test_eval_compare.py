@@ -108,3 +108,16 @@ def test_cli_compare_base_and_compare_quantized_json(runs: dict, wide_run: Path)
     q = _cli("--model", str(wide_run), "--data", str(runs["heldout_file"]), "--compare-quantized", "4")
     assert q["task"] == "compare-quantized" and q["full"]["n"] == q["quantized"]["n"] == 30
     assert q["quantized"]["memory_bytes"] < q["full"]["memory_bytes"]
+
+
+def test_evaluate_tab_panel_shows_the_measured_table(runs: dict, wide_run: Path) -> None:
+    from studio.ui.eval_compare import on_compare_quantized, quant_choices
+    from studio.ui.evaluate_tab import on_scorecard
+    text = on_compare_quantized(str(wide_run), "", "8", lambda: runs["heldout"][:6], "score")
+    assert "Same 6 rows" in text and "8-bit base" in text
+    for row in ("| accuracy |", "| macro-F1 |", "| latency per answer (ms) |", "| model memory (MB) |"):
+        assert row in text
+    card = on_scorecard(str(runs["lora"]), "upload", str(runs["heldout_file"]), "score", 0, lang="zh")
+    assert "| 每个回答的延迟（毫秒） |" in card and "| 模型内存（MB） |" in card
+    full, quant = quant_choices(runs["root"] / "no-exports")
+    assert [v for _, v in full] == [""] and [v for _, v in quant] == ["4", "8"]

@@ -205,9 +205,12 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     prompts = prompt_token_ids(tokenizer, template, rows)
-    scores: list[list[float]] = []
-    for start in range(0, len(prompts), batch_rows):
-        scores += label_logprobs(model, prompts[start:start + batch_rows], answers, tokenizer.pad_token_id)
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))   # similar lengths share a batch: less padding
+    scores: list[list[float]] = [[] for _ in prompts]
+    for start in range(0, len(order), batch_rows):
+        part = order[start:start + batch_rows]
+        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id)):
+            scores[i] = s
     return scores
 
 

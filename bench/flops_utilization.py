@@ -79,6 +79,7 @@ def util_child(spec: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(spec["threads"])
     before = matmul_peak()
     timer = TrainTimer()
+    spans = _time_spans()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
                     per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"], num_train_epochs=1,
@@ -89,7 +90,29 @@ def util_child(spec: dict[str, Any]) -> dict[str, Any]:
     after = matmul_peak()
     params = matmul_params(AutoModelForCausalLM.from_pretrained(spec["model_dir"]))
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "before": before, "after": after,
-            "params": params, "threads": torch.get_num_threads()}
+            "params": params, "threads": torch.get_num_threads(), "spans": spans}
+
+
+def _time_spans() -> dict[str, float]:
+    """CPU seconds inside the training steps' forward + backward and inside the optimizer step (patched in place)."""
+    import torch
+    from studio.engine.studio_trainer import StudioTrainer
+    spans = {"forward_backward": 0.0, "optimizer": 0.0}
+
+    def wrap(owner: Any, name: str, key: str) -> None:
+        real = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            c = time.process_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spans[key] += time.process_time() - c
+        setattr(owner, name, timed)
+
+    wrap(StudioTrainer, "training_step", "forward_backward")
+    wrap(torch.optim.AdamW, "step", "optimizer")
+    return spans
 
 
 def profile(spec: dict[str, Any], steps: int = 3) -> str:
@@ -193,12 +216,19 @@ def main(argv: list[str] | None = None) -> int:
             r.update(arm=arm, n=n, ach_w=flops / r["train_s"], ach_c=flops / r["cpu_s"], peak_w=peak_w,
                      peak_c=peak_c, attn_share=attn / flops)
             r["util_w"], r["util_c"] = r["ach_w"] / peak_w, r["ach_c"] / peak_c
+            fb, opt = r["spans"]["forward_backward"], r["spans"]["optimizer"]
+            r["util_fb"] = flops / fb / peak_c
+            where = (f"    where the training CPU time went: forward + backward {fb:.1f} s ({100 * fb / r['cpu_s']:.0f}%, "
+                  f"utilization inside it {r['util_fb']:.3f}), AdamW step {opt:.1f} s ({100 * opt / r['cpu_s']:.0f}%), "
+                  f"the rest (loader, set-up, logging, clipping) {r['cpu_s'] - fb - opt:.1f} s "
+                  f"({100 * (r['cpu_s'] - fb - opt) / r['cpu_s']:.0f}%)")
             results[arm].append(r)
             print(f"  run {i + 1} {arm}{' ' + json.dumps(extra) if extra else ''}: train {r['train_s']:.1f} s wall / "
                   f"{r['cpu_s']:.1f} s CPU, {r['steps']} steps; matmul peak {r['before']['cpu'] / 1e9:.1f} -> "
                   f"{r['after']['cpu'] / 1e9:.1f} GFLOP/CPU-s ({r['before']['wall'] / 1e9:.1f} -> "
                   f"{r['after']['wall'] / 1e9:.1f} wall); utilization {r['util_c']:.3f} CPU, {r['util_w']:.3f} wall",
                   flush=True)
+            print(where, flush=True)
     every = [r for rs in results.values() for r in rs]
     if "compare" in results:
         per = [c["util_c"] / s["util_c"] for s, c in zip(results["studio"], results["compare"])]

@@ -3,7 +3,9 @@
 Issue 16 benchmark 4. One fresh child process per repeat, each with the same torch thread count, does:
 
 1. **peak**: the best of several ``torch.matmul`` of two 2048 x 2048 fp32 matrices (2 n^3 FLOPs each);
-2. **train**: the studio's engine (``run_training``; dynamic batching, selective logits, full fine-tuning, fp32)
+2. **train**: the studio's engine (``run_training``; dynamic batching, selective logits, full fine-tuning, fp32,
+   gradient checkpointing off: what the studio's autoconfig picks when the model fits, as this one does; with it on,
+   backward recomputes the forward, 8N of work per token counted as 6N: ``--compare gradient_checkpointing=true``)
    on a random Llama with hidden size 1024 (2 layers, 16 heads, MLP 2816, vocabulary ~3000 fitted to the
    data), 1 epoch of review rows with the loss on every token (``train_on_prompt``);
 3. **peak** again (the mean of 1 and 3 is the peak: load on a shared machine drifts).
@@ -85,7 +87,7 @@ def util_child(spec: dict[str, Any]) -> dict[str, Any]:
                     per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"], num_train_epochs=1,
                     lr_scheduler_type="linear", logging_steps=spec["logging_steps"], save_steps=10**6,
                     seed=spec["seed"], precision="fp32", plot_loss=False, train_on_prompt=True, val_size=0,
-                    **{"dynamic_batching": True, "max_tokens_per_batch": spec["budget"], **spec.get("overrides", {})})
+                    **{"gradient_checkpointing": False, "dynamic_batching": True, "max_tokens_per_batch": spec["budget"], **spec.get("overrides", {})})
     summary = run_training(cfg)
     after = matmul_peak()
     params = matmul_params(AutoModelForCausalLM.from_pretrained(spec["model_dir"]))

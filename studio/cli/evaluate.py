@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from typing import Any
 
 from ..errors import StudioError
@@ -65,8 +66,8 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
         card = with_memory(compare_loaded(model, tok, template, rows, base, args.mode), model, base)
         result = dict(card["tuned"])
         result["base"] = {k: card["base"][k] for k in ("accuracy", "macro_f1", "per_class", "confusion", "n",
-                                                      "unparseable", "latency_ms_per_row", "memory_bytes",
-                                                      "weights")}
+                                                      "unparseable", "latency_ms_per_row", "rows_per_s",
+                                                      "memory_bytes", "weights")}
         result["delta"] = card["delta"]
     else:
         result = sentiment_eval(model, tok, template, rows, mode=args.mode)
@@ -78,19 +79,23 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
 
 
 def _generate(args: argparse.Namespace, loaded: Any) -> dict:
-    from ..evaluation.evaluate import batch_predict, generate
+    from ..evaluation.evaluate import _generate_rows, batch_predict, generate
     model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     if args.prompt is not None:
         rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
     else:
         rows = _rows(args)
-    outputs = []
-    for r in rows:
-        answer = generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
-                          temperature=args.temperature, top_p=args.top_p)
-        outputs.append({"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""),
-                        "answer": answer})
-    result: dict[str, Any] = {"task": "generate", "n": len(outputs), "outputs": outputs}
+    start = time.perf_counter()
+    if args.temperature and args.temperature > 0:   # sampling: one row at a time, as the playground does
+        answers = [str(generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
+                                temperature=args.temperature, top_p=args.top_p)) for r in rows]
+    else:                                           # greedy: batched with the KV cache
+        answers = _generate_rows(model, tok, template, rows, args.max_new_tokens)
+    elapsed = time.perf_counter() - start
+    outputs = [{"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""), "answer": a}
+               for r, a in zip(rows, answers)]
+    result: dict[str, Any] = {"task": "generate", "n": len(outputs), "outputs": outputs,
+                              "rows_per_s": len(outputs) / max(elapsed, 1e-9)}
     if args.predictions_out:
         result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out, mode="generate",
                                                   max_new_tokens=args.max_new_tokens)["path"]
@@ -126,9 +131,11 @@ def _print_human(result: dict) -> None:
             print(f"> {o['instruction']} {o['input']}".rstrip())
             print(o["answer"])
             print()
+        print(f"{result['n']} rows, {result['rows_per_s']:.2f} rows/s")
         return
     print(f"accuracy {result['accuracy']:.3f}  macro-F1 {result['macro_f1']:.3f}  n={result['n']}  "
-          f"unparseable={result['unparseable']}  {result['latency_ms_per_row']:.1f} ms/row  mode={result['mode']}")
+          f"unparseable={result['unparseable']}  {result['rows_per_s']:.1f} rows/s "
+          f"({result['latency_ms_per_row']:.1f} ms/row)  mode={result['mode']}")
     if "base" in result:
         print(f"base model accuracy {result['base']['accuracy']:.3f}  (change {result['delta']['accuracy']:+.3f})")
         print(f"{'':<22}{'base':>12}{'fine-tuned':>12}")

@@ -24,7 +24,6 @@ from typing import Any, Iterator, Literal, Sequence
 from ..data.templates import Template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
-from .scoring import token_logprobs
 from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
 
@@ -156,32 +155,29 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 # ------------------------------------------------------------------ sentiment
 def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                   labels: Sequence[str], batch_rows: int = 32) -> list[list[float]]:
-    """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
-    import torch
-    dev = _device(model)
+    """Sum log p(label answer | prompt) for each row x label: each prompt runs once, labels from its KV cache."""
+    from .label_scoring import label_logprobs
+    from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    scores: list[list[float]] = []
-    for start in range(0, len(rows), batch_rows):
-        prompts = [prompt_ids(tokenizer, template, r["instruction"], r["input"])
-                   for r in rows[start:start + batch_rows]]
-        seqs = [p + a for p in prompts for a in answers]
-        width = max(len(s) for s in seqs)
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
-        # only the answer tokens' log-probs: the head never projects the whole batch x length (see scoring.py)
-        which = [(i * len(answers) + j, len(p) - 1 + k, tok) for i, p in enumerate(prompts)
-                 for j, a in enumerate(answers) for k, tok in enumerate(a)]
-        logp = token_logprobs(model, ids, mask, *zip(*which)).tolist()
-        at = 0
-        for _ in prompts:
-            row_scores = []
-            for a in answers:
-                row_scores.append(float(sum(logp[at:at + len(a)])))
-                at += len(a)
-            scores.append(row_scores)
+    prompts = prompt_token_ids(tokenizer, template, rows)
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))   # similar lengths share a batch: less padding
+    scores: list[list[float]] = [[] for _ in prompts]
+    for start in range(0, len(order), batch_rows):
+        part = order[start:start + batch_rows]
+        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id)):
+            scores[i] = s
     return scores
+
+
+def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
+                   max_new_tokens: int) -> list[str]:
+    """Greedy answers to many rows, batched (studio/evaluation/generation.py)."""
+    from .generation import generate_batch
+    from .prompts import prompt_token_ids
+    stops = _stop_strings(tokenizer, template)
+    return generate_batch(model, tokenizer, prompt_token_ids(tokenizer, template, rows), max_new_tokens,
+                          lambda text: _cut(text, stops), max_time=MAX_GENERATE_S)
 
 
 def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
@@ -224,10 +220,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
     else:
         longest = max(len(tokenizer.encode(lab, add_special_tokens=False)) for lab in labels)
         budget = max_new_tokens or longest + 4
-        for row, _ in gold:
-            text = generate(model, tokenizer, template, row["instruction"], row["input"], max_new_tokens=budget)
-            answers.append(str(text))
-            preds.append(parse_label(str(text), labels, aliases))
+        for text in _generate_rows(model, tokenizer, template, [g[0] for g in gold], budget):
+            answers.append(text)
+            preds.append(parse_label(text, labels, aliases))
     elapsed = time.perf_counter() - start
     if was_training:
         model.train()
@@ -238,7 +233,8 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     from ..models import describe_weights
-    result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
+    result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
+                  mode=mode, skipped_rows=skipped,
                   labels=labels, template=template.name, weights=describe_weights(model))
     return result
 
@@ -330,8 +326,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
         scores = _score_labels(model, tokenizer, template, data, labels)  # type: ignore[arg-type]
         preds = [labels[max(range(len(labels)), key=lambda i: s[i])] for s in scores]  # type: ignore[index]
     else:
-        preds = [str(generate(model, tokenizer, template, r.get("instruction", ""), r.get("input", ""),
-                              max_new_tokens=max_new_tokens)) for r in data]
+        preds = _generate_rows(model, tokenizer, template, data, max_new_tokens)
     elapsed = time.perf_counter() - start
     has_gold = any(r.get("output") for r in data)
     buf = io.StringIO()
@@ -351,7 +346,8 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     out = Path(out_csv)
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,
-            "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
+            "latency_ms_per_row": 1000.0 * elapsed / len(data), "rows_per_s": len(data) / max(elapsed, 1e-9),
+            "mode": "score" if use_score else "generate"}
 
 
 def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:

@@ -188,12 +188,14 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware
+    from .styles import CSS as STUDIO_CSS
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     middleware = [auth_guard_middleware(enabled=bool(auth)), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
+                css=STUDIO_CSS,
                 ssr_mode=False,
                 # not Gradio's footer Settings: its language switch changes the labels only, not the
                 # server's messages; the page's own English / 中文 switch changes both

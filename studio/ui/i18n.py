@@ -452,6 +452,71 @@ MESSAGES: dict[str, tuple[str, str]] = {
 }
 
 
+# ---- issue 12 (helper h12ui): Evaluate's measured columns, full vs quantized, Stop, GGUF upload. Kept in one
+# block (UI labels, then server messages) so it merges cleanly beside other sessions' additions.
+UI.update({
+    "ev.stop": ("Stop", "停止"),
+    "ev.chat_send": ("Send", "发送"),
+    "ev.defaults_note": ("Max new tokens, temperature and top-p start at the values that suit the chosen run's model "
+                         "(its own recommendation where it has one); answers appear as they are written and **Stop** "
+                         "ends them at the next token.",
+                         "最多生成 token 数、温度和 Top-p 会按所选运行的模型设成合适的初始值（模型有推荐值时用推荐值）；"
+                         "回答边生成边显示，**停止** 会在下一个 token 处结束生成。"),
+    "ev.q_title": ("Full vs quantized (memory, latency, accuracy)", "完整模型 vs 量化模型（内存、延迟、准确率）"),
+    "ev.q_intro": ("Checks a full-precision model and its 4-bit (NF4) or 8-bit version on the same rows as the "
+                   "sentiment check above (same source, mode and row limit). 4-bit / 8-bit *quantize now* writes the "
+                   "same quantized model an export would, into a temporary folder; or pick a quantized export "
+                   "(`python -m studio export RUN --quantize 4`).",
+                   "在与上面的情感检查相同的行上（同样的数据来源、模式和行数上限），分别检查完整精度模型和它的 4 位（NF4）"
+                   "或 8 位版本。“现在量化”会把与导出相同的量化模型写入临时文件夹；也可以选择已导出的量化模型"
+                   "（`python -m studio export RUN --quantize 4`）。"),
+    "ev.q_full": ("Full model", "完整模型"), "ev.q_quant": ("Quantized model", "量化模型"),
+    "ev.q_go": ("Compare full and quantized", "比较完整模型与量化模型"),
+    "set.gguf_upload": ("Or upload a .gguf model file", "或上传 .gguf 模型文件"),
+})
+MESSAGES.update({
+    "ev.card_latency": ("latency per answer (ms)", "每个回答的延迟（毫秒）"),
+    "ev.card_memory": ("model memory (MB)", "模型内存（MB）"),
+    "ev.measured_note": ("*Latency*: wall time of that model's scoring (or generation) pass over these rows, divided "
+                         "by the rows answered. *Model memory*: bytes of the loaded model's parameters, buffers and "
+                         "quantization state (not the whole process); for a LoRA run the base is the same model with "
+                         "its adapter off.",
+                         "*延迟*：该模型在这些行上的打分（或生成）过程的实际耗时除以回答的行数。*模型内存*：已加载模型的"
+                         "参数、缓冲区和量化状态所占字节（不是整个进程）；LoRA 运行的基础模型就是关闭适配器后的同一个模型。"),
+    "ev.q_head": ("Same {n} rows, mode `{mode}`. Full: {full}. Quantized: {quant}.",
+                  "同样的 {n} 行，模式 `{mode}`。完整模型：{full}。量化模型：{quant}。"),
+    "ev.q_cols": ("| | full | quantized | change |", "| | 完整模型 | 量化模型 | 变化 |"),
+    "ev.q_the_run": ("the run picked above", "上面选中的运行"),
+    "ev.q_now4": ("4-bit NF4, quantize now", "4 位 NF4，现在量化"),
+    "ev.q_now8": ("8-bit, quantize now", "8 位，现在量化"),
+    "ev.q_no_full": ("No full model is picked", "没有选择完整模型"),
+    "ev.q_no_full_fix": ("pick a finished run at the top, or a full/merged export", "在顶部选择已完成的运行，或选择完整/合并后的导出"),
+    "ev.q_no_quant": ("No quantized model is picked", "没有选择量化模型"),
+    "ev.q_no_quant_fix": ("pick 4-bit or 8-bit (quantize now) or a quantized export", "选择 4 位或 8 位（现在量化），或已导出的量化模型"),
+    "set.gguf_note": ("A .gguf file (llama.cpp format) of a text model transformers can read ({archs}). It is copied "
+                      "into the workspace (`models/uploads/`), prepared once into a normal model folder, and becomes "
+                      "the Model. Up to {mb:g} MB (the server's --max-upload-mb); for a bigger file, put it in the "
+                      "workspace and type its path in Model.",
+                      "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
+                      "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（服务器的 "
+                      "--max-upload-mb）；更大的文件请放进工作区，再在“模型”中输入路径。"),
+    "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
+    "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
+                          "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),
+    "gguf.too_big": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
+                     "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
+    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or start the studio with "
+                         "a larger --max-upload-mb", "请把文件放进工作区文件夹并在“模型”中输入路径，或用更大的 "
+                         "--max-upload-mb 启动"),
+    "gguf.arch": ("'{name}' is a '{arch}' model, which this version of transformers cannot read from GGUF",
+                  "“{name}”是“{arch}”架构的模型，当前版本的 transformers 无法从 GGUF 读取"),
+    "gguf.arch_fix": ("use a GGUF of one of these architectures: {known}, or a model folder with config.json",
+                      "请使用以下架构之一的 GGUF：{known}；或使用带 config.json 的模型文件夹"),
+    "gguf.preparing": ("Preparing {name}: {stage}", "正在准备 {name}：{stage}"),
+    "gguf.prepared": ("Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
+                      "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),
+})
+
 def headers(key: str, lang: str = "en") -> list[str]:
     """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""
     return msg(key, lang).split("|")

@@ -16,7 +16,7 @@ import gradio as gr
 
 from ..config import RunConfig, load_yaml_dict
 from ..errors import StudioError
-from . import forms
+from . import forms, gguf_upload
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
@@ -215,6 +215,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
+            with gr.Row(equal_height=True):
+                gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
+                                  elem_id="gguf-upload", height=90, scale=2)
+                gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
                 task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
@@ -270,6 +274,17 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values))
         return new_values + [why_md]
 
+    @ui_errors
+    def on_gguf(path: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+        """An uploaded .gguf: kept in the workspace, prepared once (with progress), then it is the Model."""
+        if not path:
+            return gr.skip(), gr.skip(), gr.skip()
+        folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
+        return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
+
+    gguf_in.upload(on_gguf, [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
+                   api_name="upload_gguf").success(on_short, short + comps, comps + [why], api_visibility="private")
+
     for comp in (model_pick, task, budget):
         comp.input(on_short, short + comps, comps + [why], api_visibility="private")
     data_pick.input(on_short, short + comps, comps + [why], api_visibility="private")
@@ -290,7 +305,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         model_v = cfg.get("model_name_or_path") or DEMO_MODEL
         return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v),
                                    value=model_v), choices["task"], choices["budget"],
-                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md]
+                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
+                         gguf_upload.note(ctx, ctx.lang)]  # in this browser's language (session_lang.py)
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -349,7 +365,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
-            "on_load": on_load, "load_outputs": comps + short + [why], "pick_dataset": pick_dataset,
+            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info], "pick_dataset": pick_dataset,
             "on_short": on_short, "data_pick": data_pick, "task": task}
 
 

@@ -121,3 +121,12 @@ def test_keep_adapter_needs_an_adapter(fp32_model, tmp_path):
     folder, _ = fp32_model
     with pytest.raises(StudioError, match="holds no LoRA adapter"):
         quantize_export(folder, tmp_path / "q", bits=4, keep_adapter=True)
+
+
+def test_cli_keep_adapter_without_quantize_is_a_plain_error(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "studio", "export", str(tmp_path), "--out", str(tmp_path / "o"),
+                        "--keep-adapter"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--keep-adapter only applies with --quantize" in r.stderr + r.stdout
+    assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()

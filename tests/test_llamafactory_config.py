@@ -137,3 +137,18 @@ def test_files_for_users_get_the_usual_mode(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "data.jsonl").stat().st_mode & 0o777 == 0o644
+
+
+def test_packing_and_mask_history_from_a_yaml_are_honoured(tmp_path: Path) -> None:
+    """Both exist in the studio now: a LLaMA-Factory file's values reach the config (packing used to be dropped
+    with an 'has no effect' notice, mask_history: false was noticed and ignored)."""
+    path = tmp_path / "lf.yaml"
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "packing": True, "neat_packing": True, "mask_history": False}))
+    cfg = RunConfig.load(path)
+    assert cfg.packing is True and cfg.neat_packing is True and cfg.mask_history is False
+    assert not any(n.startswith(("packing", "neat_packing", "mask_history")) for n in cfg.notices)
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "mask_history": True}))
+    assert RunConfig.load(path).mask_history is True
+    assert RunConfig().mask_history is False  # LLaMA-Factory's default: every reply carries loss

@@ -113,13 +113,6 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
     if method is not None and str(method).lower() not in ("bitsandbytes", "bnb", "none", "null"):
         problems.append(f"quantization_method: {method} is not supported: the studio quantizes with bitsandbytes "
                         "(quantization_bit: 4 or 8)")
-    if "mask_history" in data and not _truthy(data.pop("mask_history")):
-        notices.append("mask_history: false has no effect: the studio computes the loss on the last reply of "
-                       "each conversation only (as mask_history: true)")
-    for key in ("packing", "neat_packing"):
-        if key in data and _truthy(data.pop(key)):
-            notices.append(f"{key}: true has no effect: rows are not packed here (dynamic_batching groups rows "
-                           "of similar length instead)")
     if data.get("eval_dataset"):
         problems.append("eval_dataset is not supported: hold out rows with val_size, or score any file later "
                         "with 'python -m studio eval --data FILE'")

@@ -134,6 +134,8 @@ TEMPLATES["llama2"] = Template("llama2", "{bos}[INST] {content} [/INST]", "{cont
                                system_fmt="<<SYS>>\n{content}\n<</SYS>>\n\n", system_in_user=True)
 TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factory's: no markers, no EOS
 TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
+# LLaMA-Factory 0.9.5's qwen3_nothink (its SFT examples' template): chatml slots, stop word <|im_end|>, no default system
+TEMPLATES["qwen3_nothink"] = dataclasses.replace(TEMPLATES["chatml"], name="qwen3_nothink")
 TEMPLATE_NAMES = ["auto", *TEMPLATES]
 
 

@@ -48,7 +48,7 @@ CPU_OFF = {"bf16": False, "fp16": False, "pure_bf16": False, "deepspeed": None, 
            "ray_init_kwargs": None, "resources_per_worker": None, "placement_strategy": None,
            "use_unsloth": None, "enable_liger_kernel": None, "flash_attn": None, "use_kt": None,
            "kt_optimize_rule": None, "cpu_infer": None, "chunk_size": None, "fp8": None, "fp8_backend": None,
-           "fp8_enable_fsdp_float8_all_gather": None, "mixture_of_depths": None}
+           "fp8_enable_fsdp_float8_all_gather": None}
 # the tiny model's tokenizer gets the special tokens of the templates these files use, so neither side splits
 # a turn marker into pieces (LLaMA-Factory would add a missing stop word and resize the embeddings)
 TEMPLATE_TOKENS = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
@@ -224,6 +224,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="one LF example and one recipe")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument("--resume", action="store_true", help="keep the rows already in --json")
+    ap.add_argument("--jobs", type=int, default=1, help="cases run at once")
+    ap.add_argument("--first", nargs="*", default=None, help="name parts of the cases to run first")
     args = ap.parse_args()
     cli = args.venv / "bin" / "llamafactory-cli" if args.skip_install else install(args.venv)
     model, data = tiny_model(args.work / "model"), demo_data(args.work / "data")
@@ -231,10 +234,18 @@ def main() -> int:
             [("studio recipe", f.name, yaml.safe_load(f.read_text())) for f in sorted(RECIPES.glob("*.yaml"))]
     if args.only:
         cases = [c for c in cases if any(o in c[1] for o in args.only)]
+    if args.first:  # run these first (a long run can then be cut short with the main cases done)
+        cases.sort(key=lambda c: next((i for i, p in enumerate(args.first) if p in c[1]), len(args.first)))
     if args.quick:
         cases = [next(c for c in cases if c[0] == "LF example"), next(c for c in cases if c[0] != "LF example")]
-    rows = []
-    for kind, name, raw in cases:
+    done: dict[tuple[str, str], dict] = {}
+    if args.json and args.json.exists() and args.resume:
+        done = {(r["kind"], r["file"]): r for r in json.loads(args.json.read_text())}
+
+    def one(case: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+        kind, name, raw = case
+        if (kind, name) in done:
+            return done[(kind, name)]
         work = args.work / kind.replace(" ", "_") / name.replace("/", "__").removesuffix(".yaml")
         work.mkdir(parents=True, exist_ok=True)
         raw = dict(raw)
@@ -248,10 +259,16 @@ def main() -> int:
         lf = run_lf(cli, l_cfg, work, extra_ok=kind == "studio recipe", timeout=args.timeout)
         a, b = studio[1], lf[1]
         match = "-" if a is None or b is None else "yes" if abs(a - b) <= 0.01 * b else "no"
-        rows.append({"kind": kind, "file": name, "studio": studio[0], "studio_why": studio[2], "lf": lf[0],
-                     "lf_why": lf[2], "loss_studio": a, "loss_lf": b, "match": match, "off": off,
-                     "s_seconds": round(t1 - t0, 1), "lf_seconds": round(time.time() - t1, 1)})
-        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        row = {"kind": kind, "file": name, "studio": studio[0], "studio_why": studio[2], "lf": lf[0],
+               "lf_why": lf[2], "loss_studio": a, "loss_lf": b, "match": match, "off": off,
+               "s_seconds": round(t1 - t0, 1), "lf_seconds": round(time.time() - t1, 1)}
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        return row
+
+    # cases are independent (own folders); a few at a time keeps a shared 2-core machine's queue short
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(one, cases))
     print(f"| kind | file | studio | LLaMA-Factory | loss studio | loss LF | match | switched off (CPU) |")
     print("|---|---|---|---|---:|---:|---|---|")
     for r in rows:

@@ -47,7 +47,7 @@ ALPACA_SYS = ("Below is an instruction that describes a task. Write a response t
 
 
 def _rows(path: str) -> list[dict[str, str]]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    return json.loads(Path(path).read_text(encoding="utf-8"))  # one JSON array (what LLaMA-Factory reads)
 
 
 def encode_alpaca(tok: Any, r: dict[str, str], cutoff: int) -> dict[str, list[int]]:

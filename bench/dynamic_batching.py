@@ -37,16 +37,20 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
     from studio.config import RunConfig
     from studio.engine import batching, run_training
     counts = {"real": 0, "padded": 0, "batches": 0}
-    real_call = batching.PadCollator.__call__
+    real_collator = batching.pad_collator
 
-    def counting(self: Any, features: list[dict[str, Any]]) -> dict[str, Any]:
-        out = real_call(self, features)
-        counts["real"] += int(out["attention_mask"].sum())
-        counts["padded"] += out["input_ids"].numel()
-        counts["batches"] += 1
-        return out
+    def counting_collator(*args: Any, **kwargs: Any) -> Any:
+        collate = real_collator(*args, **kwargs)
 
-    batching.PadCollator.__call__ = counting  # type: ignore[method-assign]
+        def counting(features: list[dict[str, Any]]) -> dict[str, Any]:
+            out = collate(features)
+            counts["real"] += int(out["attention_mask"].sum())
+            counts["padded"] += out["input_ids"].numel()
+            counts["batches"] += 1
+            return out
+        return counting
+
+    batching.pad_collator = counting_collator  # make_collator looks it up at call time
     timer = TrainTimer()
     extra = {"dynamic_batching": True, "max_tokens_per_batch": spec["budget"]} if spec["dynamic"] else {}
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],

@@ -30,7 +30,7 @@ def measure(name: str, steps: int, rows: list[dict]) -> dict:
     from studio.config import RunConfig
     from studio.data.templates import get_template
     from studio.data.tokenize import encode_example
-    from studio.engine.batching import PadCollator
+    from studio.engine.batching import pad_collator
     from studio.models import apply_method, load_base, resolve_model_source
     cfg = RunConfig.load(ROOT / RECIPES[name], ["dataset=unused.jsonl"])
     resolve_model_source(name)  # prepare outside the timed span
@@ -41,7 +41,7 @@ def measure(name: str, steps: int, rows: list[dict]) -> dict:
     model.train()
     tpl = get_template(cfg.template, tok)
     feats = [encode_example(tok, tpl, r, cfg.cutoff_len) for r in rows]
-    collate = PadCollator(tok.pad_token_id)
+    collate = pad_collator(tok)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.learning_rate)
     bs = cfg.per_device_train_batch_size
     walls, cpus, tokens = [], [], 0

@@ -19,11 +19,16 @@ from typing import Any, Literal, get_args, get_origin
 
 import yaml
 
-from .errors import ConfigError, StudioError
-from .data.lf_keys import LR_SCHEDULERS, OPTIMIZERS, translate_llamafactory
+from .config_checks import DEEPSPEED_SHORTCUTS, problems
+from .config_yaml import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
+from .data.lf_keys import LR_SCHEDULERS, translate_llamafactory
+from .errors import ConfigError
+
+# re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
+__all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "RunConfig", "field_meta",
+           "load_yaml_dict", "parse_overrides", "safe_yaml"]
 
 DEMO_MODEL = "tiny-demo"
-DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 
 
 def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
@@ -240,102 +245,8 @@ class RunConfig:
         return "bf16" if bf16_ok else "fp16"
 
     def validate(self) -> list[str]:
-        """Every problem at once, each naming the field and the fix (empty list: valid)."""
-        p: list[str] = []
-        if not self.model_name_or_path.strip():
-            p.append("model_name_or_path is empty: use 'tiny-demo', a local folder or a hub id")
-        if not self.dataset.strip():
-            p.append("dataset is empty: give a .jsonl file made by 'python -m studio convert' or a dataset name")
-        positive = ["per_device_train_batch_size", "gradient_accumulation_steps", "cutoff_len", "logging_steps",
-                    "save_steps", "lora_rank", "nproc", "save_total_limit"]
-        for name in positive:
-            if getattr(self, name) < 1:
-                p.append(f"{name} must be at least 1 (got {getattr(self, name)})")
-        if self.lora_alpha is not None and self.lora_alpha < 1:
-            p.append(f"lora_alpha must be at least 1 (got {self.lora_alpha}); leave it empty for 2x the rank")
-        from .data.templates import TEMPLATE_NAMES
-        if self.template.lower() not in TEMPLATE_NAMES:
-            p.append(f"template '{self.template}' is not known here: use one of {', '.join(TEMPLATE_NAMES)} "
-                     "(LLaMA-Factory's names render as there)")
-        if self.lr_scheduler_type not in LR_SCHEDULERS:
-            close = difflib.get_close_matches(self.lr_scheduler_type, LR_SCHEDULERS, n=1)
-            p.append(f"lr_scheduler_type '{self.lr_scheduler_type}' is not a transformers scheduler"
-                     + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(LR_SCHEDULERS)}"))
-        if self.optim not in OPTIMIZERS:
-            close = difflib.get_close_matches(self.optim, OPTIMIZERS, n=1)
-            p.append(f"optim '{self.optim}' is not a transformers optimizer"
-                     + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(OPTIMIZERS)}"))
-        if (self.use_dora or self.pissa_init or self.use_rslora or self.loraplus_lr_ratio) and \
-                self.finetuning_type != "lora":
-            p.append("use_dora / use_rslora / pissa_init / loraplus_lr_ratio need finetuning_type: lora")
-        if self.loraplus_lr_ratio is not None and self.loraplus_lr_ratio <= 0:
-            p.append("loraplus_lr_ratio must be above 0 (16 is typical) or empty")
-        if self.loraplus_lr_ratio and self.deepspeed and self.deepspeed != "none":
-            p.append("loraplus_lr_ratio cannot be combined with DeepSpeed (it builds its own optimizer): turn one off")
-        if self.neftune_noise_alpha is not None and self.neftune_noise_alpha <= 0:
-            p.append("neftune_noise_alpha must be above 0 (5 is typical) or empty")
-        if not (0 < self.learning_rate < 1):
-            p.append(f"learning_rate must be between 0 and 1 (got {self.learning_rate}); 1e-5..5e-4 is typical")
-        if self.max_steps == 0 or self.max_steps < -1:
-            p.append("max_steps must be -1 (use epochs) or a positive number")
-        if self.max_steps == -1 and self.num_train_epochs <= 0:
-            p.append("num_train_epochs must be above 0 when max_steps is -1")
-        if not (0 <= self.warmup_ratio < 1):
-            p.append("warmup_ratio must be in [0, 1)")
-        if self.val_size < 0 or (self.val_size >= 1 and self.val_size != int(self.val_size)):
-            p.append("val_size must be a fraction in (0, 1) or a whole number of rows")
-        if self.quantization_bit not in (None, 4, 8):
-            p.append(f"quantization_bit must be 4, 8 or empty (got {self.quantization_bit})")
-        if self.quantization_bit and self.finetuning_type != "lora":
-            p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
-        if self.quantization_bit and self.deepspeed and "z3" in str(self.deepspeed):
-            p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
-        if self.pure_bf16 and (self.fp16 or self.precision in ("fp16", "fp32")):
-            p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
-        if self.pure_bf16 and self.deepspeed and self.deepspeed != "none":
-            p.append("pure_bf16 cannot be combined with deepspeed (DeepSpeed keeps its own fp32 master weights): "
-                     "turn pure_bf16 off")
-        if self.bf16 and self.fp16:
-            p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
-        if self.deepspeed and self.deepspeed not in DEEPSPEED_SHORTCUTS and not str(self.deepspeed).endswith(".json"):
-            p.append(f"deepspeed must be one of {', '.join(DEEPSPEED_SHORTCUTS)} or a .json path (got '{self.deepspeed}')")
-        if self.deepspeed and self.layerwise_offload:
-            p.append("layerwise_offload and deepspeed both move weights: choose one")
-        if self.layerwise_offload and self.quantization_bit:
-            p.append("layerwise_offload with a quantized model is not supported: turn one off")
-        if self.deepspeed == "z3-nvme" and not (self.offload_nvme_path or "").strip():
-            p.append("deepspeed z3-nvme needs offload_nvme_path: a folder on a fast local disk (NVMe)")
-        if (self.offload_nvme_path or "").strip() and self.deepspeed != "z3-nvme":
-            p.append("offload_nvme_path is only used by deepspeed z3-nvme: set deepspeed to z3-nvme or clear it")
-        if self.ddp_timeout < 10:
-            p.append(f"ddp_timeout must be at least 10 seconds (got {self.ddp_timeout})")
-        if self.nproc > 1 and not self.deepspeed:
-            p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
-        if "8bit" in self.optim and self.deepspeed and self.deepspeed != "none":
-            p.append("optim adamw_8bit cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
-        if self.finetuning_type == "freeze" and self.freeze_trainable_layers < 1:
-            p.append("freeze_trainable_layers must be at least 1")
-        p += self._validate_ranges()
-        return p
-
-    def _validate_ranges(self) -> list[str]:
-        """Values that pass the type check but break a library far from here (issue 14 findings 8, 9)."""
-        p: list[str] = []
-        for f in fields(self):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                p.append(f"{f.name} must be a finite number (got {value})")
-        if not 0 <= self.seed <= 2 ** 32 - 1:
-            p.append(f"seed must be between 0 and {2 ** 32 - 1} (got {self.seed})")
-        if isinstance(self.lora_dropout, float) and not 0 <= self.lora_dropout < 1:
-            p.append(f"lora_dropout must be in [0, 1) (got {self.lora_dropout})")
-        if self.max_samples is not None and self.max_samples < 0:
-            p.append(f"max_samples must be at least 1, or empty for all rows (got {self.max_samples})")
-        for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template"):
-            value = getattr(self, name)
-            if value and any(ord(c) < 32 for c in str(value)):
-                p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")
-        return p
+        """Every problem at once, each naming the field and the fix (empty list: valid); see config_checks.py."""
+        return problems(self)
 
     def check(self) -> "RunConfig":
         """Raise ConfigError with every problem if the config is invalid."""
@@ -401,104 +312,6 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
     if base is str:
         return str(value)
     return value
-
-
-MAX_YAML_BYTES = 256 * 1024  # a run config is a few KB; presets are under 2 KB
-MAX_YAML_ALIASES = 16        # real configs use none; a few '*ref's are fine, a billion-laughs tree is not
-
-
-class _CappedLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses more than MAX_YAML_ALIASES alias references.
-
-    Why: safe_load shares aliased nodes, so a 400-byte file loads instantly, but anything that walks
-    the result (str(), the form, the estimate) expands it to hundreds of MB.
-    """
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases = getattr(self, "_aliases", 0) + 1
-            if self._aliases > MAX_YAML_ALIASES:
-                raise _AliasBomb()
-        return super().compose_node(parent, index)
-
-
-class _AliasBomb(yaml.YAMLError):
-    pass
-
-
-def _alias_error(where: str) -> StudioError:
-    return StudioError(f"{where} uses more than {MAX_YAML_ALIASES} YAML aliases ('*name' references)",
-                       "write the values out instead of referring to anchors ('&name')", code="yaml")
-
-
-def safe_yaml(text: str, where: str = "The YAML text") -> Any:
-    """yaml.safe_load with the alias cap.
-
-    Raises:
-        StudioError: too many aliases.
-        yaml.YAMLError: invalid YAML.
-    """
-    loader = _CappedLoader(text)
-    try:
-        return loader.get_single_data()
-    except _AliasBomb:
-        raise _alias_error(where) from None
-    finally:
-        loader.dispose()
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``["lr=1e-4", "bf16=true"]`` -> dict, values parsed as YAML scalars.
-
-    Raises:
-        ConfigError: an item has no '='.
-    """
-    out: dict[str, Any] = {}
-    bad = []
-    for pair in pairs:
-        if "=" not in pair:
-            bad.append(f"--set '{pair}' is not key=value")
-            continue
-        key, raw = pair.split("=", 1)
-        try:
-            out[key.strip()] = safe_yaml(raw, f"--set {key.strip()}") if raw.strip() else ""
-        except yaml.YAMLError:
-            out[key.strip()] = raw
-    if bad:
-        raise ConfigError(bad)
-    return out
-
-
-def load_yaml_dict(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping with clear errors.
-
-    Raises:
-        StudioError: missing file, invalid YAML, or not a mapping.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise StudioError(f"Config file '{p}' does not exist", "check the path, or start from presets/recipes/")
-    size = p.stat().st_size
-    if size > MAX_YAML_BYTES:
-        raise StudioError(f"Config file '{p}' is {size / 1024:.0f} KB, over the {MAX_YAML_BYTES // 1024} KB limit "
-                          "for a run config", "keep only 'key: value' settings in it (data goes in the dataset file)",
-                          code="yaml")
-    try:
-        data = safe_yaml(p.read_text(encoding="utf-8"), f"Config file '{p}'")
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise StudioError(f"Config file '{p}' is not valid YAML{where}",
-                          "fix the indentation or quoting there (each line is 'key: value')",
-                          code="yaml") from None
-    except UnicodeDecodeError:
-        raise StudioError(f"Config file '{p}' is not UTF-8 text", "save it as UTF-8", code="yaml") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise StudioError(f"Config file '{p}' must be a mapping of 'key: value' lines, not a {type(data).__name__}",
-                          "write one 'key: value' per line", code="yaml")
-    return data
 
 
 def field_meta() -> list[dict[str, Any]]:

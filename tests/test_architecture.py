@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "studio"
 LAYERS = {"ui": 3, "cli": 3, "__main__": 3,
           "evaluation": 2, "engine": 2, "jobs": 2, "memory": 2, "plotting": 2, "autoconfig": 2,
-          "data": 1, "models": 1, "zoo": 1, "gguf_import": 1, "precision": 1, "config": 1, "runs": 1, "errors": 1,
+          "data": 1, "models": 1, "zoo": 1, "gguf_import": 1, "precision": 1, "config": 1, "config_checks": 1,
+          "config_yaml": 1, "processes": 1, "runs": 1, "errors": 1,
           "workspace": 1, "__init__": 1}
 HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from studio.data.readers import cell_str, detect_encoding, preview, read_table, sniff_delimiter
+from studio.data.decode import detect_encoding
+from studio.data.readers import cell_str, preview, read_table, sniff_delimiter
 from studio.errors import StudioError
 
 
@@ -220,9 +221,95 @@ def test_missing_unsupported_and_old_excel(tmp_path: Path) -> None:
                                              "Fix: check the path and the file name.")
     (tmp_path / "d.docx").write_bytes(b"PK")
     assert _error(tmp_path / "d.docx") == ("Cannot read 'd.docx': unsupported file type '.docx'. Fix: use one of: "
-                                           ".csv, .tsv, .txt, .json, .jsonl, .parquet, .xlsx.")
-    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0")
-    assert _error(tmp_path / "old.xls") == ("'old.xls' is an old Excel (.xls) file. "
-                                            "Fix: save it as .xlsx or as 'CSV UTF-8' in Excel.")
+                                           ".csv, .tsv, .txt, .json, .jsonl, .parquet, .xlsx, .xls.")
+    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0")  # an OLE header and nothing else
+    assert _error(tmp_path / "old.xls") == ("'old.xls' is not a readable Excel file (CalamineError). "
+                                            "Fix: open it in Excel and save it again as .xlsx.")
     (tmp_path / "broken.parquet").write_bytes(b"not parquet at all")
     assert _error(tmp_path / "broken.parquet").startswith("'broken.parquet' is not a readable Parquet file (")
+
+
+# ---------------------------------------------------------------- old Excel (.xls), issue 13 finding 12
+def _xls(path: Path, rows: list[tuple], sheet: str = "data", book=None) -> Path:  # type: ignore[no-untyped-def]
+    """A real BIFF8 .xls written by xlwt (pinned in requirements.txt for this; pandas no longer writes .xls)."""
+    import xlwt
+    wb = book or xlwt.Workbook(encoding="utf-8")
+    ws = wb.add_sheet(sheet)
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            ws.write(r, c, value)
+    wb.save(str(path))
+    return path
+
+
+def test_xls_is_read_like_xlsx(tmp_path: Path) -> None:
+    p = _xls(tmp_path / "old.xls", [("评论", "rating", "price"), ("好用", 5, 9.5), (), ("太差", 1, 3.0)])
+    t = read_table(p)
+    assert (t.format, t.columns) == ("xls", ["评论", "rating", "price"])
+    assert [[cell_str(r[c]) for c in t.columns] for r in t.rows] == [["好用", "5", "9.5"], ["太差", "1", "3"]]
+
+
+def test_xls_named_sheet_and_a_renamed_workbook(tmp_path: Path) -> None:
+    import xlwt
+    book = xlwt.Workbook(encoding="utf-8")
+    _xls(tmp_path / "book.xls", [("a",), (1,)], sheet="notes", book=book)
+    _xls(tmp_path / "book.xls", [("text", "label"), ("ok", "pos")], sheet="data", book=book)
+    assert read_table(tmp_path / "book.xls", sheet="data").rows == [{"text": "ok", "label": "pos"}]
+    assert _error(tmp_path / "book.xls", sheet="Data") == ("Sheet 'Data' not found in 'book.xls'. "
+                                                           "Fix: use one of: notes, data.")
+    # the suffix lies both ways: the first bytes choose the reader
+    (tmp_path / "really_xls.xlsx").write_bytes((tmp_path / "book.xls").read_bytes())
+    assert read_table(tmp_path / "really_xls.xlsx", sheet="data").format == "xls"
+    import pandas as pd
+    pd.DataFrame({"text": ["ok"], "label": ["pos"]}).to_excel(tmp_path / "new.xlsx", index=False)
+    (tmp_path / "really_xlsx.xls").write_bytes((tmp_path / "new.xlsx").read_bytes())
+    t = read_table(tmp_path / "really_xlsx.xls")
+    assert (t.format, t.rows) == ("xlsx", [{"text": "ok", "label": "pos"}])
+
+
+def test_xls_over_the_limits_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.data import limits
+    big = _xls(tmp_path / "big.xls", [("text", "label")] + [(f"review number {i}", "pos") for i in range(3000)])
+    assert big.stat().st_size > 0.05 * 1024 * 1024
+    assert _error(big, max_mb=0.05).startswith("'big.xls' is 0.")
+    assert "over the 0.05 MB limit" in _error(big, max_mb=0.05)
+    monkeypatch.setattr(limits, "MAX_ROWS", 100)
+    assert _error(big) == ("'big.xls' has more than 100 rows. Fix: split the file into parts of at most 100 rows "
+                           "and 1,000 columns (keep only the columns you need).")
+    monkeypatch.setattr(limits, "MAX_COLUMNS", 10)
+    wide = _xls(tmp_path / "wide.xls", [tuple(f"c{i}" for i in range(11)), tuple("x" * 11)])
+    assert _error(wide).startswith("'wide.xls' has 11 columns, over the limit of 10.")
+
+
+def test_xls_bytes_named_csv_say_rename(tmp_path: Path) -> None:
+    xls = _xls(tmp_path / "a.xls", [("text",), ("ok",)])
+    (tmp_path / "a.csv").write_bytes(xls.read_bytes())
+    assert _error(tmp_path / "a.csv") == ("'a.csv' is not a text file: it looks like an old Excel (.xls) file. "
+                                          "Fix: rename it to 'a.xls'.")
+
+
+# ---------------------------------------------------------------- CSV corners the pandas parser meets
+def test_unclosed_quote_reads_quotes_as_text_and_says_so(tmp_path: Path) -> None:
+    p = tmp_path / "q.csv"
+    p.write_text('text,label\n"never closed,positive\nok,negative\n', encoding="utf-8")
+    t = read_table(p)
+    assert t.rows == [{"text": '"never closed', "label": "positive"}, {"text": "ok", "label": "negative"}]
+    assert t.warnings == ["'q.csv': a quote (\") is never closed (the one near line 2), so quotes were read as "
+                          "ordinary characters; check that row"]
+
+
+def test_leading_blank_lines_and_delimiter_only_rows(tmp_path: Path) -> None:
+    p = tmp_path / "gaps.csv"
+    p.write_text("  \n\n,,\ntext,label,note\n\na,1,\n , ,\nb,0,x\n", encoding="utf-8")
+    t = read_table(p)
+    assert t.columns == ["text", "label", "note"]
+    assert t.rows == [{"text": "a", "label": "1", "note": ""}, {"text": "b", "label": "0", "note": "x"}]
+
+
+def test_extra_fields_that_are_blank_are_no_warning(tmp_path: Path) -> None:
+    p = tmp_path / "trail.csv"
+    p.write_text("text,label\na,1,\nb,0, \nc,1,extra\n", encoding="utf-8")
+    t = read_table(p)
+    assert [r["text"] for r in t.rows] == ["a", "b", "c"]
+    assert t.warnings == ["1 row(s) have more fields than the header (data rows near line 4); the extra fields "
+                          "were dropped. Quote text that contains the delimiter ','"]

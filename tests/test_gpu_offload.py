@@ -130,8 +130,9 @@ def test_recovers_from_a_real_cuda_oom_with_exact_gradients(tmp_path):
     """A per-process memory cap makes the allocator raise a real OOM for 8 rows; the step is redone in slices."""
     from transformers import TrainerCallback, TrainingArguments
 
-    from studio.engine.batching import PadCollator
+    from studio.engine.batching import pad_collator
     from studio.engine.studio_trainer import StudioTrainer
+    from tests.wordtok import id_tokenizer
     g = torch.Generator().manual_seed(2)
     data = [{"input_ids": r, "labels": r, "attention_mask": [1] * len(r)}
             for r in torch.randint(0, 32000, (8, 1024), generator=g).tolist()]
@@ -148,8 +149,8 @@ def test_recovers_from_a_real_cuda_oom_with_exact_gradients(tmp_path):
         args = TrainingArguments(output_dir=str(tmp_path / f"cap{cap}"), per_device_train_batch_size=8, max_steps=1,
                                  optim="sgd", learning_rate=1e-3, max_grad_norm=0, report_to=[], save_strategy="no",
                                  disable_tqdm=True, seed=0, data_seed=0)
-        trainer = StudioTrainer(model=model, args=args, train_dataset=data, data_collator=PadCollator(0),
-                                callbacks=[grab], notify=notes.append)
+        trainer = StudioTrainer(model=model, args=args, train_dataset=data,
+                                data_collator=pad_collator(id_tokenizer(32000)), callbacks=[grab], notify=notes.append)
         gc.collect()
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()

@@ -73,3 +73,15 @@ def test_a_run_without_any_answer_fails_before_training(tmp_path: Path) -> None:
     with pytest.raises(StudioError, match="has an answer to learn") as err:
         prepare_data(RunConfig(dataset="x.jsonl", template="studio"), word_tokenizer("q"), rows)
     assert err.value.code == "no_trainable_tokens"
+
+
+def test_a_numeric_answer_zero_is_kept(tmp_path: Path) -> None:
+    """A 0/1 label stored as a number: 0 is an answer, not an empty one (training and evaluation read it alike)."""
+    from studio.evaluation.evaluate import load_rows as eval_rows
+    f = tmp_path / "labels.jsonl"
+    f.write_text('{"instruction": "Label?", "input": "bad", "output": 0}\n'
+                 '{"instruction": "Label?", "input": "good", "output": 1}\n', encoding="utf-8")
+    expected = [{"instruction": "Label?", "input": "bad", "output": "0"},
+                {"instruction": "Label?", "input": "good", "output": "1"}]
+    assert load_rows(str(f)) == expected
+    assert eval_rows(f) == expected

@@ -124,8 +124,9 @@ def test_trainer_never_places_the_whole_model_on_the_card(tmp_path, monkeypatch)
     """Trainer (and accelerate) decide placement from hf_device_map: the offloaded model must stay where it is."""
     from transformers import TrainingArguments
 
-    from studio.engine.batching import PadCollator
+    from studio.engine.batching import pad_collator
     from studio.engine.studio_trainer import StudioTrainer
+    from tests.wordtok import id_tokenizer
     model = _tiny()
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.config.use_cache = False
@@ -140,7 +141,8 @@ def test_trainer_never_places_the_whole_model_on_the_card(tmp_path, monkeypatch)
         args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=3, max_steps=3, use_cpu=True,
                                  report_to=[], save_strategy="no", disable_tqdm=True, learning_rate=1e-2,
                                  logging_steps=1, lr_scheduler_type="constant")
-        trainer = StudioTrainer(model=model, args=args, train_dataset=data, data_collator=PadCollator(0))
+        trainer = StudioTrainer(model=model, args=args, train_dataset=data,
+                                data_collator=pad_collator(id_tokenizer(64)))
         budget = total - 2 * _nbytes(layers[0].parameters())  # at most 2 of the 4 layers may be there
         assert card.peak_bytes < budget, f"Trainer placed {card.peak_bytes} of {total} bytes on the card"
         trainer.train()

@@ -12,9 +12,10 @@ import pytest
 import torch
 from transformers import TrainerCallback, TrainingArguments
 
-from studio.engine.batching import PadCollator
+from studio.engine.batching import pad_collator
 from studio.engine.studio_trainer import INJECT_OOM_ENV, StudioTrainer
 from tests.conftest import ROOT
+from tests.wordtok import id_tokenizer
 
 
 def _tiny() -> torch.nn.Module:
@@ -77,7 +78,7 @@ def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpoint
                              save_strategy="no", disable_tqdm=True, learning_rate=1e-3, max_grad_norm=0,
                              lr_scheduler_type="constant", seed=0, data_seed=0)
     trainer = StudioTrainer(model=model, args=args, train_dataset=_rows(8 * accumulation),
-                            data_collator=PadCollator(0), callbacks=[grads], notify=notices.append)
+                            data_collator=pad_collator(id_tokenizer(64)), callbacks=[grads], notify=notices.append)
     trainer.train()
     return grads.grads, trainer.splits, notices, oom.calls
 

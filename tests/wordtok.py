@@ -7,6 +7,15 @@ from typing import Any
 SPECIALS = ["<s>", "</s>", "[UNK]"]
 
 
+def id_tokenizer(vocab_size: int, pad_id: int = 0) -> Any:
+    """A tokenizer whose token ids are just 0..vocab_size-1 ('t0', 't1', ...), pad = ``pad_id``: for tests that
+    train on random ids and need a collator (transformers' collators pad through a tokenizer)."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+    core = Tokenizer(models.WordLevel({f"t{i}": i for i in range(vocab_size)}, unk_token=f"t{pad_id}"))
+    return PreTrainedTokenizerFast(tokenizer_object=core, unk_token=f"t{pad_id}", pad_token=f"t{pad_id}")
+
+
 def word_tokenizer(words: str, chat_template: str | None = None) -> Any:
     """PreTrainedTokenizerFast over SPECIALS + ``words`` (space-separated); ids follow that order."""
     from tokenizers import Tokenizer, models, pre_tokenizers

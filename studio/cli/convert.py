@@ -14,7 +14,7 @@ from ..data.report import format_report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="data file: .csv .tsv .txt .json .jsonl .parquet .xlsx")
+    parser.add_argument("input", help="data file: .csv .tsv .txt .json .jsonl .parquet .xlsx .xls")
     parser.add_argument("--out", required=True, help="output alpaca JSONL file")
     parser.add_argument("--task", choices=TASKS, default=None,
                         help="sentiment (text + label), instruction (instruction/input/output) or chat "

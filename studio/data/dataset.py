@@ -41,14 +41,34 @@ def _read_json_rows(path: Path) -> list[Any]:
     return rows
 
 
-def _read_alpaca_file(path: Path, entry: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Rows of an alpaca or ShareGPT file, read as LLaMA-Factory reads them (see studio/data/lf_dataset.py)."""
-    from .lf_dataset import convert_rows
-    rows = _read_json_rows(path)
-    for r in rows:
-        if not isinstance(r, dict):
-            raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row needs instruction/input/output")
-    return convert_rows(rows, entry or {}, str(path))
+def _instruction_rows(rows: list[Any]) -> bool:
+    return bool(rows) and all(isinstance(r, dict) and "output" in r and ("instruction" in r or "input" in r)
+                              for r in rows)
+
+
+def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: bool = False) -> list[dict[str, Any]]:
+    """Rows with instruction/input/output from one file: alpaca or ShareGPT JSON/JSONL as LLaMA-Factory reads it
+    (see studio/data/lf_dataset.py), or a spreadsheet with instruction/input/output columns.
+
+    ``any_table``: a file that is not instruction data (a text + label sheet or JSONL) goes through the data
+    converter's guess instead, as a labelled file for evaluation is read (the Evaluate tab and ``studio evaluate``).
+
+    Raises:
+        StudioError: unreadable file, a row that is not an object, columns the converter cannot map.
+    """
+    from .convert import convert_instruction, convert_table
+    from .readers import read_table
+    if path.suffix.lower() in (".json", ".jsonl"):
+        rows = _read_json_rows(path)
+        if not (any_table and not entry and not _instruction_rows(rows)):
+            from .lf_dataset import convert_rows
+            for r in rows:
+                if not isinstance(r, dict):
+                    raise StudioError(f"Dataset '{path}' has a row that is not an object",
+                                      "each row needs instruction/input/output")
+            return convert_rows(rows, entry or {}, str(path))
+    table = read_table(path, max_mb=0)
+    return (convert_table(table) if any_table else convert_instruction(table)).rows
 
 
 def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
@@ -79,12 +99,7 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
             p = Path(dataset_dir) / entry["file_name"]
             if not p.is_file():
                 raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
-        if p.suffix.lower() in (".json", ".jsonl"):
-            rows.extend(_read_alpaca_file(p, entry))
-        else:  # a spreadsheet that already has instruction/input/output columns
-            from .convert import convert_instruction
-            from .readers import read_table
-            rows.extend(convert_instruction(read_table(p, max_mb=0)).rows)
+        rows.extend(read_file_rows(p, entry))
     if not rows:
         raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
     return rows

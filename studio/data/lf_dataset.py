@@ -87,8 +87,11 @@ def _alpaca_row(r: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
 
     def get(key: str) -> Any:
         return r.get(cols[key]) if cols.get(key) else None
-    row: dict[str, Any] = {"instruction": str(get("prompt") or ""), "input": str(get("query") or ""),
-                           "output": str(get("response") or "")}
+
+    def text(key: str) -> str:  # a 0 label stored as a number is an answer, not an empty one
+        value = get(key)
+        return "" if value is None else str(value)
+    row: dict[str, Any] = {"instruction": text("prompt"), "input": text("query"), "output": text("response")}
     if isinstance(get("response"), list):  # LLaMA-Factory allows a list of candidate answers; it trains the first
         row["output"] = str(get("response")[0]) if get("response") else ""
     if get("system"):

@@ -1,15 +1,20 @@
-"""Read what non-programmers actually have: CSV/TSV exports, Excel sheets, JSON, JSONL, Parquet, TXT.
+"""Read what non-programmers actually have: CSV/TSV exports, Excel sheets (.xlsx and old .xls), JSON, JSONL,
+Parquet, TXT.
 
-Everything comes back as one ``Table`` (column names + row dicts) so conversion never cares
-where the data came from. Shop back-offices in China export GBK/GB18030 and Excel adds a
-UTF-8 BOM, so the encoding is detected, not assumed. Every way a file can be wrong raises a
-``StudioError`` naming the file, the problem and the fix.
+Everything comes back as one ``Table`` (column names + row dicts) so conversion never cares where the data came
+from. Our own checks stand in front of the libraries: the size and shape limits (``limits``), the encoding
+detection, binary sniff and mixed-encoding refusal (``decode``). Then the libraries parse: pandas for CSV/TSV
+and Excel (openpyxl for .xlsx, calamine for .xls), pyarrow for Parquet, the json module for JSON (why not
+pandas there: see ``_read_jsonl``). Every way a file can be wrong raises a ``StudioError`` naming the file, the
+problem and the fix.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,15 +22,14 @@ from typing import Any
 
 from ..errors import StudioError
 from . import limits
-from .limits import check_shape, check_unpacked, refuse_mixed_encodings, too_many
+from .decode import DEFAULT_MAX_MB, OLE_MAGIC, check_size, is_binary, read_text
+from .limits import check_shape, check_unpacked, too_many
 
-DEFAULT_MAX_MB = 50.0
-TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
-SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet", ".xlsx")
+SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet", ".xlsx", ".xls")
 _DELIMITERS = (",", "\t", ";", "|")
 _SNIFF_LINES = 50
-_LATIN_GUESSES = {"cp1250", "cp1252", "latin_1", "iso8859_1", "iso8859_2", "iso8859_15", "mac_roman",
-                  "mac_latin2"}
+
+__all__ = ["DEFAULT_MAX_MB", "SUPPORTED_SUFFIXES", "Table", "cell_str", "preview", "read_table", "sniff_delimiter"]
 
 
 @dataclass
@@ -61,124 +65,11 @@ def cell_str(value: Any) -> str:
     return str(value)
 
 
-def check_size(path: Path, max_mb: float = DEFAULT_MAX_MB) -> int:
-    """The file's size in bytes, after checking it exists and is under the limit.
-
-    Raises:
-        StudioError: missing file, a folder, or a file over ``max_mb``.
-    """
-    if not path.exists():
-        raise StudioError(f"File '{path}' does not exist", "check the path and the file name", code="data_missing")
-    if not path.is_file():
-        raise StudioError(f"'{path}' is a folder, not a file", "give the path of one data file", code="data_missing")
-    size = path.stat().st_size
-    if max_mb and size > max_mb * 1024 * 1024:
-        raise StudioError(
-            f"'{path.name}' is {size / 1024 / 1024:.1f} MB, over the {max_mb:g} MB limit",
-            f"split the file into smaller parts, or raise the limit (CLI: --max-mb {int(size / 1024 / 1024) + 1})",
-            code="data_too_large")
-    return size
-
-
-def _looks_like_chinese(text: str) -> bool:
-    """True when the non-ASCII characters are mostly CJK: a GB18030 decode that makes sense."""
-    non_ascii = [c for c in text if ord(c) > 127]
-    if not non_ascii:
-        return True
-    cjk = sum(1 for c in non_ascii if "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f"
-              or "\uff00" <= c <= "\uffef" or "\u2000" <= c <= "\u206f")
-    return cjk / len(non_ascii) >= 0.8
-
-
-def detect_encoding(raw: bytes) -> str:
-    """Pick the encoding of a text export: BOMs, then UTF-8, then GB18030 (a superset of GBK), then a guess.
-
-    GB18030 is tried before the statistical guess because short Chinese exports are often
-    mis-guessed (as Big5 or a Latin code page) by detectors.
-    """
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return "utf-8-sig"
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    try:
-        raw.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    try:
-        if _looks_like_chinese(raw.decode("gb18030")):
-            return "gb18030"
-    except UnicodeDecodeError:
-        pass
-    from charset_normalizer import from_bytes
-    best = from_bytes(raw).best()
-    guess = best.encoding if best is not None else None
-    # short Western exports are often guessed as a neighbouring Latin code page; Excel writes cp1252
-    if guess is None or guess in _LATIN_GUESSES:
-        try:
-            raw.decode("cp1252")
-            return "cp1252"
-        except UnicodeDecodeError:
-            pass
-    return guess or "latin-1"
-
-
-def _is_binary(raw: bytes) -> bool:
-    """NUL bytes never appear in UTF-8/GBK text (UTF-16 is caught by its BOM first)."""
-    sample = raw[:8192]
-    return b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff"))
-
-
-def _binary_error(path: Path, raw: bytes) -> StudioError:
-    if raw.startswith(b"PK\x03\x04"):
-        kind, fix = "an Excel/zip file", f"rename it to '{path.stem}.xlsx', or save the sheet as 'CSV UTF-8' in Excel"
-    elif raw.startswith(b"\xd0\xcf\x11\xe0"):
-        kind, fix = "an old Excel (.xls) file", "save it as .xlsx or as 'CSV UTF-8' in Excel"
-    elif raw.startswith(b"PAR1"):
-        kind, fix = "a Parquet file", f"rename it to '{path.stem}.parquet'"
-    else:
-        kind, fix = "a binary file", "export the data as CSV (UTF-8), Excel (.xlsx) or JSONL"
-    return StudioError(f"'{path.name}' is not a text file: it looks like {kind}", fix, code="data_binary")
-
-
-def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB) -> tuple[str, str]:
-    """Decode a text file -> (text, encoding used).
-
-    Raises:
-        StudioError: missing, too large, empty, binary, or not decodable with the given encoding.
-    """
-    path = Path(path)
-    check_size(path, max_mb)
-    raw = path.read_bytes()
-    if not raw.strip():
-        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no content",
-                          code="data_empty")
-    if _is_binary(raw):
-        raise _binary_error(path, raw)
-    auto = encoding in ("", "auto", None)
-    if auto:
-        refuse_mixed_encodings(path, raw)
-    enc = detect_encoding(raw) if auto else encoding
-    try:
-        text = raw.decode(enc)
-    except LookupError:
-        raise StudioError(f"Unknown encoding '{encoding}'", "use auto, utf-8, utf-8-sig, gbk or gb18030",
-                          code="data_encoding") from None
-    except UnicodeDecodeError as exc:
-        raise StudioError(f"'{path.name}' cannot be read as {enc} (bad byte at position {exc.start})",
-                          "use encoding 'auto', or save the file as UTF-8", code="data_encoding") from None
-    nul = text.find("\x00")
-    if nul >= 0:  # past the first 8 KB the binary sniff cannot see it; NUL is never part of text data
-        raise StudioError(f"'{path.name}' contains a NUL byte (line {text.count(chr(10), 0, nul) + 1})",
-                          "remove the NUL characters or export the data again as CSV (UTF-8)", code="data_binary")
-    return text.lstrip("\ufeff"), enc
-
-
 def sniff_delimiter(text: str, default: str = ",") -> str:
     """The delimiter that splits the first lines into the same number (>1) of fields most often.
 
-    csv.Sniffer guesses wrong on short files and on text full of commas, so count instead:
-    quoted fields are respected because each candidate is parsed by the csv module.
+    Our own because csv.Sniffer (what pandas' sep=None uses) guesses wrong on short files and on text full
+    of commas, so count instead: quoted fields are respected because each candidate is parsed by csv.
     """
     sample = "\n".join(text.splitlines()[:_SNIFF_LINES])
     best, best_score = default, 0.0
@@ -196,49 +87,103 @@ def sniff_delimiter(text: str, default: str = ",") -> str:
     return best
 
 
-def _unique_columns(header: list[str]) -> list[str]:
+def _unique_columns(header: list[Any]) -> list[str]:
     """Trim names, name blanks 'column_N', and make repeats unique ('a', 'a_2') so no data is lost."""
     seen: Counter[str] = Counter()
     out = []
     for i, name in enumerate(header, 1):
-        name = (name or "").strip() or f"column_{i}"
+        name = cell_str(name).strip() or f"column_{i}"
         seen[name] += 1
         out.append(name if seen[name] == 1 else f"{name}_{seen[name]}")
     return out
 
 
-def _read_delimited(path: Path, encoding: str, max_mb: float, delimiter: str | None) -> Table:
-    text, enc = read_text(path, encoding, max_mb)
-    delim = delimiter or sniff_delimiter(text, "\t" if path.suffix.lower() == ".tsv" else ",")
-    try:
-        records = []
-        for r in csv.reader(io.StringIO(text, newline=""), delimiter=delim):
-            if any(c.strip() for c in r):
-                records.append(r)
-                if len(records) > limits.MAX_ROWS + 1:
-                    raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
-    except csv.Error as exc:
-        raise StudioError(f"'{path.name}' is not a readable CSV file ({exc})",
-                          "export it again as CSV (UTF-8) from the spreadsheet", code="data_csv") from None
+def _frame_table(path: Path, frame: Any, fmt: str, header_fix: str, **meta: Any) -> Table:
+    """A header-less frame (a CSV's records or a sheet's rows, read with at most MAX_ROWS + 2 rows) -> Table:
+    the caps, blank rows dropped, the first row the header, empty cells None (sheets) or '' (text)."""
+    if len(frame) > limits.MAX_ROWS + 1:  # rows holding only delimiters count here too
+        raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
+    check_shape(path, 0, frame.shape[1])
+    text = frame.map(cell_str) if fmt != "csv" else frame
+    frame = frame[text.apply(lambda col: col.str.strip().ne("")).any(axis=1)] if len(frame) else frame
+    if fmt != "csv":
+        frame = frame.astype(object).where(frame.notna(), None)
+    records = frame.values.tolist()
     if not records:
-        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no rows", code="data_empty")
-    check_shape(path, 0, len(records[0]))
+        return Table([], [], str(path), fmt, **meta)
     columns = _unique_columns(records[0])
     if len(records) == 1:
-        raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows",
-                          "export the sheet again including its rows", code="data_header_only")
-    rows, long_lines = [], []
-    for n, rec in enumerate(records[1:], 2):
-        if len(rec) > len(columns) and any(c.strip() for c in rec[len(columns):]):
-            long_lines.append(n)
-        rows.append({c: (rec[i] if i < len(rec) else "") for i, c in enumerate(columns)})
-    table = Table(columns, rows, str(path), "csv", enc, delim)
+        raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows", header_fix,
+                          code="data_header_only")
+    return Table(columns, [dict(zip(columns, r)) for r in records[1:]], str(path), fmt, **meta)
+
+
+def _parse_delimited(text: str, delim: str, quoting: int = csv.QUOTE_MINIMAL) -> tuple[Any, list[int], list[str]]:
+    """(frame, lines cut short, notes) by pandas' C parser; when it stops on a row longer than the first,
+    pandas' python parser reads on and names each line it cut (the C one can only fail); a quote that never
+    closes is read as an ordinary character, with a note."""
+    import pandas as pd
+    skip = 0
+    for line in text.splitlines():  # whitespace-only lines before the header would set a width of 1
+        if line.strip():
+            break
+        skip += 1
+    kw: dict[str, Any] = dict(sep=delim, header=None, dtype=str, keep_default_na=False, quoting=quoting,
+                              skiprows=skip, nrows=limits.MAX_ROWS + 2)
+    try:
+        return pd.read_csv(io.StringIO(text), engine="c", **kw), [], []
+    except pd.errors.ParserError as exc:
+        if "EOF inside string" in str(exc) and quoting != csv.QUOTE_NONE:
+            return _unclosed_quote(text, delim, str(exc), skip)
+    width = pd.read_csv(io.StringIO(text), engine="c", **{**kw, "nrows": 1}).shape[1]
+
+    def cut(fields: list[str]) -> list[str]:  # returned longer, pandas cuts it and warns naming the line
+        return fields if any(f.strip() for f in fields[width:]) else fields[:width]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            frame = pd.read_csv(io.StringIO(text), engine="python", on_bad_lines=cut, **kw)
+        except pd.errors.ParserError as exc:
+            if "unexpected end of data" not in str(exc) or quoting == csv.QUOTE_NONE:
+                raise
+            return _unclosed_quote(text, delim, "", skip)
+    lines = [int(m.group(1)) for w in caught if (m := re.search(r"in line (\d+)", str(w.message)))]
+    return frame.fillna(""), lines, []
+
+
+def _unclosed_quote(text: str, delim: str, error: str, skip: int) -> tuple[Any, list[int], list[str]]:
+    """A quote that never closes would swallow the rest of the file into one cell: read quotes as text."""
+    frame, lines, notes = _parse_delimited(text, delim, csv.QUOTE_NONE)
+    m = re.search(r"starting at row (\d+)", error)
+    where = f" (the one near line {int(m.group(1)) + 1 + skip})" if m else ""
+    return frame, lines, notes + [f"a quote (\") is never closed{where}, so quotes were read as ordinary "
+                                  "characters; check that row"]
+
+
+def _delimited_table(path: Path, text: str, enc: str, delim: str) -> Table:
+    import pandas as pd
+    try:
+        frame, long_lines, notes = _parse_delimited(text, delim)
+    except pd.errors.ParserError as exc:
+        raise StudioError(f"'{path.name}' is not a readable CSV file ({exc})",
+                          "export it again as CSV (UTF-8) from the spreadsheet", code="data_csv") from None
+    table = _frame_table(path, frame, "csv", "export the sheet again including its rows", encoding=enc,
+                         delimiter=delim)
+    if not table.columns:
+        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no rows", code="data_empty")
     if long_lines:
         table.warnings.append(
             f"{len(long_lines)} row(s) have more fields than the header (data rows near line "
             f"{', '.join(map(str, long_lines[:5]))}); the extra fields were dropped. Quote text that contains "
             f"the delimiter '{delim}'")
+    table.warnings += [f"'{path.name}': {n}" for n in notes]
     return table
+
+
+def _read_delimited(path: Path, encoding: str, max_mb: float, delimiter: str | None) -> Table:
+    text, enc = read_text(path, encoding, max_mb)
+    delim = delimiter or sniff_delimiter(text, "\t" if path.suffix.lower() == ".tsv" else ",")
+    return _delimited_table(path, text, enc, delim)
 
 
 def _read_txt(path: Path, encoding: str, max_mb: float) -> Table:
@@ -248,7 +193,7 @@ def _read_txt(path: Path, encoding: str, max_mb: float) -> Table:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     tabs = {ln.count("\t") for ln in lines}
     if len(lines) >= 2 and len(tabs) == 1 and tabs != {0}:
-        return _read_delimited(path, encoding, max_mb, "\t")
+        return _delimited_table(path, text, enc, "\t")
     return Table(["text"], [{"text": ln.strip()} for ln in lines], str(path), "txt", enc)
 
 
@@ -270,6 +215,9 @@ def _too_deep(path: Path, where: str) -> StudioError:
 
 
 def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
+    """The json module, not pandas.read_json: pandas (ujson) names neither the line nor the column of a broken
+    row ("Expected object or value at position 49"), raises a bare TypeError on a line that is a list, and
+    gives every row every key (absent ones NaN, so a column of whole numbers turns into floats)."""
     text, enc = read_text(path, encoding, max_mb)
     records = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -313,6 +261,8 @@ def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
 
 
 def _read_parquet(path: Path, max_mb: float) -> Table:
+    """pyarrow, which pandas.read_parquet calls underneath, directly: pandas would hand list cells (a
+    'messages' column) back as numpy arrays and a whole-number column with a gap as floats."""
     check_size(path, max_mb)
     import pyarrow.parquet as pq
     try:
@@ -330,48 +280,45 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     return _records_table(path, records, "parquet", None)
 
 
-def _read_xlsx(path: Path, max_mb: float, sheet: str | None) -> Table:
+def _read_excel(path: Path, max_mb: float, sheet: str | None) -> Table:
+    """.xlsx (a zip: openpyxl) or old .xls (an OLE2 file: calamine, the engine pandas 3.1 names in place of
+    the deprecated xlrd), told apart by their first bytes, so a file with the other suffix reads too."""
     check_size(path, max_mb)
-    check_unpacked(path, max_mb)
-    import zipfile
-
-    import openpyxl
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+    if head.startswith(b"PK"):
+        check_unpacked(path, max_mb)  # before parsing: the zip directory says what it unpacks to
+        engine, fmt = "openpyxl", "xlsx"
+    elif head.startswith(OLE_MAGIC):  # not compressed: the file size limit bounds what it holds
+        engine, fmt = "calamine", "xls"
+    elif not head.strip():
+        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no content",
+                          code="data_empty")
+    elif not is_binary(head):
+        raise StudioError(f"'{path.name}' is not an Excel file: it looks like text (CSV?)",
+                          f"rename it to '{path.stem}.csv'", code="data_xlsx")
+    else:
+        raise StudioError(f"'{path.name}' is not a readable Excel file (not .xlsx or .xls inside)",
+                          "open it in Excel and save it again as .xlsx", code="data_xlsx")
+    import pandas as pd
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        head = path.read_bytes()[:8192]
-        if not head.strip():
-            raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no content",
-                              code="data_empty") from None
-        if not head.startswith(b"PK") and not _is_binary(head):
-            raise StudioError(f"'{path.name}' is not an Excel file: it looks like text (CSV?)",
-                              f"rename it to '{path.stem}.csv'", code="data_xlsx") from None
+        with pd.ExcelFile(path, engine=engine) as book:
+            names = [str(n) for n in book.sheet_names]
+            if sheet and sheet not in names:
+                raise StudioError(f"Sheet '{sheet}' not found in '{path.name}'", f"use one of: {', '.join(names)}",
+                                  code="data_xlsx")
+            name = sheet or names[0]
+            frame = pd.read_excel(book, sheet_name=name, header=None, dtype=object, nrows=limits.MAX_ROWS + 2)
+    except StudioError:
+        raise
+    except Exception as exc:  # zipfile, openpyxl and calamine raise many types for a corrupt file
         raise StudioError(f"'{path.name}' is not a readable Excel file ({type(exc).__name__})",
                           "open it in Excel and save it again as .xlsx", code="data_xlsx") from None
-    try:
-        if sheet and sheet not in wb.sheetnames:
-            raise StudioError(f"Sheet '{sheet}' not found in '{path.name}'",
-                              f"use one of: {', '.join(wb.sheetnames)}", code="data_xlsx")
-        ws = wb[sheet] if sheet else wb.worksheets[0]
-        values = []
-        for r in ws.iter_rows(values_only=True):
-            if len(r) > limits.MAX_COLUMNS:
-                check_shape(path, 0, len(r))
-            if any(cell_str(c).strip() for c in r):
-                values.append(list(r))
-                if len(values) > limits.MAX_ROWS + 1:
-                    raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
-    finally:
-        wb.close()
-    if not values:
-        raise StudioError(f"Sheet '{ws.title}' of '{path.name}' is empty",
+    table = _frame_table(path, frame, fmt, "add the data rows under the header")
+    if not table.columns:
+        raise StudioError(f"Sheet '{name}' of '{path.name}' is empty",
                           "put the data on the first sheet, or choose the sheet that holds it", code="data_empty")
-    columns = _unique_columns([cell_str(c) for c in values[0]])
-    if len(values) == 1:
-        raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows",
-                          "add the data rows under the header", code="data_header_only")
-    rows = [{c: (r[i] if i < len(r) else None) for i, c in enumerate(columns)} for r in values[1:]]
-    return Table(columns, rows, str(path), "xlsx", None)
+    return table
 
 
 def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB,
@@ -385,9 +332,6 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
     suffix = p.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         check_size(p, 0)
-        if suffix == ".xls":
-            raise StudioError(f"'{p.name}' is an old Excel (.xls) file", "save it as .xlsx or as 'CSV UTF-8' in Excel",
-                              code="data_type")
         raise StudioError(f"Cannot read '{p.name}': unsupported file type '{suffix or '(none)'}'",
                           f"use one of: {', '.join(SUPPORTED_SUFFIXES)}", code="data_type")
     if suffix in (".csv", ".tsv"):
@@ -400,7 +344,7 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         return _read_json(p, encoding, max_mb)
     if suffix == ".parquet":
         return _read_parquet(p, max_mb)
-    return _read_xlsx(p, max_mb, sheet)
+    return _read_excel(p, max_mb, sheet)
 
 
 def preview(table: Table, n: int = 20, max_chars: int = 200) -> tuple[list[str], list[list[str]]]:

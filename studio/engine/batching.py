@@ -1,4 +1,4 @@
-"""Length-aware dynamic batching and the padding collator.
+"""Length-aware dynamic batching and the padding collator (transformers' DataCollatorForSeq2Seq).
 
 Reviews are short with a long tail; fixed batches pad every row to the longest one in the
 batch. Sorting rows into buckets of similar length and filling each batch up to a token
@@ -6,11 +6,11 @@ budget (rows x longest row) removes most padding, so more real tokens go through
 """
 from __future__ import annotations
 
-import math
+import copy
 import random
 from typing import Any, Iterator
 
-import torch
+from ..data.tokenize import IGNORE_INDEX
 
 
 class TokenBudgetBatchSampler:
@@ -71,22 +71,16 @@ class TokenBudgetBatchSampler:
         return len(self._batches)
 
 
-class PadCollator:
-    """Right-pads input_ids/attention_mask with pad id and labels with -100."""
+def pad_collator(tokenizer: Any, pad_to_multiple_of: int | None = None) -> Any:
+    """transformers' DataCollatorForSeq2Seq, padding on the right whatever side the tokenizer pads on.
 
-    def __init__(self, pad_token_id: int, pad_to_multiple_of: int | None = None):
-        self.pad = pad_token_id
-        self.multiple = pad_to_multiple_of
-
-    def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        longest = max(len(f["input_ids"]) for f in features)
-        if self.multiple:
-            longest = int(math.ceil(longest / self.multiple) * self.multiple)
-        ids, mask, labels = [], [], []
-        for f in features:
-            gap = longest - len(f["input_ids"])
-            ids.append(list(f["input_ids"]) + [self.pad] * gap)
-            mask.append(list(f["attention_mask"]) + [0] * gap)
-            labels.append(list(f["labels"]) + [-100] * gap)
-        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask),
-                "labels": torch.tensor(labels)}
+    Inputs get the tokenizer's pad id and mask 0, labels get -100 (no loss), lengths round up to
+    ``pad_to_multiple_of``. Right, because the collator pads labels and inputs on ``tokenizer.padding_side`` and
+    some tokenizers ship 'left' (for batched generation): a left-padded training row would start at position
+    k instead of 0. The collator gets its own shallow copy, so the caller's tokenizer keeps its side.
+    """
+    from transformers import DataCollatorForSeq2Seq
+    right = copy.copy(tokenizer)
+    right.padding_side = "right"
+    return DataCollatorForSeq2Seq(right, pad_to_multiple_of=pad_to_multiple_of, label_pad_token_id=IGNORE_INDEX,
+                                  return_tensors="pt")

@@ -141,8 +141,8 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
         from .packing import PackingCollator, uses_flash_attention
         model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
         return PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
-    from .batching import PadCollator
-    return PadCollator(tok.pad_token_id, pad_to_multiple_of=8 if device == "cuda" else None)
+    from .batching import pad_collator
+    return pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:

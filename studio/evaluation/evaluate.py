@@ -17,7 +17,6 @@ torch/transformers are imported inside functions so ``studio.evaluate`` imports 
 from __future__ import annotations
 
 import csv
-import json
 import threading
 import time
 from pathlib import Path
@@ -40,44 +39,19 @@ Mode = Literal["score", "generate"]
 # ------------------------------------------------------------------ rows
 def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, str]]:
     """Labelled rows (instruction, input, output) from an alpaca .jsonl/.json file, or any file the
-    converter reads (.csv/.tsv/.xlsx/.parquet/.json: instruction/input/output or text + label columns).
+    converter reads (.csv/.tsv/.xlsx/.xls/.parquet/.json: instruction/input/output or text + label columns).
+    The data package's one row loader reads it (``studio.data.dataset.read_file_rows``).
 
     Raises:
         StudioError: missing or unreadable file, or columns the converter cannot map.
     """
+    from ..data.dataset import read_file_rows
     p = Path(path)
     if not p.is_file():
         raise StudioError(f"Data file '{p}' does not exist", "check the path", code="eval_data")
-    rows: list[dict[str, Any]] | None = None
-    if p.suffix.lower() in (".jsonl", ".json"):
-        rows = _alpaca_json(p)
-    if rows is None:
-        # not alpaca JSON: let the data converter map columns (same instruction a converted training file gets)
-        from ..data.convert import convert_table
-        from ..data.readers import read_table
-        rows = convert_table(read_table(p)).rows
+    rows = read_file_rows(p, any_table=True)
     out = [{k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")} for r in rows]
     return out[:max_rows] if max_rows else out
-
-
-def _alpaca_json(p: Path) -> list[dict[str, Any]] | None:
-    """Rows of an alpaca JSON/JSONL file, or None when the rows are not alpaca-shaped."""
-    text = p.read_text(encoding="utf-8-sig")
-    try:
-        if p.suffix.lower() == ".json" or text.lstrip().startswith("["):
-            rows = json.loads(text)
-        else:
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except RecursionError:
-        raise StudioError(f"'{p.name}' is nested too deeply to read", "use flat rows (instruction/input/output "
-                          "text fields)", code="eval_data") from None
-    except ValueError as exc:
-        raise StudioError(f"'{p.name}' is not valid JSON", "fix the file or convert it with 'python -m studio "
-                          "convert'", why=str(exc), code="eval_data") from None
-    if isinstance(rows, list) and rows and all(isinstance(r, dict) and "output" in r and
-                                               ("instruction" in r or "input" in r) for r in rows):
-        return rows
-    return None
 
 
 # ------------------------------------------------------------------ model helpers
@@ -333,10 +307,10 @@ def compare_loaded(model: Any, tokenizer: Any, template: Template, rows: Sequenc
             before = sentiment_eval(model, tokenizer, template, rows, tuned["labels"], mode)
     else:
         before = sentiment_eval(base[0], base[1], template, rows, tuned["labels"], mode)
-    return scorecard(before, tuned)
+    return before_after(before, tuned)
 
 
-def scorecard(base: dict, tuned: dict) -> dict:
+def before_after(base: dict, tuned: dict) -> dict:
     """Side-by-side numbers of two sentiment checks on the same rows."""
     return {"base": base, "tuned": tuned, "n": tuned["n"], "labels": tuned["labels"],
             "delta": {"accuracy": tuned["accuracy"] - base["accuracy"],
@@ -396,11 +370,6 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,
             "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
-
-
-def _safe_cell(value: str) -> str:
-    """A cell a spreadsheet will not run as a formula (=, +, -, @ at the start; OWASP CSV injection)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:

@@ -5,6 +5,10 @@ same label masking, same right-padding collator, batch size, learning rate, sche
 epochs and seed; fp32 on CPU). The plain arm is written the way a user would write it
 from the transformers docs: default TrainingArguments plus the few settings above.
 
+The studio arm turns gradient checkpointing off, as the plain script has it and as the studio's autoconfig
+does for a model that fits (RunConfig's own default is on: backward then recomputes the forward, ~30% more
+work; ``--with-ckpt`` adds that arm).
+
 Each run is a fresh subprocess; arms alternate (ABBA) over several repeats and the median
 is reported. Timed: ``trainer.train()`` only (studio reports the same span as
 ``train_seconds``); model building, loading and tokenization are outside the timing.
@@ -52,7 +56,7 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
                     per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
                     num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
                     save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
-                    **spec.get("studio_overrides", {}))
+                    **{"gradient_checkpointing": False, **spec.get("studio_overrides", {})})
     summary = run_training(cfg)
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"]}
 
@@ -112,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
     ap.add_argument("--with-unfused", action="store_true",
                     help="add a third arm: studio with torch's unfused AdamW (what it used before choosing fused)")
+    ap.add_argument("--with-ckpt", action="store_true",
+                    help="add an arm: studio with RunConfig's default gradient checkpointing (the plain script has none)")
     ap.add_argument("--long-rows", action="store_true", help="add a long tail of long reviews (longer steps)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -119,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         spec = json.loads(a.spec)
         unfused = a.child == "studio-unfused"
+        if a.child == "studio-ckpt":
+            spec["studio_overrides"] = {**spec.get("studio_overrides", {}), "gradient_checkpointing": True}
         emit_result(plain_arm(spec) if a.child == "plain" else studio_arm({**spec, "unfused": unfused}))
         return 0
     size = QUICK if a.quick else FULL
@@ -135,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         feats = studio_features(spec)
         tokens = size["epochs"] * sum(len(f["input_ids"]) for f in feats)
         print(f"data: {len(feats)} rows from {source}, {tokens} non-pad tokens per run; model {DIMS}")
-        arms = ["studio", "plain"] + (["studio-unfused"] if a.with_unfused else [])
+        arms = ["studio", "plain"] + (["studio-unfused"] if a.with_unfused else []) + \
+            (["studio-ckpt"] if a.with_ckpt else [])
         results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
         for i, arm in enumerate(interleaved(arms, repeats)):
             r = run_child(Path(__file__), arm, {**spec, "out": str(root / f"run{i}-{arm}")}, threads=a.threads)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-GPU check for issue 11, in under 8 minutes on one card (section limits: 270 s + 180 s + start-up):
+# One-GPU check for issues 11 and 16, in about 10 minutes on one card (section limits: 270 s + 180 s + 150 s + start-up):
 #   bash bench/gpu_check.sh            # results in $OUT when set, else bench/gpu_results/
 # Sections are independent; each appends to $OUT and a failing section does not stop the next.
 set -uo pipefail
@@ -28,6 +28,18 @@ timeout 270 python -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider --j
 echo "== offload/OOM"
 timeout 180 python -m pytest -q -m gpu tests/test_gpu_offload.py -p no:cacheprovider --junitxml="$OUT/offload_oom.xml" \
     2>&1 | tee "$OUT/offload_oom.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+# --- kernel toggles (issue 16) ---
+# sdpa vs flash_attention_2, and the studio's chunked CE vs Liger's fused linear CE, on a 128k-vocabulary Llama,
+# bf16, 8 x 1024 tokens (bench/gpu_toggles.py prints tokens/s, peak memory and the ratios). flash-attn or
+# liger-kernel missing is an error (exit 1, with the pip line), never a silent skip.
+echo "== kernel toggles"
+for pkg in flash_attn liger_kernel; do
+    python -c "import $pkg" 2>/dev/null || echo "ERROR: python package $pkg is not installed: its toggle cannot be measured" \
+        | tee -a "$OUT/toggles.log"
+done
+timeout 150 python bench/gpu_toggles.py --allow-missing 2>&1 | tee -a "$OUT/toggles.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 # --- throughput ---

@@ -5,18 +5,34 @@ reviews in the model's own chat template, with the loss computed (a) the normal 
 forward projecting every position onto the vocabulary, and (b) studio's ``selective_logits``
 (studio/engine/loss.py: the output layer only at the answer tokens, fused chunked cross-entropy).
 Arms alternate A B B A in one process after one warm-up step each; CPU seconds per step (steady on
-a shared machine) and wall seconds are reported, with the loss of both arms on the same batch.
+a shared machine) and wall seconds are reported, with the loss of both arms on the same batch, and each
+step's memory peak: the RSS high-water mark is reset before the step (Linux ``/proc/self/clear_refs``)
+and read after it, minus the RSS before it (what the step adds on top of the loaded model).
 Model folders come from ``studio.zoo`` (e.g. workspace/models/gemma3-270m).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def _rss_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _reset_peak_rss() -> int:
+    """Reset this process's RSS high-water mark to its current RSS (Linux: clear_refs 5); return that RSS (KiB)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _rss_kib("VmRSS")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,12 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {a.model_dir}: vocabulary {vocab:,}; batch 8 x {n} tokens ({real} real, {answer} carry loss)")
     model.train()
 
-    def step(selective: bool) -> tuple[float, float, float]:
+    def step(selective: bool) -> tuple[float, float, float, float]:
         model.zero_grad(set_to_none=True)
+        gc.collect()
+        base = _reset_peak_rss()
         w, c = time.perf_counter(), time.process_time()
         loss = selective_causal_lm_loss(model, batch) if selective else model(**batch).loss
         loss.backward()
-        return time.perf_counter() - w, time.process_time() - c, float(loss)
+        wall, cpu = time.perf_counter() - w, time.process_time() - c
+        value = float(loss.detach())
+        del loss
+        return wall, cpu, value, (_rss_kib("VmHWM") - base) / 2**20
 
     times: dict[str, list[tuple[float, float, float]]] = {"full": [], "selective": []}
     step(False), step(True)  # warm-up
@@ -65,11 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in (["full", "selective"] if i % 2 == 0 else ["selective", "full"]):
             times[name].append(step(name == "selective"))
             print(f"  {name:9s} wall {times[name][-1][0]:6.2f} s  CPU {times[name][-1][1]:6.2f} s  "
-                  f"loss {times[name][-1][2]:.5f}", flush=True)
+                  f"loss {times[name][-1][2]:.5f}  step peak +{times[name][-1][3]:.3f} GiB RSS", flush=True)
     med = {k: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for k, v in times.items()}
     print(f"median step: full {med['full'][0]:.2f} s wall / {med['full'][1]:.2f} s CPU; selective "
           f"{med['selective'][0]:.2f} s wall / {med['selective'][1]:.2f} s CPU")
     print(f"loss difference (same batch and weights): {abs(times['full'][0][2] - times['selective'][0][2]):.2e}")
+    mem = {k: statistics.median(t[3] for t in v) for k, v in times.items()}
+    print(f"step peak memory above the model (RSS high-water mark during forward + backward): full {mem['full']:.3f} "
+          f"GiB, selective {mem['selective']:.3f} GiB; selective / full = {mem['selective'] / max(mem['full'], 1e-9):.3f}")
     print(f"ratio: {med['full'][1] / med['selective'][1]:.3f}  (full / selective CPU seconds per LoRA step)")
     return 0
 

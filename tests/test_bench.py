@@ -79,3 +79,29 @@ def test_cached_tokenization_prepares_data_sooner() -> None:
     out = _quick("token_cache.py")
     prep = PREP.findall(out)
     assert prep and float(prep[0]) >= 2.0, out[-3000:]
+
+
+@pytest.mark.integration
+def test_eval_label_scoring_beats_the_naive_per_label_loop() -> None:
+    """Issue 16 evaluation speed (quick, 64 rows, 2 labels): studio's scoring >= 1.3x the naive loop, same scores.
+
+    Why 1.3: with the prompt computed once instead of once per label, two labels of 2 tokens after ~55-token prompts
+    leave ~1/2 of the naive work (ideal ratio ~1.9; measured 1.83 and 2.03 per ABBA block, docs/BENCHMARKS.md
+    section 10). CPU time of equal work moved by <= 10% on this shared machine, so 1.3 is far outside noise while a
+    lost cache (ratio ~1.0) fails. The bench itself exits non-zero when any score differs by >= 1e-4.
+    """
+    out = _quick("eval_speed.py")
+    assert float(RATIO.findall(out)[0]) >= 1.3, out[-3000:]
+
+
+@pytest.mark.integration
+def test_training_flops_utilization_above_noise_floor() -> None:
+    """Issue 16 bench 4 (quick, 48 rows): achieved 6N FLOP/s >= 0.3x the matmul peak measured in the same process.
+
+    Why 0.3: the quick run measured 0.44 (CPU-second basis; the full run and the 0.5 aim are in docs/BENCHMARKS.md
+    section 11); CPU-time ratios of the same work repeat within ~10%, so 0.3 is well below noise, while a
+    regression that, say, fell back to full-vocabulary logits, padded to the longest row or lost the fused
+    optimizer would push it under.
+    """
+    out = _quick("flops_utilization.py")
+    assert float(RATIO.findall(out)[0]) >= 0.3, out[-3000:]

@@ -100,7 +100,9 @@ def test_scores_equal_the_full_log_softmax(big_vocab) -> None:
     rows = make_review_rows(6, seed=4)
     new = _score_labels(model, tok, template, rows, LABELS, batch_rows=4)   # two batches, uneven
     old = _old_scores(model, tok, template, rows)
-    assert max(abs(a - b) for n, o in zip(new, old) for a, b in zip(n, o)) < 1e-5, (new, old)
+    # 1e-4: scores here are ~-100, where one fp32 ulp is 7.6e-6; the KV-cache path (left-padded prompts, labels
+    # scored on the cache) differs from the one-batch forward by a couple of ulps (measured 1.5e-5)
+    assert max(abs(a - b) for n, o in zip(new, old) for a, b in zip(n, o)) < 1e-4, (new, old)
     assert len({round(s[0] - s[1], 3) for s in new}) > 1   # the scores really differ between rows
 
 

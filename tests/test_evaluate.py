@@ -76,8 +76,9 @@ def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.Monk
     model, tok, _ = load_for_inference(runs["full"])
     rows = [{"instruction": "x", "input": str(i), "output": lab} for i, lab in
             enumerate(["positive", "negative", "positive", "negative"])]
-    canned = iter(["Positive!", "no idea", "negative", "NEG."])
-    monkeypatch.setattr(ev, "generate", lambda *a, **k: next(canned))
+    canned = ["Positive!", "no idea", "negative", "NEG."]
+    # generate mode answers every row in one batched call (evaluate._generate_rows)
+    monkeypatch.setattr(ev, "_generate_rows", lambda model, tok, template, rows, budget: canned[:len(rows)])
     r = ev.sentiment_eval(model, tok, get_template("studio"), rows, mode="generate")
     assert r["n"] == 4 and r["unparseable"] == 1
     assert r["accuracy"] == pytest.approx(0.5)

@@ -61,8 +61,14 @@ def test_default_data_is_the_validation_split_and_human_output(runs: dict, capsy
     assert evaluate_cli.main(_args("--model", str(runs["full"]), "--mode", "generate", "--compare-base")) == 0
     out = capsys.readouterr().out
     assert "n=32" in out and "mode=generate" in out  # 20% of 160 rows held out by the engine
-    assert out.splitlines()[1].startswith("base model accuracy ")
-    assert out.splitlines()[2].split() == ["label", "precision", "recall", "f1", "support"]
+    lines = out.splitlines()
+    assert lines[1].startswith("base model accuracy ")
+    assert lines[2].split() == ["base", "fine-tuned"]  # the scorecard's measured columns, side by side
+    assert [ln.split()[:2] for ln in lines[3:7]] == [["accuracy", lines[3].split()[1]], ["macro-F1", lines[4].split()[1]],
+                                                    ["latency", "ms/answer"], ["model", "memory"]]
+    base_mb, tuned_mb = map(float, lines[6].split()[-2:])
+    assert base_mb == tuned_mb > 0  # a full fine-tune: same architecture on both sides
+    assert lines[7].split() == ["label", "precision", "recall", "f1", "support"]
 
 
 def test_generate_task_with_a_prompt(runs: dict, capsys: pytest.CaptureFixture) -> None:

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from typing import Any
 
 from ..errors import StudioError
@@ -38,6 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", type=float, default=1.0, help="generate task: nucleus sampling")
     p.add_argument("--compare-base", action="store_true",
                    help="sentiment: also score the base model (before/after scorecard)")
+    p.add_argument("--compare-quantized", default=None, metavar="4|8|FOLDER",
+                   help="sentiment: also check a 4-bit/8-bit version of --model on the same rows (4 or 8: quantize "
+                        "it now with bitsandbytes; FOLDER: a quantized export) and print memory, latency and accuracy "
+                        "side by side")
     p.add_argument("--predictions-out", default=None, metavar="FILE.csv",
                    help="also write every row's prediction to this CSV")
 
@@ -56,10 +61,13 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
     model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     rows = _rows(args)
     if args.compare_base:
-        card = compare_loaded(model, tok, template, rows, base_of(loaded), args.mode)
+        from ..evaluation.footprint import with_memory
+        base = base_of(loaded)
+        card = with_memory(compare_loaded(model, tok, template, rows, base, args.mode), model, base)
         result = dict(card["tuned"])
         result["base"] = {k: card["base"][k] for k in ("accuracy", "macro_f1", "per_class", "confusion", "n",
-                                                      "unparseable", "latency_ms_per_row")}
+                                                      "unparseable", "latency_ms_per_row", "rows_per_s",
+                                                      "memory_bytes", "weights")}
         result["delta"] = card["delta"]
     else:
         result = sentiment_eval(model, tok, template, rows, mode=args.mode)
@@ -71,36 +79,71 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
 
 
 def _generate(args: argparse.Namespace, loaded: Any) -> dict:
-    from ..evaluation.evaluate import batch_predict, generate
+    from ..evaluation.evaluate import _generate_rows, batch_predict, generate
     model, tok, template = loaded.model, loaded.tokenizer, loaded.template
     if args.prompt is not None:
         rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
     else:
         rows = _rows(args)
-    outputs = []
-    for r in rows:
-        answer = generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
-                          temperature=args.temperature, top_p=args.top_p)
-        outputs.append({"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""),
-                        "answer": answer})
-    result: dict[str, Any] = {"task": "generate", "n": len(outputs), "outputs": outputs}
+    start = time.perf_counter()
+    if args.temperature and args.temperature > 0:   # sampling: one row at a time, as the playground does
+        answers = [str(generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
+                                temperature=args.temperature, top_p=args.top_p)) for r in rows]
+    else:                                           # greedy: batched with the KV cache
+        answers = _generate_rows(model, tok, template, rows, args.max_new_tokens)
+    elapsed = time.perf_counter() - start
+    outputs = [{"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""), "answer": a}
+               for r, a in zip(rows, answers)]
+    result: dict[str, Any] = {"task": "generate", "n": len(outputs), "outputs": outputs,
+                              "rows_per_s": len(outputs) / max(elapsed, 1e-9)}
     if args.predictions_out:
         result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out, mode="generate",
                                                   max_new_tokens=args.max_new_tokens)["path"]
     return result
 
 
+def _compare_quantized(args: argparse.Namespace) -> dict:
+    from ..evaluation.compare import compare_full_quantized
+    if args.task != "sentiment":
+        raise StudioError("--compare-quantized needs --task sentiment", "drop --task generate", code="eval_args")
+    result = compare_full_quantized(args.model, args.compare_quantized, _rows(args), args.mode)
+    result["task"] = "compare-quantized"
+    return result
+
+
+def _print_compare(result: dict) -> None:
+    full, quant = result["full"], result["quantized"]
+    print(f"same {result['n']} rows; full: {full['weights']}; quantized: {quant['weights']}")
+    print(f"{'':<22}{'full':>12}{'quantized':>12}{'change':>12}")
+    for key, name, fmt, scale in (("accuracy", "accuracy", "{:.3f}", 1), ("macro_f1", "macro-F1", "{:.3f}", 1),
+                                  ("latency_ms_per_row", "latency ms/answer", "{:.1f}", 1),
+                                  ("memory_bytes", "model memory MB", "{:.2f}", 2 ** -20)):
+        values = (full[key] * scale, quant[key] * scale, result["delta"][key] * scale)
+        print(f"{name:<22}" + "".join(f"{fmt.format(v):>12}" for v in values))
+
+
 def _print_human(result: dict) -> None:
+    if result.get("task") == "compare-quantized":
+        _print_compare(result)
+        return
     if result.get("task") == "generate":
         for o in result["outputs"]:
             print(f"> {o['instruction']} {o['input']}".rstrip())
             print(o["answer"])
             print()
+        print(f"{result['n']} rows, {result['rows_per_s']:.2f} rows/s")
         return
     print(f"accuracy {result['accuracy']:.3f}  macro-F1 {result['macro_f1']:.3f}  n={result['n']}  "
-          f"unparseable={result['unparseable']}  {result['latency_ms_per_row']:.1f} ms/row  mode={result['mode']}")
+          f"unparseable={result['unparseable']}  {result['rows_per_s']:.1f} rows/s "
+          f"({result['latency_ms_per_row']:.1f} ms/row)  mode={result['mode']}")
     if "base" in result:
         print(f"base model accuracy {result['base']['accuracy']:.3f}  (change {result['delta']['accuracy']:+.3f})")
+        print(f"{'':<22}{'base':>12}{'fine-tuned':>12}")
+        for key, name, fmt in (("accuracy", "accuracy", "{:.3f}"), ("macro_f1", "macro-F1", "{:.3f}"),
+                               ("latency_ms_per_row", "latency ms/answer", "{:.1f}"),
+                               ("memory_bytes", "model memory MB", "{:.2f}")):
+            scale = 2 ** -20 if key == "memory_bytes" else 1
+            print(f"{name:<22}" + "".join(f"{fmt.format(r[key] * scale):>12}" for r in (result["base"], result)))
     print(f"{'label':<16}{'precision':>10}{'recall':>10}{'f1':>10}{'support':>9}")
     for lab, c in result["per_class"].items():
         print(f"{lab:<16}{c['precision']:>10.3f}{c['recall']:>10.3f}{c['f1']:>10.3f}{c['support']:>9}")
@@ -126,17 +169,25 @@ def main(args: argparse.Namespace) -> int:
             if not RunDir(args.model).config.exists():
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")
+        if getattr(args, "compare_quantized", None):  # loads both models itself, one after the other
+            result = _compare_quantized(args)
+            return _emit(args, result, real_stdout)
         loaded = load_model(args.model)
         if getattr(args, "template", None):
             from ..data.templates import get_template
             loaded.template = get_template(args.template, loaded.tokenizer)
         result = (_sentiment if args.task == "sentiment" else _generate)(args, loaded)
         result["template"] = loaded.template.name
+    return _emit(args, result, real_stdout)
+
+
+def _emit(args: argparse.Namespace, result: dict, real_stdout: Any) -> int:
     if args.json:
         real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         real_stdout.flush()
     else:
-        _print_human(result)
+        with contextlib.redirect_stdout(real_stdout):
+            _print_human(result)
     return 0
 
 

@@ -17,7 +17,6 @@ torch/transformers are imported inside functions so ``studio.evaluate`` imports 
 from __future__ import annotations
 
 import csv
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
@@ -25,7 +24,6 @@ from typing import Any, Iterator, Literal, Sequence
 from ..data.templates import Template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
-from .scoring import token_logprobs
 from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
 
@@ -79,13 +77,16 @@ MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the ca
 
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
-                  top_p: float, streamer: Any = None) -> Any:
+                  top_p: float, streamer: Any = None, control: Any = None) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
                                   eos_token_id=tokenizer.eos_token_id, streamer=streamer,
                                   max_time=MAX_GENERATE_S)
+    if control is not None:  # the Stop button (streaming.Control): checked after every token
+        from .streaming import stopping_criteria
+        kwargs["stopping_criteria"] = stopping_criteria(control)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
     else:
@@ -95,48 +96,28 @@ def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: in
 
 
 def _generate_from_ids(model: Any, tokenizer: Any, template: Template, ids: list[int], max_new_tokens: int,
-                       temperature: float, top_p: float, stream: bool) -> str | Iterator[str]:
+                       temperature: float, top_p: float, stream: bool, control: Any = None) -> str | Iterator[str]:
     stops = _stop_strings(tokenizer, template)
     if not stream:
-        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p)
+        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, control=control)
         return _cut(tokenizer.decode(out, skip_special_tokens=False), stops)
-    return _stream(model, tokenizer, ids, max_new_tokens, temperature, top_p, stops)
-
-
-def _stream(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float, top_p: float,
-            stops: Sequence[str]) -> Iterator[str]:
-    """Yield the growing answer while ``generate`` runs in a thread (TextIteratorStreamer)."""
-    from transformers import TextIteratorStreamer
-    streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, timeout=600.0)
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, streamer)
-        except BaseException as exc:  # surfaced in the consumer below, not lost in the thread
-            errors.append(exc)
-            streamer.end()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    text = ""
-    for piece in streamer:
-        text += piece
-        yield _cut(text, stops)
-    thread.join()
-    if errors:
-        raise errors[0]
+    from .streaming import Control, stream_text
+    control = control or Control()
+    return stream_text(lambda streamer: _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p,
+                                                      streamer, control),
+                       tokenizer, lambda text: _cut(text, stops), control)
 
 
 def generate(model: Any, tokenizer: Any, template: Template, instruction: str, input: str = "",
              max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0,
-             stream: bool = False) -> str | Iterator[str]:
+             stream: bool = False, control: Any = None) -> str | Iterator[str]:
     """The model's answer to one prompt (greedy when temperature is 0).
 
-    With ``stream=True`` returns an iterator of the answer so far (for the playground).
+    With ``stream=True`` returns an iterator of the answer so far (for the playground); ``control`` (a
+    ``streaming.Control``) lets another request stop it.
     """
     ids = prompt_ids(tokenizer, template, instruction, input)
-    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
 
 
 def _message_text(content: Any) -> str:
@@ -152,7 +133,7 @@ def _message_text(content: Any) -> str:
 
 def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str, Any]], message: str,
          max_new_tokens: int = 256, temperature: float = 0.7, top_p: float = 0.9, stream: bool = False,
-         max_context: int | None = None) -> str | Iterator[str]:
+         max_context: int | None = None, control: Any = None) -> str | Iterator[str]:
     """Reply to ``message`` after ``history`` (a list of {"role", "content"} as gr.Chatbot keeps it).
 
     The oldest turns are dropped when the prompt would not fit the model's context.
@@ -168,38 +149,35 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
             break
         turns = turns[2:] if len(turns) >= 2 else []
     ids = ids[-max(limit, 1):]
-    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream)
+    return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
 
 
 # ------------------------------------------------------------------ sentiment
 def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                   labels: Sequence[str], batch_rows: int = 32) -> list[list[float]]:
-    """Sum log p(label answer | prompt) for each row x label; many rows per padded forward pass."""
-    import torch
-    dev = _device(model)
+    """Sum log p(label answer | prompt) for each row x label: each prompt runs once, labels from its KV cache."""
+    from .label_scoring import label_logprobs
+    from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    scores: list[list[float]] = []
-    for start in range(0, len(rows), batch_rows):
-        prompts = [prompt_ids(tokenizer, template, r["instruction"], r["input"])
-                   for r in rows[start:start + batch_rows]]
-        seqs = [p + a for p in prompts for a in answers]
-        width = max(len(s) for s in seqs)
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
-        # only the answer tokens' log-probs: the head never projects the whole batch x length (see scoring.py)
-        which = [(i * len(answers) + j, len(p) - 1 + k, tok) for i, p in enumerate(prompts)
-                 for j, a in enumerate(answers) for k, tok in enumerate(a)]
-        logp = token_logprobs(model, ids, mask, *zip(*which)).tolist()
-        at = 0
-        for _ in prompts:
-            row_scores = []
-            for a in answers:
-                row_scores.append(float(sum(logp[at:at + len(a)])))
-                at += len(a)
-            scores.append(row_scores)
+    prompts = prompt_token_ids(tokenizer, template, rows)
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))   # similar lengths share a batch: less padding
+    scores: list[list[float]] = [[] for _ in prompts]
+    for start in range(0, len(order), batch_rows):
+        part = order[start:start + batch_rows]
+        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id)):
+            scores[i] = s
     return scores
+
+
+def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
+                   max_new_tokens: int) -> list[str]:
+    """Greedy answers to many rows, batched (studio/evaluation/generation.py)."""
+    from .generation import generate_batch
+    from .prompts import prompt_token_ids
+    stops = _stop_strings(tokenizer, template)
+    return generate_batch(model, tokenizer, prompt_token_ids(tokenizer, template, rows), max_new_tokens,
+                          lambda text: _cut(text, stops), max_time=MAX_GENERATE_S)
 
 
 def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
@@ -242,10 +220,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
     else:
         longest = max(len(tokenizer.encode(lab, add_special_tokens=False)) for lab in labels)
         budget = max_new_tokens or longest + 4
-        for row, _ in gold:
-            text = generate(model, tokenizer, template, row["instruction"], row["input"], max_new_tokens=budget)
-            answers.append(str(text))
-            preds.append(parse_label(str(text), labels, aliases))
+        for text in _generate_rows(model, tokenizer, template, [g[0] for g in gold], budget):
+            answers.append(text)
+            preds.append(parse_label(text, labels, aliases))
     elapsed = time.perf_counter() - start
     if was_training:
         model.train()
@@ -256,7 +233,8 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     from ..models import describe_weights
-    result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), mode=mode, skipped_rows=skipped,
+    result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
+                  mode=mode, skipped_rows=skipped,
                   labels=labels, template=template.name, weights=describe_weights(model))
     return result
 
@@ -348,8 +326,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
         scores = _score_labels(model, tokenizer, template, data, labels)  # type: ignore[arg-type]
         preds = [labels[max(range(len(labels)), key=lambda i: s[i])] for s in scores]  # type: ignore[index]
     else:
-        preds = [str(generate(model, tokenizer, template, r.get("instruction", ""), r.get("input", ""),
-                              max_new_tokens=max_new_tokens)) for r in data]
+        preds = _generate_rows(model, tokenizer, template, data, max_new_tokens)
     elapsed = time.perf_counter() - start
     has_gold = any(r.get("output") for r in data)
     buf = io.StringIO()
@@ -369,7 +346,8 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     out = Path(out_csv)
     atomic_write_text(out, buf.getvalue())
     return {"path": str(out), "n": len(data), "accuracy": n_correct / len(data) if has_gold else None,
-            "latency_ms_per_row": 1000.0 * elapsed / len(data), "mode": "score" if use_score else "generate"}
+            "latency_ms_per_row": 1000.0 * elapsed / len(data), "rows_per_s": len(data) / max(elapsed, 1e-9),
+            "mode": "score" if use_score else "generate"}
 
 
 def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:

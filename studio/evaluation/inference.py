@@ -19,6 +19,7 @@ from typing import Any, Iterator
 from ..errors import StudioError
 from ..workspace import confine, safe_name
 from ..runs import RunDir, list_runs
+from . import streaming
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
 # Per-request caps (issue 14): one 400 KB prompt once kept a core busy for 7 minutes and blocked
@@ -125,6 +126,11 @@ def finished_runs(runs_root: str | Path) -> list[tuple[str, str]]:
     return out
 
 
+def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
+    """The rows a check uses: the uploaded file's, else the run's held-out rows; at most ``max_rows``."""
+    return _rows(run_path, data_file, max_rows)
+
+
 def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
     from .evaluate import load_rows, validation_rows
     rows = load_rows(data_file, None) if data_file else validation_rows(run_path)
@@ -146,18 +152,23 @@ def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "sc
 
 
 def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", max_rows: int | None = None) -> dict:
-    """Before/after: the same sentiment check on the base model and on the fine-tuned one."""
+    """Before/after: the same sentiment check on the base model and on the fine-tuned one, with each side's
+    latency per answer (wall time of its scoring/generation pass / rows) and model memory (``memory_bytes``:
+    parameter + buffer bytes, see footprint.py)."""
     from .evaluate import compare_loaded
+    from .footprint import with_memory
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
-        return compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base_of(loaded),
+        base = base_of(loaded)
+        card = compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base,
                               mode)  # type: ignore[arg-type]
+        return with_memory(card, loaded.model, base)
 
 
 # ------------------------------------------------------------------ generation
 def _answer(loaded: Loaded, use_base: bool, instruction: str, input_text: str, max_new_tokens: int,
-            temperature: float, top_p: float) -> Iterator[str]:
+            temperature: float, top_p: float, control: streaming.Control | None = None) -> Iterator[str]:
     from .evaluate import base_model_context, generate
     model, tok = loaded.model, loaded.tokenizer
     ctx: Any = base_model_context(model) if use_base and loaded.is_peft else _null()
@@ -165,7 +176,12 @@ def _answer(loaded: Loaded, use_base: bool, instruction: str, input_text: str, m
         model, tok = base_of(loaded)  # type: ignore[misc]
     with ctx:
         yield from generate(model, tok, loaded.template, instruction, input_text, int(max_new_tokens),
-                            float(temperature), float(top_p), stream=True)  # type: ignore[misc]
+                            float(temperature), float(top_p), stream=True, control=control)  # type: ignore[misc]
+
+
+def stop_generation(key: str | None) -> bool:
+    """The Stop button: end the generation running under ``key`` at its next token (False: none running)."""
+    return streaming.request_stop(key)
 
 
 def _check_request(what: str, text: str, max_new_tokens: Any) -> None:
@@ -203,32 +219,48 @@ class _null:
 
 
 def playground(run_path: str, instruction: str, input_text: str = "", max_new_tokens: int = 128,
-               temperature: float = 0.0, top_p: float = 1.0, compare_base: bool = False) -> Iterator[tuple[str, str]]:
-    """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one."""
+               temperature: float = 0.0, top_p: float = 1.0, compare_base: bool = False,
+               stop_key: str | None = None) -> Iterator[tuple[str, str]]:
+    """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one.
+
+    ``stop_generation(stop_key)`` ends the answer being written (and skips the base's)."""
     if not (instruction or "").strip():
         raise StudioError("The prompt is empty", "type an instruction to send to the model", code="eval_prompt")
     _check_request("prompt", instruction + (input_text or ""), max_new_tokens)
     loaded = get_model(run_path)
     tuned = base = ""
-    with _hold(loaded):
-        for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p):
-            yield tuned, base
-        if compare_base:
-            for base in _answer(loaded, True, instruction, input_text, max_new_tokens, temperature, top_p):
+    control = streaming.start(stop_key)
+    try:
+        with _hold(loaded):
+            for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p,
+                                 control):
                 yield tuned, base
+            if compare_base and not control.event.is_set():
+                for base in _answer(loaded, True, instruction, input_text, max_new_tokens, temperature, top_p,
+                                    control):
+                    yield tuned, base
+    finally:
+        streaming.finish(stop_key, control)
     yield tuned, base
 
 
 def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_new_tokens: int = 256,
-                temperature: float = 0.7, top_p: float = 0.9) -> Iterator[str]:
-    """Yield the assistant's reply so far to ``message`` after ``history`` (gr.Chatbot messages)."""
+                temperature: float = 0.7, top_p: float = 0.9, stop_key: str | None = None,
+                control: streaming.Control | None = None) -> Iterator[str]:
+    """Yield the assistant's reply so far to ``message`` after ``history`` (gr.Chatbot messages).
+
+    ``stop_generation(stop_key)`` (or ``control.stop()``) ends the reply at its next token."""
     from .evaluate import chat
     _check_request("message", message or "", max_new_tokens)
     history = _trim_history(list(history or []))
     loaded = get_model(run_path)
-    with _hold(loaded):
-        yield from chat(loaded.model, loaded.tokenizer, loaded.template, history, message, int(max_new_tokens),
-                        float(temperature), float(top_p), stream=True)  # type: ignore[misc]
+    control = streaming.start(stop_key, control)
+    try:
+        with _hold(loaded):
+            yield from chat(loaded.model, loaded.tokenizer, loaded.template, history, message, int(max_new_tokens),
+                            float(temperature), float(top_p), stream=True, control=control)  # type: ignore[misc]
+    finally:
+        streaming.finish(stop_key, control)
 
 
 def _trim_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,10 +15,11 @@ CHUNK = 256   # positions per fp32 log-softmax: 128 MB at a 128k vocabulary
 
 
 def token_logprobs(model: Any, input_ids: Any, attention_mask: Any, rows: Sequence[int], positions: Sequence[int],
-                   tokens: Sequence[int]) -> Any:
+                   tokens: Sequence[int], **forward: Any) -> Any:
     """``log p(tokens[k] | input_ids[rows[k], :positions[k] + 1])`` for every k, as a 1-D fp32 tensor.
 
-    Equal (to float rounding) to indexing ``log_softmax(model(input_ids).logits.float(), -1)``.
+    Equal (to float rounding) to indexing ``log_softmax(model(input_ids).logits.float(), -1)``. ``forward``
+    goes to the model's forward as well (position_ids, past_key_values: scoring after a cached prefix).
     """
     import torch
     dev = input_ids.device
@@ -39,7 +40,7 @@ def token_logprobs(model: Any, input_ids: Any, attention_mask: Any, rows: Sequen
     handle = head.register_forward_pre_hook(gather) if head is not None else None
     try:
         with torch.no_grad():
-            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+            logits = model(input_ids=input_ids, attention_mask=attention_mask, **forward).logits
     finally:
         if handle is not None:
             handle.remove()

@@ -16,6 +16,7 @@ import gradio as gr
 
 from ..evaluation import inference
 from ..errors import StudioError
+from .eval_compare import build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
 
 log = logging.getLogger("studio.ui.evaluate")
@@ -113,20 +114,32 @@ def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: f
              "|---|---|---|---|",
              f"| {acc} | {b['accuracy']:.1%} | {t['accuracy']:.1%} | {card['delta']['accuracy']:+.1%} |",
              f"| macro-F1 | {b['macro_f1']:.3f} | {t['macro_f1']:.3f} | {card['delta']['macro_f1']:+.3f} |",
-             f"| {bad} | {b['unparseable']} | {t['unparseable']} | |"]
+             f"| {bad} | {b['unparseable']} | {t['unparseable']} | |"] + measured_rows(b, t, lang)
     for lab in card["labels"]:
         lines.append(f"| F1 {lab} | {b['per_class'][lab]['f1']:.3f} | {t['per_class'][lab]['f1']:.3f} | "
                      f"{t['per_class'][lab]['f1'] - b['per_class'][lab]['f1']:+.3f} |")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", msg("ev.measured_note", lang)])
+
+
+def _stop_key(request: Any, what: str) -> str | None:
+    """Which generation a Stop button means: this browser session's chat or playground."""
+    session = getattr(request, "session_hash", None)
+    return f"{session}:{what}" if session else None
+
+
+def on_stop(what: str, request: Any = None) -> None:
+    """Stop button: this session's running ``what`` ("chat" or "play") ends at its next token."""
+    inference.stop_generation(_stop_key(request, what))
 
 
 @_user_errors
 def on_generate(run: str, instruction: str, input_text: str, max_new_tokens: float, temperature: float,
-                top_p: float, stream: bool, compare: bool, lang: str = "en") -> Iterator[tuple[str, str]]:
+                top_p: float, stream: bool, compare: bool, lang: str = "en",
+                request: Any = None) -> Iterator[tuple[str, str]]:
     """Yield (fine-tuned answer, base answer) as they grow (or once, at the end, without streaming)."""
     last = ("", "")
     for last in inference.playground(run, instruction, input_text, int(max_new_tokens), float(temperature),
-                                     float(top_p), bool(compare)):
+                                     float(top_p), bool(compare), stop_key=_stop_key(request, "play")):
         if stream:
             yield last
     if not stream:
@@ -135,7 +148,8 @@ def on_generate(run: str, instruction: str, input_text: str, max_new_tokens: flo
 
 @_user_errors
 def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_new_tokens: float,
-            temperature: float, top_p: float, lang: str = "en") -> Iterator[tuple[str, list[dict[str, Any]]]]:
+            temperature: float, top_p: float, lang: str = "en",
+            request: Any = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Yield ("" for the textbox, the chat history with the reply growing at its end)."""
     if not (message or "").strip():
         raise StudioError(msg("ev.empty_message", lang), msg("ev.empty_message_fix", lang))
@@ -143,7 +157,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
     shown = history + [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
     yield "", shown
     for reply in inference.chat_stream(run, history, message, int(max_new_tokens), float(temperature),
-                                       float(top_p)):
+                                       float(top_p), stop_key=_stop_key(request, "chat")):
         shown[-1] = {"role": "assistant", "content": reply}
         yield "", shown
 
@@ -174,6 +188,12 @@ def export_zip(text: str) -> str | None:
     import tempfile  # Gradio serves files from its temp area, whatever the workspace folder is
     target = Path(tempfile.mkdtemp(prefix="studio-export-")) / folder.name
     return shutil.make_archive(str(target), "zip", root_dir=folder.parent, base_dir=folder.name)
+
+
+def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Sampling defaults for the run shown first (the sliders start there; a change of run resets them)."""
+    from ..evaluation.gen_defaults import generation_defaults
+    return generation_defaults(runs[0][1] if runs else None)
 
 
 def merge_visible(run: str | None) -> Any:
@@ -223,35 +243,70 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                     api_name="on_check")
     score_btn.click(functools.partial(on_scorecard, lang=lang), check_inputs, card, api_name="on_scorecard")
 
+    def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
+        return inference.check_rows(run_v, _data_file(source_v, file_v, lang), int(max_rows_v or 0) or None)
+
+    build_quant_panel(T, lang, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    defaults = _defaults(runs)
+    play_d, chat_d = defaults["play"], defaults["chat"]
+
     with gr.Accordion(T("ev.play"), open=False):
         prompt = gr.Textbox(label=T("ev.prompt"), lines=2)
         input_text = gr.Textbox(label=T("ev.input"), lines=2)
         with gr.Row():
-            max_new = gr.Slider(1, 1024, value=128, step=1, label=T("ev.max_new"))
-            temperature = gr.Slider(0.0, 2.0, value=0.0, step=0.05, label=T("ev.temp"))
-            top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label=T("ev.top_p"))
+            max_new = gr.Slider(1, 1024, value=play_d["max_new_tokens"], step=1, label=T("ev.max_new"))
+            temperature = gr.Slider(0.0, 2.0, value=play_d["temperature"], step=0.05, label=T("ev.temp"))
+            top_p = gr.Slider(0.05, 1.0, value=play_d["top_p"], step=0.05, label=T("ev.top_p"))
         with gr.Row():
             stream = gr.Checkbox(value=True, label=T("ev.stream"))
             compare = gr.Checkbox(value=True, label=T("ev.compare"))
             send = gr.Button(T("ev.send"), variant="primary")
+            stop_play = gr.Button(T("ev.stop"), variant="stop", elem_id="ev-stop-play")
         with gr.Row():
             tuned_out = gr.Textbox(label=T("ev.tuned"), lines=6)
             base_out = gr.Textbox(label=T("ev.base"), lines=6)
-    send.click(functools.partial(on_generate, lang=lang),
-               [run, prompt, input_text, max_new, temperature, top_p, stream, compare], [tuned_out, base_out],
-               api_name="on_generate")
+
+    # gr.Request (the browser session) says whose generation a Stop button ends; Gradio fills it in by annotation
+    def generate_handler(run_v: str, instr: str, inp: str, n: float, temp: float, tp: float, st: bool, cmp: bool,
+                         request: gr.Request) -> Iterator[tuple[str, str]]:
+        yield from on_generate(run_v, instr, inp, n, temp, tp, st, cmp, lang, request)
+
+    def stop_play_handler(request: gr.Request) -> None:
+        on_stop("play", request)
+
+    send.click(generate_handler, [run, prompt, input_text, max_new, temperature, top_p, stream, compare],
+               [tuned_out, base_out], api_name="on_generate")
+    stop_play.click(stop_play_handler, None, None, api_name="stop_generate", queue=False)
 
     with gr.Accordion(T("ev.chat"), open=False):
-        chatbot = gr.Chatbot(height=360, label=T("ev.chat"))
-        message = gr.Textbox(label=T("ev.message"), lines=1)
+        # no floating label, and the toolbar gets its own strip (studio/ui/styles.py): issue 13 finding 9
+        chatbot = gr.Chatbot(height=360, label=T("ev.chat"), show_label=False, elem_id="ev-chat",
+                             buttons=["copy", "copy_all"])
+        with gr.Row(equal_height=True):
+            message = gr.Textbox(label=T("ev.message"), lines=1, scale=6)
+            chat_send = gr.Button(T("ev.chat_send"), variant="primary", scale=1, elem_id="ev-chat-send")
+            stop_chat = gr.Button(T("ev.stop"), variant="stop", scale=1, elem_id="ev-stop-chat")
         with gr.Row():
-            chat_tokens = gr.Slider(1, 1024, value=256, step=1, label=T("ev.max_new"))
-            chat_temp = gr.Slider(0.0, 2.0, value=0.7, step=0.05, label=T("ev.temp"))
-            chat_top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label=T("ev.top_p"))
+            chat_tokens = gr.Slider(1, 1024, value=chat_d["max_new_tokens"], step=1, label=T("ev.max_new"))
+            chat_temp = gr.Slider(0.0, 2.0, value=chat_d["temperature"], step=0.05, label=T("ev.temp"))
+            chat_top_p = gr.Slider(0.05, 1.0, value=chat_d["top_p"], step=0.05, label=T("ev.top_p"))
             clear = gr.Button(T("ev.clear"))
-    message.submit(functools.partial(on_chat, lang=lang), [message, chatbot, run, chat_tokens, chat_temp, chat_top_p],
-                   [message, chatbot], api_name="on_chat")
+        gr.Markdown(T("ev.defaults_note"))
+
+    def chat_handler(text: str, history: list | None, run_v: str, n: float, temp: float, tp: float,
+                     request: gr.Request) -> Iterator[tuple[str, list]]:
+        yield from on_chat(text, history, run_v, n, temp, tp, lang, request)
+
+    def stop_chat_handler(request: gr.Request) -> None:
+        on_stop("chat", request)
+
+    chat_inputs = [message, chatbot, run, chat_tokens, chat_temp, chat_top_p]
+    message.submit(chat_handler, chat_inputs, [message, chatbot], api_name="on_chat")
+    chat_send.click(chat_handler, chat_inputs, [message, chatbot], api_visibility="private")
+    stop_chat.click(stop_chat_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    run.change(defaults_updates, run, [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
+               api_visibility="private", show_progress="hidden")
 
     with gr.Accordion(T("ev.batch"), open=False):
         batch_file = gr.File(label=T("ev.file"), file_types=DATA_TYPES, type="filepath")

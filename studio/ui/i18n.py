@@ -1,8 +1,8 @@
 """Every user-facing string of the studio's own tabs, in English and Chinese.
 
-Static labels go through Gradio's ``gr.I18n`` (the browser picks the language, the footer's
-Settings panel switches it, ``--lang`` sets the default). Messages built on the server (status
-lines, errors) use ``msg(key, lang)``. English field help comes from RunConfig's metadata, so
+Static labels go through Gradio's ``gr.I18n`` (the browser translates them); messages built on
+the server (status lines, errors) use ``msg(key, lang)``. Both follow the language of the browser
+session (the page's English / 中文 switch, ``--lang``, the browser's language): session_lang.py. English field help comes from RunConfig's metadata, so
 it is written once, in studio/config.py.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import field_meta
+from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
 
 LANGS = ("en", "zh")
 
@@ -441,6 +442,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "ev.predicted_acc": (" · accuracy {acc:.1%} against the file's outputs", " · 相对文件中的答案，准确率 {acc:.1%}"),
     "ev.exported": ("Exported **{kind}** model to `{path}` ({mb} MB). {what} See README.md in that folder for how to "
                     "load it.", "已把 **{kind}** 模型导出到 `{path}`（{mb} MB）。{what} 加载方法见该文件夹中的 README.md。"),
+    "err.internal": ("Something went wrong inside the studio ({name}); the server log has the details.",
+                     "工作室内部出错（{name}）；详情见服务器日志。"),
     "ev.no_upload": ("No file uploaded", "没有上传文件"),
     "ev.no_upload_fix": ("upload a labelled .jsonl or .csv file, or check the validation split",
                          "上传带标签的 .jsonl 或 .csv 文件，或改为检查验证集"),
@@ -448,6 +451,71 @@ MESSAGES: dict[str, tuple[str, str]] = {
                                                                                      "输入内容后再发送"),
 }
 
+
+# ---- issue 12 (helper h12ui): Evaluate's measured columns, full vs quantized, Stop, GGUF upload. Kept in one
+# block (UI labels, then server messages) so it merges cleanly beside other sessions' additions.
+UI.update({
+    "ev.stop": ("Stop", "停止"),
+    "ev.chat_send": ("Send", "发送"),
+    "ev.defaults_note": ("Max new tokens, temperature and top-p start at the values that suit the chosen run's model "
+                         "(its own recommendation where it has one); answers appear as they are written and **Stop** "
+                         "ends them at the next token.",
+                         "最多生成 token 数、温度和 Top-p 会按所选运行的模型设成合适的初始值（模型有推荐值时用推荐值）；"
+                         "回答边生成边显示，**停止** 会在下一个 token 处结束生成。"),
+    "ev.q_title": ("Full vs quantized (memory, latency, accuracy)", "完整模型 vs 量化模型（内存、延迟、准确率）"),
+    "ev.q_intro": ("Checks a full-precision model and its 4-bit (NF4) or 8-bit version on the same rows as the "
+                   "sentiment check above (same source, mode and row limit). 4-bit / 8-bit *quantize now* writes the "
+                   "same quantized model an export would, into a temporary folder; or pick a quantized export "
+                   "(`python -m studio export RUN --quantize 4`).",
+                   "在与上面的情感检查相同的行上（同样的数据来源、模式和行数上限），分别检查完整精度模型和它的 4 位（NF4）"
+                   "或 8 位版本。“现在量化”会把与导出相同的量化模型写入临时文件夹；也可以选择已导出的量化模型"
+                   "（`python -m studio export RUN --quantize 4`）。"),
+    "ev.q_full": ("Full model", "完整模型"), "ev.q_quant": ("Quantized model", "量化模型"),
+    "ev.q_go": ("Compare full and quantized", "比较完整模型与量化模型"),
+    "set.gguf_upload": ("Or upload a .gguf model file", "或上传 .gguf 模型文件"),
+})
+MESSAGES.update({
+    "ev.card_latency": ("latency per answer (ms)", "每个回答的延迟（毫秒）"),
+    "ev.card_memory": ("model memory (MB)", "模型内存（MB）"),
+    "ev.measured_note": ("*Latency*: wall time of that model's scoring (or generation) pass over these rows, divided "
+                         "by the rows answered. *Model memory*: bytes of the loaded model's parameters, buffers and "
+                         "quantization state (not the whole process); for a LoRA run the base is the same model with "
+                         "its adapter off.",
+                         "*延迟*：该模型在这些行上的打分（或生成）过程的实际耗时除以回答的行数。*模型内存*：已加载模型的"
+                         "参数、缓冲区和量化状态所占字节（不是整个进程）；LoRA 运行的基础模型就是关闭适配器后的同一个模型。"),
+    "ev.q_head": ("Same {n} rows, mode `{mode}`. Full: {full}. Quantized: {quant}.",
+                  "同样的 {n} 行，模式 `{mode}`。完整模型：{full}。量化模型：{quant}。"),
+    "ev.q_cols": ("| | full | quantized | change |", "| | 完整模型 | 量化模型 | 变化 |"),
+    "ev.q_the_run": ("the run picked above", "上面选中的运行"),
+    "ev.q_now4": ("4-bit NF4, quantize now", "4 位 NF4，现在量化"),
+    "ev.q_now8": ("8-bit, quantize now", "8 位，现在量化"),
+    "ev.q_no_full": ("No full model is picked", "没有选择完整模型"),
+    "ev.q_no_full_fix": ("pick a finished run at the top, or a full/merged export", "在顶部选择已完成的运行，或选择完整/合并后的导出"),
+    "ev.q_no_quant": ("No quantized model is picked", "没有选择量化模型"),
+    "ev.q_no_quant_fix": ("pick 4-bit or 8-bit (quantize now) or a quantized export", "选择 4 位或 8 位（现在量化），或已导出的量化模型"),
+    "set.gguf_note": ("A .gguf file (llama.cpp format) of a text model transformers can read ({archs}). It is copied "
+                      "into the workspace (`models/uploads/`), prepared once into a normal model folder, and becomes "
+                      "the Model. Up to {mb:g} MB (the server's --max-upload-mb); for a bigger file, put it in the "
+                      "workspace and type its path in Model.",
+                      "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
+                      "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（服务器的 "
+                      "--max-upload-mb）；更大的文件请放进工作区，再在“模型”中输入路径。"),
+    "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
+    "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
+                          "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),
+    "gguf.too_big": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
+                     "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
+    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or start the studio with "
+                         "a larger --max-upload-mb", "请把文件放进工作区文件夹并在“模型”中输入路径，或用更大的 "
+                         "--max-upload-mb 启动"),
+    "gguf.arch": ("'{name}' is a '{arch}' model, which this version of transformers cannot read from GGUF",
+                  "“{name}”是“{arch}”架构的模型，当前版本的 transformers 无法从 GGUF 读取"),
+    "gguf.arch_fix": ("use a GGUF of one of these architectures: {known}, or a model folder with config.json",
+                      "请使用以下架构之一的 GGUF：{known}；或使用带 config.json 的模型文件夹"),
+    "gguf.preparing": ("Preparing {name}: {stage}", "正在准备 {name}：{stage}"),
+    "gguf.prepared": ("Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
+                      "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),
+})
 
 def headers(key: str, lang: str = "en") -> list[str]:
     """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""
@@ -475,66 +543,23 @@ def make_i18n() -> Any:
 
 
 def msg(key: str, lang: str = "en", **fmt: Any) -> str:
-    """A server-side message in ``lang`` (English when the key or language is missing)."""
+    """A server-side message in ``lang`` (English when the key or language is missing).
+
+    While the server answers a browser, that browser's language wins over ``lang`` (the in-page
+    switch, --lang, then its Accept-Language: ``session_lang``), so a message built for one
+    browser never comes out in another browser's language.
+    """
+    lang = session_lang(lang)
     pair = MESSAGES.get(key) or UI.get(key) or (key, key)
     text = pair[1] if lang == "zh" else pair[0]
     return text.format(**fmt) if fmt else text
 
 
 def force_lang_head(lang: str) -> str:
-    """<head> script that makes ``lang`` the page's starting language (the footer's Settings still switch).
-
-    Gradio picks the language from navigator.language while the app starts, before launch(head=...)
-    is mounted, so this must be in the served HTML itself: see ``ForceLangMiddleware``.
-    """
-    tag = {"zh": "zh-CN", "en": "en-US"}[lang]
-    return ("<script>(function(){try{Object.defineProperty(navigator,'language',{get:function(){return '%s'}});"
-            "Object.defineProperty(navigator,'languages',{get:function(){return ['%s','%s']}});}catch(e){}})();"
-            "</script>" % (tag, tag, lang))
+    """<head> script that makes ``lang`` the page's starting language (kept for callers; see session_lang)."""
+    return head_script(lang)
 
 
-class ForceLangMiddleware:
-    """ASGI middleware: puts ``force_lang_head(lang)`` first in <head> of every served HTML page.
-
-    Passed to Gradio through launch(app_kwargs={"middleware": [...]}) (a FastAPI argument), so
-    it sits inside Gradio's compression and sees the page as plain HTML.
-    """
-
-    def __init__(self, app: Any, lang: str):
-        self.app = app
-        self.script = force_lang_head(lang).encode()
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "GET":
-            await self.app(scope, receive, send)
-            return
-        start: dict = {}
-        body: list[bytes] = []
-
-        async def capture(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                headers = dict(message.get("headers") or [])
-                if not headers.get(b"content-type", b"").startswith(b"text/html"):
-                    start["pass"] = True
-                    await send(message)
-                    return
-                start["message"] = message
-                return
-            if start.get("pass"):
-                await send(message)
-                return
-            body.append(message.get("body", b""))
-            if not message.get("more_body"):
-                html = b"".join(body).replace(b"<head>", b"<head>" + self.script, 1)
-                head = start["message"]
-                head["headers"] = [(k, v) for k, v in head.get("headers") or [] if k != b"content-length"] + [
-                    (b"content-length", str(len(html)).encode())]
-                await send(head)
-                await send({"type": "http.response.body", "body": html})
-
-        await self.app(scope, receive, capture)
-
-
-def lang_middleware(lang: str) -> Any:
-    from starlette.middleware import Middleware
-    return Middleware(ForceLangMiddleware, lang=lang)
+def lang_middleware(lang: str | None) -> Any:
+    """The middleware that makes the page's labels start in the session's language (studio/ui/session_lang.py)."""
+    return _lang_middleware(lang)

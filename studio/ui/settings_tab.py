@@ -16,7 +16,7 @@ import gradio as gr
 
 from ..config import RunConfig, load_yaml_dict
 from ..errors import StudioError
-from . import forms
+from . import forms, gguf_upload
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
@@ -48,8 +48,12 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
     except StudioError as exc:
         return f"⚠️ {plain(exc.message, lang)}"
     d = est.to_dict()
-    verdict = ("" if d["fits"] is None else
-               f"**{msg('tight', lang) if d['tight'] else msg('fits' if d['fits'] else 'no_fit', lang)}** — ")
+    # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
+    disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
+        if "offload" in str(cfg.deepspeed) or cfg.layerwise_offload else None
+    fits = d["fits"] and not disk if d["fits"] is not None else None
+    verdict = ("" if fits is None else
+               f"**{msg('tight', lang) if d['tight'] and fits else msg('fits' if fits else 'no_fit', lang)}** — ")
     ram = f" / {ram_gb:.1f} GB" if ram_gb else ""
     if hw.device == "cpu":
         lines = [msg("hw.cpu", lang, ram=ram_gb or 0), "",
@@ -60,8 +64,6 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
         if d["host_short"]:
             lines += [msg("host_short", lang, need=d["cpu_gb"], ram=ram_gb or 0), ""]
     lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
-    disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk())) \
-        if "offload" in str(cfg.deepspeed) or cfg.layerwise_offload else None
     if disk:
         lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
@@ -69,9 +71,13 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
     return "\n".join(lines)
 
 
-def _free_disk() -> float | None:
+def _free_disk(where: str | Path | None = None) -> float | None:
+    """Free GB on the disk the run folder goes to (its nearest existing parent folder)."""
+    path = Path(where or ".").expanduser().absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
     try:
-        return shutil.disk_usage(".").free / 1024 ** 3
+        return shutil.disk_usage(path).free / 1024 ** 3
     except OSError:
         return None
 
@@ -209,6 +215,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
+            with gr.Row(equal_height=True):
+                gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
+                                  elem_id="gguf-upload", height=90, scale=2)
+                gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
                 task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
@@ -264,6 +274,17 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values))
         return new_values + [why_md]
 
+    @ui_errors
+    def on_gguf(path: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+        """An uploaded .gguf: kept in the workspace, prepared once (with progress), then it is the Model."""
+        if not path:
+            return gr.skip(), gr.skip(), gr.skip()
+        folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
+        return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
+
+    gguf_in.upload(on_gguf, [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
+                   api_name="upload_gguf").success(on_short, short + comps, comps + [why], api_visibility="private")
+
     for comp in (model_pick, task, budget):
         comp.input(on_short, short + comps, comps + [why], api_visibility="private")
     data_pick.input(on_short, short + comps, comps + [why], api_visibility="private")
@@ -284,7 +305,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         model_v = cfg.get("model_name_or_path") or DEMO_MODEL
         return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v),
                                    value=model_v), choices["task"], choices["budget"],
-                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md]
+                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
+                         gguf_upload.note(ctx, ctx.lang)]  # in this browser's language (session_lang.py)
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -343,7 +365,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
-            "on_load": on_load, "load_outputs": comps + short + [why], "pick_dataset": pick_dataset,
+            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info], "pick_dataset": pick_dataset,
             "on_short": on_short, "data_pick": data_pick, "task": task}
 
 

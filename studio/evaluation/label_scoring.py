@@ -1,0 +1,127 @@
+"""Label scores from a shared prompt: each prompt runs through the model once, every label is scored from its KV cache.
+
+Why: scoring ``L`` candidate labels the plain way runs ``prompt + label`` through the model ``L`` times, and the
+prompt (a review, ~90 tokens) is almost all of it while a label is 1-3 tokens. Here a batch of prompts is
+left-padded (so every row's last real token sits in the last column) and run once with ``use_cache``; the first
+answer token's log-probability comes from that last column; the cache is repeated once per label
+(``Cache.batch_repeat_interleave``, what beam search uses) and all labels' remaining tokens run in one small
+forward on top of it. Position ids follow the attention mask, so left padding changes nothing but float rounding
+(tests/test_label_scoring.py: equal to the naive per-label scores within 1e-4).
+
+``label_logprobs_naive`` is that plain way (per label, a batch of ``prompt + label`` rows, full logits): the
+reference the tests and bench/eval_speed.py compare with. ``label_logprobs_concat`` is the studio's previous way
+(every row x label in one padded batch, the head only at the answer tokens) and the fallback for a model whose
+forward does not take a cache.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .scoring import token_logprobs
+
+
+def _device(model: Any) -> Any:
+    return next(model.parameters()).device
+
+
+def _cache_kwarg(model: Any) -> str:
+    """The forward's name for the KV cache: ``cache`` in transformers 5.x, ``past_key_values`` before."""
+    import inspect
+    causal = model.get_base_model() if hasattr(model, "get_base_model") else model
+    try:
+        return "cache" if "cache" in inspect.signature(causal.forward).parameters else "past_key_values"
+    except (TypeError, ValueError):
+        return "past_key_values"
+
+
+def label_logprobs(model: Any, prompts: Sequence[Sequence[int]], answers: Sequence[Sequence[int]],
+                   pad_id: int | None) -> list[list[float]]:
+    """``sum_k log p(answers[j][k] | prompts[i] + answers[j][:k])`` for every row i and label j.
+
+    One forward over the prompts (their KV cache kept), one over all labels' tokens on top of it.
+    """
+    import torch
+    if not prompts:
+        return []
+    if any(len(a) == 0 for a in answers) or any(len(p) == 0 for p in prompts):
+        return label_logprobs_concat(model, prompts, answers, pad_id)
+    dev = _device(model)
+    pad = 0 if pad_id is None else int(pad_id)
+    n_rows, n_labels = len(prompts), len(answers)
+    width = max(len(p) for p in prompts)
+    ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts], device=dev)
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=dev)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    try:
+        with torch.no_grad():
+            out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                        logits_to_keep=1)
+    except TypeError:  # a forward without logits_to_keep or a cache: the one-batch way
+        return label_logprobs_concat(model, prompts, answers, pad_id)
+    cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+    first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)            # [rows, vocab]
+    firsts = torch.tensor([a[0] for a in answers], device=dev)
+    scores = first[:, firsts].clone()                                        # [rows, labels]
+    rest = max(len(a) for a in answers) - 1
+    if rest > 0:
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            return label_logprobs_concat(model, prompts, answers, pad_id)
+        cache.batch_repeat_interleave(n_labels)                              # row i -> rows i*L .. i*L+L-1
+        # feed each label's tokens but its last; answer token k+1 is predicted at fed position k
+        fed = torch.tensor([list(a[:-1]) + [pad] * (rest - len(a) + 1) for a in answers], device=dev)
+        fed_mask = torch.tensor([[1] * (len(a) - 1) + [0] * (rest - len(a) + 1) for a in answers], device=dev)
+        a_ids = fed.repeat(n_rows, 1)
+        a_mask = torch.cat([mask.repeat_interleave(n_labels, 0), fed_mask.repeat(n_rows, 1)], dim=1)
+        a_pos = positions[:, -1:].repeat_interleave(n_labels, 0) + 1 + torch.arange(rest, device=dev)
+        which = [(i * n_labels + j, k, tok) for i in range(n_rows) for j, a in enumerate(answers)
+                 for k, tok in enumerate(a[1:])]
+        logp = token_logprobs(model, a_ids, a_mask, *zip(*which), position_ids=a_pos, use_cache=True,
+                              **{_cache_kwarg(model): cache})
+        at = 0
+        for i in range(n_rows):
+            for j, a in enumerate(answers):
+                scores[i, j] += logp[at:at + len(a) - 1].sum()
+                at += len(a) - 1
+    return scores.tolist()
+
+
+def label_logprobs_concat(model: Any, prompts: Sequence[Sequence[int]], answers: Sequence[Sequence[int]],
+                          pad_id: int | None) -> list[list[float]]:
+    """The same scores from one right-padded batch of every ``prompt + label`` (no cache)."""
+    import torch
+    dev = _device(model)
+    pad = 0 if pad_id is None else int(pad_id)
+    seqs = [list(p) + list(a) for p in prompts for a in answers]
+    width = max(len(s) for s in seqs)
+    ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
+    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
+    which = [(i * len(answers) + j, len(p) - 1 + k, tok) for i, p in enumerate(prompts)
+             for j, a in enumerate(answers) for k, tok in enumerate(a)]
+    logp = token_logprobs(model, ids, mask, *zip(*which)).tolist()
+    out, at = [], 0
+    for _ in prompts:
+        row = []
+        for a in answers:
+            row.append(float(sum(logp[at:at + len(a)])))
+            at += len(a)
+        out.append(row)
+    return out
+
+
+def label_logprobs_naive(model: Any, prompts: Sequence[Sequence[int]], answers: Sequence[Sequence[int]],
+                         pad_id: int | None) -> list[list[float]]:
+    """The plain way: for each label, one right-padded batch of ``prompt + label``, full logits, log-softmax."""
+    import torch
+    dev = _device(model)
+    pad = 0 if pad_id is None else int(pad_id)
+    out = [[0.0] * len(answers) for _ in prompts]
+    for j, a in enumerate(answers):
+        seqs = [list(p) + list(a) for p in prompts]
+        width = max(len(s) for s in seqs)
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=dev)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=dev)
+        with torch.no_grad():
+            logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        for i, p in enumerate(prompts):
+            out[i][j] = float(sum(logp[i, len(p) - 1 + k, tok] for k, tok in enumerate(a)))
+    return out

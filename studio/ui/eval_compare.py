@@ -1,0 +1,101 @@
+"""Evaluate tab, measured comparisons: the scorecard's latency/memory rows, full vs quantized, generation defaults.
+
+Thin like the tab itself: the numbers come from ``studio.evaluation.compare`` / ``footprint`` / ``gen_defaults``
+(which load the models); this module only turns widget values into calls and results into markdown.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+import gradio as gr
+
+from ..evaluation import inference
+from ..evaluation.compare import exports
+from ..evaluation.gen_defaults import generation_defaults
+from .i18n import msg
+
+MB = 2 ** 20
+
+
+def measured_rows(base: dict, tuned: dict, lang: str = "en") -> list[str]:
+    """Scorecard rows for latency per answer and model memory (the two sides' measured values)."""
+    lat = base["latency_ms_per_row"], tuned["latency_ms_per_row"]
+    rows = [f"| {msg('ev.card_latency', lang)} | {lat[0]:.1f} | {lat[1]:.1f} | {lat[1] - lat[0]:+.1f} |"]
+    if "memory_bytes" in base and "memory_bytes" in tuned:
+        mem = base["memory_bytes"] / MB, tuned["memory_bytes"] / MB
+        rows.append(f"| {msg('ev.card_memory', lang)} | {mem[0]:.2f} | {mem[1]:.2f} | {mem[1] - mem[0]:+.2f} |")
+    return rows
+
+
+def compare_markdown(res: dict, lang: str = "en") -> str:
+    """Full vs quantized as a markdown table (same columns as the before/after scorecard)."""
+    full, quant = res["full"], res["quantized"]
+    lines = [msg("ev.q_head", lang, n=res["n"], mode=full["mode"], full=full["weights"], quant=quant["weights"]),
+             "", msg("ev.q_cols", lang), "|---|---|---|---|",
+             f"| {msg('ev.card_acc', lang)} | {full['accuracy']:.1%} | {quant['accuracy']:.1%} | "
+             f"{res['delta']['accuracy']:+.1%} |",
+             f"| macro-F1 | {full['macro_f1']:.3f} | {quant['macro_f1']:.3f} | {res['delta']['macro_f1']:+.3f} |"]
+    lines += measured_rows(full, quant, lang)
+    return "\n".join(lines + ["", msg("ev.measured_note", lang)])
+
+
+def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None, rows_of: Callable[[], Any],
+                         mode: str, lang: str = "en") -> str:
+    """Compare the chosen full model (the run when none is picked) with the chosen quantized one on the rows."""
+    from ..errors import StudioError
+    from ..evaluation.compare import compare_full_quantized
+    full = full_pick or run
+    if not full:
+        raise StudioError(msg("ev.q_no_full", lang), msg("ev.q_no_full_fix", lang), code="eval_run")
+    if not quant_pick:
+        raise StudioError(msg("ev.q_no_quant", lang), msg("ev.q_no_quant_fix", lang), code="eval_quant")
+    rows = rows_of()
+    return compare_markdown(compare_full_quantized(full, quant_pick, rows, mode), lang)
+
+
+def defaults_updates(run: str | None) -> list[Any]:
+    """Slider updates (playground: max new, temperature, top-p; chat: the same three) for the picked run's model."""
+    d = generation_defaults(run)
+    play, chat = d["play"], d["chat"]
+    return [gr.update(value=play["max_new_tokens"]), gr.update(value=play["temperature"]),
+            gr.update(value=play["top_p"]), gr.update(value=chat["max_new_tokens"]),
+            gr.update(value=chat["temperature"]), gr.update(value=chat["top_p"])]
+
+
+def quant_choices(exports_dir: str | Path, lang: str = "en") -> tuple[list, list]:
+    """(full choices, quantized choices) for the two dropdowns: "" = the run picked above; "4"/"8" = quantize now."""
+    full = [(msg("ev.q_the_run", lang), "")] + exports(exports_dir, quantized=False)
+    quant = [(msg("ev.q_now4", lang), "4"), (msg("ev.q_now8", lang), "8")] + exports(exports_dir, quantized=True)
+    return full, quant
+
+
+def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs: list[Any],
+                      rows_of: Callable[..., Any], wrap: Callable) -> dict[str, Any]:
+    """The "Full vs quantized" accordion; ``rows_of(*rows_inputs)`` gives the rows the check above would use."""
+    full_choices, quant_choices_ = quant_choices(exports_dir, lang)
+    with gr.Accordion(T("ev.q_title"), open=False):
+        gr.Markdown(T("ev.q_intro"))
+        with gr.Row():
+            full_pick = gr.Dropdown(full_choices, value="", label=T("ev.q_full"), scale=3)
+            quant_pick = gr.Dropdown(quant_choices_, value="4", label=T("ev.q_quant"), scale=3)
+            refresh = gr.Button(T("ev.refresh"), scale=1)
+        go = gr.Button(T("ev.q_go"), variant="primary")
+        out = gr.Markdown(elem_id="ev-quant")
+
+    def handler(run_v: str, full_v: str | None, quant_v: str | None, *row_values: Any) -> str:
+        *rest, mode = row_values
+        return on_compare_quantized(run_v, full_v, quant_v, functools.partial(rows_of, run_v, *rest), mode, lang)
+
+    def relist() -> tuple[Any, Any]:
+        f, q = quant_choices(exports_dir, lang)
+        return gr.update(choices=f), gr.update(choices=q)
+
+    go.click(wrap(handler), [run, full_pick, quant_pick] + rows_inputs, out, api_name="compare_quantized")
+    refresh.click(relist, None, [full_pick, quant_pick], api_visibility="private")
+    return {"full_pick": full_pick, "quant_pick": quant_pick, "quant_out": out}
+
+
+__all__ = ["build_quant_panel", "compare_markdown", "defaults_updates", "measured_rows", "on_compare_quantized",
+           "quant_choices"]

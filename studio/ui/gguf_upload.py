@@ -1,0 +1,81 @@
+"""Settings: a .gguf file uploaded in the page becomes the base model.
+
+The upload is checked (name, size, GGUF header, an architecture transformers can read) before anything is kept,
+copied into ``<workspace>/models/uploads/`` (confined: the name cannot step out of that folder), and prepared once
+by ``studio.gguf_import.prepare_gguf`` into ``<workspace>/models/<name>-<key>/``, a plain model folder that the
+estimator, training and evaluation read like any other. Uploading the same file again reuses both.
+No torch here: ``gguf_import`` imports transformers only inside its functions.
+"""
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import StudioError
+from ..gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_architectures
+from ..workspace import confine, safe_name
+from .i18n import msg
+from .session_lang import session_lang
+
+MB = 2 ** 20
+EXAMPLE_ARCHS = "llama, mistral, qwen2, qwen3, gemma3, phi3"  # shown in the page; the check uses the real list
+
+
+def uploads_dir(workspace: Path) -> Path:
+    return Path(workspace) / "models" / "uploads"
+
+
+def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
+                progress: Callable[[float, str], None] | None = None) -> tuple[str, str]:
+    """Keep and prepare an uploaded .gguf -> (the prepared model folder, a message for the page).
+
+    Raises:
+        StudioError: no file, not a .gguf, over the upload limit, not a readable GGUF, or an architecture
+            transformers cannot read (the uploaded copy is then removed).
+    """
+    lang = session_lang(lang)  # the browser's own language while answering a request
+    if not upload:
+        raise StudioError(msg("gguf.not_gguf", lang, name=""), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
+    src = Path(upload)
+    name = src.name
+    if not name.lower().endswith(".gguf"):
+        raise StudioError(msg("gguf.not_gguf", lang, name=name), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
+    size = src.stat().st_size
+    limit = float(getattr(ctx, "max_upload_mb", 50.0))
+    if size > limit * MB:
+        raise StudioError(msg("gguf.too_big", lang, name=name, mb=size / MB, limit=limit),
+                          msg("gguf.too_big_fix", lang), code="gguf_upload")
+    arch = gguf_architecture(src)  # a file that is not GGUF: a plain error, nothing copied
+    known = supported_architectures()
+    if arch not in known:
+        raise StudioError(msg("gguf.arch", lang, name=name, arch=arch),
+                          msg("gguf.arch_fix", lang, known=", ".join(known)), code="model_arch")
+    folder = uploads_dir(ctx.workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = confine(folder / safe_name(name, what="file name", code="gguf_upload"), [folder])
+    fresh = not (target.is_file() and filecmp.cmp(src, target, shallow=False))
+    if fresh:  # the same file uploaded again keeps its copy (and so its prepared folder)
+        part = target.with_name(f".{target.name}.part")
+        shutil.copyfile(src, part)
+        os.replace(part, target)
+    say = progress or (lambda f, m: None)
+    try:
+        prepared = prepare_gguf(target, Path(ctx.workspace) / "models",
+                                progress=lambda f, m: say(f, m if lang == "en" else
+                                                          msg("gguf.preparing", lang, name=name, stage=f"{f:.0%}")))
+    except BaseException:
+        if fresh:
+            target.unlink(missing_ok=True)
+        raise
+    info = json.loads((prepared / MARKER).read_text(encoding="utf-8"))
+    return str(prepared), msg("gguf.prepared", lang, name=name, arch=info.get("architecture", arch),
+                              params=int(info.get("n_params", 0)), path=prepared)
+
+
+def note(ctx: Any, lang: str) -> str:
+    """The line under the upload box: what is accepted, where it goes, the size limit."""
+    return msg("set.gguf_note", lang, archs=EXAMPLE_ARCHS, mb=float(getattr(ctx, "max_upload_mb", 50.0)))

@@ -79,6 +79,8 @@ class RunConfig:
                                "llama3, qwen, chatml, gemma; 'studio' is the studio's own format", "data")
     cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data")
     train_on_prompt: bool = _f(False, "Also compute loss on the prompt (default: only on the answer)", "data")
+    mask_history: bool = _f(False, "Multi-turn rows: only the last reply carries loss (default: every assistant "
+                                   "reply does, as in LLaMA-Factory)", "data")
     val_size: float = _f(0.0, "Fraction (0-1) or count (>=1) of rows kept for validation", "data")
     max_samples: int | None = _f(None, "Use at most this many training rows (for quick tries)", "data")
     # --- hyperparameters ---

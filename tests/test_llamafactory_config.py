@@ -137,3 +137,40 @@ def test_files_for_users_get_the_usual_mode(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "data.jsonl").stat().st_mode & 0o777 == 0o644
+
+
+def test_packing_and_mask_history_from_a_yaml_are_honoured(tmp_path: Path) -> None:
+    """Both exist in the studio now: a LLaMA-Factory file's values reach the config (packing used to be dropped
+    with an 'has no effect' notice, mask_history: false was noticed and ignored)."""
+    path = tmp_path / "lf.yaml"
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "packing": True, "neat_packing": True, "mask_history": False}))
+    cfg = RunConfig.load(path)
+    assert cfg.packing is True and cfg.neat_packing is True and cfg.mask_history is False
+    assert not any(n.startswith(("packing", "neat_packing", "mask_history")) for n in cfg.notices)
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "mask_history": True}))
+    assert RunConfig.load(path).mask_history is True
+    assert RunConfig().mask_history is False  # LLaMA-Factory's default: every reply carries loss
+
+
+def test_llamafactory_features_the_studio_lacks_are_refused_with_the_reason(tmp_path: Path) -> None:
+    """Keys from LLaMA-Factory 0.9.5's own SFT examples (extras/galore, badam, oft, pissa, fsdp...) name what is
+    missing instead of failing as 'unknown key'; switched-off use_* flags and no-effect keys pass."""
+    path = tmp_path / "lf.yaml"
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "use_galore": True, "galore_rank": 16, "use_badam": True, "badam_mode": "layer",
+                                    "pissa_convert": True, "fsdp": "full_shard", "use_muon": True,
+                                    "predict_with_generate": True, "freeze_trainable_modules": "all"}))
+    with pytest.raises(ConfigError) as err:
+        RunConfig.load(path)
+    problems = err.value.problems
+    assert not any("unknown key" in p for p in problems), problems
+    assert sorted(p.split(":")[0] for p in problems) == sorted(
+        ["use_galore", "galore_rank", "use_badam", "badam_mode", "pissa_convert", "fsdp", "use_muon",
+         "predict_with_generate", "freeze_trainable_modules"])
+    assert "GaLore is not supported yet" in problems[0] or any("GaLore" in p for p in problems)
+    path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
+                                    "use_galore": False, "use_v1_kernels": True, "run_name": "r", "pissa_iter": 4}))
+    cfg = RunConfig.load(path)
+    assert {n.split(":")[0] for n in cfg.notices} >= {"use_v1_kernels", "run_name", "pissa_iter"}

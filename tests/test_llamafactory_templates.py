@@ -34,6 +34,10 @@ EXPECTED = {
     "chatml": ("<s>", "</s>",
                "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
                "Hello<|im_end|>\n", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+    # LLaMA-Factory 0.9.5's own SFT examples use it (train_lora/qwen3_lora_sft.yaml): chatml, no default system
+    "qwen3_nothink": ("<|endoftext|>", "<|im_end|>",
+                      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+                      "Hello<|im_end|>\n", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
     "llama2": ("<s>", "</s>", "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello</s>", "<s>[INST] Hi [/INST]"),
     "empty": ("<s>", "</s>", "Be brief.HiHello", "Hi"),
     "gemma": ("<bos>", "<eos>",

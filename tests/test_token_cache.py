@@ -82,3 +82,15 @@ def test_batched_tokenization_equals_row_by_row(tok, template: str) -> None:
     one_by_one = [encode_example(tok, tmpl, r, 40, False) for r in rows]
     assert encode_examples(tok, tmpl, rows, 40, False, batch=7) == one_by_one
     assert any(f["truncated"] for f in one_by_one)
+
+
+def test_mask_history_is_part_of_the_key(tmp_path: Path, tok, monkeypatch) -> None:
+    monkeypatch.delenv(ENV_DIR, raising=False)
+    rows = make_review_rows(30, seed=7)
+    rows = [{**r, "history": [["hi", "hello"]]} if i % 3 == 0 else r for i, r in enumerate(rows)]
+    every = _prepare(tmp_path, tok, rows, template="chatml")
+    last = _prepare(tmp_path, tok, rows, template="chatml", mask_history=True)
+    assert (every[2]["tokenized_from_cache"], last[2]["tokenized_from_cache"]) == (False, False)
+    n_loss = [sum(sum(label != -100 for label in f["labels"]) for f in feats[0]) for feats in (every, last)]
+    assert n_loss[0] > n_loss[1]  # the earlier replies carry loss only without mask_history
+    assert _prepare(tmp_path, tok, rows, template="chatml", mask_history=True)[:2] == last[:2]

@@ -85,3 +85,11 @@ def test_the_tab_has_the_apply_controls(ctx: AppContext) -> None:
     assert isinstance(parts["suggest"], gr.Dropdown) and isinstance(parts["apply"], gr.Button)
     names = {d.get("api_name") for d in demo.get_config_file()["dependencies"]}
     assert {"apply_suggestion", "estimate", "load_preset"} <= names
+
+
+def test_template_choices_come_from_the_template_registry() -> None:
+    """Every template the engine knows is offered (studio, alpaca, gemma were missing), nothing it does not."""
+    from studio.data.templates import TEMPLATE_NAMES
+    choices = forms.WIDGET_CHOICES["template"]()
+    assert choices == TEMPLATE_NAMES
+    assert {"auto", "studio", "default", "alpaca", "llama3", "qwen", "chatml", "gemma"} <= set(choices)

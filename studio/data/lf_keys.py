@@ -35,7 +35,8 @@ OPTIMIZERS = ["adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torc
 # key -> why it changes nothing here (said once per run in the log)
 NO_EFFECT: dict[str, str] = {
     "overwrite_output_dir": "a run folder is reused as it is; its checkpoints are kept for resume",
-    "overwrite_cache": "tokenized data is not cached between runs here",
+    "overwrite_cache": "the token cache is keyed by the rows and every tokenization setting, so a changed "
+                       "file or setting is tokenized again anyway",
     "preprocessing_num_workers": "tokenization runs in the training process",
     "dataloader_num_workers": "batches are built in the training process",
     "save_only_model": "checkpoints always keep optimizer states, so every run can resume",
@@ -52,6 +53,40 @@ NO_EFFECT: dict[str, str] = {
     "ddp_find_unused_parameters": "single process or DeepSpeed; not used",
     "use_fast_tokenizer": "the fast tokenizer is always used when the model has one",
 }
+# LLaMA-Factory features its 0.9.5 SFT examples switch on that the studio does not have: key (or key prefix
+# ending in '_') -> the precise reason, so a carried-over file is refused with it instead of 'unknown key'
+UNSUPPORTED: dict[str, str] = {
+    "use_galore": "GaLore is not supported yet", "galore_": "GaLore is not supported yet",
+    "use_apollo": "APOLLO is not supported yet", "apollo_": "APOLLO is not supported yet",
+    "use_badam": "BAdam is not supported yet", "badam_": "BAdam is not supported yet",
+    "use_adam_mini": "Adam-mini is not supported yet", "use_muon": "the Muon optimizer is not supported yet",
+    "use_asft_loss": "the ASFT loss is not supported yet", "asft_": "the ASFT loss is not supported yet",
+    "use_dft_loss": "the DFT loss is not supported yet",
+    "use_eaft_loss": "the EAFT loss is not supported yet", "eaft_": "the EAFT loss is not supported yet",
+    "use_llama_pro": "LLaMA Pro block expansion is not supported yet",
+    "freeze_trainable_modules": "freeze trains whole layers here (freeze_trainable_layers); choosing modules "
+                                "inside them is not supported yet",
+    "freeze_extra_modules": "freeze trains whole layers here (freeze_trainable_layers)",
+    "oft_": "OFT adapters are not supported yet (finetuning_type: lora, full or freeze)",
+    "pissa_convert": "converting a PiSSA adapter into a plain LoRA when saving is not supported yet (pissa_init "
+                     "is; the saved adapter then needs the PiSSA-initialised base)",
+    "mixture_of_depths": "Mixture-of-Depths conversion is not supported",
+    "predict_with_generate": "generation after training is done by 'python -m studio eval'",
+    "fsdp": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
+    "fsdp_": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
+    "fp8": "FP8 training is not supported yet", "fp8_": "FP8 training is not supported yet",
+    "use_kt": "KTransformers is not supported", "kt_": "KTransformers is not supported",
+    "tensor_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
+    "pipeline_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
+    "expert_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
+}
+# accepted with a notice (their effect does not exist or does not matter here)
+NO_EFFECT.update({
+    "use_v1_kernels": "LLaMA-Factory's kernel plugins (NPU/fused) are not used",
+    "run_name": "the run is named by its output_dir here",
+    "pissa_iter": "PiSSA starts from the exact SVD here (as pissa_iter: -1); the iteration count only made "
+                  "LLaMA-Factory's start faster",
+})
 MULTIMODAL = ("image_max_pixels", "image_min_pixels", "video_max_pixels", "video_min_pixels", "video_fps",
               "video_maxlen", "freeze_vision_tower", "freeze_multi_modal_projector", "freeze_language_model",
               "train_mm_proj_only", "image_resolution", "video_resolution", "audio_sampling_rate", "media_dir",
@@ -113,13 +148,6 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
     if method is not None and str(method).lower() not in ("bitsandbytes", "bnb", "none", "null"):
         problems.append(f"quantization_method: {method} is not supported: the studio quantizes with bitsandbytes "
                         "(quantization_bit: 4 or 8)")
-    if "mask_history" in data and not _truthy(data.pop("mask_history")):
-        notices.append("mask_history: false has no effect: the studio computes the loss on the last reply of "
-                       "each conversation only (as mask_history: true)")
-    for key in ("packing", "neat_packing"):
-        if key in data and _truthy(data.pop(key)):
-            notices.append(f"{key}: true has no effect: rows are not packed here (dynamic_batching groups rows "
-                           "of similar length instead)")
     if data.get("eval_dataset"):
         problems.append("eval_dataset is not supported: hold out rows with val_size, or score any file later "
                         "with 'python -m studio eval --data FILE'")
@@ -129,6 +157,12 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
             problems.append(f"{key}: multimodal (image/video/audio) training is not supported here; the studio "
                             "trains text-only models")
             data.pop(key)
+    for key in [k for k in data if k in UNSUPPORTED or any(k.startswith(p) for p in UNSUPPORTED if p.endswith("_"))]:
+        value = data.pop(key)
+        if value in (None, False, "") and key.startswith("use_"):
+            continue  # switched off: nothing to refuse
+        why = UNSUPPORTED.get(key) or next(w for p, w in UNSUPPORTED.items() if p.endswith("_") and key.startswith(p))
+        problems.append(f"{key}: {why}")
     for key, why in NO_EFFECT.items():
         if key in data:
             value = data.pop(key)

@@ -79,6 +79,23 @@ class Template:
                 text += self.answer(m["content"])
         return text
 
+    def turn_texts(self, messages: list[dict[str, str]]) -> list[tuple[str, str]] | None:
+        """A conversation as [(prompt part, answer part)] per exchange, as LLaMA-Factory's ``encode_multiturn``
+        splits it: joined, they are ``render(messages)``; the first prompt part carries the prefix and system.
+        The messages alternate user/assistant (after an optional system message) and end with an answer."""
+        sys_msgs = [m["content"] for m in messages if m.get("role") == "system"]
+        head, fold = self._head(sys_msgs[0] if sys_msgs else None)
+        pairs: list[tuple[str, str]] = []
+        prompt = head
+        for m in messages:
+            if m.get("role") == "user":
+                prompt += self._fill(self.user, fold + m["content"])
+                fold = ""
+            elif m.get("role") == "assistant":
+                pairs.append((prompt, self.answer(m["content"])))
+                prompt = ""
+        return pairs
+
     def render(self, messages: list[dict[str, str]]) -> str:
         """A whole conversation, answers included (what LLaMA-Factory's encoder produces, as text)."""
         if messages and messages[-1].get("role") == "assistant":
@@ -117,6 +134,8 @@ TEMPLATES["llama2"] = Template("llama2", "{bos}[INST] {content} [/INST]", "{cont
                                system_fmt="<<SYS>>\n{content}\n<</SYS>>\n\n", system_in_user=True)
 TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factory's: no markers, no EOS
 TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
+# LLaMA-Factory 0.9.5's qwen3_nothink (its SFT examples' template): chatml slots, stop word <|im_end|>, no default system
+TEMPLATES["qwen3_nothink"] = dataclasses.replace(TEMPLATES["chatml"], name="qwen3_nothink")
 TEMPLATE_NAMES = ["auto", *TEMPLATES]
 
 
@@ -142,6 +161,29 @@ class ChatTemplate(Template):
 
     def chat_prompt(self, messages: list[dict[str, str]]) -> str:
         return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def turn_texts(self, messages: list[dict[str, str]]) -> list[tuple[str, str]] | None:
+        """Split by rendering growing prefixes of the conversation. An earlier answer's target is
+        ``answer(content)`` when the template renders it so (end-of-turn = EOS, as chatml models), else the bare
+        content (the template's own end marker then opens the next prompt part, unlabelled); None when the
+        renderings do not extend one another, so the answers' spans in the text cannot be known exactly."""
+        spans = [(self.chat_prompt(messages[:j]), m["content"]) for j, m in enumerate(messages)
+                 if m.get("role") == "assistant"]
+        pairs: list[tuple[str, str]] = []
+        done = ""
+        for k, (prompt, content) in enumerate(spans):
+            if not prompt.startswith(done):
+                return None
+            if k + 1 == len(spans):
+                target: str | None = self.answer(content)
+            else:
+                target = next((t for t in (self.answer(content), content) if spans[k + 1][0].startswith(prompt + t)),
+                              None)
+                if target is None:
+                    return None
+            pairs.append((prompt[len(done):], target))
+            done = prompt + target
+        return pairs
 
 
 def _bind(template: Template, tokenizer: Any) -> Template:

@@ -3,6 +3,12 @@
 Label ``-100`` marks positions the loss ignores (the prompt, unless
 ``train_on_prompt``). Truncation keeps the answer whenever it can, because a row
 whose answer is cut off teaches nothing.
+
+Multi-turn rows (``history``): by default every assistant reply carries loss and every
+user turn is -100, as LLaMA-Factory does with ``mask_history: false`` (its default): the
+conversation is split into (prompt part, answer part) per exchange, each tokenized on its
+own, and truncated turn by turn with LLaMA-Factory's ``infer_seqlen`` budget. With
+``mask_history: true`` only the last reply carries loss (earlier turns are context).
 """
 from __future__ import annotations
 
@@ -33,37 +39,88 @@ def _bos_kept(tokenizer: Any, template: Template, ids: list[int]) -> int:
     return int(bool(ids) and bos is not None and ids[0] == bos and template.prefix.startswith("{bos}"))
 
 
+def example_messages(example: dict[str, Any]) -> list[dict[str, str]]:
+    """The row as a whole conversation: system, the ``history`` exchanges, the last user turn and answer."""
+    messages = [{"role": "system", "content": example["system"]}] if example.get("system") else []
+    for user, assistant in example.get("history") or []:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    instruction, input_text = example.get("instruction", ""), example.get("input", "")
+    content = f"{instruction}\n{input_text}" if instruction and input_text else instruction or input_text
+    return messages + [{"role": "user", "content": content}, {"role": "assistant", "content": example.get("output", "")}]
+
+
 def encode_example(tokenizer: Any, template: Template, example: dict[str, str], cutoff_len: int,
-                   train_on_prompt: bool = False) -> dict[str, Any]:
+                   train_on_prompt: bool = False, mask_history: bool = False) -> dict[str, Any]:
     """One alpaca row -> input_ids, attention_mask, labels, and whether it was truncated.
 
     The template's answer already ends the turn (EOS or its end-of-turn marker, right after the label,
     as LLaMA-Factory's assistant slots do), so nothing is appended here.
     """
-    prompt = example_prompt(template, example)
-    answer = template.answer(example.get("output", ""))
-    prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
-    answer_ids = tokenizer.encode(answer, add_special_tokens=False)
-    return _assemble(tokenizer, template, prompt_ids, answer_ids, cutoff_len, train_on_prompt)
+    return encode_examples(tokenizer, template, [example], cutoff_len, train_on_prompt, mask_history=mask_history)[0]
 
 
 def encode_examples(tokenizer: Any, template: Template, examples: list[dict[str, str]], cutoff_len: int,
-                    train_on_prompt: bool = False, batch: int = 2000) -> list[dict[str, Any]]:
+                    train_on_prompt: bool = False, batch: int = 2000, mask_history: bool = False
+                    ) -> list[dict[str, Any]]:
     """``encode_example`` for many rows at once: identical output, tokenized in batches.
 
     Why: one ``encode`` call per string crosses into the Rust tokenizer 2x per row; a batched call
     crosses once per ``batch`` rows and lets the fast tokenizer use every core (issue 16: 50k-row files).
+    A multi-turn row whose template cannot split its turns (``turn_texts`` is None) is encoded with the
+    last reply only; ``history_masked`` marks it so the run can say so.
     """
     out: list[dict[str, Any]] = []
     for start in range(0, len(examples), batch):
         part = examples[start:start + batch]
-        prompts = [example_prompt(template, e) for e in part]
-        answers = [template.answer(e.get("output", "")) for e in part]
-        p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"] if prompts else []
-        a_ids = tokenizer(answers, add_special_tokens=False)["input_ids"] if answers else []
-        out += [_assemble(tokenizer, template, list(p), list(a), cutoff_len, train_on_prompt)
-                for p, a in zip(p_ids, a_ids)]
+        turns = [None if mask_history or not e.get("history") else template.turn_texts(example_messages(e))
+                 for e in part]
+        texts: list[str] = []
+        for e, t in zip(part, turns):
+            texts += [s for pair in t for s in pair] if t else \
+                [example_prompt(template, e), template.answer(e.get("output", ""))]
+        ids = iter(tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else [])
+        for e, t in zip(part, turns):
+            if t:
+                pairs = [(list(next(ids)), list(next(ids))) for _ in t]
+                out.append(_assemble_turns(pairs, cutoff_len, train_on_prompt))
+            else:
+                p, a = list(next(ids)), list(next(ids))
+                f = _assemble(tokenizer, template, p, a, cutoff_len, train_on_prompt)
+                if e.get("history") and not mask_history:
+                    f["history_masked"] = True
+                out.append(f)
     return out
+
+
+def infer_seqlen(source_len: int, target_len: int, cutoff_len: int) -> tuple[int, int]:
+    """LLaMA-Factory's budget for one exchange (``data/processor/processor_utils.py``), so a multi-turn row
+    is cut where LLaMA-Factory cuts it: a short answer is kept whole, else both shrink in proportion."""
+    if target_len * 2 < cutoff_len:
+        max_target_len = cutoff_len
+    elif source_len * 2 < cutoff_len:
+        max_target_len = cutoff_len - source_len
+    else:
+        max_target_len = int(cutoff_len * (target_len / (source_len + target_len)))
+    new_target_len = min(max_target_len, target_len)
+    new_source_len = min(max(cutoff_len - new_target_len, 0), source_len)
+    return new_source_len, new_target_len
+
+
+def _assemble_turns(pairs: list[tuple[list[int], list[int]]], cutoff_len: int, train_on_prompt: bool
+                    ) -> dict[str, Any]:
+    """Exchanges in order, each answer labelled, each prompt part -100; later turns are cut first."""
+    input_ids: list[int] = []
+    labels: list[int] = []
+    for source, target in pairs:
+        if len(input_ids) >= cutoff_len:
+            break
+        s_len, t_len = infer_seqlen(len(source), len(target), cutoff_len - len(input_ids))
+        source, target = source[:s_len], target[:t_len]
+        input_ids += source + target
+        labels += (source if train_on_prompt else [IGNORE_INDEX] * len(source)) + target
+    truncated = sum(len(s) + len(t) for s, t in pairs) > cutoff_len
+    return {"input_ids": input_ids, "attention_mask": [1] * len(input_ids), "labels": labels,
+            "truncated": truncated}
 
 
 def _assemble(tokenizer: Any, template: Template, prompt_ids: list[int], answer_ids: list[int], cutoff_len: int,

@@ -75,26 +75,29 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     if run is not None and val_rows and is_main_process():
         atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in val_rows))
 
-    def encode(batch: list[dict]) -> tuple[list[dict], int]:
-        out, truncated = [], 0
-        for r, f in zip(batch, encode_examples(tokenizer, template, batch, cfg.cutoff_len, cfg.train_on_prompt)):
+    def encode(batch: list[dict]) -> tuple[list[dict], int, int]:
+        out, truncated, last_only = [], 0, 0
+        for r, f in zip(batch, encode_examples(tokenizer, template, batch, cfg.cutoff_len, cfg.train_on_prompt,
+                                               mask_history=cfg.mask_history)):
             if not str(r.get("output", "")).strip():
                 continue  # no answer: only the end marker would carry loss (it taught a run of 300 empty rows)
             truncated += f.pop("truncated")
+            last_only += f.pop("history_masked", False)
             if any(label != -100 for label in f["labels"]):
                 out.append(f)
-        return out, truncated
+        return out, truncated, last_only
 
     def build() -> tuple[list[dict], dict]:
-        train_f, trunc = encode(train_rows)
-        val_f, _ = encode(val_rows)
-        return train_f + val_f, {"n_train": len(train_f), "truncated": trunc}
+        train_f, trunc, last_only = encode(train_rows)
+        val_f, _, _ = encode(val_rows)
+        return train_f + val_f, {"n_train": len(train_f), "truncated": trunc, "history_masked": last_only}
 
     # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead
     from ..data.cache import cache_dir, cached_features, fingerprint
     folder = cache_dir(run.path.parent / ".token_cache") if run is not None else None
     key = fingerprint([train_rows, val_rows], tokenizer, {"template": cfg.template, "cutoff_len": cfg.cutoff_len,
-                                                          "train_on_prompt": cfg.train_on_prompt}) if folder else ""
+                                                          "train_on_prompt": cfg.train_on_prompt,
+                                                          "mask_history": cfg.mask_history}) if folder else ""
     feats, extra, hit = cached_features(folder, key, build)
     train, val, t_trunc = feats[:extra["n_train"]], feats[extra["n_train"]:], extra["truncated"]
     if not train:
@@ -103,7 +106,7 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
                           "fill the dataset's output (answer) column, or check its columns in dataset_info.json",
                           code="no_trainable_tokens")
     return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc,
-                        "tokenized_from_cache": hit}
+                        "history_masked": extra.get("history_masked", 0), "tokenized_from_cache": hit}
 
 
 def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
@@ -383,6 +386,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "
                    "the model) learns little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)")
+        if counts["history_masked"]:
+            notify(f"{counts['history_masked']} multi-turn training rows carry loss on their last reply only: the "
+                   f"template '{cfg.template}' (this model's chat template) does not render earlier replies so "
+                   "that their tokens can be found; choose a named template to train every reply")
         if counts["truncated"]:
             notify(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and were "
                    f"truncated; raise cutoff_len to keep them whole")

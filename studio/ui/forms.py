@@ -12,6 +12,7 @@ import gradio as gr
 
 from .. import zoo
 from ..config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
+from ..data.templates import TEMPLATE_NAMES
 from ..workspace import PRESETS_DIR
 
 GROUPS = ("model", "method", "data", "train", "memory")
@@ -29,7 +30,7 @@ def _model_choices() -> list[str]:
 WIDGET_CHOICES: dict[str, Callable[[], list[str]]] = {
     "model_name_or_path": _model_choices,
     "deepspeed": lambda: list(DEEPSPEED_SHORTCUTS),
-    "template": lambda: ["default", "llama3", "qwen", "chatml", "auto"],
+    "template": lambda: list(TEMPLATE_NAMES),  # the one registry the engine looks templates up in
 }
 
 FIELD_NAMES: list[str] = [m["name"] for m in field_meta()]

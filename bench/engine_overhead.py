@@ -44,8 +44,8 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     from studio.config import RunConfig
     from studio.engine import run_training
     if spec.get("unfused"):  # the engine before it chose the fused AdamW kernel (see --with-unfused)
-        import studio.engine.run as engine_run
-        engine_run._optimizer = lambda cfg, ds: cfg.optim
+        import studio.engine.arguments as engine_arguments
+        engine_arguments._optimizer = lambda cfg, ds: cfg.optim
     timer = TrainTimer()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],

@@ -6,6 +6,7 @@ allocator state never help or hurt the next. Results come back as one JSON line.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT_PREFIX = "BENCH_RESULT "
@@ -114,6 +115,44 @@ def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, t
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX):])
     raise RuntimeError(f"{mode} child failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
+def ab_parser(doc: str, quick: str, repeats: str, threads: bool = True) -> argparse.ArgumentParser:
+    """The flags every A/B bench shares: --quick (the CI size), --repeats, --threads (torch threads per child
+    run), and the hidden --child ARM --spec JSON that a child run is started with (see ``run_arms``)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--repeats", type=int, help=repeats)
+    if threads:
+        ap.add_argument("--threads", type=int, default=1,
+                        help="torch threads per run (default 1: stable on shared CPUs)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    return ap
+
+
+def run_as_child(args: argparse.Namespace, arm: Callable[[str, dict[str, Any]], dict[str, Any]]) -> bool:
+    """Started as a child (``--child ARM``): run ``arm(ARM, spec)`` and print its result line; True if so."""
+    if not args.child:
+        return False
+    emit_result(arm(args.child, json.loads(args.spec)))
+    return True
+
+
+def run_arms(script: Path, arms: list[str], repeats: int, spec: Callable[[int, str], dict[str, Any]],
+             each: Callable[[int, str, dict[str, Any]], None], threads: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """Every arm ``repeats`` times in ABBA order, each run a fresh child of ``script`` on ``spec(i, arm)``;
+    ``each(i, arm, result)`` checks the result, adds derived numbers and prints the run's line."""
+    results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
+    for i, arm in enumerate(interleaved(arms, repeats)):
+        r = run_child(script, arm, spec(i, arm), threads=threads)
+        each(i, arm, r)
+        results[arm].append(r)
+    return results
+
+
+def print_load() -> None:
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
 
 
 def emit_result(result: dict[str, Any]) -> None:

@@ -12,9 +12,6 @@ the tensor size), so the padding fraction is measured, not estimated.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
 import tempfile
@@ -23,8 +20,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
-                          review_rows, run_child, studio_row_lengths, table, write_jsonl)
+from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, print_load, print_machine,
+                          review_rows, run_arms, run_as_child, studio_row_lengths, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3}
@@ -64,15 +61,9 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat on 96 rows (< 2 min on 2 cores)")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 3, quick 1)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.child:
-        emit_result(arm(json.loads(a.spec)))
+    a = ab_parser(__doc__, "CI size: 1 repeat on 96 rows (< 2 min on 2 cores)",
+                  "runs per arm (default 3, quick 1)").parse_args(argv)
+    if run_as_child(a, lambda name, spec: arm(spec)):
         return 0
     size = QUICK if a.quick else FULL
     repeats = a.repeats or size["repeats"]
@@ -92,14 +83,13 @@ def main(argv: list[str] | None = None) -> int:
               f"p90 {q(0.9)}, p99 {q(0.99)}, max {lengths[-1]}")
         print(f"fixed: {TRAIN['batch']} rows per batch; dynamic: max_tokens_per_batch = {TRAIN['batch']} x "
               f"{mean:.0f} = {spec['budget']}; {size['epochs']} epoch(s) each")
-        results: dict[str, list[dict[str, Any]]] = {"fixed": [], "dynamic": []}
-        for i, name in enumerate(interleaved(["fixed", "dynamic"], repeats)):
-            r = run_child(Path(__file__), name, {**spec, "dynamic": name == "dynamic",
-                                                 "out": str(root / f"run{i}-{name}")}, threads=a.threads)
+
+        def each(i: int, name: str, r: dict[str, Any]) -> None:
             r["tok_s"], r["cpu_tok_s"] = r["real"] / r["train_s"], r["real"] / r["cpu_s"]
-            results[name].append(r)
             print(f"  run {i + 1}: {name:7s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
                   f"{r['tok_s']:9.1f} real tok/s  {r['batches']} batches", flush=True)
+        results = run_arms(Path(__file__), ["fixed", "dynamic"], repeats, lambda i, name: {
+            **spec, "dynamic": name == "dynamic", "out": str(root / f"run{i}-{name}")}, each, threads=a.threads)
     real = {r["real"] for rs in results.values() for r in rs}
     if len(real) != 1:
         raise SystemExit(f"arms trained on different token counts {real}: not comparable")
@@ -110,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(["batching", "runs", "batches", "real tokens", "padded tokens", "padding fraction", "median wall s",
                  "median real tok/s", "median real tok/CPU-s", "final loss"], out))
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print_load()
     wall, cpu = (paired_ratios(results, "dynamic", "fixed", k) for k in ("tok_s", "cpu_tok_s"))
     print(f"dynamic / fixed per block: wall {' '.join(f'{x:.3f}' for x in wall)}; "
           f"CPU {' '.join(f'{x:.3f}' for x in cpu)}")

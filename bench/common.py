@@ -244,9 +244,17 @@ def machine_info() -> dict[str, str]:
             "load_avg_1m": f"{os.getloadavg()[0]:.2f}"}
 
 
-def print_machine() -> None:
+def print_machine(threads: int | None = None) -> None:
     info = machine_info()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    if threads is not None:
+        print(f"torch threads per run: {threads}")
+
+
+def sized(args: argparse.Namespace, quick: dict[str, Any], full: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """(the QUICK or FULL size, runs per arm): --quick picks the size, --repeats overrides its repeats."""
+    size = quick if args.quick else full
+    return size, args.repeats or size["repeats"]
 
 
 def studio_row_lengths(spec: dict[str, Any]) -> list[int]:

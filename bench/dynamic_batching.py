@@ -21,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, print_load, print_machine,
-                          review_rows, run_arms, run_as_child, studio_row_lengths, table, write_jsonl)
+                          review_rows, run_arms, run_as_child, sized, studio_row_lengths, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3}
@@ -65,10 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                   "runs per arm (default 3, quick 1)").parse_args(argv)
     if run_as_child(a, lambda name, spec: arm(spec)):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_dynbatch_") as tmp:
         root = Path(tmp)
         rows, source = review_rows(size["rows"], seed=2)

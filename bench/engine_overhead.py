@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
-                          print_machine, review_rows, run_arms, run_as_child, table, write_jsonl)
+                          print_machine, review_rows, run_arms, run_as_child, sized, table, write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -104,7 +104,8 @@ def studio_features(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = ab_parser(__doc__, "CI size: 1 repeat of a short run (< 2 min on 2 cores)", "runs per arm (default 5, quick 1)")
+    ap = ab_parser(__doc__, "CI size: 1 repeat of a short run (< 2 min on 2 cores)",
+                   "runs per arm (default 5, quick 1)")
     ap.add_argument("--with-unfused", action="store_true",
                     help="add a third arm: studio with torch's unfused AdamW (what it used before choosing fused)")
     ap.add_argument("--long-rows", action="store_true", help="add a long tail of long reviews (longer steps)")
@@ -112,10 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     if run_as_child(a, lambda name, spec: plain_arm(spec) if name == "plain" else
                     studio_arm({**spec, "unfused": name == "studio-unfused"})):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_overhead_") as tmp:
         root = Path(tmp)
         # short reviews: short steps, where any per-step overhead of the engine shows the most

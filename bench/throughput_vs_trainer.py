@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
-                          print_machine, review_rows, run_arms, run_as_child, studio_row_lengths, table,
+                          print_machine, review_rows, run_arms, run_as_child, sized, studio_row_lengths, table,
                           write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
@@ -123,10 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     if run_as_child(a, lambda name, spec: plain_arm(spec) if name == "plain" else
                     studio_arm(spec, packed=name == "studio-packed", selective=name != "studio-full-logits")):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_vs_trainer_") as tmp:
         root = Path(tmp)
         rows, source = review_rows(size["rows"] + HELDOUT, seed=2)

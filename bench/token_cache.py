@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (ab_parser, build_model, median, paired_ratios, print_load, print_machine, review_rows,
-                          run_arms, run_as_child, run_child, table, write_jsonl)
+                          run_arms, run_as_child, run_child, sized, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 50_000, "repeats": 2}
@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if run_as_child(a, lambda name, spec: arm(spec)):
         return 0
-    size = QUICK if a.quick else FULL
-    n, repeats = a.rows or size["rows"], a.repeats or size["repeats"]
+    size, repeats = sized(a, QUICK, FULL)
+    n = a.rows or size["rows"]
     print_machine()
     with tempfile.TemporaryDirectory(prefix="bench_tokcache_") as tmp:
         root = Path(tmp)

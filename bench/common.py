@@ -257,6 +257,17 @@ def sized(args: argparse.Namespace, quick: dict[str, Any], full: dict[str, Any])
     return size, args.repeats or size["repeats"]
 
 
+def studio_run_config(spec: dict[str, Any], **extra: Any) -> Any:
+    """The studio arm's RunConfig: a full fine-tune in fp32 of ``spec``'s model on its data (model_dir, data, out,
+    cutoff_len, batch, lr, epochs, logging_steps, seed), linear schedule, no checkpoint inside the timed span."""
+    from studio.config import RunConfig
+    return RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
+                     finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
+                     learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
+                     logging_steps=spec["logging_steps"], save_steps=10**6, seed=spec["seed"], precision="fp32",
+                     plot_loss=False, **extra)
+
+
 def studio_row_lengths(spec: dict[str, Any]) -> list[int]:
     """Token lengths of the rows as the studio's engine tokenizes them (``spec``: model_dir, data, cutoff_len,
     seed), with the ``studio`` template that the plain baselines reproduce."""

@@ -21,7 +21,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, print_load, print_machine,
-                          review_rows, run_arms, run_as_child, sized, studio_row_lengths, table, write_jsonl)
+                          review_rows, run_arms, run_as_child, sized, studio_row_lengths, studio_run_config, table,
+                          write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3}
@@ -31,7 +32,6 @@ TRAIN = {"batch": 8, "lr": 2e-3, "seed": 42, "logging_steps": 10, "cutoff_len": 
 
 def arm(spec: dict[str, Any]) -> dict[str, Any]:
     """One studio run (child process); the collator is wrapped to count real and padded tokens."""
-    from studio.config import RunConfig
     from studio.engine import batching, run_training
     counts = {"real": 0, "padded": 0, "batches": 0}
     real_collator = batching.pad_collator
@@ -50,11 +50,7 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
     batching.pad_collator = counting_collator  # make_collator looks it up at call time
     timer = TrainTimer()
     extra = {"dynamic_batching": True, "max_tokens_per_batch": spec["budget"]} if spec["dynamic"] else {}
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
-                    learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
-                    logging_steps=spec["logging_steps"], save_steps=10**6, seed=spec["seed"], precision="fp32",
-                    plot_loss=False, **extra)
+    cfg = studio_run_config(spec, **extra)
     summary = run_training(cfg)
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
             **counts}

@@ -23,7 +23,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
-                          print_machine, review_rows, run_arms, run_as_child, sized, table, write_jsonl)
+                          print_machine, review_rows, run_arms, run_as_child, sized, studio_run_config, table,
+                          write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -39,18 +40,12 @@ def features_hash(features: list[dict[str, Any]]) -> str:
 
 # ------------------------------------------------------------------ the two arms (child processes)
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    from studio.config import RunConfig
     from studio.engine import run_training
     if spec.get("unfused"):  # the engine before it chose the fused AdamW kernel (see --with-unfused)
         import studio.engine.arguments as engine_arguments
         engine_arguments._optimizer = lambda cfg, ds: cfg.optim
     timer = TrainTimer()
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
-                    per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
-                    num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
-                    save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
-                    **spec.get("studio_overrides", {}))
+    cfg = studio_run_config(spec, template="studio", **spec.get("studio_overrides", {}))
     summary = run_training(cfg)
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"]}
 

@@ -32,8 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
-                          print_machine, review_rows, run_arms, run_as_child, sized, studio_row_lengths, table,
-                          write_jsonl)
+                          print_machine, review_rows, run_arms, run_as_child, sized, studio_row_lengths,
+                          studio_run_config, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3, "arms": ["studio", "plain", "studio-packed", "studio-full-logits"]}
@@ -76,16 +76,10 @@ def _rows(path: str) -> list[dict[str, str]]:
 # ------------------------------------------------------------------ arms (child processes)
 def studio_arm(spec: dict[str, Any], packed: bool = False, selective: bool = True) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from studio.config import RunConfig
     from studio.engine import run_training
     timer = TrainTimer()
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
-                    per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
-                    num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
-                    save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
-                    dynamic_batching=True, max_tokens_per_batch=spec["budget"], selective_logits=selective,
-                    neat_packing=packed)
+    cfg = studio_run_config(spec, template="studio", dynamic_batching=True, max_tokens_per_batch=spec["budget"],
+                            selective_logits=selective, neat_packing=packed)
     summary = run_training(cfg)
     model_dir = Path(spec["out"]) / "model"
     model = AutoModelForCausalLM.from_pretrained(model_dir)

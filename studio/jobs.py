@@ -40,6 +40,9 @@ def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
                        "check that the folder is writable", why=str(exc), code="run_write")
 
 
+STEP_EVENTS = ("start", "progress", "checkpoint", "end")  # the events that say which step the run is at
+
+
 class JobRunner:
     """Starts, follows, aborts and resumes training runs; at most one at a time per runner."""
 
@@ -179,11 +182,15 @@ class JobRunner:
         progress = [e for e in events if e.get("type") == "progress"]
         last = progress[-1] if progress else {}
         starts = [e for e in events if e.get("type") == "start"]
+        # the step is the newest event's (a resumed run's start/checkpoint/end events carry it too): not
+        # the largest ever logged (a resume from an older checkpoint really goes back) and not the last
+        # progress line (logged every logging_steps, so older than the checkpoint a resume starts from)
+        stepped = [e["step"] for e in events if e.get("type") in STEP_EVENTS and e.get("step") is not None]
         ckpt = run.last_checkpoint()
         return {
             "run": str(run.path), "name": run.path.name, "busy": busy, "aborting": aborting,
             "state": status.get("state", "starting" if busy else "unknown"), "reason": status.get("reason", ""),
-            "step": max(last.get("step", 0), status.get("step") or 0),
+            "step": stepped[-1] if stepped else (status.get("step") or 0),
             "total_steps": last.get("total_steps") or (starts[-1].get("total_steps") if starts else None),
             "epoch": last.get("epoch"), "loss": last.get("loss"), "eta_s": last.get("eta_s"),
             "tokens_per_s": last.get("tokens_per_s"), "mem_gb": last.get("mem_gb"),

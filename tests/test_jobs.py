@@ -264,3 +264,34 @@ def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
     assert "OSError" in (out / "error.log").read_text()
     assert not staging.exists()
     assert "Error: The disk is full" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_steps_continue_across_resume(tmp_path: Path, sample_reviews_jsonl: Path) -> None:
+    """Issue 13: after Abort and Resume the step shown (runner snapshot, Train tab status, runs table)
+    never goes below the step the run was stopped at (it went 21 -> 20, here 7 -> 0: no progress line
+    is logged before step 150, so only the start/checkpoint/end events know the step)."""
+    import re
+    from studio.ui.train_tab import status_markdown
+    runner = JobRunner(tmp_path / "runs", grace_s=60)
+    run = runner.start(tiny_cfg(sample_reviews_jsonl, tmp_path / "runs" / "r", max_steps=400, logging_steps=150,
+                                save_steps=3))
+    wait_for(lambda: any(e["type"] == "checkpoint" for e in runner.events(run)))
+    assert runner.abort() and runner.wait(120) == "aborted"
+    stopped_at = run.read_status()["step"]
+    assert 3 <= stopped_at < 150 and runner.snapshot()["step"] == stopped_at
+
+    runner.resume(run.path)
+    seen: list[tuple[int, int, int | None]] = []
+
+    def watch() -> bool:
+        snap = runner.snapshot()
+        shown = re.search(r"Step (\d+) /", status_markdown(snap, "en"))
+        table = runner.past_runs()[0]["step"]
+        seen.append((snap["step"], int(shown.group(1)) if shown else -1, table))
+        resumed = [e for e in runner.events(run) if e["type"] == "checkpoint" and e["step"] > stopped_at + 3]
+        return bool(resumed)
+    wait_for(watch, every=0.02)
+    assert runner.abort() and runner.wait(120) == "aborted"
+    assert seen and all(s >= stopped_at and md >= stopped_at and (t or 0) >= stopped_at for s, md, t in seen), \
+        (stopped_at, [x for x in seen if min(x[0], x[1], x[2] or 0) < stopped_at][:5])

@@ -138,7 +138,8 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     zh = cfg["i18n_translations"]["zh"]
     assert zh == translations()["zh"]
     page = logged_in(server).get("").text  # --lang zh: the served page starts in Chinese
-    assert page.index("return 'zh-CN'") < page.index('<script type="module"')
+    from studio.ui.session_lang import head_script
+    assert page.index(head_script("zh")) < page.index('<script type="module"')  # before Gradio picks its locale
     tabs = tab_components(cfg)
     assert set(tabs) == {"data", "settings", "train", "evaluate", "runs"}
     tab_labels = [c["props"]["label"] for c in cfg["components"] if c["type"] == "tabitem"]

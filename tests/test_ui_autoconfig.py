@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,40 @@ def test_offload_plans_are_judged_against_host_ram() -> None:
     cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full", deepspeed="z3-offload")
     md = estimate_markdown(cfg, 24, "en", ram_gb=24.0)
     assert md.startswith("**Does not fit**") and "Host RAM is too small" in md
+
+
+def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: an offload plan writes whole-model checkpoints; too little free disk -> "Does not fit"."""
+    import re
+    from studio.autoconfig import offload_disk_problem
+    from studio.ui import settings_tab
+    cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="lora", deepspeed="z3-offload",
+                    output_dir=str(tmp_path / "runs" / "new"))
+    asked: list[Any] = []
+    free = {"gb": 2.0}
+    monkeypatch.setattr(settings_tab, "_free_disk", lambda where=None: asked.append(where) or free["gb"])
+    small = estimate_markdown(cfg, 24, "en", ram_gb=256.0)
+    need = re.search(r"a checkpoint needs about (\d+) GB of disk, only 2 GB are free", small)
+    assert small.startswith("**Does not fit**") and need and 10 <= int(need.group(1)) <= 20, small
+    assert asked == [cfg.output_dir]  # the disk the run goes to, not the server's current folder
+    free["gb"] = 500.0
+    roomy = estimate_markdown(cfg, 24, "en", ram_gb=256.0)
+    assert roomy.startswith("**Fits") and "of disk" not in roomy, roomy
+    # the same rule without the page: the fit estimate plus the machine's disk
+    est = estimate_for_config(cfg, 24, ram_gb=256.0)
+    assert offload_disk_problem(cfg, est, Hardware(24.0, 256.0, 2.0)) is not None
+    assert offload_disk_problem(cfg, est, Hardware(24.0, 256.0, 500.0)) is None
+    # a plan without offload keeps its checkpoints small and never asks the disk
+    asked.clear()
+    free["gb"] = 2.0
+    estimate_markdown(cfg.replace(deepspeed=None), 24, "en", ram_gb=256.0)
+    assert asked == []
+
+
+def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
+    from studio.ui.settings_tab import _free_disk
+    import shutil
+    assert _free_disk(tmp_path / "not" / "yet") == pytest.approx(shutil.disk_usage(tmp_path).free / 1024 ** 3, rel=0.01)
 
 
 @pytest.mark.parametrize("recipe", sorted((forms.PRESETS / "recipes").glob("*gb.yaml")))

@@ -1,4 +1,4 @@
-"""Issue 13, finding 8 in a real browser: with --lang zh every tab reads Chinese.
+"""Issue 13, finding 8 in a real browser: with --lang zh, or in a Chinese browser, every tab reads Chinese.
 
 Walks every tab of a Chinese studio (after converting the sample, so reports and lists are
 filled) and fails on any visible English word outside a whitelist of names and units.
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+import pytest
 
 from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
@@ -42,11 +44,13 @@ def english_words(text: str) -> set[str]:
     return words
 
 
-def test_every_tab_reads_chinese(tmp_path: Any) -> None:
+@pytest.mark.parametrize("flags", [("--lang", "zh"), ()], ids=["lang-zh", "browser-zh"])
+def test_every_tab_reads_chinese(tmp_path: Any, flags: tuple[str, ...]) -> None:
+    """With --lang zh, and with no --lang in a Chinese browser (its Accept-Language): the same page."""
     from playwright.sync_api import expect, sync_playwright
     from ui_server import Server
     expect.set_options(timeout=60_000)
-    srv = Server(tmp_path / "ws", "--lang", "zh").wait_ready()
+    srv = Server(tmp_path / "ws", *flags).wait_ready()
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -61,3 +61,48 @@ def test_clear_forgets_the_queue() -> None:
     assert run_queue.clear(ctx) == 2
     runner.finish()
     assert run_queue.start_next(ctx, lambda c: c) is None and runner.started == ["a"]
+
+
+def test_the_queue_survives_a_server_restart_and_starts_without_a_page(tmp_path: Path) -> None:
+    """Issue 13: the queue is kept in the workspace; a new server (a new AppContext on the same
+    workspace) restores it and its watcher starts the next run with no browser polling."""
+    import json
+    import time
+    from studio.ui.context import AppContext
+    first = FakeRunner()
+    first.busy = True  # a run is going when the person queues two more
+    ctx = AppContext.create(tmp_path / "ws", runner=first)  # type: ignore[arg-type]
+    same = lambda c: c  # noqa: E731
+    assert run_queue.start_or_queue(ctx, RunConfig(output_dir="b", learning_rate=3e-4), same) == 1
+    assert run_queue.start_or_queue(ctx, RunConfig(output_dir="c"), same) == 2
+    kept = json.loads((tmp_path / "ws" / run_queue.FILE).read_text())
+    assert [c["output_dir"] for c in kept] == ["b", "c"]
+    assert not list((tmp_path / "ws").glob(".queue.json.*"))  # atomic write: no temp file left behind
+
+    # the server restarts: a new context (and runner) on the same workspace
+    runner = FakeRunner()
+    again = AppContext.create(tmp_path / "ws", runner=runner)  # type: ignore[arg-type]
+    assert run_queue.waiting(again) == 2
+    assert run_queue._queue(again)[0].learning_rate == 3e-4  # the queued settings themselves, not defaults
+    stop = run_queue.watch(again, same, every_s=0.05)
+    try:
+        deadline = time.time() + 10
+        while not runner.started and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+    assert runner.started == ["b"] and run_queue.waiting(again) == 1
+    assert [c["output_dir"] for c in json.loads((tmp_path / "ws" / run_queue.FILE).read_text())] == ["c"]
+    assert run_queue.clear(again) == 1
+    assert json.loads((tmp_path / "ws" / run_queue.FILE).read_text()) == []
+    assert run_queue.waiting(AppContext.create(tmp_path / "ws", runner=FakeRunner())) == 0  # type: ignore[arg-type]
+
+
+def test_an_unreadable_queue_file_is_ignored(tmp_path: Path) -> None:
+    from studio.ui.context import AppContext
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / run_queue.FILE).write_text("{not json")
+    ctx = AppContext.create(tmp_path / "ws", runner=FakeRunner())  # type: ignore[arg-type]
+    assert run_queue.waiting(ctx) == 0
+    (tmp_path / "ws" / run_queue.FILE).write_text('[{"output_dir": "ok"}, {"no_such_key": 1}]')
+    assert run_queue.waiting(AppContext.create(tmp_path / "ws", runner=FakeRunner())) == 1  # type: ignore[arg-type]

@@ -250,7 +250,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:
         n_train, n_all = parameter_counts(model)
-        run.write_status("running", step=trainer.state.global_step, **counts,
+        # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
+        run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=plan.mode)
         from ..data.templates import chat_template_mismatch
@@ -297,6 +298,12 @@ def _last_loss(history: list[dict]) -> float | None:
         if "loss" in h and isinstance(h["loss"], (int, float)) and math.isfinite(h["loss"]):
             return float(h["loss"])
     return None
+
+
+def _checkpoint_step(checkpoint: Path | None) -> int:
+    """The step a checkpoint-N folder was saved at (0 for none or another name)."""
+    name = checkpoint.name if checkpoint else ""
+    return int(name.rsplit("-", 1)[1]) if name.startswith("checkpoint-") and name.rsplit("-", 1)[1].isdigit() else 0
 
 
 def _resolve_resume(run: RunDir, resume_from: str | None) -> Path | None:

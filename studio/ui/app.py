@@ -131,10 +131,15 @@ def build_app(ctx: Any) -> Any:
     from .settings_tab import build_settings_tab
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
+    from .session_lang import SWITCH_JS
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
         with gr.Row():
             gr.Markdown(T("app.title"))
+            # the page's own language switch: this browser only (a cookie), labels and server messages alike
+            lang_pick = gr.Radio([("English", "en"), ("中文", "zh")], value=ctx.default_lang, show_label=False,
+                                 container=False, scale=0, min_width=160, elem_id="lang-switch")
+            lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
         gr.Markdown(T("app.intro"))
@@ -172,6 +177,9 @@ def build_app(ctx: Any) -> Any:
             settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
             api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
+        app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
+        from .localize import wire
+        wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
     return app
@@ -180,13 +188,16 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware
-    middleware = [auth_guard_middleware(enabled=bool(auth))] + ([lang_middleware(args.lang)] if args.lang else [])
+    # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
+    middleware = [auth_guard_middleware(enabled=bool(auth)), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=int(args.max_upload_mb * 1024 * 1024), show_error=True,
                 ssr_mode=False,
-                footer_links=["api", "settings"], enable_monitoring=False, mcp_server=False,
+                # not Gradio's footer Settings: its language switch changes the labels only, not the
+                # server's messages; the page's own English / 中文 switch changes both
+                footer_links=["api"], enable_monitoring=False, mcp_server=False,
                 quiet=True)  # our own address lines (studio/ui/addresses.py), without Gradio's share=True hint
 
 
@@ -207,6 +218,10 @@ def main(args: argparse.Namespace) -> int:
     # built-in models are prepared once into <workspace>/models; training children inherit the setting
     os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
     app = build_app(ctx)
+    from . import run_queue
+    from .paths import resolve_run_paths
+    run_queue.watch(ctx, lambda c: resolve_run_paths(c, ctx))  # queued runs (kept in the workspace) start by themselves
+    app.studio_forced_lang = args.lang  # type: ignore[attr-defined]  # None: each browser's own language
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
     app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)

@@ -24,8 +24,8 @@ def ui_errors(fn: Callable) -> Callable:
             raise
         except Exception:
             log.exception("unexpected error in %s", fn.__name__)
-            raise gr.Error(f"Something went wrong inside the studio ({fn.__name__}); the server log has the "
-                           "details.", print_exception=False) from None
+            from .i18n import msg
+            raise gr.Error(msg("err.internal", name=fn.__name__), print_exception=False) from None
     return wrapper
 
 

@@ -7,8 +7,10 @@ Fields:
     allowed_roots: the only folders a typed path (model, data, output, DeepSpeed JSON) may point into:
                    the workspace plus any ``--data-root``; check with ``studio.ui.paths.confine``.
     runner:        the one ``studio.jobs.JobRunner`` (server-side state: reloads re-attach to it).
-    lang:          'en' or 'zh': the default UI language (labels switch in the browser; messages
-                   built on the server use this).
+    lang:          'en' or 'zh': the language of the browser being answered (its in-page switch,
+                   --lang, its Accept-Language; studio/ui/session_lang.py); ``default_lang``
+                   outside a request (build time, tests).
+    default_lang:  the server's default (--lang, else 'en').
     max_upload_mb: largest accepted upload in MB.
 """
 from __future__ import annotations
@@ -26,10 +28,19 @@ class AppContext:
     data_root: Path
     allowed_roots: list[Path]
     runner: JobRunner
-    lang: str = "en"
+    default_lang: str = "en"
     max_upload_mb: float = 50.0
     allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
+
+    @property
+    def lang(self) -> str:
+        from .session_lang import session_lang
+        return session_lang(self.default_lang)
+
+    @lang.setter
+    def lang(self, value: str) -> None:
+        self.default_lang = value
 
     @classmethod
     def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",
@@ -41,4 +52,4 @@ class AppContext:
             p.mkdir(parents=True, exist_ok=True)
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
-                   runner=runner or JobRunner(runs), lang=lang, max_upload_mb=max_upload_mb)
+                   runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb)

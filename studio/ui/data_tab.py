@@ -71,7 +71,7 @@ def label_check_markdown(table: Table, label_col: str | None, task: str, lang: s
 def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     """Everything shown after a file is picked: summary, preview, stats, guessed task/columns/labels."""
     table = open_table(path, ctx)
-    headers, rows = preview(table, n=10, max_chars=120)
+    cols, rows = preview(table, n=10, max_chars=120)
     guess = guess_columns(table)
     info = msg("loaded_file", ctx.lang, rows=len(table), cols=len(table.columns), name=Path(path).name)
     if table.warnings:
@@ -79,7 +79,8 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
     name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
     task = guess_task(table, guess)
-    return (info, gr.update(value=rows, headers=headers), stats_rows(table, ctx.lang), task, *columns,
+    stats = gr.update(value=stats_rows(table, ctx.lang), headers=headers("stats_headers", ctx.lang))
+    return (info, gr.update(value=rows, headers=cols), stats, task, *columns,
             label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
             label_check_markdown(table, guess.get("label"), task, ctx.lang))
 

@@ -1,8 +1,8 @@
 """Every user-facing string of the studio's own tabs, in English and Chinese.
 
-Static labels go through Gradio's ``gr.I18n`` (the browser picks the language, the footer's
-Settings panel switches it, ``--lang`` sets the default). Messages built on the server (status
-lines, errors) use ``msg(key, lang)``. English field help comes from RunConfig's metadata, so
+Static labels go through Gradio's ``gr.I18n`` (the browser translates them); messages built on
+the server (status lines, errors) use ``msg(key, lang)``. Both follow the language of the browser
+session (the page's English / 中文 switch, ``--lang``, the browser's language): session_lang.py. English field help comes from RunConfig's metadata, so
 it is written once, in studio/config.py.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import field_meta
+from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
 
 LANGS = ("en", "zh")
 
@@ -441,6 +442,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "ev.predicted_acc": (" · accuracy {acc:.1%} against the file's outputs", " · 相对文件中的答案，准确率 {acc:.1%}"),
     "ev.exported": ("Exported **{kind}** model to `{path}` ({mb} MB). {what} See README.md in that folder for how to "
                     "load it.", "已把 **{kind}** 模型导出到 `{path}`（{mb} MB）。{what} 加载方法见该文件夹中的 README.md。"),
+    "err.internal": ("Something went wrong inside the studio ({name}); the server log has the details.",
+                     "工作室内部出错（{name}）；详情见服务器日志。"),
     "ev.no_upload": ("No file uploaded", "没有上传文件"),
     "ev.no_upload_fix": ("upload a labelled .jsonl or .csv file, or check the validation split",
                          "上传带标签的 .jsonl 或 .csv 文件，或改为检查验证集"),
@@ -475,66 +478,23 @@ def make_i18n() -> Any:
 
 
 def msg(key: str, lang: str = "en", **fmt: Any) -> str:
-    """A server-side message in ``lang`` (English when the key or language is missing)."""
+    """A server-side message in ``lang`` (English when the key or language is missing).
+
+    While the server answers a browser, that browser's language wins over ``lang`` (the in-page
+    switch, --lang, then its Accept-Language: ``session_lang``), so a message built for one
+    browser never comes out in another browser's language.
+    """
+    lang = session_lang(lang)
     pair = MESSAGES.get(key) or UI.get(key) or (key, key)
     text = pair[1] if lang == "zh" else pair[0]
     return text.format(**fmt) if fmt else text
 
 
 def force_lang_head(lang: str) -> str:
-    """<head> script that makes ``lang`` the page's starting language (the footer's Settings still switch).
-
-    Gradio picks the language from navigator.language while the app starts, before launch(head=...)
-    is mounted, so this must be in the served HTML itself: see ``ForceLangMiddleware``.
-    """
-    tag = {"zh": "zh-CN", "en": "en-US"}[lang]
-    return ("<script>(function(){try{Object.defineProperty(navigator,'language',{get:function(){return '%s'}});"
-            "Object.defineProperty(navigator,'languages',{get:function(){return ['%s','%s']}});}catch(e){}})();"
-            "</script>" % (tag, tag, lang))
+    """<head> script that makes ``lang`` the page's starting language (kept for callers; see session_lang)."""
+    return head_script(lang)
 
 
-class ForceLangMiddleware:
-    """ASGI middleware: puts ``force_lang_head(lang)`` first in <head> of every served HTML page.
-
-    Passed to Gradio through launch(app_kwargs={"middleware": [...]}) (a FastAPI argument), so
-    it sits inside Gradio's compression and sees the page as plain HTML.
-    """
-
-    def __init__(self, app: Any, lang: str):
-        self.app = app
-        self.script = force_lang_head(lang).encode()
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "GET":
-            await self.app(scope, receive, send)
-            return
-        start: dict = {}
-        body: list[bytes] = []
-
-        async def capture(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                headers = dict(message.get("headers") or [])
-                if not headers.get(b"content-type", b"").startswith(b"text/html"):
-                    start["pass"] = True
-                    await send(message)
-                    return
-                start["message"] = message
-                return
-            if start.get("pass"):
-                await send(message)
-                return
-            body.append(message.get("body", b""))
-            if not message.get("more_body"):
-                html = b"".join(body).replace(b"<head>", b"<head>" + self.script, 1)
-                head = start["message"]
-                head["headers"] = [(k, v) for k, v in head.get("headers") or [] if k != b"content-length"] + [
-                    (b"content-length", str(len(html)).encode())]
-                await send(head)
-                await send({"type": "http.response.body", "body": html})
-
-        await self.app(scope, receive, capture)
-
-
-def lang_middleware(lang: str) -> Any:
-    from starlette.middleware import Middleware
-    return Middleware(ForceLangMiddleware, lang=lang)
+def lang_middleware(lang: str | None) -> Any:
+    """The middleware that makes the page's labels start in the session's language (studio/ui/session_lang.py)."""
+    return _lang_middleware(lang)

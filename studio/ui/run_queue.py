@@ -3,23 +3,66 @@
 The job runner trains one run at a time (the card's memory belongs to that run). A person who
 has two ideas to try should not have to wait by the page to press Start again, so the page keeps
 a first-in-first-out list of configs and starts the next one when the runner is idle. It lives
-in the server (``ctx.extra``), next to the runner, so every browser sees the same queue; it is not
-written to disk, so a restarted server starts with an empty queue (nothing starts by surprise).
+in the server (``ctx.extra``), next to the runner, so every browser sees the same queue, and in
+the workspace (``queue.json``, rewritten atomically on every change), so a restarted server still
+starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
 
+import json
+import logging
 import threading
+from pathlib import Path
 from typing import Any, Callable
 
 from ..config import RunConfig
 from ..errors import StudioError
+from ..runs import atomic_write_text
 from .context import AppContext
 
 _LOCK = threading.Lock()
+FILE = "queue.json"
+log = logging.getLogger("studio.ui")
+
+
+def _file(ctx: AppContext) -> Path | None:
+    ws = getattr(ctx, "workspace", None)
+    return Path(ws) / FILE if ws else None
+
+
+def _restore(ctx: AppContext) -> list[RunConfig]:
+    """The queue a previous server left in the workspace (a run that no longer loads is dropped, logged)."""
+    path = _file(ctx)
+    if path is None or not path.exists():
+        return []
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring the unreadable run queue %s: %s", path, exc)
+        return []
+    out = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            out.append(RunConfig.from_dict(item, source=str(path)))
+        except (StudioError, TypeError) as exc:
+            log.warning("dropping a queued run that no longer loads: %s", exc)
+    return out
+
+
+def _save(ctx: AppContext) -> None:
+    path = _file(ctx)
+    if path is None:
+        return
+    try:
+        atomic_write_text(path, json.dumps([c.to_dict() for c in _queue(ctx)], ensure_ascii=False, indent=1))
+    except OSError as exc:  # a full disk must not stop the run itself from starting
+        log.warning("cannot keep the run queue in %s: %s", path, exc)
 
 
 def _queue(ctx: AppContext) -> list[RunConfig]:
-    return ctx.extra.setdefault("queue", [])
+    if "queue" not in ctx.extra:
+        ctx.extra["queue"] = _restore(ctx)
+    return ctx.extra["queue"]
 
 
 def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig]) -> int:
@@ -34,6 +77,7 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
     with _LOCK:
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
             _queue(ctx).append(cfg)
+            _save(ctx)
             return len(_queue(ctx))
         try:
             ctx.runner.start(resolve(cfg))
@@ -41,6 +85,7 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
             if exc.code != "busy":  # another browser started one a moment ago: wait behind it
                 raise
             _queue(ctx).append(cfg)
+            _save(ctx)
             return len(_queue(ctx))
     return 0
 
@@ -51,6 +96,7 @@ def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> st
         if not _queue(ctx) or ctx.runner.snapshot().get("busy"):
             return None
         cfg = _queue(ctx).pop(0)
+        _save(ctx)
         try:
             return ctx.runner.start(resolve(cfg)).path.name
         except StudioError:
@@ -58,7 +104,8 @@ def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> st
 
 
 def waiting(ctx: AppContext) -> int:
-    return len(_queue(ctx))
+    with _LOCK:
+        return len(_queue(ctx))
 
 
 def clear(ctx: AppContext) -> int:
@@ -66,7 +113,23 @@ def clear(ctx: AppContext) -> int:
     with _LOCK:
         n = len(_queue(ctx))
         _queue(ctx).clear()
+        _save(ctx)
     return n
 
 
-__all__ = ["clear", "start_next", "start_or_queue", "waiting"]
+def watch(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig], every_s: float = 2.0) -> threading.Event:
+    """Start queued runs in the background, with or without a page open; set the returned event to stop."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every_s):
+            try:
+                start_next(ctx, resolve)
+            except Exception:  # keep watching: one bad moment must not end the queue for good
+                log.exception("the run queue could not start the next run")
+
+    threading.Thread(target=loop, name="run-queue", daemon=True).start()
+    return stop
+
+
+__all__ = ["clear", "start_next", "start_or_queue", "waiting", "watch"]

@@ -99,7 +99,7 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         keep = [p for p in (current or []) if any(p == v for _, v in choices)]
         if not keep:
             keep = [v for _, v in choices[:2]]
-        return table_rows(runs, lang), gr.update(choices=choices, value=keep)
+        return gr.update(value=table_rows(runs, ctx.lang), headers=headers("runs.headers", ctx.lang)), gr.update(choices=choices, value=keep)
 
     def on_pick(paths: list[str] | None) -> tuple[Any, str]:
         return compare(ctx, paths)

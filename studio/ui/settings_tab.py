@@ -48,8 +48,12 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
     except StudioError as exc:
         return f"⚠️ {plain(exc.message, lang)}"
     d = est.to_dict()
-    verdict = ("" if d["fits"] is None else
-               f"**{msg('tight', lang) if d['tight'] else msg('fits' if d['fits'] else 'no_fit', lang)}** — ")
+    # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
+    disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
+        if "offload" in str(cfg.deepspeed) or cfg.layerwise_offload else None
+    fits = d["fits"] and not disk if d["fits"] is not None else None
+    verdict = ("" if fits is None else
+               f"**{msg('tight', lang) if d['tight'] and fits else msg('fits' if fits else 'no_fit', lang)}** — ")
     ram = f" / {ram_gb:.1f} GB" if ram_gb else ""
     if hw.device == "cpu":
         lines = [msg("hw.cpu", lang, ram=ram_gb or 0), "",
@@ -60,8 +64,6 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
         if d["host_short"]:
             lines += [msg("host_short", lang, need=d["cpu_gb"], ram=ram_gb or 0), ""]
     lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
-    disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk())) \
-        if "offload" in str(cfg.deepspeed) or cfg.layerwise_offload else None
     if disk:
         lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
@@ -69,9 +71,13 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
     return "\n".join(lines)
 
 
-def _free_disk() -> float | None:
+def _free_disk(where: str | Path | None = None) -> float | None:
+    """Free GB on the disk the run folder goes to (its nearest existing parent folder)."""
+    path = Path(where or ".").expanduser().absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
     try:
-        return shutil.disk_usage(".").free / 1024 ** 3
+        return shutil.disk_usage(path).free / 1024 ** 3
     except OSError:
         return None
 

@@ -92,15 +92,20 @@ def page_log(text: str) -> str:
     return "\n".join(ln for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln))
 
 
+def state_word(state: str, lang: str) -> str:
+    """A run state ('finished', 'aborted', ...) in the page's language."""
+    return msg("state." + state, lang) if ("state." + state) in _STATES else state
+
+
 def runs_rows(ctx: AppContext) -> list[list[Any]]:
     def num(v: Any) -> Any:
         return round(v, 4) if isinstance(v, float) else ("" if v is None else v)
-    return [[r["name"], r["state"], r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
+    return [[r["name"], state_word(r["state"], ctx.lang), r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
              num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160]] for r in ctx.runner.past_runs()]
 
 
 def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
-    return [(f"{r['name']} ({r['state']})", r["path"]) for r in ctx.runner.past_runs()
+    return [(f"{r['name']} ({state_word(r['state'], ctx.lang)})", r["path"]) for r in ctx.runner.past_runs()
             if r["state"] in ("aborted", "failed")]
 
 
@@ -120,7 +125,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
                          lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
     if moved or "state" not in seen:
-        runs = runs_rows(ctx)
+        runs = gr.update(value=runs_rows(ctx), headers=headers("runs_headers", ctx.lang))
         choices = resumable_choices(ctx)
         current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))

@@ -1,0 +1,30 @@
+"""Issue 13, finding 12 (".xls files are refused"): the Data tab takes an old Excel .xls file to a dataset."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studio.data.readers import SUPPORTED_SUFFIXES
+from studio.ui.context import AppContext
+from studio.ui.data_tab import convert, inspect
+
+
+def test_the_data_tab_converts_an_old_excel_file(tmp_path: Path) -> None:
+    import xlwt  # pinned in requirements.txt for tests: pandas no longer writes .xls
+    book = xlwt.Workbook(encoding="utf-8")
+    sheet = book.add_sheet("reviews")
+    rows = [("review", "label")] + [(f"great product {i}", "good") for i in range(10)] + \
+        [(f"broke in a day {i}", "bad") for i in range(10)]
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            sheet.write(r, c, value)
+    src = tmp_path / "old.xls"
+    book.save(str(src))
+    assert ".xls" in SUPPORTED_SUFFIXES  # the upload box offers it (file_types=SUPPORTED_SUFFIXES)
+
+    ctx = AppContext.create(tmp_path / "ws")
+    shown = inspect(str(src), ctx)
+    assert "20" in shown[0] and shown[3] == "sentiment"  # rows counted, the task guessed
+    report, path = convert(ctx, str(src), "sentiment", {"text": "review", "label": "label"}, "", "", "old")
+    written = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    assert len(written) == 20 and {r["output"] for r in written} == {"positive", "negative"}, report

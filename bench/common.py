@@ -6,6 +6,7 @@ allocator state never help or hurt the next. Results come back as one JSON line.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT_PREFIX = "BENCH_RESULT "
@@ -116,6 +117,44 @@ def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, t
     raise RuntimeError(f"{mode} child failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
 
 
+def ab_parser(doc: str, quick: str, repeats: str, threads: bool = True) -> argparse.ArgumentParser:
+    """The flags every A/B bench shares: --quick (the CI size), --repeats, --threads (torch threads per child
+    run), and the hidden --child ARM --spec JSON that a child run is started with (see ``run_arms``)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--repeats", type=int, help=repeats)
+    if threads:
+        ap.add_argument("--threads", type=int, default=1,
+                        help="torch threads per run (default 1: stable on shared CPUs)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    return ap
+
+
+def run_as_child(args: argparse.Namespace, arm: Callable[[str, dict[str, Any]], dict[str, Any]]) -> bool:
+    """Started as a child (``--child ARM``): run ``arm(ARM, spec)`` and print its result line; True if so."""
+    if not args.child:
+        return False
+    emit_result(arm(args.child, json.loads(args.spec)))
+    return True
+
+
+def run_arms(script: Path, arms: list[str], repeats: int, spec: Callable[[int, str], dict[str, Any]],
+             each: Callable[[int, str, dict[str, Any]], None], threads: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """Every arm ``repeats`` times in ABBA order, each run a fresh child of ``script`` on ``spec(i, arm)``;
+    ``each(i, arm, result)`` checks the result, adds derived numbers and prints the run's line."""
+    results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
+    for i, arm in enumerate(interleaved(arms, repeats)):
+        r = run_child(script, arm, spec(i, arm), threads=threads)
+        each(i, arm, r)
+        results[arm].append(r)
+    return results
+
+
+def print_load() -> None:
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+
+
 def emit_result(result: dict[str, Any]) -> None:
     """The one line a child prints for its parent to read."""
     print(RESULT_PREFIX + json.dumps(result), flush=True)
@@ -205,9 +244,28 @@ def machine_info() -> dict[str, str]:
             "load_avg_1m": f"{os.getloadavg()[0]:.2f}"}
 
 
-def print_machine() -> None:
+def print_machine(threads: int | None = None) -> None:
     info = machine_info()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    if threads is not None:
+        print(f"torch threads per run: {threads}")
+
+
+def sized(args: argparse.Namespace, quick: dict[str, Any], full: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """(the QUICK or FULL size, runs per arm): --quick picks the size, --repeats overrides its repeats."""
+    size = quick if args.quick else full
+    return size, args.repeats or size["repeats"]
+
+
+def studio_run_config(spec: dict[str, Any], **extra: Any) -> Any:
+    """The studio arm's RunConfig: a full fine-tune in fp32 of ``spec``'s model on its data (model_dir, data, out,
+    cutoff_len, batch, lr, epochs, logging_steps, seed), linear schedule, no checkpoint inside the timed span."""
+    from studio.config import RunConfig
+    return RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
+                     finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
+                     learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
+                     logging_steps=spec["logging_steps"], save_steps=10**6, seed=spec["seed"], precision="fp32",
+                     plot_loss=False, **extra)
 
 
 def studio_row_lengths(spec: dict[str, Any]) -> list[int]:

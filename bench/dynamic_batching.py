@@ -12,9 +12,6 @@ the tensor size), so the padding fraction is measured, not estimated.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
 import tempfile
@@ -23,8 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios, print_machine,
-                          review_rows, run_child, studio_row_lengths, table, write_jsonl)
+from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, print_load, print_machine,
+                          review_rows, run_arms, run_as_child, sized, studio_row_lengths, studio_run_config, table,
+                          write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3}
@@ -34,7 +32,6 @@ TRAIN = {"batch": 8, "lr": 2e-3, "seed": 42, "logging_steps": 10, "cutoff_len": 
 
 def arm(spec: dict[str, Any]) -> dict[str, Any]:
     """One studio run (child process); the collator is wrapped to count real and padded tokens."""
-    from studio.config import RunConfig
     from studio.engine import batching, run_training
     counts = {"real": 0, "padded": 0, "batches": 0}
     real_collator = batching.pad_collator
@@ -53,31 +50,19 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
     batching.pad_collator = counting_collator  # make_collator looks it up at call time
     timer = TrainTimer()
     extra = {"dynamic_batching": True, "max_tokens_per_batch": spec["budget"]} if spec["dynamic"] else {}
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
-                    learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
-                    logging_steps=spec["logging_steps"], save_steps=10**6, seed=spec["seed"], precision="fp32",
-                    plot_loss=False, **extra)
+    cfg = studio_run_config(spec, **extra)
     summary = run_training(cfg)
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
             **counts}
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat on 96 rows (< 2 min on 2 cores)")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 3, quick 1)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.child:
-        emit_result(arm(json.loads(a.spec)))
+    a = ab_parser(__doc__, "CI size: 1 repeat on 96 rows (< 2 min on 2 cores)",
+                  "runs per arm (default 3, quick 1)").parse_args(argv)
+    if run_as_child(a, lambda name, spec: arm(spec)):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_dynbatch_") as tmp:
         root = Path(tmp)
         rows, source = review_rows(size["rows"], seed=2)
@@ -92,14 +77,13 @@ def main(argv: list[str] | None = None) -> int:
               f"p90 {q(0.9)}, p99 {q(0.99)}, max {lengths[-1]}")
         print(f"fixed: {TRAIN['batch']} rows per batch; dynamic: max_tokens_per_batch = {TRAIN['batch']} x "
               f"{mean:.0f} = {spec['budget']}; {size['epochs']} epoch(s) each")
-        results: dict[str, list[dict[str, Any]]] = {"fixed": [], "dynamic": []}
-        for i, name in enumerate(interleaved(["fixed", "dynamic"], repeats)):
-            r = run_child(Path(__file__), name, {**spec, "dynamic": name == "dynamic",
-                                                 "out": str(root / f"run{i}-{name}")}, threads=a.threads)
+
+        def each(i: int, name: str, r: dict[str, Any]) -> None:
             r["tok_s"], r["cpu_tok_s"] = r["real"] / r["train_s"], r["real"] / r["cpu_s"]
-            results[name].append(r)
             print(f"  run {i + 1}: {name:7s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
                   f"{r['tok_s']:9.1f} real tok/s  {r['batches']} batches", flush=True)
+        results = run_arms(Path(__file__), ["fixed", "dynamic"], repeats, lambda i, name: {
+            **spec, "dynamic": name == "dynamic", "out": str(root / f"run{i}-{name}")}, each, threads=a.threads)
     real = {r["real"] for rs in results.values() for r in rs}
     if len(real) != 1:
         raise SystemExit(f"arms trained on different token counts {real}: not comparable")
@@ -110,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(["batching", "runs", "batches", "real tokens", "padded tokens", "padding fraction", "median wall s",
                  "median real tok/s", "median real tok/CPU-s", "final loss"], out))
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print_load()
     wall, cpu = (paired_ratios(results, "dynamic", "fixed", k) for k in ("tok_s", "cpu_tok_s"))
     print(f"dynamic / fixed per block: wall {' '.join(f'{x:.3f}' for x in wall)}; "
           f"CPU {' '.join(f'{x:.3f}' for x in cpu)}")

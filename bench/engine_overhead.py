@@ -17,10 +17,8 @@ both arms (checked: the two tokenizations are compared by hash before anything i
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -28,8 +26,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios,
-                          plain_pad_collate, print_machine, review_rows, run_child, table, write_jsonl)
+from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
+                          print_machine, review_rows, run_arms, run_as_child, sized, studio_run_config, table,
+                          write_jsonl)
 
 # The tiny-demo model size: the CPU setting where loop overhead is the largest share of a step.
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}
@@ -45,18 +44,13 @@ def features_hash(features: list[dict[str, Any]]) -> str:
 
 # ------------------------------------------------------------------ the two arms (child processes)
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    from studio.config import RunConfig
     from studio.engine import run_training
     if spec.get("unfused"):  # the engine before it chose the fused AdamW kernel (see --with-unfused)
-        import studio.engine.run as engine_run
-        engine_run._optimizer = lambda cfg, ds: cfg.optim
+        import studio.engine.arguments as engine_arguments
+        engine_arguments._optimizer = lambda cfg, ds: cfg.optim
     timer = TrainTimer()
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
-                    per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
-                    num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
-                    save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
-                    **{"gradient_checkpointing": False, **spec.get("studio_overrides", {})})
+    cfg = studio_run_config(spec, template="studio",
+                            **{"gradient_checkpointing": False, **spec.get("studio_overrides", {})})
     summary = run_training(cfg)
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"]}
 
@@ -110,29 +104,25 @@ def studio_features(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat of a short run (< 2 min on 2 cores)")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 5, quick 1)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
+    ap = ab_parser(__doc__, "CI size: 1 repeat of a short run (< 2 min on 2 cores)",
+                   "runs per arm (default 5, quick 1)")
     ap.add_argument("--with-unfused", action="store_true",
                     help="add a third arm: studio with torch's unfused AdamW (what it used before choosing fused)")
     ap.add_argument("--with-ckpt", action="store_true",
                     help="add an arm: studio with RunConfig's default gradient checkpointing (the plain script has none)")
     ap.add_argument("--long-rows", action="store_true", help="add a long tail of long reviews (longer steps)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.child:
-        spec = json.loads(a.spec)
-        unfused = a.child == "studio-unfused"
-        if a.child == "studio-ckpt":
+    def child_arm(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        if name == "plain":
+            return plain_arm(spec)
+        if name == "studio-ckpt":
             spec["studio_overrides"] = {**spec.get("studio_overrides", {}), "gradient_checkpointing": True}
-        emit_result(plain_arm(spec) if a.child == "plain" else studio_arm({**spec, "unfused": unfused}))
+        return studio_arm({**spec, "unfused": name == "studio-unfused"})
+
+    if run_as_child(a, child_arm):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_overhead_") as tmp:
         root = Path(tmp)
         # short reviews: short steps, where any per-step overhead of the engine shows the most
@@ -145,15 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"data: {len(feats)} rows from {source}, {tokens} non-pad tokens per run; model {DIMS}")
         arms = ["studio", "plain"] + (["studio-unfused"] if a.with_unfused else []) + \
             (["studio-ckpt"] if a.with_ckpt else [])
-        results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
-        for i, arm in enumerate(interleaved(arms, repeats)):
-            r = run_child(Path(__file__), arm, {**spec, "out": str(root / f"run{i}-{arm}")}, threads=a.threads)
+
+        def each(i: int, arm: str, r: dict[str, Any]) -> None:
             if arm == "plain" and r["features"] != features_hash(feats):
                 raise SystemExit("the plain script tokenized the rows differently from studio: not comparable")
             r["tok_s"], r["cpu_tok_s"] = tokens / r["train_s"], tokens / r["cpu_s"]
-            results[arm].append(r)
             print(f"  run {i + 1}: {arm:14s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU  "
                   f"{r['tok_s']:9.1f} tok/s  steps {r['steps']}", flush=True)
+        results = run_arms(Path(__file__), arms, repeats, lambda i, arm: {**spec, "out": str(root / f"run{i}-{arm}")},
+                           each, threads=a.threads)
     steps = {r["steps"] for rs in results.values() for r in rs}
     if len(steps) != 1:
         raise SystemExit(f"arms ran different step counts {steps}: not comparable")
@@ -166,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["arm", "runs", "steps", "median wall s", "median tok/s", "min tok/s", "max tok/s",
                  "median tok/CPU-s", "final loss"], rows_out))
     print(f"plain Trainer optimizer (its default): {results['plain'][0]['optim']}")
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print_load()
     for other in [k for k in results if k != "plain"]:
         wall, cpu = (paired_ratios(results, other, "plain", k) for k in ("tok_s", "cpu_tok_s"))
         print(f"{other} / plain per block: wall {' '.join(f'{x:.3f}' for x in wall)}; "

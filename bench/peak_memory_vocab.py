@@ -15,9 +15,7 @@ the rows, not on which ids the text uses.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,8 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import emit_result, interleaved, median, paired_ratios, print_machine, review_rows, run_child, \
-    table, write_jsonl
+from bench.common import ab_parser, median, paired_ratios, print_machine, review_rows, run_arms, run_as_child, table, \
+    write_jsonl
 from bench.throughput_vs_trainer import encode_plain
 
 VOCAB, HIDDEN, LAYERS, SEQ, STEPS = 128_256, 256, 2, 1024, 3
@@ -84,15 +82,9 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 1 run per arm, answer-only loss")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 2, quick 1)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.child:
-        spec = json.loads(a.spec)
-        emit_result(plain_arm(spec) if a.child.startswith("plain") else studio_arm(spec))
+    a = ab_parser(__doc__, "CI size: 1 run per arm, answer-only loss", "runs per arm (default 2, quick 1)",
+                  threads=False).parse_args(argv)
+    if run_as_child(a, lambda name, spec: plain_arm(spec) if name.startswith("plain") else studio_arm(spec)):
         return 0
     repeats = a.repeats or (1 if a.quick else 2)
     arms = ["studio", "plain"] if a.quick else ["studio", "plain", "studio-all", "plain-all"]
@@ -107,11 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         spec = {"model_dir": str(model_dir), "data": str(data)}
         print(f"model: Llama, vocabulary {VOCAB:,}, hidden {HIDDEN}, {LAYERS} layers, untied head; LoRA r8 all "
               f"linear, fp32; {STEPS} steps of 1 row x {SEQ} tokens; data from {source}")
-        results: dict[str, list[dict[str, Any]]] = {k: [] for k in arms}
-        for i, arm in enumerate(interleaved(arms, repeats)):
-            r = run_child(Path(__file__), arm, {**spec, "all": arm.endswith("-all"), "out": str(root / f"r{i}")})
-            results[arm].append(r)
+
+        def each(i: int, arm: str, r: dict[str, Any]) -> None:
             print(f"  run {i + 1}: {arm:10s} peak RSS {r['peak_gb']:.3f} GiB  loss {r['final_loss']:.3f}", flush=True)
+        results = run_arms(Path(__file__), arms, repeats, lambda i, arm: {
+            **spec, "all": arm.endswith("-all"), "out": str(root / f"r{i}")}, each)
     print()
     print(table(["arm", "runs", "median peak RSS GiB", "min", "max"],
                 [[k, len(rs), median([r["peak_gb"] for r in rs]), min(r["peak_gb"] for r in rs),

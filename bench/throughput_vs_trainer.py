@@ -22,9 +22,7 @@ shows the seed-to-seed noise the arms' difference is compared with.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -33,9 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (TrainTimer, build_model, emit_result, interleaved, median, paired_ratios,
-                          plain_pad_collate, print_machine, review_rows, run_child, studio_row_lengths, table,
-                          write_jsonl)
+from bench.common import (TrainTimer, ab_parser, build_model, median, paired_ratios, plain_pad_collate, print_load,
+                          print_machine, review_rows, run_arms, run_as_child, sized, studio_row_lengths,
+                          studio_run_config, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 480, "epochs": 1, "repeats": 3, "arms": ["studio", "plain", "studio-packed", "studio-full-logits"]}
@@ -78,16 +76,10 @@ def _rows(path: str) -> list[dict[str, str]]:
 # ------------------------------------------------------------------ arms (child processes)
 def studio_arm(spec: dict[str, Any], packed: bool = False, selective: bool = True) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from studio.config import RunConfig
     from studio.engine import run_training
     timer = TrainTimer()
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", template="studio", cutoff_len=spec["cutoff_len"],
-                    per_device_train_batch_size=spec["batch"], learning_rate=spec["lr"],
-                    num_train_epochs=spec["epochs"], lr_scheduler_type="linear", logging_steps=spec["logging_steps"],
-                    save_steps=10**6, seed=spec["seed"], precision="fp32", plot_loss=False,
-                    dynamic_batching=True, max_tokens_per_batch=spec["budget"], selective_logits=selective,
-                    neat_packing=packed)
+    cfg = studio_run_config(spec, template="studio", dynamic_batching=True, max_tokens_per_batch=spec["budget"],
+                            selective_logits=selective, neat_packing=packed)
     summary = run_training(cfg)
     model_dir = Path(spec["out"]) / "model"
     model = AutoModelForCausalLM.from_pretrained(model_dir)
@@ -120,22 +112,13 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ parent
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 1 repeat of studio vs plain on 128 rows")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 3, quick 1)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: stable on shared CPUs)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.child:
-        spec = json.loads(a.spec)
-        emit_result(plain_arm(spec) if a.child == "plain" else
-                    studio_arm(spec, packed=a.child == "studio-packed", selective=a.child != "studio-full-logits"))
+    a = ab_parser(__doc__, "CI size: 1 repeat of studio vs plain on 128 rows",
+                  "runs per arm (default 3, quick 1)").parse_args(argv)
+    if run_as_child(a, lambda name, spec: plain_arm(spec) if name == "plain" else
+                    studio_arm(spec, packed=name == "studio-packed", selective=name != "studio-full-logits")):
         return 0
-    size = QUICK if a.quick else FULL
-    repeats = a.repeats or size["repeats"]
-    print_machine()
-    print(f"torch threads per run: {a.threads}")
+    size, repeats = sized(a, QUICK, FULL)
+    print_machine(a.threads)
     with tempfile.TemporaryDirectory(prefix="bench_vs_trainer_") as tmp:
         root = Path(tmp)
         rows, source = review_rows(size["rows"] + HELDOUT, seed=2)
@@ -152,24 +135,24 @@ def main(argv: list[str] | None = None) -> int:
               f"mean {mean:.0f}, max {lengths[-1]}; {tokens} non-pad tokens per run; model {DIMS}")
         print(f"plain: batch {TRAIN['batch']}, train_sampling_strategy=group_by_length; studio: dynamic batching, "
               f"max_tokens_per_batch {spec['budget']}, selective_logits; held-out: {HELDOUT} rows")
-        results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in size["arms"]}
-        for i, arm in enumerate(interleaved(size["arms"], repeats)):
-            seed = TRAIN["seed"] + i // len(size["arms"])  # a new seed per ABBA block, the same for its arms
-            r = run_child(Path(__file__), arm, {**spec, "seed": seed, "out": str(root / f"run{i}-{arm}")},
-                          threads=a.threads)
+
+        def each(i: int, arm: str, r: dict[str, Any]) -> None:
             if arm == "plain" and r["tokens"] != tokens:
                 raise SystemExit(f"plain script trained on {r['tokens']} tokens, studio on {tokens}: not comparable")
             r["tok_s"], r["cpu_tok_s"] = tokens / r["train_s"], tokens / r["cpu_s"]
-            results[arm].append(r)
             print(f"  run {i + 1}: {arm:13s} {r['train_s']:7.2f} s wall {r['cpu_s']:7.2f} s CPU {r['tok_s']:9.1f} "
                   f"tok/s  steps {r['steps']}  held-out loss {r['heldout']:.4f}", flush=True)
+        # a new seed per ABBA block, the same for its arms
+        results = run_arms(Path(__file__), size["arms"], repeats, lambda i, arm: {
+            **spec, "seed": TRAIN["seed"] + i // len(size["arms"]), "out": str(root / f"run{i}-{arm}")},
+            each, threads=a.threads)
     out = [[arm, len(rs), rs[0]["steps"], median([r["train_s"] for r in rs]), median([r["tok_s"] for r in rs]),
             median([r["cpu_tok_s"] for r in rs]), median([r["heldout"] for r in rs]),
             max(r["heldout"] for r in rs) - min(r["heldout"] for r in rs)] for arm, rs in results.items()]
     print()
     print(table(["arm", "runs", "steps", "median wall s", "median tok/s", "median tok/CPU-s",
                  "median held-out loss", "held-out spread"], out))
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print_load()
     for other in [k for k in results if k != "plain"]:
         wall, cpu = (paired_ratios(results, other, "plain", k) for k in ("tok_s", "cpu_tok_s"))
         print(f"{other} / plain per block: wall {' '.join(f'{x:.3f}' for x in wall)}; "

@@ -13,8 +13,6 @@ alternate ABBA; the median of paired ratios is reported.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import tempfile
@@ -24,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (build_model, emit_result, interleaved, median, paired_ratios, print_machine, review_rows,
-                          run_child, table, write_jsonl)
+from bench.common import (ab_parser, build_model, median, paired_ratios, print_load, print_machine, review_rows,
+                          run_arms, run_as_child, run_child, sized, table, write_jsonl)
 
 DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # tiny-demo size
 FULL = {"rows": 50_000, "repeats": 2}
@@ -66,18 +64,13 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="CI size: 5,000 rows, 1 repeat")
+    ap = ab_parser(__doc__, "CI size: 5,000 rows, 1 repeat", "runs per arm (default 2, quick 1)", threads=False)
     ap.add_argument("--rows", type=int, help="rows in the file (default 50,000; quick 5,000)")
-    ap.add_argument("--repeats", type=int, help="runs per arm (default 2, quick 1)")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.child:
-        emit_result(arm(json.loads(a.spec)))
+    if run_as_child(a, lambda name, spec: arm(spec)):
         return 0
-    size = QUICK if a.quick else FULL
-    n, repeats = a.rows or size["rows"], a.repeats or size["repeats"]
+    size, repeats = sized(a, QUICK, FULL)
+    n = a.rows or size["rows"]
     print_machine()
     with tempfile.TemporaryDirectory(prefix="bench_tokcache_") as tmp:
         root = Path(tmp)
@@ -89,15 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         prep = run_child(Path(__file__), "cached", {**spec, "cache": warm, "out": str(root / "prep")})
         print(f"data: {n} rows from {source} ({data.stat().st_size / 2**20:.1f} MiB); the warm-up run (untimed) "
               f"filled the cache in {prep['ttfs']:.1f} s to first step; {prep['train_rows']} training rows")
-        results: dict[str, list[dict[str, Any]]] = {"first": [], "cached": []}
-        for i, name in enumerate(interleaved(["first", "cached"], repeats)):
-            cache = str(root / f"cache-cold-{i}") if name == "first" else warm
-            r = run_child(Path(__file__), name, {**spec, "cache": cache, "out": str(root / f"run{i}")})
+
+        def each(i: int, name: str, r: dict[str, Any]) -> None:
             if r["hit"] != (name == "cached"):
                 raise SystemExit(f"run {i + 1} ({name}) had cache hit = {r['hit']}: the bench is broken")
-            results[name].append(r)
             print(f"  run {i + 1}: {name:6s} {r['ttfs']:7.2f} s to first step, of which {r['prepare_s']:6.2f} s "
                   f"data preparation (tokenize or load)", flush=True)
+        results = run_arms(Path(__file__), ["first", "cached"], repeats, lambda i, name: {
+            **spec, "cache": str(root / f"cache-cold-{i}") if name == "first" else warm, "out": str(root / f"run{i}")},
+            each)
     out = [[k, len(rs), median([r["ttfs"] for r in rs]), min(r["ttfs"] for r in rs), max(r["ttfs"] for r in rs),
             median([r["prepare_s"] for r in rs])] for k, rs in results.items()]
     print()
@@ -105,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     prep = paired_ratios(results, "first", "cached", "prepare_s")
     print(f"data preparation, first / cached per block: {' '.join(f'{x:.2f}' for x in prep)}; "
           f"median {median(prep):.2f}")
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print_load()
     ratios = paired_ratios(results, "first", "cached", "ttfs")
     print(f"first / cached per block: {' '.join(f'{x:.2f}' for x in ratios)}")
     print(f"ratio: {median(ratios):.3f}  (first-run / cached-run time to first step, median of paired runs; "

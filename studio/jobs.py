@@ -23,6 +23,7 @@ from typing import Any
 from .config import RunConfig
 from .errors import StudioError
 from .workspace import REPO_ROOT
+from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
 from .runs import DISK_FULL_FIX, RunDir, disk_full_reason, is_disk_full, list_runs
 
 log = logging.getLogger("studio.jobs")
@@ -31,49 +32,12 @@ TERMINAL = ("finished", "aborted", "failed")
 ACTIVE = ("starting", "running")
 
 
-def _pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    # a zombie still answers kill(0); it is not training any more
-    try:
-        with open(f"/proc/{int(pid)}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
     if is_disk_full(exc):
         return StudioError(disk_full_reason(exc, doing + f" in '{run.path.name}'"),
                            "free some space, then press Start again", code="disk_full")
     return StudioError(f"Cannot write the run folder '{run.path}' while {doing}",
                        "check that the folder is writable", why=str(exc), code="run_write")
-
-
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def _tail(path: Path, lines: int = 40, max_bytes: int = 20000) -> str:
-    """Last lines of a text file without reading all of it."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            data = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(data.splitlines()[-lines:])
 
 
 STEP_EVENTS = ("start", "progress", "checkpoint", "end")  # the events that say which step the run is at
@@ -163,7 +127,7 @@ class JobRunner:
                 self._abort_at = time.time()
             if not self._ask_stop(self._run):
                 # no flag possible (full disk): the engine's SIGTERM handler still saves and stops
-                self._signal(self._pid, signal.SIGTERM)
+                kill_group(self._pid, signal.SIGTERM)
             return True
 
     def wait(self, timeout: float | None = None) -> str:
@@ -233,7 +197,7 @@ class JobRunner:
             "events": len(events), "notices": [e["message"] for e in events if e.get("type") == "notice"][-5:],
             "checkpoint": str(ckpt) if ckpt else None, "final_model": str(run.final_model() or "") or None,
             "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
-            "log_tail": _tail(run.stdout, 30),
+            "log_tail": tail(run.stdout, 30),
         }
 
     def past_runs(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -321,7 +285,7 @@ class JobRunner:
                 rc = proc.poll()
                 if rc is not None:
                     break
-            elif not _pid_alive(pid):  # an adopted run: not our child, so no exit code
+            elif not pid_alive(pid):  # an adopted run: not our child, so no exit code
                 rc = None
                 break
             if abort_at is not None:
@@ -329,24 +293,15 @@ class JobRunner:
                 waited = time.time() - abort_at
                 if waited > self.grace_s and not sent_term:
                     log.warning("%s did not stop within %.0fs: SIGTERM", run.path.name, self.grace_s)
-                    self._signal(pid, signal.SIGTERM)
+                    kill_group(pid, signal.SIGTERM)
                     sent_term = True
                 elif waited > 2 * self.grace_s and not sent_kill:
                     log.warning("%s still alive: SIGKILL", run.path.name)
-                    self._signal(pid, signal.SIGKILL)
+                    kill_group(pid, signal.SIGKILL)
                     sent_kill = True
             time.sleep(self.poll_s)
-        self._signal(pid, signal.SIGKILL)  # leftovers of the group (torchrun workers, dataloaders)
+        kill_group(pid, signal.SIGKILL)  # leftovers of the group (torchrun workers, dataloaders)
         self._finish(run, rc, abort_at is not None)
-
-    @staticmethod
-    def _signal(pid: int | None, sig: signal.Signals) -> None:
-        if not pid:
-            return
-        try:
-            os.killpg(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     @staticmethod
     def _ask_stop(run: RunDir) -> bool:
@@ -390,23 +345,7 @@ class JobRunner:
     def _finish(self, run: RunDir, rc: int | None, aborted: bool) -> None:
         status = run.read_status()
         if status.get("state") not in TERMINAL:
-            ckpt = run.last_checkpoint()
-            keep = (f" The last checkpoint ({ckpt.name}) is kept: press Resume to continue from it." if ckpt
-                    else " No checkpoint was written yet, so a resume would start over.")
-            if aborted:
-                state, reason = "aborted", "stopped on request before the first checkpoint." + keep
-            elif rc is None:
-                state, reason = "failed", "the training process ended without reporting a result." + keep
-            elif rc < 0:
-                hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
-                        if -rc == signal.SIGKILL else "")
-                state = "failed"
-                reason = f"the training process was killed ({_signal_name(-rc)}, signal {-rc}).{hint}{keep}"
-            else:
-                last = [ln for ln in _tail(run.stdout, 15).splitlines() if ln.strip()]
-                state = "failed"
-                reason = (f"the training process exited with code {rc} before finishing"
-                          + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")
+            state, reason = end_reason(run, rc, aborted)
             end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc,
                    "step": self._last_step(run, status)}
             if not self._write_end(run, end):
@@ -423,7 +362,7 @@ class JobRunner:
             if status.get("state") not in ACTIVE:
                 continue
             pid = status.get("pid")
-            if _pid_alive(pid) and self._run is None and self._is_trainer(pid, run):
+            if pid_alive(pid) and self._run is None and is_trainer(pid, run):
                 self._pid, self._run, self._last = int(pid), run, run
                 self._thread = threading.Thread(target=self._supervise, name=f"job-{run.path.name}", daemon=True)
                 self._thread.start()
@@ -437,12 +376,3 @@ class JobRunner:
                 self._pending[run.path] = end
             if self._last is None:
                 self._last = run
-
-    @staticmethod
-    def _is_trainer(pid: Any, run: RunDir) -> bool:
-        """Guard against pid reuse: the live process must be our trainer for this run."""
-        try:
-            cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return True  # no /proc (macOS): trust the pid
-        return b"studio" in cmdline and str(run.config).encode() in cmdline

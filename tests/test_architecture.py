@@ -1,8 +1,8 @@
 """The layering in docs/ARCHITECTURE.md, enforced by reading every module's imports (function-level ones too).
 
 ui/ and cli/ on top; evaluation/, engine/, jobs, memory/ and plotting in the middle; data/, models,
-config, runs, errors and workspace at the bottom. A module may import its own layer or lower, never higher,
-and no group of modules may import each other in a circle.
+config (with config_checks, config_yaml), processes, runs, errors and workspace at the bottom. A module may import
+its own layer or lower, never higher, and no group of modules may import each other in a circle.
 """
 from __future__ import annotations
 

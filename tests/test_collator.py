@@ -5,7 +5,7 @@ from __future__ import annotations
 from transformers import DataCollatorForSeq2Seq
 
 from studio.config import RunConfig
-from studio.engine.run import make_collator
+from studio.engine.arguments import make_collator
 from tests.wordtok import id_tokenizer
 
 ROWS = [{"input_ids": [5, 6, 7], "attention_mask": [1, 1, 1], "labels": [-100, 6, 7]},

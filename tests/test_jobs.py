@@ -14,7 +14,8 @@ import pytest
 
 from studio.config import RunConfig
 from studio.errors import StudioError
-from studio.jobs import JobRunner, _pid_alive
+from studio.jobs import JobRunner
+from studio.processes import pid_alive
 from studio.runs import RunDir
 
 
@@ -64,7 +65,7 @@ def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path)
     pid = run.read_status()["pid"]
     assert runner.abort()
     assert runner.wait(120) == "aborted"
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
     stopped_at = run.read_status()["step"]
     assert 2 <= stopped_at < 60
     last = run.last_checkpoint()
@@ -126,7 +127,7 @@ def test_abort_escalates_to_sigkill_for_a_stuck_child(tmp_path: Path) -> None:
     runner.abort()
     assert runner.wait(10) == "aborted"
     assert time.time() - t0 >= 0.6  # STOP flag, then SIGTERM after grace, then SIGKILL after 2x grace
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
 
 
 def test_child_exit_without_end_state_is_failed_with_its_last_words(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ def test_bf16_on_a_cpu_trains_in_fp32_and_says_so() -> None:
 
 
 def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path) -> None:
-    from studio.engine.run import deepspeed_config
+    from studio.engine.arguments import deepspeed_config
     from studio.workspace import PRESETS_DIR
     (tmp_path / "cfg.yaml").write_text("deepspeed: examples/deepspeed/ds_z3_offload_config.json\n")
     cfg = RunConfig.load(tmp_path / "cfg.yaml")
@@ -94,7 +94,7 @@ def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
 
 def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
-    from studio.engine.run import training_arguments
+    from studio.engine.arguments import training_arguments
     from studio.errors import StudioError
     from studio.runs import RunDir
     with pytest.raises(StudioError, match="report_to: tensorboard needs the 'tensorboard' package"):

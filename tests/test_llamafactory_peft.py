@@ -52,7 +52,7 @@ def test_pissa_starts_adapters_from_principal_components(tiny: Path) -> None:
 
 
 def test_loraplus_gives_b_matrices_a_larger_learning_rate(tiny: Path) -> None:
-    from studio.engine.run import loraplus_optimizer
+    from studio.engine.arguments import loraplus_optimizer
     cfg = RunConfig(dataset="d", learning_rate=1e-4, loraplus_lr_ratio=16.0)
     opt = loraplus_optimizer(cfg, _lora(tiny))
     assert sorted({g["lr"] for g in opt.param_groups if g["params"]}) == pytest.approx([1e-4, 1.6e-3])
@@ -61,7 +61,7 @@ def test_loraplus_gives_b_matrices_a_larger_learning_rate(tiny: Path) -> None:
 
 def test_neftune_hook_is_registered_by_trainer(tiny: Path, tmp_path: Path) -> None:
     from transformers import Trainer
-    from studio.engine.run import training_arguments
+    from studio.engine.arguments import training_arguments
     from studio.runs import RunDir
     model = _lora(tiny)
     args = training_arguments(RunConfig(dataset="d", neftune_noise_alpha=5.0), RunDir(tmp_path), "cpu", False)

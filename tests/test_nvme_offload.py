@@ -24,7 +24,7 @@ def test_config_needs_a_folder_and_the_folder_needs_the_plan():
 
 def test_deepspeed_config_points_both_offloads_at_the_chosen_folder(tmp_path):
     from studio.engine.nvme import with_nvme_path
-    from studio.engine.run import deepspeed_config
+    from studio.engine.arguments import deepspeed_config
     ds = with_nvme_path(deepspeed_config("z3-nvme"), str(tmp_path / "swap"))
     zero = ds["zero_optimization"]
     assert zero["stage"] == 3

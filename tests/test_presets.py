@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.config import RunConfig
-from studio.engine.run import DS_FILES, deepspeed_config
+from studio.engine.arguments import DS_FILES, deepspeed_config
 
 PRESETS = Path(__file__).resolve().parents[1] / "presets"
 RECIPES = sorted((PRESETS / "recipes").glob("*.yaml"))

@@ -38,7 +38,7 @@ def test_precise_validation_errors(pairs: list[str], expected: str) -> None:
 
 
 def test_deepspeed_json_that_is_a_list(tmp_path: Path) -> None:
-    from studio.engine.run import deepspeed_config
+    from studio.engine.arguments import deepspeed_config
     from studio.memory.estimator import deepspeed_plan
     ds = tmp_path / "ds.json"
     ds.write_text("[1, 2]")

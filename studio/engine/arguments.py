@@ -1,0 +1,137 @@
+"""RunConfig -> what the Trainer is built with: TrainingArguments (with the DeepSpeed config, the optimizer and the
+loggers), the LoRA+ optimizer and the padding or packing collator. run.py assembles the run from these.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from ..config import RunConfig
+from ..errors import StudioError
+from ..runs import RunDir
+from ..workspace import PRESETS_DIR
+
+PRESETS = PRESETS_DIR
+DS_FILES = {"z2": "ds_z2.json", "z2-offload": "ds_z2_offload.json", "z3": "ds_z3.json",
+            "z3-offload": "ds_z3_offload.json", "z3-nvme": "ds_z3_nvme.json"}
+
+
+def deepspeed_config(spec: str | None) -> dict | None:
+    """Shortcut (z2, z3-offload, ...) or JSON path -> DeepSpeed config dict (None = no DeepSpeed)."""
+    if not spec or spec == "none":
+        return None
+    from ..data.lf_keys import resolve_deepspeed_path
+    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
+    if not path.is_file():
+        raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise StudioError(f"DeepSpeed config '{path}' is not valid JSON", "fix the file", why=str(exc)) from None
+    if not isinstance(data, dict):
+        raise StudioError(f"DeepSpeed config '{path}' must be a JSON object, not a {type(data).__name__}",
+                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+    return data
+
+
+def _single_process_env() -> None:
+    """DeepSpeed wants a process group even for one process on one card."""
+    if "RANK" in os.environ:
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
+
+
+def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
+    """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores)."""
+    if cfg.packing or cfg.neat_packing:
+        from .packing import PackingCollator, uses_flash_attention
+        model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
+        return PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
+    from .batching import pad_collator
+    return pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
+
+
+def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
+    """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
+    from transformers import TrainingArguments
+    from ..precision import DeviceCaps, precision_plan
+    caps = DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
+    autocast = precision_plan(caps, cfg).autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
+    report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
+    _check_reporters(report)
+    ds = deepspeed_config(cfg.deepspeed)
+    if ds is not None and cfg.offload_nvme_path:
+        from .nvme import with_nvme_path
+        ds = with_nvme_path(ds, cfg.offload_nvme_path)
+    if ds is not None and universal:  # resuming shards saved by another world size (see reshard.py)
+        ds = {**ds, "checkpoint": {**ds.get("checkpoint", {}), "load_universal": True}}
+    if ds is not None:
+        _single_process_env()
+    eval_steps = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
+    return TrainingArguments(
+        output_dir=str(run.checkpoints), per_device_train_batch_size=cfg.per_device_train_batch_size,
+        per_device_eval_batch_size=cfg.per_device_eval_batch_size or cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps, learning_rate=cfg.learning_rate,
+        num_train_epochs=cfg.num_train_epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.lr_scheduler_type,
+        warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
+        max_grad_norm=cfg.max_grad_norm, logging_steps=cfg.logging_steps, save_strategy="steps",
+        save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
+        eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
+        bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
+        report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
+        use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
+        # workers + pinned memory overlap collation and the host-to-card copy with the step; on a CPU run they
+        # only add process start-up and copies
+        dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
+        save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
+    )
+
+
+def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
+    """adamw_torch -> the fused AdamW kernel, which plain Trainer itself defaults to on torch >= 2.8.
+
+    Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
+    measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
+    is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
+    (its parameters live on two devices: layers in host RAM, the rest on the card).
+    """
+    from transformers import TrainingArguments
+    trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
+    if cfg.optim == "adamw_torch" and ds is None and not cfg.layerwise_offload and \
+            str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
+        return "adamw_torch_fused"
+    return cfg.optim
+
+
+def _check_reporters(report: list[str]) -> None:
+    """Trainer fails deep inside its setup when a logger's package is missing; say it plainly first."""
+    import importlib.util
+    needs = {"tensorboard": ("tensorboard", "tensorboardX"), "wandb": ("wandb",), "mlflow": ("mlflow",),
+             "swanlab": ("swanlab",), "comet_ml": ("comet_ml",), "clearml": ("clearml",), "dvclive": ("dvclive",),
+             "neptune": ("neptune",), "trackio": ("trackio",)}
+    for name in report:
+        if name == "all":
+            continue
+        pkgs = needs.get(name)
+        if pkgs is None:
+            raise StudioError(f"report_to: '{name}' is not a logger Trainer knows",
+                              f"use none or one of {', '.join(needs)}", code="config")
+        if not any(importlib.util.find_spec(p) for p in pkgs):
+            raise StudioError(f"report_to: {name} needs the '{pkgs[0]}' package, which is not installed",
+                              f"pip install {pkgs[0]}, or set report_to: none", code="config")
+
+
+def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
+    """LoRA+ (peft's create_loraplus_optimizer): B matrices learn loraplus_lr_ratio x faster; None when off."""
+    if not cfg.loraplus_lr_ratio:
+        return None
+    import torch
+    from peft.optimizers import create_loraplus_optimizer
+    return create_loraplus_optimizer(model=model, optimizer_cls=torch.optim.AdamW, lr=cfg.learning_rate,
+                                     loraplus_lr_ratio=cfg.loraplus_lr_ratio, weight_decay=cfg.weight_decay)

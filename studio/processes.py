@@ -1,0 +1,89 @@
+"""What the job runner needs to know about operating-system processes, and how it says why one ended.
+
+Alive (a zombie is not), ours (a reused pid is not), the whole group signalled, a log's last lines, and the
+plain-words reason for a training process that ended without writing its own result (killed by a signal,
+the kernel's OOM killer, an exit code) with what a resume would start from.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from .runs import RunDir
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True while the process exists and is not a zombie."""
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    # a zombie still answers kill(0); it is not training any more
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def tail(path: Path, lines: int = 40, max_bytes: int = 20000) -> str:
+    """Last lines of a text file without reading all of it."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(data.splitlines()[-lines:])
+
+
+def kill_group(pid: int | None, sig: signal.Signals) -> None:
+    """Signal the child's whole process group (torchrun workers and dataloaders go too)."""
+    if not pid:
+        return
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def is_trainer(pid: Any, run: RunDir) -> bool:
+    """Guard against pid reuse: the live process must be our trainer for this run."""
+    try:
+        cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # no /proc (macOS): trust the pid
+    return b"studio" in cmdline and str(run.config).encode() in cmdline
+
+
+def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, str]:
+    """(state, reason) for a run whose process ended before the engine wrote a terminal state."""
+    ckpt = run.last_checkpoint()
+    keep = (f" The last checkpoint ({ckpt.name}) is kept: press Resume to continue from it." if ckpt
+            else " No checkpoint was written yet, so a resume would start over.")
+    if aborted:
+        return "aborted", "stopped on request before the first checkpoint." + keep
+    if rc is None:
+        return "failed", "the training process ended without reporting a result." + keep
+    if rc < 0:
+        hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
+                if -rc == signal.SIGKILL else "")
+        return "failed", f"the training process was killed ({signal_name(-rc)}, signal {-rc}).{hint}{keep}"
+    last = [ln for ln in tail(run.stdout, 15).splitlines() if ln.strip()]
+    return "failed", (f"the training process exited with code {rc} before finishing"
+                      + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")

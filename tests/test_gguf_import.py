@@ -139,15 +139,20 @@ def test_gguf_is_prepared_once_and_again_when_the_file_changes(tiny_gguf, tmp_pa
     assert (prepare_gguf(copy, tmp_path) / "config.json").exists()
 
 
-def test_unsupported_architecture_is_a_clear_error(tmp_path):
+def write_rwkv7_gguf(path):
+    """A GGUF file of an architecture transformers cannot read (one tensor is enough for the header check)."""
     from gguf import GGUFWriter
-    path = tmp_path / "odd.gguf"
     w = GGUFWriter(str(path), "rwkv7")
     w.add_tensor("token_embd.weight", np.zeros((4, 4), np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    return path
+
+
+def test_unsupported_architecture_is_a_clear_error(tmp_path):
+    path = write_rwkv7_gguf(tmp_path / "odd.gguf")
     with pytest.raises(StudioError) as e:
         prepare_gguf(path, tmp_path / "models")
     assert e.value.code == "model_arch"

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import gradio as gr
-import numpy as np
 import pytest
 
 from studio.errors import StudioError
 from studio.ui.context import AppContext
 from studio.ui.gguf_upload import accept_gguf, uploads_dir
 
-from test_gguf_import import write_tiny_llama_gguf
+from test_gguf_import import write_rwkv7_gguf, write_tiny_llama_gguf
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +41,8 @@ def test_an_uploaded_gguf_is_prepared_into_the_workspace_once(upload: Path, tmp_
 
 
 def test_unsupported_architecture_too_big_and_not_gguf_are_plain_errors(upload: Path, tmp_path: Path) -> None:
-    from gguf import GGUFWriter
     ctx = AppContext.create(tmp_path / "ws")
-    odd = tmp_path / "odd.gguf"
-    w = GGUFWriter(str(odd), "rwkv7")
-    w.add_tensor("token_embd.weight", np.zeros((4, 4), np.float32))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    odd = write_rwkv7_gguf(tmp_path / "odd.gguf")
     with pytest.raises(StudioError) as e:
         accept_gguf(ctx, odd)
     assert e.value.message.startswith("'odd.gguf' is a 'rwkv7' model, which this version of transformers cannot "

@@ -24,7 +24,7 @@ WHITELIST = {
     "api", "logout", "zero", "offload", "input", "output", "messages", "text", "label", "true", "false", "latest",
     "reviews", "sample", "dataset", "info", "temperature", "dropout", "alpha", "rank", "checkpoint", "checkpoints",
     "tokenizer", "template", "model", "models", "dynamic", "batching", "prompt", "learns", "the", "own", "words",
-    "python", "pip", "logits", "id", "ids", "epochs", "step", "steps", "hf", "trainer", "apache", "license", "google",
+    "python", "pip", "logits", "gguf", "cpp", "transformers", "id", "ids", "epochs", "step", "steps", "hf", "trainer", "apache", "license", "google",
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z]{2,}")
 

@@ -61,6 +61,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "max_tokens_per_batch": ("Tokens per batch (dynamic)", "每批 token 上限（动态）"),
     "packing": ("Packing (no padding)", "序列打包（无填充）"),
     "neat_packing": ("Packing without cross-attention", "无交叉注意力的打包"),
+    "mask_history": ("Loss on the last reply only", "只在最后一轮回复上计算损失"),
     "selective_logits": ("Output layer only on answers", "只在答案处计算输出层"),
     "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
     "nproc": ("Processes (cards)", "进程数（显卡数）"),
@@ -127,6 +128,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
     "packing": "把多个样本拼进同一行、不加填充（GPU 上更快；不开 neat_packing 时注意力会跨样本）",
     "neat_packing": "打包但每个样本只看见自己，不互相注意（自动打开 packing）",
+    "mask_history": "多轮对话：只让最后一轮回复参与损失（默认：每一轮助手回复都参与，与 LLaMA-Factory 相同）",
     "selective_logits": "只在有损失的位置（答案 token）计算输出层：结果相同，更快更省内存；第一批会自动核对",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
@@ -495,19 +497,19 @@ MESSAGES.update({
     "ev.q_no_quant_fix": ("pick 4-bit or 8-bit (quantize now) or a quantized export", "选择 4 位或 8 位（现在量化），或已导出的量化模型"),
     "set.gguf_note": ("A .gguf file (llama.cpp format) of a text model transformers can read ({archs}). It is copied "
                       "into the workspace (`models/uploads/`), prepared once into a normal model folder, and becomes "
-                      "the Model. Up to {mb:g} MB (the server's --max-upload-mb); for a bigger file, put it in the "
-                      "workspace and type its path in Model.",
+                      "the Model. Up to {mb:g} MB (this studio's upload limit, set by whoever started it); for a bigger "
+                      "file, put it in the workspace and type its path in Model.",
                       "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
-                      "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（服务器的 "
-                      "--max-upload-mb）；更大的文件请放进工作区，再在“模型”中输入路径。"),
+                      "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（本工作室的上传上限，"
+                      "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
     "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
     "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
                           "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),
     "gguf.too_big": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
                      "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
-    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or start the studio with "
-                         "a larger --max-upload-mb", "请把文件放进工作区文件夹并在“模型”中输入路径，或用更大的 "
-                         "--max-upload-mb 启动"),
+    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or ask whoever started "
+                         "the studio to raise its upload limit", "请把文件放进工作区文件夹并在“模型”中输入路径，"
+                         "或请启动本工作室的人调高上传上限"),
     "gguf.arch": ("'{name}' is a '{arch}' model, which this version of transformers cannot read from GGUF",
                   "“{name}”是“{arch}”架构的模型，当前版本的 transformers 无法从 GGUF 读取"),
     "gguf.arch_fix": ("use a GGUF of one of these architectures: {known}, or a model folder with config.json",

@@ -69,6 +69,10 @@ def install(venv: Path) -> Path:
     constraints = venv / "constraints.txt"
     constraints.write_text("\n".join(TORCH_PINS) + "\n")
     subprocess.run(pip + ["-c", str(constraints), f"llamafactory=={LF_VERSION}"], check=True)
+    # LLaMA-Factory does not depend on bitsandbytes, but its QLoRA runs (quantization_bit) and 8-bit optimizers import
+    # it: without it the studio's QLoRA recipes were refused there with "You need to install `bitsandbytes`".
+    import bitsandbytes  # the studio's own pin, so both sides quantize with the same release
+    subprocess.run(pip + ["-c", str(constraints), f"bitsandbytes=={bitsandbytes.__version__}"], check=True)
     return venv / "bin" / "llamafactory-cli"
 
 

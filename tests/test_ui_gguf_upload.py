@@ -55,7 +55,7 @@ def test_unsupported_architecture_too_big_and_not_gguf_are_plain_errors(upload: 
         accept_gguf(ctx, notes)
     with pytest.raises(StudioError, match="'model.bin' is not a .gguf file"):
         accept_gguf(ctx, tmp_path / "model.bin")
-    ctx.max_upload_mb = 0.01
+    ctx.max_model_upload_mb = 0.01
     with pytest.raises(StudioError, match=r"'tiny llama.F32.gguf' is [\d.]+ MB, over this studio's upload limit "
                                           r"of 0.01 MB"):
         accept_gguf(ctx, upload)
@@ -67,7 +67,7 @@ def test_unsupported_architecture_too_big_and_not_gguf_are_plain_errors(upload: 
 def test_settings_tab_has_the_upload_box_with_its_limit(tmp_path: Path) -> None:
     from studio.ui.i18n import make_i18n
     from studio.ui.settings_tab import build_settings_tab
-    ctx = AppContext.create(tmp_path / "ws", max_upload_mb=300)
+    ctx = AppContext.create(tmp_path / "ws", max_model_upload_mb=300)
     with gr.Blocks() as demo:
         build_settings_tab(ctx, make_i18n())
     files = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "gguf-upload"]

@@ -30,6 +30,7 @@ class AppContext:
     runner: JobRunner
     default_lang: str = "en"
     max_upload_mb: float = 50.0
+    max_model_upload_mb: float = 4096.0  # .gguf uploads in Settings (studio/ui/uploads.py)
     allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
 
@@ -44,7 +45,8 @@ class AppContext:
 
     @classmethod
     def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",
-               max_upload_mb: float = 50.0, runner: JobRunner | None = None) -> "AppContext":
+               max_upload_mb: float = 50.0, max_model_upload_mb: float = 4096.0,
+               runner: JobRunner | None = None) -> "AppContext":
         """The standard layout under ``workspace`` (folders are created)."""
         ws = Path(workspace).expanduser().resolve()
         runs, data = ws / "runs", ws / "data"
@@ -52,4 +54,5 @@ class AppContext:
             p.mkdir(parents=True, exist_ok=True)
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
-                   runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb)
+                   runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,
+                   max_model_upload_mb=max_model_upload_mb)

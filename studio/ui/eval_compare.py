@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from ..evaluation import inference
 from ..evaluation.compare import exports
 from ..evaluation.gen_defaults import generation_defaults
 from .i18n import msg

@@ -18,6 +18,7 @@ from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
+from .uploads import DATA_MB, check_data_upload
 
 log = logging.getLogger("studio.ui.evaluate")
 
@@ -70,10 +71,11 @@ def refresh_runs(runs_root: str | Path, current: str | None = None) -> Any:
     return gr.update(choices=choices, value=current if current in values else (values[0] if values else None))
 
 
-def _data_file(source: str, file: str | None, lang: str = "en") -> str | None:
+def _data_file(source: str, file: str | None, lang: str = "en", limit_mb: float = DATA_MB) -> str | None:
     if source == "upload":
         if not file:
             raise StudioError(msg("ev.no_upload", lang), msg("ev.no_upload_fix", lang))
+        check_data_upload(file, limit_mb, lang)
         return file
     return None
 
@@ -89,9 +91,9 @@ def _fmt(x: float) -> str:
 
 @_user_errors
 def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
-             lang: str = "en") -> tuple[str, list, Any, list]:
+             lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, list, Any, list]:
     """Sentiment check -> (summary markdown, per-class rows, confusion figure, misclassified rows)."""
-    r = inference.sentiment_check(run, _data_file(source, file, lang), mode, int(max_rows or 0) or None)
+    r = inference.sentiment_check(run, _data_file(source, file, lang, limit_mb), mode, int(max_rows or 0) or None)
     summary = msg("ev.summary", lang, acc=r["accuracy"], n=r["n"], f1=r["macro_f1"], ms=r["latency_ms_per_row"],
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
@@ -105,9 +107,9 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
 
 @_user_errors
 def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
-                 lang: str = "en") -> str:
+                 lang: str = "en", limit_mb: float = DATA_MB) -> str:
     """Before/after scorecard as a markdown table."""
-    card = inference.scorecard(run, _data_file(source, file, lang), mode, int(max_rows or 0) or None)
+    card = inference.scorecard(run, _data_file(source, file, lang, limit_mb), mode, int(max_rows or 0) or None)
     b, t = card["base"], card["tuned"]
     acc, bad = msg("ev.card_acc", lang), msg("ev.card_bad", lang)
     lines = [msg("ev.card_head", lang, n=card["n"], mode=t["mode"]), "", msg("ev.card_cols", lang),
@@ -163,8 +165,10 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
 
 
 @_user_errors
-def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en") -> tuple[str, str]:
+def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en",
+               limit_mb: float = DATA_MB) -> tuple[str, str]:
     """Batch prediction -> (CSV path for download, summary)."""
+    check_data_upload(file, limit_mb, lang)
     info = inference.predict_file(run, file or "", out_dir)
     acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
     return info["path"], msg("ev.predicted", lang, n=info["n"], mode=info["mode"], ms=info["latency_ms_per_row"],
@@ -209,6 +213,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     exports_dir = str(workspace / "exports")
     predictions_dir = str(workspace / "predictions")
     lang = getattr(ctx, "lang", "en")
+    limit = float(getattr(ctx, "max_upload_mb", DATA_MB))
     T = labeler(lang)
 
     runs = inference.finished_runs(runs_root)
@@ -239,12 +244,13 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                              wrap=True, column_widths=["50%", "15%", "20%", "15%"], elem_id="ev-wrong")
     check_inputs = [run, source, data_file, mode, max_rows]
     # partial(..., lang=): handlers stay module-level for tests; api_name keeps the endpoint names stable
-    check_btn.click(functools.partial(on_check, lang=lang), check_inputs, [summary, per_class, confusion, wrong],
-                    api_name="on_check")
-    score_btn.click(functools.partial(on_scorecard, lang=lang), check_inputs, card, api_name="on_scorecard")
+    check_btn.click(functools.partial(on_check, lang=lang, limit_mb=limit), check_inputs,
+                    [summary, per_class, confusion, wrong], api_name="on_check")
+    score_btn.click(functools.partial(on_scorecard, lang=lang, limit_mb=limit), check_inputs, card,
+                    api_name="on_scorecard")
 
     def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
-        return inference.check_rows(run_v, _data_file(source_v, file_v, lang), int(max_rows_v or 0) or None)
+        return inference.check_rows(run_v, _data_file(source_v, file_v, lang, limit), int(max_rows_v or 0) or None)
 
     build_quant_panel(T, lang, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     defaults = _defaults(runs)
@@ -313,7 +319,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = gr.Markdown()
-    predict_btn.click(lambda r, f: on_predict(r, f, predictions_dir, lang), [run, batch_file],
+    predict_btn.click(lambda r, f: on_predict(r, f, predictions_dir, lang, limit), [run, batch_file],
                       [batch_out, batch_info], api_name="predict_file")
 
     with gr.Accordion(T("ev.export"), open=False):

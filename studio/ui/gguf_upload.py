@@ -20,6 +20,7 @@ from ..gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_arc
 from ..workspace import confine, safe_name
 from .i18n import msg
 from .session_lang import session_lang
+from .uploads import MODEL_MB
 
 MB = 2 ** 20
 EXAMPLE_ARCHS = "llama, mistral, qwen2, qwen3, gemma3, phi3"  # shown in the page; the check uses the real list
@@ -45,7 +46,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
     if not name.lower().endswith(".gguf"):
         raise StudioError(msg("gguf.not_gguf", lang, name=name), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
     size = src.stat().st_size
-    limit = float(getattr(ctx, "max_upload_mb", 50.0))
+    limit = float(getattr(ctx, "max_model_upload_mb", MODEL_MB))
     if size > limit * MB:
         raise StudioError(msg("gguf.too_big", lang, name=name, mb=size / MB, limit=limit),
                           msg("gguf.too_big_fix", lang), code="gguf_upload")
@@ -78,4 +79,4 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
 
 def note(ctx: Any, lang: str) -> str:
     """The line under the upload box: what is accepted, where it goes, the size limit."""
-    return msg("set.gguf_note", lang, archs=EXAMPLE_ARCHS, mb=float(getattr(ctx, "max_upload_mb", 50.0)))
+    return msg("set.gguf_note", lang, archs=EXAMPLE_ARCHS, mb=float(getattr(ctx, "max_model_upload_mb", MODEL_MB)))

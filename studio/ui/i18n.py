@@ -80,9 +80,9 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
 
 FIELD_HELP_ZH: dict[str, str] = {
     "model_name_or_path": "基础模型：'tiny-demo'（内置、随机初始化、CPU 上几分钟就能学会）、内置真实模型 "
-                          "'smollm2-135m-instruct'（1.35 亿参数，英文对话，Apache-2.0，2 核 CPU 上每个 LoRA 步（批大小 8）约 3.4 秒）和 "
-                          "'gemma3-270m'（2.68 亿参数，中英文，Gemma 使用条款：https://ai.google.dev/gemma/terms，每步约 "
-                          "4.3 秒）、.gguf 文件、本地文件夹或 Hub 模型 ID",
+                          "'smollm2-135m-instruct'（1.35 亿参数，英文对话，Apache-2.0）和 "
+                          "'gemma3-270m'（2.68 亿参数，中英文，Gemma 使用条款：https://ai.google.dev/gemma/terms；"
+                          "模型列表显示在本机每步所需时间）、.gguf 文件、本地文件夹或 Hub 模型 ID",
     "trust_remote_code": "运行模型自带的代码。只对你信任的模型打开",
     "finetuning_type": "full：训练全部权重；freeze：只训练最后几层；lora：训练小的适配器",
     "freeze_trainable_layers": "freeze 方法：最后多少层保持可训练",
@@ -502,6 +502,11 @@ MESSAGES.update({
                       "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
                       "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（本工作室的上传上限，"
                       "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
+    "upload.too_big": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
+                       "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
+    "upload.too_big_fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started "
+                           "the studio to raise its upload limit", "请换用更小的文件（拆分，或只保留需要的列），"
+                           "或请启动本工作室的人调高上传上限"),
     "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
     "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
                           "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),

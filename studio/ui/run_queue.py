@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..config import RunConfig
 from ..errors import StudioError

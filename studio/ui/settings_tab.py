@@ -21,6 +21,7 @@ from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
 from .paths import estimate_paths, resolve_run_paths
+from .uploads import check_data_upload
 from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
@@ -318,6 +319,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
+        check_data_upload(path, ctx.max_upload_mb, ctx.lang)
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path

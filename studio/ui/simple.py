@@ -52,7 +52,9 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
             out.append((name, name))
             continue
         if facts.get("sec_per_step") and hw.device == "cpu":  # measured on a 2-core CPU (studio/zoo.py)
-            seconds = 60 + facts["sec_per_step"] * -(-int((n_rows or 400) * 0.9) // 16) * 2
+            # sec_per_step is one batch of 8 rows; the derived plan (autoconfig) makes two passes over the 90% of
+            # rows it trains on, plus about a minute to load, check on the held-out rows and save
+            seconds = 60 + facts["sec_per_step"] * -(-int((n_rows or 400) * 0.9) // 8) * 2
         else:
             seconds = estimate_seconds(facts["params"], n_rows or 400, TOKENS_PER_ROW.get(task, 300),
                                        10 if name == DEMO_MODEL else 2, hw,

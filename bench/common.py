@@ -151,6 +151,19 @@ def run_arms(script: Path, arms: list[str], repeats: int, spec: Callable[[int, s
     return results
 
 
+def time_v_report(path: Path) -> dict[str, float]:
+    """CPU seconds, wall seconds and peak RSS of a command from the file ``/usr/bin/time -v -o FILE`` wrote."""
+    import re
+    text = Path(path).read_text()
+
+    def num(label: str) -> float:
+        return float(re.search(re.escape(label) + r":\s*([\d.]+)", text).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time.*?:\s*([\d:.]+)\s*$", text, re.M).group(1).split(":")
+    wall_s = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall)))
+    return {"cpu_s": round(num("User time (seconds)") + num("System time (seconds)"), 1), "wall_s": round(wall_s, 1),
+            "peak_rss_gb": round(num("Maximum resident set size (kbytes)") / 2**20, 2)}
+
+
 def print_load() -> None:
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
 

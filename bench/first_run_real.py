@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.common import time_v_report  # noqa: E402
 
 
 def _timed(cmd: list[str], log: Path) -> dict:
+    """Run ``cmd`` under ``/usr/bin/time -v`` with torch's default threads (what a newcomer's run gets)."""
     timefile = log.with_suffix(".time")
-    t = time.time()
     with open(log, "w") as fh:
         rc = subprocess.call(["/usr/bin/time", "-v", "-o", str(timefile)] + cmd, cwd=ROOT, stdout=fh,
                              stderr=subprocess.STDOUT)
-    text = timefile.read_text()
-    num = lambda label: float(re.search(re.escape(label) + r":\s*([\d.]+)", text).group(1))  # noqa: E731
-    return {"rc": rc, "wall_s": round(time.time() - t, 1),
-            "cpu_s": round(num("User time (seconds)") + num("System time (seconds)"), 1),
-            "peak_rss_gb": round(num("Maximum resident set size (kbytes)") / 2**20, 2)}
+    return {"rc": rc, **time_v_report(timefile)}
 
 
 def run(model: str, budget: str, out: Path) -> dict:

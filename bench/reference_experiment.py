@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.common import time_v_report  # noqa: E402
 
 MODELS = {"smollm2": ("smollm2-135m-instruct", "presets/recipes/smollm2-135m-lora-cpu.yaml"),
           "gemma": ("gemma3-270m", "presets/recipes/gemma3-270m-lora-cpu.yaml")}
@@ -79,16 +79,6 @@ def _child_export(a: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------ measuring a child
-def _time_v(path: Path) -> dict:
-    text = path.read_text()
-    def num(label: str) -> float:
-        return float(re.search(re.escape(label) + r":\s*([\d.]+)", text).group(1))
-    wall = re.search(r"Elapsed \(wall clock\) time.*?:\s*([\d:.]+)\s*$", text, re.M).group(1).split(":")
-    wall_s = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall)))
-    return {"cpu_s": round(num("User time (seconds)") + num("System time (seconds)"), 1), "wall_s": round(wall_s, 1),
-            "peak_rss_gb": round(num("Maximum resident set size (kbytes)") / 2**20, 2)}
-
-
 def run_child(cmd: list[str], log: Path, threads: int) -> dict:
     """Run ``cmd`` with ``threads`` threads; its CPU seconds, wall seconds, peak RSS, load averages, CHILD_RESULT."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
@@ -104,7 +94,7 @@ def run_child(cmd: list[str], log: Path, threads: int) -> dict:
     rc = os.waitstatus_to_exitcode(status)
     out = {"rc": rc, "load_start": round(load0, 1), "load_end": round(os.getloadavg()[0], 1),
            "started": time.strftime("%H:%M", time.gmtime(t)), "ended": time.strftime("%H:%M", time.gmtime())}
-    out.update(_time_v(timefile) if use_time and timefile.exists() else
+    out.update(time_v_report(timefile) if use_time and timefile.exists() else
                {"cpu_s": round(ru.ru_utime + ru.ru_stime, 1), "wall_s": round(time.time() - t, 1),
                 "peak_rss_gb": round(ru.ru_maxrss / 2**20, 2)})
     for line in log.read_text(errors="replace").splitlines():

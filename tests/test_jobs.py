@@ -159,6 +159,12 @@ def test_restarted_server_reattaches_to_a_live_run(tmp_path: Path) -> None:
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", code, "studio", str(run.config)], start_new_session=True)
     try:
+        # a trainer that has been running: Popen can return while the kernel is still mid-exec, when
+        # /proc/<pid>/cmdline is empty (CI failed here once, under load); a restart comes long after that
+        deadline = time.time() + 10
+        while Path("/proc").is_dir() and b"studio" not in Path(f"/proc/{child.pid}/cmdline").read_bytes() \
+                and time.time() < deadline:
+            time.sleep(0.01)
         run.write_status("running", pid=child.pid, step=3)
         runner = JobRunner(tmp_path / "runs", poll_s=0.05, grace_s=0.3)
         assert runner.busy and runner.current == run and runner.snapshot()["state"] == "running"

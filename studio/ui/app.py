@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import StudioError
 from .guard import auth_guard_middleware
+from .uploads import DATA_MB, MODEL_MB, model_upload_mb, server_limit_bytes
 
 AUTH_ENV = "STUDIO_AUTH"  # USER:PASS from the environment: unlike --auth, not visible in the process list
 
@@ -36,10 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS per line)")
     p.add_argument("--no-auth", action="store_true", help="allow --share / a network host without a login")
     p.add_argument("--lang", choices=["en", "zh"], default=None, help="default UI language (default: the browser's)")
-    p.add_argument("--max-upload-mb", type=float, default=50.0,
-                   help="largest accepted data or settings upload in MB (default 50)")
-    p.add_argument("--max-model-upload-mb", type=float, default=4096.0,
-                   help="largest accepted .gguf model upload in MB (default 4096)")
+    p.add_argument("--max-upload-mb", type=float, default=DATA_MB,
+                   help=f"largest accepted data or settings upload in MB (default {DATA_MB:g})")
+    p.add_argument("--max-model-upload-mb", type=float, default=MODEL_MB,
+                   help=f"largest accepted .gguf model upload in MB (default {MODEL_MB:g})")
     p.add_argument("--data-root", action="append", default=[], metavar="DIR",
                    help="an extra folder the studio may read data/models from (repeatable)")
     p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
@@ -107,10 +108,10 @@ def check_flags(args: argparse.Namespace) -> None:
     Raises:
         StudioError: --max-upload-mb not a positive finite number, a port out of range or already in use.
     """
-    for flag, value, example in (("--max-upload-mb", args.max_upload_mb, 50),
-                                 ("--max-model-upload-mb", getattr(args, "max_model_upload_mb", 4096.0), 4096)):
+    for flag, value, example in (("--max-upload-mb", args.max_upload_mb, DATA_MB),
+                                 ("--max-model-upload-mb", model_upload_mb(args), MODEL_MB)):
         if not (math.isfinite(value) and value > 0):
-            raise StudioError(f"{flag} must be a number above 0 (got {value:g})", f"use e.g. {flag} {example}",
+            raise StudioError(f"{flag} must be a number above 0 (got {value:g})", f"use e.g. {flag} {example:g}",
                               code="args")
     if not 1 <= args.port <= 65535:
         raise StudioError(f"--port must be between 1 and 65535 (got {args.port})", "use e.g. --port 7860",
@@ -194,13 +195,13 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware
     from .styles import CSS as STUDIO_CSS
-    from .uploads import server_limit_bytes
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     middleware = [auth_guard_middleware(enabled=bool(auth)), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
-                allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, getattr(args, "max_model_upload_mb", 4096.0)), show_error=True,
+                allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, model_upload_mb(args)),
+                show_error=True,
                 css=STUDIO_CSS,
                 ssr_mode=False,
                 # not Gradio's footer Settings: its language switch changes the labels only, not the
@@ -221,7 +222,7 @@ def main(args: argparse.Namespace) -> int:
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
-                            max_model_upload_mb=getattr(args, "max_model_upload_mb", 4096.0))
+                            max_model_upload_mb=model_upload_mb(args))
     ctx.extra["auth"] = bool(auth)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once into <workspace>/models; training children inherit the setting

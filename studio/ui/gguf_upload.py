@@ -20,9 +20,8 @@ from ..gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_arc
 from ..workspace import confine, safe_name
 from .i18n import msg
 from .session_lang import session_lang
-from .uploads import MODEL_MB
+from .uploads import MB, MODEL_MB
 
-MB = 2 ** 20
 EXAMPLE_ARCHS = "llama, mistral, qwen2, qwen3, gemma3, phi3"  # shown in the page; the check uses the real list
 
 

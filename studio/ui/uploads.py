@@ -10,11 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import StudioError
-from .i18n import msg
 
 MB = 2 ** 20
 DATA_MB = 50.0
 MODEL_MB = 4096.0
+
+
+def model_upload_mb(args: object) -> float:
+    """launch.py's --max-model-upload-mb (a namespace built without it, e.g. by an older caller: the default)."""
+    return float(getattr(args, "max_model_upload_mb", MODEL_MB))
 
 
 def server_limit_bytes(data_mb: float, model_mb: float) -> int:
@@ -26,6 +30,7 @@ def check_data_upload(path: str | Path | None, limit_mb: float, lang: str = "en"
     """Raises StudioError (in the page's language) when an uploaded data or settings file is over the data limit."""
     if not path:
         return
+    from .i18n import msg  # the messages catalog is not needed to parse launch.py's flags
     p = Path(path)
     size = p.stat().st_size if p.is_file() else 0
     if size > limit_mb * MB:

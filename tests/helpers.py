@@ -19,3 +19,15 @@ def run_cli(*args: str, env: dict | None = None, timeout: int = 600) -> subproce
 def losses(run_dir: Path) -> list[float]:
     from studio.runs import RunDir
     return [e["loss"] for e in RunDir(run_dir).events() if e["type"] == "progress" and e["loss"] is not None]
+
+
+def worker_errors(output: str, keep: int = 3000) -> str:
+    """What a failed multi-process run's workers said, for an assertion message.
+
+    torchrun's own traceback fills the tail of the output and the workers' FutureWarnings fill the rest, so
+    the tail alone hides why a worker died (a CI failure showed only 'SIGABRT'). Keeps the lines that name
+    an error, then the tail.
+    """
+    marks = ("terminate called", "what()", "Error", "error", "Traceback", "Aborted", "Fatal")
+    lines = [ln for ln in output.splitlines() if any(m in ln for m in marks) and "Warning" not in ln]
+    return "worker error lines:\n" + "\n".join(lines[-40:])[-keep:] + "\n--- tail ---\n" + output[-1500:]

@@ -21,7 +21,7 @@ from studio.config import RunConfig
 from studio.engine.launch import node_command
 from studio.runs import RunDir
 from tests.conftest import make_review_rows, write_jsonl
-from tests.helpers import ROOT, losses, run_cli
+from tests.helpers import ROOT, losses, run_cli, worker_errors
 
 pytestmark = pytest.mark.integration
 STEPS, SAVE = 6, 3
@@ -75,8 +75,8 @@ def kill_node(p: subprocess.Popen) -> None:
 
 
 def _log_tail(out: Path) -> str:
-    return "\n".join((out.parent / f"{out.name}-node{r}.log").read_text()[-1500:] for r in range(2)
-                     if (out.parent / f"{out.name}-node{r}.log").exists())
+    return "\n".join(f"node {r}: " + worker_errors((out.parent / f"{out.name}-node{r}.log").read_text())
+                     for r in range(2) if (out.parent / f"{out.name}-node{r}.log").exists())
 
 
 @pytest.fixture(scope="module")

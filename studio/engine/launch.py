@@ -182,3 +182,25 @@ def peer_lost_reason(exc: BaseException) -> str | None:
     return ("Lost contact with another process of this multi-process run (a node stopped, was killed, or the "
             "network between nodes failed). Check that node's log, then start all nodes again with "
             f"--resume last. Detail: {first}")
+
+
+def leave_process_group() -> None:
+    """End this worker's part in a multi-process run: destroy the process group before the interpreter exits.
+
+    Why: left to interpreter teardown, a gloo group can kill a worker that exits while its peer is still
+    busy (global rank 0 writes the final status and plot after the last collective) with SIGABRT
+    ('terminate called without an active exception'), so torchrun fails a run that finished. A CI run
+    failed on it twice (rank 1 SIGABRT, rank 0 SIGTERM). No barrier first: a rank that failed or stopped at
+    another step would wait on a collective its peers never join. Only for runs under torchrun (WORLD_SIZE > 1):
+    an in-process single run keeps its group for the next run in the same process.
+    """
+    import os
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception as exc:  # a group broken by a lost peer: never hide the error that ended the run
+            import logging
+            logging.getLogger("studio.engine").warning("could not close the process group: %s", exc)

@@ -142,7 +142,11 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
             from .nvme import check_nvme_ready
             check_nvme_ready(cfg.offload_nvme_path)
-        summary = _train(cfg, run, resume_from, main)
+        try:
+            summary = _train(cfg, run, resume_from, main)
+        finally:
+            from .launch import leave_process_group
+            leave_process_group()
     except StudioError as exc:
         if main:
             _end(run, "failed", exc.message, code=exc.code)

@@ -6,7 +6,6 @@ a plain failure in status.json within a bound (not a hang).
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket

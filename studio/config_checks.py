@@ -29,10 +29,10 @@ def problems(cfg: Any) -> list[str]:
             p.append(f"{name} must be at least 1 (got {getattr(cfg, name)})")
     if cfg.lora_alpha is not None and cfg.lora_alpha < 1:
         p.append(f"lora_alpha must be at least 1 (got {cfg.lora_alpha}); leave it empty for 2x the rank")
-    from .data.templates import TEMPLATE_NAMES
-    if cfg.template.lower() not in TEMPLATE_NAMES:
-        p.append(f"template '{cfg.template}' is not known here: use one of {', '.join(TEMPLATE_NAMES)} "
-                 "(LLaMA-Factory's names render as there)")
+    from .data.templates import template_fix, known_template
+    if not known_template(cfg.template):
+        p.append(f"template '{cfg.template}' is not known here: {template_fix(cfg.template)} "
+                 "(LLaMA-Factory's names render as there; its others use the model's own chat template)")
     if cfg.lr_scheduler_type not in LR_SCHEDULERS:
         close = difflib.get_close_matches(cfg.lr_scheduler_type, LR_SCHEDULERS, n=1)
         p.append(f"lr_scheduler_type '{cfg.lr_scheduler_type}' is not a transformers scheduler"

@@ -43,6 +43,27 @@ EXPECTED = {
     "gemma": ("<bos>", "<eos>",
               "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n",
               "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"),
+    # the built-in real models' own LLaMA-Factory templates, and more of its common ones. Checked against
+    # LLaMA-Factory 0.9.5's encoder itself (encode_multiturn, 2 turns, with and without a system prompt)
+    "smollm2": ("<|im_start|>", "<|im_end|>",
+                "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+                "Hello<|im_end|>\n",
+                "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face.<|im_end|>\n"
+                "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+    "gemma3": ("<bos>", "<eos>",
+               "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n",
+               "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"),
+    "phi4": ("<|endoftext|>", "<|endoftext|>",
+             "<|im_start|>system<|im_sep|>Be brief.<|im_end|><|im_start|>user<|im_sep|>Hi<|im_end|>"
+             "<|im_start|>assistant<|im_sep|>Hello<|im_end|>",
+             "<|im_start|>user<|im_sep|>Hi<|im_end|><|im_start|>assistant<|im_sep|>"),
+    "mistral": ("<s>", "</s>", "<s>[INST] Be brief.\n\nHi[/INST] Hello</s>", "<s>[INST] Hi[/INST]"),
+    "deepseek3": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>",
+                  "<｜begin▁of▁sentence｜>Be brief.<｜User｜>Hi<｜Assistant｜>Hello<｜end▁of▁sentence｜>",
+                  "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"),
+    "vicuna": ("<s>", "</s>", "Be brief.USER: Hi ASSISTANT:Hello</s>",
+               "A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+               "detailed, and polite answers to the user's questions.USER: Hi ASSISTANT:"),
 }
 
 
@@ -94,3 +115,36 @@ def test_a_named_template_that_differs_from_the_models_own_is_reported() -> None
     assert chat_template_mismatch("chatml", tok) is None  # the built-in renders as the model's own
     assert "differently from this model's own chat template" in chat_template_mismatch("llama3", tok)
     assert chat_template_mismatch("auto", tok) is None and chat_template_mismatch("llama3", word_tokenizer("hi")) is None
+
+
+QWEN3_CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+              "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n\n</think>\n\n{% endif %}")
+
+
+def test_llamafactory_names_the_studio_does_not_render_use_the_models_own_chat_template() -> None:
+    """LLaMA-Factory's own files name templates such as qwen3 (reasoning blocks): they load and train with the
+    model's chat template, the run log says so, and a model without one gets a plain error."""
+    from studio.data.templates import llamafactory_fallback_notice
+    from studio.errors import StudioError
+    tok = word_tokenizer("hi", QWEN3_CHAT)
+    for name in ("qwen3", "Qwen3_5", "glm4", "deepseekr1"):
+        assert get_template(name, tok).prompt("hi") == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n" \
+            "<think>\n\n</think>\n\n"
+        assert "uses the model's own chat template" in llamafactory_fallback_notice(name, tok)
+    assert llamafactory_fallback_notice("qwen", tok) is None  # built in: rendered slot by slot, no notice
+    with pytest.raises(StudioError) as err:
+        get_template("qwen3", word_tokenizer("hi"))
+    assert err.value.what == ("template 'qwen3' is one of LLaMA-Factory's that the studio serves with the model's "
+                                 "own chat template, and this model has none")
+    assert err.value.fix.startswith("choose a built-in template: studio, default, alpaca")
+
+
+def test_template_typos_are_refused_with_the_nearest_name() -> None:
+    from studio.config import RunConfig
+    from studio.errors import StudioError
+    assert RunConfig(template="qwen3", dataset="d.jsonl").validate() == []  # LLaMA-Factory's name: as written
+    problems = RunConfig(template="smolm2", dataset="d.jsonl").validate()
+    assert len(problems) == 1 and problems[0].startswith("template 'smolm2' is not known here: did you mean 'smollm2'?")
+    with pytest.raises(StudioError) as err:
+        get_template("lama3")
+    assert err.value.fix.startswith("did you mean 'llama3'? Built-in templates: auto, studio")

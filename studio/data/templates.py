@@ -136,7 +136,51 @@ TEMPLATES["empty"] = Template("empty", "{content}", "{content}")  # LLaMA-Factor
 TEMPLATES["qwen2"] = dataclasses.replace(TEMPLATES["qwen"], name="qwen2")  # studio alias of the chatml family
 # LLaMA-Factory 0.9.5's qwen3_nothink (its SFT examples' template): chatml slots, stop word <|im_end|>, no default system
 TEMPLATES["qwen3_nothink"] = dataclasses.replace(TEMPLATES["chatml"], name="qwen3_nothink")
+# --- more of LLaMA-Factory 0.9.5's templates whose slots the fields above express exactly ---
+# the two built-in real models' own LF templates (smollm2 adds SmolLM's default system prompt)
+TEMPLATES["smollm"] = dataclasses.replace(TEMPLATES["chatml"], name="smollm")
+TEMPLATES["smollm2"] = dataclasses.replace(
+    TEMPLATES["chatml"], name="smollm2",
+    default_system="You are a helpful AI assistant named SmolLM, trained by Hugging Face.")
+TEMPLATES["gemma3"] = dataclasses.replace(TEMPLATES["gemma"], name="gemma3")
+TEMPLATES["yi"] = dataclasses.replace(TEMPLATES["chatml"], name="yi")
+TEMPLATES["phi"] = Template("phi", "<|user|>\n{content}<|end|>\n<|assistant|>\n", "{content}<|end|>\n",
+                            system_fmt="<|system|>\n{content}<|end|>\n", stop_word="<|end|>")
+TEMPLATES["phi4"] = Template("phi4", "<|im_start|>user<|im_sep|>{content}<|im_end|><|im_start|>assistant<|im_sep|>",
+                             "{content}<|im_end|>", system_fmt="<|im_start|>system<|im_sep|>{content}<|im_end|>",
+                             stop_word="<|im_end|>")
+TEMPLATES["mistral"] = Template("mistral", "[INST] {content}[/INST]", " {content}{eos}", system_fmt="{content}\n\n",
+                                prefix="{bos}", system_in_user=True)
+TEMPLATES["deepseek"] = Template("deepseek", "User: {content}\n\nAssistant:", "{content}{eos}",
+                                 system_fmt="{content}\n\n", prefix="{bos}")
+TEMPLATES["deepseek3"] = Template("deepseek3", "<｜User｜>{content}<｜Assistant｜>", "{content}{eos}", prefix="{bos}")
+TEMPLATES["vicuna"] = Template(
+    "vicuna", "USER: {content} ASSISTANT:", "{content}{eos}",
+    default_system="A chat between a curious user and an artificial intelligence assistant. "
+                   "The assistant gives helpful, detailed, and polite answers to the user's questions.")
 TEMPLATE_NAMES = ["auto", *TEMPLATES]
+
+# LLaMA-Factory 0.9.5's other template names (src/llamafactory/data/template.py). Their slots need what the
+# fields above cannot say (reasoning blocks, tool and image slots, an extra EOS): a file that names one trains
+# with the model's own chat template, as template: auto, and the run log says so; a model without a chat
+# template of its own gets a clear error. Why not refuse: LLaMA-Factory's own YAML files use these names.
+LLAMAFACTORY_ONLY = frozenset("""
+aeva bailing bailing_v2 breeze chatglm3 chatml_de cohere cpm4 dbrx deepseekcoder deepseekr1 dots_ocr ernie
+ernie_nothink ernie_vl exaone falcon falcon_h1 fewshot gemma2 gemma3n gemma4 gemma4n glm4 glm4_moe glm4v glm4_5v
+glm_ocr glm4_7 glmz1 gpt_oss granite3 granite3_vision granite4 hy3 hunyuan hunyuan_small index intern2 intern_vl
+intern_s1 keye_vl kimi_vl lfm2 lfm2_vl llama2_zh llama4 llava llava_next llava_next_llama3 llava_next_mistral
+llava_next_qwen llava_next_video llava_next_video_mistral llava_next_video_yi llava_next_yi mimo mimo_v2 mimo_vl
+minicpm_o minicpm_v minicpm_v_4_6 minimax1 minimax2 ministral ministral3 mistral_small mllama moonlight olmo
+openchat openchat-3.6 opencoder paligemma paligemma_chat phi_small phi4_mini pixtral qwen2_audio qwen2_omni
+qwen2_vl qwen3 qwen3_5 qwen3_5_nothink qwen3_6 qwen3_omni qwen3_omni_nothink qwen3_vl qwen3_vl_nothink sailor
+seed_coder seed_oss solar starchat telechat2 video_llava xuanyuan yi_vl youtu youtu_vl yuan zephyr
+""".split())
+
+
+def known_template(name: str) -> bool:
+    """A name a config may use: built in, 'auto', or one of LLaMA-Factory's (served by the model's own)."""
+    key = (name or "auto").lower()
+    return key in TEMPLATE_NAMES or key in LLAMAFACTORY_ONLY
 
 
 class ChatTemplate(Template):
@@ -211,10 +255,31 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
         if tokenizer is not None and getattr(tokenizer, "chat_template", None):
             return ChatTemplate(tokenizer)
         return _bind(TEMPLATES["studio"], tokenizer)
+    if key in LLAMAFACTORY_ONLY:
+        if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+            return ChatTemplate(tokenizer)
+        if tokenizer is not None:
+            raise StudioError(f"template '{name}' is one of LLaMA-Factory's that the studio serves with the model's "
+                              "own chat template, and this model has none",
+                              f"choose a built-in template: {', '.join(TEMPLATE_NAMES[1:])}", code="template")
+        return _bind(TEMPLATES["studio"], tokenizer)  # no tokenizer: a prompt preview only, as 'auto' gives
     if key not in TEMPLATES:
-        raise StudioError(f"Unknown template '{name}'",
-                          f"use one of: {', '.join(TEMPLATE_NAMES)}", code="template")
+        raise StudioError(f"Unknown template '{name}'", template_fix(name), code="template")
     return _bind(TEMPLATES[key], tokenizer)
+
+
+def template_fix(name: str) -> str:
+    import difflib
+    close = difflib.get_close_matches((name or "").lower(), [*TEMPLATE_NAMES, *sorted(LLAMAFACTORY_ONLY)], n=1)
+    return (f"did you mean '{close[0]}'? " if close else "") + f"Built-in templates: {', '.join(TEMPLATE_NAMES)}"
+
+
+def llamafactory_fallback_notice(name: str, tokenizer: Any) -> str | None:
+    """The run-log line for a LLaMA-Factory template name the studio serves with the model's own chat template."""
+    if (name or "").lower() not in LLAMAFACTORY_ONLY or not getattr(tokenizer, "chat_template", None):
+        return None
+    return (f"template: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run uses "
+            "the model's own chat template (as template: auto). Pick a built-in template to fix the format yourself")
 
 
 def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:

@@ -261,9 +261,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=plan.mode)
-        from ..data.templates import chat_template_mismatch
+        from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
         for message in list(plan.warnings) + startup_notices(cfg, device) + [
-                m for m in [chat_template_mismatch(cfg.template, tok)] if m]:
+                m for m in [chat_template_mismatch(cfg.template, tok), llamafactory_fallback_notice(cfg.template, tok)]
+                if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "

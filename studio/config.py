@@ -75,8 +75,9 @@ class RunConfig:
                       "data")
     dataset_dir: str = _f("data", "Folder holding dataset_info.json (LLaMA-Factory layout)", "data")
     template: str = _f("auto", "Prompt template: 'auto' uses the tokenizer's chat template (else the studio's "
-                               "'### Instruction' format); LLaMA-Factory names render as there: default, alpaca, "
-                               "llama3, qwen, chatml, gemma; 'studio' is the studio's own format", "data")
+                               "'### Instruction' format); LLaMA-Factory names render as there (default, alpaca, "
+                               "llama3, qwen, chatml, gemma, smollm2, gemma3, mistral, ...); its other names use the "
+                               "model's own chat template; 'studio' is the studio's own format", "data")
     cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data")
     train_on_prompt: bool = _f(False, "Also compute loss on the prompt (default: only on the answer)", "data")
     mask_history: bool = _f(False, "Multi-turn rows: only the last reply carries loss (default: every assistant "

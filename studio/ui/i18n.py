@@ -95,7 +95,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "double_quantization": "对 4 位量化的缩放因子再量化（每个参数约省 0.4 位）",
     "dataset": "训练数据：alpaca 格式的 .jsonl/.json 文件，或 dataset_info.json 中的名字",
     "dataset_dir": "存放 dataset_info.json 的文件夹（LLaMA-Factory 的布局）",
-    "template": "提示词模板：'auto' 使用分词器自带的对话模板（没有时用 studio 格式）；LLaMA-Factory 的名称（default、alpaca、llama3、qwen、chatml、gemma）与 LLaMA-Factory 渲染完全一致；studio 是本工具自己的 '### Instruction' 格式",
+    "template": "提示词模板：'auto' 使用分词器自带的对话模板（没有时用 studio 格式）；LLaMA-Factory 的名称（default、alpaca、llama3、qwen、chatml、gemma、smollm2、gemma3、mistral 等）与 LLaMA-Factory 渲染完全一致，其余 LLaMA-Factory 名称使用模型自带的对话模板；studio 是本工具自己的 '### Instruction' 格式",
     "cutoff_len": "训练样本的最大 token 数；更长的会被截断",
     "train_on_prompt": "也在提示词上计算损失（默认只在答案上）",
     "val_size": "留作验证集的比例（0-1）或行数（>=1）",

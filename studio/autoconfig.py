@@ -188,8 +188,10 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
     if hw.device == "cpu":
         cutoff = min(cutoff, CPU_CUTOFF_CAP)
     rank = LORA_RANK[budget]
+    # lora_dropout 0 (peft's and LLaMA-Factory's default): 0.05 made each CPU step 40-48% slower for no measured
+    # gain on the built-in models (docs/BENCHMARKS.md section 6)
     plan: dict[str, Any] = dict(model_name_or_path=model, finetuning_type="lora", lora_rank=rank, lora_alpha=2 * rank, lora_target="all",
-                                lora_dropout=0.05, learning_rate=2e-4, num_train_epochs=float(LORA_EPOCHS[budget]),
+                                lora_dropout=0.0, learning_rate=2e-4, num_train_epochs=float(LORA_EPOCHS[budget]),
                                 lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0, cutoff_len=cutoff,
                                 quantization_bit=None, deepspeed="none", layerwise_offload=False, max_steps=-1,
                                 template=_template(model), gradient_checkpointing=False,

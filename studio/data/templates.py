@@ -251,21 +251,21 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
         StudioError: unknown template name.
     """
     key = (name or "auto").lower()
-    if key == "auto":
-        if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+    if key == "auto" or key in LLAMAFACTORY_ONLY:
+        if _has_chat_template(tokenizer):
             return ChatTemplate(tokenizer)
-        return _bind(TEMPLATES["studio"], tokenizer)
-    if key in LLAMAFACTORY_ONLY:
-        if tokenizer is not None and getattr(tokenizer, "chat_template", None):
-            return ChatTemplate(tokenizer)
-        if tokenizer is not None:
+        if key != "auto" and tokenizer is not None:
             raise StudioError(f"template '{name}' is one of LLaMA-Factory's that the studio serves with the model's "
                               "own chat template, and this model has none",
                               f"choose a built-in template: {', '.join(TEMPLATE_NAMES[1:])}", code="template")
-        return _bind(TEMPLATES["studio"], tokenizer)  # no tokenizer: a prompt preview only, as 'auto' gives
+        return _bind(TEMPLATES["studio"], tokenizer)  # no tokenizer (a prompt preview) or none of its own
     if key not in TEMPLATES:
         raise StudioError(f"Unknown template '{name}'", template_fix(name), code="template")
     return _bind(TEMPLATES[key], tokenizer)
+
+
+def _has_chat_template(tokenizer: Any) -> bool:
+    return bool(getattr(tokenizer, "chat_template", None))
 
 
 def template_fix(name: str) -> str:
@@ -276,7 +276,7 @@ def template_fix(name: str) -> str:
 
 def llamafactory_fallback_notice(name: str, tokenizer: Any) -> str | None:
     """The run-log line for a LLaMA-Factory template name the studio serves with the model's own chat template."""
-    if (name or "").lower() not in LLAMAFACTORY_ONLY or not getattr(tokenizer, "chat_template", None):
+    if (name or "").lower() not in LLAMAFACTORY_ONLY or not _has_chat_template(tokenizer):
         return None
     return (f"template: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run uses "
             "the model's own chat template (as template: auto). Pick a built-in template to fix the format yourself")
@@ -288,7 +288,7 @@ def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
     Named templates render as LLaMA-Factory renders them (so its files train the same here); 'auto' follows
     the tokenizer. When both exist and disagree, the run log says so instead of silently picking one.
     """
-    if (name or "auto").lower() == "auto" or not getattr(tokenizer, "chat_template", None):
+    if (name or "auto").lower() == "auto" or not _has_chat_template(tokenizer):
         return None
     try:
         own = ChatTemplate(tokenizer).prompt("Hi", system="S")

@@ -73,7 +73,8 @@ def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Pa
     assert Path(path).parent == tmp_path / "predictions" and "Predicted 30 rows (score mode" in info
     with open(path, encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 30
-    msg = tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")
+    msg, folder = tab.on_export(str(runs["lora"]), True, False, "", tmp_path / "exports")
+    assert folder == str((tmp_path / "exports" / "lora-merged").resolve())
     assert (tmp_path / "exports" / "lora-merged" / "model.safetensors").is_file()
     assert "Exported **merged** model" in msg
     with pytest.raises(gr.Error, match="already exists"):
@@ -92,10 +93,25 @@ def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dic
         rows = list(csv.DictReader(fh))
     assert [r["input"] for r in rows][1].startswith("'=HYPERLINK")  # a spreadsheet will not run it
     assert all(r["prediction"] for r in rows) and "output" not in rows[0]
-    msg = tab.on_export(str(runs["full"]), False, False, "full-dl", tmp_path / "exports")
-    archive = tab.export_zip(msg)
+    msg, folder = tab.on_export(str(runs["full"]), False, False, "full-dl", tmp_path / "exports")
+    archive = tab.export_zip(folder, tmp_path / "exports")
     import zipfile
     with zipfile.ZipFile(archive) as zf:
         assert any(n.startswith("full-dl/") and n.endswith("model.safetensors") for n in zf.namelist())
     assert tab.merge_visible(str(runs["full"]))["visible"] is False
     assert tab.merge_visible(str(runs["lora"]))["visible"] is True
+
+
+def test_export_zip_zips_only_an_export_folder(tmp_path: Path) -> None:
+    """Issue 23 finding 1: the folder comes from server-side state and is confined to the exports folder,
+    so neither a path in text nor a state value outside exports/ is ever zipped."""
+    exports, outside = tmp_path / "exports", tmp_path / "secret"
+    (exports / "mine").mkdir(parents=True)
+    (exports / "mine" / "w.bin").write_bytes(b"x")
+    outside.mkdir()
+    (outside / "canary.txt").write_text("canary")
+    for bad in (str(outside), f"Exported to `{outside}`", str(exports / ".." / "secret"), str(exports), "", None, "/"):
+        assert tab.export_zip(bad, exports) is None, bad
+    import zipfile
+    with zipfile.ZipFile(tab.export_zip(str(exports / "mine"), exports)) as zf:
+        assert zf.namelist() and all(n.startswith("mine/") for n in zf.namelist())

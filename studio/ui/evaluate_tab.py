@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -16,6 +17,7 @@ import gradio as gr
 
 from ..evaluation import inference
 from ..errors import StudioError
+from ..workspace import confine
 from .eval_compare import build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
 from .uploads import DATA_MB, check_data_upload
@@ -176,22 +178,34 @@ def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en"
 
 
 @_user_errors
-def on_export(run: str, merge: bool, overwrite: bool, name: str, exports_dir: str | Path, lang: str = "en") -> str:
+def on_export(run: str, merge: bool, overwrite: bool, name: str, exports_dir: str | Path,
+              lang: str = "en") -> tuple[str, str]:
+    """Export the run -> (message for the page, the export folder for server-side state).
+
+    The folder goes into a ``gr.State`` (held on the server, never sent to the browser), so the zip
+    step below is told the folder by the server and not by text the browser sends back.
+    """
     info = inference.export_run(run, exports_dir, bool(merge), bool(overwrite), name)
-    return msg("ev.exported", lang, kind=info["kind"], path=info["path"], mb=info["size_mb"], what=info["what"])
+    return (msg("ev.exported", lang, kind=info["kind"], path=info["path"], mb=info["size_mb"], what=info["what"]),
+            str(info["path"]))
 
 
-def export_zip(text: str) -> str | None:
-    """The export folder named in the export message, zipped next to it for the browser to download."""
-    import re
+def export_zip(folder: str | None, exports_dir: str | Path) -> str | None:
+    """The export folder (from server-side state, confined to the exports folder) zipped for download."""
     import shutil
-    found = re.search(r"`([^`]+)`", text or "")
-    folder = Path(found.group(1)) if found else None
-    if folder is None or not folder.is_dir():
+    import tempfile
+    if not folder:
         return None
-    import tempfile  # Gradio serves files from its temp area, whatever the workspace folder is
-    target = Path(tempfile.mkdtemp(prefix="studio-export-")) / folder.name
-    return shutil.make_archive(str(target), "zip", root_dir=folder.parent, base_dir=folder.name)
+    root = Path(exports_dir)
+    try:
+        path = confine(folder, [root])
+    except StudioError:
+        return None
+    if path == Path(os.path.realpath(root)) or not path.is_dir():
+        return None
+    # Gradio serves files from its temp area, whatever the workspace folder is
+    target = Path(tempfile.mkdtemp(prefix="studio-export-")) / path.name
+    return shutil.make_archive(str(target), "zip", root_dir=path.parent, base_dir=path.name)
 
 
 def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -330,9 +344,10 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_btn = gr.Button(T("ev.do_export"))
         export_info = gr.Markdown()
         export_file = gr.File(label=T("ev.zip"), interactive=False, elem_id="export-zip")
+        exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
     export_btn.click(lambda r, m, o, n: on_export(r, m, o, n, exports_dir, lang),
-                     [run, merge, overwrite, export_name], export_info, api_name="export_run").success(
-        export_zip, export_info, export_file, api_visibility="private")
+                     [run, merge, overwrite, export_name], [export_info, exported], api_name="export_run").success(
+        lambda f: export_zip(f, exports_dir), exported, export_file, api_visibility="private")
     run.change(merge_visible, run, merge, api_visibility="private")
 
     return {"run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,

@@ -94,7 +94,7 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> Path:
 
 def build_model(folder: Path, rows: list[dict], dims: dict[str, int]) -> Path:
     """A random-init tiny Llama + tokenizer fitted to ``rows`` (built once, outside every timing)."""
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     return build_tiny_llama(folder, demo_texts(rows), seed=0, **dims)
 
 
@@ -277,7 +277,7 @@ def studio_run_config(spec: dict[str, Any], **extra: Any) -> Any:
     Gradient checkpointing off unless ``extra`` turns it on: the plain baselines do not recompute the forward, and
     RunConfig's default (on, as LLaMA-Factory's) made the studio arm of throughput_vs_trainer do ~30% more work, so
     that its CI check compared unequal work and failed (ratio 1.03; docs/BENCHMARKS.md section 7)."""
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     return RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                      finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],
                      learning_rate=spec["lr"], num_train_epochs=spec["epochs"], lr_scheduler_type="linear",
@@ -288,10 +288,10 @@ def studio_run_config(spec: dict[str, Any], **extra: Any) -> Any:
 def studio_row_lengths(spec: dict[str, Any]) -> list[int]:
     """Token lengths of the rows as the studio's engine tokenizes them (``spec``: model_dir, data, cutoff_len,
     seed), with the ``studio`` template that the plain baselines reproduce."""
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.data.dataset import load_rows
     from studio.engine.run import prepare_data
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
                     seed=spec["seed"], template="studio")
     train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))

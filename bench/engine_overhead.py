@@ -91,10 +91,10 @@ def plain_arm(spec: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ parent
 def studio_features(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Studio's own tokenization of the bench rows (what its run trains on)."""
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.data.dataset import load_rows
     from studio.engine.run import prepare_data
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
                     seed=spec["seed"], template="studio")
     train, _, counts = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))

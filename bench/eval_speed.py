@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from studio.evaluation import evaluate as ev
     from studio.evaluation import prompts as pr
     from studio.evaluation.label_scoring import label_logprobs_concat, label_logprobs_naive
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     torch.set_num_threads(a.threads)
     size = QUICK if a.quick else FULL
     print_machine()

@@ -31,9 +31,9 @@ def _timed(cmd: list[str], log: Path) -> dict:
 
 
 def run(model: str, budget: str, out: Path) -> dict:
-    from studio import zoo
+    from studio.models import zoo
     from studio.autoconfig import detect_hardware, suggest_settings
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.ui.simple import model_choices
     out.mkdir(parents=True, exist_ok=True)
     data = out / "reviews.jsonl"

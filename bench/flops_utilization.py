@@ -76,7 +76,7 @@ def matmul_params(model: Any) -> dict[str, int]:
 def util_child(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForCausalLM
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     torch.set_num_threads(spec["threads"])
     before = matmul_peak()
@@ -126,7 +126,7 @@ def profile(spec: dict[str, Any], steps: int = 3) -> str:
     from studio.data.templates import get_template
     from studio.data.tokenize import encode_examples
     from studio.engine.loss import selective_causal_lm_loss
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     torch.set_num_threads(spec["threads"])
     tok = load_tokenizer(spec["model_dir"])
     model = AutoModelForCausalLM.from_pretrained(spec["model_dir"])
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         # every row trains (val_size 0), tokenized as the engine does with train_on_prompt
         from studio.data.templates import get_template
         from studio.data.tokenize import encode_examples
-        from studio.models import load_tokenizer
+        from studio.models.loading import load_tokenizer
         tok = load_tokenizer(str(model_dir))
         lengths = [len(f["input_ids"]) for f in encode_examples(tok, get_template("studio", tok), rows,
                                                                  TRAIN["cutoff_len"], True)]

@@ -116,7 +116,7 @@ def tiny_model(folder: Path) -> Path:
         return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from studio.models import DEMO_MARKER, build_tiny_llama
+    from studio.models.loading import DEMO_MARKER, build_tiny_llama
     from tests.conftest import make_review_rows
     texts = [f"{r['instruction']} {r['input']} {r['output']}" for r in make_review_rows(200)]
     texts += [t for pair in CONVERSATION for t in pair] * 20
@@ -172,7 +172,7 @@ def _last_line(text: str) -> str:
 
 
 def run_studio(cfg: dict[str, Any], work: Path, timeout: int) -> tuple[str, float | None, str]:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.errors import ConfigError, StudioError
     path = work / "studio.yaml"
     path.write_text(yaml.safe_dump(cfg))

@@ -38,8 +38,8 @@ def main() -> None:
     args = ap.parse_args()
     import torch
     from safetensors.torch import load_file
-    from studio.models import resolve_base_path
-    from studio.runs import RunDir
+    from studio.models.loading import resolve_base_path
+    from studio.runs.run_dir import RunDir
     torch.set_num_threads(args.threads)
     adapter = RunDir(args.run).final_model() or RunDir(args.run).last_checkpoint()
     print(f"adapter: {adapter}")

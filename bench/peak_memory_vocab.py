@@ -39,7 +39,7 @@ def peak_gb() -> float:
 
 def build(folder: Path, rows: list[dict[str, str]]) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     build_tiny_llama(folder, demo_texts(rows), hidden=32, layers=1, heads=2, vocab_size=3000)
     import torch
     torch.manual_seed(0)
@@ -51,7 +51,7 @@ def build(folder: Path, rows: list[dict[str, str]]) -> Path:
 
 
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="lora", lora_target="all", template="studio", cutoff_len=SEQ,

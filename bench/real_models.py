@@ -1,4 +1,4 @@
-"""Load time and LoRA step time of the built-in real models on this machine (the numbers in studio/zoo.py).
+"""Load time and LoRA step time of the built-in real models on this machine (the numbers in studio/models/zoo.py).
 
 For each model: load the prepared folder (wall and CPU seconds), apply the recipe's LoRA, then time
 ``--steps`` optimizer steps on batches shaped like its CPU recipe (batch 8 of the sample reviews, cut at
@@ -27,11 +27,11 @@ RECIPES = {"smollm2-135m-instruct": "presets/recipes/smollm2-135m-lora-cpu.yaml"
 
 def measure(name: str, steps: int, rows: list[dict]) -> dict:
     import torch
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.data.templates import get_template
     from studio.data.tokenize import encode_example
     from studio.engine.batching import pad_collator
-    from studio.models import apply_method, load_base, resolve_model_source
+    from studio.models.loading import apply_method, load_base, resolve_model_source
     cfg = RunConfig.load(ROOT / RECIPES[name], ["dataset=unused.jsonl"])
     resolve_model_source(name)  # prepare outside the timed span
     t, c = time.time(), time.process_time()

@@ -33,7 +33,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import load_rows, sentiment_eval
-    from studio.models import load_for_inference, load_tokenizer, resolve_model_source
+    from studio.models.loading import load_for_inference, load_tokenizer, resolve_model_source
     rows = load_rows(args.data)
     arms = ([] if args.no_zero_shot else [("zero-shot " + args.model, None)]) + \
         ([("LoRA " + args.run, args.run)] if args.run else [])

@@ -48,7 +48,7 @@ def _child_eval(a: argparse.Namespace) -> None:
     torch.set_num_threads(a.threads)
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import load_rows, sentiment_eval
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     rows = load_rows(a.data)
     t = time.time()
     model, tok, _ = load_for_inference(a.model)
@@ -120,7 +120,7 @@ def _run_train_summary(run: Path) -> dict:
 
 def _trained(run: Path) -> Path:
     """The run folder when it finished; else its last checkpoint (a run stopped early, e.g. for time)."""
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     rd = RunDir(run)
     if not rd.config.exists() or rd.final_model() is not None:
         return run
@@ -132,7 +132,7 @@ def steps_for(key: str, a: argparse.Namespace, out: Path) -> list[tuple[str, lis
     name, recipe = MODELS[key]
     py = [sys.executable]
     me = str(Path(__file__).resolve())
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     template = RunConfig.load(ROOT / recipe, ["dataset=unused.jsonl"]).template
     data = {"heldout": out / f"{key}-lora" / "val.jsonl", "generated": out / "generated.jsonl",
             **{rows: out / f"{rows}.jsonl" for rows in CORPUS_ROWS}}
@@ -155,7 +155,7 @@ def steps_for(key: str, a: argparse.Namespace, out: Path) -> list[tuple[str, lis
     for rows, arm in matrix:
         src = sources[arm]
         if arm == "zero-shot":
-            from studio.models import resolve_model_source
+            from studio.models.loading import resolve_model_source
             src = resolve_model_source(name)
         todo.append((f"eval:{arm}:{rows}", py + [me, "_eval", "--model", src, "--template", template, "--data",
                                                   str(data[rows]), "--threads", str(a.threads)], None))

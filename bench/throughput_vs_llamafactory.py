@@ -63,7 +63,7 @@ def encode_alpaca(tok: Any, r: dict[str, str], cutoff: int) -> dict[str, list[in
 
 # ------------------------------------------------------------------ arms (child processes)
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     timer = TrainTimer()
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
@@ -153,10 +153,10 @@ def run_in(python: str, mode: str, spec: dict[str, Any], threads: int, timeout: 
 
 
 def studio_tokens(spec: dict[str, Any]) -> list[int]:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.data.dataset import load_rows
     from studio.engine.run import prepare_data
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], cutoff_len=spec["cutoff_len"],
                     seed=spec["seed"], template="alpaca")
     train, _, _ = prepare_data(cfg, load_tokenizer(spec["model_dir"]), load_rows(spec["data"]))

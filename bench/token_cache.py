@@ -32,7 +32,7 @@ QUICK = {"rows": 5_000, "repeats": 1}
 
 def arm(spec: dict[str, Any]) -> dict[str, Any]:
     os.environ["STUDIO_TOKEN_CACHE"] = spec["cache"]
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     from studio.engine.studio_trainer import StudioTrainer
     first: list[float] = []

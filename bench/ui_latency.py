@@ -92,7 +92,7 @@ def main() -> int:
     n = a.requests or (40 if a.quick else 200)
     starts = a.starts or (1 if a.quick else 3)
     from gradio_client import Client
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.ui import forms
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import DEMO_MODEL, RunConfig
+from .config.run_config import DEMO_MODEL, RunConfig
 from .errors import StudioError
 
 Budget = Literal["quick", "balanced", "best"]
@@ -94,7 +94,7 @@ def _family(model: str) -> str:
 
 def model_facts(model: str) -> dict[str, Any]:
     """Size and languages of a model the estimator has a card for; {} when it has none."""
-    from . import zoo
+    from .models import zoo
     from .memory.cards import load_card
     if zoo.is_builtin(model) and model != DEMO_MODEL:   # real models shipped in packages: measured facts
         m = zoo.get(model)
@@ -230,7 +230,7 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
 
 def _template(model: str) -> str:
     """The model's own chat template for the built-in real models (their recipes use it), else by family."""
-    from . import zoo
+    from .models import zoo
     if zoo.is_builtin(model) and model != DEMO_MODEL:
         return "auto"
     return TEMPLATES.get(_family(model), "auto")

@@ -58,9 +58,9 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     distribution; a short full pre-training on the reviews' text (answers 'yes'/'no', loss on
     the whole text) makes it behave like a real base model that LoRA then adapts to the new labels.
     """
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     root = tmp_path_factory.mktemp("models")
     rows = make_review_rows(300, seed=5)
     base = build_tiny_llama(root / "random-init", demo_texts(rows), hidden=32, layers=2, heads=2,

@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
 
 if __name__ == "__main__":

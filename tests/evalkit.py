@@ -70,9 +70,9 @@ def build_runs(root: Path) -> dict[str, Any]:
 
 
 def _build(root: Path) -> dict[str, Any]:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
 
     root.mkdir(parents=True, exist_ok=True)
     train = easy_rows(160, 0, TRAIN_THINGS)

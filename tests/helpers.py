@@ -17,7 +17,7 @@ def run_cli(*args: str, env: dict | None = None, timeout: int = 600) -> subproce
 
 
 def losses(run_dir: Path) -> list[float]:
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     return [e["loss"] for e in RunDir(run_dir).events() if e["type"] == "progress" and e["loss"] is not None]
 
 

@@ -1,7 +1,7 @@
 """The layering in docs/ARCHITECTURE.md, enforced by reading every module's imports (function-level ones too).
 
-ui/ and cli/ on top; evaluation/, engine/, jobs, memory/ and plotting in the middle; data/, models,
-config (with config_checks, config_yaml), processes, runs, errors and workspace at the bottom. A module may import
+ui/ and cli/ on top; evaluation/, engine/, memory/ and autoconfig in the middle; data/, models/,
+config/, runs/, errors and workspace at the bottom. A module may import
 its own layer or lower, never higher, and no group of modules may import each other in a circle.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "studio"
 LAYERS = {"ui": 3, "cli": 3, "__main__": 3,
-          "evaluation": 2, "engine": 2, "jobs": 2, "memory": 2, "plotting": 2, "autoconfig": 2,
-          "data": 1, "models": 1, "zoo": 1, "gguf_import": 1, "precision": 1, "config": 1, "config_checks": 1,
-          "config_yaml": 1, "processes": 1, "runs": 1, "errors": 1,
+          "evaluation": 2, "engine": 2, "memory": 2, "autoconfig": 2,
+          "data": 1, "models": 1, "config": 1, "runs": 1,
+          "errors": 1,
           "workspace": 1, "__init__": 1}
 HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine.launch import cluster_files
 from studio.errors import StudioError
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.helpers import ROOT, losses, run_cli
 
 
@@ -94,7 +94,7 @@ def test_cli_writes_files_and_the_resolved_config(tmp_path):
 @pytest.mark.integration
 def test_generated_torchrun_scripts_train_on_localhost(tmp_path):
     """The files as a user gets them: two node scripts started together on this host."""
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     from tests.conftest import make_review_rows, write_jsonl
     rows = make_review_rows(120)
     data = write_jsonl(tmp_path / "data.jsonl", rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from transformers import DataCollatorForSeq2Seq
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine.arguments import make_collator
 from tests.wordtok import id_tokenizer
 

@@ -6,11 +6,11 @@ import json
 import pytest
 import torch
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
 from studio.engine.studio_trainer import INJECT_OOM_ENV, StudioTrainer
 from studio.errors import StudioError
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.helpers import losses, run_cli
 
 

@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
 from studio.errors import StudioError
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.conftest import make_review_rows, write_jsonl
 
 
@@ -96,6 +96,6 @@ def test_demo_tokenizer_is_built_from_training_rows_only(tmp_path):
     assert run_training(cfg)["state"] == "finished"
     vocab = json.loads((RunDir(cfg.output_dir).base_model / "tokenizer.json").read_text())["model"]["vocab"]
     assert not [t for t in vocab if "qxj" in t.lower()], "the held-out word leaked into the tokenizer"
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     tok = load_tokenizer(str(RunDir(cfg.output_dir).base_model))
     assert len(tok.tokenize(secret)) > 2   # unseen: spelled out from small pieces

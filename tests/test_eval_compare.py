@@ -22,9 +22,9 @@ def wide_run(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A full fine-tune of a 64-wide tiny Llama: bitsandbytes' CPU 4-bit kernels need rows of >= 64 values
     (its block size), which the 32-wide evalkit models do not have."""
     import torch
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     root = tmp_path_factory.mktemp("wide")
     rows = [json.loads(line) for line in Path(runs["data"]).read_text().splitlines()]
     base = build_tiny_llama(root / "base", demo_texts(rows + runs["heldout"]), hidden=64, layers=2, heads=4,

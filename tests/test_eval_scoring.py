@@ -50,7 +50,7 @@ class LiveBytes(TorchDispatchMode):
 def big_vocab(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     """A 1-layer Llama with a 128k vocabulary (random weights) and a small BPE tokenizer whose ids fit in it."""
     from transformers import LlamaConfig, LlamaForCausalLM
-    from studio.models import build_tiny_llama, demo_texts, load_tokenizer
+    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
     folder = build_tiny_llama(tmp_path_factory.mktemp("vocab") / "tok", demo_texts(make_review_rows(120, seed=2)),
                               hidden=16, layers=1, heads=2, vocab_size=300)
     tok = load_tokenizer(str(folder))

@@ -16,7 +16,7 @@ LONG = 300  # tokens a full answer runs to (the random model never says EOS: che
 @pytest.fixture(scope="module")
 def chatty(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A random tiny Llama folder: greedy decoding runs to max_new_tokens without an end-of-answer."""
-    from studio.models import build_tiny_llama
+    from studio.models.loading import build_tiny_llama
     texts = [f"the review number {i} says the kettle is fine and the lamp is broken" for i in range(50)]
     return str(build_tiny_llama(tmp_path_factory.mktemp("m") / "chatty", texts, hidden=32, layers=1, heads=2,
                                 vocab_size=300, seed=3))
@@ -106,7 +106,7 @@ def test_defaults_follow_the_model(runs: dict, chatty: str, tmp_path: Path) -> N
 
 
 def _fake_run(folder: Path, model: str) -> str:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     folder.mkdir(parents=True)
     RunConfig(model_name_or_path=model, dataset="d.jsonl", output_dir=str(folder)).save(folder / "config.yaml")
     return str(folder)

@@ -71,7 +71,7 @@ def test_label_set_rejects_single_label_and_free_text() -> None:
 
 def test_unparseable_answers_count_as_wrong(runs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     import studio.evaluation.evaluate as ev
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     from studio.data.templates import get_template
     model, tok, _ = load_for_inference(runs["full"])
     rows = [{"instruction": "x", "input": str(i), "output": lab} for i, lab in
@@ -109,7 +109,7 @@ def test_full_finetune_scorecard_loads_the_base_separately(runs: dict) -> None:
 def test_generate_mode_agrees_with_score_mode_on_a_learned_model(runs: dict) -> None:
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import sentiment_eval
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     model, tok, cfg = load_for_inference(runs["full"])
     r = sentiment_eval(model, tok, get_template(cfg.template, tok), runs["heldout"], mode="generate")
     assert r["accuracy"] >= 0.9
@@ -119,7 +119,7 @@ def test_generate_mode_agrees_with_score_mode_on_a_learned_model(runs: dict) -> 
 
 def test_validation_rows_match_the_engine_split(runs: dict) -> None:
     from studio.evaluation.evaluate import load_rows, validation_rows
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     val = validation_rows(runs["full"])
     assert len(val) == RunDir(runs["full"]).read_status()["val_rows"] == 32
     assert all(r in load_rows(runs["data"]) for r in val)
@@ -128,7 +128,7 @@ def test_validation_rows_match_the_engine_split(runs: dict) -> None:
 def test_generate_streams_the_same_text_as_a_plain_call(runs: dict) -> None:
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import chat, generate
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
     tpl = get_template("studio")
     row = runs["heldout"][0]
@@ -146,7 +146,7 @@ def test_generate_streams_the_same_text_as_a_plain_call(runs: dict) -> None:
 def test_batch_predict_writes_a_csv_with_predictions(runs: dict, tmp_path: Path) -> None:
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import batch_predict, sentiment_eval
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     model, tok, _ = load_for_inference(runs["full"])
     tpl = get_template("studio")
     out = tmp_path / "pred.csv"

@@ -10,7 +10,7 @@ import pytest
 def test_tiny_demo_lora_run_beats_its_base(sample_reviews_jsonl: Path, heldout_reviews_jsonl: Path,
                                            tmp_path: Path) -> None:
     import torch
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     from studio.evaluation.evaluate import compare_base_vs_tuned, load_rows
     threads = torch.get_num_threads()

@@ -17,7 +17,7 @@ def _ids(runs: dict):
     import torch
     from studio.data.templates import get_template
     from studio.data.tokenize import prompt_ids
-    from studio.models import load_tokenizer
+    from studio.models.loading import load_tokenizer
     tok = load_tokenizer(str(runs["lora"] / "adapter"))
     rows = runs["heldout"][:4]
     seqs = [prompt_ids(tok, get_template("studio"), r["instruction"], r["input"]) for r in rows]
@@ -68,7 +68,7 @@ def test_adapter_export_loads_with_peft_from_anywhere(runs: dict, tmp_path: Path
     assert "training_args.bin" not in info["files"] and "tokenizer.json" in info["files"]
     model = AutoPeftModelForCausalLM.from_pretrained(str(out)).eval()
     ids, _ = _ids(runs)
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     ref, _, _ = load_for_inference(runs["lora"])
     with torch.no_grad():
         assert torch.allclose(model(input_ids=ids).logits, ref(input_ids=ids).logits, atol=1e-5)
@@ -77,9 +77,9 @@ def test_adapter_export_loads_with_peft_from_anywhere(runs: dict, tmp_path: Path
 def test_demo_run_adapter_export_carries_its_base(runs: dict, tmp_path: Path) -> None:
     """tiny-demo bases live inside the run folder, so the export must bring a copy along."""
     from peft import AutoPeftModelForCausalLM
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.evaluation.export import export_model
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     run = tmp_path / "demo-run"
     shutil.copytree(runs["lora"], run)
     shutil.copytree(runs["base"], RunDir(run).base_model)
@@ -124,7 +124,7 @@ def test_refuses_to_overwrite_a_non_empty_folder(runs: dict, tmp_path: Path) -> 
 
 def test_unfinished_run_and_cli(runs: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from studio.cli import export as export_cli
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     run = tmp_path / "unfinished"
     RunDir(run).ensure()
     shutil.copy(RunDir(runs["lora"]).config, RunDir(run).config)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from studio import zoo
+from studio.models import zoo
 from studio.errors import StudioError
-from studio.gguf_import import MARKER, prepare_gguf
+from studio.models.gguf_import import MARKER, prepare_gguf
 
 HEADS, KV_HEADS, HIDDEN, FFN, LAYERS = 4, 2, 32, 64, 2
 
@@ -168,8 +168,8 @@ def test_a_file_that_is_not_gguf_is_a_clear_error(tmp_path):
 
 
 def test_a_gguf_path_as_model_name_is_resolved_to_a_prepared_folder(tiny_gguf, tmp_path, monkeypatch):
-    from studio.config import RunConfig
-    from studio.models import resolve_base_path
+    from studio.config.run_config import RunConfig
+    from studio.models.loading import resolve_base_path
     monkeypatch.setenv(zoo.CACHE_ENV, str(tmp_path / "cache"))
     path, _ = tiny_gguf
     cfg = RunConfig(model_name_or_path=str(path), output_dir=str(tmp_path / "run"))
@@ -199,7 +199,7 @@ def test_registry_lists_the_builtin_models_with_their_facts():
 
 
 def test_settings_accept_builtin_names_and_gguf_files_inside_the_workspace(tmp_path):
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.ui.context import AppContext
     from studio.ui.forms import _model_choices
     from studio.ui.paths import resolve_run_paths

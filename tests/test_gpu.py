@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from studio.config import RunConfig
-from studio.runs import RunDir
+from studio.config.run_config import RunConfig
+from studio.runs.run_dir import RunDir
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA card")]
@@ -47,7 +47,7 @@ def _rows(n: int, seed: int = 0) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def gpu_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     root = tmp_path_factory.mktemp("gpu")
     rows = _rows(64)
     data = root / "data.jsonl"

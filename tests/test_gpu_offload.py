@@ -54,7 +54,7 @@ def _bytes(params) -> int:
 @pytest.mark.parametrize("checkpointing", [True, False], ids=["ckpt", "no-ckpt"])
 def test_layerwise_offload_keeps_k_layers_on_the_card(checkpointing):
     from studio.engine.offload import LayerwiseOffloader
-    from studio.models import decoder_layers
+    from studio.models.loading import decoder_layers
     # 16 layers of ~54 MB (fp32) and short rows: without checkpointing the activations of all layers stay small
     model = _llama(layers=16, hidden=1024, vocab=4000)
     if checkpointing:
@@ -100,9 +100,9 @@ def test_engine_run_with_layerwise_offload_stays_below_the_whole_model(tmp_path)
     """run_training with layerwise_offload: Trainer must not move the model to the card."""
     import random
 
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     rng = random.Random(0)
     rows = [{"instruction": "Summarise.", "input": " ".join(rng.choice(["good", "bad", "box", "price"])
                                                           for _ in range(300)), "output": "fine"} for _ in range(32)]

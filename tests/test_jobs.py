@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.jobs import JobRunner
-from studio.processes import pid_alive
-from studio.runs import RunDir
+from studio.runs.jobs import JobRunner
+from studio.runs.processes import pid_alive
+from studio.runs.run_dir import RunDir
 
 
 def tiny_cfg(data: Path, out: Path, **kw: object) -> RunConfig:
@@ -205,7 +205,7 @@ def test_supervisor_survives_a_full_disk_and_recovers(tmp_path: Path, monkeypatc
 
 def test_start_on_a_full_disk_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = FakeRunner(tmp_path / "runs", code="pass", poll_s=0.05)
-    monkeypatch.setattr("studio.runs.atomic_write_text", _enospc)
+    monkeypatch.setattr("studio.runs.run_dir.atomic_write_text", _enospc)
     with pytest.raises(StudioError) as err:
         runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "nospace")))
     assert err.value.what.startswith("The disk is full") and err.value.code == "disk_full"
@@ -233,7 +233,7 @@ def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
 
     import transformers
 
-    import studio.runs
+    import studio.runs.run_dir
     from studio.cli.main import main as cli_main
     out = tmp_path / "run"
     staging = out / "checkpoints" / ".staging"
@@ -243,7 +243,7 @@ def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
         (staging / "checkpoint-2" / "model.safetensors").write_bytes(b"\0" * 1000)
         _enospc()
 
-    real_open, real_atomic = builtins.open, studio.runs.atomic_write_text
+    real_open, real_atomic = builtins.open, studio.runs.run_dir.atomic_write_text
 
     def disk(path: object) -> None:
         if staging.exists() and str(out) in str(path):
@@ -260,7 +260,7 @@ def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
 
     monkeypatch.setattr(transformers.Trainer, "_save_checkpoint", save_fails)
     monkeypatch.setattr(builtins, "open", full_open)
-    monkeypatch.setattr(studio.runs, "atomic_write_text", full_atomic)
+    monkeypatch.setattr(studio.runs.run_dir, "atomic_write_text", full_atomic)
     cfg = out.parent / "c.yaml"
     tiny_cfg(sample_reviews_jsonl, out, max_steps=4, save_steps=2).save(cfg)
     assert cli_main(["train", str(cfg), "--quiet"]) == 1

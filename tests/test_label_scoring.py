@@ -21,7 +21,7 @@ LABELS = ["positive", "negative", "mixed feelings overall"]   # answers of 2-3 a
 @pytest.fixture(scope="module")
 def model_tok(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     from transformers import AutoModelForCausalLM
-    from studio.models import build_tiny_llama, demo_texts, load_tokenizer
+    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
     rows = make_review_rows(60, seed=3)
     folder = build_tiny_llama(tmp_path_factory.mktemp("ls") / "m", demo_texts(rows), hidden=64, layers=2, heads=4,
                               vocab_size=400, seed=1)

@@ -156,7 +156,7 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
 
 
 def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.ui.context import AppContext
     from studio.ui.paths import resolve_run_paths
     from studio.ui.settings_tab import check_markdown
@@ -262,7 +262,7 @@ def test_anonymous_gets_no_api_description_cancel_or_reset() -> None:
 
 
 def test_trust_remote_code_only_from_the_command_line(tmp_path: Path) -> None:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.ui.context import AppContext
     from studio.ui.paths import resolve_run_paths
     ctx = AppContext.create(tmp_path / "ws")

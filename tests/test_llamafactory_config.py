@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llamafactory"
@@ -85,7 +85,7 @@ def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path
 def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
     from transformers.trainer_utils import SchedulerType
     from transformers.training_args import OptimizerNames
-    from studio.data.lf_keys import LR_SCHEDULERS, OPTIMIZERS
+    from studio.config.lf_keys import LR_SCHEDULERS, OPTIMIZERS
     assert LR_SCHEDULERS == [s.value for s in SchedulerType]
     assert OPTIMIZERS == [o.value for o in OptimizerNames]
     assert RunConfig(lr_scheduler_type="inverse_sqrt", optim="adagrad", dataset="d").validate() == []
@@ -96,7 +96,7 @@ def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: 
     import importlib.util
     from studio.engine.arguments import training_arguments
     from studio.errors import StudioError
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     with pytest.raises(StudioError, match="report_to: tensorboard needs the 'tensorboard' package"):
         training_arguments(RunConfig(dataset="d", report_to="tensorboard"), RunDir(tmp_path), "cpu", False)
     real = importlib.util.find_spec
@@ -130,7 +130,7 @@ def test_zero3_parameter_counts_use_the_real_sizes() -> None:
 
 
 def test_files_for_users_get_the_usual_mode(tmp_path: Path) -> None:
-    from studio.runs import atomic_write_text
+    from studio.runs.run_dir import atomic_write_text
     old = os.umask(0o022)
     try:
         atomic_write_text(tmp_path / "data.jsonl", "{}\n")

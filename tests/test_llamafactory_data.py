@@ -66,7 +66,7 @@ def test_an_unregistered_sharegpt_or_preference_file_is_refused(tmp_path: Path) 
 
 
 def test_a_run_without_any_answer_fails_before_training(tmp_path: Path) -> None:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine.run import prepare_data
     from tests.wordtok import word_tokenizer
     rows = [{"instruction": "q", "input": "", "output": ""}] * 5

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from studio.cli import evaluate as evaluate_cli
-from studio.config import RunConfig
-from studio.runs import RunDir
+from studio.config.run_config import RunConfig
+from studio.runs.run_dir import RunDir
 from tests.helpers import run_cli
 
 

@@ -7,21 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llamafactory"
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from studio.models import build_tiny_llama
+    from studio.models.loading import build_tiny_llama
     texts = [f"### Instruction:\nsay {w}\n\n### Response:\n{w}" for w in ("yes", "no", "maybe", "sure")] * 5
     return build_tiny_llama(tmp_path_factory.mktemp("lf") / "tiny", texts, hidden=32, layers=1, heads=2,
                             vocab_size=300)
 
 
 def _lora(tiny: Path, **kw) -> object:
-    from studio.models import apply_method, load_base
+    from studio.models.loading import apply_method, load_base
     cfg = RunConfig(model_name_or_path=str(tiny), dataset="d", lora_target="q_proj,v_proj",
                     gradient_checkpointing=False, **kw)
     model, _ = load_base(cfg, "cpu")
@@ -62,7 +62,7 @@ def test_loraplus_gives_b_matrices_a_larger_learning_rate(tiny: Path) -> None:
 def test_neftune_hook_is_registered_by_trainer(tiny: Path, tmp_path: Path) -> None:
     from transformers import Trainer
     from studio.engine.arguments import training_arguments
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     model = _lora(tiny)
     args = training_arguments(RunConfig(dataset="d", neftune_noise_alpha=5.0), RunDir(tmp_path), "cpu", False)
     trainer = Trainer(model=model, args=args)
@@ -77,7 +77,7 @@ def test_neftune_hook_is_registered_by_trainer(tiny: Path, tmp_path: Path) -> No
 def test_an_official_example_trains_a_few_steps(tiny: Path, tmp_path: Path) -> None:
     """llama3_lora_sft.yaml as it is, with the model swapped for a local one and LLaMA-Factory's demo layout."""
     from studio.engine.run import run_training
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     data = tmp_path / "data"
     data.mkdir()
     rows = [{"instruction": f"say {w}", "input": "", "output": w} for w in ("yes", "no", "maybe", "sure")] * 4

@@ -140,7 +140,7 @@ def test_llamafactory_names_the_studio_does_not_render_use_the_models_own_chat_t
 
 
 def test_template_typos_are_refused_with_the_nearest_name() -> None:
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.errors import StudioError
     assert RunConfig(template="qwen3", dataset="d.jsonl").validate() == []  # LLaMA-Factory's name: as written
     problems = RunConfig(template="smolm2", dataset="d.jsonl").validate()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, deepspeed_plan, estimate,
                            estimate_for_config, load_card)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine.launch import node_command
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.conftest import make_review_rows, write_jsonl
 from tests.helpers import ROOT, losses, run_cli, worker_errors
 
@@ -81,7 +81,7 @@ def _log_tail(out: Path) -> str:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Tiny random Llama + data; the 1-process run and the 2-node run (2 x 4 rows = 1 x 8) side by side."""
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     root = tmp_path_factory.mktemp("multinode")
     rows = make_review_rows(240)
     data = write_jsonl(root / "data.jsonl", rows)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from tests.helpers import ROOT, losses, run_cli, worker_errors
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from tests.helpers import run_cli
 

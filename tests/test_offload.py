@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from studio.engine.offload import LayerwiseOffloader
-from studio.models import decoder_layers
+from studio.models.loading import decoder_layers
 from tests.emulated_card import EmulatedCard, OffCardCompute
 
 LAYERS = 4

@@ -67,7 +67,7 @@ def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpoint
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if card is not None:
         from studio.engine.offload import LayerwiseOffloader
-        from studio.models import decoder_layers
+        from studio.models.loading import decoder_layers
         LayerwiseOffloader(model, card.device)
         card.watch(model, decoder_layers(model))
     oom = _OomInBackward(model, fail_on)

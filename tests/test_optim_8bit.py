@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.conftest import make_review_rows
 from tests.helpers import losses
 
@@ -22,7 +22,7 @@ MIN_8BIT_SIZE = 4096   # bitsandbytes' default
 
 @pytest.fixture(scope="module")
 def wide_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     root = tmp_path_factory.mktemp("wide")
     return build_tiny_llama(root / "model", demo_texts(make_review_rows(200, seed=7)), hidden=128, layers=1,
                             heads=4, vocab_size=300, intermediate=256, seed=0, init_std=0.05)

@@ -76,9 +76,9 @@ def test_packed_sampler_budget_is_sum_of_lengths() -> None:
 
 def test_neat_packing_run_trains_end_to_end(tmp_path) -> None:
     """The product path: run_training with neat_packing + dynamic batching (packed token budget) finishes."""
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     from tests.conftest import make_review_rows, write_jsonl
     rows = make_review_rows(48, seed=8)
     model = build_tiny_llama(tmp_path / "m", demo_texts(rows), hidden=32, layers=1, heads=2, vocab_size=300)

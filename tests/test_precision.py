@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
 from studio.errors import StudioError
 from studio.memory.estimator import GB, estimate, estimate_for_config, load_card
-from studio.precision import PURE_BF16_ON_CPU, PURE_BF16_WARNING, DeviceCaps, precision_plan
-from studio.runs import RunDir
+from studio.models.precision import PURE_BF16_ON_CPU, PURE_BF16_WARNING, DeviceCaps, precision_plan
+from studio.runs.run_dir import RunDir
 from tests.helpers import losses
 
 BF16_CARD = DeviceCaps(cuda=True, bf16=True)
@@ -57,7 +57,7 @@ def test_other_methods_and_cards() -> None:
 
 
 def test_engine_loads_the_plans_dtypes_for_a_pretend_bf16_card(monkeypatch, tiny_model_dir) -> None:
-    from studio.models import apply_method, load_base
+    from studio.models.loading import apply_method, load_base
     monkeypatch.setattr(DeviceCaps, "detect", classmethod(lambda cls: BF16_CARD))
     cfg = RunConfig(model_name_or_path=str(tiny_model_dir), finetuning_type="full")
     model, _ = load_base(cfg, "cuda")   # no quantization: from_pretrained keeps it on the host, dtype per plan

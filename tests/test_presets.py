@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine.arguments import DS_FILES, deepspeed_config
 
 PRESETS = Path(__file__).resolve().parents[1] / "presets"

@@ -4,15 +4,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.engine import run_training
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 
 
 @pytest.fixture(scope="module")
 def base_dir(tmp_path_factory):
     """64 wide: bitsandbytes' CPU inference kernel packs 4-bit weights in blocks of 64 input features."""
-    from studio.models import build_tiny_llama, demo_texts
+    from studio.models.loading import build_tiny_llama, demo_texts
     from tests.conftest import make_review_rows
     return build_tiny_llama(tmp_path_factory.mktemp("qbase") / "base", demo_texts(make_review_rows(200, seed=8)),
                             hidden=64, layers=1, heads=4, intermediate=128, vocab_size=300, init_std=0.1)
@@ -38,7 +38,7 @@ def test_qlora_adapter_is_evaluated_on_the_4bit_base(qlora_run, base_dir) -> Non
     import bitsandbytes as bnb
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-    from studio.models import describe_weights, load_for_inference
+    from studio.models.loading import describe_weights, load_for_inference
     model, tok, cfg = load_for_inference(qlora_run)
     linears = [m for n, m in model.named_modules() if n.endswith("q_proj.base_layer")]
     assert linears and all(isinstance(m, bnb.nn.Linear4bit) for m in linears)

@@ -90,7 +90,7 @@ def test_keep_adapter_quantizes_the_base_and_keeps_the_adapter_exact(tied_lora, 
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
     from studio.evaluation.quantize import quantize_export
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     root, peft = tied_lora
     info = quantize_export(root / "adapter", tmp_path / "q", bits=4, keep_adapter=True)
     assert info["kind"] == "quantized-4bit+adapter" and "load_adapter" in info["what"]

@@ -14,9 +14,9 @@ import torch
 
 from tests.conftest import INSTRUCTION, write_jsonl
 from tests.helpers import losses
-from studio import zoo
-from studio.config import RunConfig
-from studio.runs import RunDir
+from studio.models import zoo
+from studio.config.run_config import RunConfig
+from studio.runs.run_dir import RunDir
 
 pytestmark = pytest.mark.integration
 SMOL = "smollm2-135m-instruct"
@@ -70,7 +70,7 @@ def test_lora_on_smollm2_lowers_the_loss(smol_run):
 
 def test_adapter_reloads_on_the_prepared_base(smol_run, smol_cache):
     from peft import PeftModel
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     _, folder = smol_cache
     run = RunDir(smol_run.output_dir)
     adapter_cfg = json.loads((run.adapter / "adapter_config.json").read_text())
@@ -88,7 +88,7 @@ def test_adapter_reloads_on_the_prepared_base(smol_run, smol_cache):
 def test_chat_uses_the_models_chat_template_and_answers_in_text(smol_run, monkeypatch):
     from studio.data.templates import get_template
     from studio.evaluation.evaluate import chat, generate
-    from studio.models import load_for_inference
+    from studio.models.loading import load_for_inference
     model, tok, cfg = load_for_inference(smol_run.output_dir)
     template = get_template(cfg.template, tok)  # what the playground and chat use for this run (inference.load)
     rendered: list[str] = []

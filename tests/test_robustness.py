@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.runs import RunDir, atomic_write_text
+from studio.runs.run_dir import RunDir, atomic_write_text
 from tests.helpers import run_cli
 
 

@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.data.cache import ENV_DIR
 from studio.engine.run import prepare_data
-from studio.runs import RunDir
+from studio.runs.run_dir import RunDir
 from tests.conftest import make_review_rows
 
 
 @pytest.fixture(scope="module")
 def tok(tmp_path_factory: pytest.TempPathFactory):
-    from studio.models import build_tiny_llama, demo_texts, load_tokenizer
+    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
     rows = make_review_rows(80, seed=3)
     folder = build_tiny_llama(tmp_path_factory.mktemp("m") / "tiny", demo_texts(rows), hidden=16, layers=1,
                               heads=2, vocab_size=300)

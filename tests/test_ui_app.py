@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import ConfigError
 from studio.ui import forms
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from studio.autoconfig import Hardware, learning_problems, suggest_settings
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.data.label_check import label_warnings
 from studio.memory.estimator import estimate_for_config
 from studio.ui import forms
@@ -160,7 +160,7 @@ def test_a_fresh_workspace_starts_from_derived_settings(ctx: AppContext) -> None
 
 
 def _fake_run(root: Path, name: str, losses: list[float], acc: float, lr: float) -> Path:
-    from studio.runs import RunDir
+    from studio.runs.run_dir import RunDir
     run = RunDir(root / name).ensure()
     RunConfig(dataset="d.jsonl", learning_rate=lr, finetuning_type="full", val_size=0.1).save(run.config)
     for i, loss in enumerate(losses, 1):
@@ -187,7 +187,7 @@ def test_runs_view_lists_cli_runs_and_compares_two(ctx: AppContext) -> None:
 
 
 def test_a_one_point_loss_curve_is_drawn() -> None:
-    from studio.plotting import loss_figure
+    from studio.runs.plots import loss_figure
     fig = loss_figure([{"type": "progress", "step": 1, "loss": 2.0}])
     raw = fig.axes[0].get_lines()[0]
     assert len(raw.get_xdata()) == 1 and raw.get_marker() == "o"

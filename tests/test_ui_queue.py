@@ -5,13 +5,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.ui import run_queue
 
 
 class FakeRunner:
-    """One run at a time, like studio.jobs.JobRunner; ``finish()`` ends the current one."""
+    """One run at a time, like studio.runs.jobs.JobRunner; ``finish()`` ends the current one."""
 
     def __init__(self) -> None:
         self.started: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.ui import forms
 
 GOOD = "text,label\nlove it,positive\nhate it,negative\nfine,positive\n"

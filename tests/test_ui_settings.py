@@ -6,7 +6,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.memory.estimator import estimate_for_config
 from studio.ui import forms

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..config import RunConfig
+from ..config.run_config import RunConfig
 from ..engine.launch import DEFAULT_PORT, cluster_files, write_cluster_files
 
 

@@ -72,7 +72,7 @@ def _resolve_auto(args: argparse.Namespace) -> None:
 
 
 def _from_config(args: argparse.Namespace) -> Estimate:
-    from ..config import RunConfig
+    from ..config.run_config import RunConfig
     overrides: dict[str, Any] = {}
     if args.method:
         overrides["finetuning_type"] = "lora" if args.method == "qlora" else args.method

@@ -165,7 +165,7 @@ def main(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):
         from ..evaluation.inference import load_model
         if args.task == "generate" and args.prompt is None and not args.data:
-            from ..runs import RunDir
+            from ..runs.run_dir import RunDir
             if not RunDir(args.model).config.exists():
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")

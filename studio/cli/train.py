@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from ..config import RunConfig
+from ..config.run_config import RunConfig
 from ..engine.launch import torchrun_command
 from ..errors import StudioError
 
@@ -47,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
     except StudioError:
         raise
     except Exception as exc:
-        from ..runs import RunDir
+        from ..runs.run_dir import RunDir
         reason = RunDir(cfg.output_dir).read_status().get("reason") or str(exc)
         _stop(follower)
         print(f"Error: {reason}", file=sys.stderr)
@@ -71,7 +71,7 @@ def _print_progress_from_events(cfg: RunConfig) -> tuple:
     """Print each progress event as one line, by tailing the run's event log from a thread."""
     import threading
     import time
-    from ..runs import RunDir
+    from ..runs.run_dir import RunDir
     run = RunDir(cfg.output_dir)
     start = len(run.events())
     done = threading.Event()

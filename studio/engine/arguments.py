@@ -9,9 +9,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
+from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..runs import RunDir
+from ..runs.run_dir import RunDir
 from ..workspace import PRESETS_DIR
 
 PRESETS = PRESETS_DIR
@@ -23,7 +23,7 @@ def deepspeed_config(spec: str | None) -> dict | None:
     """Shortcut (z2, z3-offload, ...) or JSON path -> DeepSpeed config dict (None = no DeepSpeed)."""
     if not spec or spec == "none":
         return None
-    from ..data.lf_keys import resolve_deepspeed_path
+    from ..config.lf_keys import resolve_deepspeed_path
     path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
     if not path.is_file():
         raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
@@ -60,7 +60,7 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
     from transformers import TrainingArguments
-    from ..precision import DeviceCaps, precision_plan
+    from ..models.precision import DeviceCaps, precision_plan
     caps = DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
     autocast = precision_plan(caps, cfg).autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]

@@ -12,7 +12,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from ..errors import StudioError
-from ..runs import RunDir
+from ..runs.run_dir import RunDir
 
 # A gradient norm this large (unclipped) means the update will wreck the weights: fine-tuning norms are O(1-100).
 GRAD_NORM_LIMIT = 1e4

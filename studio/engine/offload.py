@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from ..models import decoder_layers
+from ..models.loading import decoder_layers
 
 
 class LayerwiseOffloader:

@@ -14,10 +14,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, RunConfig
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from ..errors import StudioError
-from ..runs import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
+from ..runs.run_dir import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
 
 log = logging.getLogger("studio.engine")
 
@@ -79,7 +79,7 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
 
 def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
     """Build tiny-demo's base into the run folder (rank 0 builds, other ranks wait for it)."""
-    from ..models import DEMO_DEFAULTS, build_tiny_llama, demo_texts
+    from ..models.loading import DEMO_DEFAULTS, build_tiny_llama, demo_texts
     if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
         if is_main_process():
             # the tokenizer learns from the training rows only: held-out rows must stay unseen (prepare_data
@@ -94,7 +94,7 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
 
 
 def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
-    from ..models import apply_method, load_base
+    from ..models.loading import apply_method, load_base
     model, tok = load_base(cfg, device)
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -123,7 +123,7 @@ def startup_notices(cfg: RunConfig, device: str) -> list[str]:
 
 
 def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:
-    """Train one run end to end; the run folder records everything (see studio/runs.py).
+    """Train one run end to end; the run folder records everything (see studio/runs/run_dir.py).
 
     Returns the summary written into status.json. A stop request (STOP file or SIGTERM)
     saves a checkpoint and returns with state 'aborted'.
@@ -202,7 +202,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
-    from ..precision import DeviceCaps, precision_plan
+    from ..models.precision import DeviceCaps, precision_plan
     from .studio_trainer import StudioTrainer
 
     import transformers
@@ -298,7 +298,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     _save_final(trainer, cfg, run, tok, main)
     if main:
         if cfg.plot_loss:
-            from ..plotting import save_loss_plot
+            from ..runs.plots import save_loss_plot
             save_loss_plot(run)
         run.append_event({"type": "end", "state": "finished", "reason": "", "step": step})
         run.write_status("finished", reason="", ended=time.time(), **summary)

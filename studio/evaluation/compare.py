@@ -55,7 +55,7 @@ def _free() -> None:
 
 def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
     from ..data.templates import get_template
-    from ..models import load_for_inference
+    from ..models.loading import load_for_inference
     model, tok, cfg = load_for_inference(source, device=device, quantized=False)
     if device == "cuda" and not getattr(model, "hf_device_map", None):
         model.to("cuda")
@@ -83,7 +83,7 @@ def _load_quantized(folder: Path, device: str) -> Any:
 
 
 def _weights(model: Any) -> str:
-    from ..models import describe_weights
+    from ..models.loading import describe_weights
     return describe_weights(model)
 
 

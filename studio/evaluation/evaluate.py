@@ -232,7 +232,7 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
-    from ..models import describe_weights
+    from ..models.loading import describe_weights
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
                   mode=mode, skipped_rows=skipped,
                   labels=labels, template=template.name, weights=describe_weights(model))
@@ -263,7 +263,7 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     freeze runs load the base from ``resolve_base_path``.
     """
     from ..data.templates import get_template
-    from ..models import load_base, load_for_inference
+    from ..models.loading import load_base, load_for_inference
     model, tok, cfg = load_for_inference(run_dir)
     template = get_template(cfg.template if cfg else "auto", tok)
     base = None
@@ -313,7 +313,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     With ``labels`` (or mode "score") each row gets the most likely label; otherwise free generation.
     The CSV is written to a temp name and renamed, so a half-written file never appears.
     """
-    from ..runs import atomic_write_text
+    from ..runs.run_dir import atomic_write_text
     import io
     data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     if not data:
@@ -356,9 +356,9 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     Raises:
         StudioError: not a run folder, the dataset moved, or the run kept no validation split.
     """
-    from ..config import RunConfig
+    from ..config.run_config import RunConfig
     from ..data.dataset import load_rows as load_dataset, split_rows
-    from ..runs import RunDir
+    from ..runs.run_dir import RunDir
     run = RunDir(run_dir)
     if not run.config.exists():
         raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",

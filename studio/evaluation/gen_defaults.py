@@ -45,8 +45,8 @@ def _from_generation_config(folder: Path) -> dict[str, Any] | None:
 
 def _base_name(path: Path) -> tuple[str, Path | None]:
     """(the configured base model name, the folder holding the weights to read) of a run or model folder."""
-    from ..config import RunConfig
-    from ..runs import RunDir
+    from ..config.run_config import RunConfig
+    from ..runs.run_dir import RunDir
     run = RunDir(path)
     if run.config.exists():
         try:

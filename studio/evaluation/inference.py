@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from ..errors import StudioError
 from ..workspace import confine, safe_name
-from ..runs import RunDir, list_runs
+from ..runs.run_dir import RunDir, list_runs
 from . import streaming
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
@@ -54,7 +54,7 @@ def load_model(path: str | Path) -> Loaded:
     """Load a run/model/adapter folder for inference, on the GPU when there is one (uncached)."""
     import torch
     from ..data.templates import get_template
-    from ..models import load_for_inference
+    from ..models.loading import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
     return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "auto", tok))
@@ -107,7 +107,7 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
         if loaded.cfg is None:
             raise StudioError("This model folder does not say which base model it came from",
                               "pick a run folder to compare with its base", code="eval_base")
-        from ..models import load_base
+        from ..models.loading import load_base
         base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
         loaded.base = (_place(base_model.eval()), base_tok)
     return loaded.base

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StudioError
-from ..runs import RunDir
+from ..runs.run_dir import RunDir
 from .export import MARKER, _base_of, _check_target, _size_mb, _source, export_model
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",

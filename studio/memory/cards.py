@@ -124,9 +124,9 @@ def load_card(name_or_path: str) -> ArchCard:
     """
     key = str(name_or_path).strip()
     if key == "tiny-demo":
-        from ..models import DEMO_DEFAULTS as d
+        from ..models.loading import DEMO_DEFAULTS as d
         return ArchCard("tiny-demo", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"],
-                        d["vocab_size"], tie_embeddings=True, source="studio/models.py DEMO_DEFAULTS")
+                        d["vocab_size"], tie_embeddings=True, source="studio/models/loading.py DEMO_DEFAULTS")
     path = Path(key).expanduser()
     for folder in (path, path / "base_model"):  # a model folder, or a run folder of a demo run
         if (folder / "config.json").is_file():

@@ -4,7 +4,7 @@ The estimate adds up what the engine (studio/engine, HF Trainer + peft + bitsand
 DeepSpeed) really keeps alive at its peak, from the architecture card alone (no weights
 needed, works offline):
 
-* precision modes (studio/precision.py decides them for the engine): ``fp32``; ``bf16``/``fp16`` = mixed
+* precision modes (studio/models/precision.py decides them for the engine): ``fp32``; ``bf16``/``fp16`` = mixed
   precision, the default: trained weights, their gradients and optimizer states in fp32 (master weights), the
   maths autocast to 16 bits, which keeps a 16-bit copy of each trained weight from forward to backward;
   ``pure_bf16``: trained weights, gradients and states in bf16 (LLaMA-Factory's pure_bf16, half the memory).
@@ -330,7 +330,7 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
     """
     card = load_card(cfg.model_name_or_path)
     precision = cfg.resolved_precision(device, bf16_ok=True)
-    if getattr(cfg, "pure_bf16", False) and precision == "bf16":   # as studio/precision.py decides
+    if getattr(cfg, "pure_bf16", False) and precision == "bf16":   # as studio/models/precision.py decides
         precision = "pure_bf16"
     optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),

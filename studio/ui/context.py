@@ -6,7 +6,7 @@ Fields:
     data_root:     where converted datasets and dataset_info.json go (workspace/data).
     allowed_roots: the only folders a typed path (model, data, output, DeepSpeed JSON) may point into:
                    the workspace plus any ``--data-root``; check with ``studio.ui.paths.confine``.
-    runner:        the one ``studio.jobs.JobRunner`` (server-side state: reloads re-attach to it).
+    runner:        the one ``studio.runs.jobs.JobRunner`` (server-side state: reloads re-attach to it).
     lang:          'en' or 'zh': the language of the browser being answered (its in-page switch,
                    --lang, its Accept-Language; studio/ui/session_lang.py); ``default_lang``
                    outside a request (build time, tests).
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..jobs import JobRunner
+from ..runs.jobs import JobRunner
 
 
 @dataclass

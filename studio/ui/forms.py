@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from .. import zoo
-from ..config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
+from ..models import zoo
+from ..config.run_config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
 from ..data.templates import TEMPLATE_NAMES
 from ..workspace import PRESETS_DIR
 

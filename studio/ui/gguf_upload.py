@@ -2,7 +2,7 @@
 
 The upload is checked (name, size, GGUF header, an architecture transformers can read) before anything is kept,
 copied into ``<workspace>/models/uploads/`` (confined: the name cannot step out of that folder), and prepared once
-by ``studio.gguf_import.prepare_gguf`` into ``<workspace>/models/<name>-<key>/``, a plain model folder that the
+by ``studio.models.gguf_import.prepare_gguf`` into ``<workspace>/models/<name>-<key>/``, a plain model folder that the
 estimator, training and evaluation read like any other. Uploading the same file again reuses both.
 No torch here: ``gguf_import`` imports transformers only inside its functions.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import StudioError
-from ..gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_architectures
+from ..models.gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_architectures
 from ..workspace import confine, safe_name
 from .i18n import msg
 from .session_lang import session_lang

@@ -3,13 +3,13 @@
 Static labels go through Gradio's ``gr.I18n`` (the browser translates them); messages built on
 the server (status lines, errors) use ``msg(key, lang)``. Both follow the language of the browser
 session (the page's English / 中文 switch, ``--lang``, the browser's language): session_lang.py. English field help comes from RunConfig's metadata, so
-it is written once, in studio/config.py.
+it is written once, in studio/config/run_config.py.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..config import field_meta
+from ..config.run_config import field_meta
 from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
 
 LANGS = ("en", "zh")
@@ -145,7 +145,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "ddp_timeout": "一个进程在一次数据交换中等待其他进程的秒数，超时则运行失败（卡住的节点会结束运行，而不是一直挂起）",
 }
 
-# Fields added for LLaMA-Factory's keys (studio/data/lf_keys.py); kept together so the tables above stay as they were
+# Fields added for LLaMA-Factory's keys (studio/config/lf_keys.py); kept together so the tables above stay as they were
 FIELD_LABELS.update({
     "stage": ("Stage", "训练阶段"),
     "use_rslora": ("rsLoRA", "rsLoRA 缩放"),

@@ -11,8 +11,8 @@ import re
 import time
 from pathlib import Path
 
-from .. import zoo
-from ..config import DEMO_MODEL, RunConfig
+from ..models import zoo
+from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..workspace import confine
 from .context import AppContext

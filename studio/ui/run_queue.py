@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from ..config import RunConfig
+from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..runs import atomic_write_text
+from ..runs.run_dir import atomic_write_text
 from .context import AppContext
 
 _LOCK = threading.Lock()

@@ -2,7 +2,7 @@
 
 Comparing tries is how a newcomer learns what a setting does ("best" vs "quick", LoRA vs full);
 H2O LLM Studio offers it, LLaMA-Factory does not. Everything here is read from the run folders
-(studio/runs.py's contract), so runs started with `python -m studio train` into workspace/runs
+(studio/runs/run_dir.py's contract), so runs started with `python -m studio train` into workspace/runs
 appear too.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from ..plotting import overlay_figure
-from ..runs import RunDir
+from ..runs.plots import overlay_figure
+from ..runs.run_dir import RunDir
 from .auto_eval import ensure_scored
 from .common import fmt_seconds
 from .context import AppContext

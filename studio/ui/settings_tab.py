@@ -14,7 +14,7 @@ from typing import Any
 
 import gradio as gr
 
-from ..config import RunConfig, load_yaml_dict
+from ..config.run_config import RunConfig, load_yaml_dict
 from ..errors import StudioError
 from . import forms, gguf_upload
 from .common import ui_errors
@@ -25,7 +25,7 @@ from .uploads import check_data_upload
 from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
-from ..config import DEMO_MODEL
+from ..config.run_config import DEMO_MODEL
 from ..data.convert import TASKS
 from ..autoconfig import Hardware, fit_estimate, offload_disk_problem
 

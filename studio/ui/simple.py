@@ -14,7 +14,7 @@ from typing import Any
 
 from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, estimate_seconds, learning_problems, model_facts,
                           suggest_settings)
-from ..config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
 from . import forms
@@ -51,7 +51,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
         if not facts:
             out.append((name, name))
             continue
-        if facts.get("sec_per_step") and hw.device == "cpu":  # measured on a 2-core CPU (studio/zoo.py)
+        if facts.get("sec_per_step") and hw.device == "cpu":  # measured on a 2-core CPU (studio/models/zoo.py)
             # sec_per_step is one batch of 8 rows; the derived plan (autoconfig) makes two passes over the 90% of
             # rows it trains on, plus about a minute to load, check on the held-out rows and save
             seconds = 60 + facts["sec_per_step"] * -(-int((n_rows or 400) * 0.9) // 8) * 2
@@ -85,7 +85,7 @@ def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
 
 def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int) -> None:
     """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably)."""
-    from ..runs import atomic_write_text
+    from ..runs.run_dir import atomic_write_text
     data = catalog(ctx)
     data[Path(path).name] = {"task": task, "rows": rows}
     atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
@@ -199,7 +199,7 @@ def plain(problem: str, lang: str) -> str:
 # ---------------------------------------------------------------- persistence
 def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any]) -> None:
     """The form as workspace/settings.yaml (also usable by `python -m studio train`) and the short choices."""
-    from ..runs import atomic_write_text
+    from ..runs.run_dir import atomic_write_text
     try:
         cfg = forms.values_to_config(values)
     except StudioError:

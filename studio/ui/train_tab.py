@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 
-from ..plotting import loss_figure
+from ..runs.plots import loss_figure
 from . import forms
 from .auto_eval import accuracy_line
 from .common import fmt_seconds, ui_errors

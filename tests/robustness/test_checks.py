@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig, parse_overrides
+from studio.config.run_config import RunConfig, parse_overrides
 from studio.errors import ConfigError, StudioError
 
 
@@ -109,8 +109,8 @@ def test_estimate_gpu_mem_nan_refused() -> None:
 
 def test_kill_9_end_event_has_the_last_step_and_does_not_guess(tmp_path: Path) -> None:
     import signal
-    from studio.jobs import JobRunner
-    from studio.runs import RunDir
+    from studio.runs.jobs import JobRunner
+    from studio.runs.run_dir import RunDir
     run = RunDir(tmp_path / "runs" / "k").ensure()
     RunConfig(dataset="x.jsonl", output_dir=str(run.path)).save(run.config)
     run.write_status("running", pid=None, step=0)

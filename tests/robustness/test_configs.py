@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig, load_yaml_dict, parse_overrides
+from studio.config.run_config import RunConfig, load_yaml_dict, parse_overrides
 from tests.robustness.harness import api, cli, record
 
 # (--set pairs, expect_error)

@@ -9,10 +9,10 @@ from typing import Any, Callable
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.jobs import JobRunner
-from studio.runs import RunDir
+from studio.runs.jobs import JobRunner
+from studio.runs.run_dir import RunDir
 from tests.robustness.harness import api, cli, record
 from tests.test_jobs import FakeRunner
 
@@ -96,13 +96,13 @@ FOLDERS: list[tuple[str, Callable[[Path], Any], bool]] = [
 
 
 def _full_start(tmp: Path) -> Any:
-    import studio.runs
-    real = studio.runs.atomic_write_text
-    studio.runs.atomic_write_text = _enospc  # type: ignore[assignment]
+    import studio.runs.run_dir
+    real = studio.runs.run_dir.atomic_write_text
+    studio.runs.run_dir.atomic_write_text = _enospc  # type: ignore[assignment]
     try:
         return FakeRunner(tmp / "runs", code="pass").start(RunConfig(dataset="x.jsonl", output_dir=str(tmp / "r")))
     finally:
-        studio.runs.atomic_write_text = real
+        studio.runs.run_dir.atomic_write_text = real
 
 
 def _orphan(tmp: Path) -> Any:

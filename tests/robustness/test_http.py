@@ -38,8 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def _finished_run(path: Path) -> None:
-    from studio.config import RunConfig
-    from studio.runs import RunDir
+    from studio.config.run_config import RunConfig
+    from studio.runs.run_dir import RunDir
     run = RunDir(path).ensure()
     RunConfig(dataset="d.jsonl", output_dir=str(path)).save(run.config)
     run.write_status("finished", ended=0)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config import RunConfig, load_yaml_dict, parse_overrides
+from studio.config.run_config import RunConfig, load_yaml_dict, parse_overrides
 from studio.data import limits
 from studio.data.readers import read_table
 from studio.errors import ConfigError, StudioError

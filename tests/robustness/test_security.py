@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
-from studio.config import RunConfig
+from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.workspace import confine, safe_name
 from tests.robustness.harness import api, record
@@ -116,7 +116,7 @@ def test_live_estimate_reads(area: dict[str, Path], field: str, value: str) -> N
 
 
 def test_yaml_python_tag_does_not_run(area: dict[str, Path]) -> None:
-    from studio.config import load_yaml_dict
+    from studio.config.run_config import load_yaml_dict
     p = area["ws"] / "evil.yaml"
     p.write_text(f"dataset: !!python/object/apply:os.system ['touch {area['outside']}/pwned']\n")
     _run(area, "YAML python tag", lambda: load_yaml_dict(p))

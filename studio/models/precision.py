@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .config import RunConfig
-from .errors import StudioError
+from ..config.run_config import RunConfig
+from ..errors import StudioError
 
 Dtype = Literal["fp32", "bf16", "fp16"]
 

@@ -1,6 +1,6 @@
 """RunConfig.validate(): every problem of a config at once, each naming the field and the fix.
 
-Separate from the fields (studio/config.py) because it is the one place that knows how settings combine
+Separate from the fields (studio/config/run_config.py) because it is the one place that knows how settings combine
 (which method needs which option, what DeepSpeed excludes); the fields only know their own type.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from .data.lf_keys import LR_SCHEDULERS, OPTIMIZERS
+from .lf_keys import LR_SCHEDULERS, OPTIMIZERS
 
 DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
 
@@ -29,7 +29,7 @@ def problems(cfg: Any) -> list[str]:
             p.append(f"{name} must be at least 1 (got {getattr(cfg, name)})")
     if cfg.lora_alpha is not None and cfg.lora_alpha < 1:
         p.append(f"lora_alpha must be at least 1 (got {cfg.lora_alpha}); leave it empty for 2x the rank")
-    from .data.templates import template_fix, known_template
+    from ..data.templates import template_fix, known_template
     if not known_template(cfg.template):
         p.append(f"template '{cfg.template}' is not known here: {template_fix(cfg.template)} "
                  "(LLaMA-Factory's names render as there; its others use the model's own chat template)")

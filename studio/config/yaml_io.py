@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError, StudioError
+from ..errors import ConfigError, StudioError
 
 MAX_YAML_BYTES = 256 * 1024  # a run config is a few KB; presets are under 2 KB
 MAX_YAML_ALIASES = 16        # real configs use none; a few '*ref's are fine, a billion-laughs tree is not

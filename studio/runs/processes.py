@@ -11,7 +11,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from .runs import RunDir
+from .run_dir import RunDir
 
 
 def pid_alive(pid: int | None) -> bool:

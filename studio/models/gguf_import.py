@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import StudioError
+from ..errors import StudioError
 
 MARKER = "studio_gguf.json"
 Progress = Callable[[float, str], None]

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import DEMO_MODEL, RunConfig
-from .errors import StudioError
-from .runs import RunDir
+from ..config.run_config import DEMO_MODEL, RunConfig
+from ..errors import StudioError
+from ..runs.run_dir import RunDir
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 DEMO_MARKER = "studio_demo.json"
@@ -85,7 +85,7 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
 
 def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[str]:
     """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
-    from .data.templates import get_template
+    from ..data.templates import get_template
     tpl = get_template(template_name)  # 'auto' without a tokenizer = the studio's own format
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
@@ -106,7 +106,7 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
 
 def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
     """A loadable folder for a built-in name (``smollm2-135m-instruct``) or a local ``.gguf`` file, prepared
-    once into the model cache (``studio.zoo.cache_dir()``); any other name or path is returned unchanged.
+    once into the model cache (``studio.models.zoo.cache_dir()``); any other name or path is returned unchanged.
 
     Raises:
         StudioError: the built-in model's package is missing, or the GGUF cannot be read.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .runs import RunDir
+from .run_dir import RunDir
 
 
 def smooth(values: list[float], weight: float = 0.8) -> list[float]:

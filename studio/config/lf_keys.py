@@ -1,7 +1,7 @@
 """LLaMA-Factory's YAML keys, read the way a user carrying a file over expects.
 
 Every key of LLaMA-Factory's supervised fine-tuning examples is one of:
-- a RunConfig field with the same name and meaning (most keys; see studio/config.py);
+- a RunConfig field with the same name and meaning (most keys; see studio/config/run_config.py);
 - translated here into a RunConfig field (``disable_gradient_checkpointing``, DeepSpeed file names);
 - accepted with a one-line notice that it has no effect here (NO_EFFECT);
 - refused with the precise reason (other stages, multimodal keys, quantization methods other

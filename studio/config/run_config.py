@@ -19,10 +19,10 @@ from typing import Any, Literal, get_args, get_origin
 
 import yaml
 
-from .config_checks import DEEPSPEED_SHORTCUTS, problems
-from .config_yaml import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
-from .data.lf_keys import LR_SCHEDULERS, translate_llamafactory
-from .errors import ConfigError
+from .checks import DEEPSPEED_SHORTCUTS, problems
+from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
+from .lf_keys import LR_SCHEDULERS, translate_llamafactory
+from ..errors import ConfigError
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
 __all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "RunConfig", "field_meta",
@@ -197,7 +197,7 @@ class RunConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def save(self, path: str | Path) -> None:
-        from .runs import atomic_write_text
+        from ..runs.run_dir import atomic_write_text
         atomic_write_text(Path(path), self.to_yaml())
 
     def replace(self, **changes: Any) -> "RunConfig":

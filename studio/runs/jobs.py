@@ -2,7 +2,7 @@
 
 Why a child process: a crash, an out-of-memory kill or a DeepSpeed launch stays outside the web
 server, and the memory goes back to the system when the run ends. All state the UI shows is
-derived from the run folder (studio/runs.py), so a page reload, a second browser or a restarted
+derived from the run folder (studio/runs/run_dir.py), so a page reload, a second browser or a restarted
 server sees the same job. This module never imports gradio or torch.
 
 Abort is graceful first: the STOP flag (the engine saves a checkpoint and exits), then SIGTERM,
@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import RunConfig
-from .errors import StudioError
-from .workspace import REPO_ROOT
+from ..config.run_config import RunConfig
+from ..errors import StudioError
+from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
-from .runs import DISK_FULL_FIX, RunDir, disk_full_reason, is_disk_full, list_runs
+from .run_dir import DISK_FULL_FIX, RunDir, disk_full_reason, is_disk_full, list_runs
 
 log = logging.getLogger("studio.jobs")
 ROOT = REPO_ROOT

@@ -1,0 +1,2 @@
+"""Models: loading (local folder, hub id, packaged GGUF, tiny-demo), the built-in zoo, GGUF import
+and the precision plan."""

@@ -197,7 +197,7 @@ class RunConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def save(self, path: str | Path) -> None:
-        from ..runs.run_dir import atomic_write_text
+        from ..workspace import atomic_write_text
         atomic_write_text(Path(path), self.to_yaml())
 
     def replace(self, **changes: Any) -> "RunConfig":

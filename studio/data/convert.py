@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StudioError
-from ..runs.run_dir import atomic_write_text
+from ..workspace import atomic_write_text
 from .columns import CHAT_NAMES, _norm, guess_columns, guess_task, require_column
 from .labels import (check_spellings, default_instruction, detect_language, format_label_map, label_order,
                      parse_label_map, suggest_label_map)
@@ -312,7 +312,7 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
         info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
                                 result.rows)
     except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
-        from ..runs.run_dir import is_disk_full
+        from ..workspace import is_disk_full
         what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"
         raise StudioError(f"{what} while saving the converted data", "free some space or choose another --out "
                           "folder you can write to", code="data_write") from None

@@ -17,7 +17,9 @@ from typing import Any
 from ..config.run_config import DEMO_MODEL, RunConfig
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from ..errors import StudioError
-from ..runs.run_dir import DISK_FULL_FIX, RunDir, atomic_write_text, disk_full_reason, is_disk_full
+from ..workspace import atomic_write_text
+from ..runs.run_dir import DISK_FULL_FIX, RunDir, disk_full_reason
+from ..workspace import is_disk_full
 
 log = logging.getLogger("studio.engine")
 

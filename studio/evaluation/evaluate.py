@@ -313,7 +313,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     With ``labels`` (or mode "score") each row gets the most likely label; otherwise free generation.
     The CSV is written to a temp name and renamed, so a half-written file never appears.
     """
-    from ..runs.run_dir import atomic_write_text
+    from ..workspace import atomic_write_text
     import io
     data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     if not data:

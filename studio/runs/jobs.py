@@ -24,7 +24,8 @@ from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
-from .run_dir import DISK_FULL_FIX, RunDir, disk_full_reason, is_disk_full, list_runs
+from ..workspace import is_disk_full
+from .run_dir import DISK_FULL_FIX, RunDir, disk_full_reason, list_runs
 
 log = logging.getLogger("studio.jobs")
 ROOT = REPO_ROOT

@@ -16,58 +16,14 @@ This module is the only one that knows these names.
 """
 from __future__ import annotations
 
-import errno
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-
-def _umask() -> int:
-    """The process umask, read without changing it (os.umask can only set it, which races with threads)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temp file in the same folder, fsync, then rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; users' files get the usual mode (0644 under 022)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """True for 'No space left on device' and 'Disk quota exceeded' (also when wrapped by a library)."""
-    seen: BaseException | None = exc
-    for _ in range(5):  # torch/safetensors wrap the OSError; follow the chain a little way
-        if seen is None:
-            break
-        if isinstance(seen, OSError) and seen.errno in DISK_FULL:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return "No space left on device" in str(exc) or "Disk quota exceeded" in str(exc)
+from ..workspace import atomic_write_text
 
 
 DISK_FULL_FIX = "free some space (old runs, exports, checkpoints), then press Resume or Start again"

@@ -39,7 +39,7 @@ def _score(ctx: AppContext, run: str) -> None:
     with _LOCK:
         _results(ctx)[run] = result
     if "accuracy" in result:  # kept with the run, so the Runs view and a restarted server know it
-        from ..runs.run_dir import atomic_write_text
+        from ..workspace import atomic_write_text
         atomic_write_text(Path(run) / ACCURACY_FILE, json.dumps(result))
 
 

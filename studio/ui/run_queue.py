@@ -17,7 +17,7 @@ from typing import Callable
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..runs.run_dir import atomic_write_text
+from ..workspace import atomic_write_text
 from .context import AppContext
 
 _LOCK = threading.Lock()

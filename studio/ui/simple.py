@@ -85,7 +85,7 @@ def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
 
 def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int) -> None:
     """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably)."""
-    from ..runs.run_dir import atomic_write_text
+    from ..workspace import atomic_write_text
     data = catalog(ctx)
     data[Path(path).name] = {"task": task, "rows": rows}
     atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
@@ -199,7 +199,7 @@ def plain(problem: str, lang: str) -> str:
 # ---------------------------------------------------------------- persistence
 def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any]) -> None:
     """The form as workspace/settings.yaml (also usable by `python -m studio train`) and the short choices."""
-    from ..runs.run_dir import atomic_write_text
+    from ..workspace import atomic_write_text
     try:
         cfg = forms.values_to_config(values)
     except StudioError:

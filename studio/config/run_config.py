@@ -32,6 +32,9 @@ DEMO_MODEL = "tiny-demo"
 
 
 def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
+    """A field with its metadata. Every int/float field declares ``range=(lo, hi)`` (inclusive; ``open="lo"``,
+    ``"hi"`` or ``"both"`` excludes an end): the checks (studio/config/checks.py) refuse values outside it and
+    tests/robustness/test_ranges.py fails for a number field without one."""
     meta = {"help": help, "group": group, **extra}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
@@ -55,19 +58,21 @@ class RunConfig:
                                       "one supported here", "method")
     finetuning_type: Literal["full", "freeze", "lora"] = _f(
         "lora", "full: train every weight; freeze: train only the last layers; lora: small adapters", "method")
-    freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method")
-    lora_rank: int = _f(8, "LoRA rank (adapter size); 8-64 is typical", "method")
-    lora_alpha: int | None = _f(None, "LoRA scaling; empty = 2x the rank (as LLaMA-Factory)", "method")
-    lora_dropout: float = _f(0.0, "Dropout inside LoRA adapters", "method")
+    freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method",
+                                      range=(1, 10_000))
+    lora_rank: int = _f(8, "LoRA rank (adapter size); 8-64 is typical", "method", range=(1, 4096))
+    lora_alpha: int | None = _f(None, "LoRA scaling; empty = 2x the rank (as LLaMA-Factory)", "method",
+                                range=(1, 16_384))
+    lora_dropout: float = _f(0.0, "Dropout inside LoRA adapters", "method", range=(0.0, 1.0), open="hi")
     lora_target: str = _f("all", "Modules that get adapters: 'all' (every linear layer) or a comma list "
                                  "such as q_proj,v_proj", "method")
     use_rslora: bool = _f(False, "rsLoRA: scale adapters by alpha/sqrt(rank) instead of alpha/rank", "method")
     use_dora: bool = _f(False, "DoRA: weight-decomposed LoRA (adds a magnitude vector per layer)", "method")
     pissa_init: bool = _f(False, "PiSSA: start adapters from the weights' principal components", "method")
     loraplus_lr_ratio: float | None = _f(None, "LoRA+: learning rate of the B matrices = this x learning_rate "
-                                               "(16 is typical; empty = off)", "method")
+                                               "(16 is typical; empty = off)", "method", range=(0.0, 1000.0), open="lo")
     quantization_bit: int | None = _f(None, "Load the base model in 4 or 8 bits (QLoRA); needs lora", "method",
-                                      choices=[None, 4, 8])
+                                      choices=[None, 4, 8], range=(4, 8))
     quantization_type: Literal["nf4", "fp4"] = _f("nf4", "4-bit data type", "method")
     double_quantization: bool = _f(True, "Quantize the 4-bit scales too (saves ~0.4 bit/param)", "method")
     # --- data ---
@@ -78,36 +83,42 @@ class RunConfig:
                                "'### Instruction' format); LLaMA-Factory names render as there (default, alpaca, "
                                "llama3, qwen, chatml, gemma, smollm2, gemma3, mistral, ...); its other names use the "
                                "model's own chat template; 'studio' is the studio's own format", "data")
-    cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data")
+    cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data",
+                         range=(1, 1_048_576))
     train_on_prompt: bool = _f(False, "Also compute loss on the prompt (default: only on the answer)", "data")
     mask_history: bool = _f(False, "Multi-turn rows: only the last reply carries loss (default: every assistant "
                                    "reply does, as in LLaMA-Factory)", "data")
-    val_size: float = _f(0.0, "Fraction (0-1) or count (>=1) of rows kept for validation", "data")
-    max_samples: int | None = _f(None, "Use at most this many training rows (for quick tries)", "data")
+    val_size: float = _f(0.0, "Fraction (0-1) or count (>=1) of rows kept for validation", "data",
+                         range=(0.0, 10_000_000.0))
+    max_samples: int | None = _f(None, "Use at most this many training rows (for quick tries)", "data",
+                                 range=(1, 1_000_000_000))
     # --- hyperparameters ---
-    per_device_train_batch_size: int = _f(4, "Examples per step on the card", "train")
-    gradient_accumulation_steps: int = _f(1, "Steps whose gradients add up before one update", "train")
-    learning_rate: float = _f(2e-4, "Peak learning rate", "train")
-    num_train_epochs: float = _f(3.0, "Passes over the training data", "train")
-    max_steps: int = _f(-1, "Stop after this many updates (-1: use epochs)", "train")
+    per_device_train_batch_size: int = _f(4, "Examples per step on the card", "train", range=(1, 65_536))
+    gradient_accumulation_steps: int = _f(1, "Steps whose gradients add up before one update", "train",
+                                          range=(1, 65_536))
+    learning_rate: float = _f(2e-4, "Peak learning rate", "train", range=(0.0, 1.0), open="both")
+    num_train_epochs: float = _f(3.0, "Passes over the training data", "train", range=(0.0, 100_000.0), open="lo")
+    max_steps: int = _f(-1, "Stop after this many updates (-1: use epochs)", "train", range=(-1, 1_000_000_000))
     lr_scheduler_type: str = _f("cosine", "How the learning rate changes over the run (any transformers "
                                           "scheduler: " + ", ".join(LR_SCHEDULERS) + ")", "train")
-    warmup_ratio: float = _f(0.0, "Fraction of steps spent warming up the learning rate", "train")
-    weight_decay: float = _f(0.0, "Weight decay", "train")
-    max_grad_norm: float = _f(1.0, "Gradient clipping norm", "train")
-    logging_steps: int = _f(5, "Log the loss every N updates", "train")
-    save_steps: int = _f(100, "Save a checkpoint every N updates", "train")
-    save_total_limit: int = _f(2, "Keep at most this many checkpoints", "train")
-    eval_steps: int | None = _f(None, "Evaluate every N updates (default: with logging)", "train")
+    warmup_ratio: float = _f(0.0, "Fraction of steps spent warming up the learning rate", "train",
+                             range=(0.0, 1.0), open="hi")
+    weight_decay: float = _f(0.0, "Weight decay", "train", range=(0.0, 10.0))
+    max_grad_norm: float = _f(1.0, "Gradient clipping norm", "train", range=(0.0, 1_000_000.0))
+    logging_steps: int = _f(5, "Log the loss every N updates", "train", range=(1, 1_000_000_000))
+    save_steps: int = _f(100, "Save a checkpoint every N updates", "train", range=(1, 1_000_000_000))
+    save_total_limit: int = _f(2, "Keep at most this many checkpoints", "train", range=(1, 100_000))
+    eval_steps: int | None = _f(None, "Evaluate every N updates (default: with logging)", "train",
+                                range=(1, 1_000_000_000))
     per_device_eval_batch_size: int | None = _f(None, "Examples per evaluation step (default: the training batch "
-                                                      "size)", "train")
+                                                      "size)", "train", range=(1, 65_536))
     neftune_noise_alpha: float | None = _f(None, "NEFTune: noise added to embeddings while training (5 is typical; "
-                                                 "empty = off)", "train")
+                                                 "empty = off)", "train", range=(0.0, 1000.0), open="lo")
     report_to: str = _f("none", "Where Trainer also logs: none, tensorboard, wandb, mlflow, ... (comma list)",
                         "train")
     resume_from_checkpoint: str | None = _f(None, "Continue from this checkpoint folder ('last' = the newest in "
                                                   "the run folder)", "train")
-    seed: int = _f(42, "Random seed", "train")
+    seed: int = _f(42, "Random seed", "train", range=(0, 2 ** 32 - 1))
     output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train")
     plot_loss: bool = _f(True, "Write loss.png at the end", "train")
     # --- memory plan ---
@@ -130,7 +141,7 @@ class RunConfig:
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
                                 "memory")
     max_tokens_per_batch: int | None = _f(None, "Token budget per micro-batch for dynamic batching "
-                                                "(default: batch size x cutoff_len)", "memory")
+                                                "(default: batch size x cutoff_len)", "memory", range=(1, 100_000_000))
     packing: bool = _f(False, "Pack several examples into one row with no padding (faster on GPU; attention may "
                               "cross examples unless neat_packing is on)", "memory")
     neat_packing: bool = _f(False, "Pack without cross-attention: each example sees only itself (implies packing)",
@@ -140,9 +151,10 @@ class RunConfig:
     oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
                             "memory")
     # --- multi-process ---
-    nproc: int = _f(1, "Data-parallel processes (one per card); >1 needs deepspeed", "memory")
+    nproc: int = _f(1, "Data-parallel processes (one per card); >1 needs deepspeed", "memory", range=(1, 4096))
     ddp_timeout: int = _f(1800, "Seconds a process waits for the others in one exchange before the run fails "
-                                "(a stalled node ends the run instead of hanging it)", "memory")
+                                "(a stalled node ends the run instead of hanging it)", "memory",
+                                range=(10, 1_000_000_000))
 
     # ---------------------------------------------------------------- API
     @classmethod
@@ -303,6 +315,8 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             raise ValueError(f"expected a whole number, got '{value}'")
         return int(number)
     if base is float:
+        if isinstance(value, bool):  # YAML's true is not 1.0: val_size: true would keep one row for validation
+            raise ValueError(f"expected a number, got '{value}'")
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -316,7 +330,7 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
 
 
 def field_meta() -> list[dict[str, Any]]:
-    """Metadata for every field (name, type, default, help, group, choices): drives the UI form."""
+    """Metadata for every field (name, type, default, help, group, choices, range): drives the UI form."""
     hints = _type_hints()
     out = []
     for f in fields(RunConfig):
@@ -331,7 +345,8 @@ def field_meta() -> list[dict[str, Any]]:
             kind = "choice"
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         out.append({"name": f.name, "kind": kind, "default": default, "help": f.metadata.get("help", ""),
-                    "group": f.metadata.get("group", "train"), "choices": choices})
+                    "group": f.metadata.get("group", "train"), "choices": choices,
+                    "range": f.metadata.get("range"), "open": f.metadata.get("open", "")})
     return out
 
 

@@ -6,8 +6,10 @@ Every case ends in exactly one outcome:
     survived  accepted although it is wrong (or a valid input refused): wrong but survived
     crash     a raw traceback, an exception that is not a StudioError, a 5xx
     escaped   a file outside the allowed folders was read, written or deleted; data lost
-The suite fails on any crash or escaped outcome; the table is printed at the end of the session
-(tests/robustness/conftest.py) and by ``python -m tests.robustness.report``.
+Every case declares the verdict it must reach (``clear`` for a refusal, ``ok`` for a valid input) and, for a
+refusal, a fragment its message must hold (the field, file or column it names); ``expect`` fails the case's test
+on any other outcome, so "wrong but survived" is red, not a number in a table. The table is printed at the end
+of the session (tests/robustness/conftest.py) and by ``python -m tests.robustness.report``.
 """
 from __future__ import annotations
 
@@ -35,6 +37,19 @@ def record(group: str, channel: str, name: str, outcome: str, detail: str = "") 
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(RESULTS[-1]) + "\n")
     return outcome
+
+
+def expect(outcome: str, detail: str, verdict: str, fragment: str = "") -> None:
+    """A case's assertion: it reached ``verdict`` ('clear' or 'ok') and a refusal names ``fragment``.
+
+    Raises:
+        AssertionError: any other outcome (a refusal expected but the input accepted fails here), or a refusal
+            whose message does not name what it is about.
+    """
+    assert verdict in ("clear", "ok"), verdict
+    assert outcome == verdict, f"expected {verdict}, got {outcome}: {detail}"
+    if verdict == "clear" and fragment:
+        assert fragment.casefold() in detail.casefold(), f"the message does not name {fragment!r}: {detail}"
 
 
 def api(fn: Callable[[], Any], expect_error: bool = True, ok: Callable[[Any], bool] | None = None) -> tuple[str, str]:

@@ -26,9 +26,9 @@ def _problems(*pairs: str) -> list[str]:
     (["val_size=.nan"], "val_size: expected a finite number, got 'nan'"),
     (["num_train_epochs=.inf", "max_steps=-1"], "num_train_epochs: expected a finite number, got 'inf'"),
     (["learning_rate=.inf"], "learning_rate: expected a finite number, got 'inf'"),
-    (["seed=-1"], "seed must be between 0 and 4294967295 (got -1)"),
-    (["lora_dropout=5"], "lora_dropout must be in [0, 1) (got 5.0)"),
-    (["max_samples=-1"], "max_samples must be at least 1, or empty for all rows (got -1)"),
+    (["seed=-1"], "seed must be at least 0 (got -1)"),
+    (["lora_dropout=5"], "lora_dropout must be below 1 (got 5.0)"),
+    (["max_samples=-1"], "max_samples must be at least 1, or empty (got -1)"),
     (['output_dir="runs/a\\nb"'], "output_dir contains a control character (line break, tab or NUL): type it again on one line"),
     (["dataset=data/x\x00.jsonl"], "dataset contains a control character (line break, tab or NUL): type it again on one line"),
 ])

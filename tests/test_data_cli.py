@@ -39,8 +39,8 @@ def test_convert_xlsx_with_options_in_process(tmp_path: Path, capsys: pytest.Cap
     import pandas as pd
     src = tmp_path / "sheet.xlsx"
     pd.DataFrame({"Comment": ["great", "bad", "ok"], "Stars": [5, 1, 3]}).to_excel(src, index=False)
-    out = tmp_path / "out.jsonl"
     info_dir = tmp_path / "registry"
+    out = info_dir / "out.jsonl"  # dataset_info.json names files inside its folder only (issue 23 finding 9)
     assert cli_convert.main(_args(str(src), "--out", str(out), "--text-column", "comment", "--label-column",
                                   "Stars", "--label-map", "5=good,1=bad,3=meh", "--dataset-name", "stars",
                                   "--dataset-dir", str(info_dir), "--cutoff-len", "8")) == 0
@@ -50,7 +50,7 @@ def test_convert_xlsx_with_options_in_process(tmp_path: Path, capsys: pytest.Cap
     assert "[warning] 3 rows are longer than cutoff_len=8 estimated tokens and will be truncated" in printed
     assert [json.loads(x)["output"] for x in out.read_text().splitlines()] == ["good", "bad", "meh"]
     info = json.loads((info_dir / "dataset_info.json").read_text())
-    assert info["stars"]["file_name"] == str(out)
+    assert info["stars"]["file_name"] == "out.jsonl"
 
 
 def test_failed_conversion_leaves_existing_output_alone(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_failed_conversion_leaves_existing_output_alone(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     out.write_text('{"instruction": "old"}\n', encoding="utf-8")
     with pytest.raises(StudioError) as exc:
-        cli_convert.main(_args(str(src), "--out", str(out), "--label-map", "1=positive"))
+        cli_convert.main(_args(str(src), "--out", str(out), "--label-map", "1=positive", "--replace"))
     assert exc.value.message == ("Label values not in the label map: '2' (1 row). "
                                  "Fix: add them to the label map (e.g. 2=...) or remove those rows.")
     assert out.read_text(encoding="utf-8") == '{"instruction": "old"}\n'

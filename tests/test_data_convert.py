@@ -228,10 +228,12 @@ def test_register_dataset_merges_and_loads_by_name(tmp_path: Path) -> None:
 def test_register_dataset_outside_dir_and_broken_info(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    register_dataset(data_dir, "x", tmp_path / "x.jsonl")
-    assert json.loads((data_dir / "dataset_info.json").read_text())["x"]["file_name"] == str(tmp_path / "x.jsonl")
+    # a file outside the folder is refused: the loader reads file_name inside dataset_dir only (issue 23 finding 9)
+    assert _error(register_dataset, data_dir, "x", tmp_path / "x.jsonl").startswith(
+        f"'{tmp_path / 'x.jsonl'}' is outside the dataset folder")
+    assert not (data_dir / "dataset_info.json").exists()
     (data_dir / "dataset_info.json").write_text("{broken", encoding="utf-8")
-    message = _error(register_dataset, data_dir, "y", tmp_path / "y.jsonl")
+    message = _error(register_dataset, data_dir, "y", data_dir / "y.jsonl")
     assert message.startswith(f"'{data_dir / 'dataset_info.json'}' is not valid JSON (")
     assert message.endswith("Fix: fix or delete it, then convert again.")
     assert (data_dir / "dataset_info.json").read_text() == "{broken"

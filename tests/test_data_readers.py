@@ -83,7 +83,9 @@ def test_blank_and_repeated_headers_and_ragged_rows(tmp_path: Path) -> None:
     t = read_table(p)
     assert t.columns == ["text", "column_2", "text_2"]
     assert t.rows[1] == {"text": "short", "column_2": "", "text_2": ""}
-    assert t.warnings == ["1 row(s) have more fields than the header (data rows near line 4); the extra fields "
+    assert t.warnings == ["'messy.csv': the header names column 'text' twice; the later one is read as 'text_2'. "
+                          "Check which one holds the data, or rename the header",
+                          "1 row(s) have more fields than the header (data rows near line 4); the extra fields "
                           "were dropped. Quote text that contains the delimiter ','"]
 
 

@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-mb", type=float, default=DEFAULT_MAX_MB, help="refuse larger files (default: 50)")
     parser.add_argument("--dataset-name", help="name registered in dataset_info.json (default: the output's name)")
     parser.add_argument("--dataset-dir", help="folder of dataset_info.json (default: the output's folder)")
+    parser.add_argument("--replace", action="store_true", help="replace a dataset of the same name (or the --out "
+                                                                "file) if it exists; without it, convert refuses")
     parser.add_argument("--cutoff-len", type=int, default=256, help="for the report: rows longer than this many "
                                                                     "tokens get truncated (default: 256)")
     parser.add_argument("--val-size", type=float, default=0.0, help="for the report: validation fraction or count")
@@ -49,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     table, result, report, info = convert_file(
         args.input, args.out, args.task, encoding=args.encoding, max_mb=args.max_mb, sheet=args.sheet,
         dataset_name=args.dataset_name, dataset_dir=args.dataset_dir, cutoff_len=args.cutoff_len,
-        val_size=args.val_size, text_column=args.text_column, label_column=args.label_column,
+        val_size=args.val_size, replace=args.replace, text_column=args.text_column, label_column=args.label_column,
         label_map=args.label_map, instruction=args.instruction, language=args.language,
         instruction_column=args.instruction_column, input_column=args.input_column,
         output_column=args.output_column, messages_column=args.messages_column)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..errors import StudioError
 from ..workspace import atomic_write_text
 from .columns import CHAT_NAMES, _norm, guess_columns, guess_task, require_column
-from .labels import (check_spellings, default_instruction, detect_language, format_label_map, label_order,
+from .labels import (check_spellings, clean_label, default_instruction, detect_language, format_label_map, label_order,
                      parse_label_map, suggest_label_map)
 from .readers import Table, cell_str
 
@@ -57,6 +57,27 @@ def _check_label_count(table: Table, label_col: str, counts: Counter) -> None:
                           "use the instruction task (CLI: --task instruction)", code="data_labels_many")
 
 
+def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_col: str) -> None:
+    """Raises StudioError when the label column repeats the text in every row (a wrong column choice that would
+    otherwise train the model to echo its input)."""
+    pairs = [(t.strip(), v.strip()) for t, v in zip(texts, labels) if v.strip()]
+    if len(pairs) >= 2 and all(t == v for t, v in pairs):
+        raise StudioError(f"Label column '{label_col}' holds the same values as the text column '{text_col}' in "
+                          "every row", "choose the column that holds the labels (CLI: --label-column NAME)",
+                          code="data_label_is_text")
+
+
+def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[str]:
+    """One note per label that several raw spellings became (zero-width characters removed, NFKC)."""
+    spellings: dict[str, set[str]] = {}
+    for r, c in zip(raw, cleaned):
+        if c.strip():
+            spellings.setdefault(c, set()).add(r)
+    return [f"labels {' / '.join(ascii(s) for s in sorted(group))} were merged into '{c}' (Unicode NFKC "
+            "normalisation, zero-width characters removed): they look the same"
+            for c, group in sorted(spellings.items()) if len(group) > 1]
+
+
 def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
                       label_map: dict[str, str] | str | None = None, instruction: str | None = None,
                       language: str | None = None) -> ConversionResult:
@@ -75,12 +96,14 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
                           f"Available columns: {', '.join(table.columns)}",
                           f"name it (CLI: --{missing}-column NAME)", code="data_column")
     texts = [cell_str(r.get(text_col)) for r in table.rows]
-    labels = [cell_str(r.get(label_col)) for r in table.rows]
+    raw_labels = [cell_str(r.get(label_col)) for r in table.rows]
+    _check_not_a_copy(texts, raw_labels, text_col, label_col)
+    labels = [clean_label(v) for v in raw_labels]
     lang = language or detect_language(texts)
     counts = Counter(v for v in labels if v.strip())
     _check_label_count(table, label_col, counts)
-    notes: list[str] = []
-    user_map = parse_label_map(label_map)
+    notes = _normalisation_notes(raw_labels, labels)
+    user_map = {clean_label(k): v for k, v in parse_label_map(label_map).items()}
     if user_map:
         by_fold = {k.casefold(): v for k, v in user_map.items()}
         mapping, unmapped = {}, Counter()
@@ -252,14 +275,15 @@ def write_jsonl(rows: list[dict[str, Any]], out: str | Path) -> Path:
     return path
 
 
-def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
-                     rows: list[dict[str, Any]] | None = None) -> Path:
-    """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.
+REPLACE_FIX = "choose another dataset name, or replace it on purpose (CLI: --replace)"
+
+
+def _read_info(info: Path) -> dict[str, Any]:
+    """dataset_info.json as a dict ({} when absent or empty).
 
     Raises:
-        StudioError: the existing dataset_info.json is not valid JSON (it is left untouched).
+        StudioError: it is not valid JSON or not an object (it is left untouched).
     """
-    info = Path(dataset_dir) / "dataset_info.json"
     data: dict[str, Any] = {}
     if info.is_file() and info.read_text(encoding="utf-8").strip():
         try:
@@ -269,11 +293,54 @@ def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
                               code="data_info") from None
         if not isinstance(data, dict):
             raise StudioError(f"'{info}' must hold a JSON object of datasets", "fix or delete it", code="data_info")
+    return data
+
+
+def refuse_replacing(dataset_dir: str | Path, name: str, out: str | Path, fix: str = REPLACE_FIX) -> None:
+    """Before anything is written: a dataset name already registered, or an output file that exists, is not
+    replaced without asking (issue 23 finding 9); the caller passes replace=True once the user said so.
+
+    Raises:
+        StudioError (code 'data_exists'): names the dataset and the file that would be replaced.
+    """
+    info = Path(dataset_dir) / "dataset_info.json"
+    entry = _read_info(info).get(name)
+    if entry is not None:
+        old = entry.get("file_name") if isinstance(entry, dict) else None
+        raise StudioError(f"A dataset named '{name}' is already registered in '{info}'"
+                          + (f" (file '{old}')" if old else "") + "; converting would replace it", fix,
+                          code="data_exists")
+    if Path(out).exists():
+        raise StudioError(f"'{out}' already exists; converting would replace it", fix, code="data_exists")
+
+
+def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
+    """``file_path`` relative to ``dataset_dir``, as dataset_info.json names it.
+
+    Raises:
+        StudioError: the file is outside the folder (the loader confines file_name to dataset_dir).
+    """
     fp = Path(file_path).resolve()
     try:
-        file_name = str(fp.relative_to(Path(dataset_dir).resolve()))
+        return str(fp.relative_to(Path(dataset_dir).resolve()))
     except ValueError:
-        file_name = str(fp)  # LLaMA-Factory joins dataset_dir with file_name; an absolute path wins
+        raise StudioError(f"'{fp}' is outside the dataset folder '{dataset_dir}', so dataset_info.json cannot "
+                          "name it", "write the output inside the dataset folder (CLI: --out inside --dataset-dir, "
+                          "or leave --dataset-dir out)", code="data_out") from None
+
+
+def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
+                     rows: list[dict[str, Any]] | None = None) -> Path:
+    """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.
+    Callers ask first (``refuse_replacing``) before they write the data file.
+
+    Raises:
+        StudioError: the existing dataset_info.json is not valid JSON (it is left untouched), or ``file_path`` is
+            outside ``dataset_dir`` (the loader reads file_name inside dataset_dir only).
+    """
+    info = Path(dataset_dir) / "dataset_info.json"
+    data = _read_info(info)
+    file_name = _file_name(dataset_dir, file_path)
     columns = {"prompt": "instruction", "query": "input", "response": "output"}
     if rows and any("system" in r for r in rows):
         columns["system"] = "system"
@@ -287,14 +354,16 @@ def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
 def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, encoding: str = "auto",
                  max_mb: float | None = None, sheet: str | None = None, dataset_name: str | None = None,
                  dataset_dir: str | Path | None = None, cutoff_len: int = 256, val_size: float = 0.0,
-                 tokenizer: Any = None, **options: Any) -> tuple[Table, ConversionResult, dict[str, Any], Path]:
+                 tokenizer: Any = None, replace: bool = False, **options: Any) -> tuple[Table, ConversionResult, dict[str, Any], Path]:
     """Read -> convert -> report -> write JSONL -> register: the whole 'Data' step for the CLI and the UI.
 
-    Nothing is written unless reading and converting succeed. Returns (table, result, report,
+    Nothing is written unless reading and converting succeed, and an existing dataset name or output file is
+    replaced only with ``replace=True`` (CLI: --replace). Returns (table, result, report,
     dataset_info path); ``options`` are the converter's (text_column, label_map, ...).
 
     Raises:
-        StudioError: from reading or converting, or an output path that is not a new .jsonl.
+        StudioError: from reading or converting, an output path that is not a new .jsonl, or a dataset that
+            exists (without ``replace``).
     """
     from .readers import DEFAULT_MAX_MB, read_table
     from .report import validation_report
@@ -304,13 +373,17 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
                           code="data_out")
     if out.resolve() == src.resolve():
         raise StudioError("The output file is the input file", "choose another --out path", code="data_out")
+    folder, name = Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem
+    _file_name(folder, out)
+    if not replace:
+        refuse_replacing(folder, name, out, f"choose another --dataset-name / --out, or pass --replace to replace "
+                                            f"'{name}'")
     table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
     result = convert_table(table, task, **options)
     report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
     try:
         write_jsonl(result.rows, out)
-        info = register_dataset(Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem, out,
-                                result.rows)
+        info = register_dataset(folder, name, out, result.rows)
     except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
         from ..workspace import is_disk_full
         what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"

@@ -54,8 +54,20 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
     converter's guess instead, as a labelled file for evaluation is read (the Evaluate tab and ``studio evaluate``).
 
     Raises:
-        StudioError: unreadable file, a row that is not an object, columns the converter cannot map.
+        StudioError: unreadable file, a row that is not an object, columns the converter cannot map, or any
+            library error about the file's content (the boundary of this reader: issue 23 finding 8).
     """
+    try:
+        return _file_rows(path, entry, any_table)
+    except StudioError:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+        raise StudioError(f"Dataset '{path.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
+                          "fix the file, or convert the source again with 'python -m studio convert'",
+                          code="data_read") from None
+
+
+def _file_rows(path: Path, entry: dict[str, Any] | None, any_table: bool) -> list[dict[str, Any]]:
     from .convert import convert_instruction, convert_table
     from .readers import read_table
     if path.suffix.lower() in (".json", ".jsonl"):
@@ -69,6 +81,21 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
             return convert_rows(rows, entry or {}, str(path))
     table = read_table(path, max_mb=0)
     return (convert_table(table) if any_table else convert_instruction(table)).rows
+
+
+def _in_dataset_dir(name: str, file_name: str, dataset_dir: str) -> Path:
+    """dataset_info.json's file_name, confined to dataset_dir: an entry (perhaps copied from elsewhere) must not
+    make training read any file on the machine.
+
+    Raises:
+        StudioError: the file lies outside dataset_dir (absolute, '..', or a symlink out).
+    """
+    from ..workspace import confine
+    try:
+        return confine(file_name, [Path(dataset_dir).resolve()])
+    except StudioError:
+        raise StudioError(f"Dataset '{name}': file_name '{file_name}' is outside the dataset folder '{dataset_dir}'",
+                          "put the data file inside that folder and name it relative to it", code="data_info") from None
 
 
 def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
@@ -88,15 +115,19 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
             info = Path(dataset_dir) / "dataset_info.json"
             if info.is_file():
                 try:
-                    entry = json.loads(info.read_text(encoding="utf-8")).get(name)
+                    registry = json.loads(info.read_text(encoding="utf-8"))
                 except ValueError:
                     raise StudioError(f"'{info}' is not valid JSON", "fix or delete it") from None
+                if not isinstance(registry, dict):
+                    raise StudioError(f"'{info}' must hold a JSON object of datasets (name -> entry)",
+                                      "fix or delete it", code="data_info")
+                entry = registry.get(name)
             if entry is None:
                 raise StudioError(f"Dataset '{name}' not found: no such file, and no entry of that name in {info}",
                                   "give the path of a .jsonl file (python -m studio convert makes one) or register it")
             from .lf_dataset import check_entry
             check_entry(name, entry)
-            p = Path(dataset_dir) / entry["file_name"]
+            p = _in_dataset_dir(name, entry["file_name"], dataset_dir)
             if not p.is_file():
                 raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
         rows.extend(read_file_rows(p, entry))

@@ -7,6 +7,7 @@ number scales only, everything else maps to itself.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from typing import Any
 
@@ -39,6 +40,17 @@ INSTRUCTIONS = {
     ("zh", "sentiment"): "判断这段文字的情感倾向，回答{labels}。",
     ("zh", "classify"): "将这段文字归入以下类别之一：{labels}。",
 }
+
+
+# invisible characters that copy-paste and spreadsheets leave inside cells: zero-width space/non-joiner/joiner,
+# word joiner, byte-order mark
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def clean_label(value: str) -> str:
+    """A label as the model should learn it: Unicode NFKC (NFC/NFD 'café', fullwidth 'ＰＯＳ' are one spelling)
+    and no zero-width characters, so labels that look the same are one class."""
+    return unicodedata.normalize("NFKC", value).translate(_ZERO_WIDTH)
 
 
 def detect_language(texts: list[str]) -> str:

@@ -34,6 +34,7 @@ def check_entry(name: str, entry: dict[str, Any]) -> None:
                               "download it, save it as .json/.jsonl next to dataset_info.json and set file_name")
     if "file_name" not in entry:
         raise StudioError(f"dataset_info.json entry '{name}' has no file_name", "add the data file's name")
+    _check_shapes(name, entry)
     columns = entry.get("columns") or {}
     if entry.get("ranking") or "chosen" in columns or "rejected" in columns:
         raise StudioError(f"Dataset '{name}' is a ranking/preference dataset (chosen/rejected answers, for "
@@ -57,16 +58,52 @@ def check_entry(name: str, entry: dict[str, Any]) -> None:
                           "pre-training dataset (stage pt), which is not supported yet", _FIX, code="dataset_kind")
 
 
+def _check_shapes(name: str, entry: dict[str, Any]) -> None:
+    """The types LLaMA-Factory's DatasetAttr expects, checked before they reach a dict merge or a path join.
+
+    Raises:
+        StudioError: file_name not a non-empty string, columns/tags not objects of names, formatting not a name.
+    """
+    where = f"dataset_info.json entry '{name}'"
+    if not isinstance(entry["file_name"], str) or not entry["file_name"].strip():
+        raise StudioError(f"{where}: file_name must be the name of one data file (got {entry['file_name']!r})",
+                          'write "file_name": "data.json"; list several datasets as separate entries',
+                          code="data_info")
+    for key, example in (("columns", '{"prompt": "instruction", "response": "output"}'),
+                         ("tags", '{"role_tag": "from", "content_tag": "value"}')):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, dict) or
+                                  not all(isinstance(v, (str, type(None))) for v in value.values())):
+            raise StudioError(f"{where}: {key} must be an object of names (got {type(value).__name__} "
+                              f"{str(value)[:60]})", f"write \"{key}\": {example}", code="data_info")
+    if not isinstance(entry.get("formatting", "alpaca"), str):
+        raise StudioError(f"{where}: formatting must be \"alpaca\" or \"sharegpt\" (got {entry['formatting']!r})",
+                          'write "formatting": "alpaca"', code="data_info")
+
+
+def _row_error(where: str, n: int, what: str, fix: str) -> StudioError:
+    return StudioError(f"Row {n} of '{where}': {what}", fix, code="data_row")
+
+
 def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) -> list[dict[str, Any]]:
     """Raw rows -> studio rows {instruction, input, output[, system][, history]}.
 
     Raises:
-        StudioError: rows of a kind the studio cannot train (no answers, tool calls, bad turn order).
+        StudioError: rows of a kind the studio cannot train (no answers, tool calls, bad turn order), or a row of
+            the wrong shape (named by its number: history not pairs, conversations not message objects).
     """
-    if entry.get("formatting", "alpaca") == "sharegpt":
-        out = [_sharegpt_row(r, entry, where) for r in rows]
-    else:
-        out = [_alpaca_row(r, entry) for r in rows]
+    sharegpt = entry.get("formatting", "alpaca") == "sharegpt"
+    out = []
+    for n, r in enumerate(rows, 1):
+        try:
+            out.append(_sharegpt_row(r, entry, where, n) if sharegpt else _alpaca_row(r, entry, where, n))
+        except StudioError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # the boundary of this reader: a shape the checks below did not foresee is still the user's to fix
+            raise _row_error(where, n, f"the row does not have the shape its dataset_info.json entry describes "
+                             f"({type(exc).__name__}: {str(exc)[:120]})", "fix that row, or the entry's columns/"
+                             "formatting") from None
     if rows and not entry and not any(r["output"] for r in out):
         if any("conversations" in r or "messages" in r for r in rows):
             raise StudioError(f"'{where}' holds ShareGPT conversations, not instruction/input/output rows",
@@ -80,7 +117,7 @@ def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) 
     return out
 
 
-def _alpaca_row(r: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+def _alpaca_row(r: dict[str, Any], entry: dict[str, Any], where: str, n: int) -> dict[str, Any]:
     cols = {**ALPACA_COLUMNS, **(entry.get("columns") or {})}
     if not entry:  # a plain file: the studio's own rows also carry system/history under those names
         cols.update(system="system", history="history")
@@ -96,16 +133,24 @@ def _alpaca_row(r: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
         row["output"] = str(get("response")[0]) if get("response") else ""
     if get("system"):
         row["system"] = str(get("system"))
-    if get("history"):
-        row["history"] = [[str(u), str(a)] for u, a in get("history")]
+    history = get("history")
+    if history:
+        if not isinstance(history, list) or not all(isinstance(h, (list, tuple)) and len(h) == 2 for h in history):
+            raise _row_error(where, n, f"history must be a list of [question, answer] pairs (got "
+                             f"{str(history)[:60]!r})", 'write "history": [["earlier question", "its answer"]]')
+        row["history"] = [[str(u), str(a)] for u, a in history]
     return row
 
 
-def _sharegpt_row(r: dict[str, Any], entry: dict[str, Any], where: str) -> dict[str, Any]:
+def _sharegpt_row(r: dict[str, Any], entry: dict[str, Any], where: str, n: int) -> dict[str, Any]:
     cols = {"messages": "conversations", "system": None, **(entry.get("columns") or {})}
     tags = {**SHAREGPT_TAGS, **(entry.get("tags") or {})}
-    messages = list(r.get(cols["messages"]) or [])
     role, content = tags["role_tag"], tags["content_tag"]
+    value = r.get(cols["messages"]) or []
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        raise _row_error(where, n, f"'{cols['messages']}' must be a list of message objects (got "
+                         f"{str(value)[:60]!r})", f'write [{{"{role}": "human", "{content}": "..."}}, ...]')
+    messages = list(value)
     system = r.get(cols["system"]) if cols.get("system") else None
     if messages and messages[0].get(role) == tags["system_tag"] and not cols.get("system"):
         system, messages = messages[0].get(content), messages[1:]

@@ -87,14 +87,22 @@ def sniff_delimiter(text: str, default: str = ",") -> str:
     return best
 
 
-def _unique_columns(header: list[Any]) -> list[str]:
-    """Trim names, name blanks 'column_N', and make repeats unique ('a', 'a_2') so no data is lost."""
+def _unique_columns(header: list[Any], notes: list[str] | None = None) -> list[str]:
+    """Trim names, name blanks 'column_N', and make repeats unique ('a', 'a_2') so no data is lost; each
+    repeat is reported in ``notes`` (which of two 'text' columns is the text is the user's call, not ours)."""
     seen: Counter[str] = Counter()
     out = []
     for i, name in enumerate(header, 1):
         name = cell_str(name).strip() or f"column_{i}"
         seen[name] += 1
         out.append(name if seen[name] == 1 else f"{name}_{seen[name]}")
+    if notes is not None:
+        for name, n in seen.items():
+            if n > 1:
+                again = ", ".join(f"'{name}_{k}'" for k in range(2, n + 1))
+                notes.append(f"the header names column '{name}' {'twice' if n == 2 else f'{n} times'}; the later "
+                             f"one{'s are' if n > 2 else ' is'} read as {again}. Check which one holds the data, "
+                             "or rename the header")
     return out
 
 
@@ -111,11 +119,13 @@ def _frame_table(path: Path, frame: Any, fmt: str, header_fix: str, **meta: Any)
     records = frame.values.tolist()
     if not records:
         return Table([], [], str(path), fmt, **meta)
-    columns = _unique_columns(records[0])
+    notes: list[str] = []
+    columns = _unique_columns(records[0], notes)
     if len(records) == 1:
         raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows", header_fix,
                           code="data_header_only")
-    return Table(columns, [dict(zip(columns, r)) for r in records[1:]], str(path), fmt, **meta)
+    return Table(columns, [dict(zip(columns, r)) for r in records[1:]], str(path), fmt, **meta,
+                 warnings=[f"'{path.name}': {n}" for n in notes])
 
 
 def _parse_delimited(text: str, delim: str, quoting: int = csv.QUOTE_MINIMAL) -> tuple[Any, list[int], list[str]]:
@@ -214,6 +224,33 @@ def _too_deep(path: Path, where: str) -> StudioError:
                        code="data_json")
 
 
+class _NonFinite(Exception):
+    """JSON's non-standard NaN / Infinity: Python's json reads them as floats that would become label classes."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def _non_finite(path: Path, where: str, name: str) -> StudioError:
+    return StudioError(f"{where}'{path.name}' holds {name}, which is not a value JSON allows (Python writes it for "
+                       "a missing or broken number)", f"replace {name} with the real value or null, or delete that "
+                       "row", code="data_json")
+
+
+def _json_reason(exc: ValueError, line: bool = False) -> str:
+    """A decode error's own words; Python's digit limit raises a plain ValueError with no .msg/.colno."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg}{f' at line {exc.lineno}' if line else ''}, column {exc.colno}"
+    if "digits" in str(exc):
+        return "a number has more digits than Python reads (over 4,300)"
+    return str(exc)[:120]
+
+
 def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
     """The json module, not pandas.read_json: pandas (ujson) names neither the line nor the column of a broken
     row ("Expected object or value at position 49"), raises a bare TypeError on a line that is a list, and
@@ -224,11 +261,13 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = _loads(line)
         except RecursionError:
             raise _too_deep(path, f"line {n}") from None
+        except _NonFinite as exc:
+            raise _non_finite(path, f"Line {n} of ", str(exc)) from None
         except ValueError as exc:
-            raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({exc.msg}, column {exc.colno})",
+            raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({_json_reason(exc)})",
                               f"fix or delete line {n}; each line must be one JSON object", code="data_json") from None
         if not isinstance(rec, dict):
             raise StudioError(f"Line {n} of '{path.name}' is a JSON {type(rec).__name__}, not an object",
@@ -240,24 +279,56 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
 def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
     text, enc = read_text(path, encoding, max_mb)
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except RecursionError:
         raise _too_deep(path, "the file") from None
+    except _NonFinite as exc:
+        raise _non_finite(path, "", str(exc)) from None
     except ValueError as exc:
         if getattr(exc, "msg", "") == "Extra data":  # one object per line: JSONL saved as .json
             return _read_jsonl(path, encoding, max_mb)
-        raise StudioError(f"'{path.name}' is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                          f"fix the file near line {exc.lineno}", code="data_json") from None
-    if isinstance(data, dict):  # {"data": [...]} wrappers are common in exports
-        lists = [v for v in data.values() if isinstance(v, list)]
-        if len(lists) == 1:
-            data = lists[0]
-        else:
-            data = [data]
+        near = f" near line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise StudioError(f"'{path.name}' is not valid JSON ({_json_reason(exc, line=True)})", f"fix the file{near}",
+                          code="data_json") from None
+    if isinstance(data, dict):
+        data = _unwrap(path, data)
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise StudioError(f"'{path.name}' must hold a list of JSON objects (one per row)",
                           'shape it like [{"text": "...", "label": "..."}, ...]', code="data_json")
     return _records_table(path, data, "json", enc)
+
+
+def _unwrap(path: Path, data: dict[str, Any]) -> Any:
+    """A JSON object as rows: {"data": [...]} wrappers (common in exports) give their list; a column-oriented
+    object ({"text": [...], "label": [...]}, what pandas' to_json(orient='list') and many scripts write) is
+    zipped into rows; any other object is one row."""
+    lists = {k: v for k, v in data.items() if isinstance(v, list)}
+    if len(lists) == 1:
+        return next(iter(lists.values()))
+    if len(lists) > 1 and len(lists) == len(data) and not any(isinstance(x, dict) for v in lists.values() for x in v):
+        lengths = {k: len(v) for k, v in lists.items()}
+        if len(set(lengths.values())) > 1:
+            shown = ", ".join(f"'{k}' {n}" for k, n in lengths.items())
+            raise StudioError(f"'{path.name}' holds one list per column, but the lists differ in length ({shown})",
+                              "give every column the same number of values, or export one object per row",
+                              code="data_json")
+        keys = list(lists)
+        return [dict(zip(keys, values)) for values in zip(*lists.values())]
+    return [data]
+
+
+def _decode_bytes(path: Path, records: list[dict[str, Any]]) -> None:
+    """Parquet binary cells as text (UTF-8), in place; a cell that is not text is refused naming its column,
+    never turned into "b'\\x00\\xff'" as a label."""
+    for n, r in enumerate(records, 1):
+        for k, v in r.items():
+            if isinstance(v, (bytes, bytearray)):
+                try:
+                    r[k] = bytes(v).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise StudioError(f"Column '{k}' of '{path.name}' holds binary data that is not text "
+                                      f"(row {n})", f"store '{k}' as a string column, or choose another column",
+                                      code="data_parquet") from None
 
 
 def _read_parquet(path: Path, max_mb: float) -> Table:
@@ -277,6 +348,7 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     if not records:
         raise StudioError(f"'{path.name}' has columns but no data rows", "export it again including its rows",
                           code="data_header_only")
+    _decode_bytes(path, records)
     return _records_table(path, records, "parquet", None)
 
 
@@ -329,6 +401,19 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         StudioError: unsupported type, missing/empty/binary/oversized file, malformed content.
     """
     p = Path(path)
+    try:
+        return _read_any(p, encoding, max_mb, sheet, delimiter)
+    except StudioError:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
+        # the boundary of every reader: a library's own error about a malformed file is the user's to fix
+        # (issue 23 finding 8); anything else (OSError is named by the callers, MemoryError) stays a bug
+        raise StudioError(f"'{p.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
+                          "export it again (CSV UTF-8 or JSONL are the safest), or delete the row it names",
+                          code="data_read") from None
+
+
+def _read_any(p: Path, encoding: str, max_mb: float, sheet: str | None, delimiter: str | None) -> Table:
     suffix = p.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         check_size(p, 0)

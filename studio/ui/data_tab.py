@@ -11,7 +11,8 @@ from typing import Any
 
 import gradio as gr
 
-from ..data.convert import TASKS, convert_table, guess_columns, guess_task, register_dataset, write_jsonl
+from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
+                            write_jsonl)
 from ..data.label_check import label_warnings
 from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
@@ -91,13 +92,14 @@ def _reason(reason: str, lang: str) -> str:
 
 
 def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | None], label_map: str,
-            instruction: str, name: str) -> tuple[str, str]:
-    """Convert the picked file into workspace/data/<name>.jsonl, register it, and report on it.
+            instruction: str, name: str, replace: bool = False) -> tuple[str, str]:
+    """Convert the picked file into workspace/data/<name>.jsonl, register it, and report on it. A dataset of that
+    name is replaced only with ``replace=True`` (the page asks first; until it does, the refusal is shown).
 
     Returns (report markdown, dataset path).
 
     Raises:
-        StudioError: no file, unreadable file, wrong columns or label problems.
+        StudioError: no file, unreadable file, wrong columns, label problems, or a dataset of that name exists.
     """
     if not path:
         raise StudioError(msg("no_file", ctx.lang), msg("data.no_file_fix", ctx.lang), code="data_none")
@@ -108,6 +110,9 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
                            instruction_column=cols.get("instruction") or None,
                            input_column=cols.get("input") or None, output_column=cols.get("output") or None,
                            messages_column=cols.get("messages") or None)
+    if not replace:
+        refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl",
+                         "type another name in the dataset name box")
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
     remember_dataset(ctx, out, task, len(result.rows))

@@ -279,7 +279,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
             notify(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and were "
                    f"truncated; raise cutoff_len to keep them whole")
     t0 = time.time()
-    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    result = train_or_resume(trainer, checkpoint)
     step = trainer.state.global_step
     aborted = events.stopped_early
     final_loss = _last_loss(trainer.state.log_history)
@@ -305,6 +305,35 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         run.append_event({"type": "end", "state": "finished", "reason": "", "step": step})
         run.write_status("finished", reason="", ended=time.time(), **summary)
     return {"state": "finished", **summary}
+
+
+_CHECKPOINT_ERRORS = ("SafetensorError", "UnpicklingError", "EOFError")
+_CHECKPOINT_WORDS = ("PytorchStreamReader", "invalid load key", "zip archive", "deserializ", "Ran out of input")
+
+
+def train_or_resume(trainer: Any, checkpoint: Path | None) -> Any:
+    """trainer.train(), resuming from ``checkpoint``; a checkpoint the loaders cannot read (tampered, truncated by a
+    full disk or a kill, from another model) becomes a StudioError naming it. Other errors pass unchanged.
+
+    Raises:
+        StudioError: the checkpoint's files cannot be loaded.
+    """
+    if not checkpoint:
+        return trainer.train(resume_from_checkpoint=None)
+    try:
+        return trainer.train(resume_from_checkpoint=str(checkpoint))
+    except Exception as exc:  # noqa: BLE001 - only loader errors are re-raised as the user's to fix
+        seen: BaseException | None = exc
+        for _ in range(4):  # torch and transformers wrap the loader's error
+            if seen is None:
+                break
+            if type(seen).__name__ in _CHECKPOINT_ERRORS or any(w in str(seen) for w in _CHECKPOINT_WORDS):
+                raise StudioError(f"Checkpoint '{checkpoint}' cannot be loaded: its files are damaged or "
+                                  f"incomplete ({type(seen).__name__}: {str(seen)[:120]})",
+                                  "start a new run, or resume from another checkpoint of this run (an older "
+                                  "checkpoint-N folder)", code="checkpoint") from None
+            seen = seen.__cause__ or seen.__context__
+        raise
 
 
 def _last_loss(history: list[dict]) -> float | None:

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from tests.robustness.harness import record
+from tests.robustness.harness import expect, record
 
 GROUP = "security"
 USER, PASSWORD = "alice", "s3cret-pw"
@@ -59,7 +59,7 @@ def _classify(name: str, res: httpx.Response, refused: tuple[int, ...], server: 
     else:
         outcome, detail = "survived", f"{res.status_code}: {body[:200]}"
     record(GROUP, "http", name, outcome, detail)
-    assert outcome not in ("crash", "escaped"), detail
+    expect(outcome, detail, "clear")
 
 
 ANON = [("GET", "config"), ("GET", "gradio_api/info"), ("POST", "gradio_api/cancel"), ("POST", "gradio_api/reset"),

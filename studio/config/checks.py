@@ -52,7 +52,11 @@ def problems(cfg: Any) -> list[str]:
     if cfg.quantization_bit and cfg.finetuning_type != "lora":
         p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
     if cfg.quantization_bit and cfg.deepspeed and "z3" in str(cfg.deepspeed):
-        p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here: use ZeRO-2 or no DeepSpeed")
+        # ZeRO-2 keeps the 4-bit base whole on each rank (one card per rank, models/loading.py _device_map) and
+        # partitions only the adapters' states, so QLoRA + z2 on several processes is fine. ZeRO-3 shards the
+        # weights themselves, which for 4-bit ones needs bnb_4bit_quant_storage = the compute dtype
+        p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here (ZeRO-3 shards the 4-bit weights, "
+                 "which needs bnb_4bit_quant_storage; the studio does not set it): use ZeRO-2 or no DeepSpeed")
     if cfg.pure_bf16 and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
         p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
     if cfg.pure_bf16 and cfg.deepspeed and cfg.deepspeed != "none":

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
+from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
 from ..workspace import PRESETS_DIR
 
@@ -57,12 +58,16 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
     return pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
 
 
-def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False) -> Any:
-    """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's."""
+def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False,
+                       plan: PrecisionPlan | None = None) -> Any:
+    """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's.
+
+    ``plan`` is the run's precision plan (engine/run.py makes it once); without one it is made for ``device``.
+    """
     from transformers import TrainingArguments
-    from ..models.precision import DeviceCaps, precision_plan
-    caps = DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
-    autocast = precision_plan(caps, cfg).autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
+    from ..models.precision import device_caps, precision_plan
+    plan = plan or precision_plan(device_caps(device), cfg)
+    autocast = plan.autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     _check_reporters(report)
     ds = deepspeed_config(cfg.deepspeed)

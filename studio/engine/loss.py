@@ -131,6 +131,7 @@ class _FusedLinearCrossEntropy(torch.autograd.Function):
         grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_w else None
         grad_b = torch.zeros(bias.shape, dtype=torch.float32, device=bias.device) if need_b else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        half = torch.is_autocast_enabled(hidden.device.type) or hidden.dtype != torch.float32
         for s in range(0, hidden.shape[0], chunk_rows):
             h, y = hidden[s:s + chunk_rows], targets[s:s + chunk_rows]
             logits = (h @ w.t()).float()
@@ -151,7 +152,12 @@ class _FusedLinearCrossEntropy(torch.autograd.Function):
             if need_b:
                 grad_b += g.sum(0)
             if need_w:
-                grad_w.addmm_(g.t(), h.float())
+                if half:
+                    # out of place, so this V x H x rows GEMM runs in 16 bits (tensor cores): autocast skips
+                    # in-place ops like addmm_, which would run it in fp32. The sum over chunks stays fp32
+                    grad_w += g.to(h.dtype).t() @ h
+                else:
+                    grad_w.addmm_(g.t(), h)   # fp32 throughout: in place, no V x H temporary
             if need_h:
                 grad_h[s:s + chunk_rows] = (g.to(h.dtype) @ w)
         ctx.save_for_backward(*(x if x is not None else torch.empty(0) for x in (grad_h, grad_w, grad_b)))

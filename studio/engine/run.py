@@ -17,6 +17,7 @@ from typing import Any
 from ..config.run_config import DEMO_MODEL, RunConfig
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from ..errors import StudioError
+from ..models.precision import PrecisionPlan
 from ..workspace import atomic_write_text
 from ..runs.run_dir import DISK_FULL_FIX, RunDir, disk_full_reason
 from ..workspace import is_disk_full
@@ -95,13 +96,13 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
                 time.sleep(0.5)
 
 
-def _build_model(cfg: RunConfig, device: str) -> tuple[Any, Any]:
+def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan) -> tuple[Any, Any]:
     from ..models.loading import apply_method, load_base
-    model, tok = load_base(cfg, device)
+    model, tok = load_base(cfg, device, plan)
     if cfg.gradient_checkpointing or cfg.layerwise_offload:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
-    model = apply_method(model, cfg, device)
+    model = apply_method(model, cfg, device, plan)
     return model, tok
 
 
@@ -204,13 +205,13 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
-    from ..models.precision import DeviceCaps, precision_plan
+    from ..models.precision import device_caps, precision_plan
     from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    plan = precision_plan(DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True), cfg)
+    plan = precision_plan(device_caps(device), cfg)   # the run's one precision decision, handed to all below
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
@@ -219,14 +220,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     from .reshard import prepare_universal
     universal = prepare_universal(checkpoint, int(os.environ.get("WORLD_SIZE", "1")), main) if cfg.deepspeed \
         else False
-    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal)
+    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal, plan=plan)
     _ = args.device  # sets up the process group now, so zero.Init sees the real world size
     if args.deepspeed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import deepspeed
         from datetime import timedelta
         # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
         deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
-    model, tok = _build_model(cfg, device)
+    model, tok = _build_model(cfg, device, plan)
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers

@@ -319,8 +319,11 @@ def deepspeed_plan(value: str | None) -> str:
 
 
 def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: str = "cuda",
-                        ram_gb: float | None = None) -> Estimate:
+                        ram_gb: float | None = None, plan: Any = None) -> Estimate:
     """Estimate for a RunConfig: maps its LLaMA-Factory fields onto ``estimate``.
+
+    The precision mode is the run's precision plan (studio/models/precision.py): ``plan`` when the caller has
+    it, else the plan for ``device``, a card planned for (bf16 assumed; no torch import, so the UI may call it).
 
     Suggestions carry RunConfig field values in ``suggestion_details[*]['settings']``, so the UI
     can apply one with ``cfg.replace(**settings)``.
@@ -329,9 +332,14 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
         StudioError: no card for ``cfg.model_name_or_path`` (see load_card), or a bad deepspeed path.
     """
     card = load_card(cfg.model_name_or_path)
-    precision = cfg.resolved_precision(device, bf16_ok=True)
-    if getattr(cfg, "pure_bf16", False) and precision == "bf16":   # as studio/models/precision.py decides
-        precision = "pure_bf16"
+    if plan is None:
+        from ..models.precision import device_caps, precision_plan
+        caps = device_caps(device, detect=False)
+        try:
+            plan = precision_plan(caps, cfg)
+        except StudioError:   # pure_bf16 with fp16: validate() reports it; estimate what the rest asks for
+            plan = precision_plan(caps, cfg.replace(pure_bf16=False))
+    precision = plan.estimator_precision
     optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
                    seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from .precision import Dtype, PrecisionPlan, device_caps, inference_dtype, precision_plan, torch_dtype
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 DEMO_MARKER = "studio_demo.json"
@@ -181,31 +182,48 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     return tok
 
 
-def _caps(device: str) -> Any:
-    from .precision import DeviceCaps
-    return DeviceCaps.detect() if device == "cuda" else DeviceCaps(cuda=False, bf16=True)
-
-
-def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
+def _card_count() -> int:
     import torch
+    return torch.cuda.device_count()
+
+
+def _device_map(device: str) -> dict[str, Any]:
+    """Where a quantized model is loaded: this process's own card under torchrun (LOCAL_RANK, the index on this
+    node; RANK counts across nodes), so several processes never all land on card 0.
+
+    Raises:
+        StudioError: more processes on this node than cards.
+    """
+    if device != "cuda":
+        return {"": device}
+    index = int(os.environ.get("LOCAL_RANK", "0") or 0)
+    cards = _card_count()
+    if index >= cards:
+        raise StudioError(f"Process {index} on this machine has no card of its own: nproc is more than the "
+                          f"{cards} card(s) here", f"set nproc to at most {cards}", code="config")
+    return {"": index}
+
+
+def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: PrecisionPlan | None = None,
+                    dtype: Dtype | None = None) -> Any:
+    """``from_pretrained`` with the run's precision plan: weights in its load dtype (or ``dtype``), a 4-bit base
+    computing in its compute dtype (the autocast dtype, so bitsandbytes and autocast agree)."""
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-    from .precision import precision_plan
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
+    if cfg is not None and plan is None and (dtype is None or cfg.quantization_bit):
+        plan = precision_plan(device_caps(device), cfg)
     # the precision plan decides: fp32 master weights for full fine-tuning unless pure_bf16 (see precision.py)
-    precision = precision_plan(_caps(device), cfg).load_dtype if cfg else "fp32"
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
-    kwargs["dtype"] = dtype
+    kwargs["dtype"] = torch_dtype(dtype or (plan.load_dtype if plan else "fp32"))
     if cfg and cfg.quantization_bit:
-        half = cfg.resolved_precision(device)
-        compute = torch.float32 if device == "cpu" or half == "fp32" else \
-            {"bf16": torch.bfloat16, "fp16": torch.float16}[half]
+        assert plan is not None
         if cfg.quantization_bit == 4:
             kwargs["quantization_config"] = BitsAndBytesConfig(
                 load_in_4bit=True, bnb_4bit_quant_type=cfg.quantization_type,
-                bnb_4bit_use_double_quant=cfg.double_quantization, bnb_4bit_compute_dtype=compute)
+                bnb_4bit_use_double_quant=cfg.double_quantization,
+                bnb_4bit_compute_dtype=torch_dtype(plan.compute_dtype))
         else:
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
-        kwargs["device_map"] = {"": device if device != "cuda" else 0}
+        kwargs["device_map"] = _device_map(device)
     try:
         return AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except OSError as exc:
@@ -218,8 +236,10 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str) -> Any:
                           "trust", why=str(exc).splitlines()[0], code="model_load") from None
 
 
-def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
+def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None) -> tuple[Any, Any]:
     """Load the base model + tokenizer a run trains, with quantization when asked (no adapters yet).
+
+    ``plan`` is the run's precision plan (made once in engine/run.py); without one it is made for ``device``.
 
     Raises:
         StudioError: the model cannot be found or read.
@@ -234,15 +254,15 @@ def load_base(cfg: RunConfig, device: str = "cpu") -> tuple[Any, Any]:
     except (OSError, ValueError) as exc:
         raise StudioError(f"Could not load the tokenizer of '{path}'", "check tokenizer files in the folder",
                           why=str(exc).splitlines()[0], code="model_load") from None
-    model = _load_causal_lm(path, cfg, device)
+    model = _load_causal_lm(path, cfg, device, plan)
     return model, tok
 
 
-def apply_method(model: Any, cfg: RunConfig, device: str = "cpu") -> Any:
+def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None) -> Any:
     """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything.
 
-    ``device`` only picks the precision plan: freeze's trainable layers get fp32 master weights under mixed
-    precision while the frozen bulk stays 16-bit.
+    ``plan`` (else the plan for ``device``) decides freeze's upcast: its trainable layers get fp32 master weights
+    under mixed precision while the frozen bulk stays 16-bit.
     """
     if cfg.finetuning_type == "lora":
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
@@ -266,8 +286,7 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu") -> Any:
         for p in model.parameters():
             p.requires_grad_(False)
         import torch
-        from .precision import precision_plan
-        upcast = precision_plan(_caps(device), cfg).trainable_dtype == "fp32"
+        upcast = (plan or precision_plan(device_caps(device), cfg)).trainable_dtype == "fp32"
         for layer in layers[len(layers) - n:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
@@ -299,7 +318,9 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
 
     A QLoRA run's adapter goes onto its base quantized exactly as in training (the adapter learned to correct
     that base, so that is the model that was trained); ``quantized=False`` loads the 16-bit base instead (export
-    merges into it). ``describe_weights`` says which one a loaded model is.
+    merges into it). ``describe_weights`` says which one a loaded model is. Weights are loaded in the dtype the
+    run computed in on this card (precision.inference_dtype: bf16 for a full run trained under bf16 autocast,
+    not its fp32 master copy); on a CPU in fp32.
 
     Raises:
         StudioError: nothing loadable at ``path``.
@@ -316,6 +337,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
                 raise StudioError(f"Run '{p}' has no trained model yet", "train it first (or resume it)")
             final = last
         p = final
+    dtype = inference_dtype(device_caps(device), cfg)
     if (p / "adapter_config.json").exists():
         from peft import PeftModel
         base_path = json.loads((p / "adapter_config.json").read_text())["base_model_name_or_path"]
@@ -324,19 +346,21 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         tok_src = p if (p / "tokenizer_config.json").exists() else Path(base_path)
         tok = load_tokenizer(str(tok_src))
         base_cfg = cfg if cfg is None or quantized else cfg.replace(quantization_bit=None)
-        base = _load_causal_lm(base_path, base_cfg, device)
+        # a quantized base is loaded exactly as training loaded it (its plan); a 16-bit one in the serving dtype
+        base = _load_causal_lm(base_path, base_cfg, device,
+                               dtype=None if base_cfg is not None and base_cfg.quantization_bit else dtype)
         model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
         _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
-        model = _load_causal_lm(str(p), None, device)
+        model = _load_causal_lm(str(p), None, device, dtype=dtype)
         if (p / "adapter" / "adapter_config.json").is_file():  # a quantized base + its adapter (quantize.py)
             from peft import PeftModel
             model = PeftModel.from_pretrained(model, str(p / "adapter"))
     else:
         check_model_source(str(p))
         tok = load_tokenizer(str(p))
-        model = _load_causal_lm(str(p), None, device)
+        model = _load_causal_lm(str(p), None, device, dtype=dtype)
     model.eval()
     return model, tok, cfg
 

@@ -11,14 +11,22 @@ weights, gradients and states) only when asked for with ``pure_bf16: true``, LLa
     freeze            load 16-bit, trainable layers upcast to fp32  load bf16, no autocast
     lora / qlora      frozen base 16-bit, adapters fp32, autocast   same (adapters stay fp32)
     DeepSpeed         load 16-bit; DeepSpeed keeps the fp32 master and fp32 Adam states itself
+
+This module is the one place that asks what a card can do (``device_caps``) and decides dtypes from it
+(``precision_plan``, ``inference_dtype``). A run makes its plan once and hands it to the model load, the
+quantization config, TrainingArguments' autocast flag, the estimator and status.json;
+tests/test_card_decisions.py fails if another module builds ``DeviceCaps`` itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
+
+if TYPE_CHECKING:
+    import torch
 
 Dtype = Literal["fp32", "bf16", "fp16"]
 
@@ -50,6 +58,24 @@ class DeviceCaps:
         return "cuda" if self.cuda else "cpu"
 
 
+def device_caps(device: str, *, detect: bool = True) -> DeviceCaps:
+    """The abilities of ``device`` ("cuda" or "cpu"): the card present is asked, unless ``detect`` is False.
+
+    ``detect=False`` is for a card being planned for rather than used (the memory estimate on a machine that
+    may have no card, and never imports torch for it): bf16 is assumed, as on every card since Ampere; bf16
+    and fp16 take the same bytes, so the estimate does not depend on it.
+    """
+    if device != "cuda":
+        return DeviceCaps(cuda=False, bf16=True)   # torch runs bf16 on any CPU (slowly): only pure_bf16 asks for it
+    return DeviceCaps.detect() if detect else DeviceCaps(cuda=True, bf16=True)
+
+
+def torch_dtype(name: "Dtype") -> "torch.dtype":
+    """The torch dtype of a plan's dtype name."""
+    import torch
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[name]
+
+
 @dataclass(frozen=True)
 class PrecisionPlan:
     """Where each kind of number lives. ``mode`` names it for status.json, the UI and the estimator."""
@@ -65,6 +91,11 @@ class PrecisionPlan:
     def estimator_precision(self) -> str:
         """The ``precision`` argument of memory.estimator.estimate for this plan."""
         return {"fp32": "fp32", "mixed_bf16": "bf16", "mixed_fp16": "fp16", "pure_bf16": "pure_bf16"}[self.mode]
+
+    @property
+    def compute_dtype(self) -> Dtype:
+        """The dtype the matmuls run in: the autocast dtype, else the weights' (bitsandbytes' compute dtype)."""
+        return self.autocast or self.load_dtype
 
 
 def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
@@ -96,3 +127,22 @@ def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
         return PrecisionPlan(mode, "fp32", "fp32", half, True)
     # freeze: the frozen bulk stays 16-bit, the few trainable layers are upcast; lora: peft's adapters are fp32
     return PrecisionPlan(mode, half, "fp32", half, True)
+
+
+def inference_dtype(caps: DeviceCaps, cfg: RunConfig | None) -> Dtype:
+    """The dtype a trained model is loaded in to be served (evaluation, chat, export).
+
+    On a CPU fp32 (16-bit maths there is slow and buys nothing). On a card the dtype the run computed in, which
+    is its plan's compute dtype for this card: a full run trained with fp32 masters under bf16 autocast is served
+    in bf16, half the memory of its fp32 checkpoint. Without a run config (a plain model folder), or for a run
+    this card cannot train (pure_bf16 on an fp16 card), bf16 where the card has it, else fp32: fp16 can overflow
+    a model trained in bf16.
+    """
+    if not caps.cuda:
+        return "fp32"
+    if cfg is not None:
+        try:
+            return precision_plan(caps, cfg).compute_dtype
+        except StudioError:
+            pass
+    return "bf16" if caps.bf16 else "fp32"

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import re
 import shutil
+import struct
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -49,24 +52,229 @@ def is_prepared(folder: str | Path, key: str) -> bool:
     return data.get("source_key") == key and (Path(folder) / "config.json").exists()
 
 
-def gguf_architecture(gguf_path: str | Path) -> str:
-    """``general.architecture`` of a GGUF file (reads the header only).
+# Why our own walker before gguf.GGUFReader sees a file: the library reader trusts every count in the header (it
+# builds one Python object per declared array item before it asks whether the file holds them), so a 96-byte file
+# that declares 2^50 items loops for hours while memory grows. Here each count and length is checked against the
+# bytes left in the file (and a hard limit) before any loop or allocation; only a header that passes reaches the
+# library (and transformers, which uses it).
+MAX_TENSORS = 100_000  # the largest published models hold a few thousand
+MAX_KV = 10_000  # real files hold tens
+MAX_KEY_BYTES = 65_535  # the GGUF spec's own limit for key names
+MAX_STRING_BYTES = 64 << 20  # chat templates are kilobytes
+MAX_ARRAY_ITEMS = 1 << 24  # vocabularies are ~10^5 tokens
+MAX_NESTING = 3
+MAX_DIMS = 8  # ggml uses 4
+_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_STRING, _ARRAY = 8, 9
+
+
+@dataclass(frozen=True)
+class Array:
+    """An array value of a GGUF header, kept as its item type and length only."""
+    item_type: int
+    count: int
+
+
+@dataclass
+class GGUFHeader:
+    """What a bounded walk of a GGUF header found (no tensor data read)."""
+    version: int
+    metadata: dict[str, Any] = field(default_factory=dict)  # scalars, strings, Array(...)
+    tensors: dict[str, tuple[tuple[int, ...], int]] = field(default_factory=dict)  # name -> (shape, ggml type)
+
+    @property
+    def architecture(self) -> str:
+        arch = self.metadata.get("general.architecture")
+        return arch if isinstance(arch, str) else ""
+
+    @property
+    def n_elements(self) -> int:
+        total = 0
+        for shape, _ in self.tensors.values():
+            n = 1
+            for d in shape:
+                n *= d
+            total += n
+        return total
+
+
+class _Walk:
+    def __init__(self, buf: Any, size: int, name: str):
+        self.buf, self.size, self.name, self.pos, self.order = buf, size, name, 0, "<"
+
+    def refuse(self, why: str) -> StudioError:
+        return StudioError(f"'{self.name}' is not a readable GGUF file",
+                           "pick a complete .gguf model file (llama.cpp format); download it again if it was cut short",
+                           why=why, code="model_load")
+
+    def need(self, n: int, what: str) -> None:
+        left = self.size - self.pos
+        if n > left:
+            raise self.refuse(f"{what} needs {n:,} bytes at byte {self.pos:,} but the file holds only {left:,} more "
+                              "(cut short or a false count)")
+
+    def unpack(self, fmt: str, what: str) -> Any:
+        n = struct.calcsize(fmt)
+        self.need(n, what)
+        value = struct.unpack_from(self.order + fmt, self.buf, self.pos)[0]
+        self.pos += n
+        return value
+
+    def string(self, limit: int, what: str) -> str:
+        n = self.unpack("Q", what)
+        if n > limit or n > self.size - self.pos:
+            raise self.refuse(f"{what} of {n:,} bytes is declared at byte {self.pos - 8:,}, but the file holds only "
+                              f"{self.size - self.pos:,} more (limit {limit:,})")
+        raw = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.refuse(f"{what} at byte {self.pos - n:,} is not UTF-8 text") from None
+
+    def value(self, vtype: int, key: str, depth: int = 0) -> Any:
+        if vtype in _SCALARS:
+            return self.unpack(_SCALARS[vtype], f"the value of '{key}'")
+        if vtype == _STRING:
+            return self.string(MAX_STRING_BYTES, f"a string in '{key}'")
+        if vtype != _ARRAY:
+            raise self.refuse(f"'{key}' has value type {vtype}, which GGUF does not define")
+        if depth >= MAX_NESTING:
+            raise self.refuse(f"'{key}' holds arrays nested more than {MAX_NESTING} deep")
+        item, count = self.unpack("I", f"the array '{key}'"), self.unpack("Q", f"the array '{key}'")
+        smallest = {_STRING: 8, _ARRAY: 12}.get(item, struct.calcsize(_SCALARS.get(item, "B")))
+        if item not in _SCALARS and item not in (_STRING, _ARRAY):
+            raise self.refuse(f"the array '{key}' has item type {item}, which GGUF does not define")
+        if count > MAX_ARRAY_ITEMS or count * smallest > self.size - self.pos:
+            raise self.refuse(f"the array '{key}' declares {count:,} items, but the file holds only "
+                              f"{self.size - self.pos:,} more bytes (limit {MAX_ARRAY_ITEMS:,} items)")
+        if item in _SCALARS:  # fixed size: skip without a loop
+            self.pos += count * smallest
+        else:
+            for _ in range(count):
+                self.value(item, key, depth + 1)
+        return Array(item, count)
+
+    def header(self) -> GGUFHeader:
+        self.need(24, "the GGUF header")
+        if bytes(self.buf[:4]) != b"GGUF":
+            raise self.refuse("it does not start with GGUF")
+        self.pos = 4
+        version = self.unpack("I", "the version")
+        if version & 0xFFFF == 0:  # written on a big-endian machine (the library's own test)
+            self.order, version = ">", struct.unpack_from(">I", self.buf, 4)[0]
+        if version not in (2, 3):
+            raise self.refuse(f"it is GGUF version {version}; versions 2 and 3 are supported")
+        n_tensors, n_kv = self.unpack("Q", "the tensor count"), self.unpack("Q", "the key/value count")
+        left = self.size - self.pos
+        if n_kv > MAX_KV or n_kv * 13 > left:  # a key/value takes at least 13 bytes
+            raise self.refuse(f"it declares {n_kv:,} key/value pairs (limit {MAX_KV:,}) but the file holds only "
+                              f"{left:,} more bytes")
+        if n_tensors > MAX_TENSORS or n_tensors * 24 > left:  # a tensor description takes at least 24 bytes
+            raise self.refuse(f"it declares {n_tensors:,} tensors (limit {MAX_TENSORS:,}) but the file holds only "
+                              f"{left:,} more bytes")
+        head = GGUFHeader(version)
+        for _ in range(n_kv):
+            key = self.string(MAX_KEY_BYTES, "a key name")
+            if key in head.metadata:
+                raise self.refuse(f"the key '{key}' appears twice")
+            head.metadata[key] = self.value(self.unpack("I", f"the type of '{key}'"), key)
+        align = head.metadata.get("general.alignment", 32)
+        if not isinstance(align, int) or align <= 0 or align & (align - 1):
+            raise self.refuse(f"general.alignment is {align!r}, not a power of two")
+        offsets = []
+        for _ in range(n_tensors):
+            name = self.string(MAX_KEY_BYTES, "a tensor name")
+            n_dims = self.unpack("I", f"the shape of '{name}'")
+            if n_dims > MAX_DIMS:
+                raise self.refuse(f"the tensor '{name}' declares {n_dims:,} dimensions (limit {MAX_DIMS})")
+            shape = tuple(self.unpack("Q", f"the shape of '{name}'") for _ in range(n_dims))
+            gtype, offset = self.unpack("I", f"the type of '{name}'"), self.unpack("Q", f"the offset of '{name}'")
+            if name in head.tensors:
+                raise self.refuse(f"the tensor '{name}' appears twice")
+            head.tensors[name] = (shape, gtype)
+            offsets.append((name, shape, gtype, offset))
+        data_start = -(-self.pos // align) * align
+        for name, shape, gtype, offset in offsets:  # each tensor's bytes lie inside the file
+            nbytes = _tensor_bytes(shape, gtype)
+            if nbytes is None:
+                raise self.refuse(f"the tensor '{name}' has ggml type {gtype}, which this gguf package does not know")
+            end = data_start + offset + nbytes
+            if offset % align or end > self.size:
+                raise self.refuse(f"the tensor '{name}' {list(shape)} needs bytes up to {end:,}, but the file holds "
+                                  f"only {self.size:,} (cut short or a false shape)")
+        return head
+
+
+def _tensor_bytes(shape: tuple[int, ...], gtype: int) -> int | None:
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    try:
+        block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(gtype)]
+    except (ValueError, KeyError):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    if shape and shape[0] % block:
+        return None
+    return n // block * type_size
+
+
+def read_header(gguf_path: str | Path) -> GGUFHeader:
+    """Walk a GGUF header with every count bounded by the file size (no tensor data read, nothing trusted).
 
     Raises:
-        StudioError: the file is missing or not a GGUF file.
+        StudioError: the file is missing, not GGUF, cut short, or declares more than it holds.
     """
     p = Path(gguf_path)
     if not p.is_file():
         raise StudioError(f"GGUF file '{p}' does not exist", "check the path to the .gguf file", code="model_path")
-    from gguf import GGUFReader
-    try:
-        reader = GGUFReader(str(p))
-        field = reader.fields["general.architecture"]
-        return bytes(field.parts[field.data[0]]).decode("utf-8")
-    except (KeyError, ValueError, IndexError, OSError) as exc:
-        raise StudioError(f"'{p.name}' is not a readable GGUF file", "pick a .gguf model file (llama.cpp format)",
-                          why=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                          code="model_load") from None
+    size = p.stat().st_size
+    walk = _Walk(b"", size, p.name)
+    if size < 24:
+        raise walk.refuse(f"it holds only {size} bytes (cut short)")
+    with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        walk.buf = buf
+        return walk.header()
+
+
+def gguf_architecture(gguf_path: str | Path) -> str:
+    """``general.architecture`` of a GGUF file (a bounded walk of the header only).
+
+    Raises:
+        StudioError: the file is missing, not a GGUF file, or its header does not hold together.
+    """
+    head = read_header(gguf_path)
+    if not head.architecture:
+        raise _Walk(b"", 0, Path(gguf_path).name).refuse("it names no general.architecture")
+    return head.architecture
+
+
+def check_coverage(head: GGUFHeader, name: str) -> None:
+    """Refuse a GGUF whose tensors cannot be the model its metadata describes (transformers would fill the gap
+    with random weights and call it a model).
+
+    Raises:
+        StudioError: no tensors, no token embedding, or a block that ``<arch>.block_count`` implies is missing.
+    """
+    arch = head.architecture
+
+    def refuse(why: str) -> StudioError:
+        return StudioError(f"'{name}' does not hold the weights of the {arch} model it describes",
+                           "use a complete GGUF of the model (its converter writes every tensor)", why=why,
+                           code="model_load")
+    if not head.tensors:
+        raise refuse("it has no tensors")
+    if not any(t.startswith("token_embd.") for t in head.tensors):
+        raise refuse("it has no token embedding (token_embd.weight)")
+    blocks = head.metadata.get(f"{arch}.block_count")
+    if not isinstance(blocks, int) or blocks <= 0:
+        raise refuse(f"it gives no {arch}.block_count")
+    present = {int(m.group(1)) for t in head.tensors if (m := re.match(r"blk\.(\d+)\.", t))}
+    missing = [i for i in range(blocks) if i not in present]
+    if missing:
+        raise refuse(f"block {missing[0]} of the {blocks} that {arch}.block_count declares has no tensors"
+                     + (f" ({len(missing)} blocks missing)" if len(missing) > 1 else ""))
 
 
 def supported_architectures() -> list[str]:
@@ -101,8 +309,13 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
                           "from GGUF", "use a GGUF of one of these architectures: " + ", ".join(known)
                           + " (or a model folder with config.json)", code="model_arch")
     started = time.time()
+    head = read_header(src)
+    check_coverage(head, src.name)
+    say(0.02, f"Checking that the tensors of {src.name} cover its model")
+    n_params, config = _check_weights_cover_model(src, head)
+    _check_room(src.name, n_params, Path(cache_dir))
     say(0.05, f"Reading the tokenizer of {src.name}")
-    model, tok = _load_gguf(src, say)
+    model, tok = _load_gguf(src, say, config)
     say(0.75, "Rebuilding a plain fp32 model")
     plain = _plain_copy(model)
     del model
@@ -127,7 +340,89 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
     return out
 
 
-def _load_gguf(src: Path, say: Progress) -> tuple[Any, Any]:
+def free_ram_bytes() -> int | None:
+    """Memory available to a new allocation (psutil, else /proc/meminfo); None when unknown."""
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def free_disk_bytes(path: str | Path) -> int | None:
+    """Free bytes on the file system that holds ``path`` (or its nearest existing parent); None when unknown."""
+    p = Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:,.0f} MB"
+
+
+def _check_room(name: str, n_params: int, cache_dir: Path) -> None:
+    """Refuse before preparation when this machine cannot hold it.
+
+    The fp32 model exists up to three times while it is converted (the dequantized tensors, transformers' model,
+    the plain copy); the prepared folder holds it once. 256 MB / 16 MB cover the runtime and tokenizer files.
+    """
+    ram_need, disk_need = 3 * 4 * n_params + (256 << 20), 4 * n_params + (16 << 20)
+    ram = free_ram_bytes()
+    if ram is not None and ram < ram_need:
+        raise StudioError(f"Preparing '{name}' needs about {_size(ram_need)} of free memory",
+                          "close other programs or jobs, or use a smaller (fewer-parameter) model",
+                          why=f"it becomes a {n_params:,}-parameter fp32 model; {_size(ram)} are available",
+                          code="model_memory")
+    disk = free_disk_bytes(cache_dir)
+    if disk is not None and disk < disk_need:
+        raise StudioError(f"Preparing '{name}' needs about {_size(disk_need)} of free disk space",
+                          "free some space there, or point the model cache to another disk (STUDIO_MODEL_CACHE)",
+                          why=f"the prepared fp32 model is written to {cache_dir}; {_size(disk)} are free there",
+                          code="model_disk")
+
+
+def _check_weights_cover_model(src: Path, head: GGUFHeader, least: float = 0.97) -> tuple[int, Any]:
+    """(parameter count, config) of the model the GGUF's metadata describes, built on the meta device (no
+    memory); refuses when the file's tensors hold clearly fewer weights than that model has. The config is handed
+    to the real load, which would otherwise parse the file once more for it (seconds for a 262k-token vocabulary).
+
+    Raises:
+        StudioError: transformers cannot build a config from the file, or the tensors fall short.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    try:
+        config = AutoConfig.from_pretrained(str(src.parent), gguf_file=src.name)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    except (ValueError, KeyError, OSError, RuntimeError, TypeError) as exc:
+        raise StudioError(f"transformers could not read the model in '{src.name}'",
+                          "check that the file is a complete GGUF of a supported text model",
+                          why=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                          code="model_load") from None
+    n_params = sum(p.numel() for p in model.parameters())
+    have = head.n_elements
+    if have < least * n_params:
+        raise StudioError(f"'{src.name}' does not hold the weights of the {head.architecture} model it describes",
+                          "use a complete GGUF of the model (its converter writes every tensor)",
+                          why=f"its tensors hold {have:,} of the {n_params:,} weights the {head.architecture} model "
+                              "it describes has; the rest would be random", code="model_load")
+    return max(n_params, have), config
+
+
+def _load_gguf(src: Path, say: Progress, config: Any = None) -> tuple[Any, Any]:
     """Model (dequantized, fp32) and tokenizer from a GGUF file via transformers' own reader."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -135,7 +430,7 @@ def _load_gguf(src: Path, say: Progress) -> tuple[Any, Any]:
     try:
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=file)
         say(0.2, f"Dequantizing the weights of {file} to fp32")
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=file, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=file, dtype=torch.float32, config=config)
     except (ValueError, KeyError, OSError, RuntimeError, TypeError) as exc:
         raise StudioError(f"transformers could not read the model in '{file}'",
                           "check that the file is a complete GGUF of a supported text model",

@@ -1,7 +1,7 @@
 """Settings: a .gguf file uploaded in the page becomes the base model.
 
-The upload is checked (name, size, GGUF header, an architecture transformers can read) before anything is kept,
-copied into ``<workspace>/models/uploads/`` (confined: the name cannot step out of that folder), and prepared once
+The upload is checked (name, size, a bounded walk of the GGUF header, an architecture transformers can read, tensors
+that cover it) before anything is kept, copied into ``<workspace>/models/uploads/`` (confined: the name cannot step out of that folder), and prepared once
 by ``studio.models.gguf_import.prepare_gguf`` into ``<workspace>/models/<name>-<key>/``, a plain model folder that the
 estimator, training and evaluation read like any other. Uploading the same file again reuses both.
 No torch here: ``gguf_import`` imports transformers only inside its functions.
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import StudioError
-from ..models.gguf_import import MARKER, gguf_architecture, prepare_gguf, supported_architectures
+from ..models.gguf_import import MARKER, check_coverage, gguf_architecture, prepare_gguf, read_header, \
+    supported_architectures
 from ..workspace import confine, safe_name
 from .i18n import msg
 from .session_lang import session_lang
@@ -54,6 +55,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
     if arch not in known:
         raise StudioError(msg("gguf.arch", lang, name=name, arch=arch),
                           msg("gguf.arch_fix", lang, known=", ".join(known)), code="model_arch")
+    check_coverage(read_header(src), name)  # metadata without the tensors it implies: refused before the copy
     folder = uploads_dir(ctx.workspace)
     folder.mkdir(parents=True, exist_ok=True)
     target = confine(folder / safe_name(name, what="file name", code="gguf_upload"), [folder])

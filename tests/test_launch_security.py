@@ -112,8 +112,11 @@ def test_no_arbitrary_file_download_and_paths_confined(server: Any) -> None:
     from gradio_client import Client
     from gradio_client.exceptions import AppError
     c = logged_in(server)
-    assert c.get("gradio_api/file=/etc/passwd").status_code == 403
-    assert c.get(f"gradio_api/file={server.workspace / 'runs'}").status_code == 403
+    # issue 23 finding 2: a refused path, a missing one and another session's upload all answer 404
+    for route in ("gradio_api/file=", "gradio_api/file/"):
+        for target in ("/etc/passwd", server.workspace / "runs", "/no/such/file"):
+            res = c.get(f"{route}{target}")
+            assert res.status_code == 404 and res.json() == {"detail": "File not found"}, (route, target)
     client = Client(server.url, auth=("alice", "secret"), verbose=False)
     with pytest.raises(AppError, match="The path '/etc/passwd' is outside the folders this studio may use"):
         client.predict("/etc/passwd", api_name="/open_data")

@@ -22,6 +22,8 @@ from ..errors import StudioError
 from .guard import auth_guard_middleware
 from .uploads import DATA_MB, MODEL_MB, model_upload_mb, server_limit_bytes
 
+from .roles import ROLES
+
 AUTH_ENV = "STUDIO_AUTH"  # USER:PASS from the environment: unlike --auth, not visible in the process list
 
 log = logging.getLogger("studio.ui")
@@ -34,7 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
     p.add_argument("--auth", metavar="USER:PASS", help="require this login (visible in the process list: prefer "
                    f"--auth-file or the {AUTH_ENV} environment variable)")
-    p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS per line)")
+    p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS or USER:PASS:ROLE "
+                   "per line; ROLE is owner (the default: everything) or viewer (results, playground, chat, "
+                   "batch prediction; no starting, aborting, exporting or uploading models))")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   help="the address of a reverse proxy in front of the studio (repeatable); only from it is "
+                        "X-Forwarded-For believed, e.g. for the failed-login back-off")
     p.add_argument("--no-auth", action="store_true", help="allow --share / a network host without a login")
     p.add_argument("--lang", choices=["en", "zh"], default=None, help="default UI language (default: the browser's)")
     p.add_argument("--max-upload-mb", type=float, default=DATA_MB,
@@ -59,16 +66,42 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
-    """Logins from --auth / --auth-file, after the exposure check.
+    """(user, password) pairs for Gradio, from ``parse_logins``."""
+    logins = parse_logins(args)
+    return [(u, pw) for u, pw, _ in logins] if logins else None
+
+
+def parse_roles(args: argparse.Namespace) -> dict[str, str]:
+    """user -> role ('owner' | 'viewer'), from the same logins."""
+    return {u: role for u, _, role in parse_logins(args, quiet=True) or []}
+
+
+def _split_login(pair: str) -> tuple[str, str, str]:
+    """USER:PASS[:ROLE]; a password may hold colons, so only a last part that names a role is one."""
+    user, sep, rest = pair.partition(":")
+    password, role = rest, "owner"
+    head, _, last = rest.rpartition(":")
+    if head and last.strip().lower() in ROLES:
+        password, role = head, last.strip().lower()
+    if not sep or not user.strip() or not password:
+        raise StudioError("A login must look like USER:PASS or USER:PASS:ROLE",
+                          "write it as --auth alice:secret (or one USER:PASS[:owner|viewer] per line in the auth file)",
+                          code="auth")
+    return user.strip(), password, role
+
+
+def parse_logins(args: argparse.Namespace, quiet: bool = False) -> list[tuple[str, str, str]] | None:
+    """Logins (user, password, role) from --auth / --auth-file / the environment, after the exposure check.
 
     Raises:
         StudioError: conflicting flags, a malformed login, a missing auth file, or an exposed
             server without a login and without --no-auth.
     """
     pairs: list[str] = []
-    if args.auth:
+    if args.auth and not quiet:
         print("Warning: --auth shows the password in the process list (ps) to everyone on this machine; use "
               f"--auth-file FILE or the {AUTH_ENV} environment variable instead", file=sys.stderr)
+    if args.auth:
         pairs.append(args.auth)
     env_auth = os.environ.get(AUTH_ENV, "").strip()
     if env_auth and not args.auth and not args.auth_file:
@@ -80,13 +113,7 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
                               code="auth")
         pairs += [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()
                   if ln.strip() and not ln.strip().startswith("#")]
-    logins = []
-    for pair in pairs:
-        user, sep, password = pair.partition(":")
-        if not sep or not user.strip() or not password:
-            raise StudioError("A login must look like USER:PASS", "write it as --auth alice:secret (or one USER:PASS "
-                              "per line in the auth file)", code="auth")
-        logins.append((user.strip(), password))
+    logins = [_split_login(pair) for pair in pairs]
     if (args.auth or args.auth_file or env_auth) and not logins:
         raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
     if logins and args.no_auth:
@@ -196,7 +223,8 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
     from .i18n import lang_middleware
     from .styles import CSS as STUDIO_CSS
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
-    middleware = [auth_guard_middleware(enabled=bool(auth)), lang_middleware(args.lang)]
+    roles = parse_roles(args) if auth else {}
+    middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
@@ -219,6 +247,9 @@ def main(args: argparse.Namespace) -> int:
     check_flags(args)
     auth = parse_auth(args)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # uvicorn believes X-Forwarded-For from the addresses here (its default: 127.0.0.1), which let anyone on
+    # this machine pick the address the login back-off counts; only a proxy named by --trusted-proxy may
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(getattr(args, "trusted_proxy", []) or []) or "no-proxy-trusted"
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,

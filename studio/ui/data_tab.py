@@ -11,6 +11,7 @@ from typing import Any
 
 import gradio as gr
 
+from .roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
                             write_jsonl)
 from ..data.label_check import label_warnings
@@ -221,6 +222,6 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     # a failed Convert must not leave the previous report and dataset on screen
     convert_btn.click(clear_output, None, [report, dataset], api_visibility="private").then(
-        on_convert, [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+        owner_only(on_convert), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
         api_name="convert").failure(failed, None, report, api_visibility="private")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from .roles import owner_only
 from ..evaluation import inference
 from ..errors import StudioError
 from ..workspace import confine
@@ -345,7 +346,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_info = gr.Markdown()
         export_file = gr.File(label=T("ev.zip"), interactive=False, elem_id="export-zip")
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
-    export_btn.click(lambda r, m, o, n: on_export(r, m, o, n, exports_dir, lang),
+    export_btn.click(owner_only(lambda r, m, o, n: on_export(r, m, o, n, exports_dir, lang)),
                      [run, merge, overwrite, export_name], [export_info, exported], api_name="export_run").success(
         lambda f: export_zip(f, exports_dir), exported, export_file, api_visibility="private")
     run.change(merge_visible, run, merge, api_visibility="private")

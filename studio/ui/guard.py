@@ -6,10 +6,17 @@ in the page it serves to anonymous visitors, and answers ``/gradio_api/cancel`` 
 without a login. A pure ASGI middleware (``launch(app_kwargs={"middleware": [...]})``) sits in front
 of all of them and reads Gradio's own session cookie, so nothing in Gradio is patched.
 
-Uploads belong to the login session that made them: Gradio keeps every upload in one shared cache and
-serves it to any logged-in caller who knows its path, so the guard records which session's token
-uploaded which file and answers 404 to the others (teammates often share one account, so the session,
-not the user name, is the owner).
+Uploads belong to the login sessions that made them: Gradio keeps every upload in one shared cache and
+serves it to any logged-in caller who knows its path, so the guard records which session tokens
+uploaded which file (identical content lands on one path: each uploader is an owner, none loses it),
+answers 404 to the others on every file route, and refuses an event call whose payload names another
+session's upload (teammates often share one account, so the session, not the user name, is the owner).
+Every event call (queue/join and the direct API routes, private events included) passes one check
+here, so a handler written tomorrow is covered without doing anything.
+
+Roles: a login may be an ``owner`` (everything) or a ``viewer`` (results, playground, chat, batch
+prediction). A handler marked with ``studio.ui.roles.owner_only`` is refused to viewers here, on the
+server, whatever the page shows.
 """
 from __future__ import annotations
 
@@ -25,11 +32,14 @@ from typing import Any, Callable
 LOCK_AFTER = 5         # failed logins from one client before it must wait
 FIRST_LOCK_S = 30      # the first wait; each further failure doubles it
 MAX_LOCK_S = 15 * 60
-ANON_REFUSED = ("/gradio_api/cancel", "/gradio_api/reset", "/gradio_api/upload", "/gradio_api/queue/join")
+# what an anonymous caller may reach under /gradio_api: the login page's own checks, nothing else
+ANON_ALLOWED = ("/gradio_api/login_check", "/gradio_api/app_id", "/gradio_api/startup-events")
 _API_INFO = re.compile(rb"window\.gradio_api_info = .*?;</script>", re.S)
 _EMPTY_INFO = b'window.gradio_api_info = {"named_endpoints": {}, "unnamed_endpoints": {}};</script>'
 UPLOAD = "/gradio_api/upload"
-FILE_ROUTES = ("/gradio_api/file=", "/file=")
+FILE_ROUTES = ("/gradio_api/file=", "/file=", "/gradio_api/file/")
+EVENT_ROUTES = ("/gradio_api/queue/join", "/gradio_api/run/", "/gradio_api/api/", "/gradio_api/call/")
+MAX_EVENT_BODY = 64 * 2**20  # an event payload larger than this is refused before it is parsed
 MAX_OWNED = 20_000     # remembered uploads (oldest forgotten first); each is one path and one token
 
 
@@ -63,11 +73,13 @@ class LoginBackoff:
 class AuthGuard:
     """ASGI middleware; ``enabled`` is False when the studio runs without a login."""
 
-    def __init__(self, app: Any, enabled: bool = True, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, app: Any, enabled: bool = True, clock: Callable[[], float] = time.monotonic,
+                 roles: dict[str, str] | None = None):
         self.app = app
         self.enabled = enabled
+        self.roles = dict(roles or {})  # user -> 'owner' | 'viewer'; a user not listed is an owner
         self.backoff = LoginBackoff(clock)
-        self._owners: OrderedDict[str, str] = OrderedDict()  # real path of an upload -> session token
+        self._owners: OrderedDict[str, set[str]] = OrderedDict()  # real path of an upload -> session tokens
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not self.enabled:
@@ -81,14 +93,90 @@ class AuthGuard:
             if path == UPLOAD and scope.get("method") == "POST":
                 return await self._upload(scope, receive, send, token)
             served = next((path[len(r):] for r in FILE_ROUTES if path.startswith(r)), None)
-            if served is not None and self._owners.get(os.path.realpath(served), token) != token:
-                return await _json(send, 404, {"detail": "File not found"})
+            if served is not None:
+                return await self._file(scope, receive, send, served, token)
+            if scope.get("method") == "POST" and any(path.startswith(r) for r in EVENT_ROUTES):
+                return await self._event(scope, receive, send, path, token)
             return await self.app(scope, receive, send)
-        if any(path == p or path.startswith(p + "/") for p in ANON_REFUSED):
+        if path.startswith("/gradio_api") and path not in ANON_ALLOWED or path in ("/config", "/info"):
             return await _json(send, 401, {"detail": "Not authenticated"})
-        if scope.get("method") == "GET" and not path.startswith(("/gradio_api", "/assets", "/static")):
+        if scope.get("method") == "GET" and not path.startswith(("/assets", "/static")):
             return await self._without_api_info(scope, receive, send)
         return await self.app(scope, receive, send)
+
+    def role(self, scope: dict, token: str) -> str:
+        tokens = getattr(scope.get("app"), "tokens", None) or {}
+        return self.roles.get(tokens.get(token, ""), "owner")
+
+    def _foreign(self, token: str, value: Any, depth: int = 0) -> bool:
+        """True when ``value`` (any JSON) names an upload that this session did not make."""
+        if depth > 64:
+            return True  # a payload nested this deep is no form's value
+        if isinstance(value, str):
+            if not value.startswith("/") and "://" not in value:
+                return False
+            local = value.split("file=", 1)[-1] if "file=" in value else value
+            owners = self._owners.get(os.path.realpath(local)) if local.startswith("/") else None
+            return owners is not None and token not in owners
+        if isinstance(value, dict):
+            return any(self._foreign(token, v, depth + 1) for v in value.values())
+        if isinstance(value, list):
+            return any(self._foreign(token, v, depth + 1) for v in value)
+        return False
+
+    async def _file(self, scope: dict, receive: Any, send: Any, served: str, token: str) -> None:
+        """Another session's upload, a missing file and a refused path all answer the same 404."""
+        from urllib.parse import unquote
+        owners = self._owners.get(os.path.realpath(unquote(served)))
+        if owners is not None and token not in owners:
+            return await _json(send, 404, {"detail": "File not found"})
+        start: dict[str, Any] = {}
+
+        async def same_refusal(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                if message["status"] in (403, 404):
+                    start["refused"] = True
+                    return await _json(send, 404, {"detail": "File not found"})
+            elif start.get("refused"):
+                return None
+            await send(message)
+
+        await self.app(scope, receive, same_refusal)
+
+    async def _event(self, scope: dict, receive: Any, send: Any, path: str, token: str) -> None:
+        """Every event call: owner-only handlers refused to viewers; no other session's upload in the data."""
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > MAX_EVENT_BODY:
+                return await _json(send, 413, {"detail": "The request is too large"})
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {}
+        if isinstance(body, dict):
+            if self.role(scope, token) != "owner" and _owner_only(scope, path, body):
+                return await _json(send, 403, {"detail": "This login may only look at results (viewer). "
+                                                         "Fix: ask the studio's owner to do this, or log in as an owner"})
+            if self._foreign(token, body.get("data")):
+                return await _json(send, 404, {"detail": "File not found"})
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     @staticmethod
     def _token(scope: dict) -> str | None:
@@ -130,8 +218,9 @@ class AuthGuard:
             return
         for p in paths if isinstance(paths, list) else []:
             if isinstance(p, str):
-                self._owners[os.path.realpath(p)] = token
-                self._owners.move_to_end(os.path.realpath(p))
+                real = os.path.realpath(p)
+                self._owners.setdefault(real, set()).add(token)
+                self._owners.move_to_end(real)
         while len(self._owners) > MAX_OWNED:
             self._owners.popitem(last=False)
 
@@ -176,6 +265,26 @@ class AuthGuard:
         await self.app(scope, receive, buffer)
 
 
+def _owner_only(scope: dict, path: str, body: dict) -> bool:
+    """Whether the event this call names is marked owner-only (an unknown event is left to Gradio)."""
+    try:
+        blocks = scope["app"].get_blocks()
+        fns = blocks.fns
+        session = body.get("session_hash")
+        if session and session in blocks.state_holder:
+            fns = blocks.state_holder[session].blocks_config.fns
+        index = body.get("fn_index")
+        if isinstance(index, int) and index in fns:
+            fn = fns[index]
+        else:
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            fn = next((f for f in fns.values() if f.api_name == name), None)
+    except Exception:  # noqa: BLE001 - no app to ask (tests of the middleware alone): nothing is marked
+        return False
+    from .roles import is_owner_only
+    return fn is not None and is_owner_only(fn.fn)
+
+
 async def _json(send: Any, status: int, content: dict, headers: list | None = None) -> None:
     data = json.dumps(content).encode()
     await send({"type": "http.response.start", "status": status,
@@ -184,6 +293,7 @@ async def _json(send: Any, status: int, content: dict, headers: list | None = No
     await send({"type": "http.response.body", "body": data})
 
 
-def auth_guard_middleware(enabled: bool = True, clock: Callable[[], float] = time.monotonic) -> Any:
+def auth_guard_middleware(enabled: bool = True, clock: Callable[[], float] = time.monotonic,
+                          roles: dict[str, str] | None = None) -> Any:
     from starlette.middleware import Middleware
-    return Middleware(AuthGuard, enabled=enabled, clock=clock)
+    return Middleware(AuthGuard, enabled=enabled, clock=clock, roles=roles)

@@ -14,6 +14,7 @@ from typing import Any
 
 import gradio as gr
 
+from .roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
 from ..errors import StudioError
 from . import forms, gguf_upload
@@ -283,7 +284,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
         return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
 
-    gguf_in.upload(on_gguf, [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
+    gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
                    api_name="upload_gguf").success(on_short, short + comps, comps + [why], api_visibility="private")
 
     for comp in (model_pick, task, budget):

@@ -12,6 +12,7 @@ from typing import Any
 
 import gradio as gr
 
+from .roles import owner_only
 from ..runs.plots import loss_figure
 from . import forms
 from .auto_eval import accuracy_line
@@ -215,15 +216,15 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     def now() -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
         return tick(None)
 
-    start.click(on_start, list(form.values()), snap, api_name="start").then(now, None, outputs,
+    start.click(owner_only(on_start), list(form.values()), snap, api_name="start").then(now, None, outputs,
                                                                             api_visibility="private")
-    abort.click(on_abort, None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
-    resume.click(on_resume, pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
+    abort.click(owner_only(on_abort), None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
+    resume.click(owner_only(on_resume), pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
     refresh.click(now, None, outputs, api_visibility="private")
 
     def on_clear() -> None:
         gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
 
-    clear_queue.click(on_clear, None, None, api_name="clear_queue").then(now, None, outputs, api_visibility="private")
+    clear_queue.click(owner_only(on_clear), None, None, api_name="clear_queue").then(now, None, outputs, api_visibility="private")
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
             "timer": timer, "outputs": outputs, "tick": tick}

@@ -1,0 +1,240 @@
+"""Every event of the running app, fuzzed over HTTP (issue 23): the browser names nothing on the server.
+
+One real ``launch.py`` server with a login file (an owner and a viewer). The test reads the app's own
+``/config`` and, for **every** dependency (public and private, by ``fn_index``), posts hostile values
+through ``gradio_api/queue/join`` as an anonymous client, as a second user (a viewer), and as a second
+session of the owner: paths outside the workspace, another session's upload, Markdown that embeds a
+path in backticks, a huge string, wrong types, empty values. A handler added tomorrow is fuzzed the day
+it is wired, because the list of events comes from the app, not from this file.
+
+It asserts: no canary (a secret file outside the workspace, another session's upload) appears in any
+answer or in any file an answer points to (zips opened); nothing outside the workspace is written;
+no traceback or "internal error" text; the server still answers; a viewer is refused every owner action.
+"""
+from __future__ import annotations
+
+import io
+import sys
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from tests.robustness.harness import record
+
+pytestmark = pytest.mark.integration
+GROUP = "security"
+OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
+OWNER_ACTIONS = {"start", "abort", "resume", "clear_queue", "export_run", "upload_gguf", "convert"}
+CANARY = f"CANARY-{uuid.uuid4().hex}"
+SECRET_ROW = f"SECRET-ROW-{uuid.uuid4().hex}"
+TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ui_server import Server
+    from tests.robustness.test_http import _finished_run
+    base = tmp_path_factory.mktemp("fuzz")
+    outside = base / "outside"
+    (outside / "secret-folder").mkdir(parents=True)
+    (outside / "canary.txt").write_text(CANARY)
+    (outside / "secret-folder" / "canary.txt").write_text(CANARY)
+    logins = base / "logins"
+    logins.write_text(f"{OWNER[0]}:{OWNER[1]}:owner\n{VIEWER[0]}:{VIEWER[1]}:viewer\n", encoding="utf-8")
+    ws = base / "ws"
+    _finished_run(ws / "runs" / "done")
+    srv = Server(ws, "--auth-file", str(logins)).wait_ready()
+    srv.outside = outside
+    yield srv
+    srv.stop()
+
+
+def _login(server: Any, who: tuple[str, str]) -> httpx.Client:
+    c = httpx.Client(base_url=server.url, timeout=TIMEOUT_S)
+    assert c.post("login", data={"username": who[0], "password": who[1]}).json() == {"success": True}
+    return c
+
+
+def _file(path: str) -> dict:
+    return {"path": path, "orig_name": Path(path).name, "meta": {"_type": "gradio.FileData"}}
+
+
+def _hostile(outside: Path, foreign: str) -> dict[str, Any]:
+    """One value per kind; every input of an event gets the same one (so every field meets every kind)."""
+    return {
+        "outside path": str(outside / "canary.txt"),
+        "outside folder": str(outside / "secret-folder"),
+        "path in backticks": f"Exported **merged** model to `{outside / 'secret-folder'}` (1 MB).",
+        "root": "/",
+        "another session's upload": foreign,
+        "outside file object": _file(str(outside / "canary.txt")),
+        "another session's file object": _file(foreign),
+        "huge string": "A" * 300_000,
+        "wrong type": {"nested": [1, {"path": str(outside / "canary.txt")}]},
+        "empty": None,
+    }
+
+
+def _call(client: httpx.Client, fn_index: int, data: list, trigger: int | None) -> tuple[int, str]:
+    """queue/join, then read this session's stream to the end of the event: (status, everything answered)."""
+    session = uuid.uuid4().hex[:11]
+    body = {"data": data, "fn_index": fn_index, "session_hash": session, "trigger_id": trigger, "event_data": None}
+    res = client.post("gradio_api/queue/join", json=body)
+    if res.status_code != 200:
+        return res.status_code, res.text
+    seen = [res.text]
+    with client.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            seen.append(line)
+            if '"msg":"process_completed"' in line.replace(" ", "") or "close_stream" in line:
+                break
+    return 200, "\n".join(seen)
+
+
+def _pointed_files(text: str) -> Iterator[Path]:
+    """Local files an answer names (FileData paths, file= URLs): the test runs on the server's machine."""
+    for token in set(text.replace('"', " ").replace("file=", " ").split()):
+        token = token.strip(",}]\\")
+        if token.startswith("/") and len(token) < 4096:
+            p = Path(token)
+            try:
+                if p.is_file():
+                    yield p
+            except OSError:
+                continue
+
+
+def _leaks(text: str, outside: Path, originals: set[Path]) -> str | None:
+    """A canary's content in the answer, or in a file the answer names (a copy, a zip); naming a path is no leak."""
+    for secret in (CANARY, SECRET_ROW):
+        if secret in text:
+            return f"answer holds {secret[:12]}"
+    for p in _pointed_files(text):
+        if outside.resolve() in p.resolve().parents or p.resolve() in originals:
+            continue  # a canary itself, named back in a refusal
+        data = p.read_bytes()[: 50 * 2**20]
+        if CANARY.encode() in data or SECRET_ROW.encode() in data:
+            return f"{p} holds a canary"
+        if zipfile.is_zipfile(io.BytesIO(data)):
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                if any(CANARY.encode() in zf.read(n) for n in zf.namelist() if not n.endswith("/")):
+                    return f"zip {p} holds the canary"
+    return None
+
+
+def _outside_unchanged(outside: Path) -> bool:
+    names = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
+    return names == ["canary.txt", "secret-folder", "secret-folder/canary.txt"] and \
+        (outside / "canary.txt").read_text() == CANARY
+
+
+def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> None:
+    owner_a = _login(server, OWNER)
+    up = owner_a.post("gradio_api/upload", files={"files": ("mine.csv", f"text,label\n{SECRET_ROW},positive\n".encode())})
+    assert up.status_code == 200, up.text
+    foreign = up.json()[0]
+    originals = {Path(foreign).resolve()}
+    config = owner_a.get("config").json()
+    deps = config["dependencies"]
+    assert len(deps) > 40, "the app's events come from its own /config"
+    names = {d.get("api_name") for d in deps}
+    assert OWNER_ACTIONS <= names, OWNER_ACTIONS - names
+    clients = {"anonymous": httpx.Client(base_url=server.url, timeout=TIMEOUT_S),
+               "viewer": _login(server, VIEWER), "owner, second session": _login(server, OWNER)}
+    problems: list[str] = []
+    for who, client in clients.items():
+        kinds = _hostile(server.outside, foreign)
+        if who == "anonymous":  # every call is refused before Gradio: one value per event is enough
+            kinds = {"outside path": kinds["outside path"]}
+        for dep in deps:
+            fn, trigger = dep["id"], (dep.get("targets") or [[None]])[0][0]
+            for kind, value in kinds.items():
+                name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
+                try:
+                    status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)
+                except httpx.HTTPError as exc:
+                    status, text = 599, f"no answer: {exc!r}"
+                leak = _leaks(text, server.outside, originals)
+                if leak or not _outside_unchanged(server.outside):
+                    outcome, detail = "escaped", leak or "a file outside the workspace changed"
+                elif status >= 500 or "Traceback (most recent call last)" in text or "internal error" in text.lower():
+                    outcome, detail = "crash", f"{status}: {text[:200]}"
+                elif who == "anonymous" and status != 401:
+                    outcome, detail = "escaped", f"anonymous call answered {status}: {text[:200]}"
+                elif who == "viewer" and dep.get("api_name") in OWNER_ACTIONS and status != 403:
+                    outcome, detail = "escaped", f"viewer ran an owner action: {status} {text[:200]}"
+                else:
+                    outcome, detail = "clear", f"{status}"
+                if kind == "outside path" or outcome != "clear":  # one row per event and client in the table
+                    record(GROUP, "fuzz", name, outcome, detail)
+                if outcome != "clear":
+                    problems.append(f"{outcome}: {name}: {detail}")
+            assert owner_a.get("config").status_code == 200, f"the server stopped answering after {who}'s calls"
+    owner_a.post("gradio_api/queue/join", json={"data": [], "fn_index": _fn(deps, "abort"),
+                                                "session_hash": "cleanup", "trigger_id": None})
+    assert problems == [], "\n".join(problems[:40])
+
+
+def _fn(deps: list[dict], api_name: str) -> int:
+    return next(d["id"] for d in deps if d.get("api_name") == api_name)
+
+
+def test_a_viewer_is_refused_owner_actions_and_may_use_results(server: Any) -> None:
+    viewer, owner = _login(server, VIEWER), _login(server, OWNER)
+    deps = viewer.get("config").json()["dependencies"]
+    for action in sorted(OWNER_ACTIONS):
+        res = viewer.post("gradio_api/queue/join", json={"data": [None] * len(next(
+            d for d in deps if d["id"] == _fn(deps, action))["inputs"]), "fn_index": _fn(deps, action),
+            "session_hash": "v" + action, "trigger_id": None})
+        assert res.status_code == 403 and "viewer" in res.json()["detail"], (action, res.text)
+        res = viewer.post(f"gradio_api/call/{action}", json={"data": []})
+        assert res.status_code == 403, (action, res.text)
+    status, text = _call(viewer, _fn(deps, "poll"), [None], None)  # looking at the run is a viewer's right
+    assert status == 200 and "process_completed" in text and '"success":true' in text.replace(" ", ""), text[-400:]
+    status, _ = _call(owner, _fn(deps, "clear_queue"), [], None)  # the owner may
+    assert status == 200
+
+
+def test_uploads_are_owned_end_to_end(server: Any) -> None:
+    """Finding 2: the old file route, passing another session's upload to a handler, re-uploading the same bytes."""
+    a, b = _login(server, OWNER), _login(server, OWNER)
+    content = f"text,label\n{SECRET_ROW} again,positive\n".encode()
+    path = a.post("gradio_api/upload", files={"files": ("a.csv", content)}).json()[0]
+    for route in ("gradio_api/file=", "gradio_api/file/"):
+        assert a.get(route + path).status_code == 200
+        res = b.get(route + path)
+        assert res.status_code == 404 and SECRET_ROW.encode() not in res.content, route
+    deps = b.get("config").json()["dependencies"]
+    status, text = _call(b, _fn(deps, "upload_data"), [_file(path)], None)
+    assert status == 404 and SECRET_ROW not in text
+    assert b.post("gradio_api/upload", files={"files": ("a.csv", content)}).json()[0] == path  # same bytes and name: one path
+    assert b.get("gradio_api/file=" + path).status_code == 200
+    assert a.get("gradio_api/file=" + path).status_code == 200  # the first owner keeps it
+
+
+@pytest.mark.parametrize("path", ["gradio_api/runs", "gradio_api/runs/", "gradio_api/info", "gradio_api/openapi.json",
+                                  "gradio_api/file/etc/passwd", "gradio_api/heartbeat/x", "gradio_api/upload_progress",
+                                  "gradio_api/deep_link", "config"])
+def test_anonymous_gets_nothing_under_gradio_api(server: Any, path: str) -> None:
+    """Finding 3: the page config (API description, workspace paths) only after a login."""
+    res = httpx.get(server.url + path, timeout=TIMEOUT_S)
+    outcome = "clear" if res.status_code == 401 and str(server.workspace) not in res.text else "escaped"
+    record(GROUP, "http", f"anonymous GET /{path}", outcome, f"{res.status_code}: {res.text[:120]}")
+    assert outcome == "clear", res.text[:300]
+
+
+def test_zz_login_backoff_counts_the_real_peer_not_x_forwarded_for(server: Any) -> None:
+    """Finding 4: rotating X-Forwarded-For gives no extra guesses (runs last: it locks this peer out)."""
+    statuses = []
+    for i in range(8):
+        res = httpx.post(server.url + "login", data={"username": "alice", "password": f"wrong{i}"},
+                         headers={"X-Forwarded-For": f"10.0.0.{i}"}, timeout=TIMEOUT_S)
+        statuses.append(res.status_code)
+    assert 429 in statuses, statuses  # the guesses were counted against this peer, whatever the header said
+    record(GROUP, "http", "login back-off with a rotating X-Forwarded-For", "clear", str(statuses))
+

@@ -81,7 +81,7 @@ def _split_login(pair: str) -> tuple[str, str, str]:
     user, sep, rest = pair.partition(":")
     password, role = rest, "owner"
     head, _, last = rest.rpartition(":")
-    if head and last.strip().lower() in ROLES:
+    if ":" in rest and last.strip().lower() in ROLES:
         password, role = head, last.strip().lower()
     if not sep or not user.strip() or not password:
         raise StudioError("A login must look like USER:PASS or USER:PASS:ROLE",

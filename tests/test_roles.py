@@ -1,0 +1,49 @@
+"""Roles on a shared studio (issue 23): which events are owner actions, and how a login names its role."""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from studio.errors import StudioError
+from studio.ui import app
+from studio.ui.roles import is_owner_only
+
+# an event whose name says it starts, stops, deletes, renames, exports, converts or uploads a model is an owner action
+OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue)(_|$)")
+
+
+def _args(*flags: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    app.add_arguments(p)
+    return p.parse_args(list(flags))
+
+
+def test_every_event_named_like_an_owner_action_is_marked(tmp_path: Path) -> None:
+    from studio.ui.context import AppContext
+    blocks = app.build_app(AppContext.create(tmp_path / "ws"))
+    named = {f.api_name: f for f in blocks.fns.values() if f.api_name}
+    owners = {n for n, f in named.items() if is_owner_only(f.fn)}
+    unmarked = sorted(n for n in named if OWNER_WORDS.search(n) and n not in owners)
+    assert unmarked == [], f"mark these handlers with studio.ui.roles.owner_only: {unmarked}"
+    assert {"start", "abort", "resume", "export_run", "convert", "upload_gguf", "clear_queue"} <= owners
+    assert not owners & {"poll", "on_generate", "on_chat", "predict_file", "on_check", "runs_refresh"}
+
+
+def test_logins_with_roles(tmp_path: Path) -> None:
+    f = tmp_path / "logins"
+    f.write_text("alice:pw:owner\nbob:pw:with:colons:viewer\ncarol:pw:with:colons\ndave:pw:Viewer\n", encoding="utf-8")
+    args = _args("--auth-file", str(f))
+    assert app.parse_auth(args) == [("alice", "pw"), ("bob", "pw:with:colons"), ("carol", "pw:with:colons"),
+                                    ("dave", "pw")]
+    assert app.parse_roles(args) == {"alice": "owner", "bob": "viewer", "carol": "owner", "dave": "viewer"}
+    f.write_text("eve::viewer\n", encoding="utf-8")
+    with pytest.raises(StudioError, match="USER:PASS:ROLE"):
+        app.parse_auth(_args("--auth-file", str(f)))
+
+
+def test_trusted_proxy_flag() -> None:
+    assert _args().trusted_proxy == []
+    assert _args("--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.0.0.2").trusted_proxy == ["10.0.0.1", "10.0.0.2"]

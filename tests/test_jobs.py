@@ -63,10 +63,11 @@ def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path)
     assert not (tmp_path / "runs" / "b" / "config.yaml").exists()
 
     pid = run.read_status()["pid"]
-    assert runner.abort()
+    assert runner.abort(by="alice")
     assert runner.wait(120) == "aborted"
     assert not pid_alive(pid)
     stopped_at = run.read_status()["step"]
+    assert run.read_status()["reason"].startswith("stopped on request by alice at step")  # issue 28 finding 2
     assert 2 <= stopped_at < 60
     last = run.last_checkpoint()
     assert last is not None and last.name == f"checkpoint-{stopped_at}"

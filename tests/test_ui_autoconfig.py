@@ -198,3 +198,21 @@ def test_page_log_leaves_library_noise_to_the_log_file() -> None:
     tail = ("[2026-12-02 20:00:00,000] [WARNING] [real_accelerator.py:213] Setting accelerator to CPU\n"
             '{"type": "progress", "step": 3}\nstep 3/240 loss 1.23\nmissing keys [\'lm_head.weight\']\n')
     assert page_log(tail) == "step 3/240 loss 1.23"
+
+
+def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Path) -> None:
+    """Issue 28 finding 1: each login keeps its own form; a page loaded before the last save is refused."""
+    from studio.ui.simple import settings_folder, settings_version
+    ctx = AppContext.create(tmp_path / "ws")
+    mine = forms.config_to_values(RunConfig(dataset="mine.jsonl"))
+    theirs = forms.config_to_values(RunConfig(dataset="data/sample_reviews.jsonl"))
+    choices = {"task": "sentiment", "budget": "balanced"}
+    assert save_state(ctx, mine, choices, settings_version(ctx, "me"), user="me") == 1
+    assert save_state(ctx, theirs, choices, settings_version(ctx, "mate"), user="mate") == 1
+    assert dict(zip(forms.FIELD_NAMES, restore(ctx, "me")[0]))["dataset"] == "mine.jsonl"
+    assert settings_folder(ctx, "me") != settings_folder(ctx, "mate") != settings_folder(ctx, None)
+    assert settings_folder(ctx, "../evil").parent == ctx.workspace / "users"
+    stale = settings_version(ctx, "me")  # a second page of the same login, opened now
+    assert save_state(ctx, mine, {**choices, "budget": "best"}, stale, user="me") == 2  # the first page saves
+    assert save_state(ctx, theirs, choices, stale, user="me") is None  # the older page is refused
+    assert dict(zip(forms.FIELD_NAMES, restore(ctx, "me")[0]))["dataset"] == "mine.jsonl"

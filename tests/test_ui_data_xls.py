@@ -28,3 +28,22 @@ def test_the_data_tab_converts_an_old_excel_file(tmp_path: Path) -> None:
     report, path = convert(ctx, str(src), "sentiment", {"text": "review", "label": "label"}, "", "", "old")
     written = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
     assert len(written) == 20 and {r["output"] for r in written} == {"positive", "negative"}, report
+
+
+def test_converting_the_same_file_again_replaces_only_its_own_dataset(tmp_path: Path) -> None:
+    """Issue 23 finding 9 on the page: fixing a mapping and converting the same file again works; another file
+    under a name already taken is refused with the fix in the page's words."""
+    import pytest
+    from studio.errors import StudioError
+    from studio.ui.context import AppContext
+    from studio.ui.data_tab import convert
+    ctx = AppContext.create(tmp_path / "ws")
+    first, other = tmp_path / "a" / "reviews.csv", tmp_path / "b" / "other.csv"
+    for f in (first, other):
+        f.parent.mkdir()
+        f.write_text("text,label\ngreat,positive\nawful,negative\nfine,positive\nbad,negative\n", encoding="utf-8")
+    cols = {"text": "text", "label": "label"}
+    convert(ctx, str(first), "sentiment", cols, "", "", "mine")
+    convert(ctx, str(first), "sentiment", cols, "positive=good, negative=bad", "", "mine")  # the same file again: replaced
+    with pytest.raises(StudioError, match="type another name in the dataset name box"):
+        convert(ctx, str(other), "sentiment", cols, "", "", "mine")

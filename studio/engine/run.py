@@ -292,8 +292,9 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
         summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
     if aborted:
         if main:
-            run.append_event({"type": "end", "state": "aborted", "reason": "stopped on request", "step": step})
-            run.write_status("aborted", reason=f"stopped on request at step {step}; resume continues from here",
+            stopped = run.stop_reason()
+            run.append_event({"type": "end", "state": "aborted", "reason": stopped, "step": step})
+            run.write_status("aborted", reason=f"{stopped} at step {step}; resume continues from here",
                              ended=time.time(), **summary)
         return {"state": "aborted", **summary}
     if offloader is not None:

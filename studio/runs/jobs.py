@@ -60,6 +60,7 @@ class JobRunner:
         self._run: RunDir | None = None        # the active run, None when idle
         self._last: RunDir | None = None       # the most recent run (shown after it ends)
         self._abort_at: float | None = None
+        self._abort_by: str | None = None  # the login that pressed Abort (the run's end reason names it)
         self._thread: threading.Thread | None = None
         self._events: dict[Path, list[dict[str, Any]]] = {}
         # end states that could not be written (full disk): shown from memory, written when space returns
@@ -116,9 +117,10 @@ class JobRunner:
                 raise StudioError(f"Run '{run.path.name}' already finished", "start a new run to train more")
             return self._launch(run, "last")
 
-    def abort(self) -> bool:
+    def abort(self, by: str | None = None) -> bool:
         """Ask the running job to stop (checkpoint then exit); escalates in the background.
 
+        ``by`` (the login that pressed Abort) is written into the STOP flag, so the run's end reason says who.
         Returns False when nothing is running.
         """
         with self._lock:
@@ -126,7 +128,8 @@ class JobRunner:
                 return False
             if self._abort_at is None:
                 self._abort_at = time.time()
-            if not self._ask_stop(self._run):
+                self._abort_by = by
+            if not self._ask_stop(self._run, by or self._abort_by):
                 # no flag possible (full disk): the engine's SIGTERM handler still saves and stops
                 kill_group(self._pid, signal.SIGTERM)
             return True
@@ -254,6 +257,7 @@ class JobRunner:
         except OSError:
             log.warning("could not record the pid of %s (disk full?)", run.path.name)
         self._proc, self._pid, self._run, self._last, self._abort_at = proc, proc.pid, run, run, None
+        self._abort_by = None
         self._events.pop(run.path, None)
         self._thread = threading.Thread(target=self._supervise, name=f"job-{run.path.name}", daemon=True)
         self._thread.start()
@@ -290,7 +294,7 @@ class JobRunner:
                 rc = None
                 break
             if abort_at is not None:
-                self._ask_stop(run)  # the engine clears a stale flag at start-up; keep asking
+                self._ask_stop(run, self._abort_by)  # the engine clears a stale flag at start-up
                 waited = time.time() - abort_at
                 if waited > self.grace_s and not sent_term:
                     log.warning("%s did not stop within %.0fs: SIGTERM", run.path.name, self.grace_s)
@@ -305,9 +309,11 @@ class JobRunner:
         self._finish(run, rc, abort_at is not None)
 
     @staticmethod
-    def _ask_stop(run: RunDir) -> bool:
+    def _ask_stop(run: RunDir, by: str | None = None) -> bool:
         try:
             run.stop_flag.touch()
+            if by:
+                run.stop_flag.write_text(by.strip()[:80], encoding="utf-8")
             return True
         except OSError as exc:
             log.warning("cannot write the stop flag of %s: %s", run.path.name, exc)
@@ -341,7 +347,7 @@ class JobRunner:
             pass
         with self._lock:
             if self._run is not None and self._run.path == run.path:
-                self._run, self._proc, self._pid, self._abort_at = None, None, None, None
+                self._run, self._proc, self._pid, self._abort_at, self._abort_by = None, None, None, None, None
 
     def _finish(self, run: RunDir, rc: int | None, aborted: bool) -> None:
         status = run.read_status()

@@ -77,7 +77,7 @@ def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, str]:
     keep = (f" The last checkpoint ({ckpt.name}) is kept: press Resume to continue from it." if ckpt
             else " No checkpoint was written yet, so a resume would start over.")
     if aborted:
-        return "aborted", "stopped on request before the first checkpoint." + keep
+        return "aborted", f"{run.stop_reason()} before the first checkpoint." + keep
     if rc is None:
         return "failed", "the training process ended without reporting a result." + keep
     if rc < 0:

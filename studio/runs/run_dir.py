@@ -66,6 +66,14 @@ class RunDir:
     @property
     def stop_flag(self) -> Path: return self.path / "STOP"
 
+    def stop_reason(self) -> str:
+        """'stopped on request' and, when the STOP flag names who asked, 'by <name>' (issue 28 finding 2)."""
+        try:
+            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80]
+        except OSError:
+            who = ""
+        return f"stopped on request by {who}" if who else "stopped on request"
+
     def ensure(self) -> "RunDir":
         self.path.mkdir(parents=True, exist_ok=True)
         return self

@@ -23,7 +23,7 @@ from ..workspace import ASSETS_DIR
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .simple import plain, remember_dataset
+from .simple import catalog, plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -111,12 +111,15 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
                            instruction_column=cols.get("instruction") or None,
                            input_column=cols.get("input") or None, output_column=cols.get("output") or None,
                            messages_column=cols.get("messages") or None)
-    if not replace:
+    # converting the same file again (a fixed column or label map) replaces its own dataset; another file
+    # under a name already taken is refused, so nobody's dataset disappears without asking
+    source = Path(path).name
+    if not replace and catalog(ctx).get(f"{clean}.jsonl", {}).get("source") != source:
         refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl",
                          "type another name in the dataset name box")
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
-    remember_dataset(ctx, out, task, len(result.rows))
+    remember_dataset(ctx, out, task, len(result.rows), source=source)
     report = validation_report(result.rows, cutoff_len=256)
     lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang

@@ -299,6 +299,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "started": ("Started run '{name}'.", "已开始运行 '{name}'。"),
     "abort_sent": ("Stop requested: the run saves a checkpoint and stops.", "已请求停止：保存检查点后停止。"),
     "nothing_running": ("Nothing is running.", "当前没有正在进行的训练。"),
+    "settings_stale": ("Your settings were changed in another page since this one was opened, so this change was not "
+                       "saved. Fix: reload this page to see the newer settings.",
+                       "自从打开此页面后，您的设置已在另一个页面中更改，因此本次更改未保存。解决办法：重新加载此页面以查看较新的设置。"),
     "fits": ("Fits", "放得下"), "no_fit": ("Does not fit", "放不下"), "tight": ("fits, but tight", "放得下，但很紧"),
     "gpu": ("card", "显卡"), "cpu": ("host RAM", "内存"),
     "no_problems": ("No problems found.", "没有发现问题。"),

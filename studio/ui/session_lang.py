@@ -73,6 +73,13 @@ def _current_request() -> Any:
     return LocalContext.request.get(None)
 
 
+def session_user() -> str | None:
+    """The login name of the request being answered (None without a login or outside a request)."""
+    request = _current_request()
+    user = getattr(request, "username", None) if request is not None else None
+    return user if isinstance(user, str) and user else None
+
+
 def _forced() -> str | None:
     """The server's --lang, kept on the Blocks app Gradio is running (None when not given)."""
     try:

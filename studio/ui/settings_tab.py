@@ -24,6 +24,7 @@ from .i18n import MESSAGES, msg
 from .paths import estimate_paths, resolve_run_paths
 from .uploads import check_data_upload
 from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
+                     settings_version,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
 from ..config.run_config import DEMO_MODEL
@@ -264,12 +265,19 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
     short = [model_pick, task, budget, data_pick]
 
-    def remember(task_v: str, budget_v: str, *values: Any) -> None:
-        save_state(ctx, list(values), {"task": task_v, "budget": budget_v})
+    loaded = gr.State(None)  # the settings version this page showed (server-side)
 
-    # every change of the form is kept for this workspace (a reload or another browser restores it)
-    gr.on([c.change for c in comps] + [task.change, budget.change], remember, [task, budget] + comps, None,
-          api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    def remember(version: int | None, task_v: str, budget_v: str, *values: Any) -> int | None:
+        saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v}, version)
+        if saved is None:
+            gr.Warning(msg("settings_stale", ctx.lang))
+            return version
+        return saved
+
+    # every change of the form is kept for this login (a reload or another browser restores it); a page
+    # loaded before the last save does not overwrite it
+    gr.on([c.change for c in comps] + [task.change, budget.change], remember, [loaded, task, budget] + comps,
+          loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
     def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *values: Any) -> list[Any]:
@@ -301,6 +309,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     def on_load() -> list[Any]:
         values, choices, why_md = restore(ctx)
+        version = settings_version(ctx)
         cfg = dict(zip(forms.FIELD_NAMES, values))
         info = dataset_info(ctx, cfg.get("dataset"))
         data_value = info["path"] if info else None
@@ -308,7 +317,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v),
                                    value=model_v), choices["task"], choices["budget"],
                          gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
-                         gguf_upload.note(ctx, ctx.lang)]  # in this browser's language (session_lang.py)
+                         gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
+                         version]
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -368,7 +378,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
-            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info], "pick_dataset": pick_dataset,
+            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded], "pick_dataset": pick_dataset,
             "on_short": on_short, "data_pick": data_pick, "task": task}
 
 

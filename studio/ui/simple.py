@@ -83,11 +83,12 @@ def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
         return {}
 
 
-def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int) -> None:
-    """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably)."""
+def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, source: str | None = None) -> None:
+    """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably) and the
+    name of the file it came from (converting that file again may replace it)."""
     from ..workspace import atomic_write_text
     data = catalog(ctx)
-    data[Path(path).name] = {"task": task, "rows": rows}
+    data[Path(path).name] = {"task": task, "rows": rows, **({"source": source} if source else {})}
     atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
 
 
@@ -197,22 +198,62 @@ def plain(problem: str, lang: str) -> str:
 
 
 # ---------------------------------------------------------------- persistence
-def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any]) -> None:
-    """The form as workspace/settings.yaml (also usable by `python -m studio train`) and the short choices."""
+def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
+    """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
+
+    Teammates on one studio each keep their own form (issue 28 finding 1: one shared file let a stale page of
+    one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
+    """
+    from ..workspace import safe_name
+    from .session_lang import session_user
+    user = user if user is not None else session_user()
+    if not user:
+        return ctx.workspace
+    try:
+        return ctx.workspace / "users" / safe_name(user)
+    except StudioError:
+        import hashlib  # a user name that is no folder name still gets a folder of its own
+        return ctx.workspace / "users" / hashlib.sha256(user.encode()).hexdigest()[:16]
+
+
+def settings_version(ctx: AppContext, user: str | None = None) -> int:
+    """How many times this login's settings were saved (a page compares it with the one it loaded)."""
+    try:
+        data = json.loads((settings_folder(ctx, user) / CHOICES_FILE).read_text(encoding="utf-8"))
+        return int(data.get("version", 0)) if isinstance(data, dict) else 0
+    except (OSError, ValueError, TypeError):
+        return 0
+
+
+def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], loaded: int | None = None,
+               user: str | None = None) -> int | None:
+    """The form as <settings folder>/settings.yaml (usable by `python -m studio train`) and the short choices.
+
+    ``loaded`` is the version the page showed: when the file was saved since (another page of the same login),
+    nothing is written and None comes back, so a stale page never overwrites newer settings. Returns the
+    new version.
+    """
     from ..workspace import atomic_write_text
     try:
         cfg = forms.values_to_config(values)
     except StudioError:
-        return  # a half-typed value: keep the last good settings
-    cfg.save(ctx.workspace / SETTINGS_FILE)
-    atomic_write_text(ctx.workspace / CHOICES_FILE, json.dumps(choices))
+        return loaded  # a half-typed value: keep the last good settings
+    folder = settings_folder(ctx, user)
+    current = settings_version(ctx, user)
+    if loaded is not None and current > loaded:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg.save(folder / SETTINGS_FILE)
+    atomic_write_text(folder / CHOICES_FILE, json.dumps({**choices, "version": current + 1}))
+    return current + 1
 
 
-def restore(ctx: AppContext) -> tuple[list[Any], dict[str, Any], str]:
-    """(form values, short-form choices, why markdown) saved for this workspace, or the derived defaults."""
-    path = ctx.workspace / SETTINGS_FILE
+def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[str, Any], str]:
+    """(form values, short-form choices, why markdown) saved for this login, or the derived defaults."""
+    folder = settings_folder(ctx, user)
+    path = folder / SETTINGS_FILE
     try:
-        choices = json.loads((ctx.workspace / CHOICES_FILE).read_text(encoding="utf-8"))
+        choices = json.loads((folder / CHOICES_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         choices = {}
     choices = {"task": choices.get("task") if choices.get("task") in TASKS else "sentiment",

@@ -199,7 +199,8 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     @ui_errors
     def on_abort() -> str:
-        if not ctx.runner.abort():
+        from .session_lang import session_user
+        if not ctx.runner.abort(by=session_user()):
             gr.Info(msg("nothing_running", ctx.lang))
             return msg("nothing_running", ctx.lang)
         gr.Info(msg("abort_sent", ctx.lang))

@@ -5,9 +5,23 @@ Python data (paths, strings, dicts, a matplotlib figure). Loaded models are cach
 the playground, the chat and the checks share one copy; a small lock per model keeps two
 browser tabs from interleaving generation on the same weights (and from toggling a LoRA
 adapter off while another request uses it).
+
+Loading is guarded three ways (issue 23 finding 6: 20 requests on a fresh server each loaded a copy, most
+failed with ``cannot import name 'CONFIG_MAPPING'`` and some with inf/nan probabilities):
+- the transformers/peft modules are imported once, under a lock, before the first load: their lazy
+  ``__getattr__`` imports are not safe when many threads trigger them at once;
+- a lock per model key: the first request loads, the others for that key wait and get the same copy;
+- the load itself runs under one process-wide lock: ``from_pretrained`` swaps module-global functions
+  (``transformers.initialization.no_init_weights`` / ``no_tie_weights`` replace torch's init functions and
+  ``PreTrainedModel`` methods and restore what they saw on entry), so two loads that overlap can restore each
+  other's stand-ins and leave weights uninitialised or untied for the whole process. Cached models are served
+  without touching either load lock, so a load never blocks requests for a model that is already loaded.
+A model enters the cache only once it is fully loaded; a load that raises leaves nothing behind.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import threading
 import time
 from collections import OrderedDict
@@ -28,6 +42,7 @@ MAX_PROMPT_CHARS = 20_000      # instruction + input of one playground request, 
 MAX_HISTORY_CHARS = 100_000    # chat history kept (oldest turns dropped first); the model's context is smaller
 MAX_NEW_TOKENS = 4096
 GENERATION_WAIT_S = 30.0       # how long a request waits for the model another request is using
+LOAD_WAIT_S = 600.0            # how long a request waits for another request's load of its model
 
 
 @dataclass
@@ -48,6 +63,32 @@ class Loaded:
 
 _cache: "OrderedDict[tuple[str, float], Loaded]" = OrderedDict()
 _cache_lock = threading.Lock()
+_key_locks: dict[tuple[str, float], threading.Lock] = {}  # one per model key, made under _cache_lock
+_load_lock = threading.Lock()  # one from_pretrained at a time in this process (see the module docstring)
+_imports_lock = threading.Lock()
+_imported = False
+
+
+def _import_once() -> None:
+    """Import what loading and generation use, once and from one thread (lazy imports race otherwise)."""
+    global _imported
+    with _imports_lock:
+        if _imported:
+            return
+        import transformers
+        for name in _EAGER_MODULES:
+            importlib.import_module(name)
+        for name in _EAGER_NAMES:  # transformers' lazy module resolves each name on first access
+            getattr(transformers, name)
+        if importlib.util.find_spec("peft") is not None:  # only adapter folders need it; its own error says so
+            importlib.import_module("peft")
+        _imported = True
+
+
+_EAGER_MODULES = ("torch", "transformers.models.auto.configuration_auto", "transformers.modeling_utils",
+                  "transformers.generation.utils", "studio.models.loading", "studio.evaluation.evaluate")
+_EAGER_NAMES = ("CONFIG_MAPPING", "AutoConfig", "AutoModelForCausalLM", "AutoTokenizer", "GenerationConfig",
+                "PreTrainedModel", "TextIteratorStreamer")
 
 
 def load_model(path: str | Path) -> Loaded:
@@ -86,12 +127,26 @@ def get_model(path: str | Path) -> Loaded:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    loaded = load_model(path)
-    with _cache_lock:
-        _cache[key] = loaded
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
-    return loaded
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    if not key_lock.acquire(timeout=LOAD_WAIT_S):
+        raise StudioError("The model is still loading for another request",
+                          "try again in a moment (a large model takes a while to load the first time)",
+                          code="eval_busy")
+    try:
+        with _cache_lock:  # loaded by the request this one waited for
+            if key in _cache:
+                _cache.move_to_end(key)
+                return _cache[key]
+        _import_once()
+        with _load_lock:
+            loaded = load_model(path)  # raises: nothing cached, the next request loads again
+        with _cache_lock:
+            _cache[key] = loaded
+            while len(_cache) > MAX_CACHED:
+                _cache.popitem(last=False)
+        return loaded
+    finally:
+        key_lock.release()
 
 
 def clear_cache() -> None:
@@ -108,7 +163,9 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
             raise StudioError("This model folder does not say which base model it came from",
                               "pick a run folder to compare with its base", code="eval_base")
         from ..models.loading import load_base
-        base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
+        _import_once()
+        with _load_lock:
+            base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
         loaded.base = (_place(base_model.eval()), base_tok)
     return loaded.base
 

@@ -216,3 +216,19 @@ def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Pa
     assert save_state(ctx, mine, {**choices, "budget": "best"}, stale, user="me") == 2  # the first page saves
     assert save_state(ctx, theirs, choices, stale, user="me") is None  # the older page is refused
     assert dict(zip(forms.FIELD_NAMES, restore(ctx, "me")[0]))["dataset"] == "mine.jsonl"
+
+
+def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28 finding 8: hub models are marked; built-in ones are not; offline says they cannot be had."""
+    from studio.ui.simple import model_choices
+
+    def hardware() -> Hardware:
+        return Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))
+    assert "download" not in labels["tiny-demo"] and "download" not in labels["gemma3-270m"]
+    hub = [v for v, lbl in labels.items() if v not in ("tiny-demo", "smollm2-135m-instruct", "gemma3-270m")]
+    assert hub and all("downloads from the Hugging Face hub first" in labels[v] for v in hub)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))
+    assert all("not on this machine" in labels[v] for v in hub)

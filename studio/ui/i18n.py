@@ -316,6 +316,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
                    "内存不够：卸载到内存的状态需要 {need:.0f} GB，这台机器只有 {ram:.0f} GB。"),
     "model.label": ("{name} · {size} parameters · {langs} · about {time} here",
                     "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
+    "model.download": (" · ⬇ downloads from the Hugging Face hub first", " · ⬇ 首次使用需从 Hugging Face 下载"),
+    "model.offline": (" · ⛔ not on this machine (the hub is off here: HF_HUB_OFFLINE)",
+                      " · ⛔ 本机没有此模型（此处已关闭模型中心：HF_HUB_OFFLINE）"),
     "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
     "why.head": ("**What the studio chose, and why**", "**工作室的选择及原因**"),
     "why.from_file": ("Settings loaded from **{name}**; picking a model, task, data or budget above derives them "

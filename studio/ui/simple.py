@@ -7,6 +7,7 @@ lists the converted datasets, and keeps the settings per workspace so a reload r
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -61,10 +62,20 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
                                        trainable_share=1.0 if name == DEMO_MODEL else 0.0)
         size = _size(facts["params"])
         label = msg("model.label", lang, name=name, size=size, langs=facts["languages"], time=fmt_seconds(seconds))
-        out.append((label, name))
+        out.append((label + _availability(name, lang), name))
     if extra and extra not in [v for _, v in out]:
         out.append((extra, extra))
     return out
+
+
+def _availability(name: str, lang: str) -> str:
+    """'' for a model this machine has (built in, or a local folder); else that training first downloads it
+    (issue 28 finding 8), and that it cannot when the hub is switched off here (HF_HUB_OFFLINE)."""
+    from ..models import zoo
+    if name == DEMO_MODEL or zoo.is_builtin(name) or Path(name).expanduser().is_dir():
+        return ""
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    return msg("model.offline" if offline else "model.download", lang)
 
 
 def _size(n: int) -> str:

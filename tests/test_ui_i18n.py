@@ -179,3 +179,11 @@ def test_evaluate_messages_follow_the_ui_language() -> None:
         tab.on_scorecard("some-run", "upload", None, "score", 0)
     with pytest.raises(gr.Error, match="消息为空. Fix: 输入内容后再发送"):
         list(tab.on_chat(" ", [], "some-run", 5, 0.0, 1.0, lang="zh"))
+
+
+def test_gradio_status_keys_are_translated() -> None:
+    """Issue 28 finding 9: the raw key 'common.complete' appeared in the page; both languages now carry it."""
+    from studio.ui.i18n import translations
+    t = translations()
+    for key in ("common.complete", "common.error"):
+        assert t["en"][key] and t["zh"][key] and t["zh"][key] != key

@@ -547,7 +547,14 @@ def translations() -> dict[str, dict[str, str]]:
         en[f"f.{name}"], zh[f"f.{name}"] = e, z
     en.update(_en_help())
     zh.update({f"h.{k}": v for k, v in FIELD_HELP_ZH.items()})
+    # Gradio's own status announcements, whose keys its zh locale lacks: shown raw ('common.complete') otherwise
+    for key, (e, z) in GRADIO_KEYS.items():
+        en.setdefault(key, e)
+        zh.setdefault(key, z)
     return {"en": en, "zh": zh}
+
+
+GRADIO_KEYS = {"common.complete": ("Complete", "完成"), "common.error": ("Error", "错误")}
 
 
 def make_i18n() -> Any:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import gradio as gr
 
@@ -12,20 +13,37 @@ from ..errors import StudioError
 log = logging.getLogger("studio.ui")
 
 
+def user_error(exc: BaseException, name: str) -> gr.Error:
+    """The one rule for an error shown in the page: a StudioError's message as-is; anything else logged as a
+    bug and shown as a plain sentence (never a traceback). ``duration=None``: the message stays until the
+    user closes it (issue 28 finding 6: a fading popup left only a bare red 'Error')."""
+    if isinstance(exc, gr.Error):
+        return exc
+    if isinstance(exc, StudioError):
+        return gr.Error(exc.message, duration=None, print_exception=False)
+    log.exception("unexpected error in %s", name, exc_info=exc)
+    from .i18n import msg
+    return gr.Error(msg("err.internal", name=name), duration=None, print_exception=False)
+
+
 def ui_errors(fn: Callable) -> Callable:
-    """A StudioError becomes a gr.Error popup with its message as-is (never a traceback)."""
+    """Wrap a handler (plain or generator) so every error reaches the page through ``user_error``."""
+    name = getattr(fn, "__name__", "handler")
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - every error is shown, bugs are logged
+                raise user_error(exc, name) from None
+        return gen
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except StudioError as exc:
-            raise gr.Error(exc.message, print_exception=False) from None
-        except gr.Error:
-            raise
-        except Exception:
-            log.exception("unexpected error in %s", fn.__name__)
-            from .i18n import msg
-            raise gr.Error(msg("err.internal", name=fn.__name__), print_exception=False) from None
+        except Exception as exc:  # noqa: BLE001
+            raise user_error(exc, name) from None
     return wrapper
 
 

@@ -7,7 +7,6 @@ Handlers are module-level functions so tests call them directly.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import os
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from .common import ui_errors
 from .roles import owner_only
 from ..evaluation import inference
 from ..errors import StudioError
@@ -30,30 +30,7 @@ PER_CLASS_HEADERS = headers("ev.per_class_headers")
 WRONG_HEADERS = headers("ev.wrong_headers")
 
 
-def _user_errors(fn: Callable) -> Callable:
-    """Show StudioError as a gradio error popup with its message as-is; log anything else as a bug."""
-    def convert(exc: BaseException) -> BaseException:
-        if isinstance(exc, StudioError):
-            return gr.Error(exc.message, print_exception=False)
-        log.exception("evaluate tab: unexpected error in %s", fn.__name__)
-        return exc
-
-    if inspect.isgeneratorfunction(fn):
-        @functools.wraps(fn)
-        def gen(*args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from fn(*args, **kwargs)
-            except Exception as exc:
-                raise convert(exc) from None
-        return gen
-
-    @functools.wraps(fn)
-    def plain(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            raise convert(exc) from None
-    return plain
+_user_errors = ui_errors  # one rule for errors in the page (studio/ui/common.py)
 
 
 def labeler(lang: str) -> Callable[[str], Any]:

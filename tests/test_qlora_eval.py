@@ -64,3 +64,17 @@ def test_scorecard_says_which_weights(qlora_run) -> None:
     from tests.conftest import make_review_rows
     card = compare_base_vs_tuned(qlora_run, make_review_rows(6, seed=11))
     assert card["tuned"]["weights"] == "4-bit nf4 base (as trained) + LoRA adapter"
+
+
+def test_a_model_folder_without_a_tokenizer_is_a_plain_error(tmp_path: Path) -> None:
+    """Issue 23 finding 8: `eval` on a folder with weights but no tokenizer printed a traceback about sentencepiece."""
+    import json as _json
+    import pytest as _pytest
+    from studio.errors import StudioError
+    from studio.models.loading import load_tokenizer
+    (tmp_path / "config.json").write_text(_json.dumps({"model_type": "llama"}))
+    with _pytest.raises(StudioError, match="has no tokenizer"):
+        load_tokenizer(str(tmp_path))
+    (tmp_path / "tokenizer.json").write_text("{not json")
+    with _pytest.raises(StudioError, match="cannot be read"):
+        load_tokenizer(str(tmp_path))

@@ -174,9 +174,30 @@ def _check_config_json(path: Path) -> None:
                           "transformers", "check the model folder, or upgrade transformers", code="model_config")
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json", "vocab.json", "spiece.model")
+
+
 def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
+    """The tokenizer of a model folder or hub id.
+
+    Raises:
+        StudioError: a local folder with no tokenizer files, or one the library cannot read (issue 23
+            finding 8: the library's own message advised installing sentencepiece for a folder that has none).
+    """
     from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    local = Path(str(path)).expanduser()
+    if local.is_dir() and not any((local / f).is_file() for f in TOKENIZER_FILES):
+        raise StudioError(f"The model folder '{path}' has no tokenizer (none of {', '.join(TOKENIZER_FILES)})",
+                          "copy the tokenizer files of the base model into that folder, or point at the folder "
+                          "the model was exported to with its tokenizer", code="model_tokenizer")
+    try:
+        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        if not local.is_dir():
+            raise
+        raise StudioError(f"The tokenizer in '{path}' cannot be read ({type(exc).__name__}: {str(exc)[:200]})",
+                          "copy the tokenizer files of the base model into that folder again", code="model_tokenizer") \
+            from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok

@@ -275,3 +275,14 @@ def test_trust_remote_code_only_from_the_command_line(tmp_path: Path) -> None:
     assert "--trust-remote-code" in err.value.fix
     ctx.allow_remote_code = True
     assert resolve_run_paths(RunConfig(dataset="d.jsonl", trust_remote_code=True), ctx).trust_remote_code
+
+
+def test_unwritable_workspace_is_a_plain_error(tmp_path: Path) -> None:
+    """Issue 23 finding 8: a workspace that cannot be created gives what/fix, not a bare [Errno 30]."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    out = subprocess.run([sys.executable, str(ROOT / "launch.py"), "--workspace", str(blocker / "ws")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr[-500:]
+    assert "cannot be created" in out.stderr and "--workspace DIR" in out.stderr
+    assert "Traceback" not in out.stderr + out.stdout

@@ -48,10 +48,16 @@ class AppContext:
                max_upload_mb: float = 50.0, max_model_upload_mb: float = 4096.0,
                runner: JobRunner | None = None) -> "AppContext":
         """The standard layout under ``workspace`` (folders are created)."""
+        from ..errors import StudioError
         ws = Path(workspace).expanduser().resolve()
         runs, data = ws / "runs", ws / "data"
         for p in (ws, runs, data):
-            p.mkdir(parents=True, exist_ok=True)
+            try:
+                p.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a read-only disk, no permission: not a bare '[Errno 30]'
+                raise StudioError(f"The workspace folder '{p}' cannot be created ({exc.strerror or exc})",
+                                  "start the studio with --workspace DIR on a disk you can write to",
+                                  code="workspace") from None
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
                    runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,

@@ -21,7 +21,7 @@ def test_official_sft_examples_load_as_they_are(name: str) -> None:
     assert cfg.validate() == []
     assert cfg.stage == "sft" and cfg.template == "llama3"
     raw = yaml.safe_load((FIXTURES / name).read_text())
-    for key in ("preprocessing_num_workers", "overwrite_output_dir", "save_only_model"):
+    for key in ("preprocessing_num_workers", "save_only_model"):
         if key in raw:
             assert any(n.startswith(f"{key}:") and "no effect" in n for n in cfg.notices), key
     if "ddp_timeout" in raw:  # honoured: it bounds how long a multi-process run waits for a lost peer

@@ -4,12 +4,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from ..config.run_config import RunConfig
 from ..engine.launch import torchrun_command
 from ..errors import StudioError
+from ..runs.run_dir import RunDir
 
 EXIT = {"finished": 0, "aborted": 3, "failed": 1}
 
@@ -30,6 +33,8 @@ def main(args: argparse.Namespace) -> int:
         overrides.append(f"nproc={args.nproc}")
     cfg = RunConfig.load(args.config, overrides)
     cfg.check()
+    if "LOCAL_RANK" not in os.environ:  # once, before any worker starts (torchrun's workers see it done)
+        guard_output_dir(cfg, args.config, args.resume)
     if cfg.deepspeed == "z3-nvme" and "LOCAL_RANK" not in os.environ:  # before any process starts
         from ..engine.nvme import check_nvme_ready
         check_nvme_ready(cfg.offload_nvme_path)
@@ -58,6 +63,83 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps({k: summary[k] for k in ("state", "step", "total_steps", "final_loss", "train_seconds")
                           if k in summary}))
     return EXIT.get(summary["state"], 1)
+
+
+def _studio_names(run: RunDir) -> set[str]:
+    """Every name the studio writes at the top of a run folder (the layout is RunDir's; temps beside it)."""
+    made = {run.config, run.status_file, run.log, run.stdout, run.base_model, run.checkpoints, run.adapter,
+            run.model, run.val_data, run.loss_plot, run.stop_flag}
+    names = {p.name for p in made} | {"error.log", ".loss.tmp.png"}
+    return names | {f"{p.name}.tmp" for p in (run.base_model, run.adapter, run.model)}
+
+
+def _is_studio_temp(name: str, names: set[str]) -> bool:
+    """atomic_write_text's ``.<name>.<random>`` files, left behind only by a crash."""
+    return name.startswith(".") and any(name.startswith(f".{n}.") for n in names)
+
+
+def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> None:
+    """Refuse to train a new run into a folder that holds a run or anything else, unless asked to replace a run.
+
+    Allowed as they are: a missing or empty folder, ``--resume`` (the same run continues), and a folder the job
+    runner has just prepared for this very config (its own config.yaml, no log yet). With
+    ``overwrite_output_dir: true`` a folder holding nothing but a studio run is emptied first (so the old run's
+    log and model cannot mix with the new one); a folder with any other file is never emptied.
+
+    Raises:
+        StudioError: output_dir is a file, holds files the studio did not make, holds a run (without
+            ``overwrite_output_dir``), or holds a run that is training now.
+    """
+    out = Path(cfg.output_dir)
+    if resume or not out.exists():
+        return
+    if not out.is_dir():
+        raise StudioError(f"output_dir '{out}' is a file", "train into a folder: --set output_dir=NEW_FOLDER",
+                          code="run_exists")
+    run = RunDir(out)
+    names = _studio_names(run)
+    entries = sorted(p.name for p in out.iterdir())
+    foreign = [n for n in entries if n not in names and not _is_studio_temp(n, names)]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise StudioError(f"output_dir '{out}' holds files the studio did not make ({shown})",
+                          "train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a "
+                          "folder it did not make, not even with overwrite_output_dir)", code="run_exists")
+    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name}
+    own_config = Path(config_file).resolve() == run.config.resolve()
+    if not entries or (own_config and not run.log.exists() and set(entries) <= prepared
+                       and run.read_status().get("state") in (None, "starting")):
+        return
+    status = run.read_status()
+    state = status.get("state") or "unknown"
+    if state in ("starting", "running") and _alive(status.get("pid")):
+        raise StudioError(f"output_dir '{out}' holds a run that is training now (pid {status.get('pid')})",
+                          "train into a new folder with --set output_dir=NEW_FOLDER, or stop that run first",
+                          code="run_exists")
+    if not cfg.overwrite_output_dir:
+        step = f" at step {status['step']}" if status.get("step") else ""
+        raise StudioError(f"output_dir '{out}' already holds a run ({state}{step})",
+                          "train into a new folder with --set output_dir=NEW_FOLDER, continue that run with "
+                          "--resume last, or replace it with --set overwrite_output_dir=true", code="run_exists")
+    for name in entries:  # only studio names reach here
+        p = out / name
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    print(f"overwrite_output_dir: replaced the earlier run in {out}", file=sys.stderr)
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _stop(follower: tuple | None) -> None:

@@ -34,7 +34,6 @@ OPTIMIZERS = ["adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torc
 
 # key -> why it changes nothing here (said once per run in the log)
 NO_EFFECT: dict[str, str] = {
-    "overwrite_output_dir": "a run folder is reused as it is; its checkpoints are kept for resume",
     "overwrite_cache": "the token cache is keyed by the rows and every tokenization setting, so a changed "
                        "file or setting is tokenized again anyway",
     "preprocessing_num_workers": "tokenization runs in the training process",

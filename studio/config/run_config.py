@@ -120,6 +120,10 @@ class RunConfig:
                                                   "the run folder)", "train")
     seed: int = _f(42, "Random seed", "train", range=(0, 2 ** 32 - 1))
     output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train")
+    overwrite_output_dir: bool = _f(False, "Replace an earlier run in output_dir instead of refusing (LLaMA-Factory's "
+                                           "key). Only a folder holding nothing but a studio run is replaced; a "
+                                           "folder with other files is never emptied. To continue a run, resume it "
+                                           "instead", "train")
     plot_loss: bool = _f(True, "Write loss.png at the end", "train")
     # --- memory plan ---
     bf16: bool = _f(False, "Train in bfloat16 (auto-chosen when precision is 'auto')", "memory")

@@ -11,13 +11,21 @@ layer-wise offload that only checks the loss proves nothing. Inside ``EmulatedCa
   parameters are resident, exactly as a real card would fail on weights left in host RAM. Each check also records
   how many decoder layers were resident at that moment.
 * ``resident_bytes`` / ``peak_bytes`` count the parameter copies placed on the card (activations are ordinary
-  tensors and are not counted: the plan under test is about where the weights live).
+  tensors and are not counted unless ``watch(..., activations=True)``: then each decoder layer's output counts
+  for as long as autograd keeps it alive, so the card's memory grows with the rows of a batch).
+* ``EmulatedCard(capacity=N)``: a copy that would take the resident bytes above N raises
+  ``torch.OutOfMemoryError`` in the middle of the move, as the CUDA allocator would (activations count towards N
+  but are never refused themselves, so the error lands where the code under test moves weights).
+* ``transfers()``: the prefetch seam of studio/engine/offload.py (side stream, event, wait, finish) on the
+  emulated card. A copy made on the side stream is *in flight* until its event has been waited for (or finished):
+  computing with it, like reading a CUDA tensor whose copy is still queued on another stream, is refused.
 
 The patch is confined to the ``with`` block; nothing leaks into other tests.
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -28,9 +36,15 @@ class OffCardCompute(RuntimeError):
 
 
 class EmulatedCard:
-    def __init__(self, device: str = "cuda:0"):
+    def __init__(self, device: str = "cuda:0", capacity: int | None = None):
         self.device = torch.device(device)
+        self.capacity = capacity
+        self.ooms = 0
         self._live: dict[int, tuple[StorageWeakRef, int]] = {}
+        self._in_flight: set[int] = set()  # storages copied on the side stream, not yet waited for
+        self._side = False
+        self._side_copies: list[int] = []
+        self.prefetched = 0
         self.peak_bytes = 0
         self.max_layers_resident = 0
         self.checks = 0
@@ -56,6 +70,15 @@ class EmulatedCard:
 
     def _register(self, t: torch.Tensor) -> torch.Tensor:
         storage = t.untyped_storage()
+        if self.capacity is not None and self.resident_bytes + storage.nbytes() > self.capacity:
+            self.ooms += 1
+            raise torch.OutOfMemoryError(f"CUDA out of memory (emulated card): {storage.nbytes()} bytes requested, "
+                                         f"{self.resident_bytes} of {self.capacity} in use")
+        if self._side:
+            self._in_flight.add(storage.data_ptr())
+            self._side_copies.append(storage.data_ptr())
+        else:  # a fresh allocation may reuse the address of a copy that never finished (an OOM part-way)
+            self._in_flight.discard(storage.data_ptr())
         self._live[storage.data_ptr()] = (StorageWeakRef(storage), storage.nbytes())
         self.peak_bytes = max(self.peak_bytes, self.resident_bytes)
         self._count_layers()
@@ -64,6 +87,17 @@ class EmulatedCard:
     def reset_peak(self) -> None:
         self.peak_bytes = self.resident_bytes
         self.max_layers_resident = self.layers_resident()
+
+    def hold(self, t: Any) -> None:
+        """Count a tensor computed on the card (an activation) for as long as it lives."""
+        t = t[0] if isinstance(t, (tuple, list)) and t else t
+        if torch.is_tensor(t) and t.numel() and not self.is_resident(t):
+            storage = t.untyped_storage()
+            self._live[storage.data_ptr()] = (StorageWeakRef(storage), storage.nbytes())
+            self.peak_bytes = max(self.peak_bytes, self.resident_bytes)
+
+    def transfers(self) -> "EmulatedTransfers":
+        return EmulatedTransfers(self)
 
     def layers_resident(self) -> int:
         return sum(any(self.is_resident(p) for p in layer.parameters()) for layer in self._layers)
@@ -98,9 +132,12 @@ class EmulatedCard:
         self._handles.clear()
 
     # --- compute checks ------------------------------------------------------------
-    def watch(self, model: torch.nn.Module, layers: list[torch.nn.Module]) -> None:
-        """Refuse forward/backward of any module whose own parameters are not resident."""
+    def watch(self, model: torch.nn.Module, layers: list[torch.nn.Module], activations: bool = False) -> None:
+        """Refuse forward/backward of any module whose own parameters are not resident (or still in flight)."""
         self._layers = list(layers)
+        if activations:
+            for layer in self._layers:
+                self._handles.append(layer.register_forward_hook(lambda mod, args, out: self.hold(out)))
         for name, module in model.named_modules():
             if not any(True for _ in module.parameters(recurse=False)):
                 continue
@@ -111,8 +148,44 @@ class EmulatedCard:
                 away = [n for n, p in mod.named_parameters(recurse=False) if not self.is_resident(p)]
                 if away:
                     raise OffCardCompute(f"{_name} ran its {_when} with {', '.join(away)} in host RAM, not on the card")
+                early = [n for n, p in mod.named_parameters(recurse=False) if self._key(p) in self._in_flight]
+                if early:
+                    raise OffCardCompute(f"{_name} ran its {_when} with {', '.join(early)} still being copied on the "
+                                         "side stream (its event was not waited for)")
 
             self._handles.append(module.register_forward_pre_hook(check))
             self._handles.append(module.register_full_backward_pre_hook(
                 lambda mod, grad_out, _name=name: check(mod, _name=_name, _when="backward")))
 
+
+
+class _Event:
+    def __init__(self, storages: list[int]):
+        self.storages = storages
+
+
+class EmulatedTransfers:
+    """studio.engine.offload's transfer seam on the emulated card (see the module docstring)."""
+
+    def __init__(self, card: EmulatedCard):
+        self.card = card
+        self.waits = 0
+
+    @contextmanager
+    def side(self) -> Iterator[None]:
+        self.card._side, self.card._side_copies = True, []
+        try:
+            yield
+        finally:
+            self.card._side = False
+
+    def record(self) -> _Event:
+        self.card.prefetched += 1
+        return _Event(list(self.card._side_copies))
+
+    def wait(self, event: _Event, tensors: list[torch.Tensor]) -> None:
+        self.waits += 1
+        self.card._in_flight.difference_update(event.storages)
+
+    def finish(self, event: _Event) -> None:
+        self.card._in_flight.difference_update(event.storages)

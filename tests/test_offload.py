@@ -1,5 +1,6 @@
 """Layer-wise offload on an emulated card: at most K decoder layers on the card, exact gradients, and the whole
-model never placed there (forward and backward, with and without gradient checkpointing, full and LoRA)."""
+model never placed there (forward and backward, with and without gradient checkpointing, full and LoRA, with and
+without the side-stream prefetch that a CUDA card runs, here through the emulated card's transfer seam)."""
 from __future__ import annotations
 
 import copy
@@ -53,9 +54,10 @@ def _grads(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
+@pytest.mark.parametrize("prefetch", [False, True], ids=["sync", "prefetch"])
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 @pytest.mark.parametrize("checkpointing", [True, False], ids=["ckpt", "no-ckpt"])
-def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, lora):
+def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, lora, prefetch):
     model = _tiny(lora=lora)
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -67,13 +69,17 @@ def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, l
     layers = decoder_layers(model)
     per_layer = _nbytes(layers[0].parameters())
     with EmulatedCard() as card:
-        offloader = LayerwiseOffloader(model, card.device)
+        transfers = card.transfers() if prefetch else None
+        offloader = LayerwiseOffloader(model, card.device, transfers=transfers)
         k = getattr(offloader, "max_resident", 1)
+        assert k == (2 if prefetch else 1)
         card.watch(model, layers)
         outside = card.resident_bytes
         assert outside == total - LAYERS * per_layer  # embeddings, final norm and head live on the card
         loss = _train_pass(model, _batches(), card.device)
         assert card.checks > 0
+        if prefetch:  # the side-stream path ran: copies in flight, each waited for before its layer computed
+            assert card.prefetched >= 2 * (LAYERS - 1) and transfers.waits >= card.prefetched - 2
         # at no moment, forward or backward (recompute included), were more than K layers on the card
         assert card.max_layers_resident <= k
         batch = max(_nbytes([ids]) for ids in _batches())  # the input ids visit the card too

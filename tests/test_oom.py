@@ -1,5 +1,7 @@
 """OOM-adaptive micro-batches keep the maths exact: an out-of-memory error in the middle of backward does not
-count any row twice, and under DeepSpeed the split slices still make exactly one optimizer step per batch."""
+count any row twice, a card that is really full (the emulated card with a capacity) runs out of memory part-way
+through loading a layer and gets that memory back before the redo, and under DeepSpeed the split slices still make
+exactly one optimizer step per batch."""
 from __future__ import annotations
 
 import json
@@ -61,24 +63,32 @@ class _OomInBackward:
             raise torch.OutOfMemoryError("CUDA out of memory (emulated, in the middle of backward)")
 
 
-def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpointing: bool, card=None):
+def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpointing: bool, card=None,
+                      activations: bool = False):
     model = _tiny()
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    notices: list[str] = []
+    notify = notices.append
     if card is not None:
         from studio.engine.offload import LayerwiseOffloader
         from studio.models.loading import decoder_layers
         LayerwiseOffloader(model, card.device)
-        card.watch(model, decoder_layers(model))
+        card.watch(model, decoder_layers(model), activations=activations)
+        card.outside = card.resident_bytes  # embeddings, final norm, head, buffers
+        card.at_notice = []
+
+        def notify(message: str) -> None:  # what the card holds once the recovery is done, before the redo
+            card.at_notice.append((card.layers_resident(), card.resident_bytes))
+            notices.append(message)
     oom = _OomInBackward(model, fail_on)
     grads = _Grads()
-    notices: list[str] = []
     args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8,
                              gradient_accumulation_steps=accumulation, max_steps=1, use_cpu=True, report_to=[],
                              save_strategy="no", disable_tqdm=True, learning_rate=1e-3, max_grad_norm=0,
                              lr_scheduler_type="constant", seed=0, data_seed=0)
     trainer = StudioTrainer(model=model, args=args, train_dataset=_rows(8 * accumulation),
-                            data_collator=pad_collator(id_tokenizer(64)), callbacks=[grads], notify=notices.append)
+                            data_collator=pad_collator(id_tokenizer(64)), callbacks=[grads], notify=notify)
     trainer.train()
     return grads.grads, trainer.splits, notices, oom.calls
 
@@ -107,10 +117,40 @@ def test_oom_in_the_middle_of_backward_with_layerwise_offload(tmp_path):
         torch.testing.assert_close(g, plain[name], atol=1e-5, rtol=0, msg=lambda m, n=name: f"{n}: {m}")
 
 
+def test_a_full_card_runs_out_of_memory_loading_a_layer_and_recovery_gives_it_back(tmp_path):
+    """No injected error: the emulated card has room for a 4-row slice (its weights plus the layers' activations)
+    but not for the 8-row batch, so loading layer 2 in the 8-row forward raises the card's own OOM part-way through
+    that layer's weights. Before the redo the recovery must have sent the half-loaded layer home (the card holds
+    only what lives outside the layers), and the two 4-row slices give the uninterrupted run's gradients."""
+    from studio.engine.offload import LayerwiseOffloader
+    from studio.models.loading import decoder_layers
+    from tests.emulated_card import EmulatedCard
+    plain, _, _, _ = _first_step_grads(tmp_path / "plain", set(), 1, True)
+    length = max(len(r["input_ids"]) for r in _rows(8))  # the collator pads the 8-row batch to its longest row
+    with EmulatedCard() as card:  # calibrate: the card's peak for one 4-row slice
+        model = _tiny()
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        LayerwiseOffloader(model, card.device)
+        card.watch(model, decoder_layers(model), activations=True)
+        ids = torch.randint(0, 64, (4, length))
+        model(input_ids=ids, labels=ids, attention_mask=torch.ones_like(ids)).loss.backward()
+        need = card.peak_bytes
+    row = length * 32 * 4  # one row of one layer's output (hidden 32, fp32)
+    with EmulatedCard(capacity=need + row // 2) as card:
+        grads, splits, notices, _ = _first_step_grads(tmp_path / "oom", set(), 1, True, card=card, activations=True)
+        assert card.ooms == 1 and splits == 2, (card.ooms, splits, notices)
+        assert any("Out of memory with 8 rows" in m for m in notices), notices
+        assert card.at_notice == [(0, card.outside)], (card.at_notice, card.outside)  # the failed attempt's memory is back
+        assert card.max_layers_resident == 1
+    assert grads.keys() == plain.keys()
+    for name, g in grads.items():
+        torch.testing.assert_close(g, plain[name], atol=1e-5, rtol=0, msg=lambda m, n=name: f"{n}: {m}")
+
+
 _DS_SCRIPT = textwrap.dedent("""
     import json, sys
     from deepspeed.runtime.engine import DeepSpeedEngine
-    from studio.config import RunConfig
+    from studio.config.run_config import RunConfig
     from studio.engine import run_training
     steps = []
     real = DeepSpeedEngine._take_model_step

@@ -22,29 +22,69 @@ Where the hooks fire, and why each is needed:
   optimizer step and gradient clipping.
 On CUDA the next layer (forward: i+1, backward: i-1) is prefetched on a side stream, overlapping the copy with
 the current layer's compute; that needs room for two layers, so ``max_resident`` is 2 there and 1 otherwise.
+The streams and events are behind one small seam (``CudaTransfers``; any object with ``side``/``record``/``wait``/
+``finish`` will do), so the prefetch path that a card runs is the one that CI runs: tests/emulated_card.py injects
+transfers that keep a prefetched copy unusable until its event has been waited for.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import partial, wraps
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
 from ..models.loading import decoder_layers
 
 
+class CudaTransfers:
+    """Prefetch copies on a CUDA side stream; the compute stream waits for a copy's event before using it."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.stream = torch.cuda.Stream(device)
+
+    @contextmanager
+    def side(self) -> Iterator[None]:
+        """Copies issued inside run on the side stream, after everything already queued on the compute stream."""
+        self.stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.stream):
+            yield
+
+    def record(self) -> Any:
+        event = torch.cuda.Event()
+        event.record(self.stream)
+        return event
+
+    def wait(self, event: Any, tensors: list[torch.Tensor]) -> None:
+        """The compute stream waits for the copy; the copies' memory now belongs to the compute stream too."""
+        current = torch.cuda.current_stream(self.device)
+        current.wait_event(event)
+        for t in tensors:
+            t.record_stream(current)
+
+    def finish(self, event: Any) -> None:
+        event.synchronize()
+
+
 class LayerwiseOffloader:
-    """Keeps decoder layers in host RAM; installs the hooks that bring each to ``device`` when it computes."""
+    """Keeps decoder layers in host RAM; installs the hooks that bring each to ``device`` when it computes.
+
+    ``transfers`` turns on prefetching (default: ``CudaTransfers`` on a CUDA device, none elsewhere).
+    """
 
     def __init__(self, model: Any, device: torch.device | str, offload_device: str = "cpu",
-                 max_resident: int | None = None):
+                 max_resident: int | None = None, transfers: Any = None):
         self.device = torch.device(device)
         if self.device.type == "cuda" and self.device.index is None and torch.cuda.is_available():
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.home = torch.device(offload_device)
         self.layers = decoder_layers(model)
         self._cuda = self.device.type == "cuda" and torch.cuda.is_available()
-        self.prefetch = self._cuda
+        if transfers is None and self._cuda:
+            transfers = CudaTransfers(self.device)
+        self._transfers = transfers
+        self.prefetch = transfers is not None
         self.max_resident = max(max_resident or (2 if self.prefetch else 1), 2 if self.prefetch else 1)
         self.moves_in = 0
         self.moves_out = 0
@@ -52,8 +92,7 @@ class LayerwiseOffloader:
         self._on_card: dict[int, tuple[int, torch.nn.Parameter]] = {}  # card storage -> (layer, parameter)
         self._host: dict[torch.nn.Parameter, torch.Tensor] = {}
         self._host_grad: dict[torch.nn.Parameter, torch.Tensor] = {}
-        self._ready: dict[int, Any] = {}  # layer -> CUDA event of its prefetch copy
-        self._stream = torch.cuda.Stream(self.device) if self._cuda else None
+        self._ready: dict[int, Any] = {}  # layer -> event of its prefetch copy
         self._graph_task = -2
         self._handles: list[Any] = []
         self._model = model
@@ -120,9 +159,7 @@ class LayerwiseOffloader:
             self._resident.append(i)
             event = self._ready.pop(i, None)
             if event is not None:
-                torch.cuda.current_stream(self.device).wait_event(event)
-                for p in self.layers[i].parameters():
-                    p.data.record_stream(torch.cuda.current_stream(self.device))
+                self._transfers.wait(event, [p.data for p in self.layers[i].parameters()])
         else:
             self._load(i, keep=i)
         j = i + direction
@@ -141,15 +178,11 @@ class LayerwiseOffloader:
                 self._host_grad[p] = p.grad
                 p.grad = None
         if side_stream:
-            assert self._stream is not None
-            self._stream.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(self._stream):
+            with self._transfers.side():
                 for p in params:
                     p.data = self._host[p].to(self.device, non_blocking=True)
                     self._on_card[_storage_key(p.data)] = (i, p)
-                event = torch.cuda.Event()
-                event.record(self._stream)
-            self._ready[i] = event
+                self._ready[i] = self._transfers.record()
         else:
             for p in params:
                 p.data = self._host[p].to(self.device, non_blocking=self._cuda)
@@ -158,7 +191,7 @@ class LayerwiseOffloader:
     def _send_home(self, i: int) -> None:
         event = self._ready.pop(i, None)
         if event is not None:  # a prefetch nobody used: let the copy finish before its memory is reused
-            event.synchronize()
+            self._transfers.finish(event)
         for p in self.layers[i].parameters():
             self._on_card.pop(_storage_key(p.data), None)
             grad = p.grad

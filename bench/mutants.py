@@ -1,0 +1,168 @@
+"""Mutation check for the code that exists for a card or for a fault (layer-wise offload, OOM recovery).
+
+    python bench/mutants.py            # every mutant; exit 1 if one survives (or the unmutated tests are red)
+    python bench/mutants.py --list     # names and the tests that guard each
+    python bench/mutants.py NAME ...   # only these
+
+A passing test of offload or OOM recovery is evidence only if breaking the code makes it fail (docs: DESIGN.md,
+"Mutants"). Each mutant is one named source edit. The repository is copied once into a temporary folder
+(studio/, tests/, presets/, pytest.ini: the files under test are never edited where they live, since others may be
+running them); each edit is applied there on its own, the tests that guard it run with ``-x`` (the first failure is
+enough), and the file is restored before the next. The unmutated copy runs the same tests first: a red baseline
+would make every mutant look caught. An edit whose text is no longer in the source is an error, not a pass.
+tests/test_mutants.py runs this in CI.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COPY = ["studio", "tests", "presets", "pytest.ini"]
+OFFLOAD = "studio/engine/offload.py"
+TRAINER = "studio/engine/studio_trainer.py"
+_EXACT = "tests/test_offload.py::test_offloaded_forward_backward_is_exact_and_keeps_k_layers"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    what: str
+
+
+MUTANTS = [
+    Mutant("recover_from_oom_noop", TRAINER,
+           "            offloader.send_all_home()\n", "            pass\n",
+           ("tests/test_oom.py::test_a_full_card_runs_out_of_memory_loading_a_layer_and_recovery_gives_it_back",),
+           "StudioTrainer._recover_from_oom does nothing"),
+    Mutant("no_submodule_prehooks", OFFLOAD,
+           "            for sub in layer.modules():\n                if sub is not layer and",
+           "            for sub in []:\n                if sub is not layer and",
+           ("tests/test_offload.py", "tests/test_oom.py"),
+           "the per-submodule forward pre-hooks are not installed"),
+    Mutant("prefetch_branch_raises", OFFLOAD,
+           "        if side_stream:\n", "        if side_stream:\n            raise RuntimeError('mutant')\n",
+           (f"{_EXACT}[ckpt-full-prefetch]",),
+           "the side-stream (CUDA prefetch) branch of _load raises"),
+    Mutant("no_host_grad_accumulation", OFFLOAD,
+           "                    grad = held.add_(grad)\n", "                    pass\n",
+           (f"{_EXACT}[ckpt-full-sync]",),
+           "a layer's card gradient replaces the host gradient instead of adding to it"),
+    Mutant("no_end_of_backward_send_home", OFFLOAD,
+           "            torch.autograd.Variable._execution_engine.queue_callback(self.send_all_home)\n",
+           "            pass\n",
+           (f"{_EXACT}[ckpt-full-sync]",),
+           "the end-of-backward send_all_home callback is never queued"),
+    Mutant("oom_redo_without_freezing", TRAINER,
+           "_sync_gradients(self.accelerator, boundary and not pending), _frozen(done):",
+           "_sync_gradients(self.accelerator, boundary and not pending), _frozen(frozenset()):",
+           ("tests/test_oom.py::test_oom_in_the_middle_of_backward_leaves_exact_gradients[first-micro-batch-no-ckpt]",),
+           "an OOM-split slice is redone without freezing the parameters that already accumulated it"),
+    Mutant("never_evict", OFFLOAD,
+           "        while len(self._resident) >= self.max_resident:\n", "        while False:\n",
+           (f"{_EXACT}[ckpt-full-sync]",),
+           "no layer is ever sent home to make room"),
+    Mutant("pack_keeps_card_copy", OFFLOAD,
+           '        key = _storage_key(t)\n        found = self._on_card.get(key)\n',
+           '        return t\n        key = _storage_key(t)\n        found = self._on_card.get(key)\n',
+           (f"{_EXACT}[no-ckpt-full-sync]",),
+           "autograd's saved weights keep the card copy alive (pack returns the tensor itself)"),
+]
+
+
+def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("STUDIO_INJECT_OOM_ABOVE", None)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+           "-W", "ignore", "--no-header", "-o", "addopts=", "-m", "not gpu and not integration", *tests]
+    start = time.perf_counter()
+    try:
+        res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, "timed out", time.perf_counter() - start
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    return res.returncode == 0, lines[-1] if lines else res.stderr[-300:], time.perf_counter() - start
+
+
+def _copy_tree(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    for name in COPY:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=ignore)
+        else:
+            shutil.copy2(src, dest / name)
+
+
+def run(mutants: list[Mutant], timeout: float = 300) -> int:
+    """Apply each mutant to a copy, run its tests; print the table; 0 when every mutant is caught."""
+    with tempfile.TemporaryDirectory(prefix="studio-mutants-") as tmp:
+        tree = Path(tmp)
+        _copy_tree(tree)
+        for m in mutants:  # every edit must still apply: a stale one would "survive" for the wrong reason
+            count = (tree / m.path).read_text(encoding="utf-8").count(m.old)
+            if count != 1:
+                print(f"ERROR: mutant {m.name}: its text occurs {count} times in {m.path} (expected once); "
+                      "update bench/mutants.py", file=sys.stderr)
+                return 2
+        guard = sorted({t for m in mutants for t in m.tests})
+        ok, last, secs = _pytest(tree, guard, timeout)
+        print(f"baseline (unmutated, {len(guard)} test ids): {'green' if ok else 'RED'} in {secs:.0f} s: {last}",
+              flush=True)
+        if not ok:
+            print("ERROR: the unmutated tests fail; the mutants would prove nothing", file=sys.stderr)
+            return 2
+        rows = []
+        for m in mutants:
+            path = tree / m.path
+            original = path.read_text(encoding="utf-8")
+            path.write_text(original.replace(m.old, m.new), encoding="utf-8")
+            try:
+                passed, last, secs = _pytest(tree, list(m.tests), timeout)
+            finally:
+                path.write_text(original, encoding="utf-8")
+            verdict = "survived" if passed else "caught"
+            rows.append((m.name, verdict, secs, last))
+            print(f"  {m.name}: {verdict} ({secs:.0f} s)", flush=True)
+    width = max(len(r[0]) for r in rows)
+    print(f"\n| {'mutant'.ljust(width)} | verdict  | s   | last line of the tests |")
+    print(f"|{'-' * (width + 2)}|----------|-----|---|")
+    for name, verdict, secs, last in rows:
+        print(f"| {name.ljust(width)} | {verdict.ljust(8)} | {secs:3.0f} | {last[:90]} |")
+    survivors = [r[0] for r in rows if r[1] == "survived"]
+    print(f"\n{len(rows) - len(survivors)} of {len(rows)} mutants caught" +
+          (f"; SURVIVED: {', '.join(survivors)}" if survivors else ""))
+    return 1 if survivors else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="run only these mutants")
+    ap.add_argument("--list", action="store_true", help="print the mutants and their tests")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per pytest run")
+    args = ap.parse_args(argv)
+    by_name = {m.name: m for m in MUTANTS}
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        ap.error(f"unknown mutant(s) {', '.join(unknown)}; choose from {', '.join(by_name)}")
+    chosen = [by_name[n] for n in args.names] if args.names else MUTANTS
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.what} ({m.path})\n    " + "\n    ".join(m.tests))
+        return 0
+    return run(chosen, args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

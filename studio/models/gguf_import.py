@@ -199,6 +199,9 @@ class _Walk:
             nbytes = _tensor_bytes(shape, gtype)
             if nbytes is None:
                 raise self.refuse(f"the tensor '{name}' has ggml type {gtype}, which this gguf package does not know")
+            if nbytes < 0:
+                raise self.refuse(f"the tensor '{name}' {list(shape)} does not split into blocks of its ggml type "
+                                  f"{gtype}")
             end = data_start + offset + nbytes
             if offset % align or end > self.size:
                 raise self.refuse(f"the tensor '{name}' {list(shape)} needs bytes up to {end:,}, but the file holds "
@@ -216,7 +219,7 @@ def _tensor_bytes(shape: tuple[int, ...], gtype: int) -> int | None:
     for d in shape:
         n *= d
     if shape and shape[0] % block:
-        return None
+        return -1
     return n // block * type_size
 
 

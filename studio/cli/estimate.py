@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from ..config.vocabulary import accepted_optimizers
 from ..errors import StudioError
 from ..memory.estimator import (DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, estimate_for_config,
                      host_ram_gb, load_card)
@@ -38,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len", type=int, metavar="N", help="tokens per example, cutoff_len (default: 1024)")
     parser.add_argument("--batch", type=int, metavar="N", help="per-device batch size (default: 1)")
     parser.add_argument("--grad-ckpt", action="store_true", default=None, help="gradient checkpointing on")
-    parser.add_argument("--optim", choices=["adamw", "adamw_8bit"], help="optimizer (default: adamw)")
+    parser.add_argument("--optim", choices=accepted_optimizers(), metavar="NAME",
+                        help="optimizer: any name a run config accepts, e.g. adamw (= adamw_torch), adamw_8bit, "
+                             "paged_adamw_32bit, lion_8bit, adafactor, sgd (default: adamw)")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                         help="cuda: GPU peak (default); cpu: peak RAM of a CPU run")
     parser.add_argument("--json", action="store_true", help="print the estimate as JSON")
@@ -85,7 +88,7 @@ def _from_config(args: argparse.Namespace) -> Estimate:
         if getattr(args, flag) is not None:
             overrides[key] = getattr(args, flag)
     if args.optim:
-        overrides["optim"] = "adamw_torch" if args.optim == "adamw" else args.optim
+        overrides["optim"] = args.optim   # RunConfig resolves the studio's aliases (adamw -> adamw_torch)
     cfg = RunConfig.load(args.config)
     if overrides:
         cfg = cfg.replace(**overrides)

@@ -5,14 +5,12 @@ Separate from the fields (studio/config/run_config.py) because it is the one pla
 """
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import fields
 from typing import Any
 
-from .lf_keys import LR_SCHEDULERS, OPTIMIZERS
-
-DEEPSPEED_SHORTCUTS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
+from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, deepspeed_choices, is_optimizer, optimizer_problem,
+                         scheduler_problem)
 
 
 def problems(cfg: Any) -> list[str]:
@@ -27,13 +25,9 @@ def problems(cfg: Any) -> list[str]:
         p.append(f"template '{cfg.template}' is not known here: {template_fix(cfg.template)} "
                  "(LLaMA-Factory's names render as there; its others use the model's own chat template)")
     if cfg.lr_scheduler_type not in LR_SCHEDULERS:
-        close = difflib.get_close_matches(cfg.lr_scheduler_type, LR_SCHEDULERS, n=1)
-        p.append(f"lr_scheduler_type '{cfg.lr_scheduler_type}' is not a transformers scheduler"
-                 + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(LR_SCHEDULERS)}"))
-    if cfg.optim not in OPTIMIZERS:
-        close = difflib.get_close_matches(cfg.optim, OPTIMIZERS, n=1)
-        p.append(f"optim '{cfg.optim}' is not a transformers optimizer"
-                 + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(OPTIMIZERS)}"))
+        p.append(scheduler_problem(cfg.lr_scheduler_type))
+    if not is_optimizer(cfg.optim):
+        p.append(optimizer_problem(cfg.optim))
     if (cfg.use_dora or cfg.pissa_init or cfg.use_rslora or cfg.loraplus_lr_ratio) and \
             cfg.finetuning_type != "lora":
         p.append("use_dora / use_rslora / pissa_init / loraplus_lr_ratio need finetuning_type: lora")
@@ -65,7 +59,7 @@ def problems(cfg: Any) -> list[str]:
     if cfg.bf16 and cfg.fp16:
         p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
     if cfg.deepspeed and cfg.deepspeed not in DEEPSPEED_SHORTCUTS and not str(cfg.deepspeed).endswith(".json"):
-        p.append(f"deepspeed must be one of {', '.join(DEEPSPEED_SHORTCUTS)} or a .json path (got '{cfg.deepspeed}')")
+        p.append(f"deepspeed must be one of {deepspeed_choices()} (got '{cfg.deepspeed}')")
     if cfg.deepspeed and cfg.layerwise_offload:
         p.append("layerwise_offload and deepspeed both move weights: choose one")
     if cfg.layerwise_offload and cfg.quantization_bit:
@@ -77,7 +71,7 @@ def problems(cfg: Any) -> list[str]:
     if cfg.nproc > 1 and not cfg.deepspeed:
         p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
     if "8bit" in cfg.optim and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append("optim adamw_8bit cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
+        p.append(f"optim {cfg.optim} cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
     p += _ranges(cfg, p)
     return p
 

@@ -17,20 +17,8 @@ from typing import Any
 
 from ..workspace import PRESETS_DIR
 
-# transformers 5.24's SchedulerType and OptimizerNames values (tests/test_llamafactory_config.py checks they
-# still equal the installed library's, so the list cannot silently fall behind); listed here so loading a
-# config does not import transformers (the UI process stays light).
-LR_SCHEDULERS = ["linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
-                 "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr",
-                 "warmup_stable_decay", "greedy"]
-OPTIMIZERS = ["adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
-              "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad",
-              "adamw_bnb_8bit", "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit",
-              "paged_adamw_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit", "paged_lion_8bit",
-              "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit", "galore_adamw", "galore_adamw_8bit",
-              "galore_adafactor", "galore_adamw_layerwise", "galore_adamw_8bit_layerwise",
-              "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw", "schedule_free_radam",
-              "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw", "apollo_adamw_layerwise", "stable_adamw"]
+# the optimizer and scheduler names live in studio/config/vocabulary.py; re-exported for older imports
+from .vocabulary import LR_SCHEDULERS, OPTIMIZERS  # noqa: E402,F401
 
 # key -> why it changes nothing here (said once per run in the log)
 NO_EFFECT: dict[str, str] = {

@@ -21,7 +21,8 @@ import yaml
 
 from .checks import DEEPSPEED_SHORTCUTS, problems
 from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
-from .lf_keys import LR_SCHEDULERS, translate_llamafactory
+from .lf_keys import translate_llamafactory
+from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, canonical_optimizer, deepspeed_choices
 from ..errors import ConfigError
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
@@ -132,12 +133,12 @@ class RunConfig:
         "auto", "auto: bf16 where the card supports it, else fp16 on GPU, fp32 on CPU", "memory")
     gradient_checkpointing: bool = _f(True, "Recompute activations in backward: less memory, ~30% slower "
                                             "(on by default, as in LLaMA-Factory)", "memory")
-    optim: str = _f("adamw_torch", "Optimizer (any transformers name); adamw_8bit stores its states in 8 bits "
-                                   "(bitsandbytes)", "memory")
+    optim: str = _f("adamw_torch", "Optimizer (any transformers name, or "
+                    + ", ".join(f"{a} for {n}" for a, n in OPTIMIZER_ALIASES.items())
+                    + "); adamw_8bit stores its states in 8 bits (bitsandbytes)", "memory")
     pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
                                 "precision); small learning rates may then change nothing", "memory")
-    deepspeed: str | None = _f(None, "DeepSpeed config: none, z2, z2-offload, z3, z3-offload, z3-nvme or a JSON "
-                                     "path", "memory")
+    deepspeed: str | None = _f(None, "DeepSpeed config: " + deepspeed_choices(), "memory")
     offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
                                              "DeepSpeed swaps weights and optimizer states; needs libaio", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
@@ -159,6 +160,11 @@ class RunConfig:
     ddp_timeout: int = _f(1800, "Seconds a process waits for the others in one exchange before the run fails "
                                 "(a stalled node ends the run instead of hanging it)", "memory",
                                 range=(10, 1_000_000_000))
+
+    def __post_init__(self) -> None:
+        # a studio alias (adamw) is stored as the transformers name the engine hands to TrainingArguments
+        if isinstance(self.optim, str):
+            self.optim = canonical_optimizer(self.optim)
 
     # ---------------------------------------------------------------- API
     @classmethod

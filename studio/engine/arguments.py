@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..config.vocabulary import DEEPSPEED_FILES, deepspeed_choices
 from ..errors import StudioError
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
 from ..workspace import PRESETS_DIR
 
 PRESETS = PRESETS_DIR
-DS_FILES = {"z2": "ds_z2.json", "z2-offload": "ds_z2_offload.json", "z3": "ds_z3.json",
-            "z3-offload": "ds_z3_offload.json", "z3-nvme": "ds_z3_nvme.json"}
+DS_FILES = DEEPSPEED_FILES   # shortcut -> preset file; studio/config/vocabulary.py owns the names
 
 
 def deepspeed_config(spec: str | None) -> dict | None:
@@ -27,7 +27,7 @@ def deepspeed_config(spec: str | None) -> dict | None:
     from ..config.lf_keys import resolve_deepspeed_path
     path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
     if not path.is_file():
-        raise StudioError(f"DeepSpeed config '{spec}' not found", "use z2, z2-offload, z3, z3-offload or a JSON path")
+        raise StudioError(f"DeepSpeed config '{spec}' not found", f"use one of {deepspeed_choices()}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as exc:

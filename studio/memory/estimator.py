@@ -12,7 +12,8 @@ needed, works offline):
 * weights: QLoRA keeps linear layers in 4/8 bits and, through peft's ``prepare_model_for_kbit_training``,
   casts the rest (embeddings, head, norms) to fp32.
 * gradients and optimizer states of the trainable parameters: AdamW holds 2 states in the
-  parameter's dtype, adamw_8bit 2 bytes, LoRA adapters are fp32 (peft's autocast_adapter_dtype).
+  parameter's dtype, adamw_8bit 2 bytes, LoRA adapters are fp32 (peft's autocast_adapter_dtype); every other
+  optimizer RunConfig accepts (paged, Lion, factored, SGD ...): ``optimizer_state_bytes`` in studio/config/vocabulary.py.
   DeepSpeed keeps fp32 master weights + fp32 Adam states whatever the model dtype, and moves
   them to host RAM with the *-offload plans (16-18 bytes/param, DeepSpeed's own estimator).
 * activations per token and layer, derived from what autograd saves in the HF Llama block with
@@ -36,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, TORCH_ADAMW, accepted_optimizers, canonical_optimizer,
+                                 is_optimizer, optimizer_problem, optimizer_state_bytes, short_optimizer)
 from ..errors import StudioError
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
 
@@ -44,8 +47,8 @@ __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf
 
 GB = 1024 ** 3
 METHODS = ("full", "freeze", "lora", "qlora")
-DEEPSPEED_PLANS = ("none", "z2", "z2-offload", "z3", "z3-offload", "z3-nvme")
-OPTIMS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+DEEPSPEED_PLANS = DEEPSPEED_SHORTCUTS          # studio/config/vocabulary.py owns the names
+OPTIMS = tuple(accepted_optimizers())        # every name RunConfig accepts, aliases included
 PRECISIONS = ("auto", "bf16", "fp16", "fp32", "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
 # GPU-side constants are typical values (CUDA 12, Hopper/Ada), not measured by this project yet.
@@ -142,7 +145,9 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     """
     _check_choice("method", method, METHODS)
     _check_choice("deepspeed", deepspeed or "none", DEEPSPEED_PLANS)
-    _check_choice("optim", optim, OPTIMS)
+    if not is_optimizer(optim):
+        raise StudioError(optimizer_problem(optim), "use a transformers optimizer name such as adamw_torch, "
+                          "adamw_8bit or adafactor (RunConfig accepts the same names)")
     _check_choice("precision", precision, PRECISIONS)
     _check_choice("device", device, ("cuda", "cpu"))
     if method == "qlora" and not quant_bits:
@@ -159,7 +164,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     b = 4 if precision == "fp32" else 2          # bytes of frozen weights and of activations
     mixed = precision in ("bf16", "fp16")        # autocast over fp32 master weights
     plan = dict(method="qlora" if quant_bits else method, quant_bits=quant_bits, deepspeed=ds, seq_len=seq_len,
-                batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=optim, precision=precision,
+                batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=short_optimizer(optim), precision=precision,
                 lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
                 layerwise_offload=layerwise_offload and ds == "none", device=device, ram_gb=ram_gb)
     grad_ckpt = plan["grad_ckpt"]
@@ -193,17 +198,18 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     # autocast casts each fp32 trained weight to 16 bits once per forward and autograd keeps the copy for backward
     cast_copies = trainable * 2 if mixed and not adapter and ds == "none" else 0.0
     grads = trainable * tb
-    opt_bytes = {"adamw": 2 * tb, "adamw_8bit": 2.0, "sgd": 0.0, "adafactor": 0.1 * tb}[optim]
+    opt_bytes = optimizer_state_bytes(optim, tb)   # 32-bit, 8-bit, paged, factored, SGD: see the vocabulary
+    torch_adamw = canonical_optimizer(optim) in TORCH_ADAMW
     optimizer = trainable * opt_bytes
     # On CUDA the engine picks torch's fused AdamW (studio/engine/run.py _optimizer), which updates in place; with
     # layer-wise offload it runs the multi-tensor (foreach) AdamW: one state-sized temporary for all params in
     # step(). On CPU it loops per tensor, so two temporaries of the largest trainable tensor.
     if device == "cuda":
-        step_temp = trainable * tb if optim == "adamw" and layerwise_offload and deepspeed in (None, "none") else 0.0
+        step_temp = trainable * tb if torch_adamw and layerwise_offload and deepspeed in (None, "none") else 0.0
     else:
         largest_t = max(card.embed_params, h * card.intermediate_size) if method == "full" and not adapter else (
             h * card.intermediate_size if method == "freeze" else 0)
-        step_temp = 2 * tb * largest_t if optim == "adamw" else 0.0
+        step_temp = 2 * tb * largest_t if torch_adamw else 0.0
 
     # --- activations (bytes per token and layer, see module docstring)
     i, q, kv = card.intermediate_size, card.q_dim, card.kv_dim
@@ -340,10 +346,9 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
         except StudioError:   # pure_bf16 with fp16: validate() reports it; estimate what the rest asks for
             plan = precision_plan(caps, cfg.replace(pure_bf16=False))
     precision = plan.estimator_precision
-    optim = {"adamw_torch": "adamw", "paged_adamw_8bit": "adamw_8bit"}.get(cfg.optim, cfg.optim)
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
                    seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,
-                   grad_ckpt=cfg.gradient_checkpointing, optim=optim, precision=precision,
+                   grad_ckpt=cfg.gradient_checkpointing, optim=cfg.optim, precision=precision,
                    chunked_loss=bool(getattr(cfg, "selective_logits", False)),
                    lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
                    layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
@@ -352,8 +357,8 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
         settings = detail.get("settings", {})
         if settings.get("per_device_train_batch_size") == 1:   # keep the effective batch the same
             settings["gradient_accumulation_steps"] = cfg.gradient_accumulation_steps * cfg.per_device_train_batch_size
-        if settings.get("optim") == "adamw":
-            settings["optim"] = "adamw_torch"
+        if "optim" in settings:   # the advice speaks the short names; a RunConfig field holds transformers'
+            settings["optim"] = canonical_optimizer(settings["optim"])
     return est
 
 

@@ -80,6 +80,8 @@ def test_offloaded_forward_backward_is_exact_and_keeps_k_layers(checkpointing, l
         assert card.checks > 0
         if prefetch:  # the side-stream path ran: copies in flight, each waited for before its layer computed
             assert card.prefetched >= 2 * (LAYERS - 1) and transfers.waits >= card.prefetched - 2
+        # each layer visits once in forward and at most once in backward (a recompute prefetching i+1 would not)
+        assert offloader.moves_in <= 2 * LAYERS * len(_batches()), offloader.moves_in
         # at no moment, forward or backward (recompute included), were more than K layers on the card
         assert card.max_layers_resident <= k
         batch = max(_nbytes([ids]) for ids in _batches())  # the input ids visit the card too

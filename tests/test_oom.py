@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 import torch
@@ -69,7 +70,7 @@ def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpoint
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     notices: list[str] = []
-    notify = notices.append
+    notify: Any = notices.append
     if card is not None:
         from studio.engine.offload import LayerwiseOffloader
         from studio.models.loading import decoder_layers
@@ -78,9 +79,10 @@ def _first_step_grads(tmp_path, fail_on: set[int], accumulation: int, checkpoint
         card.outside = card.resident_bytes  # embeddings, final norm, head, buffers
         card.at_notice = []
 
-        def notify(message: str) -> None:  # what the card holds once the recovery is done, before the redo
+        def at_notice(message: str) -> None:  # what the card holds once the recovery is done, before the redo
             card.at_notice.append((card.layers_resident(), card.resident_bytes))
             notices.append(message)
+        notify = at_notice
     oom = _OomInBackward(model, fail_on)
     grads = _Grads()
     args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8,

@@ -14,12 +14,15 @@ without gradient checkpointing, full and LoRA) and on a real card by tests/test_
 
 Where the hooks fire, and why each is needed:
 * the layer's forward pre-hook (normal forward);
-* a forward pre-hook on every submodule of the layer that owns parameters: transformers 5 checkpoints a layer's
-  ``forward``, not ``__call__`` (transformers/modeling_layers.py), so during the backward recompute the layer's own
-  hooks do not fire, but its submodules are still called through ``__call__``;
-* the layer's backward pre-hook: without checkpointing, the layer's saved weights are needed again in backward;
-  it also queues one end-of-backward callback that sends every layer (and its gradient) home before the
-  optimizer step and gradient clipping.
+* the layer's backward pre-hook: it fires when the gradient reaches the layer's output, before a gradient
+  checkpoint recomputes the layer (transformers >= 5.2x checkpoints ``forward`` inside ``__call__``, so the
+  recompute itself fires no hook of the layer), and without checkpointing the layer's saved weights are needed
+  again in backward; it also queues one end-of-backward callback that sends every layer (and its gradient) home
+  before the optimizer step and gradient clipping.
+There were also forward pre-hooks on every submodule, meant for the recompute; they never changed a placement
+(the backward pre-hook has loaded the layer by then, whether transformers checkpoints the layer's ``forward``
+(5.24) or its ``__call__`` (5.17)), and removing them left every offload and OOM test green on both, so they are
+gone.
 On CUDA the next layer (forward: i+1, backward: i-1) is prefetched on a side stream, overlapping the copy with
 the current layer's compute; that needs room for two layers, so ``max_resident`` is 2 there and 1 otherwise.
 The streams and events are behind one small seam (``CudaTransfers``; any object with ``side``/``record``/``wait``/
@@ -113,9 +116,6 @@ class LayerwiseOffloader:
             layer.forward = _keep_weights_out_of_saved(layer.forward, self)
             self._handles.append(layer.register_forward_pre_hook(partial(self._on_forward, i)))
             self._handles.append(layer.register_full_backward_pre_hook(partial(self._on_backward, i)))
-            for sub in layer.modules():
-                if sub is not layer and any(True for _ in sub.parameters(recurse=False)):
-                    self._handles.append(sub.register_forward_pre_hook(partial(self._on_inner, i)))
         self._handles.append(model.register_forward_hook(self._after_model_forward))
         # Trainer and accelerate decide whether to move the whole model from hf_device_map (not from
         # is_parallelizable); a map with the layers on the CPU makes both leave placement to us.
@@ -136,10 +136,6 @@ class LayerwiseOffloader:
     # --- hooks ---------------------------------------------------------------------
     def _on_forward(self, i: int, module: Any, args: Any) -> None:
         self._ensure(i, +1)
-
-    def _on_inner(self, i: int, module: Any, args: Any) -> None:
-        if not self._resident or self._resident[-1] != i or i in self._ready:
-            self._ensure(i, -1 if _in_backward() else +1)
 
     def _on_backward(self, i: int, module: Any, grad_output: Any) -> None:
         task = torch._C._current_graph_task_id()
@@ -271,6 +267,3 @@ def _storage_key(t: torch.Tensor) -> int:
 def _inside(name: str, prefixes: Any) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
-
-def _in_backward() -> bool:
-    return torch._C._current_graph_task_id() != -1

@@ -297,3 +297,41 @@ def learning_problems(cfg: RunConfig, n_rows: int | None = None) -> list[Reason]
 
 __all__ = ["BUDGETS", "Hardware", "Reason", "detect_hardware", "estimate_seconds", "fit_estimate",
            "learning_problems", "model_facts", "offload_disk_problem", "suggest_settings"]
+
+
+# ---------------------------------------------------------------- one place for defaults (issue 25 finding 5)
+def guess_task(rows: list[dict[str, Any]]) -> str:
+    """chat when rows carry history, sentiment when the answers are a few labels, else instruction."""
+    answers: set[str] = set()
+    for row in rows[:200]:
+        if row.get("history") or row.get("messages") or row.get("conversations"):
+            return "chat"
+        answers.add(str(row.get("output", "")))
+    return "sentiment" if 0 < len(answers) <= 10 else "instruction"
+
+
+def explicit_keys(data: dict[str, Any]) -> set[str]:
+    """The RunConfig fields a YAML dict (LLaMA-Factory keys too) or ``--set`` pairs name."""
+    from .config.lf_keys import translate_llamafactory
+    translated, _, _ = translate_llamafactory(dict(data))
+    return set(data) | set(translated)
+
+
+def fill_unset(cfg: RunConfig, explicit: set[str], hardware: Hardware | None = None,
+               budget: str = "balanced") -> tuple[RunConfig, list[Reason]]:
+    """``cfg`` with every field the user did not set taking the value the Settings page derives for this
+    model, data and machine (``suggest_settings``), so a YAML file or the CLI trains the same plan as the page.
+
+    Returns (config, the reasons for the derived values). A field the user set keeps its value.
+
+    Raises:
+        StudioError: the data cannot be read (the same error training would give).
+    """
+    from .data.dataset import load_rows
+    rows = load_rows(cfg.dataset, cfg.dataset_dir)
+    hw = hardware or detect_hardware(Path(cfg.output_dir or ".").parent)
+    changes, reasons = suggest_settings(cfg.model_name_or_path, len(rows), guess_task(rows), hw, budget)
+    keep = {k: v for k, v in changes.items() if k not in explicit and getattr(cfg, k, None) != v}
+    if not keep:
+        return cfg, []
+    return cfg.replace(**keep), [r for r in reasons if r.field in keep]

@@ -33,6 +33,9 @@ def main(args: argparse.Namespace) -> int:
         overrides.append(f"nproc={args.nproc}")
     cfg = RunConfig.load(args.config, overrides)
     cfg.check()
+    if not args.resume:  # a resumed run keeps the plan it started with
+        cfg = _derive_unset(cfg, args.config, overrides, quiet=args.quiet or "LOCAL_RANK" in os.environ)
+        cfg.check()
     if "LOCAL_RANK" not in os.environ:  # once, before any worker starts (torchrun's workers see it done)
         guard_output_dir(cfg, args.config, args.resume)
     if cfg.deepspeed == "z3-nvme" and "LOCAL_RANK" not in os.environ:  # before any process starts
@@ -63,6 +66,25 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps({k: summary[k] for k in ("state", "step", "total_steps", "final_loss", "train_seconds")
                           if k in summary}))
     return EXIT.get(summary["state"], 1)
+
+
+def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) -> RunConfig:
+    """Fields neither the file nor --set names take the page's derived plan (studio.autoconfig owns it), so a
+    config that names only the data trains a model that learns and keeps held-out rows; each is printed."""
+    from ..autoconfig import explicit_keys, fill_unset
+    from ..config.yaml_io import load_yaml_dict, parse_overrides
+    data = load_yaml_dict(path)
+    data.update(parse_overrides(overrides))
+    try:
+        cfg, reasons = fill_unset(cfg, explicit_keys(data))
+    except StudioError:
+        return cfg  # unreadable data: training reports it in its own words
+    if reasons and not quiet:
+        print("Derived for this model, data and machine (set a key in the config or with --set to choose it "
+              "yourself):", file=sys.stderr)
+        for r in reasons:
+            print(f"  {r.field}: {r.text}", file=sys.stderr)
+    return cfg
 
 
 def _studio_names(run: RunDir) -> set[str]:
@@ -152,7 +174,6 @@ def _stop(follower: tuple | None) -> None:
 def _print_progress_from_events(cfg: RunConfig) -> tuple:
     """Print each progress event as one line, by tailing the run's event log from a thread."""
     import threading
-    import time
     from ..runs.run_dir import RunDir
     run = RunDir(cfg.output_dir)
     start = len(run.events())

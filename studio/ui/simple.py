@@ -104,20 +104,19 @@ def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, so
 
 
 def _guess_task(path: Path) -> str:
-    """For datasets converted by the CLI: chat when rows carry history, else sentiment when answers are few."""
-    answers: set[str] = set()
+    """For datasets converted by the CLI: the rule is autoconfig's (``guess_task``), over the first 200 rows."""
+    from ..autoconfig import guess_task
+    rows = []
     try:
         with path.open(encoding="utf-8") as fh:
             for i, line in enumerate(fh):
                 if i >= 200:
                     break
                 row = json.loads(line)
-                if row.get("history") or row.get("messages"):
-                    return "chat"
-                answers.add(str(row.get("output", "")))
+                rows.append(row if isinstance(row, dict) else {})
     except (OSError, ValueError):
         return "instruction"
-    return "sentiment" if 0 < len(answers) <= 10 else "instruction"
+    return guess_task(rows)
 
 
 def datasets(ctx: AppContext) -> list[dict[str, Any]]:

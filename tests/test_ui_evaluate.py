@@ -115,3 +115,29 @@ def test_export_zip_zips_only_an_export_folder(tmp_path: Path) -> None:
     import zipfile
     with zipfile.ZipFile(tab.export_zip(str(exports / "mine"), exports)) as zf:
         assert zf.namelist() and all(n.startswith("mine/") for n in zf.namelist())
+
+
+def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: Path) -> None:
+    """Issue 28 finding 7: a page opened earlier kept the oldest run selected while newer ones existed."""
+    import json as _json
+    from studio.config.run_config import RunConfig
+    from studio.runs.run_dir import RunDir
+
+    def finished(name: str, ended: float) -> str:
+        run = RunDir(tmp_path / "runs" / name).ensure()
+        RunConfig(dataset="d.jsonl", output_dir=str(run.path)).save(run.config)
+        run.write_status("finished", ended=ended)
+        run.model.mkdir()
+        (run.model / "config.json").write_text(_json.dumps({"model_type": "llama"}))
+        (run.model / "model.safetensors").write_bytes(b"")
+        return str(run.path)
+
+    old = finished("old", 1000.0)
+    assert [v for _, v in tab.inference.finished_runs(tmp_path / "runs")] == [old]
+    update, listed = tab.refresh_runs_and_listed(tmp_path / "runs", old, None)
+    assert update["value"] == old and listed == [old]
+    newer = finished("newer", 2000.0)
+    update, listed = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed)
+    assert update["value"] == newer and listed == [newer, old]  # most recently finished first, and chosen
+    update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed)
+    assert update["value"] == old  # the user's own later choice stays

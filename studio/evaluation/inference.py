@@ -172,15 +172,16 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
 
 # ------------------------------------------------------------------ runs
 def finished_runs(runs_root: str | Path) -> list[tuple[str, str]]:
-    """(label, path) of runs with a final model, newest first, for a dropdown."""
+    """(label, path) of runs with a final model, most recently finished first, for a dropdown."""
     out = []
     for run in list_runs(runs_root):
         status = run.read_status()
         if status.get("state") == "finished" and run.final_model() is not None:
-            when = time.strftime("%m-%d %H:%M", time.localtime(status.get("ended") or run.config.stat().st_mtime))
+            ended = status.get("ended") or run.config.stat().st_mtime
+            when = time.strftime("%m-%d %H:%M", time.localtime(ended))
             kind = "LoRA adapter" if run.adapter.is_dir() else "full model"
-            out.append((f"{run.path.name} · {kind} · {when}", str(run.path)))
-    return out
+            out.append((ended, f"{run.path.name} · {kind} · {when}", str(run.path)))
+    return [(label, path) for _, label, path in sorted(out, key=lambda t: t[0], reverse=True)]
 
 
 def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:

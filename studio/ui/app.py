@@ -191,7 +191,8 @@ def build_app(ctx: Any) -> Any:
                 else:
                     evaluate = build_evaluate_tab(ctx)
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
-                        eval_tab.select(evaluate["refresh_runs"], evaluate["run"], evaluate["run"],
+                        eval_tab.select(evaluate["refresh_runs"], [evaluate["run"], evaluate["listed"]],
+                                        [evaluate["run"], evaluate["listed"]],
                                         api_visibility="private")
             with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
                 runs = build_runs_tab(ctx, T)

@@ -45,10 +45,20 @@ def labeler(lang: str) -> Callable[[str], Any]:
 
 
 # ------------------------------------------------------------------ handlers
-def refresh_runs(runs_root: str | Path, current: str | None = None) -> Any:
+def refresh_runs(runs_root: str | Path, current: str | None = None, listed: list[str] | None = None) -> Any:
+    """The finished runs, newest first. The choice stays where it was unless a run finished since the page last
+    listed them (``listed``): then the newest new one is chosen (issue 28 finding 7: a page opened earlier
+    kept the oldest run selected while newer ones existed)."""
     choices = inference.finished_runs(runs_root)
     values = [v for _, v in choices]
-    return gr.update(choices=choices, value=current if current in values else (values[0] if values else None))
+    new = [v for v in values if listed is not None and v not in listed]
+    value = new[0] if new else (current if current in values else (values[0] if values else None))
+    return gr.update(choices=choices, value=value)
+
+
+def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: list[str] | None) -> tuple[Any, list]:
+    update = refresh_runs(runs_root, current, listed)
+    return update, [v for _, v in update["choices"]]
 
 
 def _data_file(source: str, file: str | None, lang: str = "en", limit_mb: float = DATA_MB) -> str | None:
@@ -212,7 +222,9 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     with gr.Row():
         run = gr.Dropdown(choices=runs, value=runs[0][1] if runs else None, label=T("ev.run"), scale=4)
         refresh = gr.Button(T("ev.refresh"), scale=1)
-    refresh.click(lambda cur: refresh_runs(runs_root, cur), inputs=run, outputs=run, api_name="refresh_runs")
+    listed = gr.State([v for _, v in runs])  # the runs this page has shown (server-side)
+    refresh.click(lambda cur, seen: refresh_runs_and_listed(runs_root, cur, seen), inputs=[run, listed],
+                  outputs=[run, listed], api_name="refresh_runs")
 
     with gr.Accordion(T("ev.check"), open=True):
         with gr.Row():
@@ -331,4 +343,5 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     return {"run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,
             "batch_out": batch_out, "export_info": export_info,
-            "refresh_runs": lambda cur=None: refresh_runs(runs_root, cur)}
+            "refresh_runs": lambda cur=None, seen=None: refresh_runs_and_listed(runs_root, cur, seen),
+            "listed": listed}

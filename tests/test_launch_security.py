@@ -172,11 +172,14 @@ def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
         assert "is outside the folders this studio may use" in check_markdown(cfg, ctx)
     hub = resolve_run_paths(RunConfig(model_name_or_path="Qwen/Qwen2.5-0.5B", dataset="d.jsonl"), ctx)
     assert hub.model_name_or_path == "Qwen/Qwen2.5-0.5B"
-    assert hub.output_dir == str(ctx.runs_root / "latest") and hub.dataset_dir == str(ctx.data_root)
-    (ctx.runs_root / "latest").mkdir()
-    (ctx.runs_root / "latest" / "config.yaml").write_text("{}")
+    # issue 28 finding 7: a run is named after its model and data, not 'latest'
+    assert hub.output_dir == str(ctx.runs_root / "Qwen2.5-0.5B-d") and hub.dataset_dir == str(ctx.data_root)
+    (ctx.runs_root / "tiny-demo-d").mkdir()
+    (ctx.runs_root / "tiny-demo-d" / "config.yaml").write_text("{}")
     again = resolve_run_paths(RunConfig(dataset="d.jsonl"), ctx)
-    assert Path(again.output_dir).name.startswith("latest-")  # a used run folder is never reused
+    assert Path(again.output_dir).name.startswith("tiny-demo-d-")  # a used run folder is never reused
+    typed = resolve_run_paths(RunConfig(dataset="d.jsonl", output_dir="runs/my-try"), ctx)
+    assert typed.output_dir == str(ctx.runs_root / "my-try")  # a name the user typed is kept
 
 
 # ---------------------------------------------------------------- issue 14 findings 6, 7

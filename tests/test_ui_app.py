@@ -104,7 +104,8 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
     assert fit.startswith("**Fits**") and check.startswith("✅")
 
     snap = client.predict(*values, api_name="/start")
-    assert snap["busy"] and snap["run"] == str(server.workspace.resolve() / "runs" / "latest")
+    assert snap["busy"] and Path(snap["run"]).parent == server.workspace.resolve() / "runs"
+    assert Path(snap["run"]).name.startswith("tiny-demo-")  # named after its model and data (issue 28 finding 7)
     # a second Start while it runs queues the next run (issue 13: it used to be refused)
     assert client.predict(*values, api_name="/start")["queued"] == 1
     client.predict(api_name="/clear_queue")

@@ -39,6 +39,23 @@ def _local_model(model: str, ctx: AppContext) -> Path | None:
     return None
 
 
+DEFAULT_OUTPUT = "runs/latest"  # RunConfig's default: the page names the run after its model and data instead
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    return re.sub(r"[^\w.-]+", "-", text).strip("-._")[:limit] or "run"
+
+
+def run_name(cfg: RunConfig) -> str:
+    """A run folder name a person recognises: '<model>-<data>' (issue 28 finding 7: every run was 'latest…').
+
+    A used name gets the start time appended by ``resolve_run_paths``.
+    """
+    model = Path(cfg.model_name_or_path.strip().rstrip("/")).name or "model"
+    data = Path((cfg.dataset.split(",")[0] or "data").strip()).stem
+    return f"{_slug(model)}-{_slug(data)}"
+
+
 def estimate_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     """The config the live estimate may read: model folder and DeepSpeed JSON confined first.
 
@@ -88,7 +105,8 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     changes["dataset"] = ",".join(names)
     if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
         changes["deepspeed"] = str(confine(cfg.deepspeed, roots))
-    out = confine(cfg.output_dir or "runs/latest", roots)
+    out = confine(cfg.output_dir if cfg.output_dir and cfg.output_dir != DEFAULT_OUTPUT else
+                  f"runs/{run_name(cfg)}", roots)
     if (out / "config.yaml").exists():  # every Start is a new run; old ones stay for comparison
         out = out.with_name(f"{out.name}-{time.strftime('%Y%m%d-%H%M%S')}")
         n = 2

@@ -189,6 +189,8 @@ UI: dict[str, tuple[str, str]] = {
     "runs.intro": ("Every run in this workspace, from the page or the command line. Tick two or more to compare their "
                    "loss curves and scorecards.", "这个工作区的所有运行（网页或命令行启动的）。勾选两个或更多，对比它们的损失曲线和成绩。"),
     "runs.pick": ("Runs to compare", "要对比的运行"), "runs.refresh": ("Refresh", "刷新"),
+    "runs.new_name": ("New name for the ticked run", "勾选运行的新名称"), "runs.rename": ("Rename", "重命名"),
+    "runs.delete": ("Delete ticked runs", "删除勾选的运行"),
     "runs.plot": ("Loss curves", "损失曲线"),
     "eval.placeholder": ("The Evaluate tab is not installed yet.", "评估页尚未安装。"),
     "group.model": ("Model", "模型"), "group.method": ("Method", "方法"), "group.data": ("Data", "数据"),
@@ -300,6 +302,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "eval_loss": ("eval loss", "验证损失"),
     "started": ("Started run '{name}'.", "已开始运行 '{name}'。"),
     "abort_sent": ("Stop requested: the run saves a checkpoint and stops.", "已请求停止：保存检查点后停止。"),
+    "runs.pick_one": ("Tick exactly one run to rename", "请只勾选一个要重命名的运行"),
+    "runs.pick_one_fix": ("untick the others in 'Runs to compare'", "在“要对比的运行”中取消勾选其他运行"),
+    "runs.renamed": ("Renamed: the run is now **{name}**.", "已重命名：该运行现在名为 **{name}**。"),
+    "runs.deleted": ("Deleted {n} run(s).", "已删除 {n} 个运行。"),
+    "runs.confirm_delete": ("Delete the ticked runs with their models and checkpoints? This cannot be undone.",
+                            "删除勾选的运行及其模型和检查点？此操作无法撤销。"),
     "nothing_running": ("Nothing is running.", "当前没有正在进行的训练。"),
     "settings_stale": ("Your settings were changed in another page since this one was opened, so this change was not "
                        "saved. Fix: reload this page to see the newer settings.",

@@ -14,12 +14,15 @@ from typing import Any
 
 import gradio as gr
 
+from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
+from ..runs.manage import delete_runs, rename_run
 from .auto_eval import ensure_scored
-from .common import fmt_seconds
+from .common import fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
+from .roles import owner_only
 
 
 def _status(path: str) -> dict[str, Any]:
@@ -90,6 +93,10 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     picked = gr.CheckboxGroup(choices=[], label=T("runs.pick"), elem_id="runs-pick")
     with gr.Row():
         refresh_btn = gr.Button(T("runs.refresh"), size="sm")
+        new_name = gr.Textbox(label=T("runs.new_name"), max_lines=1, scale=2, elem_id="runs-new-name")
+        rename_btn = gr.Button(T("runs.rename"), size="sm", elem_id="runs-rename")
+        delete_btn = gr.Button(T("runs.delete"), size="sm", variant="stop", elem_id="runs-delete")
+    manage_info = gr.Markdown(elem_id="runs-manage-info")
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
     cards = gr.Markdown(elem_id="runs-cards")
 
@@ -104,6 +111,25 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_pick(paths: list[str] | None) -> tuple[Any, str]:
         return compare(ctx, paths)
 
+    @ui_errors
+    def on_rename(paths: list[str] | None, name: str) -> str:
+        if len(paths or []) != 1:
+            raise StudioError(msg("runs.pick_one", ctx.lang), msg("runs.pick_one_fix", ctx.lang), code="run_pick")
+        moved = rename_run(ctx.runner, paths[0], name)
+        return msg("runs.renamed", ctx.lang, name=moved.path.name)
+
+    @ui_errors
+    def on_delete(paths: list[str] | None) -> str:
+        if not paths:
+            return msg("runs.pick_some", ctx.lang)
+        return msg("runs.deleted", ctx.lang, n=delete_runs(ctx.runner, paths))
+
     refresh_btn.click(refresh, picked, [table, picked], api_name="runs_refresh")
+    rename_btn.click(owner_only(on_rename), [picked, new_name], manage_info, api_name="rename_run").success(
+        refresh, picked, [table, picked], api_visibility="private")
+    # the browser asks first; a cancelled confirm sends no runs, and nothing is deleted
+    delete_btn.click(owner_only(on_delete), picked, manage_info, api_name="delete_runs",
+                     js=f"(p) => (p && p.length && confirm({json.dumps(msg('runs.confirm_delete', lang))})) ? p : []"
+                     ).success(refresh, picked, [table, picked], api_visibility="private")
     picked.change(on_pick, picked, [plot, cards], api_name="runs_compare", show_progress="hidden")
     return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh}

@@ -28,7 +28,8 @@ from tests.robustness.harness import record
 pytestmark = pytest.mark.integration
 GROUP = "security"
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
-OWNER_ACTIONS = {"start", "abort", "resume", "clear_queue", "export_run", "upload_gguf", "convert"}
+OWNER_ACTIONS = {"start", "abort", "resume", "clear_queue", "export_run", "upload_gguf", "convert", "rename_run",
+                 "delete_runs"}
 CANARY = f"CANARY-{uuid.uuid4().hex}"
 SECRET_ROW = f"SECRET-ROW-{uuid.uuid4().hex}"
 TIMEOUT_S = 60

@@ -209,3 +209,25 @@ def test_a_wait_for_a_load_that_never_ends_is_a_plain_busy_error(tmp_path: Path,
     assert e.value.code == "eval_busy" and "loading" in e.value.what
     release.set()
     first.join(10)
+
+
+def test_every_loader_shares_one_reentrant_load_lock() -> None:
+    """The process-wide load lock lives with the loaders (models/loading.py) and serves inference, compare and
+    quantize alike; reentrant, because a load may nest a load (adapter over base)."""
+    import ast
+    import inspect
+    from studio.evaluation import compare, inference, quantize
+    from studio.models import loading
+    assert inference._load_lock is loading.LOAD_LOCK
+    with loading.LOAD_LOCK:
+        assert loading.LOAD_LOCK.acquire(timeout=1)
+        loading.LOAD_LOCK.release()
+    for module in (loading, compare, quantize):
+        tree = ast.parse(inspect.getsource(module))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "from_pretrained" and getattr(n.func.value, "id", "") in
+                 ("AutoModelForCausalLM", "PeftModel")]
+        guarded = {id(c) for w in ast.walk(tree) if isinstance(w, ast.With)
+                   and any("LOAD_LOCK" in ast.unparse(i.context_expr) for i in w.items)
+                   for c in ast.walk(w) if isinstance(c, ast.Call)}
+        assert calls and all(id(c) in guarded for c in calls), module.__name__

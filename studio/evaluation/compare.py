@@ -73,7 +73,9 @@ def _load_quantized(folder: Path, device: str) -> Any:
                           "export the run with 'Quantize' 4 or 8 first, or pick 4-bit / 8-bit to quantize now",
                           code="eval_quant")
     try:
-        model = AutoModelForCausalLM.from_pretrained(folder, device_map={"": 0 if device == "cuda" else "cpu"})
+        from ..models.loading import LOAD_LOCK
+        with LOAD_LOCK:  # see models/loading.py
+            model = AutoModelForCausalLM.from_pretrained(folder, device_map={"": 0 if device == "cuda" else "cpu"})
     except (OSError, ValueError, ImportError) as exc:
         raise StudioError(f"Could not load the quantized model '{folder.name}'",
                           "check that bitsandbytes is installed and the folder is complete",

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 from ..errors import StudioError
 from ..workspace import confine, safe_name
+from ..models.loading import LOAD_LOCK
 from ..runs.run_dir import RunDir, list_runs
 from . import streaming
 
@@ -64,7 +65,7 @@ class Loaded:
 _cache: "OrderedDict[tuple[str, float], Loaded]" = OrderedDict()
 _cache_lock = threading.Lock()
 _key_locks: dict[tuple[str, float], threading.Lock] = {}  # one per model key, made under _cache_lock
-_load_lock = threading.Lock()  # one from_pretrained at a time in this process (see the module docstring)
+_load_lock = LOAD_LOCK  # one from_pretrained at a time in this process, shared with every other loader
 _imports_lock = threading.Lock()
 _imported = False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -225,6 +226,12 @@ def _device_map(device: str) -> dict[str, Any]:
     return {"": index}
 
 
+# One from_pretrained at a time in this process: while transformers loads a model it swaps module-global
+# functions (torch's init functions, PreTrainedModel.tie_weights) and restores what it saw, so two loads that
+# overlap in threads restore each other's stand-ins (issue 23 finding 6). Reentrant: a load may nest a load.
+LOAD_LOCK = threading.RLock()
+
+
 def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: PrecisionPlan | None = None,
                     dtype: Dtype | None = None) -> Any:
     """``from_pretrained`` with the run's precision plan: weights in its load dtype (or ``dtype``), a 4-bit base
@@ -246,7 +253,8 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
         kwargs["device_map"] = _device_map(device)
     try:
-        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+        with LOAD_LOCK:
+            return AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except OSError as exc:
         raise StudioError(f"Could not load model '{path}'", "check that the folder holds config.json and "
                           "weights, or that the hub id is right and reachable", why=str(exc).splitlines()[0],
@@ -370,14 +378,16 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         # a quantized base is loaded exactly as training loaded it (its plan); a 16-bit one in the serving dtype
         base = _load_causal_lm(base_path, base_cfg, device,
                                dtype=None if base_cfg is not None and base_cfg.quantization_bit else dtype)
-        model = PeftModel.from_pretrained(base, str(p))
+        with LOAD_LOCK:
+            model = PeftModel.from_pretrained(base, str(p))
     elif (p / "config.json").exists():
         _check_config_json(p / "config.json")  # a broken file: a plain message, not transformers' OSError
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device, dtype=dtype)
         if (p / "adapter" / "adapter_config.json").is_file():  # a quantized base + its adapter (quantize.py)
             from peft import PeftModel
-            model = PeftModel.from_pretrained(model, str(p / "adapter"))
+            with LOAD_LOCK:
+                model = PeftModel.from_pretrained(model, str(p / "adapter"))
     else:
         check_model_source(str(p))
         tok = load_tokenizer(str(p))

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -99,3 +101,28 @@ def test_demo_tokenizer_is_built_from_training_rows_only(tmp_path):
     from studio.models.loading import load_tokenizer
     tok = load_tokenizer(str(RunDir(cfg.output_dir).base_model))
     assert len(tok.tokenize(secret)) > 2   # unseen: spelled out from small pieces
+
+
+def test_full_disk_while_building_the_base_ends_failed_and_leaves_no_temp(
+        tmp_path: Path, sample_reviews_jsonl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 finding 8: a full disk before the first step left status.json at 'starting' and base_model.tmp/."""
+    import errno
+    from studio.config.run_config import RunConfig
+    from studio.engine import run_training
+    from studio.models import loading
+    from studio.runs.run_dir import RunDir
+
+    def full(out_dir: Any, *a: Any, **k: Any) -> None:
+        tmp = Path(out_dir).with_name(Path(out_dir).name + ".tmp")
+        tmp.mkdir(parents=True)
+        (tmp / "model.safetensors").write_bytes(b"\0" * 1024)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(loading, "build_tiny_llama", full)
+    out = tmp_path / "runs" / "full"
+    cfg = RunConfig(dataset=str(sample_reviews_jsonl), output_dir=str(out), max_steps=2, finetuning_type="full")
+    with pytest.raises(OSError):
+        run_training(cfg)
+    status = RunDir(out).read_status()
+    assert status["state"] == "failed" and "No space left on device" in status["reason"], status
+    assert not (out / "base_model.tmp").exists()

@@ -165,10 +165,12 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             reason = lost or _plain_reason(exc)
             if is_disk_full(exc):
                 # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
+                # (base_model.tmp: tiny-demo's base, built before the first step; issue 23 finding 8)
                 for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
-                                run.model.with_name("model.tmp")):
+                                run.model.with_name("model.tmp"), run.base_model.with_name("base_model.tmp")):
                     shutil.rmtree(partial, ignore_errors=True)
-                reason = disk_full_reason(exc, "writing a checkpoint or the model") + f"; {DISK_FULL_FIX}"
+                reason = disk_full_reason(exc, "writing the base model, a checkpoint or the model") + \
+                    f"; {DISK_FULL_FIX}"
             try:
                 with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
                     fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())

@@ -147,9 +147,11 @@ def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> No
     values, why = derive(ctx, "tiny-demo", "sentiment", "best", value, forms.config_to_values(RunConfig()))
     cfg = forms.values_to_config(values)
     assert cfg.dataset == value and cfg.num_train_epochs == 20 and cfg.finetuning_type == "full"
-    save_state(ctx, forms.config_to_values(cfg.replace(learning_rate=0.003)), {"task": "sentiment", "budget": "best"})
+    save_state(ctx, forms.config_to_values(cfg.replace(learning_rate=0.003)),
+               {"task": "sentiment", "budget": "best", "gpu_mem": 24})
     again, choices, _ = restore(ctx)
     assert forms.values_to_config(again).learning_rate == 0.003 and choices["budget"] == "best"
+    assert choices["gpu_mem"] == 24.0  # issue 28 finding 3: the card memory planned for survives a reload
     assert RunConfig.load(ctx.workspace / "settings.yaml").dataset == value  # the CLI takes the same file
 
 

@@ -267,8 +267,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 
-    def remember(version: int | None, task_v: str, budget_v: str, *values: Any) -> int | None:
-        saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v}, version)
+    def remember(version: int | None, task_v: str, budget_v: str, gpu_v: float | None, *values: Any) -> int | None:
+        card = gpu_v if isinstance(gpu_v, (int, float)) and math.isfinite(gpu_v) and gpu_v >= 0 else None
+        saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card}, version)
         if saved is None:
             gr.Warning(msg("settings_stale", ctx.lang))
             return version
@@ -276,8 +277,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     # every change of the form is kept for this login (a reload or another browser restores it); a page
     # loaded before the last save does not overwrite it
-    gr.on([c.change for c in comps] + [task.change, budget.change], remember, [loaded, task, budget] + comps,
-          loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    gr.on([c.change for c in comps] + [task.change, budget.change, gpu_mem.change], remember,
+          [loaded, task, budget, gpu_mem] + comps, loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
     def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *values: Any) -> list[Any]:
@@ -318,7 +319,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                    value=model_v), choices["task"], choices["budget"],
                          gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
                          gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
-                         version]
+                         version,
+                         # the card memory planned for (issue 28 finding 3: it went back to 0 on reload)
+                         choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip()]
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -378,7 +381,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
-            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded], "pick_dataset": pick_dataset,
+            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded, gpu_mem], "pick_dataset": pick_dataset,
             "on_short": on_short, "data_pick": data_pick, "task": task}
 
 

@@ -187,3 +187,13 @@ def test_gradio_status_keys_are_translated() -> None:
     t = translations()
     for key in ("common.complete", "common.error"):
         assert t["en"][key] and t["zh"][key] and t["zh"][key] != key
+
+
+def test_train_tab_says_what_start_uses() -> None:
+    """Issue 28 finding 9: the Train tab did not say which model and data Start would use."""
+    from studio.ui.train_tab import start_line
+    line = start_line("/ws/models/gemma3-270m/", "/ws/data/my_reviews.jsonl", "lora", "en")
+    assert "**gemma3-270m**" in line and "**my_reviews**" in line and "(lora)" in line
+    assert "Settings tab" in start_line("tiny-demo", "", "full", "en")
+    assert "gemma3-270m" in start_line("gemma3-270m", "d.jsonl", "lora", "zh") and "训练" in start_line(
+        "gemma3-270m", "d.jsonl", "lora", "zh")

@@ -308,6 +308,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "runs.deleted": ("Deleted {n} run(s).", "已删除 {n} 个运行。"),
     "runs.confirm_delete": ("Delete the ticked runs with their models and checkpoints? This cannot be undone.",
                             "删除勾选的运行及其模型和检查点？此操作无法撤销。"),
+    "train.will": ("**Start** trains **{model}** ({method}) on **{data}**, with the Settings tab's values.",
+                   "**开始** 将用“设置”页的取值，在 **{data}** 上训练 **{model}**（{method}）。"),
+    "train.will_none": ("Pick a model and training data on the Settings tab; **Start** uses them.",
+                        "请在“设置”页选择模型和训练数据；**开始** 会使用它们。"),
     "nothing_running": ("Nothing is running.", "当前没有正在进行的训练。"),
     "settings_stale": ("Your settings were changed in another page since this one was opened, so this change was not "
                        "saved. Fix: reload this page to see the newer settings.",

@@ -169,9 +169,19 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
+def start_line(model: str | None, data: str | None, method: str | None, lang: str) -> str:
+    """'Start trains **model** (method) on **data**': the Settings this tab's Start button will use."""
+    if not (model or "").strip() or not (data or "").strip():
+        return msg("train.will_none", lang)
+    names = ", ".join(Path(d.strip()).stem for d in str(data).split(",") if d.strip())
+    return msg("train.will", lang, model=Path(str(model).strip().rstrip("/")).name or model, data=names,
+               method=method or "")
+
+
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
     """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
     gr.Markdown(T("train.intro"))
+    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form (issue 28 finding 9)
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
@@ -192,6 +202,14 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     def tick(s: dict | None) -> tuple[Any, ...]:
         return poll(ctx, s)
+
+    def what_start_uses(model_v: str | None, data_v: str | None, method_v: str | None) -> str:
+        return start_line(model_v, data_v, method_v, ctx.lang)
+
+    picks = [form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in form]
+    if len(picks) == 3:
+        gr.on([c.change for c in picks], what_start_uses, picks, will_train, api_visibility="private",
+              trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
     def on_start(*values: Any) -> dict[str, Any]:

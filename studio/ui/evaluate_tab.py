@@ -330,7 +330,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                api_visibility="private", show_progress="hidden")
 
     with gr.Accordion(T("ev.batch"), open=False):
-        batch_file = gr.File(label=T("ev.file"), file_types=DATA_TYPES, type="filepath")
+        # its own label: the same one on both boxes sent a first upload into the wrong one (issue 28 finding 9)
+        batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath", elem_id="ev-batch-file")
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = gr.Markdown()

@@ -262,9 +262,12 @@ UI: dict[str, tuple[str, str]] = {
     "ev.run": ("Finished run", "已完成的训练"), "ev.refresh": ("Refresh", "刷新"),
     "ev.check": ("Sentiment check", "情感分类检查"), "ev.source": ("Rows to check", "检查哪些数据"),
     "ev.val": ("the run's validation split", "训练时留出的验证集"), "ev.upload": ("an uploaded file", "上传的文件"),
-    "ev.file": ("File (.jsonl/.csv/.xlsx: text + label columns, or instruction/input/output; for Batch prediction the "
-                "labels are optional)",
-                "文件（.jsonl/.csv/.xlsx：文本 + 标签 两列，或 instruction/input/output；批量预测时标签可有可无）"),
+    "ev.file": ("Rows to check the model on (.jsonl/.csv/.xlsx with the right answers: text + label columns, or "
+                "instruction/input/output)",
+                "用来检查模型的行（.jsonl/.csv/.xlsx，需含正确答案：文本 + 标签 两列，或 instruction/input/output）"),
+    "ev.batch_file": ("Rows to predict (.jsonl/.csv/.xlsx: a text column; labels optional): every row gets the "
+                      "model's answer in a CSV",
+                      "要预测的行（.jsonl/.csv/.xlsx：一列文本；标签可有可无）：每一行都会在 CSV 中得到模型的答案"),
     "ev.mode": ("How to read the answer", "如何读取答案"),
     "ev.mode_help": ("score: pick the most likely label (fast, always a label). generate: let the model write its "
                      "answer and read the label from it (what a chat user would see).",

@@ -231,7 +231,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                     info=T("set.data_info"), elem_id="simple-data")
             why = gr.Markdown(elem_id="why")
             with gr.Accordion(T("set.advanced"), open=False, elem_id="advanced"):
-                gr.Markdown(T("set.demo"))
+                demo_note = gr.Markdown(T("set.demo"), elem_id="demo-note")  # only while tiny-demo is the model
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
@@ -264,6 +264,12 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     gr.on([c.change for c in comps] + [gpu_mem.change], refresh, comps + [gpu_mem], [fit, check],
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
     short = [model_pick, task, budget, data_pick]
+
+    def demo_note_visible(model_v: str | None) -> Any:
+        return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # issue 28 finding 9: it stayed for Gemma
+
+    form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,
+                                      api_visibility="private", show_progress="hidden")
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 

@@ -203,12 +203,12 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     def tick(s: dict | None) -> tuple[Any, ...]:
         return poll(ctx, s)
 
-    def what_start_uses(model_v: str | None, data_v: str | None, method_v: str | None) -> str:
+    def next_run_line(model_v: str | None, data_v: str | None, method_v: str | None) -> str:
         return start_line(model_v, data_v, method_v, ctx.lang)
 
     picks = [form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in form]
     if len(picks) == 3:
-        gr.on([c.change for c in picks], what_start_uses, picks, will_train, api_visibility="private",
+        gr.on([c.change for c in picks], next_run_line, picks, will_train, api_visibility="private",
               trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors

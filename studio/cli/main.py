@@ -1,4 +1,4 @@
-"""python -m studio convert|train|eval|export|estimate|cluster|webui
+"""python -m studio convert|train|eval|export|estimate|cluster|webui|demo
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``main(args)``;
 this file only dispatches and turns StudioError into a plain message and exit code 2.
@@ -21,6 +21,7 @@ COMMANDS = {
                                       "Slurm sbatch"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
+    "demo": ("studio.cli.demo", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
 }
 
 

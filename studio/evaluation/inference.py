@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..errors import StudioError
 from ..workspace import confine, safe_name
@@ -332,10 +332,11 @@ def _trim_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------ files
 def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str = "auto",
-                 max_new_tokens: int = 64) -> dict:
+                 max_new_tokens: int = 64, max_rows: int | None = None) -> dict:
     """Predict every row of an uploaded file into ``out_dir/predictions-<run>-<time>.csv``.
 
     mode "auto": score labels when the file's outputs look like a small label set, else generate.
+    ``max_rows``: a file with more rows is refused before the model is touched (a shared demo page).
     """
     from .metrics import label_set
     from .evaluate import batch_predict, load_rows
@@ -345,6 +346,9 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
         rows = load_rows(data_file)
     except StudioError:  # no label column: predicting unlabelled rows is the main use of this
         rows = unlabelled_rows(data_file, run_path)
+    if max_rows and len(rows) > max_rows:
+        raise StudioError(f"The file has {len(rows):,} rows, over this page's limit of {max_rows:,}",
+                          "split it into smaller files", code="eval_data")
     labels = None
     if mode in ("auto", "score"):
         try:
@@ -368,6 +372,40 @@ def run_labels(run_path: str) -> list[str] | None:
         return label_set([r["output"] for r in validation_rows(run_path)])
     except StudioError:
         return None
+
+
+def label_probabilities(run_path: str, texts: Sequence[str], labels: Sequence[str],
+                        like: dict[str, str] | None = None) -> list[dict[str, float]]:
+    """Each text's probability for every label, by the evaluator's own batched label scoring (one forward per
+    batch of prompts, every label from its KV cache), normalised over the labels (a softmax of the summed
+    log-probabilities), so the demo page answers exactly what the sentiment check would.
+
+    ``like`` is one of the run's held-out rows: the text goes where that row keeps its text (``input``, or the
+    instruction when the run has no input), after the same instruction.
+
+    Raises:
+        StudioError: a text over MAX_PROMPT_CHARS, fewer than two labels, or the model busy past GENERATION_WAIT_S.
+    """
+    import math
+    from .evaluate import _score_labels  # the scoring sentiment_eval and batch_predict use, not a copy of it
+    if len(labels) < 2:
+        raise StudioError("This run has fewer than two labels to choose from",
+                          "train it on rows whose output is a label (e.g. positive / negative)", code="eval_data")
+    for text in texts:
+        _check_request("text", text, 1)
+    like = like or {}
+    into_input = bool(like.get("input")) or not like.get("instruction")
+    rows = [{"instruction": like.get("instruction", "") if into_input else text,
+             "input": text if into_input else "", "output": ""} for text in texts]
+    loaded = get_model(run_path)
+    with _hold(loaded):
+        scores = _score_labels(loaded.model, loaded.tokenizer, loaded.template, rows, list(labels))
+    out = []
+    for row in scores:
+        top = max(row)
+        weights = [math.exp(s - top) for s in row]
+        out.append({lab: w / sum(weights) for lab, w in zip(labels, weights)})
+    return out
 
 
 def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:

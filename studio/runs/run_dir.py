@@ -145,3 +145,39 @@ def list_runs(root: str | Path) -> Iterator[RunDir]:
         return iter(())
     runs = [RunDir(p) for p in root.iterdir() if (p / "config.yaml").exists()]
     return iter(sorted(runs, key=lambda r: r.config.stat().st_mtime, reverse=True))
+
+
+def find_finished_run(runs_root: str | Path, run: str | Path) -> RunDir:
+    """The finished run ``run`` names (a folder name in ``runs_root``, or a path to one), for the demo page.
+
+    A relative name is looked up in ``runs_root`` first, then from the current folder; either way the folder
+    must be a run directly inside ``runs_root`` (what the Evaluate tab lists), so a command cannot point the
+    demo at any other folder of the machine.
+
+    Raises:
+        StudioError: the name points outside ``runs_root``, is not a run folder, or the run has no final model.
+    """
+    from ..errors import StudioError
+    from ..workspace import confine
+    root = Path(runs_root).expanduser().resolve()
+    text = str(run).strip()
+    candidates = [Path(text)] if Path(text).is_absolute() else [root / text, Path.cwd() / text]
+    given = next((c for c in candidates if c.exists()), candidates[0])
+    try:
+        path = confine(given, [root])
+    except StudioError:  # confine's fix names --data-root, which a demo does not take
+        raise StudioError(f"'{text}' is outside the runs folder '{root}'",
+                          "give the name of a run in that folder (the demo shows nothing else of this machine)",
+                          code="demo_run_outside") from None
+    if path.parent != root or not (path / "config.yaml").is_file():
+        names = [r.path.name for r in list_runs(root)][:5]
+        raise StudioError(f"'{text}' is not a run folder in '{root}'",
+                          "give the name of a finished run" + (f", e.g. {', '.join(names)}" if names else
+                                                               " (train one first)")
+                          + "; --workspace says which workspace's runs folder to look in", code="demo_run")
+    found = RunDir(path)
+    if found.read_status().get("state") != "finished" or found.final_model() is None:
+        raise StudioError(f"The run '{path.name}' has not finished (no final model to show)",
+                          "wait for it to finish, or pick a finished run from the Evaluate tab's list",
+                          code="demo_run")
+    return found

@@ -256,6 +256,8 @@ def main(args: argparse.Namespace) -> int:
                             max_upload_mb=args.max_upload_mb,
                             max_model_upload_mb=model_upload_mb(args))
     ctx.extra["auth"] = bool(auth)
+    ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
+    ctx.extra["network"] = not is_loopback(args.host)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once into <workspace>/models; training children inherit the setting
     os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))

@@ -546,6 +546,57 @@ MESSAGES.update({
     "gguf.prepared": ("Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
                       "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),
 })
+# the demo page of one run (studio/ui/demo.py) and the Evaluate tab's Share-a-demo panel (studio/ui/share_demo.py)
+UI.update({
+    "demo.title_labels": ("## Try the model: it reads a text and picks a label", "## 试用模型：读一段文字，给出标签"),
+    "demo.title_chat": ("## Chat with the model", "## 与模型对话"),
+    "demo.text": ("Text to classify", "要分类的文字"),
+    "demo.classify": ("Classify", "分类"),
+    "demo.scores": ("Predicted label and the score of every label", "预测的标签，以及每个标签的得分"),
+    "demo.examples": ("Examples from the rows the model never saw in training (click one, then Classify)",
+                      "训练时没见过的数据中的例子（点一下，再点“分类”）"),
+    "demo.expected": ("Label in the data", "数据里的标签"),
+    "demo.batch": ("Predict a whole file", "预测整个文件"),
+    "demo.share": ("Share a demo", "分享演示页面"),
+    "demo.share_intro": ("A page with only this run's model, for teammates: they can try it, not train, export "
+                         "or see other runs. Run this command on this machine (it asks for the same login as the "
+                         "studio when it is shared on the network):",
+                         "只含这个运行的模型的页面，给同事用：可以试用，但不能训练、导出或查看其他运行。"
+                         "在本机运行下面的命令（在网络上共享时，登录方式与工作室相同）："),
+    "demo.start": ("Start the demo on this server", "在本服务器上启动演示页面"),
+    "demo.stop": ("Stop the demo", "停止演示页面"),
+})
+MESSAGES.update({
+    "demo.header": ("**{run}** · model `{model}` ({method}) · labels: {labels}",
+                    "**{run}** · 模型 `{model}`（{method}）· 标签：{labels}"),
+    "demo.header_chat": ("**{run}** · model `{model}` ({method}) · template `{template}`",
+                         "**{run}** · 模型 `{model}`（{method}）· 模板 `{template}`"),
+    "demo.empty": ("The text is empty", "文字为空"),
+    "demo.empty_fix": ("type or paste a text to classify", "请输入或粘贴要分类的文字"),
+    "demo.no_file_fix": ("upload a .csv, .jsonl or .xlsx file with one text per row", "请上传每行一段文字的 .csv、.jsonl 或 .xlsx 文件"),
+    "demo.predicted": ("Predicted {n} rows ({ms:.1f} ms per row){acc}. Download the CSV below.",
+                       "已预测 {n} 行（每行 {ms:.1f} 毫秒）{acc}。请在下方下载 CSV。"),
+    "demo.command": ("Only on this computer:\n```\n{local}\n```\nFor teammates on the network (they log in "
+                     "with a line of the login file):\n```\n{network}\n```",
+                     "仅本机可用：\n```\n{local}\n```\n给网络上的同事（用登录文件中的一行登录）：\n```\n{network}\n```"),
+    "demo.no_run": ("No finished run is selected", "没有选择已完成的运行"),
+    "demo.local_only": ("This studio listens on this computer only, so teammates could not open a demo it starts",
+                        "本工作室只在本机监听，它启动的演示页面同事无法打开"),
+    "demo.local_only_fix": ("run the command shown above in a terminal (with --host 0.0.0.0 --auth-file FILE)",
+                            "请在终端中运行上面显示的命令（加上 --host 0.0.0.0 --auth-file FILE）"),
+    "demo.no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
+    "demo.starting": ("Starting the demo of **{run}** (loading the model takes a few seconds)…",
+                      "正在启动 **{run}** 的演示页面（加载模型需要几秒）…"),
+    "demo.running": ("The demo of **{run}** is running; teammates open:\n{urls}\n\nThey log in as they do for "
+                     "the studio.", "**{run}** 的演示页面已启动，同事请打开：\n{urls}\n\n登录方式与工作室相同。"),
+    "demo.failed": ("The demo of {run} did not start: {why}", "{run} 的演示页面没有启动：{why}"),
+    "demo.failed_fix": ("run the command above in a terminal to see the whole message",
+                        "请在终端中运行上面的命令，查看完整信息"),
+    "demo.too_many": ("{n} demos are running already", "已有 {n} 个演示页面在运行"),
+    "demo.too_many_fix": ("stop one first (each holds a model in memory)", "请先停止一个（每个都占用一份模型内存）"),
+    "demo.stopped": ("Stopped the demo of **{run}**.", "已停止 **{run}** 的演示页面。"),
+    "demo.none_running": ("No demo of **{run}** is running.", "**{run}** 没有正在运行的演示页面。"),
+})
 
 def headers(key: str, lang: str = "en") -> list[str]:
     """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""

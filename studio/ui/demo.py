@@ -1,0 +1,194 @@
+"""The demo page of one finished run: what a teammate needs to try the model, and nothing else of the studio.
+
+``python -m studio demo RUN`` (studio/cli/demo.py) builds it and serves it with the studio's own login, exposure
+rules and login guard (studio/ui/app.py). The run is fixed on the server when the page is built: no handler takes a
+run, a folder or a path from the browser, none trains, exports or deletes, and the only file a handler writes is a
+batch prediction's CSV, into a fresh temp folder (never the workspace). The page depends on the run's task:
+
+* labels (sentiment): a text box -> the predicted label with every label's score (the evaluator's batched label
+  scoring, ``inference.label_probabilities``), a few held-out rows as examples, a file box for batch prediction;
+* otherwise: a streaming chat with Stop, in the run's own template (the Evaluate tab's chat handler).
+"""
+from __future__ import annotations
+
+import functools
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Literal
+
+import gradio as gr
+
+from ..errors import StudioError
+from ..evaluation import inference
+from .common import ui_errors
+from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
+from .i18n import msg
+from .uploads import DATA_MB, check_data_upload
+
+EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
+MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour while everyone else waits
+
+
+@dataclass
+class DemoRun:
+    """What the page shows of a run, read once on the server when the demo starts."""
+    path: str
+    name: str
+    task: Literal["labels", "chat"]
+    model: str
+    method: str
+    template: str
+    labels: list[str] = field(default_factory=list)
+    examples: list[dict[str, str]] = field(default_factory=list)
+    like: dict[str, str] | None = None  # one held-out row: where a typed text goes (input or instruction)
+
+
+def describe_run(run_path: str | Path) -> DemoRun:
+    """The run's task, labels and example rows, from its config and its recorded held-out split.
+
+    Labels when the held-out answers are a few labels (the rule the Settings page uses, ``guess_task``),
+    else a chat. A run that kept no held-out rows is judged by its training rows and gets no examples.
+    """
+    from ..autoconfig import guess_task
+    from ..config.run_config import RunConfig
+    from ..data.dataset import load_rows
+    from ..evaluation.evaluate import validation_rows
+    from ..evaluation.metrics import label_set
+    from ..runs.run_dir import RunDir
+    run = RunDir(run_path)
+    cfg = RunConfig.load(run.config)
+    try:
+        held_out = validation_rows(run.path)
+        rows: list[dict[str, Any]] = list(held_out)
+    except StudioError:
+        held_out = []
+        try:
+            rows = load_rows(cfg.dataset, cfg.dataset_dir)[:200]
+        except (StudioError, OSError):
+            rows = []
+    labels: list[str] = []
+    if rows and guess_task(rows) == "sentiment":
+        try:
+            labels = label_set([str(r.get("output", "")) for r in rows])
+        except StudioError:
+            labels = []
+    task: Literal["labels", "chat"] = "labels" if labels else "chat"
+    model = Path(str(cfg.model_name_or_path)).name  # a local base's folder name, not the server's path to it
+    like = {k: str(rows[0].get(k, "")) for k in ("instruction", "input")} if rows else None
+    return DemoRun(str(run.path), run.path.name, task, model, cfg.finetuning_type, str(cfg.template), labels,
+                   pick_examples(held_out, labels) if labels else [], like)
+
+
+def pick_examples(rows: list[dict[str, str]], labels: list[str], k: int = EXAMPLES) -> list[dict[str, str]]:
+    """Up to ``k`` held-out rows, taking the labels in turn, so every label has an example."""
+    from ..evaluation.metrics import normalize
+    by_label: dict[str, list[dict[str, str]]] = {normalize(lab): [] for lab in labels}
+    for r in rows:
+        if (r.get("input") or r.get("instruction")) and normalize(r.get("output", "")) in by_label:
+            by_label[normalize(r.get("output", ""))].append(r)
+    picked: list[dict[str, str]] = []
+    while len(picked) < k and any(by_label.values()):
+        for group in by_label.values():
+            if group and len(picked) < k:
+                picked.append(group.pop(0))
+    return picked
+
+
+# ------------------------------------------------------------------ handlers (module level: tests call them)
+@ui_errors
+def on_classify(run: DemoRun, text: str | None) -> dict[str, float]:
+    """One text -> {label: probability} for gr.Label (which shows the best label and every score)."""
+    text = text if isinstance(text, str) else ""
+    if not text.strip():
+        raise StudioError(msg("demo.empty"), msg("demo.empty_fix"), code="demo_text")
+    return inference.label_probabilities(run.path, [text], run.labels, run.like)[0]
+
+
+@ui_errors
+def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB) -> tuple[str, str]:
+    """A whole uploaded file -> (CSV in a fresh temp folder, for download; a one-line summary)."""
+    if not file:
+        raise StudioError(msg("ev.no_upload"), msg("demo.no_file_fix"), code="eval_data")
+    check_data_upload(file, limit_mb)
+    out_dir = tempfile.mkdtemp(prefix="studio-demo-")  # never the workspace; Gradio serves it from here
+    info = inference.predict_file(run.path, file, out_dir, max_rows=MAX_PREDICT_ROWS)
+    acc = msg("ev.predicted_acc", acc=info["accuracy"]) if info["accuracy"] is not None else ""
+    return info["path"], msg("demo.predicted", n=info["n"], ms=info["latency_ms_per_row"], acc=acc)
+
+
+# ------------------------------------------------------------------ layout
+def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB, auth: bool = False) -> Any:
+    """The gr.Blocks of the demo page for ``run``; nothing is launched."""
+    T = labeler(lang or "en")
+    title = "demo.title_labels" if run.task == "labels" else "demo.title_chat"
+    with gr.Blocks(title=f"{run.name} · Fine-Tune Studio", analytics_enabled=False) as app:
+        with gr.Row():
+            gr.Markdown(T(title), elem_id="demo-title")
+            if auth:  # Gradio's own /logout route ends the login session
+                gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
+        header = gr.Markdown(_header(run, lang or "en"), elem_id="demo-header")
+        # again per browser: msg() answers in the language of the session asking (session_lang.py)
+        app.load(lambda: _header(run, lang or "en"), None, header, api_visibility="private")
+        if run.task == "labels":
+            _labels_page(app, run, T, limit_mb)
+        else:
+            _chat_page(run, T, lang or "en")
+    app.studio_demo_run = run  # type: ignore[attr-defined]
+    return app
+
+
+def _header(run: DemoRun, lang: str) -> str:
+    if run.task == "labels":
+        return msg("demo.header", lang, run=run.name, model=run.model, method=run.method,
+                   labels=", ".join(run.labels))
+    return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
+
+
+def _labels_page(app: Any, run: DemoRun, T: Any, limit_mb: float) -> None:
+    with gr.Row():
+        text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
+        with gr.Column(scale=2):
+            go = gr.Button(T("demo.classify"), variant="primary", elem_id="demo-classify")
+            scores = gr.Label(label=T("demo.scores"), num_top_classes=len(run.labels), elem_id="demo-scores")
+    if run.examples:
+        expected = gr.Textbox(label=T("demo.expected"), interactive=False, elem_id="demo-expected")
+        gr.Examples([[r.get("input") or r.get("instruction", ""), r.get("output", "")] for r in run.examples],
+                    [text, expected], label=T("demo.examples"), cache_examples=False, examples_per_page=EXAMPLES)
+    # the run is bound here, on the server; the browser sends only the text
+    classify = functools.partial(on_classify, run)
+    go.click(classify, text, scores, api_name="classify")
+    text.submit(classify, text, scores, api_visibility="private")
+    with gr.Accordion(T("demo.batch"), open=False):
+        batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath",
+                             elem_id="demo-batch-file")
+        predict = gr.Button(T("ev.predict"), elem_id="demo-predict")
+        batch_out = gr.File(label=T("ev.csv"), interactive=False, elem_id="demo-csv")
+        batch_info = gr.Markdown(elem_id="demo-batch-info")
+    predict.click(functools.partial(on_predict_file, run, limit_mb=limit_mb), batch_file, [batch_out, batch_info],
+                  api_name="predict_file")
+
+
+def _chat_page(run: DemoRun, T: Any, lang: str) -> None:
+    from ..evaluation.gen_defaults import generation_defaults
+    chat_d = generation_defaults(run.path)["chat"]
+    chatbot = gr.Chatbot(height=420, label=T("ev.chat"), show_label=False, elem_id="demo-chat",
+                         buttons=["copy", "copy_all"])
+    with gr.Row(equal_height=True):
+        message = gr.Textbox(label=T("ev.message"), lines=1, scale=6, elem_id="demo-message")
+        send = gr.Button(T("ev.chat_send"), variant="primary", scale=1, elem_id="demo-send")
+        stop = gr.Button(T("ev.stop"), variant="stop", scale=1, elem_id="demo-stop")
+    clear = gr.Button(T("ev.clear"), size="sm")
+
+    # gr.Request says whose generation Stop ends (this browser session's); the run is bound on the server
+    def chat_handler(text: str, history: list | None, request: gr.Request) -> Iterator[tuple[str, list]]:
+        yield from on_chat(text, history, run.path, chat_d["max_new_tokens"], chat_d["temperature"],
+                           chat_d["top_p"], lang, request)
+
+    def stop_handler(request: gr.Request) -> None:
+        on_stop("chat", request)
+
+    message.submit(chat_handler, [message, chatbot], [message, chatbot], api_name="chat")
+    send.click(chat_handler, [message, chatbot], [message, chatbot], api_visibility="private")
+    stop.click(stop_handler, None, None, api_name="stop_chat", queue=False)
+    clear.click(lambda: [], None, chatbot, api_name="clear_chat")

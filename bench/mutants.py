@@ -29,6 +29,7 @@ COPY = ["studio", "tests", "presets", "pytest.ini"]
 OFFLOAD = "studio/engine/offload.py"
 TRAINER = "studio/engine/studio_trainer.py"
 _EXACT = "tests/test_offload.py::test_offloaded_forward_backward_is_exact_and_keeps_k_layers"
+_GRADS_HOME = "tests/test_offload.py::test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps_on_the_host"
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ MUTANTS = [
            (f"{_EXACT}[ckpt-full-prefetch]",),
            "the side-stream (CUDA prefetch) branch of _load raises"),
     Mutant("no_host_grad_accumulation", OFFLOAD,
-           "                    grad = held.add_(grad)\n", "                    pass\n",
+           "p.grad = view if fresh else (held.add_(view) if held is not None else view.clone())",
+           "p.grad = view if fresh else view.clone()",
            (f"{_EXACT}[ckpt-full-sync]",),
            "a layer's card gradient replaces the host gradient instead of adding to it"),
     Mutant("no_end_of_backward_send_home", OFFLOAD,
@@ -62,6 +64,17 @@ MUTANTS = [
            "            pass\n",
            (f"{_EXACT}[ckpt-full-sync]",),
            "the end-of-backward send_all_home callback is never queued"),
+    Mutant("grad_wait_per_parameter", OFFLOAD,
+           "                offset += g.numel()\n            landed.append((group, dst))\n",
+           "                offset += g.numel()\n                self._home_io.home_done()\n"
+           "            landed.append((group, dst))\n",
+           (f"{_GRADS_HOME}[full]",),
+           "a layer's gradients go home with one wait per parameter (synchronous copies)"),
+    Mutant("grads_home_pageable", OFFLOAD,
+           'self._home_io = transfers if hasattr(transfers, "host_buffer") else HostCopies(self.home)',
+           'self._home_io = HostCopies(self.home)',
+           (f"{_GRADS_HOME}[lora]",),
+           "gradients go home into pageable host memory, not the card seam's pinned buffers"),
     Mutant("oom_redo_without_freezing", TRAINER,
            "_sync_gradients(self.accelerator, boundary and not pending), _frozen(done):",
            "_sync_gradients(self.accelerator, boundary and not pending), _frozen(frozenset()):",

@@ -170,6 +170,11 @@ class EmulatedTransfers:
     def __init__(self, card: EmulatedCard):
         self.card = card
         self.waits = 0
+        self.pinned: set[int] = set()  # storages handed out as pinned host buffers
+        self.pinned_bytes = 0
+        self.copies_home = 0
+        self.unpinned_copies = 0  # card -> host copies into memory that a real card could not DMA into async
+        self.home_waits = 0
 
     @contextmanager
     def side(self) -> Iterator[None]:
@@ -189,3 +194,19 @@ class EmulatedTransfers:
 
     def finish(self, event: _Event) -> None:
         self.card._in_flight.difference_update(event.storages)
+
+    # --- gradients going home: pinned buffers, asynchronous copies, one wait ---
+    def host_buffer(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        t = torch.empty(numel, dtype=dtype)
+        self.pinned.add(t.untyped_storage().data_ptr())
+        self.pinned_bytes += t.untyped_storage().nbytes()
+        return t
+
+    def copy_home(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        self.copies_home += 1
+        if dst.untyped_storage().data_ptr() not in self.pinned:
+            self.unpinned_copies += 1
+        dst.copy_(src)
+
+    def home_done(self) -> None:
+        self.home_waits += 1

@@ -177,3 +177,56 @@ def _train_on_the_card(monkeypatch, card: EmulatedCard) -> None:
         finally:
             monkeypatch.setattr(Accelerator, "device", real_device)
     monkeypatch.setattr(Accelerator, "prepare_model", prepare_on_card)
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps_on_the_host(lora):
+    """Issue 24 finding 6. A layer's gradients go home through the transfer seam a card runs: into pinned host
+    buffers (asynchronous DMA), with one wait per layer rather than a synchronous copy per parameter; the buffers
+    are reused step after step; with gradient accumulation the second micro-batch adds into the first exactly.
+    Then torch's fused AdamW (what the engine picks under layer-wise offload) steps the host parameters."""
+    model = _tiny(lora=lora)
+    reference = copy.deepcopy(model)
+    batches = _batches(n=2)
+    _train_pass(reference, batches)  # two micro-batches accumulate into one gradient
+    ref_grads = _grads(reference)
+    layers = decoder_layers(model)
+    trainable_per_layer = sum(1 for p in layers[0].parameters() if p.requires_grad)
+    with EmulatedCard() as card:
+        transfers = card.transfers()
+        offloader = LayerwiseOffloader(model, card.device, transfers=transfers)
+        card.watch(model, layers)
+        _train_pass(model, batches, card.device)
+        # every card -> host gradient copy landed in pinned memory, one wait per layer visit that had gradients
+        assert transfers.copies_home == 2 * LAYERS * trainable_per_layer, transfers.copies_home
+        assert transfers.unpinned_copies == 0
+        assert transfers.home_waits == 2 * LAYERS, transfers.home_waits  # not one per parameter
+        for name, g in _grads(model).items():
+            torch.testing.assert_close(g, ref_grads[name], atol=1e-5, rtol=0, msg=lambda m: f"{name}: {m}")
+        for layer in layers:
+            for p in layer.parameters():
+                if p.requires_grad:
+                    assert p.grad.untyped_storage().data_ptr() in transfers.pinned
+
+        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3, fused=True)
+        ref_opt = torch.optim.AdamW([p for p in reference.parameters() if p.requires_grad], lr=1e-3)
+        opt.step()
+        ref_opt.step()
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(p.detach().to("cpu"), q.detach(), atol=1e-4, rtol=0,
+                                       msg=lambda m: f"{name}: {m}")
+        opt.zero_grad(set_to_none=True)
+        pinned_after_first_step = transfers.pinned_bytes
+        _train_pass(model, batches, card.device)
+        assert transfers.pinned_bytes == pinned_after_first_step  # buffers reused, not pinned again each step
+        offloader.remove()
+
+
+def test_layerwise_offload_steps_with_the_fused_adamw():
+    """Torch's AdamW falls back to its per-tensor Python loop when parameters live on two devices unless asked
+    for the fused kernel, which groups by device (CPU and CUDA kernels both exist in torch 2.13)."""
+    from studio.config.run_config import RunConfig
+    from studio.engine.arguments import _optimizer
+    cfg = RunConfig(layerwise_offload=True, optim="adamw_torch")
+    assert _optimizer(cfg, None) == "adamw_torch_fused"
+    assert _optimizer(RunConfig(layerwise_offload=True, optim="adamw_8bit"), None) == "adamw_8bit"

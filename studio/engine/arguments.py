@@ -103,12 +103,15 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
 
     Why: torch's unfused AdamW on CPU steps each tensor in a Python loop; bench/engine_overhead.py
     measured it ~7% slower per step than a plain Trainer script (tiny-demo model, short rows). The update
-    is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself) or layer-wise offload
-    (its parameters live on two devices: layers in host RAM, the rest on the card).
+    is the same AdamW. Not under DeepSpeed (ZeRO wraps the optimizer itself). Under layer-wise offload the
+    parameters live on two devices (layers in host RAM, the rest on the card): there the unfused AdamW would
+    fall back to its per-tensor loop (torch picks foreach only when every parameter is on a CUDA-like device),
+    while the fused kernel groups parameters by device and runs its CPU kernel on the host layers
+    (tests/test_offload.py steps it on the emulated card).
     """
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
-    if cfg.optim == "adamw_torch" and ds is None and not cfg.layerwise_offload and \
+    if cfg.optim == "adamw_torch" and ds is None and \
             str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
         return "adamw_torch_fused"
     return cfg.optim

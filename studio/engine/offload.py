@@ -69,6 +69,35 @@ class CudaTransfers:
     def finish(self, event: Any) -> None:
         event.synchronize()
 
+    # --- gradients going home ---
+    def host_buffer(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        """Pinned host memory: a card-to-host copy into it is one asynchronous DMA, not a staged pageable copy."""
+        return torch.empty(numel, dtype=dtype, pin_memory=True)
+
+    def copy_home(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        dst.copy_(src, non_blocking=True)
+
+    def home_done(self) -> None:
+        """One wait for all of a layer's gradient copies (they were queued on the compute stream)."""
+        torch.cuda.current_stream(self.device).synchronize()
+
+
+class HostCopies:
+    """The gradient-home seam without a card stream (CPU runs, a card with prefetch turned off elsewhere):
+    plain host buffers, synchronous copies, nothing to wait for."""
+
+    def __init__(self, home: torch.device):
+        self.home = home
+
+    def host_buffer(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(numel, dtype=dtype, device=self.home)
+
+    def copy_home(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        dst.copy_(src)
+
+    def home_done(self) -> None:
+        pass
+
 
 class LayerwiseOffloader:
     """Keeps decoder layers in host RAM; installs the hooks that bring each to ``device`` when it computes.
@@ -88,6 +117,11 @@ class LayerwiseOffloader:
             transfers = CudaTransfers(self.device)
         self._transfers = transfers
         self.prefetch = transfers is not None
+        # gradients go home through the same seam as the prefetch (pinned buffers and one wait per layer on a
+        # card); a transfers object without the gradient methods, or none, copies synchronously
+        self._home_io = transfers if hasattr(transfers, "host_buffer") else HostCopies(self.home)
+        self._grad_home: dict[tuple[int, torch.dtype], torch.Tensor] = {}  # a layer's host gradients, reused
+        self._staging: dict[torch.dtype, torch.Tensor] = {}  # one layer's worth, for accumulation steps
         self.max_resident = max(max_resident or (2 if self.prefetch else 1), 2 if self.prefetch else 1)
         self.moves_in = 0
         self.moves_out = 0
@@ -188,21 +222,59 @@ class LayerwiseOffloader:
         event = self._ready.pop(i, None)
         if event is not None:  # a prefetch nobody used: let the copy finish before its memory is reused
             self._transfers.finish(event)
-        for p in self.layers[i].parameters():
+        params = list(self.layers[i].parameters())
+        on_card: list[tuple[torch.nn.Parameter, torch.Tensor, torch.Tensor | None]] = []
+        for p in params:
             self._on_card.pop(_storage_key(p.data), None)
             grad = p.grad
             p.grad = None
             p.data = self._host[p]
             held = self._host_grad.pop(p, None)
-            if grad is not None:
-                grad = grad.to(self.home)
-                if held is not None:
-                    grad = held.add_(grad)
+            if grad is None:
+                p.grad = held
+            elif grad.device == self.home and self.device == self.home:  # no card: nothing to move
+                p.grad = grad if held is None else held.add_(grad)
             else:
-                grad = held
-            p.grad = grad
+                on_card.append((p, grad, held))
+        if on_card:
+            self._grads_home(i, on_card, layer_has_host_grads=any(p.grad is not None for p in params))
         self._resident.remove(i)
         self.moves_out += 1
+
+    def _grads_home(self, i: int, items: list[tuple[Any, torch.Tensor, torch.Tensor | None]],
+                    layer_has_host_grads: bool) -> None:
+        """A layer's card gradients -> host RAM: asynchronous copies into slices of one reused (pinned) buffer per
+        dtype, then one wait for the whole layer, instead of a synchronous pageable copy per parameter. (No
+        ``torch.cat`` on the card first: that would need a second copy of the layer's gradients on the card at
+        the moment memory is tightest.)
+
+        The first backward after the optimizer cleared the gradients copies straight into the layer's own host
+        buffer, whose views become ``p.grad``; a later micro-batch (gradient accumulation) copies into a shared
+        staging buffer and adds it to the gradient already at home.
+        """
+        fresh = not layer_has_host_grads and all(held is None for _, _, held in items)
+        by_dtype: dict[torch.dtype, list[tuple[Any, torch.Tensor, torch.Tensor | None]]] = {}
+        for item in items:
+            by_dtype.setdefault(item[1].dtype, []).append(item)
+        landed = []
+        for dtype, group in by_dtype.items():
+            n = sum(g.numel() for _, g, _ in group)
+            pool, key = (self._grad_home, (i, dtype)) if fresh else (self._staging, dtype)
+            dst = pool.get(key)  # type: ignore[call-overload]
+            if dst is None or dst.numel() < n:
+                dst = pool[key] = self._home_io.host_buffer(n, dtype)  # type: ignore[index]
+            offset = 0
+            for _, g, _ in group:
+                self._home_io.copy_home(dst[offset:offset + g.numel()].view(g.shape), g)
+                offset += g.numel()
+            landed.append((group, dst))
+        self._home_io.home_done()
+        for group, dst in landed:
+            offset = 0
+            for p, g, held in group:
+                view = dst[offset:offset + g.numel()].view(g.shape)
+                offset += g.numel()
+                p.grad = view if fresh else (held.add_(view) if held is not None else view.clone())
 
     def send_all_home(self) -> None:
         """Every layer (and its gradient) back to host RAM: before the optimizer step, or after an error."""
@@ -232,6 +304,8 @@ class LayerwiseOffloader:
         for h in self._handles:
             h.remove()
         self._handles.clear()
+        self._grad_home.clear()
+        self._staging.clear()
         for layer in self.layers:
             layer.__dict__.pop("forward", None)
         for attr in ("hf_device_map", "studio_offloader"):

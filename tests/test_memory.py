@@ -29,6 +29,7 @@ PUBLISHED_PARAMS = {
     "qwen2.5-1.5b": 1.54, "qwen2.5-3b": 3.09, "qwen2.5-7b": 7.61, "qwen2.5-14b": 14.7, "qwen2.5-32b": 32.5,
     "qwen2.5-72b": 72.7, "mistral-7b": 7.24, "gemma2-2b": 2.61, "gemma2-9b": 9.24, "phi3-mini": 3.82,
     "smollm2-135m-instruct": 0.1345, "gemma3-270m": 0.268,  # counted from the shipped GGUF files (issue 12)
+    "llama3.2-3b": 3.21, "mixtral-8x7b": 46.7,
 }
 ANCHOR = dict(seq_len=1024, batch=1, grad_ckpt=True, precision="bf16")
 

@@ -118,6 +118,14 @@ def format_estimate(est: Estimate) -> str:
         size = f"{card.n_params / 1e9:.2f}B" if card.n_params >= 1e9 else f"{card.n_params / 1e6:.1f}M"
         lines.append(f"Model: {card.name} ({size} parameters, {card.num_layers} layers, "
                      f"hidden {card.hidden_size}, vocab {card.vocab_size})")
+        if card.experts:
+            lines.append(f"  MoE: {card.experts} experts, {card.experts_per_token} per token; "
+                         f"{card.active_params / 1e9:.2f}B parameters active per token")
+            if p["quant_bits"] and card.experts_fused:
+                lines.append("  the experts are fused tensors, which bitsandbytes does not quantize (transformers 5); "
+                             "they stay unquantized and peft's kbit preparation casts them to fp32")
+        if card.exact is not None:
+            lines.append("  counted from the model's own config (skeleton on the meta device)")
     plan = [p["method"] + (f" {p['quant_bits']}-bit" if p["quant_bits"] else ""), p["precision"],
             f"seq {p['seq_len']} x batch {p['batch']}",
             "gradient checkpointing " + ("on" if p["grad_ckpt"] else "off"), f"optim {p['optim']}"]

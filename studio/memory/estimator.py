@@ -69,7 +69,6 @@ ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offl
 # buffer_count 5 x buffer_size 1e8 x 2 bytes, and offload_optimizer buffer_count 4 x sub_group_size 1e8 x
 # 16 bytes (fp32 master + grad + 2 Adam states of one sub-group)
 NVME_HOST_BUFFERS = 5 * 1e8 * 2 + 4 * 1e8 * 16
-LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 # ------------------------------------------------------------------ estimate
@@ -117,16 +116,21 @@ def _check_choice(name: str, value: Any, choices: tuple) -> None:
         raise StudioError(f"{name} '{value}' is not known", f"use one of: {', '.join(map(str, choices))}")
 
 
-def _lora_params(card: ArchCard, rank: int, target: str) -> tuple[int, int]:
-    """(adapter params, bytes-per-token of module inputs a 16-bit LoRA copies) for one layer."""
-    shapes = card.module_shapes()
-    names = LORA_MODULES if target.strip() in ("all", "", "all-linear") else [
-        t.strip() for t in target.split(",") if t.strip()]
-    # fused names used by Phi-3
-    expanded = [m for n in names for m in ({"qkv_proj": ["q_proj", "k_proj", "v_proj"],
-                                            "gate_up_proj": ["gate_proj", "up_proj"]}.get(n, [n]))]
-    picked = [shapes[n] for n in expanded if n in shapes]
-    return sum(rank * (a + b) for a, b in picked), sum(a for a, _ in picked)
+def _lora_params(card: ArchCard, rank: int, target: str) -> tuple[float, float]:
+    """(adapter params, bytes-per-token of module inputs a 16-bit LoRA copies) for one layer.
+
+    ``all`` is peft's all-linear: every nn.Linear / Conv1D of the block (fused MoE experts are not modules)."""
+    linears = card.linear_counts()
+    if target.strip() in ("all", "", "all-linear"):
+        picked = linears
+    else:
+        names = [t.strip() for t in target.split(",") if t.strip()]
+        have = {n for n, *_ in linears}
+        # Phi-3's fused names, on a card that lists q/k/v and gate/up apart
+        fused = {"qkv_proj": ["q_proj", "k_proj", "v_proj"], "gate_up_proj": ["gate_proj", "up_proj"]}
+        wanted = {m for n in names for m in ([n] if n in have else fused.get(n, [n]))}
+        picked = [x for x in linears if x[0] in wanted]
+    return sum(rank * (a + b) * c for _n, a, b, c in picked), sum(a * c for _n, a, _b, c in picked)
 
 
 def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
@@ -212,7 +216,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         step_temp = 2 * tb * largest_t if torch_adamw else 0.0
 
     # --- activations (bytes per token and layer, see module docstring)
-    i, q, kv = card.intermediate_size, card.q_dim, card.kv_dim
+    i, q, kv = card.act_intermediate, card.q_dim, card.kv_dim   # MoE: the experts a token passes through
     norm = 4 * h + (0 if adapter else b * h) + b * h
     layer_tok = 2 * norm + b * (3 * q + 2 * kv) + 4 * card.num_heads + 4 * b * i
     if adapter and b == 2:
@@ -233,7 +237,7 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         # DeepSpeed: 16-bit params + fp32 master, fp32 grads, fp32 Adam (estimate_zero*_model_states_mem_needs)
         master = trainable * 16
         frozen = weights - trainable * tb
-        largest = 4 * max(card.layer_params, card.embed_params)
+        largest = 4 * card.largest_module
         step_temp = 0
         if ds == "z2":
             gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2, trainable * 2, master

@@ -124,6 +124,8 @@ def test_a_sentiment_run_gets_the_classifier_page_a_free_text_run_the_chat(ws: P
     ids = _elem_ids(config)
     assert {"demo-text", "demo-classify", "demo-scores", "demo-expected", "demo-batch-file", "demo-csv"} <= ids
     assert "demo-chat" not in ids
+    dataset = next(c for c in config["components"] if c["type"] == "dataset")
+    assert dataset["props"]["headers"] == ["Text to classify", "Label in the data"]  # plain text, not i18n metadata
     names = {d.get("api_name") for d in config["dependencies"]} - {None}
     assert {"classify", "predict_file"} <= names
     assert not names & {"start", "abort", "export_run", "convert", "delete_runs", "upload_gguf", "start_demo"}

@@ -131,7 +131,7 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
         # again per browser: msg() answers in the language of the session asking (session_lang.py)
         app.load(lambda: _header(run, lang or "en"), None, header, api_visibility="private")
         if run.task == "labels":
-            _labels_page(app, run, T, limit_mb)
+            _labels_page(run, T, lang or "en", limit_mb)
         else:
             _chat_page(run, T, lang or "en")
     app.studio_demo_run = run  # type: ignore[attr-defined]
@@ -145,7 +145,7 @@ def _header(run: DemoRun, lang: str) -> str:
     return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
 
 
-def _labels_page(app: Any, run: DemoRun, T: Any, limit_mb: float) -> None:
+def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> None:
     with gr.Row():
         text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
         with gr.Column(scale=2):
@@ -153,8 +153,11 @@ def _labels_page(app: Any, run: DemoRun, T: Any, limit_mb: float) -> None:
             scores = gr.Label(label=T("demo.scores"), num_top_classes=len(run.labels), elem_id="demo-scores")
     if run.examples:
         expected = gr.Textbox(label=T("demo.expected"), interactive=False, elem_id="demo-expected")
-        gr.Examples([[r.get("input") or r.get("instruction", ""), r.get("output", "")] for r in run.examples],
-                    [text, expected], label=T("demo.examples"), cache_examples=False, examples_per_page=EXAMPLES)
+        examples = gr.Examples([[r.get("input") or r.get("instruction", ""), r.get("output", "")]
+                                for r in run.examples], [text, expected], label=T("demo.examples"),
+                               cache_examples=False, examples_per_page=EXAMPLES)
+        # Dataset headers are sent as plain text (the browser does not translate them): the server's language
+        examples.dataset.headers = [msg("demo.text", lang), msg("demo.expected", lang)]
     # the run is bound here, on the server; the browser sends only the text
     classify = functools.partial(on_classify, run)
     go.click(classify, text, scores, api_name="classify")

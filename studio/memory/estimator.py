@@ -37,38 +37,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, TORCH_ADAMW, accepted_optimizers, canonical_optimizer,
-                                 is_optimizer, optimizer_problem, optimizer_state_bytes, short_optimizer)
+from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, is_optimizer,
+                                 optimizer_problem, short_optimizer)
 from ..errors import StudioError
+from . import terms
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
+from .terms import (CPU_ALLOC_FACTOR, CPU_ALLOC_FACTOR_ADAPTER, CPU_BASELINE_GB, CUDA_CONTEXT_GB,  # noqa: F401
+                    CUDA_HOST_BASELINE_GB, FRAGMENTATION, GB, NVME_HOST_BUFFERS, ZERO_HOST_BUFFERS, Setup)
 
 __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config", "deepspeed_plan",
            "detect_gpu_mem_gb", "estimate", "estimate_for_config", "host_ram_gb", "load_card"]
 
-GB = 1024 ** 3
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = DEEPSPEED_SHORTCUTS          # studio/config/vocabulary.py owns the names
 OPTIMS = tuple(accepted_optimizers())        # every name RunConfig accepts, aliases included
 PRECISIONS = ("auto", "bf16", "fp16", "fp32", "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
-
-# GPU-side constants are typical values (CUDA 12, Hopper/Ada), not measured by this project yet.
-CUDA_CONTEXT_GB = 0.6        # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator
-FRAGMENTATION = 0.10         # caching allocator: reserved exceeds allocated by ~10% of the churn
-# CPU-side constants are measured by bench/memory_bench.py (torch 2.13 CPU wheel, glibc malloc).
-CPU_BASELINE_GB = 0.48       # VmRSS after importing python + torch + transformers + peft (0.38), plus the
-                             # kernels and thread pools the first training step pages in (~0.10)
-# glibc keeps freed activation / activation-gradient buffers fragmented, so peak RSS exceeds the live
-# tensors by a factor on the dynamic part; peft's adapter path (extra per-module temporaries in forward
-# and backward) churns more. Fitted on the --quick model at seq 128 and 512, checked at seq 256 and on
-# the default model (see the bench's table).
-CPU_ALLOC_FACTOR = 1.45
-CPU_ALLOC_FACTOR_ADAPTER = 2.5   # on layer activations; logits keep CPU_ALLOC_FACTOR
-CUDA_HOST_BASELINE_GB = 2.5  # host RSS of a CUDA torch process (driver + kernels mapped)
-ZERO_HOST_BUFFERS = 1.1      # pinned staging buffers on top of DeepSpeed's offloaded states
-# z3-nvme keeps in host RAM only the swap buffers of presets/deepspeed/ds_z3_nvme.json: offload_param
-# buffer_count 5 x buffer_size 1e8 x 2 bytes, and offload_optimizer buffer_count 4 x sub_group_size 1e8 x
-# 16 bytes (fp32 master + grad + 2 Adam states of one sub-group)
-NVME_HOST_BUFFERS = 5 * 1e8 * 2 + 4 * 1e8 * 16
 
 
 # ------------------------------------------------------------------ estimate
@@ -116,33 +99,10 @@ def _check_choice(name: str, value: Any, choices: tuple) -> None:
         raise StudioError(f"{name} '{value}' is not known", f"use one of: {', '.join(map(str, choices))}")
 
 
-def _lora_params(card: ArchCard, rank: int, target: str) -> tuple[float, float]:
-    """(adapter params, bytes-per-token of module inputs a 16-bit LoRA copies) for one layer.
-
-    ``all`` is peft's all-linear: every nn.Linear / Conv1D of the block (fused MoE experts are not modules)."""
-    linears = card.linear_counts()
-    if target.strip() in ("all", "", "all-linear"):
-        picked = linears
-    else:
-        names = [t.strip() for t in target.split(",") if t.strip()]
-        have = {n for n, *_ in linears}
-        # Phi-3's fused names, on a card that lists q/k/v and gate/up apart
-        fused = {"qkv_proj": ["q_proj", "k_proj", "v_proj"], "gate_up_proj": ["gate_proj", "up_proj"]}
-        wanted = {m for n in names for m in ([n] if n in have else fused.get(n, [n]))}
-        picked = [x for x in linears if x[0] in wanted]
-    return sum(rank * (a + b) * c for _n, a, b, c in picked), sum(a * c for _n, a, _b, c in picked)
-
-
-def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
-             seq_len: int = 1024, batch: int = 1, grad_ckpt: bool = False, optim: str = "adamw",
-             chunked_loss: bool = False,
-             precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
-             layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
-             device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
-    """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
-
-    ``device='cpu'`` predicts the peak RSS of a CPU run (fp32 unless told otherwise), which is what
-    bench/memory_bench.py checks against measurements.
+def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, batch: int, grad_ckpt: bool,
+           optim: str, chunked_loss: bool, precision: str, lora_rank: int, lora_target: str, freeze_layers: int,
+           layerwise_offload: bool, device: str, double_quant: bool) -> Setup:
+    """The checked plan.
 
     Raises:
         StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
@@ -165,132 +125,63 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     ds = "none" if device == "cpu" else (deepspeed or "none")
     if precision == "auto":
         precision = "fp32" if device == "cpu" else "bf16"
-    b = 4 if precision == "fp32" else 2          # bytes of frozen weights and of activations
-    mixed = precision in ("bf16", "fp16")        # autocast over fp32 master weights
-    plan = dict(method="qlora" if quant_bits else method, quant_bits=quant_bits, deepspeed=ds, seq_len=seq_len,
-                batch=batch, grad_ckpt=grad_ckpt or layerwise_offload, optim=short_optimizer(optim), precision=precision,
-                lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
-                layerwise_offload=layerwise_offload and ds == "none", device=device, ram_gb=ram_gb)
-    grad_ckpt = plan["grad_ckpt"]
-    layerwise = plan["layerwise_offload"]
-    tokens = seq_len * batch
-    adapter = quant_bits is not None or method in ("lora", "qlora")
-    L, h, n_all = card.num_layers, card.hidden_size, card.n_params
-    lora_p, lora_in = _lora_params(card, lora_rank, lora_target) if adapter else (0, 0)
-    lora_p *= L
+    return Setup(method=method, quant_bits=quant_bits, ds=ds, precision=precision, tokens=seq_len * batch,
+                 grad_ckpt=grad_ckpt or layerwise_offload, layerwise=layerwise_offload and ds == "none",
+                 device=device, optim=optim, lora_rank=lora_rank, lora_target=lora_target,
+                 freeze_layers=freeze_layers, double_quant=double_quant, chunked_loss=chunked_loss)
 
-    # --- weights, and which parameters train
-    if quant_bits:
-        per = quant_bits / 8 + (0.0159 if double_quant else 0.0625) * (quant_bits == 4) + 0.0078 * (quant_bits == 8)
-        frozen_w = L * card.layer_linear_params * per + (n_all - L * card.layer_linear_params) * 4
-    else:
-        frozen_w = n_all * b
-    if method == "full" and not adapter:
-        trainable = n_all
-    elif method == "freeze":
-        trainable = min(freeze_layers, L) * card.layer_params
-    else:
-        trainable = lora_p
-    # bytes of each trained parameter (its weight, gradient, and the unit of its optimizer states): adapters are
-    # fp32; full/freeze keep fp32 masters under mixed precision, bf16 under pure_bf16; DeepSpeed holds its own
-    # fp32 master (below) over 16-bit module weights
-    tb = 4 if adapter else (b if ds != "none" or precision == "pure_bf16" else 4)
-    if adapter:
-        weights = frozen_w + lora_p * 4
-    else:
-        weights = (n_all - trainable) * b + trainable * tb
-    # autocast casts each fp32 trained weight to 16 bits once per forward and autograd keeps the copy for backward
-    cast_copies = trainable * 2 if mixed and not adapter and ds == "none" else 0.0
-    grads = trainable * tb
-    opt_bytes = optimizer_state_bytes(optim, tb)   # 32-bit, 8-bit, paged, factored, SGD: see the vocabulary
-    torch_adamw = canonical_optimizer(optim) in TORCH_ADAMW
-    optimizer = trainable * opt_bytes
-    # On CUDA the engine picks torch's fused AdamW (studio/engine/run.py _optimizer), which updates in place; with
-    # layer-wise offload it runs the multi-tensor (foreach) AdamW: one state-sized temporary for all params in
-    # step(). On CPU it loops per tensor, so two temporaries of the largest trainable tensor.
+
+def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
+             seq_len: int = 1024, batch: int = 1, grad_ckpt: bool = False, optim: str = "adamw",
+             chunked_loss: bool = False,
+             precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
+             layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
+             device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
+    """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
+
+    The peak is weights + optimizer states + the larger of (activations + logits + autocast copies) and
+    (gradients + step temporaries), since gradients build up while activations are freed; each term is a
+    function in studio/memory/terms.py. ``device='cpu'`` predicts the peak RSS of a CPU run (fp32 unless told
+    otherwise), which is what bench/memory_bench.py checks against measurements.
+
+    Raises:
+        StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
+    """
+    s = _setup(method, quant_bits, deepspeed, seq_len, batch, grad_ckpt, optim, chunked_loss, precision, lora_rank,
+               lora_target, freeze_layers, layerwise_offload, device, double_quant)
+    plan = dict(method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
+                seq_len=seq_len, batch=batch, grad_ckpt=s.grad_ckpt, optim=short_optimizer(optim),
+                precision=s.precision, lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
+                layerwise_offload=s.layerwise, device=device, ram_gb=ram_gb)
+    where = terms.placement(card, s)
+    act, lg = terms.activations(card, s), terms.logits(card, s)
+    dyn, slack = terms.dynamic(card, s)
+    peak = where.gpu_weights + where.gpu_opt + max(max(dyn + where.cast_copies, where.gpu_grads),
+                                                   where.gpu_grads + where.step_temp)
+    peak += terms.dequant_buffer(card, s)
+    breakdown = {"weights": where.gpu_weights / GB, "gradients": where.gpu_grads / GB,
+                 "optimizer": where.gpu_opt / GB, "activations": act / GB, "logits": lg / GB}
+    if where.cast_copies:
+        breakdown["autocast_copies"] = where.cast_copies / GB
     if device == "cuda":
-        step_temp = trainable * tb if torch_adamw and layerwise_offload and deepspeed in (None, "none") else 0.0
-    else:
-        largest_t = max(card.embed_params, h * card.intermediate_size) if method == "full" and not adapter else (
-            h * card.intermediate_size if method == "freeze" else 0)
-        step_temp = 2 * tb * largest_t if torch_adamw else 0.0
-
-    # --- activations (bytes per token and layer, see module docstring)
-    i, q, kv = card.act_intermediate, card.q_dim, card.kv_dim   # MoE: the experts a token passes through
-    norm = 4 * h + (0 if adapter else b * h) + b * h
-    layer_tok = 2 * norm + b * (3 * q + 2 * kv) + 4 * card.num_heads + 4 * b * i
-    if adapter and b == 2:
-        layer_tok += b * lora_in   # peft casts each adapted module's input to the fp32 adapter dtype
-    layer_act = layer_tok * tokens
-    live_layers = L if (adapter or method == "full" or grad_ckpt) else min(freeze_layers, L)
-    if grad_ckpt:
-        activations = L * b * h * tokens + 1.5 * layer_act
-    else:
-        activations = live_layers * layer_act + 0.5 * layer_act
-    activations += (4 * h + 2 * b * h) * tokens     # final norm + head input
-    logits = 12 * card.vocab_size * (min(tokens, _loss_chunk_rows(card.vocab_size)) if chunked_loss else tokens)
-
-    # --- where the states live: DeepSpeed and layer-wise offload
-    host_states = disk_states = 0.0
-    gpu_weights, gpu_grads, gpu_opt = weights, grads, optimizer
-    if ds != "none":
-        # DeepSpeed: 16-bit params + fp32 master, fp32 grads, fp32 Adam (estimate_zero*_model_states_mem_needs)
-        master = trainable * 16
-        frozen = weights - trainable * tb
-        largest = 4 * card.largest_module
-        step_temp = 0
-        if ds == "z2":
-            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2, trainable * 2, master
-        elif ds == "z2-offload":
-            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2, trainable * 2, 0
-            host_states = master
-        elif ds == "z3":
-            gpu_weights, gpu_grads, gpu_opt = frozen + trainable * 2 + largest, 0, master
-        else:  # z3-offload / z3-nvme: parameters gathered one module at a time
-            gpu_weights, gpu_grads, gpu_opt = largest, 0, 0
-            host_states = (master + frozen + trainable * 2)
-        host_states *= ZERO_HOST_BUFFERS
-        if ds == "z3-nvme":  # the states go to disk; host RAM keeps the swap buffers
-            disk_states, host_states = host_states, min(host_states, NVME_HOST_BUFFERS)
-    elif layerwise:
-        on_card = n_all - L * card.layer_params
-        frac = on_card / n_all
-        host_states = (weights + grads + optimizer) * (1 - frac)
-        gpu_weights = weights * frac + 2 * card.layer_params * b
-        gpu_grads, gpu_opt = grads * frac + card.layer_params * tb, optimizer * frac
-        step_temp = step_temp * frac
-        cast_copies = cast_copies * frac + 2 * card.layer_params * 2 * (cast_copies > 0)
-
-    dynamic = activations + logits
-    if device == "cpu":   # the adapter's extra churn is inside the layers, not in the loss
-        dynamic = activations * (CPU_ALLOC_FACTOR_ADAPTER if adapter else CPU_ALLOC_FACTOR) + logits * CPU_ALLOC_FACTOR
-    peak_train = max(dynamic + cast_copies, gpu_grads)
-    peak = gpu_weights + gpu_opt + max(peak_train, gpu_grads + step_temp)
-    if quant_bits:
-        peak += b * h * i   # one layer's weight dequantized for its matmul
-    breakdown = {"weights": gpu_weights / GB, "gradients": gpu_grads / GB, "optimizer": gpu_opt / GB,
-                 "activations": activations / GB, "logits": logits / GB}
-    if cast_copies:
-        breakdown["autocast_copies"] = cast_copies / GB
-    if device == "cuda":
-        overhead = CUDA_CONTEXT_GB + FRAGMENTATION * (dynamic + step_temp) / GB
+        overhead = terms.overhead_gb(dyn, where.step_temp)
         breakdown["overhead"] = overhead
         gpu_gb = peak / GB + overhead
         host = {"baseline": CUDA_HOST_BASELINE_GB,
-                "nvme_swap_buffers" if ds == "z3-nvme" else "offloaded_states": host_states / GB}
+                "nvme_swap_buffers" if s.ds == "z3-nvme" else "offloaded_states": where.host_states / GB}
         cpu_gb = sum(host.values())
         host_short = ram_gb is not None and cpu_gb > ram_gb
         fits = None if gpu_mem_gb is None and ram_gb is None else (
             (gpu_mem_gb is None or gpu_gb <= gpu_mem_gb) and not host_short)
     else:
         gpu_gb = 0.0
-        slack = dynamic - (activations + logits)
         host = {**breakdown, "allocator": slack / GB, "baseline": CPU_BASELINE_GB}
         cpu_gb = peak / GB + CPU_BASELINE_GB
         limit = ram_gb if ram_gb is not None else gpu_mem_gb
         fits = None if limit is None else cpu_gb <= limit
     est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
-                   disk_gb=disk_states / GB, plan=plan, card=card, mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
+                   disk_gb=where.disk_states / GB, plan=plan, card=card,
+                   mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
     if suggest and fits is False:
         from .advice import suggest_fixes
         est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb, estimate)
@@ -388,8 +279,3 @@ def host_ram_gb() -> float | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GB
     except (ValueError, OSError, AttributeError):
         return None
-
-
-def _loss_chunk_rows(vocab_size: int) -> int:
-    """Positions per chunk of the engine's chunked loss (mirrors studio/engine/loss.py chunk_rows_for)."""
-    return max(16, min(4096, 2 ** 24 // max(1, vocab_size)))

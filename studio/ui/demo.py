@@ -27,6 +27,7 @@ from .i18n import msg
 from .uploads import DATA_MB, check_data_upload
 
 EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
+BATCH = 16             # texts scored together when many users classify at once
 MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour while everyone else waits
 
 
@@ -96,13 +97,33 @@ def pick_examples(rows: list[dict[str, str]], labels: list[str], k: int = EXAMPL
 
 
 # ------------------------------------------------------------------ handlers (module level: tests call them)
+def text_problem(text: Any) -> str | None:
+    """Why a text cannot be classified (None: it can), in the asking session's language."""
+    if not isinstance(text, str) or not text.strip():
+        return msg("demo.empty")
+    if len(text) > inference.MAX_PROMPT_CHARS:
+        return msg("demo.too_long", n=len(text), limit=inference.MAX_PROMPT_CHARS)
+    return None
+
+
 @ui_errors
-def on_classify(run: DemoRun, text: str | None) -> dict[str, float]:
-    """One text -> {label: probability} for gr.Label (which shows the best label and every score)."""
-    text = text if isinstance(text, str) else ""
-    if not text.strip():
-        raise StudioError(msg("demo.empty"), msg("demo.empty_fix"), code="demo_text")
-    return inference.label_probabilities(run.path, [text], run.labels, run.like)[0]
+def check_text(text: Any) -> None:
+    """The page's first step: a clear message to the one who typed an empty or oversized text."""
+    problem = text_problem(text)
+    if problem:
+        raise StudioError(problem, msg("demo.empty_fix"), code="demo_text")
+
+
+@ui_errors
+def on_classify_batch(run: DemoRun, texts: list[Any]) -> list[list[Any]]:
+    """Gradio's batching (``batch=True``): the texts every user sent meanwhile, scored in one pass of the
+    evaluator's batched label scoring -> for each, {label: probability} for gr.Label (the best label and every
+    score). A text that cannot be scored (only an API caller can send one: the page checks first) gets the
+    reason as its label, so it never fails the other users' answers in the same batch."""
+    problems = [text_problem(t) for t in texts]
+    good = [t for t, problem in zip(texts, problems) if problem is None]
+    scores = iter(inference.label_probabilities(run.path, good, run.labels, run.like) if good else [])
+    return [[problem if problem is not None else next(scores) for problem in problems]]
 
 
 @ui_errors
@@ -158,10 +179,14 @@ def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> None:
                                cache_examples=False, examples_per_page=EXAMPLES)
         # Dataset headers are sent as plain text (the browser does not translate them): the server's language
         examples.dataset.headers = [msg("demo.text", lang), msg("demo.expected", lang)]
-    # the run is bound here, on the server; the browser sends only the text
-    classify = functools.partial(on_classify, run)
-    go.click(classify, text, scores, api_name="classify")
-    text.submit(classify, text, scores, api_visibility="private")
+    # the run is bound here, on the server; the browser sends only the text. One worker takes every request
+    # queued meanwhile as one batch (up to BATCH): ten users at once cost about one scoring pass of ten rows
+    classify = functools.partial(on_classify_batch, run)
+    batched = dict(batch=True, max_batch_size=BATCH, concurrency_limit=1)
+    go.click(check_text, text, None, api_visibility="private").success(classify, text, scores, api_name="classify",
+                                                                        **batched)
+    text.submit(check_text, text, None, api_visibility="private").success(classify, text, scores,
+                                                                          api_visibility="private", **batched)
     with gr.Accordion(T("demo.batch"), open=False):
         batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath",
                              elem_id="demo-batch-file")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config.run_config import field_meta
+from ..config.vocabulary import DEEPSPEED_SHORTCUTS
 from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
 
 LANGS = ("en", "zh")
@@ -124,7 +125,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "pure_bf16": "权重和优化器状态也用 bf16（比混合精度省一半显存）；学习率较小时模型可能几乎不更新",
     "gradient_checkpointing": "反向传播时重新计算激活：更省显存，约慢 30%",
     "optim": "优化器；adamw_8bit 以 8 位保存优化器状态（bitsandbytes）",
-    "deepspeed": "DeepSpeed 配置：none、z2、z2-offload、z3、z3-offload 或 JSON 路径",
+    "deepspeed": "DeepSpeed 配置：" + "、".join(DEEPSPEED_SHORTCUTS) + " 或 JSON 路径",   # the vocabulary's plans
     "layerwise_offload": "解码层放在 CPU 上，只在前向/反向时逐层搬到显卡",
     "dynamic_batching": "把长度相近的样本放在一起，按 token 预算填满每个批次",
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
@@ -290,6 +291,12 @@ UI: dict[str, tuple[str, str]] = {
     "ev.overwrite": ("Overwrite an existing export folder", "覆盖已存在的导出文件夹"),
     "ev.name": ("Folder name (optional)", "文件夹名（可选）"),
     "ev.zip": ("Download the export (.zip)", "下载导出的模型（.zip）"), "ev.do_export": ("Export", "导出"),
+    "ev.export_format": ("Format", "格式"),
+    "ev.export_format_info": ("A folder loads in Python (transformers / peft). GGUF is one file for llama.cpp and "
+                              "Ollama, with the prompt format it trained with and an Ollama Modelfile; q8_0 is about "
+                              "half the size of f16.",
+                              "文件夹格式用于 Python（transformers / peft）。GGUF 是供 llama.cpp 和 Ollama 使用的单个文件，"
+                              "内含训练时的提示格式，并附带 Ollama 的 Modelfile；q8_0 大约是 f16 的一半大小。"),
 }
 
 MESSAGES: dict[str, tuple[str, str]] = {
@@ -348,6 +355,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "why.demo_lr": ("learning rate {lr}: a small model trained from scratch needs a high rate",
                     "学习率 {lr}：从零训练的小模型需要较高的学习率"),
     "why.epochs": ("{n} passes over the data ({budget} budget)", "遍历数据 {n} 次（{budget} 预算）"),
+    "why.dynamic": ("dynamic batching: rows of similar length share a batch filled up to a token budget, so "
+                    "little of each step is padding", "动态批处理：长度相近的样本放进同一批，按 token 预算填满，"
+                    "每一步几乎不算填充"),
     "why.demo_decay": ("strong weight decay (1.0): a few hundred rows are easy to memorise; decay makes the model "
                        "generalise", "较强的权重衰减（1.0）：几百行数据很容易被背下来，衰减让模型学会举一反三"),
     "why.val_share": ("{pct}% of the rows are held back to check the model on rows it never saw (Evaluate uses them)",
@@ -467,6 +477,18 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "ev.predicted_acc": (" · accuracy {acc:.1%} against the file's outputs", " · 相对文件中的答案，准确率 {acc:.1%}"),
     "ev.exported": ("Exported **{kind}** model to `{path}` ({mb} MB). {what} See README.md in that folder for how to "
                     "load it.", "已把 **{kind}** 模型导出到 `{path}`（{mb} MB）。{what} 加载方法见该文件夹中的 README.md。"),
+    "ev.fmt_folder": ("Model folder", "模型文件夹"), "ev.fmt_f16": ("GGUF f16 (llama.cpp / Ollama)",
+                                                                   "GGUF f16（用于 llama.cpp / Ollama）"),
+    "ev.fmt_q8_0": ("GGUF q8_0, smaller (llama.cpp / Ollama)", "GGUF q8_0，更小（llama.cpp / Ollama）"),
+    "ev.exported_gguf": ("Exported a **GGUF {gtype}** model to `{path}` ({mb} MB): `model.gguf` with its tokenizer "
+                         "and the prompt format it trained with (`{template}`). {extra} See README.md in that folder "
+                         "for llama.cpp and Ollama.",
+                         "已把 **GGUF {gtype}** 模型导出到 `{path}`（{mb} MB）：`model.gguf` 含分词器和训练时的提示格式"
+                         "（`{template}`）。{extra} llama.cpp 和 Ollama 的用法见该文件夹中的 README.md。"),
+    "ev.exported_modelfile": ("The `Modelfile` beside it sets up Ollama: `ollama create my-model -f Modelfile`.",
+                              "旁边的 `Modelfile` 用于 Ollama：`ollama create my-model -f Modelfile`。"),
+    "ev.exported_no_modelfile": ("No Ollama Modelfile: {why}. llama.cpp reads the format from the GGUF itself.",
+                                 "没有 Ollama Modelfile：{why}。llama.cpp 会直接读取 GGUF 中的格式。"),
     "err.internal": ("Something went wrong inside the studio ({name}); the server log has the details.",
                      "工作室内部出错（{name}）；详情见服务器日志。"),
     "ev.no_upload": ("No file uploaded", "没有上传文件"),
@@ -573,6 +595,8 @@ MESSAGES.update({
                          "**{run}** · 模型 `{model}`（{method}）· 模板 `{template}`"),
     "demo.empty": ("The text is empty", "文字为空"),
     "demo.empty_fix": ("type or paste a text to classify", "请输入或粘贴要分类的文字"),
+    "demo.too_long": ("The text is {n:,} characters long, over the limit of {limit:,}",
+                      "文字有 {n:,} 个字符，超过了 {limit:,} 的上限"),
     "demo.no_file_fix": ("upload a .csv, .jsonl or .xlsx file with one text per row", "请上传每行一段文字的 .csv、.jsonl 或 .xlsx 文件"),
     "demo.predicted": ("Predicted {n} rows ({ms:.1f} ms per row){acc}. Download the CSV below.",
                        "已预测 {n} 行（每行 {ms:.1f} 毫秒）{acc}。请在下方下载 CSV。"),

@@ -146,7 +146,7 @@ class RunConfig:
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
                                 "memory")
     max_tokens_per_batch: int | None = _f(None, "Token budget per micro-batch for dynamic batching "
-                                                "(default: batch size x cutoff_len)", "memory", range=(1, 100_000_000))
+                                                "(default: batch size x the average row length)", "memory", range=(1, 100_000_000))
     packing: bool = _f(False, "Pack several examples into one row with no padding (faster on GPU; attention may "
                               "cross examples unless neat_packing is on)", "memory")
     neat_packing: bool = _f(False, "Pack without cross-attention: each example sees only itself (implies packing)",
@@ -248,8 +248,11 @@ class RunConfig:
             return "qlora"
         return self.finetuning_type
 
-    def resolved_precision(self, device_type: str | None = None, bf16_ok: bool | None = None) -> str:
-        """fp32 / bf16 / fp16 after 'auto' and the legacy bf16/fp16 flags are applied."""
+    def resolved_precision(self, device_type: str, bf16_ok: bool = False) -> str:
+        """fp32 / bf16 / fp16 after 'auto' and the legacy bf16/fp16 flags are applied.
+
+        What the card can do (``device_type``, ``bf16_ok``) is asked in one place, studio/models/precision.py
+        ``device_caps``, whose ``precision_plan`` is the one caller; this config layer never imports torch."""
         if self.bf16:
             # LLaMA-Factory refuses bf16 without a bf16 card; here the file still runs, in fp32, and the run
             # log says so (studio/engine/run.py)
@@ -258,11 +261,6 @@ class RunConfig:
             return "fp16"
         if self.precision != "auto":
             return self.precision
-        if device_type is None:
-            import torch
-            device_type = "cuda" if torch.cuda.is_available() else "cpu"
-            if bf16_ok is None and device_type == "cuda":
-                bf16_ok = torch.cuda.is_bf16_supported()
         if device_type == "cpu":
             return "fp32"
         return "bf16" if bf16_ok else "fp16"

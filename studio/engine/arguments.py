@@ -89,6 +89,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed, data_seed=cfg.seed,
         eval_strategy="steps" if has_val else "no", eval_steps=eval_steps if has_val else None,
         bf16=autocast == "bf16", fp16=autocast == "fp16", optim=_optimizer(cfg, ds), deepspeed=ds,
+        train_sampling_strategy=_sampling(cfg),
         report_to=report, neftune_noise_alpha=cfg.neftune_noise_alpha,
         use_cpu=device == "cpu", remove_unused_columns=False, disable_tqdm=True,
         # workers + pinned memory overlap collation and the host-to-card copy with the step; on a CPU run they
@@ -115,6 +116,12 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
             str(getattr(trainer_default, "value", trainer_default)) == "adamw_torch_fused":
         return "adamw_torch_fused"
     return cfg.optim
+
+
+def _sampling(cfg: RunConfig) -> str:
+    """Never random padded batches: without dynamic batching (StudioTrainer's token-budget sampler) or packing
+    (rows already full), Trainer's own length grouping, so a batch holds rows of similar length."""
+    return "random" if cfg.dynamic_batching or cfg.packing or cfg.neat_packing else "group_by_length"
 
 
 def _check_reporters(report: list[str]) -> None:

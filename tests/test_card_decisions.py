@@ -283,3 +283,12 @@ def test_fused_loss_under_pure_bf16_keeps_its_matmuls_in_bf16() -> None:
     seen = _matmul_dtypes(lambda: linear_cross_entropy_sum(hidden, head, targets, chunk_rows=8).backward())
     assert len(seen) >= 9 and all(set(d) == {torch.bfloat16} for _, d in seen), seen
     assert head.weight.grad.dtype == torch.bfloat16
+
+
+def test_the_config_layer_never_asks_the_card_itself() -> None:
+    """Issue 25: RunConfig.resolved_precision asked torch for bf16 support when given no device; the card is asked in
+    studio/models/precision.py device_caps only, and the config layer imports no torch."""
+    src = (Path(__file__).resolve().parents[1] / "studio" / "config" / "run_config.py").read_text(encoding="utf-8")
+    assert "import torch" not in src and "is_bf16_supported" not in src
+    with pytest.raises(TypeError):
+        RunConfig().resolved_precision()  # type: ignore[call-arg]

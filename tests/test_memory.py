@@ -229,3 +229,14 @@ def test_cpu_run_suggestions_save_ram_and_skip_offload() -> None:
     texts = " ".join(est.suggestions)
     assert "gradient checkpointing" in texts and "DeepSpeed" not in texts and "layerwise" not in texts
     assert all("host RAM ->" in t for t in est.suggestions)
+
+
+def test_advice_reads_optimizer_names_from_the_vocabulary() -> None:
+    """Issue 25: the advice compared literal names, so adamw_torch_fused (what the engine runs on CUDA) got no 8-bit
+    suggestion; every name of torch's AdamW does now, and an 8-bit one is never suggested with DeepSpeed."""
+    card = load_card("llama2-7b")
+    for optim in ("adamw", "adamw_torch", "adamw_torch_fused"):
+        est = estimate(card, method="full", optim=optim, gpu_mem_gb=40, **ANCHOR)
+        assert any(d["settings"].get("optim") == "adamw_8bit" for d in est.suggestion_details), optim
+    est = estimate(card, method="full", optim="adamw_torch", deepspeed="z2", gpu_mem_gb=40, **ANCHOR)
+    assert not any(d["settings"].get("optim") == "adamw_8bit" for d in est.suggestion_details)

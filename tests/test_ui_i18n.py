@@ -197,3 +197,13 @@ def test_train_tab_says_what_start_uses() -> None:
     assert "Settings tab" in start_line("tiny-demo", "", "full", "en")
     assert "gemma3-270m" in start_line("gemma3-270m", "d.jsonl", "lora", "zh") and "训练" in start_line(
         "gemma3-270m", "d.jsonl", "lora", "zh")
+
+
+def test_deepspeed_help_lists_every_plan_in_both_languages() -> None:
+    """Issue 25: the Chinese help lacked z3-nvme; both texts now read the vocabulary's plans."""
+    from studio.config.run_config import field_meta
+    from studio.config.vocabulary import DEEPSPEED_SHORTCUTS
+    from studio.ui.i18n import FIELD_HELP_ZH
+    en = next(m["help"] for m in field_meta() if m["name"] == "deepspeed")
+    for plan in DEEPSPEED_SHORTCUTS:
+        assert plan in en and plan in FIELD_HELP_ZH["deepspeed"], plan

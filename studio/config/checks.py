@@ -9,8 +9,8 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, deepspeed_choices, is_optimizer, optimizer_problem,
-                         scheduler_problem)
+from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, clashes_with_deepspeed, deepspeed_choices, is_optimizer,
+                         optimizer_problem, scheduler_problem)
 
 
 def problems(cfg: Any) -> list[str]:
@@ -70,7 +70,7 @@ def problems(cfg: Any) -> list[str]:
         p.append("offload_nvme_path is only used by deepspeed z3-nvme: set deepspeed to z3-nvme or clear it")
     if cfg.nproc > 1 and not cfg.deepspeed:
         p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
-    if "8bit" in cfg.optim and cfg.deepspeed and cfg.deepspeed != "none":
+    if clashes_with_deepspeed(cfg.optim) and cfg.deepspeed and cfg.deepspeed != "none":
         p.append(f"optim {cfg.optim} cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
     p += _ranges(cfg, p)
     return p

@@ -26,6 +26,17 @@ OPTIMIZERS = ["adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torc
 OPTIMIZER_ALIASES: dict[str, str] = {"adamw": "adamw_torch"}
 # torch's own AdamW: the engine switches adamw_torch to the fused kernel on CUDA (studio/engine/arguments.py)
 TORCH_ADAMW = ("adamw_torch", "adamw_torch_fused")
+EIGHT_BIT_ADAMW = "adamw_8bit"   # bitsandbytes' 8-bit AdamW: what the memory advice offers in place of a 32-bit one
+
+
+def is_torch_adamw(name: str) -> bool:
+    """torch's 32-bit AdamW under any of its names (adamw, adamw_torch, adamw_torch_fused)."""
+    return canonical_optimizer(name) in TORCH_ADAMW
+
+
+def clashes_with_deepspeed(name: str) -> bool:
+    """bitsandbytes' 8-bit optimizers bring their own optimizer object, which DeepSpeed's engine refuses."""
+    return "8bit" in canonical_optimizer(name)
 
 # Optimizer state per trained parameter: (number of states, bytes of each). None = the parameter's own dtype
 # (fp32 masters: 4; pure_bf16: 2). "paged_" is the same state in pageable memory, so it costs what its base does.

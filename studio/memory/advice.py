@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..config.vocabulary import (EIGHT_BIT_ADAMW, TORCH_ADAMW, clashes_with_deepspeed, is_torch_adamw,
+                                 short_optimizer)
+
+ADAMW = short_optimizer(TORCH_ADAMW[0])   # torch's AdamW, which DeepSpeed's offload plans run (its short name)
+
 # (label, why it costs something, plan change, RunConfig settings)
 _Candidate = tuple[str, str, dict[str, Any], dict[str, Any]]
 
@@ -18,9 +23,9 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
     if not p["grad_ckpt"]:
         out.append(("turn on gradient checkpointing", "about 30% slower", {"grad_ckpt": True},
                     {"gradient_checkpointing": True}))
-    if full_like and p["optim"] == "adamw" and p["deepspeed"] == "none":
-        out.append(("use the 8-bit optimizer (optim: adamw_8bit)", "needs bitsandbytes", {"optim": "adamw_8bit"},
-                    {"optim": "adamw_8bit"}))
+    if full_like and is_torch_adamw(p["optim"]) and p["deepspeed"] == "none":
+        out.append((f"use the 8-bit optimizer (optim: {EIGHT_BIT_ADAMW})", "needs bitsandbytes",
+                    {"optim": EIGHT_BIT_ADAMW}, {"optim": EIGHT_BIT_ADAMW}))
     if p["batch"] > 1:
         out.append((f"lower per_device_train_batch_size to 1 and multiply gradient_accumulation_steps by "
                     f"{p['batch']}", "same effective batch, slower", {"batch": 1},
@@ -41,8 +46,8 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
         # DeepSpeed keeps its own fp32 masters: pure_bf16 goes (RunConfig.validate refuses the two together)
         pure = {"precision": "bf16"} if p["precision"] == "pure_bf16" else {}
         out.append(("use DeepSpeed ZeRO-3 offload (deepspeed: z3-offload)", "states move to host RAM, much slower",
-                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False, **pure},
-                    {"deepspeed": "z3-offload", "optim": "adamw", "layerwise_offload": False,
+                    {"deepspeed": "z3-offload", "optim": ADAMW, "layerwise_offload": False, **pure},
+                    {"deepspeed": "z3-offload", "optim": ADAMW, "layerwise_offload": False,
                      **({"pure_bf16": False} if pure else {})}))
     if full_like and p["quant_bits"] is None and p["deepspeed"] == "none" and not p["layerwise_offload"]:
         out.append(("turn on layerwise_offload", "layers and optimizer live in host RAM, slower",
@@ -55,7 +60,7 @@ def _compatible(p: dict[str, Any]) -> bool:
     """The combinations RunConfig.validate() rejects are never suggested."""
     ds = p["deepspeed"]
     return not ((p["quant_bits"] and "z3" in ds) or (p["layerwise_offload"] and (ds != "none" or p["quant_bits"]))
-                or (p["optim"] == "adamw_8bit" and ds != "none"))
+                or (clashes_with_deepspeed(p["optim"]) and ds != "none"))
 
 
 def _run(estimate: Callable[..., Any], card: Any, plan: dict[str, Any], gpu_mem_gb: float | None,

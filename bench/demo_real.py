@@ -5,7 +5,8 @@ Measures, for ``python -m studio demo RUN`` with a login file (the model already
 * start-up: process start -> the "ready" line (the model is loaded by then) -> the page answers HTTP 200,
   with the child's CPU-seconds at "ready" (median of --starts fresh processes); the goal is under 20 s for a
   270M model on a CPU;
-* --users concurrent users, each with its own gradio_client login, each classifying one held-out row at once:
+* --users concurrent users, each with its own gradio_client login (made first), each classifying one held-out row
+  at the same moment (a barrier):
   wall time of the burst, every answer against the row's label, and every answer against the same text sent
   again one by one afterwards (the scores must agree: concurrency changes nothing);
 * optionally a headless-Chromium screenshot of the page after classifying a review.
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -78,10 +80,13 @@ def burst(url: str, rows: list[dict[str, str]], users: int) -> dict[str, Any]:
     texts = [rows[i % len(rows)]["input"] for i in range(users)]
     gold = [rows[i % len(rows)]["output"] for i in range(users)]
 
+    clients = [Client(url, auth=USER, verbose=False) for _ in range(users)]  # logged in first: the burst is the work
+    gate = threading.Barrier(users)
+
     def one(i: int) -> tuple[dict, float]:
-        client = Client(url, auth=USER, verbose=False)
+        gate.wait()
         t = time.perf_counter()
-        answer = client.predict(texts[i], api_name="/classify")
+        answer = clients[i].predict(texts[i], api_name="/classify")
         return answer, time.perf_counter() - t
 
     t0 = time.perf_counter()

@@ -70,7 +70,8 @@ def _sentiment(args: argparse.Namespace, loaded: Any) -> dict:
                                                       "memory_bytes", "weights")}
         result["delta"] = card["delta"]
     else:
-        result = sentiment_eval(model, tok, template, rows, mode=args.mode)
+        from ..evaluation.leakage import training_keys
+        result = sentiment_eval(model, tok, template, rows, mode=args.mode, trained_keys=training_keys(args.model))
     result["task"] = "sentiment"
     if args.predictions_out:
         result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out,
@@ -155,6 +156,11 @@ def _print_human(result: dict) -> None:
         print(f"  wrong: expected {m['expected']}, got {m['parsed']!r}: {m['input'][:80]}")
     if result.get("skipped_rows"):
         print(f"{result['skipped_rows']} rows had an output that is none of the labels and were not scored")
+    leak = result.get("leakage")
+    if leak and leak["seen_rows"]:
+        unseen = "n/a (every row was a training row)" if leak["unseen_accuracy"] is None else \
+            f"{leak['unseen_accuracy']:.3f} on the {leak['unseen_rows']} rows it never saw"
+        print(f"leakage: {leak['seen_rows']} of {leak['rows']} rows were training rows of this run; accuracy {unseen}")
     if result.get("predictions_csv"):
         print(f"predictions written to {result['predictions_csv']}")
 

@@ -45,6 +45,9 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
         train_rows = train_rows[:cfg.max_samples]
     if run is not None and val_rows and is_main_process():
         atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in val_rows))
+    if run is not None and is_main_process():  # Evaluate's leakage check: which checked rows were trained on
+        from ..data.fingerprint import keys_text
+        atomic_write_text(run.train_keys, keys_text(train_rows))
 
     def encode(batch: list[dict]) -> tuple[list[dict], int, int]:
         out, truncated, last_only = [], 0, 0

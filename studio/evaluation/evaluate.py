@@ -182,8 +182,12 @@ def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequenc
 
 def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                    labels: Sequence[str] | None = None, mode: Mode = "score",
-                   max_new_tokens: int | None = None, max_misclassified: int = 200) -> dict:
+                   max_new_tokens: int | None = None, max_misclassified: int = 200,
+                   trained_keys: set[str] | None = None) -> dict:
     """Accuracy, per-class P/R/F1, confusion matrix and the misclassified rows on labelled rows.
+
+    With ``trained_keys`` (the run's training fingerprints, leakage.py) the result also says how many scored
+    rows were training rows and the accuracy on the rest (``leakage``).
 
     Rows whose gold output matches no label (even via synonyms) are not scored and are counted
     in ``skipped_rows``. Unparseable answers (generate mode) count as wrong.
@@ -233,6 +237,8 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
     from ..models.loading import describe_weights
+    from .leakage import leakage
+    result["leakage"] = leakage([r for r, _ in gold], [p == t for (_, t), p in zip(gold, preds)], trained_keys)
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
                   mode=mode, skipped_rows=skipped,
                   labels=labels, template=template.name, weights=describe_weights(model))

@@ -172,15 +172,17 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
 
 
 # ------------------------------------------------------------------ runs
-def finished_runs(runs_root: str | Path) -> list[tuple[str, str]]:
-    """(label, path) of runs with a final model, most recently finished first, for a dropdown."""
+def finished_runs(runs_root: str | Path, kinds: tuple[str, str] = ("LoRA adapter", "full model")
+                  ) -> list[tuple[str, str]]:
+    """(label, path) of runs with a final model, most recently finished first, for a dropdown; ``kinds``: the
+    words for (an adapter run, a full-model run) in the page's language."""
     out = []
     for run in list_runs(runs_root):
         status = run.read_status()
         if status.get("state") == "finished" and run.final_model() is not None:
             ended = status.get("ended") or run.config.stat().st_mtime
             when = time.strftime("%m-%d %H:%M", time.localtime(ended))
-            kind = "LoRA adapter" if run.adapter.is_dir() else "full model"
+            kind = kinds[0] if run.adapter.is_dir() else kinds[1]
             out.append((ended, f"{run.path.name} · {kind} · {when}", str(run.path)))
     return [(label, path) for _, label, path in sorted(out, key=lambda t: t[0], reverse=True)]
 
@@ -201,11 +203,12 @@ def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "sc
                     max_rows: int | None = None) -> dict:
     """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
     from .evaluate import confusion_figure, sentiment_eval
+    from .leakage import training_keys
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
-        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows,
-                                mode=mode)  # type: ignore[arg-type]
+        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, mode=mode,  # type: ignore[arg-type]
+                                trained_keys=training_keys(run_path))
     result["figure"] = confusion_figure(result["confusion"])
     return result
 
@@ -277,10 +280,22 @@ class _null:
     def __exit__(self, *exc: Any) -> None: return None
 
 
+def base_play_tokens(run_path: str) -> int:
+    """The base model's free-text answer budget in the playground: its own playground default (a label run's
+    16 new tokens fit its trained one-word answers, and cut the base model's sentences off; issue 28 item 9)."""
+    from .gen_defaults import BUILTIN, GENERIC_PLAY, _base_name
+    try:
+        name = _base_name(Path(run_path))[0]
+    except (OSError, ValueError):
+        name = ""
+    return int(BUILTIN.get(name, (None, GENERIC_PLAY))[1]["max_new_tokens"])
+
+
 def playground(run_path: str, instruction: str, input_text: str = "", max_new_tokens: int = 128,
                temperature: float = 0.0, top_p: float = 1.0, compare_base: bool = False,
                stop_key: str | None = None) -> Iterator[tuple[str, str]]:
-    """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one.
+    """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one, with at
+    least its own free-text budget (``base_play_tokens``).
 
     ``stop_generation(stop_key)`` ends the answer being written (and skips the base's)."""
     if not (instruction or "").strip():
@@ -295,7 +310,8 @@ def playground(run_path: str, instruction: str, input_text: str = "", max_new_to
                                  control):
                 yield tuned, base
             if compare_base and not control.event.is_set():
-                for base in _answer(loaded, True, instruction, input_text, max_new_tokens, temperature, top_p,
+                base_max = max(int(max_new_tokens), base_play_tokens(run_path))
+                for base in _answer(loaded, True, instruction, input_text, base_max, temperature, top_p,
                                     control):
                     yield tuned, base
     finally:
@@ -431,14 +447,22 @@ def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:
     return rows
 
 
+EXPORT_FORMATS = ("folder", "f16", "q8_0")  # the Export panel's choices: a model folder, or GGUF of that type
+
+
 def export_run(run_path: str, exports_root: str | Path, merge: bool = True, overwrite: bool = False,
-               name: str | None = None) -> dict:
-    """Export a run into ``exports_root/<name>`` (default: ``<run>-merged`` or ``<run>-adapter``)."""
+               name: str | None = None, fmt: str = "folder") -> dict:
+    """Export a run into ``exports_root/<name>`` (default: ``<run>-merged``, ``<run>-adapter`` or
+    ``<run>-gguf-<type>``). ``fmt`` f16 / q8_0: a GGUF for llama.cpp and Ollama (LoRA always merged); when the
+    run's prompt format has no Ollama equivalent the GGUF comes without a Modelfile, and ``no_modelfile`` says why."""
     from .export import export_model
     if not run_path:
         raise StudioError("No run is selected", "pick a finished run first", code="eval_run")
+    if fmt not in EXPORT_FORMATS:
+        raise StudioError(f"Unknown export format '{fmt}'", "choose one of: " + ", ".join(EXPORT_FORMATS),
+                          code="export")
     is_lora = RunDir(run_path).adapter.is_dir()
-    suffix = ("merged" if merge else "adapter") if is_lora else "model"
+    suffix = f"gguf-{fmt}" if fmt != "folder" else ("merged" if merge else "adapter") if is_lora else "model"
     folder = safe_name(name, what="export name", code="export_name") if name and name.strip() \
         else f"{Path(run_path).name}-{suffix}"
     root = Path(exports_root)
@@ -446,4 +470,13 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
     target = confine(root / folder, [root])  # symlinked names cannot lead out either
     if target == Path(os.path.realpath(root)):
         raise StudioError("The export name is empty", "type a folder name for the export", code="export_name")
-    return export_model(run_path, target, merge=merge, overwrite=overwrite)
+    if fmt == "folder":
+        return export_model(run_path, target, merge=merge, overwrite=overwrite)
+    from .gguf_export import gguf_export
+    try:
+        return gguf_export(run_path, target, fmt, overwrite=overwrite)  # type: ignore[arg-type]
+    except StudioError as exc:
+        if exc.code != "export_template":
+            raise
+        info = gguf_export(run_path, target, fmt, overwrite=overwrite, modelfile=False)  # type: ignore[arg-type]
+        return {**info, "no_modelfile": exc.why or exc.what}

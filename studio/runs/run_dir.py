@@ -10,6 +10,7 @@
       adapter/ | model/    the final LoRA adapter or full model
       loss.png             loss curve (raw + smoothed, eval)
       val.jsonl            the held-out validation rows (what Evaluate checks by default)
+      train_keys.txt       one fingerprint per training prompt (the leakage check of Evaluate)
       STOP                 present = a graceful stop was requested
 
 This module is the only one that knows these names.
@@ -61,6 +62,8 @@ class RunDir:
     def model(self) -> Path: return self.path / "model"
     @property
     def val_data(self) -> Path: return self.path / "val.jsonl"
+    @property
+    def train_keys(self) -> Path: return self.path / "train_keys.txt"
     @property
     def loss_plot(self) -> Path: return self.path / "loss.png"
     @property

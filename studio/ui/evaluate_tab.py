@@ -45,11 +45,16 @@ def labeler(lang: str) -> Callable[[str], Any]:
 
 
 # ------------------------------------------------------------------ handlers
+def run_kinds(lang: str = "en") -> tuple[str, str]:
+    """The run picker's words for an adapter run and a full-model run (the browser's language in a request)."""
+    return msg("ev.kind_lora", lang), msg("ev.kind_full", lang)
+
+
 def refresh_runs(runs_root: str | Path, current: str | None = None, listed: list[str] | None = None) -> Any:
     """The finished runs, newest first. The choice stays where it was unless a run finished since the page last
     listed them (``listed``): then the newest new one is chosen (issue 28 finding 7: a page opened earlier
     kept the oldest run selected while newer ones existed)."""
-    choices = inference.finished_runs(runs_root)
+    choices = inference.finished_runs(runs_root, kinds=run_kinds())
     values = [v for _, v in choices]
     new = [v for v in values if listed is not None and v not in listed]
     value = new[0] if new else (current if current in values else (values[0] if values else None))
@@ -88,6 +93,11 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
         summary += msg("ev.skipped", lang, k=r["skipped_rows"], labels=r["labels"])
+    leak = r.get("leakage")
+    if leak and leak["seen_rows"]:
+        summary += msg("ev.leak", lang, k=leak["seen_rows"], n=leak["rows"]) + (
+            msg("ev.leak_none", lang) if leak["unseen_accuracy"] is None else
+            msg("ev.leak_unseen", lang, acc=leak["unseen_accuracy"], m=leak["unseen_rows"]))
     table = [[lab, _fmt(c["precision"]), _fmt(c["recall"]), _fmt(c["f1"]), c["support"]]
              for lab, c in r["per_class"].items()]
     wrong = [[_short(m["input"] or m["instruction"]), m["expected"], _short(m["answer"], 80), m["parsed"]]
@@ -167,13 +177,19 @@ def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en"
 
 @_user_errors
 def on_export(run: str, merge: bool, overwrite: bool, name: str, exports_dir: str | Path,
-              lang: str = "en") -> tuple[str, str]:
+              lang: str = "en", fmt: str = "folder") -> tuple[str, str]:
     """Export the run -> (message for the page, the export folder for server-side state).
 
+    ``fmt``: "folder" (a model or adapter folder), or "f16" / "q8_0" (a GGUF for llama.cpp and Ollama).
     The folder goes into a ``gr.State`` (held on the server, never sent to the browser), so the zip
     step below is told the folder by the server and not by text the browser sends back.
     """
-    info = inference.export_run(run, exports_dir, bool(merge), bool(overwrite), name)
+    info = inference.export_run(run, exports_dir, bool(merge), bool(overwrite), name, fmt=fmt or "folder")
+    if "gguf_type" in info:
+        extra = msg("ev.exported_no_modelfile", lang, why=info["no_modelfile"]) if info.get("no_modelfile") \
+            else msg("ev.exported_modelfile", lang)
+        return (msg("ev.exported_gguf", lang, gtype=info["gguf_type"].upper(), path=info["path"], mb=info["size_mb"],
+                    template=info["template_name"], extra=extra), str(info["path"]))
     return (msg("ev.exported", lang, kind=info["kind"], path=info["path"], mb=info["size_mb"], what=info["what"]),
             str(info["path"]))
 
@@ -213,9 +229,10 @@ def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
     return generation_defaults(runs[0][1] if runs else None)
 
 
-def merge_visible(run: str | None) -> Any:
-    """The merge choice only means something for a LoRA run (a full run is already one model)."""
-    return gr.update(visible=bool(run) and (Path(run) / "adapter").is_dir())
+def merge_visible(run: str | None, fmt: str = "folder") -> Any:
+    """The merge choice only means something for a LoRA run exported as a folder (a full run is already one
+    model; a GGUF is always merged)."""
+    return gr.update(visible=bool(run) and (Path(run) / "adapter").is_dir() and (fmt or "folder") == "folder")
 
 
 # ------------------------------------------------------------------ layout
@@ -229,7 +246,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     limit = float(getattr(ctx, "max_upload_mb", DATA_MB))
     T = labeler(lang)
 
-    runs = inference.finished_runs(runs_root)
+    runs = inference.finished_runs(runs_root, kinds=run_kinds(lang))
     with gr.Row():
         run = gr.Dropdown(choices=runs, value=runs[0][1] if runs else None, label=T("ev.run"), scale=4)
         refresh = gr.Button(T("ev.refresh"), scale=1)
@@ -242,7 +259,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             # choice names are not translated by the browser: the server language picks them
             source = gr.Radio([(msg("ev.val", lang), "validation"), (msg("ev.upload", lang), "upload")],
                               value="validation", label=T("ev.source"))
-            mode = gr.Radio(["score", "generate"], value="score", label=T("ev.mode"), info=T("ev.mode_help"))
+            mode = gr.Radio([(msg("ev.mode_score", lang), "score"), (msg("ev.mode_generate", lang), "generate")], value="score", label=T("ev.mode"), info=T("ev.mode_help"))
             max_rows = gr.Number(value=0, precision=0, minimum=0, label=T("ev.max_rows"))
         data_file = gr.File(label=T("ev.file"), file_types=DATA_TYPES, type="filepath")
         with gr.Row():
@@ -339,6 +356,9 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                       [batch_out, batch_info], api_name="predict_file")
 
     with gr.Accordion(T("ev.export"), open=False):
+        # choice names are messages: the server language picks them, localize.py re-sends them per browser
+        export_format = gr.Radio([(msg(f"ev.fmt_{v}", lang), v) for v in inference.EXPORT_FORMATS], value="folder",
+                                 label=T("ev.export_format"), info=T("ev.export_format_info"), elem_id="export-format")
         with gr.Row():
             merge = gr.Checkbox(value=True, label=T("ev.merge"))
             overwrite = gr.Checkbox(value=False, label=T("ev.overwrite"))
@@ -347,10 +367,13 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_info = gr.Markdown()
         export_file = gr.File(label=T("ev.zip"), interactive=False, elem_id="export-zip")
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
-    export_btn.click(owner_only(lambda r, m, o, n: on_export(r, m, o, n, exports_dir, lang)),
-                     [run, merge, overwrite, export_name], [export_info, exported], api_name="export_run").success(
+    # the format is the last input, so a caller of /export_run written before it existed still means "folder"
+    export_btn.click(owner_only(lambda r, m, o, n, f="folder": on_export(r, m, o, n, exports_dir, lang, f)),
+                     [run, merge, overwrite, export_name, export_format], [export_info, exported],
+                     api_name="export_run").success(
         lambda f: export_zip(f, exports_dir), exported, export_file, api_visibility="private")
-    run.change(merge_visible, run, merge, api_visibility="private")
+    run.change(merge_visible, [run, export_format], merge, api_visibility="private")
+    export_format.change(merge_visible, [run, export_format], merge, api_visibility="private")
 
     return {"run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,

@@ -224,7 +224,7 @@ UI: dict[str, tuple[str, str]] = {
     "data.open": ("Open", "打开"), "data.preview": ("Preview (first rows)", "预览（前几行）"),
     "data.stats": ("Column statistics", "列统计"), "data.task": ("Task", "任务"),
     "data.task_info": ("sentiment: a text column and a label column; instruction: instruction/input/output columns; "
-                       "chat: a messages column.", "sentiment：一列文本加一列标签；instruction：指令/输入/输出列；chat：一列对话消息。"),
+                       "chat: a messages column.", "情感分类：一列文本加一列标签；指令：指令/输入/输出三列；对话：一列对话消息。"),
     "data.col_text": ("Text column", "文本列"), "data.col_label": ("Label column", "标签列"),
     "data.col_instruction": ("Instruction column", "指令列"), "data.col_input": ("Input column", "输入列"),
     "data.col_output": ("Output column", "输出列"), "data.col_messages": ("Messages column", "对话消息列"),
@@ -272,7 +272,8 @@ UI: dict[str, tuple[str, str]] = {
     "ev.mode": ("How to read the answer", "如何读取答案"),
     "ev.mode_help": ("score: pick the most likely label (fast, always a label). generate: let the model write its "
                      "answer and read the label from it (what a chat user would see).",
-                     "score：选出概率最高的标签（快，总能得到标签）。generate：让模型写出答案再解析标签（和对话时看到的一样）。"),
+                     "打分：选出概率最高的标签（快，总能得到标签）。生成：让模型写出答案再解析标签（和对话时看到的一样）。"),
+    "ev.mode_score": ("score", "打分"), "ev.mode_generate": ("generate", "生成"),
     "ev.max_rows": ("At most this many rows (0 = all)", "最多检查行数（0 = 全部）"),
     "ev.run_check": ("Check accuracy", "计算准确率"),
     "ev.scorecard": ("Before / after (base vs fine-tuned)", "训练前 / 训练后对比"),
@@ -306,6 +307,29 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "state.failed": ("Failed", "失败"), "state.unknown": ("Unknown", "未知"),
     "aborting": ("stopping: saving a checkpoint…", "正在停止：保存检查点……"),
     "step": ("Step", "步数"), "eta": ("ETA", "剩余时间"), "speed": ("tokens/s", "token/秒"),
+    "loss": ("loss", "损失"),
+    "login": ("Fine-Tune Studio: please log in.", "Fine-Tune Studio：请登录。"),
+    # the Train tab's log box: one plain line per progress event, and the model preparation lines (issue 28 items 9, 10)
+    "log.progress": ("step {step} of {total}", "第 {step} 步，共 {total} 步"),
+    "log.prepare": ("[prepare {pct}]", "[准备 {pct}]"),
+    "log.prep_locating": ("Preparing {name} (first use only): locating the GGUF in package {pkg}",
+                          "正在准备 {name}（仅首次使用）：在软件包 {pkg} 中查找 GGUF 文件"),
+    "log.prep_license": ("{name} is distributed under the {license}: {url}", "{name} 按其许可条款发布：{url}"),
+    "log.prep_terms": (" (full text installed at {path})", "（全文安装在 {path}）"),
+    "log.prep_using": ("Using the prepared model in {path}", "使用已准备好的模型：{path}"),
+    "log.prep_checking": ("Checking that the tensors of {file} cover its model", "检查 {file} 的张量是否完整"),
+    "log.prep_tokenizer": ("Reading the tokenizer of {file}", "读取 {file} 的分词器"),
+    "log.prep_rebuild": ("Rebuilding a plain fp32 model", "重建为普通的 fp32 模型"),
+    "log.prep_saving": ("Saving the prepared model to {path}", "把准备好的模型保存到 {path}"),
+    "log.prep_done": ("Prepared {name} in {s} s", "{name} 已准备好，用时 {s} 秒"),
+    "log.prep_dequant": ("Dequantizing the weights of {file} to fp32", "把 {file} 的权重反量化为 fp32"),
+    # model facts in the model list (autoconfig.LANGUAGES, studio/models/zoo.py): what languages a model reads
+    "langs.tiny": ("en, zh (learns the data's own words)", "中英文均可（从数据本身学习用词）"),
+    "langs.qwen": ("29 languages incl. en, zh", "29 种语言，含中英文"),
+    "langs.en7": ("en (+7 more)", "英文（另有 7 种语言）"),
+    "langs.en": ("en", "英文"), "langs.english": ("English", "英文"),
+    "langs.gemma3": ("English, Chinese and 140+ others", "中英文及其他 140 多种语言"),
+    "langs.card": ("see the model card", "见模型说明"),
     "mem": ("memory in use", "内存占用"), "folder": ("Run folder", "运行文件夹"),
     "reason": ("Reason", "原因"), "checkpoint": ("Last checkpoint", "最新检查点"),
     "final_model": ("Trained model", "训练好的模型"), "final_loss": ("final loss", "最终损失"),
@@ -414,7 +438,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     # Settings: applying a suggestion of the estimate
     "no_suggestion": ("Pick a suggested change first", "请先选择一条建议的修改"),
     "no_suggestion_fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议"),
-    "suggestion_zh": ("{text}", "改为 {settings}（→ {gb:.1f} GB，{verdict}）"),
+    # {change} is the estimator's English wording of the change; the Chinese page names the fields only
+    "suggestion": ("{change}: set {settings} → {need}, {verdict}", "{change}改为 {settings}（→ {need}，{verdict}）"),
+    "sugg.need_card": ("needs {gb:.1f} GB of card memory", "需要 {gb:.1f} GB 显存"),
+    "sugg.need_ram": ("needs {gb:.1f} GB of host RAM", "需要 {gb:.1f} GB 内存"),
+    "sugg.and_ram": (" and {gb:.0f} GB of host RAM", " 和 {gb:.0f} GB 内存"),
     "still_too_big": ("still too big", "仍然放不下"),
     "auto.pending": ("⏳ Checking the model on the held-out rows…", "⏳ 正在用留出的验证行检验模型……"),
     "auto.accuracy": ("🎯 **Accuracy {acc:.0%}** on {n} held-out rows the model never saw. The Evaluate tab shows "
@@ -459,7 +487,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),
     "breakdown.optimizer": ("optimizer", "优化器状态"), "breakdown.activations": ("activations", "激活值"),
-    "breakdown.logits": ("logits", "logits 输出"), "breakdown.overhead": ("overhead", "额外开销"),
+    "breakdown.logits": ("logits", "输出层得分"), "breakdown.overhead": ("overhead", "额外开销"),
     # Evaluate tab, built on the server
     "ev.per_class_headers": ("label|precision|recall|f1|support", "标签|精确率|召回率|F1|样本数"),
     "ev.wrong_headers": ("input|expected|model's answer|read as", "输入|正确答案|模型的回答|解析为"),
@@ -467,6 +495,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
                    "unparseable answers: {bad} (counted as wrong)",
                    "**准确率 {acc:.1%}**（共 {n} 行）· macro-F1 {f1:.3f} · 每行 {ms:.1f} 毫秒 · 模式 `{mode}` · "
                    "无法解析的回答：{bad}（计为错误）"),
+    "ev.leak": ("\n\n**{k} of {n} rows were training rows of this run**: their score shows memory, not learning. ",
+                "\n\n**{n} 行中有 {k} 行是本次训练用过的数据**：这些行的得分反映的是记忆，而不是学到的能力。"),
+    "ev.leak_unseen": ("Accuracy on the {m} rows it never saw: **{acc:.1%}**.", "在它没见过的 {m} 行上的准确率：**{acc:.1%}**。"),
+    "ev.leak_none": ("Every row was a training row: check it on other rows (e.g. the run's held-out rows).",
+                     "所有行都是训练数据：请换用其他数据检查（例如本次训练留出的数据）。"),
     "ev.skipped": (" · {k} rows skipped (their output is none of the labels {labels})",
                    " · 跳过了 {k} 行（它们的输出不是标签 {labels} 之一）"),
     "ev.card_head": ("Same {n} rows, mode `{mode}`.", "同样的 {n} 行，模式 `{mode}`。"),
@@ -536,6 +569,7 @@ MESSAGES.update({
     "ev.q_the_run": ("the run picked above", "上面选中的运行"),
     "ev.q_now4": ("4-bit NF4, quantize now", "4 位 NF4，现在量化"),
     "ev.q_now8": ("8-bit, quantize now", "8 位，现在量化"),
+    "ev.kind_lora": ("LoRA adapter", "低秩适配器"), "ev.kind_full": ("full model", "完整模型"),
     "ev.q_no_full": ("No full model is picked", "没有选择完整模型"),
     "ev.q_no_full_fix": ("pick a finished run at the top, or a full/merged export", "在顶部选择已完成的运行，或选择完整/合并后的导出"),
     "ev.q_no_quant": ("No quantized model is picked", "没有选择量化模型"),
@@ -667,11 +701,21 @@ def msg(key: str, lang: str = "en", **fmt: Any) -> str:
     return text.format(**fmt) if fmt else text
 
 
+def model_langs(text: str, lang: str = "en") -> str:
+    """A model's languages as the estimator/zoo write them (English), in ``lang``; unknown texts unchanged."""
+    for key in ("langs.tiny", "langs.qwen", "langs.en7", "langs.en", "langs.english", "langs.gemma3", "langs.card"):
+        if MESSAGES[key][0] == text:
+            return msg(key, lang)
+    return text
+
+
 def force_lang_head(lang: str) -> str:
     """<head> script that makes ``lang`` the page's starting language (kept for callers; see session_lang)."""
     return head_script(lang)
 
 
 def lang_middleware(lang: str | None) -> Any:
-    """The middleware that makes the page's labels start in the session's language (studio/ui/session_lang.py)."""
-    return _lang_middleware(lang)
+    """The middleware that makes the page's labels start in the session's language (studio/ui/session_lang.py);
+    it also gives a Chinese session the login page's message in Chinese (Gradio's own login words, such as
+    "Incorrect Credentials", come from Gradio's zh-CN locale, which follows the same language)."""
+    return _lang_middleware(lang, {MESSAGES["login"][0]: MESSAGES["login"][1]})

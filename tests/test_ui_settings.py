@@ -11,12 +11,19 @@ from studio.errors import StudioError
 from studio.memory.estimator import estimate_for_config
 from studio.ui import forms
 from studio.ui.context import AppContext
-from studio.ui.settings_tab import apply_suggestion, build_settings_tab, suggestion_choices
+from studio.autoconfig import Hardware
+from studio.ui.settings_tab import (apply_suggestion, build_settings_tab, estimate_markdown, suggestion_choices,
+                                    suggestion_label)
+
+
+RAM = 64.0   # the host RAM the page plans for (pinned: the panel, the list and Apply all use it)
 
 
 @pytest.fixture()
 def ctx(tmp_path: Path) -> AppContext:
-    return AppContext.create(tmp_path / "ws")
+    c = AppContext.create(tmp_path / "ws")
+    c.extra["hardware"] = Hardware(gpu_gb=None, ram_gb=RAM, disk_gb=1000.0)
+    return c
 
 
 def _values(**fields: object) -> list:
@@ -29,11 +36,11 @@ def _values(**fields: object) -> list:
 
 def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppContext) -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
-    before = estimate_for_config(forms.values_to_config(values), 24)
+    before = estimate_for_config(forms.values_to_config(values), 24, ram_gb=RAM)
     assert before.fits is False and before.suggestion_details
-    choices = suggestion_choices(values, 24)
+    choices = suggestion_choices(values, 24, ram_gb=RAM)
     assert [i for _, i in choices] == list(range(len(before.suggestion_details)))
-    assert choices[0][0] == before.suggestion_details[0]["text"]
+    assert choices[0][0] == suggestion_label(before.suggestion_details[0])
 
     new_values, fit, check = apply_suggestion(ctx, values, 24, choices[0][1])
     new_cfg = forms.values_to_config(new_values)
@@ -49,13 +56,35 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
 
 def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:
     values = _values(model_name_or_path="qwen2.5-7b", finetuning_type="full")
-    details = estimate_for_config(forms.values_to_config(values), 24).suggestion_details
+    details = estimate_for_config(forms.values_to_config(values), 24, ram_gb=RAM).suggestion_details
     first_fitting = next(i for i, d in enumerate(details) if d["fits"])
     new_values, fit, check = apply_suggestion(ctx, values, 24, first_fitting)
-    assert estimate_for_config(forms.values_to_config(new_values), 24).fits is True
+    assert estimate_for_config(forms.values_to_config(new_values), 24, ram_gb=RAM).fits is True
     assert fit.startswith("**Fits**") or fit.startswith("**fits, but tight**")
     assert check.startswith("✅"), check  # an applied suggestion never breaks validation
-    assert suggestion_choices(new_values, 24) == []  # nothing left to suggest
+    assert suggestion_choices(new_values, 24, ram_gb=RAM) == []  # nothing left to suggest
+
+
+def test_the_list_and_the_panel_give_one_verdict_with_host_ram() -> None:
+    """Issue 28 finding 3: llama3-70b on 80 GB: ZeRO-3 offload was "fits" in the list (host RAM ignored) and "still
+    too big ... needs 151 GB host RAM" in the panel; both now judge the same card and host RAM."""
+    values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
+    labels = [label for label, _ in suggestion_choices(values, 80, ram_gb=RAM)]
+    zero3 = [label for label in labels if "ZeRO-3" in label]
+    assert zero3 and all("still too big" in label and "host RAM" in label for label in zero3), zero3
+    panel = estimate_markdown(forms.values_to_config(values), 80, "en", RAM)
+    shown = [line.removeprefix("💡 ") for line in panel.splitlines() if line.startswith("💡")]
+    assert shown and shown == labels[:len(shown)]
+
+
+def test_suggestions_name_the_page_fields_not_yaml_keys() -> None:
+    values = _values(model_name_or_path="llama2-7b", finetuning_type="full")
+    labels = [label for label, _ in suggestion_choices(values, 24, ram_gb=RAM)]
+    assert labels and not any(k in label for label in labels for k in ("finetuning_type", "quantization_bit",
+                                                                          "cutoff_len", "optim:", "deepspeed:"))
+    assert all("GB of card memory" in label for label in labels)
+    from studio.ui.simple import field_label
+    assert any(field_label("finetuning_type", "en") in label for label in labels)
 
 
 def test_apply_without_a_pick_says_what_to_do(ctx: AppContext) -> None:
@@ -75,7 +104,7 @@ def test_chinese_suggestions_name_the_settings() -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
     label, _ = suggestion_choices(values, 24, "zh")[0]
     # the page's field names, not config keys (issue 13, finding 7: this used to read gradient_checkpointing=True)
-    assert label.startswith("改为 梯度检查点 = 开启（→ ") and "gradient_checkpointing" not in label and label.endswith("GB，仍然放不下）")
+    assert label.startswith("改为 梯度检查点 = 开启（→ ") and "gradient_checkpointing" not in label and label.endswith("GB 显存，仍然放不下）")
 
 
 def test_the_tab_has_the_apply_controls(ctx: AppContext) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..config.vocabulary import (EIGHT_BIT_ADAMW, TORCH_ADAMW, clashes_with_deepspeed, is_torch_adamw,
-                                 short_optimizer)
+from ..config.vocabulary import EIGHT_BIT_ADAMW, TORCH_ADAMW, clashes_with_deepspeed, is_torch_adamw, short_optimizer
 
 ADAMW = short_optimizer(TORCH_ADAMW[0])   # torch's AdamW, which DeepSpeed's offload plans run (its short name)
 
@@ -24,20 +23,20 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
         out.append(("turn on gradient checkpointing", "about 30% slower", {"grad_ckpt": True},
                     {"gradient_checkpointing": True}))
     if full_like and is_torch_adamw(p["optim"]) and p["deepspeed"] == "none":
-        out.append((f"use the 8-bit optimizer (optim: {EIGHT_BIT_ADAMW})", "needs bitsandbytes",
+        out.append(("use the 8-bit optimizer", "needs bitsandbytes",
                     {"optim": EIGHT_BIT_ADAMW}, {"optim": EIGHT_BIT_ADAMW}))
     if p["batch"] > 1:
-        out.append((f"lower per_device_train_batch_size to 1 and multiply gradient_accumulation_steps by "
-                    f"{p['batch']}", "same effective batch, slower", {"batch": 1},
+        out.append((f"train 1 row per step and accumulate {p['batch']} steps", "same effective batch, slower",
+                    {"batch": 1},
                     {"per_device_train_batch_size": 1}))
     if p["seq_len"] > 256:
         new = max(256, p["seq_len"] // 2)
-        out.append((f"lower cutoff_len to {new}", "longer examples get cut", {"seq_len": new}, {"cutoff_len": new}))
+        out.append((f"cut rows at {new} tokens", "longer examples get cut", {"seq_len": new}, {"cutoff_len": new}))
     if full_like:
-        out.append(("use LoRA (finetuning_type: lora)", "trains small adapters instead of every weight",
+        out.append(("use LoRA", "trains small adapters instead of every weight",
                     {"method": "lora"}, {"finetuning_type": "lora"}))
     if p["quant_bits"] != 4 and "z3" not in p["deepspeed"] and not p["layerwise_offload"]:
-        out.append(("use QLoRA 4-bit (finetuning_type: lora, quantization_bit: 4)", "slightly lower quality, slower",
+        out.append(("use QLoRA 4-bit", "slightly lower quality, slower",
                     {"method": "qlora", "quant_bits": 4, "deepspeed": "none" if "z3" in p["deepspeed"] else p["deepspeed"]},
                     {"finetuning_type": "lora", "quantization_bit": 4}))
     if p["device"] == "cpu":   # offload plans move memory to the host: nothing gained on a CPU run
@@ -45,12 +44,12 @@ def _candidates(p: dict[str, Any]) -> list[_Candidate]:
     if p["quant_bits"] is None and p["deepspeed"] != "z3-offload":
         # DeepSpeed keeps its own fp32 masters: pure_bf16 goes (RunConfig.validate refuses the two together)
         pure = {"precision": "bf16"} if p["precision"] == "pure_bf16" else {}
-        out.append(("use DeepSpeed ZeRO-3 offload (deepspeed: z3-offload)", "states move to host RAM, much slower",
+        out.append(("use DeepSpeed ZeRO-3 offload", "states move to host RAM, much slower",
                     {"deepspeed": "z3-offload", "optim": ADAMW, "layerwise_offload": False, **pure},
                     {"deepspeed": "z3-offload", "optim": ADAMW, "layerwise_offload": False,
                      **({"pure_bf16": False} if pure else {})}))
     if full_like and p["quant_bits"] is None and p["deepspeed"] == "none" and not p["layerwise_offload"]:
-        out.append(("turn on layerwise_offload", "layers and optimizer live in host RAM, slower",
+        out.append(("turn on layer-wise offload", "layers and optimizer live in host RAM, slower",
                     {"layerwise_offload": True, "grad_ckpt": True},
                     {"layerwise_offload": True, "gradient_checkpointing": True}))
     return out
@@ -68,6 +67,11 @@ def _run(estimate: Callable[..., Any], card: Any, plan: dict[str, Any], gpu_mem_
     keys = ("method", "quant_bits", "deepspeed", "seq_len", "batch", "grad_ckpt", "optim", "precision", "lora_rank",
             "lora_target", "freeze_layers", "layerwise_offload", "device")
     return estimate(card, **{k: plan[k] for k in keys}, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, suggest=False)
+
+
+def _keys(settings: dict[str, Any]) -> str:
+    """The change as RunConfig / YAML keys, for the CLI's text (the page names its own fields)."""
+    return ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in settings.items())
 
 
 def _host_note(est: Any) -> str:
@@ -92,10 +96,11 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
         if saving < 0.05:
             continue
         verdict = "fits" if new.fits else "still too big"
-        singles.append({"text": f"{label} (-{saving:.1f} GB{unit} -> {used(new):.1f} GB, {verdict}; {cost}"
-                                f"{'' if unit else _host_note(new)})",
+        singles.append({"text": f"{label} ({_keys(settings)}; -{saving:.1f} GB{unit} -> {used(new):.1f} GB, {verdict}; "
+                                f"{cost}{'' if unit else _host_note(new)})",
                         "change": label, "saving_gb": round(saving, 2), "gpu_gb": round(new.gpu_gb, 2),
-                        "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits), "settings": dict(settings)})
+                        "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits), "settings": dict(settings),
+                        "on_host": on_host, "host_short": bool(new.host_short)})
     ordered = [s for s in singles if s["fits"]] + [s for s in singles if not s["fits"]]
     if any(s["fits"] for s in singles):
         return ordered
@@ -113,9 +118,9 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
                 break
     if steps:
         verdict = "fits" if new.fits else "still too big: use a card with more memory or a smaller model"
-        ordered.append({"text": f"together: {' + '.join(steps)} (-> {used(new):.1f} GB{unit}, {verdict}"
-                                f"{'' if unit else _host_note(new)})",
+        ordered.append({"text": f"together: {' + '.join(steps)} ({_keys(settings_all)}; -> {used(new):.1f} GB{unit}, "
+                                f"{verdict}{'' if unit else _host_note(new)})",
                         "change": " + ".join(steps), "saving_gb": round(used(est) - used(new), 2),
                         "gpu_gb": round(new.gpu_gb, 2), "cpu_gb": round(new.cpu_gb, 2), "fits": bool(new.fits),
-                        "settings": settings_all})
+                        "settings": settings_all, "on_host": on_host, "host_short": bool(new.host_short)})
     return ordered

@@ -91,36 +91,50 @@ def _part(name: str, lang: str) -> str:
 
 
 def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
-    """One estimator suggestion as shown to the user: its own (English) text, or built from its settings."""
-    if lang != "zh":
-        return detail["text"]
+    """One estimator suggestion as a plain sentence in the page's field names, with what it then needs.
+
+    The verdict is the estimator's own for the changed plan against the same card and host RAM the panel
+    uses, so the list and the panel never disagree (issue 28 finding 3)."""
     def show(v: Any) -> str:
         return msg("on" if v else "off", lang) if isinstance(v, bool) else str(v)
     settings = ", ".join(f"{field_label(k, lang)} = {show(v)}" for k, v in detail.get("settings", {}).items())
     verdict = msg("fits", lang) if detail.get("fits") else msg("still_too_big", lang)
-    return msg("suggestion_zh", lang, text=detail["text"], settings=settings, gb=detail.get("gpu_gb", 0.0),
-               verdict=verdict)
+    if detail.get("on_host"):
+        need = msg("sugg.need_ram", lang, gb=detail.get("cpu_gb", 0.0))
+    else:
+        need = msg("sugg.need_card", lang, gb=detail.get("gpu_gb", 0.0))
+        if detail.get("cpu_gb", 0.0) > 4:   # offload plans: the host RAM they need too
+            need += msg("sugg.and_ram", lang, gb=detail.get("cpu_gb", 0.0))
+    return msg("suggestion", lang, change=_change_text(detail.get("change", ""), lang), settings=settings,
+               need=need, verdict=verdict)
 
 
-def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None) -> list[dict[str, Any]]:
-    """The estimator's suggestion_details for ``cfg`` ([] when it fits, is missing, or cannot read the model)."""
+def _change_text(change: str, lang: str) -> str:
+    return change if lang == "en" else ""
+
+
+def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None = None) -> list[dict[str, Any]]:
+    """The estimator's suggestion_details for ``cfg`` against the same machine as the panel (card memory typed in,
+    host RAM): [] when it fits, is missing, or cannot read the model."""
     try:
         from ..memory.estimator import estimate_for_config
     except ImportError:
         return []
     try:
-        return estimate_for_config(cfg, gpu_mem_gb or None).suggestion_details
+        target = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
+        return fit_estimate(cfg, target, estimate_for_config).suggestion_details
     except StudioError:
         return []
 
 
-def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en") -> list[tuple[str, int]]:
+def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en",
+                       ram_gb: float | None = None) -> list[tuple[str, int]]:
     """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value."""
     try:
         cfg = forms.values_to_config(values)
     except StudioError:
         return []
-    return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem))]
+    return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem, ram_gb))]
 
 
 def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
@@ -135,7 +149,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
         ConfigError: a form value of the wrong type.
     """
     cfg = forms.values_to_config(values)
-    details = _suggestions(cfg, gpu_mem)
+    details = _suggestions(cfg, gpu_mem, hardware(ctx).ram_gb)
     if index is None or not 0 <= int(index) < len(details):
         raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
     new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
@@ -363,13 +377,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.Warning(msg("trust_warning", lang))
 
     def refresh_suggestions(*args: Any) -> Any:
-        choices = suggestion_choices(list(args[:-1]), args[-1], lang)
+        choices = suggestion_choices(list(args[:-1]), args[-1], lang, hw.ram_gb)
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
     def apply(*args: Any) -> list[Any]:
         values, fit_md, check_md = apply_suggestion(ctx, list(args[:-2]), args[-2], args[-1])
-        choices = suggestion_choices(values, args[-2], lang)
+        choices = suggestion_choices(values, args[-2], lang, hw.ram_gb)
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale

@@ -256,7 +256,9 @@ def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
                 return 1, True   # no architecture card: the safest plan
             if est.fits is not False and not est.tight:
                 return batch, ckpt
-    return None
+    # nothing with headroom: batch 1 with checkpointing is still a plan that fits if the verdict says so (the panel
+    # shows "fits, but tight" for it; saying "does not fit" here contradicted it, issue 28 finding 3)
+    return (1, True) if est.fits is not False else None
 
 
 def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:

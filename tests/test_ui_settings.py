@@ -122,3 +122,15 @@ def test_template_choices_come_from_the_template_registry() -> None:
     choices = forms.WIDGET_CHOICES["template"]()
     assert choices == TEMPLATE_NAMES
     assert {"auto", "studio", "default", "alpaca", "llama3", "qwen", "chatml", "gemma"} <= set(choices)
+
+
+def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) -> None:
+    """Issue 28 finding 3: llama2-7b on a 24 GB card showed "Fits — 13.87 GB / 24 GB" next to "even batch 1 does
+    not fit this machine's memory": the plan was derived for the detected machine (no card), the panel for the
+    card typed in. Both now use the typed card."""
+    from studio.ui.simple import derive
+    for card in (24.0, 16.0):
+        values, why = derive(ctx, "llama2-7b", "sentiment", "balanced", None, _values(), card)
+        panel = estimate_markdown(forms.values_to_config(values), card, "en", RAM)
+        assert panel.startswith(("**Fits**", "**fits, but tight**")), panel
+        assert "does not fit" not in why and "this machine" not in why, why

@@ -301,8 +301,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
           [loaded, task, budget, gpu_mem] + comps, loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
-    def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *values: Any) -> list[Any]:
-        new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values))
+    def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list[Any]:
+        # the tab's own events send the card memory after the form (app.py's page-load derive does not)
+        values, card = (rest[:-1], rest[-1]) if len(rest) == len(comps) + 1 else (rest, None)
+        new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values), card)
         return new_values + [why_md]
 
     @ui_errors
@@ -314,11 +316,11 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
 
     gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
-                   api_name="upload_gguf").success(on_short, short + comps, comps + [why], api_visibility="private")
+                   api_name="upload_gguf").success(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
     for comp in (model_pick, task, budget):
-        comp.input(on_short, short + comps, comps + [why], api_visibility="private")
-    data_pick.input(on_short, short + comps, comps + [why], api_visibility="private")
+        comp.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
+    data_pick.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
     def pick_dataset(path: str | None) -> tuple[Any, Any]:
         """A dataset just converted on the Data tab: list it, choose it, take its task, derive again."""

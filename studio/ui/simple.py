@@ -6,6 +6,8 @@ lists the converted datasets, and keeps the settings per workspace so a reload r
 """
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import re
@@ -21,7 +23,7 @@ from ..errors import StudioError
 from . import forms
 from .common import fmt_seconds
 from .context import AppContext
-from .i18n import FIELD_LABELS, MESSAGES, msg
+from .i18n import FIELD_LABELS, MESSAGES, msg, model_langs
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -61,7 +63,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
                                        10 if name == DEMO_MODEL else 2, hw,
                                        trainable_share=1.0 if name == DEMO_MODEL else 0.0)
         size = _size(facts["params"])
-        label = msg("model.label", lang, name=name, size=size, langs=facts["languages"], time=fmt_seconds(seconds))
+        label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang), time=fmt_seconds(seconds))
         out.append((label + _availability(name, lang), name))
     if extra and extra not in [v for _, v in out]:
         out.append((extra, extra))
@@ -169,10 +171,12 @@ def why_markdown(reasons: list[Reason], lang: str) -> str:
 
 
 def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | None, dataset: str | None,
-           values: list[Any]) -> tuple[list[Any], str]:
+           values: list[Any], gpu_mem: float | None = None) -> tuple[list[Any], str]:
     """The form with the derived settings for (model, task, budget, dataset) -> (new values, why markdown).
 
-    Fields the derivation does not decide (output folder, seed, ...) keep what the form has.
+    Fields the derivation does not decide (output folder, seed, ...) keep what the form has. ``gpu_mem`` is the
+    card memory typed on the page (0: no card): the plan is derived for the machine the panel judges, so the
+    reasons and the "will it fit" verdict speak of the same card (issue 28 finding 3).
 
     Raises:
         StudioError: a form value of the wrong type, or an unknown budget.
@@ -182,8 +186,11 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
     except StudioError:
         cfg = RunConfig()
     info = dataset_info(ctx, dataset)
+    hw = hardware(ctx)
+    if isinstance(gpu_mem, (int, float)) and not isinstance(gpu_mem, bool) and 0 <= gpu_mem < 1e5:
+        hw = dataclasses.replace(hw, gpu_gb=float(gpu_mem) or None)
     changes, reasons = suggest_settings(model or DEMO_MODEL, info["rows"] if info else None, task or "sentiment",
-                                        hardware(ctx), budget or "balanced")
+                                        hw, budget or "balanced")
     if dataset:
         changes.update(dataset=dataset, dataset_dir=str(ctx.data_root))
     return forms.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)

@@ -134,3 +134,11 @@ def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) 
         panel = estimate_markdown(forms.values_to_config(values), card, "en", RAM)
         assert panel.startswith(("**Fits**", "**fits, but tight**")), panel
         assert "does not fit" not in why and "this machine" not in why, why
+
+
+def test_when_nothing_fits_the_panel_says_what_would() -> None:
+    """Issue 28 finding 3: after the last suggestion the list was empty and nothing said what would fit."""
+    cfg = forms.values_to_config(_values(model_name_or_path="qwen2.5-72b", finetuning_type="full"))
+    panel = estimate_markdown(cfg, 8, "en", 16)
+    assert "Does not fit" in panel and "it needs a card with at least" in panel and "smaller model" in panel
+    assert "➡️" in estimate_markdown(cfg, 8, "zh", 16)

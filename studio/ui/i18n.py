@@ -130,7 +130,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "dynamic_batching": "把长度相近的样本放在一起，按 token 预算填满每个批次",
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
     "packing": "把多个样本拼进同一行、不加填充（GPU 上更快；不开 neat_packing 时注意力会跨样本）",
-    "neat_packing": "打包但每个样本只看见自己，不互相注意（自动打开 packing）",
+    "neat_packing": "打包但每个样本只看见自己，不互相注意（自动打开序列打包）",
     "mask_history": "多轮对话：只让最后一轮回复参与损失（默认：每一轮助手回复都参与，与 LLaMA-Factory 相同）",
     "selective_logits": "只在有损失的位置（答案 token）计算输出层：结果相同，更快更省内存；第一批会自动核对",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
@@ -440,6 +440,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "no_suggestion_fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议"),
     # {change} is the estimator's English wording of the change; the Chinese page names the fields only
     "suggestion": ("{change}: set {settings} → {need}, {verdict}", "{change}改为 {settings}（→ {need}，{verdict}）"),
+    "nothing_fits_card": ("Nothing on this page makes it fit this machine: it needs a card with at least {gpu:.0f} GB "
+                          "and {ram:.0f} GB of host RAM, or a smaller model.",
+                          "本页的改动都不足以放下：需要至少 {gpu:.0f} GB 显存和 {ram:.0f} GB 内存的机器，或换更小的模型。"),
+    "nothing_fits_ram": ("Nothing on this page makes it fit this machine: it needs {ram:.0f} GB of RAM, or a smaller "
+                         "model.", "本页的改动都不足以放下：需要 {ram:.0f} GB 内存，或换更小的模型。"),
     "sugg.need_card": ("needs {gb:.1f} GB of card memory", "需要 {gb:.1f} GB 显存"),
     "sugg.need_ram": ("needs {gb:.1f} GB of host RAM", "需要 {gb:.1f} GB 内存"),
     "sugg.and_ram": (" and {gb:.0f} GB of host RAM", " 和 {gb:.0f} GB 内存"),
@@ -542,7 +547,7 @@ UI.update({
                          "ends them at the next token.",
                          "最多生成 token 数、温度和 Top-p 会按所选运行的模型设成合适的初始值（模型有推荐值时用推荐值）；"
                          "回答边生成边显示，**停止** 会在下一个 token 处结束生成。"),
-    "ev.q_title": ("Full vs quantized (memory, latency, accuracy)", "完整模型 vs 量化模型（内存、延迟、准确率）"),
+    "ev.q_title": ("Full vs quantized (memory, latency, accuracy)", "完整模型与量化模型对比（内存、延迟、准确率）"),
     "ev.q_intro": ("Checks a full-precision model and its 4-bit (NF4) or 8-bit version on the same rows as the "
                    "sentiment check above (same source, mode and row limit). 4-bit / 8-bit *quantize now* writes the "
                    "same quantized model an export would, into a temporary folder; or pick a quantized export "

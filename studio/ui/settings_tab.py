@@ -71,6 +71,11 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
         lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
         lines += [""] + [f"💡 {suggestion_label(s, lang)}" for s in d["suggestion_details"][:3]]
+    if fits is False and not any(s.get("fits") for s in d["suggestion_details"]):
+        # no change on this page is enough: say what would be (issue 28 finding 3: the list was just empty)
+        best = min([d] + d["suggestion_details"], key=lambda s: s["gpu_gb"] if hw.device == "cuda" else s["cpu_gb"])
+        lines += ["", "➡️ " + (msg("nothing_fits_card", lang, gpu=best["gpu_gb"], ram=best["cpu_gb"])
+                              if hw.device == "cuda" else msg("nothing_fits_ram", lang, ram=best["cpu_gb"]))]
     return "\n".join(lines)
 
 

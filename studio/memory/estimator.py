@@ -2,7 +2,8 @@
 
 The estimate adds up what the engine (studio/engine, HF Trainer + peft + bitsandbytes +
 DeepSpeed) really keeps alive at its peak, from the architecture card alone (no weights
-needed, works offline):
+needed, works offline; a model folder's card is counted from its skeleton on the meta device,
+studio/memory/meta_count.py). Each term is one function in studio/memory/terms.py:
 
 * precision modes (studio/models/precision.py decides them for the engine): ``fp32``; ``bf16``/``fp16`` = mixed
   precision, the default: trained weights, their gradients and optimizer states in fp32 (master weights), the

@@ -18,7 +18,10 @@ from .i18n import LANGS, headers, msg
 # Gradio shows a Dataframe's value headers, so an update of ``headers`` alone does not reach the page
 HEADER_KEYS = ("ev.per_class_headers", "ev.wrong_headers")
 # Radio/Dropdown choices whose values are fixed and whose names are messages: value -> message key
-CHOICE_KEYS = {"validation": "ev.val", "upload": "ev.upload"}
+CHOICE_KEYS = {"validation": "ev.val", "upload": "ev.upload",
+               "score": "ev.mode_score", "generate": "ev.mode_generate"}
+# any other component built with server-made words carries its own re-labeller: ``comp.studio_localize(lang)``
+ATTR = "studio_localize"
 
 
 def _header_key(comp: Any) -> str | None:
@@ -40,7 +43,9 @@ def localizers(blocks: dict[int, Any]) -> list[tuple[Any, Callable[[str], Any]]]
     """(component, lang -> update) for the empty tables' headers and the message-named choice lists."""
     out: list[tuple[Any, Callable[[str], Any]]] = []
     for comp in blocks.values():
-        if isinstance(comp, gr.Dataframe) and (key := _header_key(comp)):
+        if callable(own := getattr(comp, ATTR, None)):
+            out.append((comp, own))
+        elif isinstance(comp, gr.Dataframe) and (key := _header_key(comp)):
             out.append((comp, lambda lang, k=key: gr.update(value={"headers": headers(k, lang), "data": []},
                                                             headers=headers(k, lang))))
         elif isinstance(comp, (gr.Radio, gr.Dropdown)) and (pairs := _choice_keys(comp)):

@@ -221,13 +221,13 @@ def build_app(ctx: Any) -> Any:
 
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
-    from .i18n import lang_middleware
+    from .i18n import lang_middleware, msg
     from .styles import CSS as STUDIO_CSS
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     roles = parse_roles(args) if auth else {}
     middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                auth_message="Fine-Tune Studio: please log in." if auth else None, i18n=i18n,
+                auth_message=msg("login", "en") if auth else None, i18n=i18n,
                 app_kwargs={"middleware": middleware},
                 allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, model_upload_mb(args)),
                 show_error=True,
@@ -259,8 +259,7 @@ def main(args: argparse.Namespace) -> int:
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
-    # built-in models are prepared once into <workspace>/models; training children inherit the setting
-    os.environ.setdefault("STUDIO_MODEL_CACHE", str(ctx.workspace / "models"))
+    # built-in models are prepared once per user into zoo.cache_dir() (STUDIO_MODEL_CACHE moves it)
     app = build_app(ctx)
     from . import run_queue
     from .paths import resolve_run_paths

@@ -153,7 +153,10 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                               elem_id="data-preview")
     stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
                          wrap=True, elem_id="data-stats")
-    task = gr.Radio(list(TASKS), value="sentiment", label=T("data.task"), info=T("data.task_info"),
+    # its empty headers were written in the server's language: each page load re-sends them in the browser's
+    stats.studio_localize = lambda lang: gr.update(value={"headers": headers("stats_headers", lang), "data": []},
+                                                   headers=headers("stats_headers", lang))
+    task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"), info=T("data.task_info"),
                     elem_id="data-task")
     with gr.Row():
         col = {role: gr.Dropdown(choices=[], value=None, label=T(f"data.col_{role}"), elem_id=f"col-{role}",

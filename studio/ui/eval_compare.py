@@ -82,6 +82,9 @@ def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs
             refresh = gr.Button(T("ev.refresh"), scale=1)
         go = gr.Button(T("ev.q_go"), variant="primary")
         out = gr.Markdown(elem_id="ev-quant")
+    # the choice names were written in the server's language: each page load re-sends them in the browser's
+    full_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[0])
+    quant_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[1])
 
     def handler(run_v: str, full_v: str | None, quant_v: str | None, *row_values: Any) -> str:
         *rest, mode = row_values

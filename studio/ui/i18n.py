@@ -314,7 +314,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "log.prepare": ("[prepare {pct}]", "[准备 {pct}]"),
     "log.prep_locating": ("Preparing {name} (first use only): locating the GGUF in package {pkg}",
                           "正在准备 {name}（仅首次使用）：在软件包 {pkg} 中查找 GGUF 文件"),
-    "log.prep_license": ("{name} is distributed under the {license}: {url}", "{name} 按其许可条款发布：{url}"),
+    "log.prep_license": ("{name} is distributed under the {license}: {url}", "{name} 按许可条款“{license}”发布：{url}"),
     "log.prep_terms": (" (full text installed at {path})", "（全文安装在 {path}）"),
     "log.prep_using": ("Using the prepared model in {path}", "使用已准备好的模型：{path}"),
     "log.prep_checking": ("Checking that the tensors of {file} cover its model", "检查 {file} 的张量是否完整"),

@@ -90,6 +90,9 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     lang = ctx.lang
     gr.Markdown(T("runs.intro"))
     table = gr.Dataframe(headers=headers("runs.headers", lang), interactive=False, wrap=True, elem_id="runs-table")
+    # built in the server's language; each page load re-sends the empty headers in the browser's (localize.py)
+    table.studio_localize = lambda lg: gr.update(value={"headers": headers("runs.headers", lg), "data": []},
+                                                 headers=headers("runs.headers", lg))
     picked = gr.CheckboxGroup(choices=[], label=T("runs.pick"), elem_id="runs-pick")
     with gr.Row():
         refresh_btn = gr.Button(T("runs.refresh"), size="sm")

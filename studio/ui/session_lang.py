@@ -19,6 +19,7 @@ extra argument. Outside a request (tests, the CLI, build time) it answers the fa
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -124,9 +125,18 @@ class LangMiddleware:
     it sits inside Gradio's compression and sees the page as plain HTML.
     """
 
-    def __init__(self, app: Any, forced: str | None = None):
+    def __init__(self, app: Any, forced: str | None = None, zh_json: dict[str, str] | None = None):
         self.app = app
+        self.forced = forced
         self.script = head_script(forced).encode()
+        # server-made words in Gradio's JSON answers (the login page's message: launch(auth_message=) is one
+        # string for every browser), replaced for a Chinese session: json-encoded English -> json-encoded Chinese
+        self.zh_json = [(json.dumps(en)[1:-1].encode(), json.dumps(zh)[1:-1].encode())
+                        for en, zh in (zh_json or {}).items()]
+
+    def _zh(self, scope: dict) -> bool:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        return from_headers(headers, self.forced) == "zh"
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "GET":
@@ -134,11 +144,15 @@ class LangMiddleware:
             return
         start: dict = {}
         body: list[bytes] = []
+        zh_json = self.zh_json if self.zh_json and self._zh(scope) else []
 
         async def capture(message: dict) -> None:
             if message["type"] == "http.response.start":
                 headers = dict(message.get("headers") or [])
-                if not headers.get(b"content-type", b"").startswith(b"text/html"):
+                kind = headers.get(b"content-type", b"")
+                if zh_json and kind.startswith(b"application/json"):
+                    start["json"] = True
+                elif not kind.startswith(b"text/html"):
                     start["pass"] = True
                     await send(message)
                     return
@@ -149,7 +163,12 @@ class LangMiddleware:
                 return
             body.append(message.get("body", b""))
             if not message.get("more_body"):
-                html = b"".join(body).replace(b"<head>", b"<head>" + self.script, 1)
+                html = b"".join(body)
+                if start.get("json"):
+                    for en, zh in zh_json:
+                        html = html.replace(en, zh)
+                else:
+                    html = html.replace(b"<head>", b"<head>" + self.script, 1)
                 head = start["message"]
                 head["headers"] = [(k, v) for k, v in head.get("headers") or [] if k != b"content-length"] + [
                     (b"content-length", str(len(html)).encode())]
@@ -159,6 +178,6 @@ class LangMiddleware:
         await self.app(scope, receive, capture)
 
 
-def lang_middleware(forced: str | None) -> Any:
+def lang_middleware(forced: str | None, zh_json: dict[str, str] | None = None) -> Any:
     from starlette.middleware import Middleware
-    return Middleware(LangMiddleware, forced=forced)
+    return Middleware(LangMiddleware, forced=forced, zh_json=zh_json)

@@ -40,7 +40,8 @@ def signal_name(num: int) -> str:
 
 
 def tail(path: Path, lines: int = 40, max_bytes: int = 20000) -> str:
-    """Last lines of a text file without reading all of it."""
+    """Last lines of a text file without reading all of it. A line redrawn with carriage returns (a progress
+    bar) counts once, as a terminal shows it: its last state, so bars never push the real lines out."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -49,7 +50,10 @@ def tail(path: Path, lines: int = 40, max_bytes: int = 20000) -> str:
             data = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    return "\n".join(data.splitlines()[-lines:])
+    shown = [ln.rstrip("\r").rsplit("\r", 1)[-1] for ln in data.split("\n")]
+    if shown and not shown[-1]:
+        shown.pop()  # the file's final newline
+    return "\n".join(shown[-lines:])
 
 
 def kill_group(pid: int | None, sig: signal.Signals) -> None:

@@ -46,7 +46,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
                      + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'))}" if state == "running" else ""))
     facts = []
     if snap.get("loss") is not None:
-        facts.append(f"loss {snap['loss']:.4f}")
+        facts.append(f"{msg('loss', lang)} {snap['loss']:.4f}")
     if snap.get("tokens_per_s") is not None:
         facts.append(f"{snap['tokens_per_s']:.0f} {msg('speed', lang)}")
     if snap.get("mem_gb") is not None:
@@ -88,9 +88,61 @@ _NOISE = re.compile(r"^\s*\{.*\}\s*$|.*(\[(WARNING|INFO|DEBUG)\]|real_accelerato
                     r"FutureWarning|DeprecationWarning|warnings\.warn|Setting accelerator)")
 
 
-def page_log(text: str) -> str:
-    """The log tail as a person needs it: library warnings and raw status lines left to the log file."""
-    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln))
+# a progress bar (tqdm and the like): " 45%|████▌     | 9/20 [00:03<00:04,  2.51it/s]"; the events say it plainly
+_BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[[\d:<?]+|\d+(\.\d+)?\s*(it|s)/(s|it)\]")
+_PREPARE = re.compile(r"^\[prepare\s+(\d+%)\]\s*(.*)$")
+# the model preparation's messages (studio/models/zoo.py, gguf_import.py) -> message key, for the page's language
+_PREP_LINES = (
+    (re.compile(r"Preparing (?P<name>\S+) \(first use only\): locating the GGUF in package (?P<pkg>\S+)$"),
+     "log.prep_locating"),
+    (re.compile(r"(?P<name>\S+) is distributed under the (?P<license>.+?): (?P<url>\S+?)"
+                r"(?: \(full text installed at (?P<path>.+)\))?$"), "log.prep_license"),
+    (re.compile(r"Using the prepared model in (?P<path>.+)$"), "log.prep_using"),
+    (re.compile(r"Checking that the tensors of (?P<file>.+) cover its model$"), "log.prep_checking"),
+    (re.compile(r"Reading the tokenizer of (?P<file>.+)$"), "log.prep_tokenizer"),
+    (re.compile(r"Rebuilding a plain fp32 model$"), "log.prep_rebuild"),
+    (re.compile(r"Saving the prepared model to (?P<path>.+)$"), "log.prep_saving"),
+    (re.compile(r"Prepared (?P<name>\S+) in (?P<s>\d+) s$"), "log.prep_done"),
+    (re.compile(r"Dequantizing the weights of (?P<file>.+) to fp32$"), "log.prep_dequant"),
+)
+LOG_PROGRESS_LINES = 12  # the newest progress events shown as lines
+
+
+def _prepare_line(pct: str, text: str, lang: str) -> str:
+    for pattern, key in _PREP_LINES:
+        m = pattern.match(text)
+        if m:
+            fields = {k: v for k, v in m.groupdict().items() if v is not None}
+            path = fields.pop("path", None) if key == "log.prep_license" else None
+            text = msg(key, lang, **fields) + (msg("log.prep_terms", lang, path=path) if path else "")
+            break
+    return f"{msg('log.prepare', lang, pct=pct)} {text}"
+
+
+def progress_line(e: dict[str, Any], lang: str = "en") -> str:
+    """One progress event as a person reads it: 'step 5 of 40 · loss 1.2345 · 1234 tokens/s'."""
+    parts = [msg("log.progress", lang, step=e.get("step", "?"), total=e.get("total_steps") or "?")]
+    if e.get("loss") is not None:
+        parts.append(f"{msg('loss', lang)} {e['loss']:.4f}")
+    if e.get("tokens_per_s") is not None:
+        parts.append(f"{e['tokens_per_s']:.0f} {msg('speed', lang)}")
+    return " · ".join(parts)
+
+
+def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = "en") -> str:
+    """The log box (issue 28 item 9): the run's own lines (model preparation in the page's language), then its
+    progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
+    carriage return of a bar is a line of the file) stay in the run folder's stdout.log."""
+    lines = []
+    for raw in text.split("\n"):
+        ln = raw.rsplit("\r", 1)[-1].rstrip()  # what a terminal would show after the carriage returns
+        if not ln.strip() or _NOISE.match(ln) or _BAR.search(ln):
+            continue
+        m = _PREPARE.match(ln.strip())
+        lines.append(_prepare_line(m.group(1), m.group(2), lang) if m else ln)
+    progress = [e for e in events or [] if e.get("type") == "progress"]
+    lines += [progress_line(e, lang) for e in progress[-LOG_PROGRESS_LINES:]]
+    return "\n".join(lines)
 
 
 def state_word(state: str, lang: str) -> str:
@@ -98,11 +150,26 @@ def state_word(state: str, lang: str) -> str:
     return msg("state." + state, lang) if ("state." + state) in _STATES else state
 
 
-def runs_rows(ctx: AppContext) -> list[list[Any]]:
+def runs_rows(ctx: AppContext, snap: dict[str, Any] | None = None) -> list[list[Any]]:
+    """The Past runs table; the run ``snap`` describes gets its state and step from that same read, so the
+    table never lags the status above it (issue 28 item 9)."""
     def num(v: Any) -> Any:
         return round(v, 4) if isinstance(v, float) else ("" if v is None else v)
+    rows = ctx.runner.past_runs()
+    if snap and snap.get("run"):
+        same = {"state": snap.get("state"), "step": snap.get("step"), "total_steps": snap.get("total_steps")}
+        rows = [{**r, **{k: v for k, v in same.items() if v is not None}} if r["path"] == snap["run"] else r
+                for r in rows]
     return [[r["name"], state_word(r["state"], ctx.lang), r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
-             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160]] for r in ctx.runner.past_runs()]
+             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160]] for r in rows]
+
+
+def button_states(snap: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """(Start, Abort, Resume) from one status: Start always (it queues while a run goes), Abort while a run
+    goes and was not asked to stop yet, Resume when none goes."""
+    busy = bool(snap.get("busy"))
+    return (gr.update(interactive=True), gr.update(interactive=busy and not snap.get("aborting")),
+            gr.update(interactive=not busy))
 
 
 def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -121,17 +188,18 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     runs: Any = gr.skip()
     pick: Any = gr.skip()
     due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
-    if snap.get("run") and key != seen.get("key") and (moved or due):
+    changed = bool(snap.get("run")) and key != seen.get("key") and (moved or due)
+    if changed:
         plot = make_plot(ctx.runner.events(), title=msg("plot.title", ctx.lang, name=Path(snap["run"]).name),
                          lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
+    if changed or moved or "state" not in seen:  # the table follows the same read as the status
+        runs = gr.update(value=runs_rows(ctx, snap), headers=headers("runs_headers", ctx.lang))
     if moved or "state" not in seen:
-        runs = gr.update(value=runs_rows(ctx), headers=headers("runs_headers", ctx.lang))
         choices = resumable_choices(ctx)
         current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
     seen.update(state=snap.get("state"), run=snap.get("run"))
-    busy = bool(snap.get("busy"))
     status = status_markdown(snap, ctx.lang)
     line = accuracy_line(ctx, snap)
     if line:  # right under the state: the answer to "did it work?"
@@ -139,9 +207,8 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         status = f"{head}\n\n{line}\n\n{rest}"
     if run_queue.waiting(ctx):
         status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
-    return (status, plot, page_log(snap.get("log_tail") or ""), snap, runs, pick,
-            # Start stays on while a run is going: it queues the next one
-            gr.update(interactive=True), gr.update(interactive=busy), gr.update(interactive=not busy), seen)
+    return (status, plot, page_log(snap.get("log_tail") or "", ctx.runner.events(), ctx.lang), snap, runs, pick,
+            *button_states(snap), seen)
 
 
 def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
@@ -216,20 +283,23 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         return start_run(ctx, list(values))
 
     @ui_errors
-    def on_abort() -> str:
+    def on_abort() -> tuple[Any, ...]:
+        """The buttons come back from the same status the press changed, not from the next tick."""
         from .session_lang import session_user
         if not ctx.runner.abort(by=session_user()):
             gr.Info(msg("nothing_running", ctx.lang))
-            return msg("nothing_running", ctx.lang)
-        gr.Info(msg("abort_sent", ctx.lang))
-        return msg("abort_sent", ctx.lang)
+        else:
+            gr.Info(msg("abort_sent", ctx.lang))
+        snap_v = ctx.runner.snapshot()
+        return (status_markdown(snap_v, ctx.lang), *button_states(snap_v))
 
     @ui_errors
-    def on_resume(path: str | None) -> dict[str, Any]:
+    def on_resume(path: str | None) -> tuple[Any, ...]:
         target = confine(path, ctx.allowed_roots) if path else None
         run = ctx.runner.resume(target)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
-        return ctx.runner.snapshot()
+        snap_v = ctx.runner.snapshot()
+        return (snap_v, status_markdown(snap_v, ctx.lang), *button_states(snap_v))
 
     timer.tick(tick, seen, outputs, api_name="poll", show_progress="hidden", concurrency_limit=None)
     def now() -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
@@ -237,8 +307,10 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     start.click(owner_only(on_start), list(form.values()), snap, api_name="start").then(now, None, outputs,
                                                                             api_visibility="private")
-    abort.click(owner_only(on_abort), None, None, api_name="abort").then(now, None, outputs, api_visibility="private")
-    resume.click(owner_only(on_resume), pick, snap, api_name="resume").then(now, None, outputs, api_visibility="private")
+    abort.click(owner_only(on_abort), None, [status, start, abort, resume], api_name="abort").then(
+        now, None, outputs, api_visibility="private")
+    resume.click(owner_only(on_resume), pick, [snap, status, start, abort, resume], api_name="resume").then(
+        now, None, outputs, api_visibility="private")
     refresh.click(now, None, outputs, api_visibility="private")
 
     def on_clear() -> None:

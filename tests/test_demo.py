@@ -144,6 +144,28 @@ def test_a_sentiment_run_gets_the_classifier_page_a_free_text_run_the_chat(ws: P
     assert "与模型对话" in str(title["props"]["value"])
 
 
+def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat page's own handlers (as wired), on the tiny run: the reply grows; Stop names this session's reply."""
+    from dataclasses import replace
+    from studio.evaluation import inference
+    from studio.ui.demo import build_demo, describe_run
+    info = replace(describe_run(ws / "runs" / RUN), task="chat")
+    app = build_demo(info, "en")
+    fns = {fn.api_name: fn.fn for fn in app.fns.values()}
+    request = SimpleNamespace(session_hash="s1", headers={}, username=None)
+    steps = [json.loads(json.dumps(step)) for step in fns["chat"]("The bag is lovely.", [], request)]  # copies
+    assert steps[0][1][-1] == {"role": "assistant", "content": ""} and steps[-1][1][-1]["content"].strip()
+    assert len(steps) > 2, f"the reply is streamed ({len(steps)} steps)"
+    stopped: list[tuple[str | None, bool]] = []
+    real_stop = inference.stop_generation
+    monkeypatch.setattr(inference, "stop_generation", lambda key: stopped.append((key, real_stop(key))) or True)
+    stream = fns["chat"]("The bag is lovely.", [], request)
+    next(stream), next(stream)  # the model is writing this session's reply now
+    fns["stop_chat"](request)
+    list(stream)
+    assert stopped == [("s1:chat", True)], "Stop found this session's running reply"
+
+
 def test_the_page_scores_like_the_evaluator(ws: Path) -> None:
     """The demo's label scores pick exactly the labels the sentiment check picks, row by row."""
     from studio.evaluation import inference

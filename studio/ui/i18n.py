@@ -685,7 +685,21 @@ def translations() -> dict[str, dict[str, str]]:
     return {"en": en, "zh": zh}
 
 
-GRADIO_KEYS = {"common.complete": ("Complete", "完成"), "common.error": ("Error", "错误")}
+GRADIO_KEYS = {"common.complete": ("Complete", "完成"), "common.error": ("Error", "错误"),
+               # Gradio 6.31's own words (tooltips, table and chat buttons, queue line) its zh-CN locale lacks
+               "chatbot.complete": ("Complete", "完成"), "chatbot.copy_message": ("Copy message", "复制消息"),
+               "chatbot.copied_message": ("Copied message", "已复制消息"),
+               "common.download_all": ("Download All", "全部下载"), "common.progress": ("Progress", "进度"),
+               "common.run": ("Run", "运行"), "common.record": ("Record", "录制"),
+               "common.stop_recording": ("Stop Recording", "停止录制"),
+               "dataframe.filter": ("Filter", "筛选"), "dataframe.clear_filter": ("Clear filters", "清除筛选"),
+               "dataframe.import_empty_file": ("The dropped file is empty.", "拖入的文件是空的。"),
+               "dataframe.import_no_column_names": ("The dropped file has no column names.", "拖入的文件没有列名。"),
+               "dataframe.import_static_columns": ("Cannot import into a table with read-only columns.",
+                                                   "不能导入到含只读列的表格。"),
+               "status.queue_position": ("In queue: {position} of {size}", "排队中：第 {position} 位，共 {size} 位"),
+               "chat_interface.message_placeholder": ("Type a message...", "输入消息……"),
+               "chat_interface.new_chat": ("New chat", "新对话")}
 
 
 def make_i18n() -> Any:

@@ -248,6 +248,32 @@ def test_share_panel_shows_the_command_and_starts_only_on_a_network_studio(ws: P
     assert f"demo {RUN}" in panel["command"].value
 
 
+def test_the_studio_hands_the_panel_its_host_and_logins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """app.main puts its launch flags and whether it is on the network where the panel reads them."""
+    import argparse
+    from studio.ui import app
+    from tests.ui_server import free_port
+    seen: list[Any] = []
+
+    def stop_here(ctx: Any) -> None:
+        seen.append(ctx)
+        raise KeyboardInterrupt  # nothing is built or launched
+
+    monkeypatch.setattr(app, "build_app", stop_here)
+    for name in ("STUDIO_MODEL_CACHE", "FORWARDED_ALLOW_IPS", "GRADIO_ANALYTICS_ENABLED"):
+        monkeypatch.delenv(name, raising=False)  # main sets them: restored after this test
+    logins = tmp_path / "logins"
+    logins.write_text("alice:pw\n")
+    for host, network in (("127.0.0.1", False), ("0.0.0.0", True)):
+        parser = argparse.ArgumentParser()
+        app.add_arguments(parser)
+        args = parser.parse_args(["--workspace", str(tmp_path / "ws"), "--host", host, "--port", str(free_port()),
+                                  "--auth-file", str(logins)])
+        with pytest.raises(KeyboardInterrupt):
+            app.main(args)
+        assert seen[-1].extra["launch"] is args and seen[-1].extra["network"] is network
+
+
 def _pw_ctx(ws: Path) -> SimpleNamespace:
     ctx = _studio_ctx(ws, "0.0.0.0")
     ctx.extra["launch"].auth = "alice:s3cret"

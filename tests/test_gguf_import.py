@@ -216,3 +216,50 @@ def test_settings_accept_builtin_names_and_gguf_files_inside_the_workspace(tmp_p
     outside.write_bytes(b"GGUF")
     with pytest.raises(StudioError, match="is outside the folders this studio may use"):
         resolve_run_paths(RunConfig(model_name_or_path=str(outside), dataset="d.jsonl"), ctx)
+
+
+def test_two_preparations_of_one_model_at_once_prepare_it_once(tmp_path, monkeypatch):
+    """The model cache is shared by every workspace and process of a user (zoo.cache_dir): while one caller
+    prepares, the other waits on the file lock and then uses that folder instead of preparing (and deleting) it."""
+    import threading
+    import time as _time
+
+    from studio.models import gguf_import as gi
+    src = tmp_path / "m.gguf"
+    src.write_bytes(b"GGUF")
+    calls: list[str] = []
+
+    def fake_prepare(src_, out, key, *rest):
+        calls.append(threading.current_thread().name)
+        _time.sleep(0.5)
+        out.mkdir(parents=True)
+        (out / "config.json").write_text("{}")
+        (out / gi.MARKER).write_text(json.dumps({"source_key": key}))
+        return out
+
+    monkeypatch.setattr(gi, "_prepare_locked", fake_prepare)
+    for check in ("gguf_architecture", "read_header", "check_coverage", "_check_weights_cover_model", "_check_room"):
+        monkeypatch.setattr(gi, check, lambda *a, _c=check, **k: (1, None) if _c == "_check_weights_cover_model"
+                            else "llama")
+    said: list[str] = []
+    results: list = []
+    threads = [threading.Thread(target=lambda: results.append(
+        gi.prepare_gguf(src, tmp_path / "cache", name="m", key="k1", progress=lambda f, m: said.append(m))),
+        name=f"t{i}") for i in range(2)]
+    for t in threads:
+        t.start()
+        _time.sleep(0.1)
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(results) == 2 and results[0] == results[1]
+    assert any("Waiting for another preparation of m" in m for m in said)
+
+
+def test_the_model_cache_is_per_user_outside_the_workspace(monkeypatch, tmp_path):
+    from studio.models import zoo
+    monkeypatch.delenv(zoo.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    assert zoo.cache_dir() == (tmp_path / "xdg" / "fine-tune-studio" / "models").resolve()
+    monkeypatch.setenv(zoo.CACHE_ENV, str(tmp_path / "mine"))
+    assert zoo.cache_dir() == (tmp_path / "mine").resolve()

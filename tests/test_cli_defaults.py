@@ -63,3 +63,19 @@ def test_a_config_naming_only_the_data_learns_and_keeps_held_out_rows(tmp_path: 
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout[res.stdout.index("{"):])
     assert report["n"] >= 20 and report["accuracy"] >= 0.70, report["accuracy"]
+
+
+def test_the_run_config_names_the_derived_values_and_why_and_still_loads(tmp_path: Path) -> None:
+    data = _reviews(tmp_path)
+    bare = RunConfig(dataset=str(data), output_dir=str(tmp_path / "runs" / "a"))
+    derived, reasons = fill_unset(bare, explicit_keys({"dataset": str(data), "learning_rate": 1e-3}), CPU)
+    saved = tmp_path / "config.yaml"
+    derived.save(saved)
+    text = saved.read_text(encoding="utf-8")
+    head = [ln for ln in text.splitlines() if ln.startswith("#")]
+    assert head and "Derived by the studio" in head[0]
+    named = {ln.split(":")[0].strip("# ").strip() for ln in head[1:]}
+    assert named == set(derived.derived) and "finetuning_type" in named and "learning_rate" not in named
+    assert any("full fine-tuning" in ln for ln in head)
+    assert RunConfig.load(saved) == derived
+    assert RunConfig().derived == {} and derived.replace(seed=1).derived == derived.derived

@@ -216,7 +216,16 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+        """The fields as YAML; values the studio derived (``derived``: field -> why, set by
+        autoconfig.fill_unset) are named in a comment above them, so a run's config.yaml says which values
+        were chosen for the user and why, and still loads as it is."""
+        body = yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+        derived = getattr(self, "derived", None) or {}
+        if not derived:
+            return body
+        lines = ["# Derived by the studio for this model, data and machine (the config did not set them):"]
+        lines += [f"#   {k}: {' '.join(str(why).split())}" for k, why in derived.items()]
+        return "\n".join(lines) + "\n" + body
 
     def save(self, path: str | Path) -> None:
         from ..workspace import atomic_write_text
@@ -228,6 +237,8 @@ class RunConfig:
         cfg = RunConfig.from_dict(merged)
         cfg.notices = list(getattr(self, "notices", [])) + [n for n in cfg.notices if n not in
                                                               getattr(self, "notices", [])]
+        if getattr(self, "derived", None):
+            cfg.derived = dict(self.derived)  # type: ignore[attr-defined]
         return cfg
 
     @property
@@ -359,3 +370,4 @@ def field_meta() -> list[dict[str, Any]]:
 
 
 RunConfig.notices = []  # type: ignore[attr-defined]  # not a field: from_dict sets one list per config
+RunConfig.derived = {}  # type: ignore[attr-defined]  # not a field: fill_unset sets a new dict per config

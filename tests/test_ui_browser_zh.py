@@ -80,3 +80,31 @@ def test_every_tab_reads_chinese(tmp_path: Any, flags: tuple[str, ...]) -> None:
     finally:
         srv.stop()
     assert found == {}, {tab: sorted(w) for tab, w in found.items()}
+
+
+def test_login_page_reads_chinese(tmp_path: Any) -> None:
+    """Issue 28 item 10: the login page said 'Fine-Tune Studio: please log in.' and 'Incorrect Credentials'."""
+    import os
+    from playwright.sync_api import expect, sync_playwright
+    from ui_server import Server
+    expect.set_options(timeout=60_000)
+    os.environ["STUDIO_AUTH"] = "alice:right-password"
+    try:
+        srv = Server(tmp_path / "ws", "--lang", "zh").wait_ready()
+    finally:
+        del os.environ["STUDIO_AUTH"]
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            pg = browser.new_page(locale="en-US")  # an English browser: --lang zh decides
+            pg.goto(srv.url)
+            expect(pg.locator("body")).to_contain_text("Fine-Tune Studio：请登录。")
+            pg.locator("input").nth(0).fill("alice")
+            pg.locator("input[type=password]").fill("wrong")
+            pg.locator("button").filter(has_text="登录").click()
+            expect(pg.locator("body")).to_contain_text("凭据不正确")
+            text = pg.locator("body").inner_text()
+            browser.close()
+    finally:
+        srv.stop()
+    assert english_words(text) == set(), text

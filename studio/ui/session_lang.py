@@ -164,10 +164,9 @@ class LangMiddleware:
             body.append(message.get("body", b""))
             if not message.get("more_body"):
                 html = b"".join(body)
-                if start.get("json"):
-                    for en, zh in zh_json:
-                        html = html.replace(en, zh)
-                else:
+                for en, zh in zh_json:  # the JSON answers, and the config the page itself carries
+                    html = html.replace(en, zh)
+                if not start.get("json"):
                     html = html.replace(b"<head>", b"<head>" + self.script, 1)
                 head = start["message"]
                 head["headers"] = [(k, v) for k, v in head.get("headers") or [] if k != b"content-length"] + [

@@ -142,3 +142,26 @@ def test_when_nothing_fits_the_panel_says_what_would() -> None:
     panel = estimate_markdown(cfg, 8, "en", 16)
     assert "Does not fit" in panel and "it needs a card with at least" in panel and "smaller model" in panel
     assert "➡️" in estimate_markdown(cfg, 8, "zh", 16)
+
+
+def test_host_ram_of_the_target_machine_is_typed_and_kept(ctx: AppContext) -> None:
+    """Issue 28 finding 3: planning llama3-70b full ZeRO-3 offload for an 80 GB card with 512 GB host RAM was
+    judged against this machine's RAM. Host RAM on the page is the target's: the panel, the list and Apply use it,
+    and it comes back on reload (per login, with the card memory)."""
+    from studio.ui.settings_tab import on_change, target_ram
+    from studio.ui.simple import restore, save_state
+    values = _values(model_name_or_path="llama3-70b", finetuning_type="lora", deepspeed="z3-offload",
+                     gradient_checkpointing=True)
+    here, _ = on_change(ctx, values, 80, None)        # this machine: 64 GB
+    server, _ = on_change(ctx, values, 80, 512)       # the server typed in
+    assert "/ 64.0 GB" in here and "/ 512.0 GB" in server, (here, server)
+    assert "Host RAM is too small" in here and "Host RAM is too small" not in server, server
+    assert target_ram(ctx, 0) == RAM and target_ram(ctx, float("nan")) == RAM and target_ram(ctx, 512) == 512
+    lora = _values(model_name_or_path="llama3-70b", finetuning_type="lora")
+    offload_here = [lab for lab, _ in suggestion_choices(lora, 80, ram_gb=target_ram(ctx, None)) if "ZeRO-3" in lab]
+    offload_server = [lab for lab, _ in suggestion_choices(lora, 80, ram_gb=target_ram(ctx, 512)) if "ZeRO-3" in lab]
+    assert offload_here and all("still too big" in lab for lab in offload_here), offload_here
+    assert any("still too big" not in lab for lab in offload_server), offload_server
+    save_state(ctx, values, {"task": "sentiment", "budget": "balanced", "gpu_mem": 80.0, "host_ram": 512.0})
+    _, choices, _ = restore(ctx)
+    assert choices["gpu_mem"] == 80.0 and choices["host_ram"] == 512.0

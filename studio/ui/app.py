@@ -208,7 +208,7 @@ def build_app(ctx: Any) -> Any:
             api_visibility="private")
         # the settings saved for this workspace come back on every page load; then the panels are checked
         app.load(settings["on_load"], None, settings["load_outputs"], api_visibility="private").then(
-            settings["refresh"], comps + [settings["gpu_mem"]], [settings["fit"], settings["check"]],
+            settings["refresh"], comps + [settings["gpu_mem"], settings["host_ram"]], [settings["fit"], settings["check"]],
             api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
         app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language

@@ -204,6 +204,10 @@ UI: dict[str, tuple[str, str]] = {
                  "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
                  "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
     "set.gpu_mem": ("Card memory (GB)", "显存（GB）"),
+    "set.host_ram": ("Host RAM (GB)", "内存（GB）"),
+    "set.host_ram_info": ("of the machine that will train (0 = this one); ZeRO offload and layer-wise offload "
+                          "keep weights and optimizer states there", "训练用机器的内存（0 = 本机）；ZeRO 卸载和逐层卸载"
+                          "把权重和优化器状态放在这里"),
     "set.fit_title": ("### Will it fit?", "### 显存够吗？"),
     "set.check_title": ("### Settings check", "### 设置检查"),
     "set.save": ("Save settings (YAML)", "保存设置（YAML）"), "set.load": ("Load settings (YAML)", "载入设置（YAML）"),
@@ -360,8 +364,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "hw.cpu": ("**No GPU: training runs on the CPU.** Host RAM ({ram:.1f} GB) is the memory limit.",
                "**没有 GPU：在 CPU 上训练。** 以内存（{ram:.1f} GB）为上限。"),
     "hw.gpu": ("GPU with {gpu:.0f} GB; host RAM {ram:.1f} GB.", "GPU 显存 {gpu:.0f} GB；内存 {ram:.1f} GB。"),
-    "host_short": ("Host RAM is too small: the offloaded states need {need:.0f} GB, this machine has {ram:.0f} GB.",
-                   "内存不够：卸载到内存的状态需要 {need:.0f} GB，这台机器只有 {ram:.0f} GB。"),
+    "host_short": ("Host RAM is too small: the offloaded states need {need:.0f} GB, the machine planned for has "
+                   "{ram:.0f} GB (Host RAM).", "内存不够：卸载到内存的状态需要 {need:.0f} GB，所规划的机器只有 "
+                   "{ram:.0f} GB（内存）。"),
     "model.label": ("{name} · {size} parameters · {langs} · about {time} here",
                     "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
     "model.download": (" · ⬇ downloads from the Hugging Face hub first", " · ⬇ 首次使用需从 Hugging Face 下载"),

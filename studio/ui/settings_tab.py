@@ -142,8 +142,15 @@ def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en
     return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem, ram_gb))]
 
 
+def target_ram(ctx: AppContext, ram: Any = None) -> float | None:
+    """The host RAM to plan for: the number typed in Host RAM (another server), else this machine's."""
+    if isinstance(ram, (int, float)) and not isinstance(ram, bool) and math.isfinite(ram) and 0 < ram < 1e6:
+        return float(ram)
+    return hardware(ctx).ram_gb
+
+
 def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
-                     index: int | float | None) -> tuple[list[Any], str, str]:
+                     index: int | float | None, ram: float | None = None) -> tuple[list[Any], str, str]:
     """Put suggestion ``index`` of the current estimate into the form -> (new form values, fit, check).
 
     The suggestions are recomputed from ``values``: the index refers to the list the dropdown shows,
@@ -154,11 +161,11 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
         ConfigError: a form value of the wrong type.
     """
     cfg = forms.values_to_config(values)
-    details = _suggestions(cfg, gpu_mem, hardware(ctx).ram_gb)
+    details = _suggestions(cfg, gpu_mem, target_ram(ctx, ram))
     if index is None or not 0 <= int(index) < len(details):
         raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
     new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
-    fit, check = on_change(ctx, new_values, gpu_mem)
+    fit, check = on_change(ctx, new_values, gpu_mem, ram)
     return new_values, fit, check
 
 
@@ -174,8 +181,10 @@ def check_markdown(cfg: RunConfig, ctx: AppContext) -> str:
     return "\n".join(f"- ❌ {p}" for p in dict.fromkeys(problems))
 
 
-def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tuple[str, str]:
-    """Live panel update; a value of the wrong type shows up as a problem, not a popup."""
+def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: float | None = None
+              ) -> tuple[str, str]:
+    """Live panel update for the target machine (card memory, host RAM: ``target_ram``); a value of the wrong
+    type shows up as a problem, not a popup."""
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
@@ -185,7 +194,7 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None) -> tupl
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
         return f"⚠️ {plain(exc.message, ctx.lang)}", check_markdown(cfg, ctx)
-    return estimate_markdown(confined, gpu_mem, ctx.lang, hardware(ctx).ram_gb), check_markdown(cfg, ctx)
+    return estimate_markdown(confined, gpu_mem, ctx.lang, target_ram(ctx, ram)), check_markdown(cfg, ctx)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
@@ -275,12 +284,18 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
+            host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
+                                 elem_id="host-ram")
     comps = list(form.values())
 
     def refresh(*args: Any) -> tuple[str, str]:
-        return on_change(ctx, list(args[:-1]), args[-1])
+        # app.py's page-load check sends the form and the card memory only; the tab's own events add Host RAM
+        values, card, ram = (args[:-2], args[-2], args[-1]) if len(args) == len(comps) + 2 else \
+            (args[:-1], args[-1], None)
+        return on_change(ctx, list(values), card, ram)
 
-    gr.on([c.change for c in comps] + [gpu_mem.change], refresh, comps + [gpu_mem], [fit, check],
+    gr.on([c.change for c in comps] + [gpu_mem.change, host_ram.change], refresh, comps + [gpu_mem, host_ram],
+          [fit, check],
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
     short = [model_pick, task, budget, data_pick]
 
@@ -292,9 +307,12 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 
-    def remember(version: int | None, task_v: str, budget_v: str, gpu_v: float | None, *values: Any) -> int | None:
+    def remember(version: int | None, task_v: str, budget_v: str, gpu_v: float | None, ram_v: float | None,
+                 *values: Any) -> int | None:
         card = gpu_v if isinstance(gpu_v, (int, float)) and math.isfinite(gpu_v) and gpu_v >= 0 else None
-        saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card}, version)
+        ram = ram_v if isinstance(ram_v, (int, float)) and math.isfinite(ram_v) and ram_v >= 0 else None
+        saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card,
+                                               "host_ram": ram}, version)
         if saved is None:
             gr.Warning(msg("settings_stale", ctx.lang))
             return version
@@ -302,8 +320,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     # every change of the form is kept for this login (a reload or another browser restores it); a page
     # loaded before the last save does not overwrite it
-    gr.on([c.change for c in comps] + [task.change, budget.change, gpu_mem.change], remember,
-          [loaded, task, budget, gpu_mem] + comps, loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    gr.on([c.change for c in comps] + [task.change, budget.change, gpu_mem.change, host_ram.change], remember,
+          [loaded, task, budget, gpu_mem, host_ram] + comps, loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
     def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list[Any]:
@@ -348,7 +366,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                          gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
                          version,
                          # the card memory planned for (issue 28 finding 3: it went back to 0 on reload)
-                         choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip()]
+                         choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip(),
+                         choices["host_ram"] if choices.get("host_ram") is not None else gr.skip()]
 
     @ui_errors
     def pick_preset(name: str | None, *current: Any) -> list[Any]:
@@ -384,18 +403,20 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.Warning(msg("trust_warning", lang))
 
     def refresh_suggestions(*args: Any) -> Any:
-        choices = suggestion_choices(list(args[:-1]), args[-1], lang, hw.ram_gb)
+        choices = suggestion_choices(list(args[:-2]), args[-2], lang, target_ram(ctx, args[-1]))
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
     def apply(*args: Any) -> list[Any]:
-        values, fit_md, check_md = apply_suggestion(ctx, list(args[:-2]), args[-2], args[-1])
-        choices = suggestion_choices(values, args[-2], lang, hw.ram_gb)
+        values, fit_md, check_md = apply_suggestion(ctx, list(args[:-3]), args[-3], args[-1], args[-2])
+        choices = suggestion_choices(values, args[-3], lang, target_ram(ctx, args[-2]))
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
-    fit.change(refresh_suggestions, comps + [gpu_mem], suggest, api_visibility="private", show_progress="hidden")
-    apply_btn.click(apply, comps + [gpu_mem, suggest], comps + [fit, check, suggest], api_name="apply_suggestion")
+    fit.change(refresh_suggestions, comps + [gpu_mem, host_ram], suggest, api_visibility="private",
+               show_progress="hidden")
+    apply_btn.click(apply, comps + [gpu_mem, host_ram, suggest], comps + [fit, check, suggest],
+                    api_name="apply_suggestion")
     def from_file(name: str | None) -> Any:  # the reasons above no longer describe the form
         return msg("why.from_file", lang, name=Path(str(name)).name) if name else gr.skip()
 
@@ -406,9 +427,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     save_btn.click(save, comps, yaml_out, api_name="save_settings")
     show_btn.click(show, comps, command, api_name="show_command")
     form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
-    return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "fit": fit, "check": check, "refresh": refresh,
+    return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "host_ram": host_ram, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
-            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded, gpu_mem], "pick_dataset": pick_dataset,
+            "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded, gpu_mem, host_ram], "pick_dataset": pick_dataset,
             "on_short": on_short, "data_pick": data_pick, "task": task}
 
 

@@ -273,11 +273,13 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
         choices = json.loads((folder / CHOICES_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         choices = {}
-    card = choices.get("gpu_mem")
+    card, ram = choices.get("gpu_mem"), choices.get("host_ram")
     choices = {"task": choices.get("task") if choices.get("task") in TASKS else "sentiment",
                "budget": choices.get("budget") if choices.get("budget") in BUDGETS else "balanced",
                "gpu_mem": float(card) if isinstance(card, (int, float)) and not isinstance(card, bool)
-               and 0 <= card < 1e5 else None}
+               and 0 <= card < 1e5 else None,
+               "host_ram": float(ram) if isinstance(ram, (int, float)) and not isinstance(ram, bool)
+               and 0 <= ram < 1e6 else None}
     if path.is_file():
         try:
             cfg = RunConfig.load(path)

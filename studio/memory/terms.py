@@ -143,15 +143,15 @@ def autocast_copies(card: ArchCard, s: Setup) -> float:
 def step_temporaries(card: ArchCard, s: Setup) -> float:
     """Bytes the optimizer step allocates on top of its states.
 
-    On CUDA the engine picks torch's fused AdamW (studio/engine/run.py ``_optimizer``), which updates in place;
-    with layer-wise offload it runs the multi-tensor (foreach) AdamW: one state-sized temporary for all params in
-    step(). On CPU it loops per tensor: two temporaries of the largest trainable tensor. DeepSpeed: none here
-    (its step runs on its own partitions)."""
+    On CUDA the engine picks torch's fused AdamW (studio/engine/arguments.py ``_optimizer``), which updates in
+    place, with layer-wise offload too since issue 24 finding 6 (the fused kernel groups the host and card
+    parameters by device; the unfused one fell back to a per-tensor loop). On CPU it loops per tensor: two
+    temporaries of the largest trainable tensor. DeepSpeed: none here (its step runs on its own partitions)."""
     torch_adamw = canonical_optimizer(s.optim) in TORCH_ADAMW
     if not torch_adamw or s.ds != "none":
         return 0.0
     if s.device == "cuda":
-        return trainable_params(card, s) * s.tb if s.layerwise else 0.0
+        return 0.0
     h, i = card.hidden_size, card.intermediate_size
     largest = max(card.embed_params, h * i) if s.method == "full" and not s.adapter else (
         h * i if s.method == "freeze" else 0)

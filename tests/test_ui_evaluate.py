@@ -141,3 +141,15 @@ def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: 
     assert update["value"] == newer and listed == [newer, old]  # most recently finished first, and chosen
     update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed)
     assert update["value"] == old  # the user's own later choice stays
+
+
+def test_export_zip_reports_its_progress_by_bytes(tmp_path: Path) -> None:
+    """Issue 28 finding 5: a 517 MB export showed nothing for minutes; the zip step now tells the page how far."""
+    exports = tmp_path / "exports"
+    (exports / "m").mkdir(parents=True)
+    (exports / "m" / "a.safetensors").write_bytes(b"x" * 3000)
+    (exports / "m" / "config.json").write_text("{}")
+    seen: list[tuple[float, str]] = []
+    assert tab.export_zip(str(exports / "m"), exports, lambda f, desc="": seen.append((f, desc)))
+    assert [d for _, d in seen] == ["a.safetensors", "config.json"]
+    assert seen[0][0] == 0.0 and 0.99 < seen[1][0] < 1.0  # the weights were most of the bytes

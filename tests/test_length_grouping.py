@@ -16,14 +16,19 @@ ROOT = Path(__file__).resolve().parents[1]
 CPU = Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
 
 
+REAL = "smollm2-135m-instruct"
+
+
 @pytest.mark.parametrize("fields, strategy", [
     ({}, "group_by_length"),
     ({"dynamic_batching": True}, "random"),  # StudioTrainer replaces the sampler with its token-budget batches
     ({"packing": True}, "random"),
     ({"neat_packing": True}, "random"),
+    ({"model_name_or_path": "tiny-demo"}, "random"),  # a toy learning from scratch (see arguments._sampling)
 ])
 def test_training_arguments_group_by_length_unless_batches_are_built_otherwise(tmp_path, fields, strategy):
-    args = training_arguments(RunConfig(**fields), RunDir(tmp_path), "cpu", has_val=False)
+    args = training_arguments(RunConfig(**{"model_name_or_path": REAL, **fields}), RunDir(tmp_path), "cpu",
+                              has_val=False)
     assert args.train_sampling_strategy == strategy
 
 
@@ -35,7 +40,8 @@ def test_trainer_takes_the_length_grouped_sampler(tmp_path):
     model = LlamaForCausalLM(LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                                          num_attention_heads=2, num_key_value_heads=2))
     rows = [{"input_ids": [1] * n, "labels": [1] * n} for n in (3, 9, 4, 12, 5, 7, 2, 8)]
-    trainer = StudioTrainer(model=model, args=training_arguments(RunConfig(), RunDir(tmp_path), "cpu", False),
+    trainer = StudioTrainer(model=model, args=training_arguments(RunConfig(model_name_or_path=REAL), RunDir(tmp_path),
+                                                                 "cpu", False),
                             train_dataset=rows)
     assert isinstance(trainer._get_train_sampler(), LengthGroupedSampler)
 

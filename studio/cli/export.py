@@ -1,4 +1,5 @@
-"""python -m studio export RUN_DIR --out DIR [--merge] [--quantize {4,8} [--keep-adapter]] [--overwrite]"""
+"""python -m studio export RUN_DIR --out DIR [--merge] [--quantize {4,8} [--keep-adapter]] [--gguf TYPE [--no-modelfile]]
+[--overwrite]"""
 from __future__ import annotations
 
 import argparse
@@ -18,6 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-adapter", action="store_true",
                    help="with --quantize on a LoRA run: quantize only the base and keep the adapter full precision "
                         "in DIR/adapter (merging first rounds most of a small model's fine-tuning away)")
+    p.add_argument("--gguf", choices=("f16", "q8_0", "q4_k_m"), default=None, metavar="{f16,q8_0,q4_k_m}",
+                   help="write DIR/model.gguf for llama.cpp / Ollama (LoRA merged in, the run's chat template "
+                        "embedded) and DIR/Modelfile; q4_k_m is not written here (the error says how to make it)")
+    p.add_argument("--no-modelfile", action="store_true",
+                   help="with --gguf: skip the Ollama Modelfile (for a prompt format Ollama's templates cannot say)")
     p.add_argument("--overwrite", action="store_true", help="replace DIR if it already has files")
 
 
@@ -29,6 +35,24 @@ def main(args: argparse.Namespace) -> int:
         raise StudioError("--keep-adapter only applies with --quantize 4 or 8",
                           "add --quantize 4, or drop --keep-adapter (without --merge the adapter is exported as is)",
                           code="export")
+    if getattr(args, "no_modelfile", False) and not getattr(args, "gguf", None):
+        raise StudioError("--no-modelfile only applies with --gguf", "add --gguf q8_0, or drop --no-modelfile",
+                          code="export")
+    if getattr(args, "gguf", None):
+        if args.merge or getattr(args, "quantize", None) or getattr(args, "keep_adapter", False):
+            raise StudioError("--gguf writes its own merged model and cannot be combined with --merge, --quantize or "
+                              "--keep-adapter", "drop those flags (a GGUF export always merges the LoRA adapter)",
+                              code="export")
+        from ..evaluation.gguf_export import gguf_export
+        with contextlib.redirect_stdout(sys.stderr):
+            g = gguf_export(args.run, args.out, gguf_type=args.gguf, overwrite=args.overwrite,
+                            modelfile=not getattr(args, "no_modelfile", False))
+        print(f"Exported a GGUF {g['gguf_type']} model ({g['architecture']}) to {g['gguf']} ({g['size_mb']} MB), "
+              f"chat template '{g['template_name']}' embedded.")
+        if g["modelfile"]:
+            print(f"Ollama: cd {g['path']} && ollama create my-model -f Modelfile && ollama run my-model")
+        print(f"llama.cpp: llama-cli -m {g['gguf']} --jinja")
+        return 0
     if getattr(args, "quantize", None):
         from ..evaluation.quantize import quantize_export
         with contextlib.redirect_stdout(sys.stderr):

@@ -81,9 +81,12 @@ def generation_defaults(path: str | Path | None) -> dict[str, dict[str, Any]]:
 
 
 def _answers_with_labels(path: Path) -> bool:
-    """True when the run's held-out answers are a small label set (a classification run)."""
-    from .inference import run_labels
+    """True when the run's held-out answers are a small label set (a classification run); what
+    ``inference.run_labels`` says, read here without importing inference (which imports the GGUF export, which
+    reads these defaults for its Modelfile)."""
+    from .evaluate import validation_rows
+    from .metrics import label_set
     try:
-        return bool(run_labels(str(path)))
-    except (StudioError, OSError, ValueError):
+        return bool(label_set([r["output"] for r in validation_rows(str(path))]))
+    except (StudioError, OSError, ValueError, KeyError):
         return False

@@ -19,6 +19,7 @@ from .i18n import LANGS, headers, msg
 HEADER_KEYS = ("ev.per_class_headers", "ev.wrong_headers")
 # Radio/Dropdown choices whose values are fixed and whose names are messages: value -> message key
 CHOICE_KEYS = {"validation": "ev.val", "upload": "ev.upload",
+               "folder": "ev.fmt_folder", "f16": "ev.fmt_f16", "q8_0": "ev.fmt_q8_0",
                "score": "ev.mode_score", "generate": "ev.mode_generate"}
 # any other component built with server-made words carries its own re-labeller: ``comp.studio_localize(lang)``
 ATTR = "studio_localize"

@@ -127,7 +127,7 @@ EXPORTS = ["../../somewhere/important", "OUT", "..", "a/b"]
 @pytest.mark.parametrize("name", EXPORTS)
 def test_export_name_confined(server: Any, name: str) -> None:
     res = _predict(server, "export_run", str(server.workspace / "runs" / "done"), True, True,
-                   name.replace("OUT", str(server.outside)))
+                   name.replace("OUT", str(server.outside)), "folder")
     _classify(f"export_run name {name!r}", res, (400,), server)
 
 

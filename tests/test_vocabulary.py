@@ -92,12 +92,14 @@ def second_lists(root: Path = STUDIO) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
                 s = _literal_strings(node)
-                if {"z2", "z3"} <= s or {"adamw_torch", "adafactor"} <= s or {"adamw", "adafactor"} <= s:
+                if {"z2", "z3"} <= s or {"adamw_torch", "adafactor"} <= s or {"adamw", "adafactor"} <= s or \
+                        {"auto", "fp32", "bf16"} <= s:
                     found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
     return found
 
 
 def test_no_second_list_of_names_outside_the_vocabulary(tmp_path: Path) -> None:
     assert second_lists() == []
-    (tmp_path / "x.py").write_text('PLANS = ("none", "z2", "z3")\nOPT = {"adamw_torch": 1, "adafactor": 2}\n')
-    assert len(second_lists(tmp_path)) == 2     # the scan itself sees both kinds
+    (tmp_path / "x.py").write_text('PLANS = ("none", "z2", "z3")\nOPT = {"adamw_torch": 1, "adafactor": 2}\n'
+                                   'P = Literal["auto", "fp32", "bf16", "fp16"]\n')
+    assert len(second_lists(tmp_path)) == 3     # the scan itself sees all three kinds

@@ -22,7 +22,7 @@ import yaml
 from .checks import DEEPSPEED_SHORTCUTS, problems
 from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
 from .lf_keys import translate_llamafactory
-from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, canonical_optimizer, deepspeed_choices
+from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer, deepspeed_choices
 from ..errors import ConfigError
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
@@ -129,7 +129,7 @@ class RunConfig:
     # --- memory plan ---
     bf16: bool = _f(False, "Train in bfloat16 (auto-chosen when precision is 'auto')", "memory")
     fp16: bool = _f(False, "Train in float16 with loss scaling", "memory")
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = _f(
+    precision: Literal[PRECISIONS] = _f(  # type: ignore[valid-type]  # the names: config/vocabulary.py
         "auto", "auto: bf16 where the card supports it, else fp16 on GPU, fp32 on CPU", "memory")
     gradient_checkpointing: bool = _f(True, "Recompute activations in backward: less memory, ~30% slower "
                                             "(on by default, as in LLaMA-Factory)", "memory")

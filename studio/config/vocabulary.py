@@ -128,3 +128,8 @@ def short_optimizer(name: str) -> str:
     """The studio's short name for ``name`` where it has one (adamw_torch -> adamw), else ``name``."""
     name = canonical_optimizer(name)
     return next((alias for alias, full in OPTIMIZER_ALIASES.items() if full == name), name)
+
+
+# The precisions a run can ask for (RunConfig.precision). "auto" is decided by studio/models/precision.py from the
+# card; the estimator adds its own plan name "pure_bf16" (bf16 weights and states, RunConfig.pure_bf16).
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")

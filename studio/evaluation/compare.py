@@ -55,10 +55,10 @@ def _free() -> None:
 
 def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
     from ..data.templates import get_template
-    from ..models.loading import load_for_inference
+    from ..models.loading import load_for_inference, place_on_card
     model, tok, cfg = load_for_inference(source, device=device, quantized=False)
-    if device == "cuda" and not getattr(model, "hf_device_map", None):
-        model.to("cuda")
+    if device == "cuda":
+        place_on_card(model)
     if "bit" in _weights(model):
         raise StudioError(f"'{Path(source).name}' is already quantized", "pick a run or a full/merged export as "
                           "the full model", code="eval_quant")

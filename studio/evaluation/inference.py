@@ -103,12 +103,9 @@ def load_model(path: str | Path) -> Loaded:
 
 
 def _place(model: Any) -> Any:
-    """Move a CPU-loaded model onto the GPU when there is one (quantized models are placed already)."""
-    import torch
-    if torch.cuda.is_available() and not getattr(model, "hf_device_map", None) \
-            and next(model.parameters()).device.type == "cpu":
-        model.to("cuda")
-    return model
+    """Serving placement: models/loading.py ``place_on_card`` owns the rule."""
+    from ..models.loading import place_on_card
+    return place_on_card(model)
 
 
 def _key(path: str | Path) -> tuple[str, float]:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.vocabulary import PRECISIONS as RUN_PRECISIONS
 from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, is_optimizer,
                                  optimizer_problem, short_optimizer)
 from ..errors import StudioError
@@ -52,7 +53,7 @@ __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = DEEPSPEED_SHORTCUTS          # studio/config/vocabulary.py owns the names
 OPTIMS = tuple(accepted_optimizers())        # every name RunConfig accepts, aliases included
-PRECISIONS = ("auto", "bf16", "fp16", "fp32", "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
+PRECISIONS = (*RUN_PRECISIONS, "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
 
 # ------------------------------------------------------------------ estimate

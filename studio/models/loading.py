@@ -341,6 +341,17 @@ def decoder_layers(model: Any) -> list[Any]:
                       "use finetuning_type lora or full")
 
 
+def place_on_card(model: Any) -> Any:
+    """The one rule for serving placement: a model loaded on the CPU goes to the GPU when there is one; one that
+    accelerate placed (``hf_device_map``: quantized, offloaded) or that is already on a card stays where it is.
+    Used by every inference path (evaluation/inference.py, evaluation/compare.py)."""
+    import torch
+    if torch.cuda.is_available() and not getattr(model, "hf_device_map", None) \
+            and next(model.parameters()).device.type == "cpu":
+        model.to("cuda")
+    return model
+
+
 def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = True
                        ) -> tuple[Any, Any, RunConfig | None]:
     """Model + tokenizer + run config for evaluation: a run folder, a model folder or an adapter folder.

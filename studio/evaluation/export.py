@@ -64,6 +64,16 @@ def _size_mb(folder: Path) -> float:
     return round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 2)
 
 
+def publish(tmp: Path, out: Path, info: dict[str, Any], readme: str) -> None:
+    """Finish an export written in ``tmp``: its marker and README, then one rename onto ``out`` (an earlier
+    export there, or an empty folder, which ``_check_target`` allowed, is replaced). Shared by every export kind."""
+    (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
+    (tmp / "README.md").write_text(readme, encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out) if (out / MARKER).is_file() else out.rmdir()
+    os.replace(tmp, out)
+
+
 def _readme(info: dict[str, Any]) -> str:
     how = {
         "merged": "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
@@ -115,11 +125,7 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             info["what"] += (f" The run trained the adapter on a {cfg.quantization_bit}-bit copy of the base; it is "
                              "merged here into the unquantized base weights, so answers can differ slightly from "
                              "the evaluation (which uses the quantized base, as trained).")
-        (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
-        (tmp / "README.md").write_text(_readme(info), encoding="utf-8")
-        if out.exists():  # _check_target allowed it: empty, or an earlier export (holds MARKER)
-            shutil.rmtree(out) if (out / MARKER).is_file() else out.rmdir()
-        os.replace(tmp, out)
+        publish(tmp, out, info, _readme(info))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

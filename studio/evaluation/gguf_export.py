@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StudioError
-from .export import MARKER, _check_target, _size_mb, _source
+from .export import _check_target, _size_mb, _source, publish
 
 GGUF_TYPES = ("f16", "q8_0", "q4_k_m")
 GGUFType = Literal["f16", "q8_0", "q4_k_m"]
@@ -103,11 +103,7 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
                     "base_model": cfg.model_name_or_path if cfg else str(src), "source": str(src),
                     "modelfile": modelfile, "seconds": round(time.time() - started, 1),
                     "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-            (tmp / MARKER).write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
-            (tmp / "README.md").write_text(_readme(info), encoding="utf-8")
-            if out.exists():  # _check_target allowed it: empty, or an earlier export (holds MARKER)
-                shutil.rmtree(out) if (out / MARKER).is_file() else out.rmdir()
-            os.replace(tmp, out)
+            publish(tmp, out, info, _readme(info))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

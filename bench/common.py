@@ -109,6 +109,8 @@ def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, t
         RuntimeError: the child failed or printed no result (its stderr tail is included).
     """
     env = {**os.environ, **CHILD_ENV, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    if os.environ.get("PYTHONPATH"):  # keep what the caller added (bench/gpu_check.sh's carried packages)
+        env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{os.environ['PYTHONPATH']}"
     proc = subprocess.run([sys.executable, str(script), "--child", mode, "--spec", json.dumps(spec)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     for line in reversed(proc.stdout.splitlines()):

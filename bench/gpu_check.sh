@@ -2,7 +2,9 @@
 # One-shot check on a lent GPU (issues 11, 16, 24): one command, always done inside 480 s, and exactly two files in
 # $OUT: gpu_check.tar.gz (every log, junit xml and json) and gpu_check_summary.md (what ran, how long, the tables).
 #   bash bench/gpu_wheels.sh              # here, once: the wheels the card's Python lacks, into bench/wheels/
-#   bash bench/gpu_check.sh               # on the card (bench/wheels/ is git-ignored: the device run must carry it)
+#   bash bench/gpu_assets.sh              # here, once: the built-in models' configs, tokenizers, review rows
+#   bash bench/gpu_check.sh               # on the card (bench/wheels/ and bench/gpu_assets/ are git-ignored: the
+#                                         # device run must carry both)
 #   bash bench/gpu_check.sh --dry-run     # on a CPU: every section's CPU fallback, same caps, same two files
 # Sections are independent, each under its own `timeout` (and never past the overall deadline); a failing section
 # does not stop the next. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
@@ -75,21 +77,26 @@ PYTEST=("$PY" -m pytest -q -p no:cacheprovider -o addopts= -W ignore)
 if [ "$DRY" = 1 ]; then
     # CPU fallbacks: the card tests must at least import and collect with these versions; the emulated-card
     # offload/OOM tests run the same offloader and recovery code; the toggles script runs its tiny CPU check.
-    section precision_memory 200 "${PYTEST[@]}" -m gpu tests/test_gpu.py tests/test_gpu_offload.py --collect-only
-    section offload_oom 120 "${PYTEST[@]}" -m "not gpu and not integration" tests/test_offload.py tests/test_oom.py \
+    section precision_memory 150 "${PYTEST[@]}" -m gpu tests/test_gpu.py tests/test_gpu_offload.py --collect-only
+    section offload_oom 90 "${PYTEST[@]}" -m "not gpu and not integration" tests/test_offload.py tests/test_oom.py \
         --junitxml="$WORK/offload_oom.xml"
-    section kernel_toggles 100 "$PY" bench/gpu_toggles.py --device cpu --tiny --steps 2 --allow-missing
+    section real_lora 120 "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets --device cpu --rows 16 \
+        --models smollm2-135m-instruct --json "$WORK/real_lora.json"
+    section kernel_toggles 70 "$PY" bench/gpu_toggles.py --device cpu --tiny --steps 2 --allow-missing
 else
     # CUDA peak of each method against the estimator and bf16 mixed precision (writes gpu_memory.json)
-    section precision_memory 200 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu.py \
+    section precision_memory 150 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu.py \
         --junitxml="$WORK/precision_memory.xml"
     # layer-wise offload on the card (K layers resident, exact gradients, pinned host copies, engine peak) and a
     # real allocator OOM recovered under a per-process memory cap (writes offload_oom.json)
-    section offload_oom 120 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu_offload.py \
+    section offload_oom 90 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu_offload.py \
         --junitxml="$WORK/offload_oom.xml"
+    # LoRA tokens/s and CUDA peak of SmolLM2-135M and Gemma-3-270M shapes (random weights from their configs):
+    # the studio's recipe vs plain Trainer + group_by_length vs + logits_to_keep (writes real_lora.json)
+    section real_lora 120 "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets --json "$WORK/real_lora.json"
     # sdpa vs flash_attention_2 (no flash-attn wheel exists: reported as not measured) and the studio's chunked
-    # cross-entropy vs Liger's fused linear cross-entropy; exits 1 when a toggle is missing
-    section kernel_toggles 100 "$PY" bench/gpu_toggles.py --allow-missing
+    # cross-entropy vs Liger's fused linear cross-entropy; a missing toggle is named NOT MEASURED
+    section kernel_toggles 70 "$PY" bench/gpu_toggles.py --allow-missing
 fi
 
 # --- throughput: tokens/s and peaks per method from the precision/memory section ---
@@ -118,8 +125,8 @@ PY
     echo
     cat "$WORK/throughput.log"
     for f in offload_oom.json; do [ -f "$WORK/$f" ] && { echo; echo "## $f"; echo '```'; cat "$WORK/$f"; echo '```'; }; done
-    for n in precision_memory offload_oom kernel_toggles; do
-        [ -f "$WORK/$n.log" ] && { echo; echo "## $n (last lines)"; echo '```'; tail -n 15 "$WORK/$n.log"; echo '```'; }
+    for n in precision_memory offload_oom real_lora kernel_toggles; do
+        [ -f "$WORK/$n.log" ] && { echo; echo "## $n (last lines)"; echo '```'; tail -n 25 "$WORK/$n.log"; echo '```'; }
     done
     echo
     echo "total: $(( SECONDS - START )) s; exit status $status"

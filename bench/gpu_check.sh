@@ -7,7 +7,8 @@
 #                                         # device run must carry both)
 #   bash bench/gpu_check.sh --dry-run     # on a CPU: every section's CPU fallback, same caps, same two files
 # Sections are independent, each under its own `timeout` (and never past the overall deadline); a failing section
-# does not stop the next. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
+# does not stop the next. GPU_CHECK_ONLY="precision_memory real_lora" runs only the named sections (a follow-up
+# run inside the same lease); REAL_LORA_ARGS / REAL_LORA_CAP pass flags and a cap to the real_lora section. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
@@ -32,6 +33,9 @@ left() { echo $(( DEADLINE - (SECONDS - START) )); }
 # section NAME CAP COMMAND...: runs COMMAND under min(CAP, time left), output to $WORK/NAME.log
 section() {
     local name=$1 cap=$2; shift 2
+    if [ -n "${GPU_CHECK_ONLY:-}" ] && [[ " setup throughput $GPU_CHECK_ONLY " != *" $name "* ]]; then
+        printf '%s\tnot selected (GPU_CHECK_ONLY)\t0\t%s\n' "$name" "$cap" >> "$WORK/sections.tsv"; return
+    fi
     local budget; budget=$(left)
     [ "$cap" -lt "$budget" ] || cap=$budget
     if [ "$cap" -le 5 ]; then
@@ -93,7 +97,8 @@ else
         --junitxml="$WORK/offload_oom.xml"
     # LoRA tokens/s and CUDA peak of SmolLM2-135M and Gemma-3-270M shapes (random weights from their configs):
     # the studio's recipe vs plain Trainer + group_by_length vs + logits_to_keep (writes real_lora.json)
-    section real_lora 120 "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets --json "$WORK/real_lora.json"
+    section real_lora "${REAL_LORA_CAP:-120}" "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets \
+        --json "$WORK/real_lora.json" ${REAL_LORA_ARGS:-}
     # sdpa vs flash_attention_2 (no flash-attn wheel exists: reported as not measured) and the studio's chunked
     # cross-entropy vs Liger's fused linear cross-entropy; a missing toggle is named NOT MEASURED
     section kernel_toggles 70 "$PY" bench/gpu_toggles.py --allow-missing

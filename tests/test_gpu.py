@@ -81,15 +81,19 @@ def test_cuda_peak_matches_the_estimate(name: str, gpu_model, tmp_path) -> None:
     gc.collect()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()   # what earlier runs in this process left on the card, if anything
     summary = run_training(cfg)
-    peak = torch.cuda.max_memory_allocated() / GB
+    peak = (torch.cuda.max_memory_allocated() - base) / GB
     reserved = torch.cuda.max_memory_reserved() / GB
+    gc.collect()
+    left = (torch.cuda.memory_allocated() - base) / GB   # what this run left allocated after it returned
     est = estimate_for_config(cfg.replace(model_name_or_path=str(gpu_model[0])))
     predicted = est.gpu_gb - est.breakdown["overhead"]   # the estimator's tensors, without context/fragmentation
     tokens = [e["tokens_per_s"] for e in RunDir(cfg.output_dir).events() if e["type"] == "progress"]
     _record(name, {"peak_allocated_gb": round(peak, 3), "peak_reserved_gb": round(reserved, 3),
                    "estimate_gb": round(est.gpu_gb, 3), "estimate_tensors_gb": round(predicted, 3),
                    "ratio": round(peak / predicted, 3), "tokens_per_s": tokens[-1] if tokens else None,
+                   "left_after_run_gb": round(left, 3), "base_gb": round(base / GB, 3),
                    "state": summary["state"]})
     assert summary["state"] == "finished"
     assert 0.75 <= peak / predicted <= 1.25, _RESULTS[name]

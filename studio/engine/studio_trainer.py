@@ -54,6 +54,13 @@ class StudioTrainer(Trainer):
         self._staging: str | None = None
         self._hooked: set[int] = set()
         self._touched: set[torch.Tensor] | None = None
+        if getattr(self.model, "studio_offloader", None) is not None:
+            # Layer-wise offload under mixed precision: autocast caches the 16-bit copy of every weight it casts
+            # until the forward ends, so all layers' copies piled up on the card however few layers were
+            # resident (an H200 run peaked at 0.74 of the whole fp32 model; docs/BENCHMARKS.md "GPU"). Without
+            # the cache a layer's copy dies with its forward; the price is re-casting a weight used twice.
+            from accelerate.utils import AutocastKwargs
+            self.accelerator.autocast_handler = AutocastKwargs(cache_enabled=False)
 
     # 1. dynamic batching ------------------------------------------------------
     def get_train_dataloader(self) -> DataLoader:

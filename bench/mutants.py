@@ -84,6 +84,18 @@ MUTANTS = [
            "        while len(self._resident) >= self.max_resident:\n", "        while False:\n",
            (f"{_EXACT}[ckpt-full-sync]",),
            "no layer is ever sent home to make room"),
+    # the two leaks the H200 found (docs/BENCHMARKS.md "GPU"): they show only on a card as memory, so the CPU tests
+    # that stand for them must be seen to fail
+    Mutant("grad_hook_holds_trainer", TRAINER,
+           "p.register_post_accumulate_grad_hook(partial(_notify_touched, weakref.ref(self)))",
+           "p.register_post_accumulate_grad_hook(partial(_notify_touched, lambda: self))",
+           ("tests/test_engine_release.py::test_the_model_is_released_when_the_run_returns[lora]",),
+           "a parameter hook holds the trainer (and so the model) strongly after the run returns"),
+    Mutant("offload_autocast_cache_on", TRAINER,
+           "self.accelerator.autocast_handler = AutocastKwargs(cache_enabled=False)",
+           "self.accelerator.autocast_handler = None",
+           ("tests/test_engine_release.py::test_layerwise_offload_keeps_no_autocast_weight_cache",),
+           "layer-wise offload keeps autocast's weight-cast cache (every layer's 16-bit copy stays on the card)"),
     Mutant("pack_keeps_card_copy", OFFLOAD,
            '        key = _storage_key(t)\n        found = self._on_card.get(key)\n',
            '        return t\n        key = _storage_key(t)\n        found = self._on_card.get(key)\n',

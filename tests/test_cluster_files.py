@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,29 @@ def test_generated_torchrun_scripts_train_on_localhost(tmp_path):
     run = RunDir(tmp_path / "run")
     assert run.read_status()["state"] == "finished"
     assert len(losses(Path(run.path))) == 3
+
+
+@pytest.mark.parametrize("world", ["2", "1"])
+def test_a_torchrun_worker_ends_without_interpreter_teardown(world):
+    """Under torchrun (WORLD_SIZE > 1) the train command's worker leaves with os._exit after flushing its streams:
+    interpreter teardown is where gloo/DeepSpeed C++ objects aborted a finished worker (SIGABRT) in CI. Outside a
+    multi-process run the process exits as usual (atexit handlers run)."""
+    code = ("import atexit; atexit.register(lambda: print('teardown ran', flush=True)); "
+            "from studio.engine.launch import end_torchrun_worker; print('written before'); "
+            "end_torchrun_worker(3); print('returned')")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORLD_SIZE": world, "LOCAL_RANK": "0"}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    if world == "2":
+        assert r.returncode == 3 and r.stdout.splitlines() == ["written before"], (r.returncode, r.stdout)
+    else:
+        assert r.returncode == 0 and r.stdout.splitlines() == ["written before", "returned", "teardown ran"]
+
+
+def test_the_train_command_ends_its_workers_through_end_torchrun_worker(tmp_path, monkeypatch):
+    """cli/main.py hands the train command's exit code to end_torchrun_worker, also when training raised."""
+    import studio.engine.launch as launch
+    from studio.cli.main import main
+    seen: list[int] = []
+    monkeypatch.setattr(launch, "end_torchrun_worker", lambda c: seen.append(c))
+    assert main(["train", str(tmp_path / "missing.yaml")]) == 2
+    assert seen == [2]

@@ -60,10 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {args._unavailable}", file=sys.stderr)
         return 2
     try:
-        return int(modules[args.command].main(args) or 0)  # type: ignore[attr-defined]
+        code = int(modules[args.command].main(args) or 0)  # type: ignore[attr-defined]
     except StudioError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
-        return 2
+        code = 2
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        code = 130
+    if args.command == "train":
+        from ..engine.launch import end_torchrun_worker
+        end_torchrun_worker(code)  # returns only outside a multi-process run
+    return code

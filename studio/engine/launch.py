@@ -204,3 +204,27 @@ def leave_process_group() -> None:
         except Exception as exc:  # a group broken by a lost peer: never hide the error that ended the run
             import logging
             logging.getLogger("studio.engine").warning("could not close the process group: %s", exc)
+
+
+def end_torchrun_worker(code: int) -> None:
+    """End a worker of a multi-process run (WORLD_SIZE > 1) at once with ``code``, skipping interpreter teardown.
+
+    Why: with its process group already destroyed (``leave_process_group``), a worker could still die of SIGABRT
+    ('terminate called without an active exception') while the interpreter tore down DeepSpeed's and gloo's C++
+    objects, which still hold tensors and async work: torchrun then failed a run whose status said finished, and
+    the other node's agent lost its rendezvous store (CI, 2026-12-04, a two-node ZeRO-3 run on localhost; the
+    same class of crash as pytorch/pytorch#179291). Everything the run writes is on disk by now; the streams are
+    flushed here. Outside torchrun this returns and the process exits as usual.
+    """
+    import os
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or "LOCAL_RANK" not in os.environ:
+        return
+    import logging
+    import sys
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing left to flush
+            pass
+    os._exit(code)

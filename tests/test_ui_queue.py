@@ -20,7 +20,7 @@ class FakeRunner:
     def snapshot(self) -> dict[str, Any]:
         return {"busy": self.busy}
 
-    def start(self, cfg: RunConfig) -> Any:
+    def start(self, cfg: RunConfig, *, by: str | None = None) -> Any:
         if self.busy:
             raise StudioError("A training run is already going", "wait", code="busy")
         self.busy = True

@@ -41,6 +41,12 @@ def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
                        "check that the folder is writable", why=str(exc), code="run_write")
 
 
+def _login(name: str | None) -> str | None:
+    """A login name as the run folder keeps it (trimmed, at most 80 characters); None for no login."""
+    name = (name or "").strip()[:80]
+    return name or None
+
+
 STEP_EVENTS = ("start", "progress", "checkpoint", "end")  # the events that say which step the run is at
 
 
@@ -79,8 +85,11 @@ class JobRunner:
         with self._lock:
             return self._run or self._last
 
-    def start(self, cfg: RunConfig, *, resume: str | None = None) -> RunDir:
+    def start(self, cfg: RunConfig, *, resume: str | None = None, by: str | None = None) -> RunDir:
         """Save ``cfg`` into its run folder and train it in a child process.
+
+        ``by`` (the login that pressed Start) is kept in status.json as ``started_by``; None (no login, the
+        CLI) records nothing.
 
         Raises:
             StudioError: a job is already running, the folder already holds a run, or the config is invalid.
@@ -97,7 +106,7 @@ class JobRunner:
                 cfg.save(run.config)
             except OSError as exc:
                 raise _write_error(exc, run, "saving the run's config") from None
-            return self._launch(run, resume)
+            return self._launch(run, resume, started_by=_login(by))
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
         """Continue a stopped run from its newest complete checkpoint (same folder, same config).
@@ -128,7 +137,7 @@ class JobRunner:
                 return False
             if self._abort_at is None:
                 self._abort_at = time.time()
-                self._abort_by = by
+                self._abort_by = _login(by)
             if not self._ask_stop(self._run, by or self._abort_by):
                 # no flag possible (full disk): the engine's SIGTERM handler still saves and stops
                 kill_group(self._pid, signal.SIGTERM)
@@ -201,6 +210,7 @@ class JobRunner:
             "events": len(events), "notices": [e["message"] for e in events if e.get("type") == "notice"][-5:],
             "checkpoint": str(ckpt) if ckpt else None, "final_model": str(run.final_model() or "") or None,
             "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
+            "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"),
             "log_tail": tail(run.stdout, 30),
         }
 
@@ -218,7 +228,8 @@ class JobRunner:
             out.append({"name": run.path.name, "path": str(run.path), "state": status.get("state", "unknown"),
                         "step": status.get("step"), "total_steps": status.get("total_steps"),
                         "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
-                        "reason": status.get("reason", ""), "started": status.get("started"), **settings})
+                        "reason": status.get("reason", ""), "started": status.get("started"),
+                        "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"), **settings})
         return out
 
     # ------------------------------------------------------------ internals
@@ -233,11 +244,15 @@ class JobRunner:
         cmd = [sys.executable, "-m", "studio", "train", str(run.config), "--quiet"]
         return cmd + (["--resume", resume] if resume else [])
 
-    def _launch(self, run: RunDir, resume: str | None) -> RunDir:
+    def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None) -> RunDir:
         try:
             run.stop_flag.unlink(missing_ok=True)
             # Marks this attempt: if the child dies before the engine writes its own state, we know.
-            run.write_status("starting", reason="", launched=time.time(), pid=None)
+            # A resume keeps the starter; whoever stopped the last attempt is not the stopper of this one.
+            who: dict[str, Any] = {"started_by": started_by} if started_by else {}
+            if run.read_status().get("stopped_by"):
+                who["stopped_by"] = None
+            run.write_status("starting", reason="", launched=time.time(), pid=None, **who)
             out = open(run.stdout, "ab")
         except OSError as exc:
             raise _write_error(exc, run, "preparing the run folder") from None
@@ -351,6 +366,14 @@ class JobRunner:
 
     def _finish(self, run: RunDir, rc: int | None, aborted: bool) -> None:
         status = run.read_status()
+        with self._lock:
+            stopped_by = self._abort_by if aborted else None
+        if stopped_by:  # beside the reason's words, a field the page shows in its own language
+            try:
+                run.write_status(status.get("state") or "aborted", stopped_by=stopped_by)
+            except OSError:
+                log.warning("could not record who stopped %s (disk full?)", run.path.name)
+            status = run.read_status()
         if status.get("state") not in TERMINAL:
             state, reason = end_reason(run, rc, aborted)
             end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc,

@@ -11,6 +11,7 @@ import gradio as gr
 from ..errors import StudioError
 
 log = logging.getLogger("studio.ui")
+NOBODY = "—"  # a table's "started by" cell of a run started without a login (or from the CLI)
 
 
 def user_error(exc: BaseException, name: str) -> gr.Error:

@@ -22,6 +22,7 @@ from .context import AppContext
 
 _LOCK = threading.Lock()
 FILE = "queue.json"
+BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
 log = logging.getLogger("studio.ui")
 
 
@@ -43,10 +44,27 @@ def _restore(ctx: AppContext) -> list[RunConfig]:
     out = []
     for item in items if isinstance(items, list) else []:
         try:
-            out.append(RunConfig.from_dict(item, source=str(path)))
-        except (StudioError, TypeError) as exc:
+            item = dict(item)
+            by = item.pop(BY_KEY, None)
+            out.append(_mark(RunConfig.from_dict(item, source=str(path)), by if isinstance(by, str) else None))
+        except (StudioError, TypeError, ValueError) as exc:
             log.warning("dropping a queued run that no longer loads: %s", exc)
     return out
+
+
+def _mark(cfg: RunConfig, by: str | None) -> RunConfig:
+    """The login that queued ``cfg`` travels with it: the run starts later, from whichever page polls first."""
+    object.__setattr__(cfg, "_studio_started_by", by)
+    return cfg
+
+
+def _by(cfg: RunConfig) -> str | None:
+    return getattr(cfg, "_studio_started_by", None)
+
+
+def _entry(cfg: RunConfig) -> dict:
+    by = _by(cfg)
+    return {**cfg.to_dict(), **({BY_KEY: by} if by else {})}
 
 
 def _save(ctx: AppContext) -> None:
@@ -54,7 +72,7 @@ def _save(ctx: AppContext) -> None:
     if path is None:
         return
     try:
-        atomic_write_text(path, json.dumps([c.to_dict() for c in _queue(ctx)], ensure_ascii=False, indent=1))
+        atomic_write_text(path, json.dumps([_entry(c) for c in _queue(ctx)], ensure_ascii=False, indent=1))
     except OSError as exc:  # a full disk must not stop the run itself from starting
         log.warning("cannot keep the run queue in %s: %s", path, exc)
 
@@ -65,8 +83,11 @@ def _queue(ctx: AppContext) -> list[RunConfig]:
     return ctx.extra["queue"]
 
 
-def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig]) -> int:
+def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
+                   by: str | None = None) -> int:
     """Start ``cfg`` now (returns 0) or, while a run is going, queue it (returns its place, 1 = next).
+
+    ``by`` is the login that pressed Start: the run records it as its starter, also when it starts later.
 
     ``resolve`` turns the form's config into the run's (absolute paths, a fresh run folder); it is
     applied when the run really starts, so a queued run never reuses a folder made in between.
@@ -74,13 +95,14 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
     Raises:
         StudioError: anything but "a run is already going" (bad paths, a used folder, ...).
     """
+    cfg = _mark(cfg, by)
     with _LOCK:
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
             _queue(ctx).append(cfg)
             _save(ctx)
             return len(_queue(ctx))
         try:
-            ctx.runner.start(resolve(cfg))
+            ctx.runner.start(resolve(cfg), by=by)
         except StudioError as exc:
             if exc.code != "busy":  # another browser started one a moment ago: wait behind it
                 raise
@@ -98,7 +120,7 @@ def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> st
         cfg = _queue(ctx).pop(0)
         _save(ctx)
         try:
-            return ctx.runner.start(resolve(cfg)).path.name
+            return ctx.runner.start(resolve(cfg), by=_by(cfg)).path.name
         except StudioError:
             return None  # e.g. its data was deleted meanwhile: drop it rather than retry forever
 

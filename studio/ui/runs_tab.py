@@ -19,7 +19,7 @@ from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
 from ..runs.manage import delete_runs, rename_run
 from .auto_eval import ensure_scored
-from .common import fmt_seconds, ui_errors
+from .common import NOBODY, fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
 from .roles import owner_only
@@ -50,7 +50,8 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
         return "" if v is None else round(v, 4)
     return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
              r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
-             fmt_seconds(r["seconds"]) if r["seconds"] else "", num(r["final_loss"]), r["when"]] for r in runs]
+             fmt_seconds(r["seconds"]) if r["seconds"] else "", num(r["final_loss"]), r["when"],
+             r.get("started_by") or NOBODY] for r in runs]
 
 
 STATES = ("starting", "running", "finished", "aborted", "failed", "unknown")

@@ -16,7 +16,7 @@ from .roles import owner_only
 from ..runs.plots import loss_figure
 from . import forms
 from .auto_eval import accuracy_line
-from .common import fmt_seconds, ui_errors
+from .common import NOBODY, fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
 from ..workspace import confine
@@ -38,6 +38,9 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     if snap.get("aborting") and state not in ("finished", "aborted", "failed"):
         head += f" — {msg('aborting', lang)}"
     lines = [head]
+    who = who_line(snap, lang)
+    if who:
+        lines.append(who)
     step, total = snap.get("step") or 0, snap.get("total_steps")
     if total:
         frac = min(step / total, 1.0)
@@ -67,6 +70,15 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     if snap.get("final_model") and state == "finished":
         lines.append(f"{msg('final_model', lang)}: `{snap['final_model']}`")
     return "\n\n".join(lines)
+
+
+def who_line(snap: dict[str, Any], lang: str) -> str:
+    """'Started by alice · stopped by bob' from the run folder; empty without logins (one user, as before)."""
+    started, stopped = snap.get("started_by"), snap.get("stopped_by")
+    parts = [msg("who.started", lang, name=started)] if started else []
+    if stopped:
+        parts.append(msg("who.stopped" if parts else "who.stopped_only", lang, name=stopped))
+    return " · ".join(parts)
 
 
 _STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
@@ -161,7 +173,8 @@ def runs_rows(ctx: AppContext, snap: dict[str, Any] | None = None) -> list[list[
         rows = [{**r, **{k: v for k, v in same.items() if v is not None}} if r["path"] == snap["run"] else r
                 for r in rows]
     return [[r["name"], state_word(r["state"], ctx.lang), r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
-             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160]] for r in rows]
+             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160], r.get("started_by") or NOBODY]
+            for r in rows]
 
 
 def button_states(snap: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -227,7 +240,8 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx))
+    from .session_lang import session_user
+    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=session_user())
     snap = ctx.runner.snapshot()
     if place:
         gr.Info(msg("queued", ctx.lang, n=place))

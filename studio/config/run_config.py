@@ -15,7 +15,7 @@ import math
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Callable, Literal, get_args, get_origin
 
 import yaml
 
@@ -369,5 +369,18 @@ def field_meta() -> list[dict[str, Any]]:
     return out
 
 
-RunConfig.notices = []  # type: ignore[attr-defined]  # not a field: from_dict sets one list per config
-RunConfig.derived = {}  # type: ignore[attr-defined]  # not a field: fill_unset sets a new dict per config
+class _PerConfig:
+    """A value that is not a field (so not saved or compared) with a fresh default per config: a class-level
+    ``[]`` or ``{}`` would be one object shared by every config that never set its own."""
+
+    def __init__(self, name: str, factory: Callable[[], Any]) -> None:
+        self.name, self.factory = name, factory
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__.setdefault(self.name, self.factory())
+
+
+RunConfig.notices = _PerConfig("notices", list)  # type: ignore[attr-defined]  # from_dict: translation notices
+RunConfig.derived = _PerConfig("derived", dict)  # type: ignore[attr-defined]  # fill_unset: derived values

@@ -24,13 +24,11 @@ from typing import Any
 import torch
 from torch import nn
 
+# the chunk size is a memory rule: the estimator owns it and this loss reads it (one place for both)
+from ..memory.terms import LOSS_CHUNK_LOGITS as CHUNK_LOGITS  # noqa: F401  (re-exported for readers of this file)
+from ..memory.terms import loss_chunk_rows as chunk_rows_for
+
 IGNORE_INDEX = -100
-CHUNK_LOGITS = 2 ** 24     # logits per chunk (64 MiB in fp32): 128 rows of a 128k vocabulary, 4096 of a 4k one
-
-
-def chunk_rows_for(vocab_size: int) -> int:
-    """Selected positions scored per chunk, so one chunk's fp32 logits stay near 64 MiB."""
-    return max(16, min(4096, CHUNK_LOGITS // max(1, vocab_size)))
 
 
 # config attributes that change the logits after the head; softcapping is applied here, the rest fall back

@@ -22,7 +22,7 @@ studio/memory/meta_count.py). Each term is one function in studio/memory/terms.p
   plus one layer being recomputed.
 * logits: the loss upcasts to fp32, so its backward holds ~12 bytes x vocab per token; with the
   engine's chunked loss (``selective_logits``, studio/engine/loss.py) only one chunk of positions
-  (``chunk_rows_for(vocab)``) is live at a time.
+  (``memory.terms.loss_chunk_rows(vocab)``) is live at a time.
 * framework overhead: CUDA context, cuBLAS workspace, allocator fragmentation; on CPU the
   resident size of python + torch + transformers + peft, and glibc's fragmentation (measured).
 

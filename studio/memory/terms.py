@@ -191,9 +191,13 @@ def activations(card: ArchCard, s: Setup) -> float:
     return act + (4 * h + 2 * b * h) * s.tokens
 
 
+LOSS_CHUNK_LOGITS = 2 ** 24  # logits per chunk (64 MiB in fp32): 128 rows of a 128k vocabulary, 4096 of a 4k one
+
+
 def loss_chunk_rows(vocab_size: int) -> int:
-    """Positions per chunk of the engine's chunked loss (mirrors studio/engine/loss.py chunk_rows_for)."""
-    return max(16, min(4096, 2 ** 24 // max(1, vocab_size)))
+    """Selected positions scored per chunk of the engine's chunked loss (studio/engine/loss.py reads this), so one
+    chunk's fp32 logits stay near 64 MiB; the estimator's logits term counts one chunk."""
+    return max(16, min(4096, LOSS_CHUNK_LOGITS // max(1, vocab_size)))
 
 
 def logits(card: ArchCard, s: Setup) -> float:

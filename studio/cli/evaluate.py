@@ -43,6 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="sentiment: also check a 4-bit/8-bit version of --model on the same rows (4 or 8: quantize "
                         "it now with bitsandbytes; FOLDER: a quantized export) and print memory, latency and accuracy "
                         "side by side")
+    p.add_argument("--deploy-report", action="store_true",
+                   help="sentiment: measure the run's model in every deployable form (as trained, bitsandbytes "
+                        "8-bit and NF4, GGUF f16 and q8_0) on the same rows: file size, load time, memory, latency "
+                        "per answer, accuracy and agreement with the full model; --model must be a finished run")
     p.add_argument("--predictions-out", default=None, metavar="FILE.csv",
                    help="also write every row's prediction to this CSV")
 
@@ -112,6 +116,40 @@ def _compare_quantized(args: argparse.Namespace) -> dict:
     return result
 
 
+def _deploy_report(args: argparse.Namespace) -> dict:
+    from ..evaluation.deploy_report import deploy_report
+    from ..runs.run_dir import RunDir
+    if args.task != "sentiment":
+        raise StudioError("--deploy-report needs --task sentiment", "drop --task generate (the report scores "
+                          "labels: use --task sentiment, the default)", code="eval_args")
+    if args.compare_quantized or args.compare_base or args.predictions_out:
+        raise StudioError("--deploy-report runs alone", "drop --compare-quantized / --compare-base / "
+                          "--predictions-out (the report already holds the 8-bit and NF4 rows)", code="eval_args")
+    run = RunDir(args.model)
+    if not run.config.is_file() or run.final_model() is None:
+        raise StudioError(f"--model '{args.model}' is not a finished run folder",
+                          "pass --model runs/<name>: a run whose training finished (config.yaml and its adapter/ "
+                          "or model/); the report exports that run's model in each form", code="eval_args")
+    result = deploy_report(args.model, _rows(args), mode=args.mode)
+    result["task"] = "deploy-report"
+    return result
+
+
+def _print_deploy(result: dict) -> None:
+    print(f"deploy report of {result['run']}: same {result['n']} rows, mode {result['mode']}, on {result['device']}")
+    print(f"{'form':<28}{'file MB':>9}{'load s':>8}{'memory MB':>11}{'ms/answer':>11}{'accuracy':>10}"
+          f"{'agreement':>11}{'CPU-s':>8}")
+    for r in result["rows"]:
+        if r["unavailable"]:
+            print(f"{r['name']:<28}not made here: {r['unavailable']}")
+            continue
+        print(f"{r['name']:<28}{r['size_bytes'] / 2**20:>9.1f}{r['load_s']:>8.2f}{r['memory_bytes'] / 2**20:>11.1f}"
+              f"{r['latency_ms_per_row']:>11.1f}{r['accuracy']:>10.3f}{r['agreement']:>11.3f}{r['cpu_s']:>8.1f}")
+    print("file MB: the weight files loaded (as trained: base + adapter); agreement: same label as the full model; "
+          "ms/answer: batched label scoring, wall time / rows; CPU-s: load + scoring")
+    print(result["gguf_reader"])
+
+
 def _print_compare(result: dict) -> None:
     full, quant = result["full"], result["quantized"]
     print(f"same {result['n']} rows; full: {full['weights']}; quantized: {quant['weights']}")
@@ -126,6 +164,9 @@ def _print_compare(result: dict) -> None:
 def _print_human(result: dict) -> None:
     if result.get("task") == "compare-quantized":
         _print_compare(result)
+        return
+    if result.get("task") == "deploy-report":
+        _print_deploy(result)
         return
     if result.get("task") == "generate":
         for o in result["outputs"]:
@@ -175,6 +216,8 @@ def main(args: argparse.Namespace) -> int:
             if not RunDir(args.model).config.exists():
                 raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
                                   code="eval_args")
+        if getattr(args, "deploy_report", False):  # loads each form itself, one after the other
+            return _emit(args, _deploy_report(args), real_stdout)
         if getattr(args, "compare_quantized", None):  # loads both models itself, one after the other
             result = _compare_quantized(args)
             return _emit(args, result, real_stdout)

@@ -183,8 +183,11 @@ def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequenc
 def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                    labels: Sequence[str] | None = None, mode: Mode = "score",
                    max_new_tokens: int | None = None, max_misclassified: int = 200,
-                   trained_keys: set[str] | None = None) -> dict:
+                   trained_keys: set[str] | None = None, keep_predictions: bool = False) -> dict:
     """Accuracy, per-class P/R/F1, confusion matrix and the misclassified rows on labelled rows.
+
+    ``keep_predictions``: also return ``predictions``, the label picked for each scored row in row order (None where
+    a generated answer names no label), so two models' answers can be compared row by row (deploy_report.py).
 
     With ``trained_keys`` (the run's training fingerprints, leakage.py) the result also says how many scored
     rows were training rows and the accuracy on the rest (``leakage``).
@@ -242,6 +245,8 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
                   mode=mode, skipped_rows=skipped,
                   labels=labels, template=template.name, weights=describe_weights(model))
+    if keep_predictions:
+        result["predictions"] = preds
     return result
 
 

@@ -1,4 +1,5 @@
-"""Evaluate tab, measured comparisons: the scorecard's latency/memory rows, full vs quantized, generation defaults.
+"""Evaluate tab, measured comparisons: the scorecard's latency/memory rows, full vs quantized, the deploy report,
+generation defaults.
 
 Thin like the tab itself: the numbers come from ``studio.evaluation.compare`` / ``footprint`` / ``gen_defaults``
 (which load the models); this module only turns widget values into calls and results into markdown.
@@ -14,6 +15,7 @@ import gradio as gr
 from ..evaluation.compare import exports
 from ..evaluation.gen_defaults import generation_defaults
 from .i18n import msg
+from .roles import owner_only
 
 MB = 2 ** 20
 
@@ -52,6 +54,50 @@ def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None
         raise StudioError(msg("ev.q_no_quant", lang), msg("ev.q_no_quant_fix", lang), code="eval_quant")
     rows = rows_of()
     return compare_markdown(compare_full_quantized(full, quant_pick, rows, mode), lang)
+
+
+def deploy_markdown(res: dict, lang: str = "en") -> str:
+    """The deploy report (``studio.evaluation.deploy_report``) as a markdown table: one line per form."""
+    lines = [msg("ev.d_head", lang, n=res["n"], mode=res["mode"], device=res["device"]), "", msg("ev.d_cols", lang),
+             "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        name = msg(f"ev.d_{r['form']}", lang)
+        if r["unavailable"]:
+            lines.append(f"| {name} | " + msg("ev.d_unavailable", lang, why=r["unavailable"].replace("|", "/"))
+                         + " |  |  |  |  |  |  |")
+            continue
+        lines.append(f"| {name} | {r['size_bytes'] / MB:.1f} | {r['load_s']:.2f} | {r['memory_bytes'] / MB:.1f} | "
+                     f"{r['latency_ms_per_row']:.1f} | {r['accuracy']:.1%} | {r['agreement']:.1%} | {r['cpu_s']:.1f} |")
+    return "\n".join(lines + ["", msg("ev.d_note", lang)])
+
+
+def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str = "en") -> str:
+    """The deploy report of the picked run on the rows the sentiment check would use."""
+    from ..errors import StudioError
+    from ..evaluation.deploy_report import deploy_report
+    if not run:
+        raise StudioError(msg("ev.d_no_run", lang), msg("ev.d_no_run_fix", lang), code="eval_run")
+    return deploy_markdown(deploy_report(run, rows_of(), mode=mode), lang)
+
+
+def build_deploy_panel(T: Any, lang: str, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
+                       wrap: Callable) -> dict[str, Any]:
+    """The "Deploy report" accordion, beside full vs quantized; ``rows_of(*rows_inputs)`` as there.
+
+    An owner action: it writes (temporary exports, hundreds of MB for a real model) and holds the CPU for minutes.
+    The run comes from the run picker, whose value Gradio checks against the runs it listed.
+    """
+    with gr.Accordion(T("ev.d_title"), open=False):
+        gr.Markdown(T("ev.d_intro"))
+        go = gr.Button(T("ev.d_go"), variant="primary")
+        out = gr.Markdown(elem_id="ev-deploy")
+
+    def handler(run_v: str, *row_values: Any) -> str:
+        *rest, mode = row_values
+        return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, lang)
+
+    go.click(owner_only(wrap(handler)), [run] + rows_inputs, out, api_name="deploy_report")
+    return {"deploy_out": out}
 
 
 def defaults_updates(run: str | None) -> list[Any]:
@@ -99,5 +145,5 @@ def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs
     return {"full_pick": full_pick, "quant_pick": quant_pick, "quant_out": out}
 
 
-__all__ = ["build_quant_panel", "compare_markdown", "defaults_updates", "measured_rows", "on_compare_quantized",
-           "quant_choices"]
+__all__ = ["build_deploy_panel", "build_quant_panel", "compare_markdown", "defaults_updates", "deploy_markdown",
+           "measured_rows", "on_compare_quantized", "on_deploy_report", "quant_choices"]

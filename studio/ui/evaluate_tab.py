@@ -20,7 +20,7 @@ from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from ..workspace import confine
-from .eval_compare import build_quant_panel, defaults_updates, measured_rows
+from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
 from .uploads import DATA_MB, check_data_upload
 
@@ -292,6 +292,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         return inference.check_rows(run_v, _data_file(source_v, file_v, lang, limit), int(max_rows_v or 0) or None)
 
     build_quant_panel(T, lang, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    build_deploy_panel(T, lang, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     defaults = _defaults(runs)
     play_d, chat_d = defaults["play"], defaults["chat"]
 

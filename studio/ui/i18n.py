@@ -669,6 +669,45 @@ MESSAGES.update({
     "demo.stopped": ("Stopped the demo of **{run}**.", "已停止 **{run}** 的演示页面。"),
     "demo.none_running": ("No demo of **{run}** is running.", "**{run}** 没有正在运行的演示页面。"),
 })
+MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
+    "ev.d_title": ("Deploy report (every form: size, load time, memory, latency, accuracy, agreement)",
+                   "部署报告（每种形式：大小、加载时间、内存、延迟、准确率、一致率）"),
+    "ev.d_intro": ("Measures the picked run's model in every form it can be deployed in, on the same rows as the "
+                   "sentiment check above: as trained, bitsandbytes 8-bit and NF4 (`export --quantize 8|4`), and "
+                   "GGUF f16 and q8_0 (`export --gguf`). Each form is written to a temporary folder, loaded, scored "
+                   "and removed; for a 135M–270M model on a CPU this takes several minutes. Same as "
+                   "`python -m studio eval --model RUN --deploy-report`.",
+                   "在与上面的情感检查相同的行上，测量所选运行的模型的每种可部署形式：训练时的形式、bitsandbytes 8 位和 "
+                   "NF4（`export --quantize 8|4`）、GGUF f16 和 q8_0（`export --gguf`）。每种形式写入临时文件夹、加载、"
+                   "打分后删除；在 CPU 上，135M–270M 的模型需要几分钟。等同于 "
+                   "`python -m studio eval --model RUN --deploy-report`。"),
+    "ev.d_go": ("Make the deploy report", "生成部署报告"),
+    "ev.d_no_run": ("No finished run is picked", "没有选择已完成的运行"),
+    "ev.d_no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
+    "ev.d_head": ("Same {n} rows, mode `{mode}`, on {device}.", "同样的 {n} 行，模式 `{mode}`，设备 {device}。"),
+    "ev.d_cols": ("| form | file (MB) | load (s) | model memory (MB) | latency per answer (ms) | accuracy | "
+                  "agreement with full | CPU-s |",
+                  "| 形式 | 文件（MB） | 加载（秒） | 模型内存（MB） | 每个回答的延迟（毫秒） | 准确率 | "
+                  "与完整模型一致 | CPU 秒 |"),
+    "ev.d_full": ("full (the run as trained)", "完整模型（训练时的形式）"),
+    "ev.d_bnb-8bit": ("bitsandbytes 8-bit", "bitsandbytes 8 位"),
+    "ev.d_bnb-nf4": ("bitsandbytes NF4", "bitsandbytes NF4（4 位）"),
+    "ev.d_gguf-f16": ("GGUF f16 ¹", "GGUF f16 ¹"),
+    "ev.d_gguf-q8_0": ("GGUF q8_0 ¹", "GGUF q8_0 ¹"),
+    "ev.d_gguf-q4_k_m": ("GGUF q4_k_m ¹", "GGUF q4_k_m ¹"),
+    "ev.d_unavailable": ("not made on this machine: {why}", "无法在本机生成：{why}"),
+    "ev.d_note": ("*File*: the weight files that form loads (as trained: the base model's and the adapter's). "
+                  "*Load*: wall time, tokenizer included. *Agreement*: the share of rows where the form picks the same "
+                  "label as the full model. *Latency*: the batched label scoring's wall time over these rows divided "
+                  "by the rows. *CPU-s*: load and scoring, the figure a busy machine moves least. ¹ GGUF rows are read "
+                  "back with transformers' GGUF reader, which expands every tensor to float32: their memory and "
+                  "latency are transformers', not llama.cpp's (llama.cpp is not run here).",
+                  "*文件*：该形式加载的权重文件（训练时的形式：基础模型和适配器的权重）。*加载*：实际耗时，含分词器。"
+                  "*一致*：该形式与完整模型选出相同标签的行所占比例。*延迟*：在这些行上批量标签打分的实际耗时除以行数。"
+                  "*CPU 秒*：加载和打分所用的 CPU 时间，机器繁忙时它变化最小。¹ GGUF 行用 transformers 的 GGUF 读取器"
+                  "读回，它把每个张量展开为 float32：这些行的内存和延迟是 transformers 的，不是 llama.cpp 的（这里没有运行 "
+                  "llama.cpp）。"),
+})
 
 def headers(key: str, lang: str = "en") -> list[str]:
     """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""

@@ -2,6 +2,11 @@
 
 The UI and the CLI show ``StudioError`` as-is (what / why / how to fix); anything
 else is a bug and is logged with its traceback, never shown raw to a user.
+
+A fix that names a command-line flag (``--label-column NAME``) helps the person at a terminal and nobody
+on the page, so such an error also carries ``page_fix``: the same advice in the page's words (its field
+names). The CLI prints ``message``; the page shows ``page_message`` (studio/ui/common.py, ``user_error``).
+tests/test_page_messages.py holds every error below the UI to this rule.
 """
 from __future__ import annotations
 
@@ -9,25 +14,36 @@ from __future__ import annotations
 class StudioError(Exception):
     """A problem the user can fix: says what is wrong and how to fix it."""
 
-    def __init__(self, what: str, fix: str = "", *, why: str = "", code: str = "error"):
+    def __init__(self, what: str, fix: str = "", *, why: str = "", code: str = "error",
+                 page_fix: str | None = None):
         self.what = what
         self.why = why
         self.fix = fix
         self.code = code
+        self.page_fix = page_fix  # the fix in the page's words, when ``fix`` names command-line flags
         super().__init__(self.message)
 
-    @property
-    def message(self) -> str:
+    def _text(self, fix: str) -> str:
         parts = [self.what.rstrip(".") + "."]
         if self.why:
             parts.append(self.why.rstrip(".") + ".")
-        if self.fix:
-            parts.append("Fix: " + self.fix.rstrip(".") + ".")
+        if fix:
+            parts.append("Fix: " + fix.rstrip(".") + ".")
         return " ".join(parts)
+
+    @property
+    def message(self) -> str:
+        """What the CLI prints (its fix may name flags)."""
+        return self._text(self.fix)
+
+    @property
+    def page_message(self) -> str:
+        """What a page shows: the same, with the fix that names page fields instead of flags."""
+        return self._text(self.fix if self.page_fix is None else self.page_fix)
 
     def to_dict(self) -> dict:
         return {"error": self.code, "what": self.what, "why": self.why, "fix": self.fix,
-                "message": self.message}
+                "message": self.message, **({"page_fix": self.page_fix} if self.page_fix is not None else {})}
 
 
 class ConfigError(StudioError):
@@ -38,4 +54,4 @@ class ConfigError(StudioError):
         what = "The run configuration has {} problem{}: {}".format(
             len(problems), "" if len(problems) == 1 else "s", "; ".join(problems))
         super().__init__(what, "correct the listed fields in the YAML, the --set options or the Settings tab",
-                         code="config")
+                         code="config", page_fix="correct the listed fields on the Settings tab")

@@ -50,7 +50,9 @@ def confine(path: str | Path, roots: list[Path]) -> Path:
             return real
     raise StudioError(f"The path '{text}' is outside the folders this studio may use",
                       "use a path inside " + " or ".join(f"'{r}'" for r in roots)
-                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside")
+                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside",
+                      page_fix="use a path inside " + " or ".join(f"'{r}'" for r in roots)
+                      + " (whoever runs the studio can add a folder)")
 
 
 def safe_name(name: str, *, what: str = "name", code: str = "name") -> str:

@@ -48,7 +48,8 @@ def require_column(table: Table, name: str, role: str, flag: str) -> str:
     hint = f" (did you mean '{guess}'?)" if guess else ""
     raise StudioError(f"Column '{name}' not found in '{Path(table.source).name}'{hint}. Available columns: "
                       f"{', '.join(table.columns)}",
-                      f"choose the {role} column from that list (CLI: {flag} {guess or 'NAME'})", code="data_column")
+                      f"choose the {role} column from that list (CLI: {flag} {guess or 'NAME'})", code="data_column",
+                      page_fix=f"pick one of those under {role.capitalize()} column on the Data tab")
 
 
 def _find(columns: list[str], names: list[str], exclude: set[str]) -> str | None:

@@ -50,11 +50,14 @@ def _check_label_count(table: Table, label_col: str, counts: Counter) -> None:
     if not counts:
         raise StudioError(f"Label column '{label_col}' is empty in every row",
                           "fill in the labels, or choose the column that holds them (CLI: --label-column NAME)",
-                          code="data_label_empty")
+                          code="data_label_empty", page_fix="fill in the labels, or pick the column that holds them "
+                          "under Label column on the Data tab")
     if len(counts) > MAX_LABELS:
         raise StudioError(f"Label column '{label_col}' has {len(counts)} different values (at most {MAX_LABELS} "
                           "for a classification task)", "check that it is the label column; for free-text answers "
-                          "use the instruction task (CLI: --task instruction)", code="data_labels_many")
+                          "use the instruction task (CLI: --task instruction)", code="data_labels_many",
+                          page_fix="check that it is the label column (Label column on the Data tab); for free-text "
+                          "answers set Task to instruction")
 
 
 def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_col: str) -> None:
@@ -64,7 +67,8 @@ def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_
     if len(pairs) >= 2 and all(t == v for t, v in pairs):
         raise StudioError(f"Label column '{label_col}' holds the same values as the text column '{text_col}' in "
                           "every row", "choose the column that holds the labels (CLI: --label-column NAME)",
-                          code="data_label_is_text")
+                          code="data_label_is_text",
+                          page_fix="pick the column that holds the labels under Label column on the Data tab")
 
 
 def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[str]:
@@ -94,7 +98,8 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
         missing = "text" if not text_col else "label"
         raise StudioError(f"Could not tell which column holds the {missing} in '{Path(table.source).name}'. "
                           f"Available columns: {', '.join(table.columns)}",
-                          f"name it (CLI: --{missing}-column NAME)", code="data_column")
+                          f"name it (CLI: --{missing}-column NAME)", code="data_column",
+                          page_fix=f"pick it under {missing.capitalize()} column on the Data tab")
     texts = [cell_str(r.get(text_col)) for r in table.rows]
     raw_labels = [cell_str(r.get(label_col)) for r in table.rows]
     _check_not_a_copy(texts, raw_labels, text_col, label_col)
@@ -159,7 +164,9 @@ def convert_instruction(table: Table, instruction_column: str | None = None, inp
         raise StudioError(f"'{Path(table.source).name}' needs an output column and an instruction or input column. "
                           f"Available columns: {', '.join(table.columns)}",
                           "name them (CLI: --instruction-column/--input-column/--output-column), or use "
-                          "--task sentiment for a text + label file", code="data_column")
+                          "--task sentiment for a text + label file", code="data_column",
+                          page_fix="pick them under Instruction column, Input column and Output column on the Data "
+                          "tab, or set Task to sentiment for a text + label file")
     rows, skipped = [], {"empty instruction and input": [], "empty output": []}
     for n, r in enumerate(table.rows, 1):
         row = {"instruction": instruction or (cell_str(r.get(ins)).strip() if ins else ""),
@@ -217,7 +224,9 @@ def convert_chat(table: Table, messages_column: str | None = None) -> Conversion
     if not col:
         raise StudioError(f"No conversation column in '{Path(table.source).name}'. Available columns: "
                           f"{', '.join(table.columns)}", "use a 'messages' (OpenAI) or 'conversations' (ShareGPT) "
-                          "column, or name it (CLI: --messages-column)", code="data_column")
+                          "column, or name it (CLI: --messages-column)", code="data_column",
+                          page_fix="pick the column that holds the conversations under Messages column on the Data "
+                          "tab")
     # files that mix OpenAI and ShareGPT rows have both columns, each filled in some rows
     others = [c for c in table.columns if c != col and _norm(c) in CHAT_NAMES]
     rows, skipped = [], {"no assistant reply": []}
@@ -326,7 +335,8 @@ def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
     except ValueError:
         raise StudioError(f"'{fp}' is outside the dataset folder '{dataset_dir}', so dataset_info.json cannot "
                           "name it", "write the output inside the dataset folder (CLI: --out inside --dataset-dir, "
-                          "or leave --dataset-dir out)", code="data_out") from None
+                          "or leave --dataset-dir out)", code="data_out",
+                          page_fix="type a plain name (no folders) under Dataset name on the Data tab") from None
 
 
 def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
@@ -370,9 +380,10 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     src, out = Path(src), Path(out)
     if out.suffix.lower() != ".jsonl":
         raise StudioError(f"Output '{out.name}' must end in .jsonl", f"use --out {out.with_suffix('.jsonl')}",
-                          code="data_out")
+                          code="data_out", page_fix="type a plain name under Dataset name on the Data tab")
     if out.resolve() == src.resolve():
-        raise StudioError("The output file is the input file", "choose another --out path", code="data_out")
+        raise StudioError("The output file is the input file", "choose another --out path", code="data_out",
+                          page_fix="type another name under Dataset name on the Data tab")
     folder, name = Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem
     _file_name(folder, out)
     if not replace:
@@ -388,5 +399,6 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
         from ..workspace import is_disk_full
         what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"
         raise StudioError(f"{what} while saving the converted data", "free some space or choose another --out "
-                          "folder you can write to", code="data_write") from None
+                          "folder you can write to", code="data_write",
+                          page_fix="free some space, then press Convert again") from None
     return table, result, report, info

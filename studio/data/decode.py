@@ -32,7 +32,8 @@ def check_size(path: Path, max_mb: float = DEFAULT_MAX_MB) -> int:
         raise StudioError(
             f"'{path.name}' is {size / 1024 / 1024:.1f} MB, over the {max_mb:g} MB limit",
             f"split the file into smaller parts, or raise the limit (CLI: --max-mb {int(size / 1024 / 1024) + 1})",
-            code="data_too_large")
+            code="data_too_large", page_fix=f"split the file into smaller parts, or ask whoever runs the studio to "
+            f"raise its upload limit to at least {int(size / 1024 / 1024) + 1} MB")
     return size
 
 

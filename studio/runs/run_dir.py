@@ -177,7 +177,8 @@ def find_finished_run(runs_root: str | Path, run: str | Path) -> RunDir:
         raise StudioError(f"'{text}' is not a run folder in '{root}'",
                           "give the name of a finished run" + (f", e.g. {', '.join(names)}" if names else
                                                                " (train one first)")
-                          + "; --workspace says which workspace's runs folder to look in", code="demo_run")
+                          + "; --workspace says which workspace's runs folder to look in", code="demo_run",
+                          page_fix="pick a finished run on the Evaluate tab")
     found = RunDir(path)
     if found.read_status().get("state") != "finished" or found.final_model() is None:
         raise StudioError(f"The run '{path.name}' has not finished (no final model to show)",

@@ -32,7 +32,7 @@ def _score(ctx: AppContext, run: str) -> None:
         r = inference.sentiment_check(run)
         result: Any = {"accuracy": r["accuracy"], "n": r["n"]}
     except StudioError as exc:   # not a sentiment run, or no held-out rows: nothing to show
-        result = {"skip": exc.message}
+        result = {"skip": exc.page_message}
     except Exception:  # never let scoring break the status poll
         log.exception("automatic accuracy check of %s failed", run)
         result = {"skip": "error"}

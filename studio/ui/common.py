@@ -15,13 +15,14 @@ NOBODY = "—"  # a table's "started by" cell of a run started without a login (
 
 
 def user_error(exc: BaseException, name: str) -> gr.Error:
-    """The one rule for an error shown in the page: a StudioError's message as-is; anything else logged as a
-    bug and shown as a plain sentence (never a traceback). ``duration=None``: the message stays until the
+    """The one rule for an error shown in the page: a StudioError's page message (its fix in the page's words,
+    never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
+    (never a traceback). ``duration=None``: the message stays until the
     user closes it (issue 28 finding 6: a fading popup left only a bare red 'Error')."""
     if isinstance(exc, gr.Error):
         return exc
     if isinstance(exc, StudioError):
-        return gr.Error(exc.message, duration=None, print_exception=False)
+        return gr.Error(exc.page_message, duration=None, print_exception=False)
     log.exception("unexpected error in %s", name, exc_info=exc)
     from .i18n import msg
     return gr.Error(msg("err.internal", name=name), duration=None, print_exception=False)

@@ -38,10 +38,12 @@ def open_table(path: str | Path, ctx: AppContext) -> Table:
     except StudioError as exc:
         if exc.code != "data_too_large":
             raise
-        # the reader's fix names the convert CLI's --max-mb; the studio's limit is launch.py's flag
+        # the reader's fix names the convert CLI's --max-mb; the studio's limit is launch.py's --max-upload-mb
         need = int(Path(path).stat().st_size / 1024 / 1024) + 1
         raise StudioError(exc.what, f"split the file into smaller parts, or restart the studio with "
-                          f"--max-upload-mb {need}", code=exc.code) from None
+                          f"--max-upload-mb {need}", code=exc.code,
+                          page_fix=f"split the file into smaller parts, or ask whoever runs the studio to raise its "
+                          f"upload limit to at least {need} MB") from None
 
 
 def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:

@@ -82,7 +82,8 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
         raise StudioError("Trust remote code is off for this studio",
                           "untick Trust remote code; whoever runs the server can allow it by starting it with "
                           "'python launch.py --trust-remote-code' (the model's own code would run on the server)",
-                          code="remote_code")
+                          code="remote_code", page_fix="untick Trust remote code on the Settings tab; only whoever "
+                          "runs the studio can allow a model's own code to run on the server")
     changes: dict[str, object] = {}
     model = cfg.model_name_or_path.strip()
     target = _local_model(model, ctx)

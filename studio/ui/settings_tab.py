@@ -49,7 +49,7 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
     try:
         est = fit_estimate(cfg, hw, estimate_for_config)
     except StudioError as exc:
-        return f"⚠️ {plain(exc.message, lang)}"
+        return f"⚠️ {plain(exc.page_message, lang)}"
     d = est.to_dict()
     # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
     disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
@@ -175,7 +175,7 @@ def check_markdown(cfg: RunConfig, ctx: AppContext) -> str:
     try:
         resolve_run_paths(cfg, ctx)
     except StudioError as exc:
-        problems.append(plain(exc.message, ctx.lang))
+        problems.append(plain(exc.page_message, ctx.lang))
     if not problems:
         return "✅ " + msg("no_problems", ctx.lang)
     return "\n".join(f"- ❌ {p}" for p in dict.fromkeys(problems))
@@ -188,12 +188,12 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
-        return "", "- ❌ " + plain(exc.message, ctx.lang)
+        return "", "- ❌ " + plain(exc.page_message, ctx.lang)
     gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
     try:
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
-        return f"⚠️ {plain(exc.message, ctx.lang)}", check_markdown(cfg, ctx)
+        return f"⚠️ {plain(exc.page_message, ctx.lang)}", check_markdown(cfg, ctx)
     return estimate_markdown(confined, gpu_mem, ctx.lang, target_ram(ctx, ram)), check_markdown(cfg, ctx)
 
 
@@ -384,7 +384,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path
             raise StudioError(exc.what.replace(str(path), Path(path).name), exc.fix, why=exc.why,
-                              code=exc.code) from None
+                              code=exc.code, page_fix=exc.page_fix) from None
 
     @ui_errors
     def save(*values: Any) -> str:

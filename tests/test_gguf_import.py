@@ -124,6 +124,44 @@ def test_gguf_import_round_trips_the_weights(tiny_gguf, tmp_path):
         tok.decode(tok.encode(" the the", add_special_tokens=False)) == " the the"
 
 
+def test_a_preparation_parses_the_file_once_and_draws_no_random_weights(tiny_gguf, tmp_path, monkeypatch):
+    """First use of a built-in model (issue 27 item 5): transformers parsed the GGUF header four times (config,
+    tokenizer twice, weights; 7.5 CPU-s each for Gemma's 262k-token vocabulary) and the plain copy drew every
+    weight at random before overwriting it. Gemma 3 270M's preparation went from 49.6 to 27.7 CPU-seconds."""
+    import gguf
+    import torch.nn.init as init
+    path, weights = tiny_gguf
+    parses: list[str] = []
+    real_reader = gguf.GGUFReader
+
+    def counting(p, *a, **k):
+        parses.append(str(p))
+        return real_reader(p, *a, **k)
+    monkeypatch.setattr(gguf, "GGUFReader", counting)
+    import studio.models.gguf_import as gi
+    draws: list[tuple] = []
+    real_normal, real_copy = init.normal_, gi._plain_copy
+
+    def watched_normal(*a, **k):
+        draws.append(tuple((a[0] if a else k["tensor"]).shape))
+        return real_normal(*a, **k)
+
+    def watched_copy(model):  # the studio's own step: transformers' GGUF load may initialise what it lacks
+        monkeypatch.setattr(init, "normal_", watched_normal)
+        try:
+            return real_copy(model)
+        finally:
+            monkeypatch.setattr(init, "normal_", real_normal)
+    monkeypatch.setattr(gi, "_plain_copy", watched_copy)
+    folder = prepare_gguf(path, tmp_path / "models")
+    assert parses == [str(path)], parses
+    assert draws == [], f"weights drawn at random while copying: {draws[:3]}"
+    from transformers import AutoModelForCausalLM
+    state = AutoModelForCausalLM.from_pretrained(folder).state_dict()
+    for name, expected in weights.items():
+        torch.testing.assert_close(state[name], torch.from_numpy(expected), msg=name)
+
+
 def test_gguf_is_prepared_once_and_again_when_the_file_changes(tiny_gguf, tmp_path):
     path, _ = tiny_gguf
     first = prepare_gguf(path, tmp_path)

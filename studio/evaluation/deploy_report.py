@@ -84,8 +84,8 @@ def _why(exc: Exception) -> str:
 
 
 def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence[dict[str, str]],
-             labels: Sequence[str] | None, mode: str, reference: list | None) -> tuple[dict[str, Any], list, Any]:
-    """Load one form, score the rows with the evaluator, free it: (row, its predictions, (tokenizer, template))."""
+             labels: Sequence[str] | None, mode: str, reference: list | None) -> tuple[dict[str, Any], list]:
+    """Load one form, score the rows with the evaluator, free it: (row, its predictions)."""
     from .compare import _free
     from .evaluate import sentiment_eval
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -105,7 +105,7 @@ def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence
                latency_ms_per_row=res["latency_ms_per_row"], accuracy=res["accuracy"], macro_f1=res["macro_f1"],
                agreement=sum(a == b for a, b in zip(preds, reference)) / len(reference),
                cpu_s=round(time.process_time() - cpu0, 2), n=res["n"], labels=res["labels"])
-    return row, preds, (tok, template)
+    return row, preds
 
 
 @contextlib.contextmanager
@@ -148,21 +148,20 @@ def deploy_report(run: str | Path, rows: Sequence[dict[str, str]], labels: Seque
         raise StudioError(f"Unknown deploy report forms {unknown}" if unknown else "The report needs the full form",
                           "use 'full' and any of: " + ", ".join(FORMS[1:]), code="eval_deploy")
     device = _device()
-    full_row, reference, (tok, template) = _measure("full", lambda: _load_full(str(run), device), rows, labels,
-                                                    mode, None)
+    full_row, reference = _measure("full", lambda: _load_full(str(run), device), rows, labels, mode, None)
     files = _as_trained_files(final, cfg)
     full_row.update(size_bytes=sum(f.stat().st_size for f in files), files=[str(f) for f in files])
     labels = full_row["labels"]
     out = {"run": str(run), "n": full_row["n"], "labels": labels, "mode": mode, "device": device,
            "rows": [full_row], "gguf_reader": GGUF_READER}
     with _where(out_dir, work_dir) as (where, keep):
-        merged: Path | None = None
+        merged: Path | Exception | None = None
         try:
             for form in forms[1:]:
                 if form.startswith("bnb-"):
                     if merged is None:  # one merge for both bit widths (quantize_export would merge each time)
                         merged = _merged(run, where)
-                    row = _bnb(form, merged, where, tok, template, rows, labels, mode, reference, device)
+                    row = _bnb(form, merged, where, cfg.template, rows, labels, mode, reference, device)
                 else:
                     row = _gguf(form, run, cfg, where, rows, labels, mode, reference)
                 if not keep:
@@ -185,9 +184,8 @@ def _merged(run: Path, where: Path) -> Path | Exception:
         return exc
 
 
-def _bnb(form: str, merged: Path | Exception, where: Path, tok: Any, template: Any, rows: Sequence[dict[str, str]],
+def _bnb(form: str, merged: Path | Exception, where: Path, template: str, rows: Sequence[dict[str, str]],
          labels: Sequence[str], mode: str, reference: list, device: str) -> dict[str, Any]:
-    from .compare import _load_quantized
     from .quantize import quantize_export
     if isinstance(merged, Exception):
         return _empty_row(form, "the merged model they are made from could not be written: " + _why(merged))
@@ -196,15 +194,23 @@ def _bnb(form: str, merged: Path | Exception, where: Path, tok: Any, template: A
         started = time.perf_counter()
         quantize_export(merged, folder, bits=8 if form == "bnb-8bit" else 4)
         made = time.perf_counter() - started
-        # scored with the run's tokenizer and template, as compare.py scores a quantized model
-        row, _, _ = _measure(form, lambda: (_load_quantized(folder, device), tok, template), rows, labels, mode,
-                          reference)
+        row, _ = _measure(form, lambda: _load_bnb(folder, device, template), rows, labels, mode, reference)
     except Exception as exc:  # noqa: BLE001 - a form this machine cannot make is a row, not a failed report
         log.warning("deploy report: %s could not be made or loaded", form, exc_info=True)
         return _empty_row(form, _why(exc))
     files = weight_files(folder)
     row.update(size_bytes=sum(f.stat().st_size for f in files), files=[str(f) for f in files], made_s=round(made, 2))
     return row
+
+
+def _load_bnb(folder: Path, device: str, template: str) -> tuple[Any, Any, Any]:
+    """The quantized model and the tokenizer copied beside it (so its load time counts a tokenizer, as the other
+    rows' do), prompted with the run's template, as compare.py prompts a quantized model."""
+    from ..data.templates import get_template
+    from ..models.loading import load_tokenizer
+    from .compare import _load_quantized
+    tok = load_tokenizer(str(folder))
+    return _load_quantized(folder, device), tok, get_template(template, tok)
 
 
 def _gguf(form: str, run: Path, cfg: Any, where: Path, rows: Sequence[dict[str, str]], labels: Sequence[str],
@@ -222,7 +228,7 @@ def _gguf(form: str, run: Path, cfg: Any, where: Path, rows: Sequence[dict[str, 
         started = time.perf_counter()
         gguf_export(run, folder, form.split("-", 1)[1], modelfile=False)  # type: ignore[arg-type]
         made = time.perf_counter() - started
-        row, _, _ = _measure(form, load, rows, labels, mode, reference)
+        row, _ = _measure(form, load, rows, labels, mode, reference)
     except Exception as exc:  # noqa: BLE001 - see _bnb
         log.warning("deploy report: %s could not be made or loaded", form, exc_info=not isinstance(exc, StudioError))
         return _empty_row(form, _why(exc))

@@ -110,3 +110,17 @@ def test_a_queued_run_is_started_in_the_name_of_who_queued_it(tmp_path: Path) ->
     runner.busy = False
     assert run_queue.start_next(again, same) == "c"
     assert runner.started == [("a", "alice"), ("b", "carol"), ("c", None)]
+
+
+def test_a_fresh_run_starts_while_the_runner_rewrites_its_status(tmp_path: Path) -> None:
+    """Seen in the two-user browser test on a loaded machine: the child's output_dir check ran while the job runner
+    wrote the pid into status.json (atomic_write_text's '.status.json.<random>' beside it), took the temp file for
+    a second run and refused to train ("already holds a run (starting)")."""
+    from studio.cli.train import guard_output_dir
+    run = RunDir(tmp_path / "runs" / "r").ensure()
+    cfg = _cfg(tmp_path, "r")
+    cfg.save(run.config)
+    run.write_status("starting", reason="", pid=None, started_by="alice")
+    run.stdout.write_text("")
+    (run.path / ".status.json.k2j4x9").write_text("{}")
+    guard_output_dir(cfg, str(run.config), None)  # no error: the runner's own prepared folder

@@ -129,7 +129,9 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
                           "folder it did not make, not even with overwrite_output_dir)", code="run_exists")
     prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name}
     own_config = Path(config_file).resolve() == run.config.resolve()
-    if not entries or (own_config and not run.log.exists() and set(entries) <= prepared
+    # the job runner may be rewriting status.json (a temp file beside it) while this child starts
+    settled = {n for n in entries if not _is_studio_temp(n, names)}
+    if not entries or (own_config and not run.log.exists() and settled <= prepared
                        and run.read_status().get("state") in (None, "starting")):
         return
     status = run.read_status()

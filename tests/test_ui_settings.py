@@ -51,7 +51,8 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
     after = estimate_for_config(new_cfg, 24)
     assert after.gpu_gb < before.gpu_gb - 0.05
     assert fit.startswith("**Does not fit**") and f"{after.gpu_gb:.2f} GB" in fit  # the panel is re-estimated
-    assert check.startswith("✅")
+    # the check agrees with the panel (issue 28 finding 3: it said "No problems found" beside "still too big")
+    assert check.startswith("- ❌ Does not fit the machine planned for") and check.count("❌") == 1, check
 
 
 def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:

@@ -357,6 +357,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fits": ("Fits", "放得下"), "no_fit": ("Does not fit", "放不下"), "tight": ("fits, but tight", "放得下，但很紧"),
     "gpu": ("card", "显卡"), "cpu": ("host RAM", "内存"),
     "no_problems": ("No problems found.", "没有发现问题。"),
+    # the Settings check's line for a plan that does not fit (the same estimate as "Will it fit?")
+    "check.no_fit": ("Does not fit the machine planned for: it needs {gpu:.1f} GB of card memory and {ram:.1f} GB of "
+                     "host RAM; pick a change under Will it fit?",
+                     "放不下所规划的机器：需要 {gpu:.1f} GB 显存和 {ram:.1f} GB 内存；请在“显存够吗？”下选择一项修改"),
+    "check.no_fit_cpu": ("Does not fit the machine planned for: it needs {ram:.1f} GB of RAM; pick a change under "
+                         "Will it fit?", "放不下所规划的机器：需要 {ram:.1f} GB 内存；请在“显存够吗？”下选择一项修改"),
     "no_dataset": ("Training data is empty: convert a file on the Data tab, then pick it under Training data",
                    "训练数据为空：先在“数据”页转换一个文件，再在“训练数据”中选择它"),
     "convert_failed": ("Convert failed (see the message); nothing new was written.",

@@ -41,15 +41,22 @@ def preset_choices() -> list[str]:
 def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None) -> str:
     """The "will it fit" panel against this machine: the card (plus host RAM for offloaded states) or, with
     no card (``gpu_mem_gb`` 0 or None), host RAM alone, since training then runs on the CPU."""
+    return fit_panel(cfg, gpu_mem_gb, lang, ram_gb)[0]
+
+
+def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None
+              ) -> tuple[str, str | None]:
+    """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
+    one estimate, so the check never says "No problems found" beside "Does not fit" (issue 28 finding 3)."""
     try:
         from ..memory.estimator import estimate_for_config
     except ImportError:
-        return msg("estimate_missing", lang)
+        return msg("estimate_missing", lang), None
     hw = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
     try:
         est = fit_estimate(cfg, hw, estimate_for_config)
     except StudioError as exc:
-        return f"⚠️ {plain(exc.page_message, lang)}"
+        return f"⚠️ {plain(exc.page_message, lang)}", None
     d = est.to_dict()
     # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
     disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
@@ -76,7 +83,12 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
         best = min([d] + d["suggestion_details"], key=lambda s: s["gpu_gb"] if hw.device == "cuda" else s["cpu_gb"])
         lines += ["", "➡️ " + (msg("nothing_fits_card", lang, gpu=best["gpu_gb"], ram=best["cpu_gb"])
                               if hw.device == "cuda" else msg("nothing_fits_ram", lang, ram=best["cpu_gb"]))]
-    return "\n".join(lines)
+    problem = None
+    if fits is False:
+        problem = reason_text(disk, lang) if disk and d["fits"] else (
+            msg("check.no_fit", lang, gpu=d["gpu_gb"], ram=d["cpu_gb"]) if hw.device == "cuda" else
+            msg("check.no_fit_cpu", lang, ram=d["cpu_gb"]))
+    return "\n".join(lines), problem
 
 
 def _free_disk(where: str | Path | None = None) -> float | None:
@@ -169,9 +181,10 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
     return new_values, fit, check
 
 
-def check_markdown(cfg: RunConfig, ctx: AppContext) -> str:
-    """Every problem before Start: choices that will not learn, then the config's own checks, in the page's words."""
-    problems = learning_lines(cfg, ctx) + [plain(p, ctx.lang) for p in cfg.validate()]
+def check_markdown(cfg: RunConfig, ctx: AppContext, no_fit: str | None = None) -> str:
+    """Every problem before Start: the plan that does not fit (``no_fit``, from the panel's own estimate), choices
+    that will not learn, then the config's own checks, in the page's words."""
+    problems = ([no_fit] if no_fit else []) + learning_lines(cfg, ctx) + [plain(p, ctx.lang) for p in cfg.validate()]
     try:
         resolve_run_paths(cfg, ctx)
     except StudioError as exc:
@@ -194,7 +207,8 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
         return f"⚠️ {plain(exc.page_message, ctx.lang)}", check_markdown(cfg, ctx)
-    return estimate_markdown(confined, gpu_mem, ctx.lang, target_ram(ctx, ram)), check_markdown(cfg, ctx)
+    panel, no_fit = fit_panel(confined, gpu_mem, ctx.lang, target_ram(ctx, ram))
+    return panel, check_markdown(cfg, ctx, no_fit)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:

@@ -504,7 +504,7 @@ def _plain_copy(model: Any) -> Any:
         delattr(config, "quantization_config")
     from transformers.initialization import no_init_weights
 
-    from .loading import LOAD_LOCK
+    from .load_lock import LOAD_LOCK
     # no random initialisation: every weight is overwritten just below (the check after it says so), and drawing
     # 268M random numbers for Gemma cost ~5 CPU-seconds of a first use; no_init_weights swaps module-global
     # functions, so it runs under the models' load lock like every from_pretrained

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from .load_lock import LOAD_LOCK  # re-exported: every loader takes this one lock
 from .precision import Dtype, PrecisionPlan, device_caps, inference_dtype, precision_plan, torch_dtype
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
@@ -226,10 +226,6 @@ def _device_map(device: str) -> dict[str, Any]:
     return {"": index}
 
 
-# One from_pretrained at a time in this process: while transformers loads a model it swaps module-global
-# functions (torch's init functions, PreTrainedModel.tie_weights) and restores what it saw, so two loads that
-# overlap in threads restore each other's stand-ins (issue 23 finding 6). Reentrant: a load may nest a load.
-LOAD_LOCK = threading.RLock()
 
 
 def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: PrecisionPlan | None = None,

@@ -155,3 +155,18 @@ def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp
     remote = RunConfig(dataset="x.jsonl", trust_remote_code=True)
     shown = _page_error(resolve_run_paths, remote, ctx)
     assert not FLAG.search(shown) and "Trust remote code" in shown, shown
+
+
+# Page texts that show a command on purpose (to copy into a terminal, and they say so) or belong to the Evaluate
+# tab, which another session is editing now (listed so a new one is still caught, and a fixed one must leave).
+COMMAND_TEXTS = {"demo.local_only_fix"}
+KNOWN_TEXTS = {"ev.q_intro", "ev.d_intro"}
+
+
+def test_page_texts_name_no_flags() -> None:
+    """The labels and messages of the page (both languages): the Data tab's path box said '--data-root', the locked
+    Trust remote code box 'python launch.py --trust-remote-code'."""
+    from studio.ui.i18n import MESSAGES, UI
+    found = {k for table in (UI, MESSAGES) for k, pair in table.items() if any(FLAG.search(t) for t in pair)}
+    assert found - COMMAND_TEXTS - KNOWN_TEXTS == set()
+    assert not KNOWN_TEXTS - found, f"fixed, so take them off KNOWN_TEXTS: {sorted(KNOWN_TEXTS - found)}"

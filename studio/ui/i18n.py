@@ -175,10 +175,9 @@ FIELD_HELP_ZH.update({
 
 # key: (English, Chinese)
 UI: dict[str, tuple[str, str]] = {
-    "set.remote_locked": ("Off: it would run the model's own code on this server. Whoever starts the studio can "
-                          "allow it: python launch.py --trust-remote-code",
-                          "已关闭：它会在服务器上运行模型自带的代码。启动工作室的人可以用 "
-                          "python launch.py --trust-remote-code 允许它"),
+    "set.remote_locked": ("Off: it would run the model's own code on this server. Only whoever starts the studio "
+                          "can allow it",
+                          "已关闭：它会在服务器上运行模型自带的代码。只有启动工作室的人可以允许它"),
     "app.title": ("# Fine-Tune Studio", "# 微调工作室"),
     "app.intro": ("Convert your data on the Data tab, check the choices on Settings, press **Start** on the Train tab "
                   "and watch the run. Closing this page does not stop training; come back any time.",
@@ -223,8 +222,8 @@ UI: dict[str, tuple[str, str]] = {
     "data.intro": ("Upload a CSV, Excel, JSON, JSONL, Parquet or TXT file, check the preview, choose the columns and "
                    "press **Convert**.", "上传 CSV、Excel、JSON、JSONL、Parquet 或 TXT 文件，查看预览，选择列，然后点击 **转换**。"),
     "data.upload": ("Data file", "数据文件"), "data.sample": ("Use the sample reviews", "使用示例评论数据"),
-    "data.path": ("…or a file on the server (inside the workspace or --data-root)",
-                  "……或服务器上的文件（在工作区或 --data-root 内）"),
+    "data.path": ("…or a file on the server (inside the workspace, or a data folder the studio was started with)",
+                  "……或服务器上的文件（在工作区内，或启动工作室时指定的数据文件夹内）"),
     "data.open": ("Open", "打开"), "data.preview": ("Preview (first rows)", "预览（前几行）"),
     "data.stats": ("Column statistics", "列统计"), "data.task": ("Task", "任务"),
     "data.task_info": ("sentiment: a text column and a label column; instruction: instruction/input/output columns; "

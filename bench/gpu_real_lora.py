@@ -31,8 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import (TrainTimer, ab_parser, interleaved, plain_pad_collate, run_as_child, run_child,
-                          table, write_jsonl)
+from bench.common import TrainTimer, ab_parser, interleaved, run_as_child, run_child, table, write_jsonl
 
 RECIPES = {"smollm2-135m-instruct": ROOT / "presets/recipes/smollm2-135m-lora-cpu.yaml",
            "gemma3-270m": ROOT / "presets/recipes/gemma3-270m-lora-cpu.yaml"}
@@ -85,33 +84,11 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
+    """bench/real_throughput.py's plain / savvy arm as it is (bf16 autocast when a card is there), plus the peak."""
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
-    from bench.real_throughput import encode_plain, savvy_collate
-    cuda = torch.cuda.is_available()
-    torch.manual_seed(spec["seed"])
-    tok = AutoTokenizer.from_pretrained(spec["model_dir"])
-    model = AutoModelForCausalLM.from_pretrained(spec["model_dir"], dtype=torch.float32)
-    model.config.use_cache = False
-    model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules="all-linear",
-                                             task_type="CAUSAL_LM"))
-    rows = [json.loads(x) for x in Path(spec["data"]).read_text(encoding="utf-8").splitlines() if x]
-    train = [encode_plain(tok, r, spec["cutoff_len"]) for r in rows]
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
-                             learning_rate=spec["lr"], num_train_epochs=1, lr_scheduler_type="cosine",
-                             warmup_steps=spec["warmup"], logging_steps=1, save_strategy="no", seed=spec["seed"],
-                             report_to="none", use_cpu=not cuda, bf16=cuda, disable_tqdm=True,
-                             remove_unused_columns=False, train_sampling_strategy="group_by_length")
-    collate = savvy_collate(pad) if savvy else plain_pad_collate(pad)
-    trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)
-    timer = TrainTimer()
-    trainer.train()
-    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    return {"train_s": timer.wall, "steps": trainer.state.global_step, "peak_gib": _cuda_peak_gib(),
-            "tokens": sum(len(f["input_ids"]) for f in train), "precision": "bf16 autocast" if cuda else "fp32",
-            "final_loss": losses[-1]}
+    from bench.real_throughput import plain_arm as cpu_bench_arm
+    r = cpu_bench_arm(spec, savvy)
+    return {**r, "peak_gib": _cuda_peak_gib(), "precision": "bf16 autocast" if torch.cuda.is_available() else "fp32"}
 
 
 def child(name: str, spec: dict[str, Any]) -> dict[str, Any]:

@@ -120,6 +120,7 @@ def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+    cuda = torch.cuda.is_available()  # bench/gpu_real_lora.py runs this arm on a card: bf16 autocast there
     torch.manual_seed(spec["seed"])
     tok = AutoTokenizer.from_pretrained(spec["model_dir"])
     model = AutoModelForCausalLM.from_pretrained(spec["model_dir"], dtype=torch.float32)
@@ -132,8 +133,8 @@ def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
     args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
                              learning_rate=spec["lr"], num_train_epochs=1, lr_scheduler_type="cosine",
                              warmup_steps=spec["warmup"], logging_steps=1, save_strategy="no", seed=spec["seed"],
-                             report_to="none", use_cpu=True, disable_tqdm=True, remove_unused_columns=False,
-                             train_sampling_strategy="group_by_length")
+                             report_to="none", use_cpu=not cuda, bf16=cuda, disable_tqdm=True,
+                             remove_unused_columns=False, train_sampling_strategy="group_by_length")
     collate = savvy_collate(pad) if savvy else plain_pad_collate(pad)
     trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=collate)
     timer = TrainTimer()

@@ -160,7 +160,7 @@ def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp
 # Page texts that show a command on purpose (to copy into a terminal, and they say so) or belong to the Evaluate
 # tab, which another session is editing now (listed so a new one is still caught, and a fixed one must leave).
 COMMAND_TEXTS = {"demo.local_only_fix"}
-KNOWN_TEXTS = {"ev.q_intro", "ev.d_intro"}
+KNOWN_TEXTS = {"ev.q_intro"}
 
 
 def test_page_texts_name_no_flags() -> None:

@@ -678,14 +678,13 @@ MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
     "ev.d_title": ("Deploy report (every form: size, load time, memory, latency, accuracy, agreement)",
                    "部署报告（每种形式：大小、加载时间、内存、延迟、准确率、一致率）"),
     "ev.d_intro": ("Measures the picked run's model in every form it can be deployed in, on the same rows as the "
-                   "sentiment check above: as trained, bitsandbytes 8-bit and NF4 (`export --quantize 8|4`), and "
-                   "GGUF f16 and q8_0 (`export --gguf`). Each form is written to a temporary folder, loaded, scored "
-                   "and removed; for a 135M–270M model on a CPU this takes several minutes. Same as "
-                   "`python -m studio eval --model RUN --deploy-report`.",
+                   "sentiment check above: as trained; bitsandbytes 8-bit and NF4, as a quantized export writes them; "
+                   "GGUF f16 and q8_0, as the Export panel writes them. Each form is written to a temporary folder, loaded, scored and "
+                   "removed; for a 135M–270M model on a CPU this takes a few minutes. The command-line evaluator "
+                   "prints the same table.",
                    "在与上面的情感检查相同的行上，测量所选运行的模型的每种可部署形式：训练时的形式、bitsandbytes 8 位和 "
-                   "NF4（`export --quantize 8|4`）、GGUF f16 和 q8_0（`export --gguf`）。每种形式写入临时文件夹、加载、"
-                   "打分后删除；在 CPU 上，135M–270M 的模型需要几分钟。等同于 "
-                   "`python -m studio eval --model RUN --deploy-report`。"),
+                   "NF4（与量化导出写出的相同）、GGUF f16 和 q8_0（与导出面板写出的相同）。每种形式写入临时文件夹、加载、打分后删除；在 CPU "
+                   "上，135M–270M 的模型需要几分钟。命令行评估工具会打印同样的表格。"),
     "ev.d_go": ("Make the deploy report", "生成部署报告"),
     "ev.d_no_run": ("No finished run is picked", "没有选择已完成的运行"),
     "ev.d_no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),

@@ -674,7 +674,7 @@ MESSAGES.update({
     "demo.stopped": ("Stopped the demo of **{run}**.", "已停止 **{run}** 的演示页面。"),
     "demo.none_running": ("No demo of **{run}** is running.", "**{run}** 没有正在运行的演示页面。"),
 })
-MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
+UI.update({  # the deploy report panel's labels (re-labelled per browser, like every component label)
     "ev.d_title": ("Deploy report (every form: size, load time, memory, latency, accuracy, agreement)",
                    "部署报告（每种形式：大小、加载时间、内存、延迟、准确率、一致率）"),
     "ev.d_intro": ("Measures the picked run's model in every form it can be deployed in, on the same rows as the "
@@ -686,6 +686,8 @@ MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
                    "NF4（与量化导出写出的相同）、GGUF f16 和 q8_0（与导出面板写出的相同）。每种形式写入临时文件夹、加载、打分后删除；在 CPU "
                    "上，135M–270M 的模型需要几分钟。命令行评估工具会打印同样的表格。"),
     "ev.d_go": ("Make the deploy report", "生成部署报告"),
+})
+MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
     "ev.d_no_run": ("No finished run is picked", "没有选择已完成的运行"),
     "ev.d_no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
     "ev.d_head": ("Same {n} rows, mode `{mode}`, on {device}.", "同样的 {n} 行，模式 `{mode}`，设备 {device}。"),

@@ -23,7 +23,7 @@ from studio.ui import forms
 GOOD = "text,label\nlove it,positive\nhate it,negative\nfine,positive\n"
 NO_FILE = "Upload a file or press the sample button first. Fix: use the upload box or the sample button."
 OUTSIDE = ("The path '{p}' is outside the folders this studio may use. Fix: use a path inside '{ws}' "
-           "(start the studio with --data-root DIR to add a folder).")
+           "(whoever runs the studio can add a folder).")  # the page's words; the CLI names --data-root
 BUSY = ("A training run is already going ('{name}'). Fix: wait for it to finish, or press Abort first; one run "
         "at a time keeps the card's memory for that run.")
 
@@ -130,14 +130,14 @@ def test_convert_problems_name_the_fix_and_keep_the_old_file(server: Any, kept: 
     upload(c, write(server, "nolabel.csv", "id,comment\n1,good phone\n2,bad phone\n"))
     assert app_error(convert, c, "comment", None, "keep") == \
         ("Could not tell which column holds the label in 'nolabel.csv'. Available columns: id, comment. "
-         "Fix: name it (CLI: --label-column NAME).")
+         "Fix: pick it under Label column on the Data tab.")  # page words, never a CLI flag (issue 28)
 
     upload(c, write(server, "mixed.csv", "text,label\nwin money now,Spam\nclick here,spam\nlunch at noon,ham\n"
                                          "see you,Ham\nmeeting,ham\n"))
     fix_map = "Ham=ham,Spam=spam,ham=ham,spam=spam"
     assert app_error(convert, c, "text", "label", "keep") == \
         ("Label column 'label' spells the same label differently: 'Ham' (1 row) / 'ham' (2 rows); 'Spam' (1 row) "
-         f"/ 'spam' (1 row). Fix: give a label map that merges them, e.g. --label-map '{fix_map}'.")
+         f"/ 'spam' (1 row). Fix: merge them in the Label map box on the Data tab, e.g. '{fix_map}'.")
     assert data_state(server) == before and before["keep.jsonl"] == kept["keep.jsonl"]
     report, out = convert(c, "text", "label", "spam", label_map=fix_map)  # the suggested fix works as given
     assert report.startswith("✅ Wrote 5 rows to")
@@ -181,8 +181,8 @@ def test_file_over_the_upload_limit(server: Any, kept: dict) -> None:
     inside = server.workspace / "big.csv"
     inside.write_bytes(big.read_bytes())
     assert app_error(client(server).predict, "big.csv", api_name="/open_data") == \
-        ("'big.csv' is 2.1 MB, over the 1 MB limit. Fix: split the file into smaller parts, or restart the studio "
-         "with --max-upload-mb 3.")
+        ("'big.csv' is 2.1 MB, over the 1 MB limit. Fix: split the file into smaller parts, or ask whoever runs the "
+         "studio to raise its upload limit to at least 3 MB.")
     assert data_state(server) == before and before["keep.jsonl"] == kept["keep.jsonl"]
 
 
@@ -196,7 +196,7 @@ def test_malformed_settings_yaml(server: Any) -> None:
               "Fix: fix the indentation or quoting there (each line is 'key: value')."),
              ("typo.yaml", "learning_rat: 1e-4\n",
               "The run configuration has 1 problem: unknown key 'learning_rat' in typo.yaml (did you mean "
-              "'learning_rate'?). Fix: correct the listed fields in the YAML, the --set options or the Settings tab."),
+              "'learning_rate'?). Fix: correct the listed fields on the Settings tab."),
              ("list.yaml", "- a\n- b\n",
               "Config file 'list.yaml' must be a mapping of 'key: value' lines, not a list. "
               "Fix: write one 'key: value' per line.")]

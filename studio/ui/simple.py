@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from . import forms
 from .common import fmt_seconds
 from .context import AppContext
 from .i18n import FIELD_LABELS, MESSAGES, msg, model_langs
+from .model_download import availability_note
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -64,20 +64,10 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
                                        trainable_share=1.0 if name == DEMO_MODEL else 0.0)
         size = _size(facts["params"])
         label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang), time=fmt_seconds(seconds))
-        out.append((label + _availability(name, lang), name))
+        out.append((label + availability_note(name, lang, facts.get("params")), name))
     if extra and extra not in [v for _, v in out]:
         out.append((extra, extra))
     return out
-
-
-def _availability(name: str, lang: str) -> str:
-    """'' for a model this machine has (built in, or a local folder); else that training first downloads it
-    (issue 28 finding 8), and that it cannot when the hub is switched off here (HF_HUB_OFFLINE)."""
-    from ..models import zoo
-    if name == DEMO_MODEL or zoo.is_builtin(name) or Path(name).expanduser().is_dir():
-        return ""
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    return msg("model.offline" if offline else "model.download", lang)
 
 
 def _size(n: int) -> str:

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 GROUP = "security"
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
 OWNER_ACTIONS = {"start", "abort", "resume", "clear_queue", "export_run", "upload_gguf", "convert", "rename_run",
-                 "start_demo", "stop_demo", "deploy_report",
+                 "start_demo", "stop_demo", "deploy_report", "download_model",
                  "delete_runs"}
 CANARY = f"CANARY-{uuid.uuid4().hex}"
 SECRET_ROW = f"SECRET-ROW-{uuid.uuid4().hex}"

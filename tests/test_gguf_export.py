@@ -308,8 +308,11 @@ def test_export_panel_writes_gguf_and_hides_merge_for_it(runs, tmp_path):
     assert (exports / "lora-gguf-q8_0" / "model.gguf").is_file()
     zh, _ = tab.on_export(str(runs["lora"]), True, True, "", exports, "zh", "q8_0")
     assert "已把 **GGUF Q8_0** 模型导出到" in zh
+    import io
     import zipfile
-    with zipfile.ZipFile(tab.export_zip(folder, exports)) as zf:
+    from studio.ui.export_download import stream_zip
+    assert 'download="lora-gguf-q8_0.gguf"' in tab.export_links(folder, exports)  # the file itself, and the zip
+    with zipfile.ZipFile(io.BytesIO(b"".join(stream_zip(folder)))) as zf:
         assert "lora-gguf-q8_0/model.gguf" in zf.namelist() and "lora-gguf-q8_0/Modelfile" in zf.namelist()
     assert tab.merge_visible(str(runs["lora"]), "folder")["visible"] is True
     assert tab.merge_visible(str(runs["lora"]), "f16")["visible"] is False

@@ -94,27 +94,28 @@ def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dic
     assert [r["input"] for r in rows][1].startswith("'=HYPERLINK")  # a spreadsheet will not run it
     assert all(r["prediction"] for r in rows) and "output" not in rows[0]
     msg, folder = tab.on_export(str(runs["full"]), False, False, "full-dl", tmp_path / "exports")
-    archive = tab.export_zip(folder, tmp_path / "exports")
+    assert 'download="full-dl.zip"' in tab.export_links(folder, tmp_path / "exports")
+    import io
     import zipfile
-    with zipfile.ZipFile(archive) as zf:
+    from studio.ui.export_download import stream_zip
+    with zipfile.ZipFile(io.BytesIO(b"".join(stream_zip(folder)))) as zf:
         assert any(n.startswith("full-dl/") and n.endswith("model.safetensors") for n in zf.namelist())
     assert tab.merge_visible(str(runs["full"]))["visible"] is False
     assert tab.merge_visible(str(runs["lora"]))["visible"] is True
 
 
-def test_export_zip_zips_only_an_export_folder(tmp_path: Path) -> None:
+def test_export_links_only_for_an_export_folder(tmp_path: Path) -> None:
     """Issue 23 finding 1: the folder comes from server-side state and is confined to the exports folder,
-    so neither a path in text nor a state value outside exports/ is ever zipped."""
+    so neither a path in text nor a state value outside exports/ ever gets a download link."""
     exports, outside = tmp_path / "exports", tmp_path / "secret"
     (exports / "mine").mkdir(parents=True)
     (exports / "mine" / "w.bin").write_bytes(b"x")
     outside.mkdir()
     (outside / "canary.txt").write_text("canary")
     for bad in (str(outside), f"Exported to `{outside}`", str(exports / ".." / "secret"), str(exports), "", None, "/"):
-        assert tab.export_zip(bad, exports) is None, bad
-    import zipfile
-    with zipfile.ZipFile(tab.export_zip(str(exports / "mine"), exports)) as zf:
-        assert zf.namelist() and all(n.startswith("mine/") for n in zf.namelist())
+        assert tab.export_links(bad, exports) == "", bad
+    html = tab.export_links(str(exports / "mine"), exports)
+    assert 'download="mine.zip"' in html and str(tmp_path) not in html  # a token, not a path
 
 
 def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: Path) -> None:
@@ -143,13 +144,17 @@ def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: 
     assert update["value"] == old  # the user's own later choice stays
 
 
-def test_export_zip_reports_its_progress_by_bytes(tmp_path: Path) -> None:
-    """Issue 28 finding 5: a 517 MB export showed nothing for minutes; the zip step now tells the page how far."""
+def test_the_download_link_comes_at_once_for_a_big_export(tmp_path: Path) -> None:
+    """Issue 28 finding 5: a 517 MB export showed nothing for minutes while it was zipped; now nothing is zipped
+    before the download starts, so the link is there at once (a sparse 4 GB file is never read for it)."""
+    import time
     exports = tmp_path / "exports"
     (exports / "m").mkdir(parents=True)
-    (exports / "m" / "a.safetensors").write_bytes(b"x" * 3000)
+    with open(exports / "m" / "model.safetensors", "wb") as fh:
+        fh.truncate(4 * 2**30)
     (exports / "m" / "config.json").write_text("{}")
-    seen: list[tuple[float, str]] = []
-    assert tab.export_zip(str(exports / "m"), exports, lambda f, desc="": seen.append((f, desc)))
-    assert [d for _, d in seen] == ["a.safetensors", "config.json"]
-    assert seen[0][0] == 0.0 and 0.99 < seen[1][0] < 1.0  # the weights were most of the bytes
+    seen: list[str] = []
+    start = time.monotonic()
+    html = tab.export_links(str(exports / "m"), exports, progress=lambda f, desc="": seen.append(desc))
+    assert time.monotonic() - start < 2 and 'download="m.zip"' in html and "4096.0 MB" in html
+    assert seen == ["Preparing the download link"]

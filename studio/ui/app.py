@@ -223,12 +223,15 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware, msg
     from .styles import CSS as STUDIO_CSS
+    from .export_download import route as download_route
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     roles = parse_roles(args) if auth else {}
     middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles), lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message=msg("login", "en") if auth else None, i18n=i18n,
-                app_kwargs={"middleware": middleware},
+                # the export download route (export_download.py): a FastAPI argument, so it serves from the
+                # first request, behind the same middleware (the login guard) as Gradio's own routes
+                app_kwargs={"middleware": middleware, "routes": [download_route()]},
                 allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, model_upload_mb(args)),
                 show_error=True,
                 css=STUDIO_CSS,

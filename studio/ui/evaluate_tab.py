@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -19,7 +18,6 @@ from .roles import owner_only
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
-from ..workspace import confine
 from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
 from .uploads import DATA_MB, check_data_upload
@@ -195,39 +193,37 @@ def on_export(run: str, merge: bool, overwrite: bool, name: str, exports_dir: st
             str(info["path"]))
 
 
-STORED = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".model")  # already dense: deflate would only cost time
+def export_links(folder: str | None, exports_dir: str | Path, owner: str | None = None, lang: str = "en",
+                 downloads: Any = None, progress: Any = None) -> str:
+    """Download links for the export folder (from server-side state, confined to the exports folder), as HTML.
 
-
-def export_zip(folder: str | None, exports_dir: str | Path, progress: Any = None) -> str | None:
-    """The export folder (from server-side state, confined to the exports folder) zipped for download.
-
-    Weights are stored, not deflated (issue 28 finding 5: a 517 MB merged model gave no link in 3.5 minutes;
-    deflating safetensors saves a few percent at many times the CPU time); text files are deflated.
-    ``progress`` (a ``gr.Progress``) is told the share of bytes written, so the page shows the zip growing.
+    Nothing is copied to make them (issue 28): a folder downloads as a zip written while it is sent, a GGUF
+    export also as its ``model.gguf`` itself; the links name server-side tokens bound to this login
+    session (``export_download.py``). An empty string when the folder is not a finished export inside exports/.
     """
-    import tempfile
-    import zipfile
-    if not folder:
-        return None
-    root = Path(exports_dir)
-    try:
-        path = confine(folder, [root])
-    except StudioError:
-        return None
-    if path == Path(os.path.realpath(root)) or not path.is_dir():
-        return None
-    # Gradio serves files from its temp area, whatever the workspace folder is
-    target = Path(tempfile.mkdtemp(prefix="studio-export-")) / f"{path.name}.zip"
-    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-    total, done = sum(f.stat().st_size for f in files) or 1, 0
-    with zipfile.ZipFile(target, "w", allowZip64=True) as zf:
-        for f in files:
-            if progress is not None:
-                progress(done / total, desc=f.name)
-            kind = zipfile.ZIP_STORED if f.suffix.lower() in STORED else zipfile.ZIP_DEFLATED
-            zf.write(f, f"{path.name}/{f.relative_to(path).as_posix()}", compress_type=kind)
-            done += f.stat().st_size
-    return str(target)
+    import html
+    from .export_download import DOWNLOADS, folder_files, link
+    reg = downloads if downloads is not None else DOWNLOADS
+    if progress is not None:
+        progress(0.0, desc=msg("ev.download_making", lang))
+    token = reg.add(folder, exports_dir, owner)
+    if token is None:
+        return ""
+    entry = reg.get(token, owner)
+    if entry is None or not entry.path.is_dir():
+        return ""
+    files = folder_files(entry.path)
+    mb = round(sum(f.stat().st_size for f in files) / 2**20, 1)
+    items = [(token, entry.name, msg("ev.download_zip", lang, name=entry.name, mb=mb))]
+    for f in files:
+        if f.suffix.lower() == ".gguf" and f.parent == entry.path:  # the one file llama.cpp / Ollama need
+            saved = f"{entry.path.name}.gguf"  # not model.gguf: two runs' files would share the name
+            one = reg.add(f, exports_dir, owner, saved)
+            if one is not None:
+                items.insert(0, (one, saved, msg("ev.download_file", lang, name=saved,
+                                                   mb=round(f.stat().st_size / 2**20, 1))))
+    return "".join(f'<p><a href="{html.escape(link(t, name))}" download="{html.escape(name)}" class="export-link">'
+                   f"{html.escape(text)}</a></p>" for t, name, text in items)
 
 
 def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -373,14 +369,17 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             export_name = gr.Textbox(label=T("ev.name"), placeholder=f"{exports_dir}/<run>-merged")
         export_btn = gr.Button(T("ev.do_export"))
         export_info = gr.Markdown()
-        export_file = gr.File(label=T("ev.zip"), interactive=False, elem_id="export-zip")
+        export_file = gr.HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
+    def links_for(folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
+        from .export_download import owner_of
+        return export_links(folder, exports_dir, owner_of(request), lang, progress=progress)
+
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"
     export_btn.click(owner_only(lambda r, m, o, n, f="folder": on_export(r, m, o, n, exports_dir, lang, f)),
                      [run, merge, overwrite, export_name, export_format], [export_info, exported],
                      api_name="export_run").success(
-        lambda f, progress=gr.Progress(): export_zip(f, exports_dir, progress), exported, export_file,
-        api_visibility="private")
+        links_for, exported, export_file, api_visibility="private")
     run.change(merge_visible, [run, export_format], merge, api_visibility="private")
     export_format.change(merge_visible, [run, export_format], merge, api_visibility="private")
     share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)

@@ -295,7 +295,7 @@ UI: dict[str, tuple[str, str]] = {
                                                    "把 LoRA 适配器合并为独立模型"),
     "ev.overwrite": ("Overwrite an existing export folder", "覆盖已存在的导出文件夹"),
     "ev.name": ("Folder name (optional)", "文件夹名（可选）"),
-    "ev.zip": ("Download the export (.zip)", "下载导出的模型（.zip）"), "ev.do_export": ("Export", "导出"),
+    "ev.do_export": ("Export", "导出"),
     "ev.export_format": ("Format", "格式"),
     "ev.export_format_info": ("A folder loads in Python (transformers / peft). GGUF is one file for llama.cpp and "
                               "Ollama, with the prompt format it trained with and an Ollama Modelfile; q8_0 is about "
@@ -556,6 +556,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
                          "for llama.cpp and Ollama.",
                          "已把 **GGUF {gtype}** 模型导出到 `{path}`（{mb} MB）：`model.gguf` 含分词器和训练时的提示格式"
                          "（`{template}`）。{extra} llama.cpp 和 Ollama 的用法见该文件夹中的 README.md。"),
+    "ev.download_zip": ("Download {name} ({mb} MB before compression; the zip is made while it downloads)",
+                        "下载 {name}（压缩前 {mb} MB；压缩包边下载边生成）"),
+    "ev.download_file": ("Download {name} ({mb} MB, the file itself)", "下载 {name}（{mb} MB，即该文件本身）"),
+    "ev.download_making": ("Preparing the download link", "正在准备下载链接"),
     "ev.exported_modelfile": ("The `Modelfile` beside it sets up Ollama: `ollama create my-model -f Modelfile`.",
                               "旁边的 `Modelfile` 用于 Ollama：`ollama create my-model -f Modelfile`。"),
     "ev.exported_no_modelfile": ("No Ollama Modelfile: {why}. llama.cpp reads the format from the GGUF itself.",

@@ -129,3 +129,39 @@ def test_batched_greedy_generation_equals_row_by_row(model_tok) -> None:
                   for r in rows]
     assert batched == one_by_one
     assert len(set(batched)) > 1
+
+
+def test_shared_prefix_len_leaves_each_prompt_a_token():
+    from studio.evaluation.label_scoring import shared_prefix_len
+    assert shared_prefix_len([[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 2, 3, 4, 7]]) == 3
+    assert shared_prefix_len([[1, 2], [1, 2, 3]]) == 1          # the shorter prompt keeps its last token
+    assert shared_prefix_len([[1, 2, 3]]) == 0 and shared_prefix_len([[5, 1], [6, 1]]) == 0
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_scores_with_the_instruction_run_once_equal_naive_scores(model_tok, attn: str) -> None:
+    """The rows' shared instruction runs once as a batch of one; padding between it and each row's own tokens
+    changes nothing (positions skip it, the mask hides it); and far fewer tokens pass through the model."""
+    from studio.evaluation.label_scoring import shared_prefix_len
+    model, tok = model_tok
+    model.config._attn_implementation = attn
+    seen: list[int] = []
+    handle = model.model.layers[0].register_forward_pre_hook(
+        lambda _m, args, kwargs=None: seen.append(int(args[0].shape[0] * args[0].shape[1])))
+    try:
+        _, _, prompts, answers = _inputs(tok, 10, seed=4)
+        shared = shared_prefix_len(prompts)
+        assert shared >= 5 and len({len(p) for p in prompts}) > 2
+        with_prefix = label_logprobs(model, prompts, answers, tok.pad_token_id, shared=shared)
+        tokens_prefix = sum(seen)
+        seen.clear()
+        without = label_logprobs(model, prompts, answers, tok.pad_token_id)
+        tokens_plain = sum(seen)
+        naive = label_logprobs_naive(model, prompts, answers, tok.pad_token_id)
+        assert _maxdiff(with_prefix, naive) < 1e-4 and _maxdiff(without, naive) < 1e-4
+        width = max(len(p) for p in prompts)
+        assert tokens_plain - tokens_prefix == len(prompts) * shared - shared and tokens_prefix < tokens_plain
+        assert width > shared
+    finally:
+        handle.remove()
+        model.config._attn_implementation = "sdpa"

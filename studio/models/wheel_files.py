@@ -64,13 +64,17 @@ def installed_path(wf: WheelFile) -> Path | None:
     return path if path.is_file() else None
 
 
-def locate(wf: WheelFile, cache: str | Path) -> Path | None:
-    """The file if this machine has it (installed package or an earlier fetch), else None; never downloads."""
+def locate(wf: WheelFile, *caches: str | Path) -> Path | None:
+    """The file if this machine has it (installed package or an earlier fetch into one of ``caches``), else None;
+    never downloads."""
     found = installed_path(wf)
     if found:
         return found
-    path = cached_path(wf, cache)
-    return path if path.is_file() else None
+    for cache in caches:
+        path = cached_path(wf, cache)
+        if path.is_file():
+            return path
+    return None
 
 
 def _sha256(path: Path) -> str:

@@ -63,7 +63,7 @@ def _wheel_gguf(name: str) -> Callable[[Path], Path]:
     def locate(cache: Path) -> Path:
         m = BUILTIN[name]
         assert m.wheel is not None
-        path = wheel_files.locate(m.wheel, cache)
+        path = wheel_files.locate(m.wheel, *wheel_caches(cache))
         if path is None:
             raise _needs_download(m)
         return path
@@ -152,7 +152,7 @@ def availability(name: str, cache: str | Path | None = None) -> str:
     if m.wheel is not None:
         if is_prepared(root / m.name, m.wheel.pin):
             return "ready"
-        return "package" if wheel_files.locate(m.wheel, root) else "download"
+        return "package" if wheel_files.locate(m.wheel, *wheel_caches(root)) else "download"
     try:
         key = f"{m.package}=={importlib.metadata.version(m.package)}"
     except importlib.metadata.PackageNotFoundError:
@@ -178,6 +178,19 @@ def download_mb(name: str) -> float:
     return m.wheel.download_mb if m.wheel else 0.0
 
 
+def user_cache_dir() -> Path:
+    """The per-user default of ``cache_dir`` (``$STUDIO_MODEL_CACHE`` not applied)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base).expanduser() / "fine-tune-studio" / "models").resolve()
+
+
+def wheel_caches(cache: str | Path | None = None) -> list[Path]:
+    """Where a downloaded model file is looked for: the cache in use, then the user's default one (install.sh's
+    download is found by a studio or a test whose ``STUDIO_MODEL_CACHE`` points elsewhere: 93 MB once per user)."""
+    first = Path(cache or cache_dir())
+    return [first] + ([user_cache_dir()] if user_cache_dir() != first.resolve() else [])
+
+
 def cache_dir() -> Path:
     """Where prepared models live: ``$STUDIO_MODEL_CACHE``, else the user's cache
     (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``fine-tune-studio/models``).
@@ -188,8 +201,7 @@ def cache_dir() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(base).expanduser() / "fine-tune-studio" / "models").resolve()
+    return user_cache_dir()
 
 
 def terms_path(name: str) -> Path | None:
@@ -253,6 +265,7 @@ def ensure_prepared(name: str, cache: str | Path | None = None, progress: Progre
             progress(0.0, license_notice(m.name))
     gguf = m.locate(root)
     folder = prepare_gguf(gguf, root, name=m.name, key=key, progress=progress)
-    if gguf.is_relative_to(root):  # an assembled copy (Gemma): the prepared folder replaces it
+    if gguf.is_relative_to(root / "_gguf"):  # an assembled copy (Gemma): the prepared folder replaces it; a
+        # downloaded file (_wheels/) stays: other model caches (tests, a second studio) prepare from it too
         gguf.unlink(missing_ok=True)
     return folder

@@ -64,7 +64,8 @@ def _classify(name: str, res: httpx.Response, refused: tuple[int, ...], server: 
 
 ANON = [("GET", "config"), ("GET", "gradio_api/info"), ("POST", "gradio_api/cancel"), ("POST", "gradio_api/reset"),
         ("GET", "gradio_api/file=/etc/passwd"), ("POST", "gradio_api/upload"), ("POST", "gradio_api/call/export_run"),
-        ("POST", "gradio_api/queue/join"), ("GET", "gradio_api/openapi.json")]
+        ("POST", "gradio_api/queue/join"), ("GET", "gradio_api/openapi.json"),
+        ("GET", "gradio_api/studio-download/forged/x.zip")]
 
 
 @pytest.mark.parametrize("method, path", ANON, ids=[f"{m} {p}" for m, p in ANON])
@@ -96,6 +97,14 @@ def test_file_route_confined(server: Any, path: str) -> None:
     path = path.replace("WS", str(server.workspace)).replace("OUT", str(server.outside))
     res = _client(server).get(f"gradio_api/file={path}")
     _classify(f"logged in GET file={path}", res, (403, 404), server)
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_export_download_route_takes_no_path(server: Any, path: str) -> None:
+    """Issue 28: the export download route knows tokens the server made, never a path the browser names."""
+    path = path.replace("WS", str(server.workspace)).replace("OUT", str(server.outside))
+    res = _client(server).get(f"gradio_api/studio-download/{path}/x.zip")
+    _classify(f"logged in GET studio-download/{path}", res, (404,), server)
 
 
 def _predict(server: Any, api_name: str, *args: Any) -> httpx.Response:

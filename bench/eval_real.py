@@ -7,6 +7,9 @@ the held-out file is 500 real reviews, ``bench.real_throughput.real_reviews(700,
 reviews + the package corpora), the same rows docs/BENCHMARKS.md section 10 used. The command scores the base model
 and the trained one on every row, so CPU-seconds per model = the command's CPU-seconds / 2 (model loading included).
 Run it alone on a quiet machine; it prints the load average before and after.
+
+``--before DIR`` (another checkout of the studio, e.g. ``git worktree add /tmp/before COMMIT``) times the same
+command from that checkout too, in ABBA order (now, before, before, now, ...), and prints the paired ratios.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,10 +33,10 @@ RECIPES = {"gemma3-270m": "presets/recipes/gemma3-270m-lora-cpu.yaml",
            "smollm2-135m-instruct": "presets/recipes/smollm2-135m-lora-cpu.yaml"}
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
+def _timed(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, subprocess.CompletedProcess]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -47,6 +51,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=500)
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the eval command (default 1)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--before", metavar="DIR", help="another checkout to time the same command from (ABBA)")
     a = ap.parse_args()
     rows, source = real_reviews(700, seed=3)
     held = rows[64:64 + a.rows]
@@ -64,17 +69,25 @@ def main() -> None:
           f"load average before {os.getloadavg()[0]:.2f}")
     cmd = [sys.executable, "-m", "studio", "eval", "--model", str(run), "--data", str(data), "--task", "sentiment",
            "--compare-base", "--json"]
-    results = []
-    for i in range(a.repeats):
-        cpu, wall, done = _timed(cmd, env)
-        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    arms = {"now": ROOT} | ({"before": Path(a.before).resolve()} if a.before else {})
+    order = [arm for i in range(a.repeats) for arm in (list(arms) if i % 2 == 0 else list(arms)[::-1])]
+    results: dict[str, list[float]] = {arm: [] for arm in arms}
+    for i, arm in enumerate(order):
+        cpu, wall, done = _timed(cmd, {**env, "PYTHONPATH": str(arms[arm])}, cwd=arms[arm])
         out = json.loads(done.stdout[done.stdout.index("{"):])
-        results.append(cpu)
-        print(f"repeat {i + 1}: {cpu:.1f} CPU-s for the command ({cpu / 2:.1f} per model), {wall:.1f} s wall, "
-              f"peak RSS of the children so far {rss:.2f} GiB; accuracy base {out['base']['accuracy']:.3f} -> "
-              f"run {out['tuned']['accuracy']:.3f}")
-    print(f"median {sorted(results)[len(results) // 2]:.1f} CPU-s for the command; load average after "
-          f"{os.getloadavg()[0]:.2f}")
+        results[arm].append(cpu)
+        print(f"{i + 1}. {arm}: {cpu:.1f} CPU-s for the command ({cpu / 2:.1f} per model), {wall:.1f} s wall; "
+              f"accuracy base {out['base']['accuracy']:.3f} -> run {out['accuracy']:.3f}; rows/s base "
+              f"{out['base']['rows_per_s']:.2f}, run {out['rows_per_s']:.2f}", flush=True)
+    for arm, cpus in results.items():
+        print(f"{arm}: median {statistics.median(cpus):.1f} CPU-s for the command, "
+              f"{statistics.median(cpus) / 2:.1f} per model")
+    if a.before:
+        pairs = [b / n for n, b in zip(results["now"], results["before"])]
+        print("before / now, paired: " + ", ".join(f"{r:.2f}" for r in pairs) +
+              f"; median {statistics.median(pairs):.2f}x")
+    print(f"peak RSS of the children {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20:.2f} GiB; "
+          f"load average after {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

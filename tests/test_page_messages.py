@@ -24,12 +24,9 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
 # Errors raised only where no page exists yet (launch.py's arguments, the workspace chosen at launch) or only by a
 # command: they speak to whoever typed the command.
 COMMAND_ONLY = {"studio/cli", "studio/ui/app.py", "studio/ui/context.py"}
-# Known offenders in folders other sessions are editing right now (engine, evaluation): they reach the page (the
-# Evaluate tab's GGUF export, a run's end reason). Listed so that the scan still catches every new one, and so that
-# fixing one makes this list shrink (the test fails while a fixed entry stays listed).
-KNOWN = {"studio/engine/reshard.py:prepare_universal", "studio/evaluation/gguf_export.py:_refuse_type",
-         "studio/evaluation/gguf_export.py:write_gguf", "studio/evaluation/gguf_export.py:_pre_tokenizer",
-         "studio/evaluation/gguf_export.py:_bpe_tokenizer", "studio/evaluation/gguf_export.py:check_config"}
+# Known offenders, none now (the GGUF export's and the reshard's got their page_fix): an entry here would still let
+# the scan catch every new one, and the test fails while a fixed entry stays listed.
+KNOWN: set[str] = set()
 
 
 def _flagged_errors() -> dict[str, list[str]]:
@@ -157,10 +154,10 @@ def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp
     assert not FLAG.search(shown) and "Trust remote code" in shown, shown
 
 
-# Page texts that show a command on purpose (to copy into a terminal, and they say so) or belong to the Evaluate
-# tab, which another session is editing now (listed so a new one is still caught, and a fixed one must leave).
+# Page texts that show a command on purpose (to copy into a terminal, and they say so); KNOWN_TEXTS: known
+# offenders, none now (a new one is still caught, and a fixed one must leave).
 COMMAND_TEXTS = {"demo.local_only_fix"}
-KNOWN_TEXTS = {"ev.q_intro"}
+KNOWN_TEXTS: set[str] = set()
 
 
 def test_page_texts_name_no_flags() -> None:

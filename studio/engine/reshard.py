@@ -50,7 +50,9 @@ def prepare_universal(checkpoint: Path | None, world_size: int, is_main: bool, w
         except Exception as exc:  # noqa: BLE001 - a library failure becomes a plain reason
             raise StudioError(f"Cannot convert checkpoint '{checkpoint}' (saved by {saved} processes) for "
                               f"{world_size} processes", f"resume with {saved} processes (--nproc / --nnodes)",
-                              why=str(exc), code="reshard") from None
+                              why=str(exc), code="reshard",
+                              page_fix=f"resume with {saved} processes (Processes (cards) on the Settings "
+                                       "tab)") from None
     deadline = time.time() + wait_s
     while not marker.is_file():
         if time.time() > deadline:

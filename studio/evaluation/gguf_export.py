@@ -50,6 +50,8 @@ def _refuse_type(gguf_type: str) -> None:
         raise StudioError("GGUF q4_k_m cannot be written here", "export f16 (python -m studio export RUN --gguf f16 "
                           "--out DIR), then run llama.cpp's quantizer on it: llama-quantize DIR/model.gguf "
                           "DIR/model-q4_k_m.gguf Q4_K_M (and point the Modelfile's FROM at the new file)",
+                          page_fix="export with Format set to GGUF f16 on the Evaluate tab, then run llama.cpp's "
+                          "quantizer (llama-quantize, type Q4_K_M) on that model.gguf",
                           why="the gguf Python package reads Q4_K but cannot write it, and Q4_K_M's mix of types per "
                               "tensor is llama-quantize's; a q4_k_m file made any other way would not be one",
                           code="export")
@@ -180,7 +182,10 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
         raise StudioError(f"GGUF export does not know the '{mtype}' architecture",
                           "export the merged model folder instead (python -m studio export RUN --merge --out DIR) "
                           "and convert it with llama.cpp's convert_hf_to_gguf.py",
-                          why="supported: llama (SmolLM2, tiny-demo), gemma3 (Gemma 3) and qwen2", code="export")
+                          why="supported: llama (SmolLM2, tiny-demo), gemma3 (Gemma 3) and qwen2", code="export",
+                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
+                          "adapter into a standalone model ticked) and convert it with llama.cpp's "
+                          "convert_hf_to_gguf.py")
     layers, heads = int(text["num_hidden_layers"]), int(text["num_attention_heads"])
     kv_heads = int(text.get("num_key_value_heads") or heads)
     head_dim = int(text.get("head_dim") or text["hidden_size"] // heads)
@@ -203,7 +208,9 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
         if gname is None:
             raise StudioError(f"GGUF export has no name for the tensor '{hf_name}'",
                               "export the merged model folder instead (--merge) and convert it with llama.cpp",
-                              code="export")
+                              code="export",
+                              page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the "
+                              "LoRA adapter into a standalone model ticked) and convert it with llama.cpp")
         data = tensor.float().numpy()
         if arch == "llama" and gname.endswith(".attn_q"):
             data = _permute(data, heads)
@@ -310,7 +317,10 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
                 return name
     raise StudioError("GGUF export does not know this tokenizer's way of splitting text",
                       "export the merged model folder instead (--merge) and convert it with llama.cpp's "
-                      "convert_hf_to_gguf.py", why=f"pre-tokenizer {json.dumps(spec)[:200]}", code="export")
+                      "convert_hf_to_gguf.py", why=f"pre-tokenizer {json.dumps(spec)[:200]}", code="export",
+                      page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
+                          "adapter into a standalone model ticked) and convert it with llama.cpp's "
+                          "convert_hf_to_gguf.py")
 
 
 def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
@@ -321,6 +331,8 @@ def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
     if model.get("type") != "BPE" or model.get("byte_fallback"):
         raise StudioError("GGUF export writes byte-level BPE vocabularies, and models prepared from a GGUF",
                           "export the merged model folder instead (--merge) and convert it with llama.cpp",
+                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
+                          "adapter into a standalone model ticked) and convert it with llama.cpp",
                           why=f"this tokenizer is {model.get('type')}"
                               f"{' with byte fallback (sentencepiece style)' if model.get('byte_fallback') else ''}",
                           code="export")
@@ -363,7 +375,9 @@ def check_config(folder: Path, gguf_path: Path) -> None:
              if hasattr(trained, k) and _norm(getattr(trained, k)) != _norm(getattr(back, k, None))]
     if diffs:
         raise StudioError("The GGUF file cannot describe this model exactly", "export the merged model folder "
-                          "instead (--merge)", why="; ".join(diffs[:4]), code="export")
+                          "instead (--merge)", why="; ".join(diffs[:4]), code="export",
+                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
+                          "adapter into a standalone model ticked)")
 
 
 def _norm(value: Any) -> Any:

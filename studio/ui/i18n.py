@@ -587,11 +587,12 @@ UI.update({
     "ev.q_title": ("Full vs quantized (memory, latency, accuracy)", "完整模型与量化模型对比（内存、延迟、准确率）"),
     "ev.q_intro": ("Checks a full-precision model and its 4-bit (NF4) or 8-bit version on the same rows as the "
                    "sentiment check above (same source, mode and row limit). 4-bit / 8-bit *quantize now* writes the "
-                   "same quantized model an export would, into a temporary folder; or pick a quantized export "
-                   "(`python -m studio export RUN --quantize 4`).",
+                   "same quantized model an export would, into a temporary folder; or pick a quantized export already "
+                   "in the exports folder (made with the export command; the Export panel below writes full "
+                   "models).",
                    "在与上面的情感检查相同的行上（同样的数据来源、模式和行数上限），分别检查完整精度模型和它的 4 位（NF4）"
-                   "或 8 位版本。“现在量化”会把与导出相同的量化模型写入临时文件夹；也可以选择已导出的量化模型"
-                   "（`python -m studio export RUN --quantize 4`）。"),
+                   "或 8 位版本。“现在量化”会把与导出相同的量化模型写入临时文件夹；也可以选择导出文件夹中已有的量化模型"
+                   "（由导出命令生成；下方的导出面板导出完整模型）。"),
     "ev.q_full": ("Full model", "完整模型"), "ev.q_quant": ("Quantized model", "量化模型"),
     "ev.q_go": ("Compare full and quantized", "比较完整模型与量化模型"),
     "set.gguf_upload": ("Or upload a .gguf model file", "或上传 .gguf 模型文件"),

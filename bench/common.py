@@ -98,8 +98,10 @@ def build_model(folder: Path, rows: list[dict], dims: dict[str, int]) -> Path:
     return build_tiny_llama(folder, demo_texts(rows), seed=0, **dims)
 
 
-def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, timeout: int = 1800) -> dict[str, Any]:
-    """Run ``script --child MODE --spec JSON`` in a fresh interpreter; return its result dict.
+def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, timeout: int = 1800,
+              python: str | None = None) -> dict[str, Any]:
+    """Run ``script --child MODE --spec JSON`` in a fresh interpreter (``python``, default this one); return its
+    result dict.
 
     ``threads`` pins torch's intra-op threads (OMP/MKL): on a small shared machine, two
     OpenMP threads fighting other processes for two cores make step times swing by 10x;
@@ -111,7 +113,7 @@ def run_child(script: Path, mode: str, spec: dict[str, Any], threads: int = 1, t
     env = {**os.environ, **CHILD_ENV, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     if os.environ.get("PYTHONPATH"):  # keep what the caller added (bench/gpu_check.sh's carried packages)
         env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{os.environ['PYTHONPATH']}"
-    proc = subprocess.run([sys.executable, str(script), "--child", mode, "--spec", json.dumps(spec)],
+    proc = subprocess.run([python or sys.executable, str(script), "--child", mode, "--spec", json.dumps(spec)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
@@ -142,12 +144,14 @@ def run_as_child(args: argparse.Namespace, arm: Callable[[str, dict[str, Any]], 
 
 
 def run_arms(script: Path, arms: list[str], repeats: int, spec: Callable[[int, str], dict[str, Any]],
-             each: Callable[[int, str, dict[str, Any]], None], threads: int = 1) -> dict[str, list[dict[str, Any]]]:
-    """Every arm ``repeats`` times in ABBA order, each run a fresh child of ``script`` on ``spec(i, arm)``;
-    ``each(i, arm, result)`` checks the result, adds derived numbers and prints the run's line."""
+             each: Callable[[int, str, dict[str, Any]], None], threads: int = 1,
+             pythons: dict[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every arm ``repeats`` times in ABBA order, each run a fresh child of ``script`` on ``spec(i, arm)``
+    (with the interpreter ``pythons[arm]`` where given, e.g. another venv's); ``each(i, arm, result)`` checks
+    the result, adds derived numbers and prints the run's line."""
     results: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
     for i, arm in enumerate(interleaved(arms, repeats)):
-        r = run_child(script, arm, spec(i, arm), threads=threads)
+        r = run_child(script, arm, spec(i, arm), threads=threads, python=(pythons or {}).get(arm))
         each(i, arm, r)
         results[arm].append(r)
     return results

@@ -12,14 +12,39 @@ dynamic batching makes about as many), lr 5e-4 cosine with 5% warm-up, seed 42. 
 * ``plain``: transformers Trainer + peft + ``train_sampling_strategy="group_by_length"`` + a right-padding collator.
 * ``savvy``: ``plain`` + transformers' own ``logits_to_keep`` (a boolean mask of the positions that predict an
   answer token) and ``shift_labels`` in the collator: the output layer only at the answers, no studio code.
+* ``lf``: LLaMA-Factory 0.9.5 with its best CPU settings: ``llamafactory.train.tuner.run_exp`` (what
+  ``llamafactory-cli train`` runs) with length grouping (``train_sampling_strategy: group_by_length``: the
+  transformers 5 key; 0.9.5's venv has transformers 5.6, whose TrainingArguments no longer has ``group_by_length``),
+  ``disable_gradient_checkpointing: true`` (the studio recipes and the plain arms do not recompute either; LF's
+  default would), ``lora_target: all``, r 8 / alpha 16 / dropout 0, no bf16/fp16, ``train_on_prompt: false``,
+  ``preprocessing_num_workers`` 1, ``dataloader_num_workers`` 0, ``save_strategy: "no"``, ``report_to: none``.
+* ``lf_neat``: the same with ``packing: true`` + ``neat_packing: true`` (rows packed into ``cutoff_len``-long
+  sequences, a block-diagonal 4-D attention mask with SDPA on CPU, so packed rows do not see each other).
 
-Order a b c c b a per model (``--repeats 2``; ABBA). Metric: non-pad training tokens per CPU-second of the training
-loop (``time.process_time`` of the child around ``Trainer.train``); also wall seconds of the loop, the child's whole
-CPU seconds and peak RSS (``resource.getrusage(RUSAGE_SELF)``), the final logged training loss, and the load average
-before and after. Model folders: ``studio.models.zoo.ensure_prepared`` (``$STUDIO_MODEL_CACHE`` or --model-cache).
-LLaMA-Factory is not an arm here (not installed on this machine).
+The LF arms run in LLaMA-Factory's own venv (``--lf-python``, default /work/lf-venv/bin/python, built by
+``bash bench/lf_venv.sh``: torch 2.13.0 CPU as here, llamafactory 0.9.5 pinned to it; its transformers is 5.6.0,
+the studio venv's 5.24.0); without it they are skipped with a "not installed" row. They read the same rows as an
+alpaca dataset (reviews.json + dataset_info.json in a temp dataset_dir). Template: LLaMA-Factory's ``alpaca`` is
+the same user turn but adds a default system prompt (~20 tokens a row), no BOS and "\n\n" after the EOS, so the
+child registers a template ``studio`` equal to studio/data/templates.py's (BOS, ``### Instruction:\n{content}\n\n###
+Response:\n``, answer + EOS) through LLaMA-Factory's own ``register_template`` before ``run_exp``; the ``lf`` arm
+checks that every row's ids and labels equal ``encode_plain``'s (printed as "rows token-identical"; rows cut at
+cutoff 256 keep the prompt's start in LLaMA-Factory and its end in the studio: same length, other tokens).
+Token counts: ``lf`` counts the ids of its tokenized train set (the collator pads later), the same total as the
+studio's; ``lf_neat`` counts each packed row less its end padding. Packing subtracts 1 from ``cutoff_len``
+(LLaMA-Factory's data_args), so a row at the 256 cap is cut to 255 there: on the default 64 rows SmolLM2 has two
+such rows (4,310 tokens against 4,312), Gemma none; each arm's rate uses its own count. The LF arms are timed by the
+same ``Trainer.train`` patch (LLaMA-Factory's trainer subclasses transformers' Trainer).
 
-    python bench/real_throughput.py [--models smollm2-135m-instruct gemma3-270m] [--repeats 2]
+Order a b c d e e d c b a per model (``--repeats 2``; ABBA). Metric: non-pad training tokens per CPU-second of the
+training loop (``time.process_time`` of the child around ``Trainer.train``; packing makes ``lf_neat`` take fewer,
+fuller steps); also wall seconds of the loop, the child's whole CPU seconds and peak RSS
+(``resource.getrusage(RUSAGE_SELF)``), the final logged training loss, and the load average before and after.
+Model folders: ``studio.models.zoo.ensure_prepared`` (``$STUDIO_MODEL_CACHE`` or --model-cache).
+
+    bash bench/lf_venv.sh    # once: LLaMA-Factory's venv at /work/lf-venv (idempotent)
+    python bench/real_throughput.py [--models smollm2-135m-instruct gemma3-270m] [--repeats 2] [--rows 64]
+                                    [--arms studio plain savvy lf lf_neat] [--lf-python /work/lf-venv/bin/python]
 """
 from __future__ import annotations
 
@@ -42,7 +67,9 @@ from bench.common import (TrainTimer, ab_parser, median, paired_ratios, plain_pa
 
 RECIPES = {"smollm2-135m-instruct": ROOT / "presets/recipes/smollm2-135m-lora-cpu.yaml",
            "gemma3-270m": ROOT / "presets/recipes/gemma3-270m-lora-cpu.yaml"}
-ARMS = ["studio", "plain", "savvy"]
+ARMS = ["studio", "plain", "savvy", "lf", "lf_neat"]
+LF_ARMS = ("lf", "lf_neat")
+LF_PYTHON = "/work/lf-venv/bin/python"  # bash bench/lf_venv.sh builds it
 TRAIN = {"batch": 8, "lr": 5e-4, "seed": 42, "cutoff_len": 256, "warmup": 0.05}
 INSTRUCTION = "Classify the sentiment of this text as positive or negative."
 
@@ -145,18 +172,118 @@ def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
             "tokens": sum(len(f["input_ids"]) for f in train)}
 
 
+def _lf_row_tokens(row: dict[str, Any]) -> int:
+    """Non-pad tokens of one row of LLaMA-Factory's tokenized train set. Unpacked rows carry no padding (the collator
+    pads); a packed row is padded at its end to cutoff_len + 1 with position id 0 (every packed sequence starts with
+    BOS + prompt, so its last real token has position >= 1): the trailing run of zero positions is the padding."""
+    pos = row.get("position_ids")
+    if not pos:
+        return len(row["input_ids"])
+    pad = 0
+    while pad < len(pos) and pos[len(pos) - 1 - pad] == 0:
+        pad += 1
+    return len(pos) - pad
+
+
+def lf_arm(spec: dict[str, Any], neat: bool) -> dict[str, Any]:
+    """LLaMA-Factory 0.9.5's own SFT entry point (``run_exp``, what ``llamafactory-cli train`` runs) in its venv,
+    with a template registered equal to the studio's, timed by the same ``Trainer.train`` patch as the other arms."""
+    os.environ.update({"DISABLE_VERSION_CHECK": "1", "HF_DATASETS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
+                       "HF_DATASETS_CACHE": str(Path(spec["out"]) / "hf_datasets")})
+    import torch
+    import transformers
+    from llamafactory.data.formatter import EmptyFormatter, StringFormatter
+    from llamafactory.data.template import TEMPLATES, register_template
+    from llamafactory.train.tuner import run_exp
+    if "studio" not in TEMPLATES:  # studio/data/templates.py's 'studio': BOS, the alpaca user turn, answer + EOS
+        register_template(name="studio",
+                          format_user=StringFormatter(slots=["### Instruction:\n{{content}}\n\n### Response:\n"]),
+                          format_assistant=StringFormatter(slots=["{{content}}", {"eos_token"}]),
+                          format_prefix=EmptyFormatter(slots=[{"bos_token"}]))
+    timer = TrainTimer()
+    seen: dict[str, Any] = {}
+    timed = transformers.Trainer.train
+
+    def counting(trainer: Any, *args: Any, **kwargs: Any) -> Any:  # counts outside the timed span
+        ds = trainer.train_dataset
+        seen["tokens"] = sum(_lf_row_tokens(r) for r in ds)
+        seen["label_tokens"] = sum(sum(1 for t in r["labels"] if t != -100) for r in ds)
+        seen["rows"] = len(ds)
+        if not neat:  # unpacked: compare LF's tokenization with plain/savvy's encode_plain, row for row
+            tok = trainer.processing_class
+            rows = [json.loads(x) for x in Path(spec["data"]).read_text(encoding="utf-8").splitlines() if x]
+            ours = [encode_plain(tok, r, spec["cutoff_len"]) for r in rows]
+            seen["rows_identical"] = sum(o["input_ids"] == list(r["input_ids"]) and o["labels"] == list(r["labels"])
+                                         for o, r in zip(ours, ds))
+        out = timed(trainer, *args, **kwargs)
+        seen["steps"] = trainer.state.global_step
+        seen["losses"] = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        return out
+
+    transformers.Trainer.train = counting  # type: ignore[method-assign]
+    # length grouping: transformers 5's TrainingArguments key (``group_by_length: true`` before it; 5.6 has no such key)
+    fields = transformers.TrainingArguments.__dataclass_fields__
+    grouping = {"train_sampling_strategy": "group_by_length"} if "train_sampling_strategy" in fields \
+        else {"group_by_length": True}
+    run_exp({"stage": "sft", "do_train": True, "model_name_or_path": spec["model_dir"], "trust_remote_code": False,
+             "dataset": "reviews", "dataset_dir": spec["lf_dataset_dir"], "template": "studio",
+             "train_on_prompt": False, "cutoff_len": spec["cutoff_len"], "overwrite_cache": True,
+             "preprocessing_num_workers": 1, "dataloader_num_workers": 0,
+             "finetuning_type": "lora", "lora_rank": 8, "lora_alpha": 16, "lora_dropout": 0.0, "lora_target": "all",
+             "disable_gradient_checkpointing": True, "bf16": False, "fp16": False,
+             "per_device_train_batch_size": spec["batch"], "gradient_accumulation_steps": 1,
+             "learning_rate": spec["lr"], "num_train_epochs": 1, "lr_scheduler_type": "cosine",
+             "warmup_steps": spec["warmup"], "logging_steps": 1, "save_strategy": "no", "do_eval": False,
+             "output_dir": spec["out"], "overwrite_output_dir": True, "seed": spec["seed"], "report_to": "none",
+             "plot_loss": False, "disable_tqdm": True, "use_cpu": True,
+             **({"packing": True, "neat_packing": True} if neat else grouping)})
+    import llamafactory
+    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": seen["steps"], "final_loss": seen["losses"][-1],
+            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": seen["tokens"],
+            "label_tokens": seen["label_tokens"], "lf_rows": seen["rows"], "rows_identical": seen.get("rows_identical"),
+            "versions": f"llamafactory {llamafactory.__version__}, torch {torch.__version__}, "
+                        f"transformers {transformers.__version__}"}
+
+
 def child(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     torch.set_num_threads(1)
+    if name in LF_ARMS:
+        return lf_arm(spec, neat=name == "lf_neat")
     return studio_arm(spec) if name == "studio" else plain_arm(spec, savvy=name == "savvy")
 
 
 # ------------------------------------------------------------------ parent
-def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root: Path, repeats: int
+def write_lf_dataset(folder: Path, rows: list[dict]) -> Path:
+    """The same rows as an alpaca-format dataset for LLaMA-Factory: reviews.json + dataset_info.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reviews.json").write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    (folder / "dataset_info.json").write_text(json.dumps({"reviews": {"file_name": "reviews.json"}}))
+    return folder
+
+
+def lf_python_ok(python: str) -> str | None:
+    """'llamafactory X, torch Y, transformers Z' when ``python`` imports LLaMA-Factory's trainer, else None."""
+    if not Path(python).exists():
+        return None
+    import subprocess
+    env = {**os.environ, "DISABLE_VERSION_CHECK": "1", "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run([python, "-c", "import torch, transformers, llamafactory; "
+                           "from llamafactory.train.tuner import run_exp; "
+                           "print(f'llamafactory {llamafactory.__version__}, torch {torch.__version__}, "
+                           "transformers {transformers.__version__}')"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    return proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root: Path, repeats: int,
+                arms: list[str] | None = None, pythons: dict[str, str] | None = None
                 ) -> dict[str, list[dict[str, Any]]]:
+    arms = arms or ARMS
     root.mkdir(parents=True, exist_ok=True)
     data = write_jsonl(root / "train.jsonl", rows)
-    spec = {"model_dir": str(model_dir), "data": str(data), "recipe": str(recipe), **TRAIN}
+    spec = {"model_dir": str(model_dir), "data": str(data), "recipe": str(recipe),
+            "lf_dataset_dir": str(write_lf_dataset(root / "lf_data", rows)), **TRAIN}
     lengths = sorted(studio_row_lengths({**spec, "seed": TRAIN["seed"]}))
     spec["studio_tokens"] = sum(lengths)
     print(f"\n## {name}: {len(lengths)} rows, {sum(lengths)} non-pad tokens per epoch (studio tokenization), "
@@ -165,29 +292,49 @@ def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root
 
     def each(i: int, arm: str, r: dict[str, Any]) -> None:
         r["cpu_tok_s"], r["tok_s"] = r["tokens"] / r["cpu_s"], r["tokens"] / r["train_s"]
-        print(f"  run {i + 1}: {arm:6s} {r['steps']} steps {r['tokens']} tok  train {r['train_s']:7.1f} s wall "
+        same = r.get("rows_identical")
+        lf = (f"  [LF: {r['lf_rows']} rows in its train set, {r['label_tokens']} answer tokens"
+              + (f", {same}/{len(lengths)} rows token-identical to plain's" if same is not None else "") + "]"
+              ) if arm in LF_ARMS else ""
+        print(f"  run {i + 1}: {arm:7s} {r['steps']} steps {r['tokens']} tok  train {r['train_s']:7.1f} s wall "
               f"{r['cpu_s']:7.1f} s CPU  {r['cpu_tok_s']:7.1f} tok/CPU-s  child CPU {r['child_cpu_s']:6.1f} s  "
               f"peak RSS {r['peak_rss_gib']:.2f} GiB  final loss {r['final_loss']:.4f}  "
-              f"load {os.getloadavg()[0]:.2f}", flush=True)
-    results = run_arms(Path(__file__), ARMS, repeats, lambda i, arm: {**spec, "out": str(root / f"run{i}-{arm}")},
-                       each, threads=1)
+              f"load {os.getloadavg()[0]:.2f}{lf}", flush=True)
+    results = run_arms(Path(__file__), arms, repeats, lambda i, arm: {**spec, "out": str(root / f"run{i}-{arm}")},
+                       each, threads=1, pythons=pythons)
     toks = {r["tokens"] for rs in results.values() for r in rs}
     if len(toks) != 1:
-        print(f"  NOTE: arms counted different token totals {sorted(toks)} (tokenization differs); "
+        print(f"  NOTE: arms counted different token totals {sorted(toks)} (tokenization or truncation differs); "
               "each arm's rate uses its own count")
     print(f"  load average after {os.getloadavg()[0]:.2f}")
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = ab_parser(__doc__, "unused (the one size is the full one)", "runs per arm (default 2: a b c c b a)", threads=False)
+    ap = ab_parser(__doc__, "unused (the one size is the full one)", "runs per arm (default 2: ABBA)", threads=False)
     ap.add_argument("--models", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     ap.add_argument("--rows", type=int, default=64, help="training rows (default 64 = 8 steps of batch 8)")
     ap.add_argument("--model-cache", help="prepared model folders (default: $STUDIO_MODEL_CACHE or the user cache)")
+    ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS, help=f"arms to run (default: all, {ARMS})")
+    ap.add_argument("--lf-python", default=LF_PYTHON,
+                    help=f"LLaMA-Factory's venv python for the lf arms (default {LF_PYTHON}; bash bench/lf_venv.sh)")
     a = ap.parse_args(argv)
     if run_as_child(a, child):
         return 0
     repeats = a.repeats or 2
+    arms, lf_missing = list(a.arms), None
+    if any(arm in LF_ARMS for arm in arms):
+        lf_versions = lf_python_ok(a.lf_python)
+        if lf_versions is None:
+            lf_missing = [arm for arm in arms if arm in LF_ARMS]
+            arms = [arm for arm in arms if arm not in LF_ARMS]
+            print(f"LLaMA-Factory: not installed ({a.lf_python} missing or cannot import llamafactory): arms "
+                  f"{' '.join(lf_missing)} skipped; build the venv with: bash bench/lf_venv.sh")
+        else:
+            print(f"LLaMA-Factory venv: {a.lf_python} ({lf_versions})")
+    if not arms:
+        print("no arm to run")
+        return 0
     print_machine(1)
     before = os.getloadavg()
     print(f"uptime load average before: {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}")
@@ -199,12 +346,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"data: {source}")
         for name in a.models:
             folder = ensure_prepared(name, a.model_cache)
-            all_results[name] = bench_model(name, folder, RECIPES[name], rows, root / name, repeats)
+            all_results[name] = bench_model(name, folder, RECIPES[name], rows, root / name, repeats, arms,
+                                            {arm: a.lf_python for arm in LF_ARMS})
     after = os.getloadavg()
     print(f"\nuptime load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}\n")
     label = {"studio": "studio, shipped recipe (dynamic batching + selective logits)",
              "plain": "plain Trainer + peft + group_by_length",
-             "savvy": "plain + logits_to_keep mask + shift_labels (library-savvy)"}
+             "savvy": "plain + logits_to_keep mask + shift_labels (library-savvy)",
+             "lf": "LLaMA-Factory 0.9.5, group_by_length",
+             "lf_neat": "LLaMA-Factory 0.9.5, packing + neat_packing"}
     out = []
     for name, results in all_results.items():
         for arm, rs in results.items():
@@ -212,11 +362,12 @@ def main(argv: list[str] | None = None) -> int:
                         median([r["cpu_tok_s"] for r in rs]), median([r["train_s"] for r in rs]),
                         median([r["child_cpu_s"] for r in rs]), median([r["peak_rss_gib"] for r in rs]),
                         median([r["final_loss"] for r in rs])])
-    out.append(["(any)", "LLaMA-Factory", "-", "-", "-", "not run: not installed here", "-", "-", "-", "-"])
+    for arm in lf_missing or []:
+        out.append(["(any)", label[arm], "-", "-", "-", f"not run: not installed ({a.lf_python})", "-", "-", "-", "-"])
     print(table(["model", "arm", "runs", "steps", "tokens", "median tok/CPU-s", "median train wall s",
                  "median child CPU s", "median peak RSS GiB", "median final loss"], out))
     for name, results in all_results.items():
-        for den in ("plain", "savvy"):
+        for den in [arm for arm in ("plain", "savvy", "lf", "lf_neat") if arm in results and "studio" in results]:
             rs = paired_ratios(results, "studio", den, "cpu_tok_s")
             print(f"ratio {name} studio/{den}: {median(rs):.3f} tok/CPU-s (paired: {' '.join(f'{x:.3f}' for x in rs)})")
     return 0

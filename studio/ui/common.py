@@ -14,18 +14,21 @@ log = logging.getLogger("studio.ui")
 NOBODY = "—"  # a table's "started by" cell of a run started without a login (or from the CLI)
 
 
-def user_error(exc: BaseException, name: str) -> gr.Error:
+def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     """The one rule for an error shown in the page: a StudioError's page message (its fix in the page's words,
     never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
-    (never a traceback). ``duration=None``: the message stays until the
+    (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
+    words: studio/ui/error_words.py). ``duration=None``: the message stays until the
     user closes it (issue 28 finding 6: a fading popup left only a bare red 'Error')."""
     if isinstance(exc, gr.Error):
         return exc
-    if isinstance(exc, StudioError):
-        return gr.Error(exc.page_message, duration=None, print_exception=False)
+    if isinstance(exc, StudioError):  # in the page's language (English words left in a Chinese page: issue 28)
+        from .error_words import page_message
+        from .session_lang import session_lang
+        return gr.Error(page_message(exc, session_lang(lang)), duration=None, print_exception=False)
     log.exception("unexpected error in %s", name, exc_info=exc)
     from .i18n import msg
-    return gr.Error(msg("err.internal", name=name), duration=None, print_exception=False)
+    return gr.Error(msg("err.internal", lang, name=name), duration=None, print_exception=False)
 
 
 def ui_errors(fn: Callable) -> Callable:

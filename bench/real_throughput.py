@@ -67,7 +67,7 @@ from bench.common import (TrainTimer, ab_parser, median, paired_ratios, plain_pa
 
 RECIPES = {"smollm2-135m-instruct": ROOT / "presets/recipes/smollm2-135m-lora-cpu.yaml",
            "gemma3-270m": ROOT / "presets/recipes/gemma3-270m-lora-cpu.yaml"}
-ARMS = ["studio", "plain", "savvy", "lf", "lf_neat"]
+ARMS = ["studio", "derived", "plain", "savvy", "lf", "lf_neat"]
 LF_ARMS = ("lf", "lf_neat")
 LF_PYTHON = "/work/lf-venv/bin/python"  # bash bench/lf_venv.sh builds it
 TRAIN = {"batch": 8, "lr": 5e-4, "seed": 42, "cutoff_len": 256, "warmup": 0.05}
@@ -141,6 +141,27 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
             "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
             "dynamic_batching": cfg.dynamic_batching, "selective_logits": cfg.selective_logits}
+
+
+def derived_arm(spec: dict[str, Any]) -> dict[str, Any]:
+    """The page's derived plan (``autoconfig.suggest_settings`` for this model, these rows, sentiment, this
+    machine, the balanced budget): what a user who only picks a model and a file trains with; the settings every
+    arm shares are overridden as in ``studio_arm`` (learning rate too: speed, not the plan's schedule, is compared)."""
+    from studio.autoconfig import detect_hardware, suggest_settings
+    from studio.config.run_config import RunConfig
+    from studio.engine import run_training
+    changes, _ = suggest_settings(spec["model_name"], spec["rows"], "sentiment", detect_hardware(spec["out"]))
+    changes.update(dataset=spec["data"], model_name_or_path=spec["model_dir"], output_dir=spec["out"],
+                   cutoff_len=spec["cutoff_len"], template="studio", precision="fp32", max_steps=-1,
+                   num_train_epochs=1, val_size=0, save_steps=1000000, plot_loss=False, logging_steps=1,
+                   seed=spec["seed"], learning_rate=spec["lr"], lr_scheduler_type="cosine", warmup_ratio=spec["warmup"])
+    cfg = RunConfig(**{k: v for k, v in changes.items() if k in RunConfig.__dataclass_fields__})
+    timer = TrainTimer()
+    summary = run_training(cfg)
+    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
+            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
+            "plan": {k: changes.get(k) for k in ("lora_rank", "per_device_train_batch_size", "dynamic_batching",
+                                                  "gradient_checkpointing", "gradient_accumulation_steps")}}
 
 
 def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
@@ -250,6 +271,8 @@ def child(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(1)
     if name in LF_ARMS:
         return lf_arm(spec, neat=name == "lf_neat")
+    if name == "derived":
+        return derived_arm(spec)
     return studio_arm(spec) if name == "studio" else plain_arm(spec, savvy=name == "savvy")
 
 
@@ -282,7 +305,7 @@ def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root
     arms = arms or ARMS
     root.mkdir(parents=True, exist_ok=True)
     data = write_jsonl(root / "train.jsonl", rows)
-    spec = {"model_dir": str(model_dir), "data": str(data), "recipe": str(recipe),
+    spec = {"model_dir": str(model_dir), "model_name": name, "rows": len(rows), "data": str(data), "recipe": str(recipe),
             "lf_dataset_dir": str(write_lf_dataset(root / "lf_data", rows)), **TRAIN}
     lengths = sorted(studio_row_lengths({**spec, "seed": TRAIN["seed"]}))
     spec["studio_tokens"] = sum(lengths)
@@ -295,7 +318,7 @@ def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root
         same = r.get("rows_identical")
         lf = (f"  [LF: {r['lf_rows']} rows in its train set, {r['label_tokens']} answer tokens"
               + (f", {same}/{len(lengths)} rows token-identical to plain's" if same is not None else "") + "]"
-              ) if arm in LF_ARMS else ""
+              ) if arm in LF_ARMS else (f"  [plan: {r['plan']}]" if arm == "derived" else "")
         print(f"  run {i + 1}: {arm:7s} {r['steps']} steps {r['tokens']} tok  train {r['train_s']:7.1f} s wall "
               f"{r['cpu_s']:7.1f} s CPU  {r['cpu_tok_s']:7.1f} tok/CPU-s  child CPU {r['child_cpu_s']:6.1f} s  "
               f"peak RSS {r['peak_rss_gib']:.2f} GiB  final loss {r['final_loss']:.4f}  "
@@ -351,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     after = os.getloadavg()
     print(f"\nuptime load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}\n")
     label = {"studio": "studio, shipped recipe (dynamic batching + selective logits)",
+             "derived": "studio, the page's derived plan (balanced budget)",
              "plain": "plain Trainer + peft + group_by_length",
              "savvy": "plain + logits_to_keep mask + shift_labels (library-savvy)",
              "lf": "LLaMA-Factory 0.9.5, group_by_length",
@@ -367,9 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["model", "arm", "runs", "steps", "tokens", "median tok/CPU-s", "median train wall s",
                  "median child CPU s", "median peak RSS GiB", "median final loss"], out))
     for name, results in all_results.items():
-        for den in [arm for arm in ("plain", "savvy", "lf", "lf_neat") if arm in results and "studio" in results]:
-            rs = paired_ratios(results, "studio", den, "cpu_tok_s")
-            print(f"ratio {name} studio/{den}: {median(rs):.3f} tok/CPU-s (paired: {' '.join(f'{x:.3f}' for x in rs)})")
+        for num in [arm for arm in ("studio", "derived") if arm in results]:
+            for den in [arm for arm in ("plain", "savvy", "lf", "lf_neat") if arm in results]:
+                rs = paired_ratios(results, num, den, "cpu_tok_s")
+                print(f"ratio {name} {num}/{den}: {median(rs):.3f} tok/CPU-s (paired: {' '.join(f'{x:.3f}' for x in rs)})")
     return 0
 
 

@@ -266,3 +266,160 @@ def test_an_english_page_keeps_the_english_words(ctx, tmp_path: Path) -> None:  
                          "empty")
     assert shown == ("Label column 'stars' is empty in every row. Fix: fill in the labels, or pick the column that "
                      "holds them under Label column on the Data tab.")
+
+
+# ----------------------------------------------------------------- why a run ended (the Train tab's Reason, the
+# Runs table): the engine writes it once, for the CLI and the page. The rule, for the whole class: every reason the
+# engine or the job runner can write (studio/engine, studio/runs) names no flag, and one that is a StudioError's
+# message (whose fix may name flags) goes with the error's parts (``page_error``), which the page shows in its own
+# words and language (studio/ui/train_tab.run_reason).
+REASON_ROOTS = ("studio/engine", "studio/runs")
+END_WRITERS = {"_end": 2}  # the engine's end writer: the reason is its third argument (else a reason= keyword)
+
+
+def _reason_index() -> tuple[dict[str, list[ast.AST]], dict[str, list[ast.AST]],
+                             list[tuple[str, ast.AST, ast.AST, ast.AST]]]:
+    """(function name -> definitions, module constant -> values,
+    [(where, enclosing function, reason expression, the call or dict that writes it)])."""
+    funcs: dict[str, list[ast.AST]] = {}
+    consts: dict[str, list[ast.AST]] = {}
+    reasons: list[tuple[str, ast.AST, ast.AST, ast.AST]] = []
+    for root in REASON_ROOTS:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in tree.body:
+                if isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            consts.setdefault(t.id, []).append(node.value)
+            for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+                funcs.setdefault(func.name, []).append(func)
+                for n in ast.walk(func):
+                    found: list[ast.AST] = []
+                    if isinstance(n, ast.Call):
+                        name = getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                        if name in END_WRITERS and len(n.args) > END_WRITERS[name]:
+                            found.append(n.args[END_WRITERS[name]])
+                        found += [k.value for k in n.keywords if k.arg == "reason"]
+                    elif isinstance(n, ast.Dict):
+                        found += [v for k, v in zip(n.keys, n.values)
+                                  if isinstance(k, ast.Constant) and k.value == "reason"]
+                    elif isinstance(n, ast.Assign):
+                        found += [n.value for t in n.targets if isinstance(t, ast.Subscript)
+                                  and isinstance(t.slice, ast.Constant) and t.slice.value == "reason"]
+                    reasons += [(f"{rel}:{func.name}:{e.lineno}", func, e, n) for e in found]
+    return funcs, consts, reasons
+
+
+def _walk_outside_errors(node: ast.AST) -> list[ast.AST]:
+    """ast.walk, leaving out what is inside StudioError(...) (an error's own words: held to the page rule by the
+    scan above, and shown by the page through page_error)."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in (
+                "StudioError", "ConfigError"):
+            continue
+        out.append(n)
+        todo += list(ast.iter_child_nodes(n))
+    return out
+
+
+def _reason_texts(expr: ast.AST, func: ast.AST, funcs: dict, consts: dict,
+                  seen: set[int]) -> tuple[list[str], bool]:
+    """The words a reason expression can hold: its strings, those of the local variables and module constants it
+    reads and of what the engine's own functions it calls return; and whether it is a StudioError's ``message``."""
+    texts, is_message = [], False
+    todo = [(expr, func)]
+    while todo:
+        node, where = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for n in _walk_outside_errors(node):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                texts.append(n.value)
+            elif isinstance(n, ast.Attribute) and n.attr == "message":
+                is_message = True
+            elif isinstance(n, ast.Name):
+                local = [a.value for a in ast.walk(where) if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value
+                         is not None and any(isinstance(t, ast.Name) and t.id == n.id or isinstance(t, ast.Tuple)
+                                             and any(getattr(e, "id", None) == n.id for e in t.elts)
+                                             for t in (a.targets if isinstance(a, ast.Assign) else [a.target]))]
+                todo += [(v, where) for v in local or consts.get(n.id, [])]
+            if isinstance(n, ast.Call):
+                name = getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                for f in funcs.get(name, []):
+                    todo += [(r.value, f) for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None]
+    return texts, is_message
+
+
+def _writes_page_error(writer: ast.AST, func: ast.AST) -> bool:
+    """Whether the call or dict that writes a reason also writes page_error (a keyword, a key, or a **dict
+    assigned in the same function with that key)."""
+    def has_key(d: ast.AST) -> bool:
+        return isinstance(d, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "page_error"
+                                               for k in d.keys)
+    if has_key(writer):
+        return True
+    keywords = writer.keywords if isinstance(writer, ast.Call) else []
+    if any(k.arg == "page_error" for k in keywords):
+        return True
+    spread = {k.value.id for k in keywords if k.arg is None and isinstance(k.value, ast.Name)}
+    return any(isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id in spread for t in a.targets)
+               and any(has_key(d) for d in ast.walk(a.value)) for a in ast.walk(func))
+
+
+def test_every_end_reason_the_engine_writes_names_page_words() -> None:
+    funcs, consts, reasons = _reason_index()
+    assert len(reasons) >= 12, [w for w, *_ in reasons]  # the scan sees the engine's and the job runner's
+    flagged, bare = {}, []
+    for where, func, expr, writer in reasons:
+        texts, is_message = _reason_texts(expr, func, funcs, consts, set())
+        if any(FLAG.search(t) for t in texts):
+            flagged[where] = [t for t in texts if FLAG.search(t)]
+        if is_message and not _writes_page_error(writer, func):
+            bare.append(where)
+    assert not flagged, f"end reasons that name a command-line flag: {flagged}"
+    assert not bare, f"a StudioError's message written as a reason without its page_error: {bare}"
+
+
+def _ended_by(exc: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The status a run leaves when training raises ``exc`` (the engine's own end writing, no model loaded)."""
+    from studio.config.run_config import RunConfig
+    from studio.engine import run as engine
+    from studio.runs.run_dir import RunDir
+
+    def fail(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise exc
+    monkeypatch.setattr(engine, "_train", fail)
+    cfg = RunConfig(model_name_or_path="tiny-demo", dataset=str(tmp_path / "d.jsonl"),
+                    output_dir=str(tmp_path / "run"))
+    with pytest.raises(type(exc)):
+        engine.run_training(cfg)
+    return {**RunDir(cfg.output_dir).read_status(), "run": cfg.output_dir}
+
+
+def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
+    from test_ui_zh_page import latin_words
+    from studio.ui.train_tab import run_reason, status_markdown
+    exc = StudioError("Cannot convert checkpoint 'checkpoint-4' (saved by 2 processes) for 1 processes",
+                      "resume with 2 processes (--nproc / --nnodes)", code="reshard",
+                      page_fix="resume with 2 processes (Processes (cards) on the Settings tab)")
+    status = _ended_by(exc, tmp_path, monkeypatch)
+    assert "--nproc" in status["reason"] and status["state"] == "failed"  # the CLI keeps its words
+    from studio.ui.error_words import page_message
+    assert run_reason(status, "en") == page_message(exc, "zh")  # a Chinese browser is answered here (zh_page)
+    shown = status_markdown(status, "en")
+    assert "--nproc" not in shown and "“进程数（显卡数）”" in shown and "解决办法：" in shown, shown
+    assert not latin_words(run_reason(status, "en").split("解决办法：")[1]), shown
+
+
+def test_a_run_that_lost_a_peer_shows_page_words(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from studio.ui.train_tab import run_reason
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    status = _ended_by(RuntimeError("Connection reset by peer"), tmp_path, monkeypatch)
+    assert status["code"] == "peer_lost" and "--resume last" in status["reason"]
+    shown = run_reason(status, "en")
+    assert "Lost contact with another process" in shown and not FLAG.search(shown), shown

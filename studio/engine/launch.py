@@ -167,8 +167,9 @@ def write_cluster_files(out_dir: str | Path, files: dict[str, str]) -> list[Path
     return written
 
 
-def peer_lost_reason(exc: BaseException) -> str | None:
-    """A plain reason when ``exc`` means another process of a multi-process run vanished or stalled.
+def peer_lost_error(exc: BaseException) -> StudioError | None:
+    """A plain error when ``exc`` means another process of a multi-process run vanished or stalled (its
+    ``message`` is the run's end reason; its ``page_fix`` the page's words for it).
 
     Why match text: gloo and NCCL raise plain RuntimeError/DistBackendError whose only signal is the
     message ('Connection reset by peer', 'Connection closed by peer', a collective timeout).
@@ -179,9 +180,11 @@ def peer_lost_reason(exc: BaseException) -> str | None:
     if not any(m in text for m in markers):
         return None
     first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-    return ("Lost contact with another process of this multi-process run (a node stopped, was killed, or the "
-            "network between nodes failed). Check that node's log, then start all nodes again with "
-            f"--resume last. Detail: {first}")
+    return StudioError("Lost contact with another process of this multi-process run (a node stopped, was killed, "
+                       "or the network between nodes failed)",
+                       "check that node's log, then start all nodes again with --resume last", why=f"Detail: {first}",
+                       code="peer_lost", page_fix="check that node's log, then start all nodes again, resuming from "
+                       "the last checkpoint")
 
 
 def leave_process_group() -> None:

@@ -155,17 +155,19 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             leave_process_group()
     except StudioError as exc:
         if main:
-            _end(run, "failed", exc.message, code=exc.code)
+            # reason: the CLI's words; page_error: the parts a page shows in its words and language (no flags)
+            _end(run, "failed", exc.message, code=exc.code, page_error=exc.to_dict())
         raise
     except KeyboardInterrupt:
         if main:
             _end(run, "aborted", "interrupted from the keyboard")
         raise
     except Exception as exc:  # a bug or a library failure: keep the traceback in the log, say it plainly
-        from .launch import peer_lost_reason
-        lost = peer_lost_reason(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+        from .launch import peer_lost_error
+        lost = peer_lost_error(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
         if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
-            reason = lost or _plain_reason(exc)
+            reason = lost.message if lost else _plain_reason(exc)
+            page = {"code": "peer_lost", "page_error": lost.to_dict()} if lost else {}
             if is_disk_full(exc):
                 # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
                 # (base_model.tmp: tiny-demo's base, built before the first step; issue 23 finding 8)
@@ -174,12 +176,13 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
                     shutil.rmtree(partial, ignore_errors=True)
                 reason = disk_full_reason(exc, "writing the base model, a checkpoint or the model") + \
                     f"; {DISK_FULL_FIX}"
+                page.pop("page_error", None)  # the reason is the full disk's now (flag-free)
             try:
                 with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
                     fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
             except OSError as log_exc:
                 log.error("cannot write error.log: %s", log_exc)
-            _end(run, "failed", reason, **({"code": "peer_lost"} if lost else {}))
+            _end(run, "failed", reason, **page)
         raise
     return summary
 
@@ -187,8 +190,8 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
 def _plain_reason(exc: BaseException) -> str:
     import torch
     if isinstance(exc, torch.OutOfMemoryError):
-        return ("The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller batch / "
-                "cutoff_len, or enable DeepSpeed offload (see the memory estimate)")
+        return ("The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller Batch size / "
+                "Max tokens per example (cutoff_len), or enable DeepSpeed offload (see the memory estimate)")
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"Training stopped with an internal error ({type(exc).__name__}: {first[:300]}); see error.log"
 

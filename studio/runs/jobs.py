@@ -203,6 +203,7 @@ class JobRunner:
         return {
             "run": str(run.path), "name": run.path.name, "busy": busy, "aborting": aborting,
             "state": status.get("state", "starting" if busy else "unknown"), "reason": status.get("reason", ""),
+            "page_error": status.get("page_error"),
             "step": stepped[-1] if stepped else (status.get("step") or 0),
             "total_steps": last.get("total_steps") or (starts[-1].get("total_steps") if starts else None),
             "epoch": last.get("epoch"), "loss": last.get("loss"), "eta_s": last.get("eta_s"),
@@ -228,7 +229,8 @@ class JobRunner:
             out.append({"name": run.path.name, "path": str(run.path), "state": status.get("state", "unknown"),
                         "step": status.get("step"), "total_steps": status.get("total_steps"),
                         "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
-                        "reason": status.get("reason", ""), "started": status.get("started"),
+                        "reason": status.get("reason", ""), "page_error": status.get("page_error"),
+                        "started": status.get("started"),
                         "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"), **settings})
         return out
 

@@ -72,6 +72,12 @@ PAGE_ERRORS: dict[str, str] = {
         "改为导出“模型文件夹”（“评估”页的“格式”，并勾选“把 LoRA 适配器合并为独立模型”），再用 llama.cpp 转换它",
     "export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA adapter into a standalone model "
     "ticked)": "改为导出“模型文件夹”（“评估”页的“格式”，并勾选“把 LoRA 适配器合并为独立模型”）",
+    "check that node's log, then start all nodes again, resuming from the last checkpoint":
+        "查看那个节点的日志，然后重新启动所有节点，从最新的检查点继续",
+    # ---- what / why of the errors that end a run (shown as its reason on the Train tab)
+    "Lost contact with another process of this multi-process run (a node stopped, was killed, or the network "
+    "between nodes failed)": "与这次多进程运行的另一个进程失去了联系（某个节点停止了、被终止了，或节点之间的网络出了故障）",
+    "Detail: {detail}": "详情：{detail}",
     # ---- what / why of the Data tab's common errors (studio/data: columns.py, convert.py, labels.py, decode.py)
     "Column '{name}' not found in '{file}' (did you mean '{guess}'?). Available columns: {columns}":
         "文件“{file}”中没有列“{name}”（是不是“{guess}”？）。现有的列：{columns}",

@@ -19,6 +19,7 @@ from .auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
+from .session_lang import session_lang
 from ..workspace import confine
 from .paths import resolve_run_paths
 from .simple import plain
@@ -26,6 +27,15 @@ from . import run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
+
+
+def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
+    """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
+    engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason."""
+    if isinstance(snap.get("page_error"), dict):
+        from .error_words import from_dict, page_message
+        return page_message(from_dict(snap["page_error"]), session_lang(lang))
+    return snap.get("reason") or ""
 
 
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
@@ -61,7 +71,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     if facts:
         lines.append(" · ".join(facts))
     if snap.get("reason") and state in ("finished", "aborted", "failed"):
-        lines.append(f"**{msg('reason', lang)}:** {snap['reason']}")
+        lines.append(f"**{msg('reason', lang)}:** {run_reason(snap, lang)}")
     for note in snap.get("notices") or []:
         lines.append(f"ℹ️ {note}")
     lines.append(f"{msg('folder', lang)}: `{snap['run']}`")
@@ -173,7 +183,7 @@ def runs_rows(ctx: AppContext, snap: dict[str, Any] | None = None) -> list[list[
         rows = [{**r, **{k: v for k, v in same.items() if v is not None}} if r["path"] == snap["run"] else r
                 for r in rows]
     return [[r["name"], state_word(r["state"], ctx.lang), r["model"], r["method"], f"{r['step'] or 0}/{r['total_steps'] or '?'}",
-             num(r["final_loss"]), num(r["eval_loss"]), r["reason"][:160], r.get("started_by") or NOBODY]
+             num(r["final_loss"]), num(r["eval_loss"]), run_reason(r, ctx.lang)[:160], r.get("started_by") or NOBODY]
             for r in rows]
 
 

@@ -155,20 +155,27 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
 # ------------------------------------------------------------------ sentiment
 def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                   labels: Sequence[str], batch_rows: int = 32) -> list[list[float]]:
-    """Sum log p(label answer | prompt) for each row x label: each prompt runs once, labels from its KV cache."""
+    """Sum log p(label answer | prompt) for each row x label: each prompt runs once, labels from its KV cache.
+
+    A LoRA adapter is merged into fp32 weights for the pass and unmerged after (lora_merge.py: same scores, fewer
+    operations); with the adapter off (``base_model_context``) nothing is merged.
+    """
     from .label_scoring import label_logprobs, shared_prefix_len
+    from .lora_merge import merged_lora
     from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     prompts = prompt_token_ids(tokenizer, template, rows)
     shared = shared_prefix_len(prompts)  # the instruction's tokens, the same in every row: run once a batch
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))   # similar lengths share a batch: less padding
+    # similar lengths share a batch: less padding (token-budget batches, smaller ones for the long tail, measured no
+    # faster on Gemma's 500 held-out reviews: 47.8/51.1 CPU-s against 47.5/46.8, so rows are batched 32 at a time)
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     scores: list[list[float]] = [[] for _ in prompts]
-    for start in range(0, len(order), batch_rows):
-        part = order[start:start + batch_rows]
-        for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id,
-                                             shared=shared)):
-            scores[i] = s
+    with merged_lora(model):
+        for part in (order[start:start + batch_rows] for start in range(0, len(order), batch_rows)):
+            for i, s in zip(part, label_logprobs(model, [prompts[i] for i in part], answers, tokenizer.pad_token_id,
+                                                 shared=shared)):
+                scores[i] = s
     return scores
 
 

@@ -9,9 +9,14 @@ from ..errors import StudioError
 from .split import split_rows  # noqa: F401  (re-exported: callers load and split together)
 
 
+# the page's fix for a dataset file that is broken: the Data tab converts it again (the CLI names its command)
+AGAIN_ON_DATA_TAB = "convert the source file again on the Data tab"
+
+
 def _too_deep(path: Path) -> StudioError:
     return StudioError(f"Dataset '{path.name}' is nested too deeply to read", "convert the source again with "
-                       "'python -m studio convert' (rows are flat objects)", code="data_json")
+                       "'python -m studio convert' (rows are flat objects)", code="data_json",
+                       page_fix=AGAIN_ON_DATA_TAB)
 
 
 def _read_json_rows(path: Path) -> list[Any]:
@@ -23,9 +28,10 @@ def _read_json_rows(path: Path) -> list[Any]:
             raise _too_deep(path) from None
         except ValueError as exc:
             raise StudioError(f"Dataset '{path}' is not valid JSON ({exc})", "fix the file or convert it again "
-                              "with 'python -m studio convert'") from None
+                              "with 'python -m studio convert'", page_fix=AGAIN_ON_DATA_TAB) from None
         if not isinstance(data, list):
-            raise StudioError(f"Dataset '{path}' must hold a JSON list of rows", "convert it with 'python -m studio convert'")
+            raise StudioError(f"Dataset '{path}' must hold a JSON list of rows", "convert it with 'python -m studio convert'",
+                              page_fix=AGAIN_ON_DATA_TAB)
         return data
     rows = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -64,6 +70,7 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
         raise StudioError(f"Dataset '{path.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
                           "fix the file, or convert the source again with 'python -m studio convert'",
+                          page_fix=AGAIN_ON_DATA_TAB,
                           code="data_read") from None
 
 
@@ -106,7 +113,9 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
     """
     names = [d.strip() for d in dataset.split(",") if d.strip()]
     if not names:
-        raise StudioError("No dataset given", "set 'dataset' to a .jsonl file made by 'python -m studio convert'")
+        raise StudioError("No dataset given", "set 'dataset' to a .jsonl file made by 'python -m studio convert'",
+                          page_fix="convert a file on the Data tab, then pick it under Training data on the "
+                          "Settings tab")
     rows: list[dict[str, Any]] = []
     for name in names:
         p = Path(name)
@@ -124,7 +133,9 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
                 entry = registry.get(name)
             if entry is None:
                 raise StudioError(f"Dataset '{name}' not found: no such file, and no entry of that name in {info}",
-                                  "give the path of a .jsonl file (python -m studio convert makes one) or register it")
+                                  "give the path of a .jsonl file (python -m studio convert makes one) or register it",
+                                  page_fix="convert the file on the Data tab, then pick it under Training data on the "
+                                  "Settings tab")
             from .lf_dataset import check_entry
             check_entry(name, entry)
             p = _in_dataset_dir(name, entry["file_name"], dataset_dir)

@@ -46,17 +46,17 @@ def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
                           "explicitly if you know it", code="data_encoding")
 
 
-def too_many(path: Path, what: str, count: int | str, limit: int) -> StudioError:
-    return StudioError(f"'{path.name}' has {what} {count}", f"split the file into parts of at most {limit:,} rows and "
+def too_many(path: Path, what: str, limit: int) -> StudioError:
+    return StudioError(f"'{path.name}' has {what}", f"split the file into parts of at most {limit:,} rows and "
                        f"{MAX_COLUMNS:,} columns (keep only the columns you need)", code="data_too_large")
 
 
 def check_shape(path: Path, rows: int, columns: int) -> None:
     """Raises StudioError when a table is over MAX_ROWS rows or MAX_COLUMNS columns."""
     if rows > MAX_ROWS:
-        raise too_many(path, "more than", f"{MAX_ROWS:,} rows", MAX_ROWS)
+        raise too_many(path, f"more than {MAX_ROWS:,} rows", MAX_ROWS)
     if columns > MAX_COLUMNS:
-        raise too_many(path, f"{columns:,} columns, over the limit of", f"{MAX_COLUMNS:,}", MAX_ROWS)
+        raise too_many(path, f"{columns:,} columns, over the limit of {MAX_COLUMNS:,}", MAX_ROWS)
 
 
 def check_unpacked(path: Path, max_mb: float) -> None:

@@ -110,7 +110,7 @@ def _frame_table(path: Path, frame: Any, fmt: str, header_fix: str, **meta: Any)
     """A header-less frame (a CSV's records or a sheet's rows, read with at most MAX_ROWS + 2 rows) -> Table:
     the caps, blank rows dropped, the first row the header, empty cells None (sheets) or '' (text)."""
     if len(frame) > limits.MAX_ROWS + 1:  # rows holding only delimiters count here too
-        raise too_many(path, "more than", f"{limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
+        raise too_many(path, f"more than {limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
     check_shape(path, 0, frame.shape[1])
     text = frame.map(cell_str) if fmt != "csv" else frame
     frame = frame[text.apply(lambda col: col.str.strip().ne("")).any(axis=1)] if len(frame) else frame

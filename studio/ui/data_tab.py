@@ -118,7 +118,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     source = Path(path).name
     if not replace and catalog(ctx).get(f"{clean}.jsonl", {}).get("source") != source:
         refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl",
-                         "type another name in the dataset name box")
+                         "type another name under Dataset name on the Data tab")
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
     remember_dataset(ctx, out, task, len(result.rows), source=source)

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from ..errors import StudioError
+from .data_error_words import DATA_ERRORS
 
 PAGE_ERRORS: dict[str, str] = {
     # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/test_page_messages.py)
@@ -99,6 +100,8 @@ PAGE_ERRORS: dict[str, str] = {
         "标签列“{column}”把同一个标签写成了不同的样子：{spellings}",
     "'{file}' is {mb} MB, over the {limit} MB limit": "“{file}”有 {mb} MB，超过了 {limit} MB 的上限",
 }
+
+PAGE_ERRORS.update(DATA_ERRORS)  # every error the Data tab can meet below the UI (tests/test_page_errors_zh.py)
 
 _SLOT = re.compile(r"\{(\w+)\}")
 

@@ -9,15 +9,18 @@ from __future__ import annotations
 import ast
 from itertools import product
 
-MAX_VARIANTS = 24  # past this many spellings of one expression, its value counts as a runtime value
+MAX_VARIANTS = 64  # past this many spellings of one expression, its value counts as a runtime value
 
 
 class Module:
     """One parsed module: its functions and constants, for following names."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, world: dict[str, tuple[ast.AST, "Module"]] | None = None) -> None:
         self.tree = tree
         self.funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # functions of the other modules read together (name -> (definition, its module)): a reason written in
+        # one module is often made by a helper of another (end_reason, disk_full_reason, RunDir.stop_reason)
+        self.world = world if world is not None else {}
         self.consts: dict[str, list[ast.AST]] = {}
         for node in tree.body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -27,7 +30,7 @@ class Module:
 
     def texts(self, node: ast.AST | None, func: ast.AST | None, depth: int = 0) -> list[str]:
         """Every text ``node`` (inside ``func``) can make, 'X' for each runtime value."""
-        if node is None or depth > 6:
+        if node is None or depth > 10:
             return ["X"]
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else ["X"]
@@ -41,15 +44,25 @@ class Module:
             return _unique(self.texts(node.body, func, depth + 1) + self.texts(node.orelse, func, depth + 1))
         if isinstance(node, ast.Name):
             values = self._values_of(node.id, func)
-            return _unique([t for v, f in values for t in self.texts(v, f, depth + 1)]) if values else ["X"]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.funcs:
-            f = self.funcs[node.func.id]
-            returns = [r.value for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None]
-            out = _unique([t for r in returns for t in self.texts(r, f, depth + 1)])
-            return out if out and len(out) <= MAX_VARIANTS else ["X"]
+            return _unique([t for v, f, m in values for t in m.texts(v, f, depth + 1)]) if values else ["X"]
+        if isinstance(node, ast.Call):
+            f, module = self._callee(node)
+            if f is not None:
+                returns = [r.value for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None]
+                out = _unique([t for r in returns for t in module.texts(r, f, depth + 1)])
+                return out if out and len(out) <= MAX_VARIANTS else ["X"]
         return ["X"]
 
-    def _values_of(self, name: str, func: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None]]:
+    def _callee(self, call: ast.Call) -> tuple[ast.AST | None, "Module"]:
+        """The definition a call runs (this module's function, else one of ``world``'s by name) and its module."""
+        name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+        if isinstance(call.func, ast.Name) and name in self.funcs:
+            return self.funcs[name], self
+        if name in self.world:
+            return self.world[name]
+        return None, self
+
+    def _values_of(self, name: str, func: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None, "Module"]]:
         """What ``name`` can hold in ``func``: its assignments there, else (a parameter) its default and the
         arguments of the module's calls of ``func``, else a module constant."""
         if func is not None:
@@ -59,34 +72,40 @@ class Module:
                     continue
                 for t in a.targets:
                     if isinstance(t, ast.Name) and t.id == name:
-                        found.append((a.value, func))
+                        found.append((a.value, func, self))
                     elif isinstance(t, ast.Tuple) and isinstance(a.value, ast.Tuple) and \
                             len(t.elts) == len(a.value.elts):
-                        found += [(v, func) for e, v in zip(t.elts, a.value.elts)
+                        found += [(v, func, self) for e, v in zip(t.elts, a.value.elts)
                                   if isinstance(e, ast.Name) and e.id == name]
+                    elif isinstance(t, ast.Tuple) and isinstance(a.value, ast.Call):  # a, b = helper(...)
+                        at = [i for i, e in enumerate(t.elts) if isinstance(e, ast.Name) and e.id == name]
+                        f, module = self._callee(a.value)
+                        if at and f is not None:
+                            found += [(r.value.elts[at[0]], f, module) for r in ast.walk(f) if isinstance(r, ast.Return)
+                                      and isinstance(r.value, ast.Tuple) and len(r.value.elts) > at[0]]
             if found:
                 return found
             args = func.args  # type: ignore[attr-defined]
             params = [a.arg for a in args.posonlyargs + args.args]
             if name in params + [a.arg for a in args.kwonlyargs]:
                 return self._arguments(name, func, params)
-        return [(v, None) for v in self.consts.get(name, [])]
+        return [(v, None, self) for v in self.consts.get(name, [])]
 
-    def _arguments(self, name: str, func: ast.AST, params: list[str]) -> list[tuple[ast.AST, ast.AST | None]]:
+    def _arguments(self, name: str, func: ast.AST, params: list[str]) -> list[tuple[ast.AST, ast.AST | None, "Module"]]:
         args = func.args  # type: ignore[attr-defined]
-        out: list[tuple[ast.AST, ast.AST | None]] = []
+        out: list[tuple[ast.AST, ast.AST | None, "Module"]] = []
         defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
         defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
         if name in defaults:
-            out.append((defaults[name], None))
+            out.append((defaults[name], None, self))
         for caller in self.funcs.values():
             for call in ast.walk(caller):
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
                         call.func.id == func.name:  # type: ignore[attr-defined]
                     pos = params.index(name) if name in params else None
                     if pos is not None and pos < len(call.args):
-                        out.append((call.args[pos], caller))
-                    out += [(k.value, caller) for k in call.keywords if k.arg == name]
+                        out.append((call.args[pos], caller, self))
+                    out += [(k.value, caller, self) for k in call.keywords if k.arg == name]
         return out
 
 

@@ -427,3 +427,53 @@ def test_a_run_that_lost_a_peer_shows_page_words(tmp_path: Path, monkeypatch) ->
     assert status["code"] == "peer_lost" and "--resume last" in status["reason"]
     shown = run_reason(status, "en")
     assert "Lost contact with another process" in shown and not FLAG.search(shown), shown
+
+
+# A Chinese page shows a run's plain end reason in Chinese too (studio/ui/reason_words.py). The rule, for the whole
+# class: every reason the engine and the job runner can write, read from the source as whole sentences (the helpers
+# that make them followed across modules: end_reason, disk_full_reason, RunDir.stop_reason), comes out of
+# zh_reason with no English left but its runtime values.
+REASON_NAMES = {"oom", "error", "log", "sigkill"}  # the kernel's OOM killer and its signal; error.log, a file
+
+
+def reason_sentences() -> dict[str, list[str]]:
+    """'path:function:line' -> every text the reason written there can be ('X' for a runtime value)."""
+    from source_texts import Module
+    world: dict = {}
+    modules = {}
+    for root in REASON_ROOTS:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            module = Module(ast.parse(path.read_text(encoding="utf-8")), world)
+            modules[path.relative_to(ROOT).as_posix()] = module
+            for name, f in module.funcs.items():
+                world.setdefault(name, (f, module))
+    _, _, reasons = _reason_index()
+    return {where: modules[where.split(":")[0]].texts(expr, func) for where, func, expr, _ in reasons}
+
+
+def test_every_plain_end_reason_has_its_chinese() -> None:
+    from test_ui_zh_page import latin_words
+    from studio.ui.reason_words import zh_reason
+    found = reason_sentences()
+    texts = {t for ts in found.values() for t in ts if t.strip(" .") not in ("", "X")}
+    assert len(texts) >= 20, sorted(texts)  # the scan reads whole sentences (the job runner's composed ones too)
+    english = {t: zh_reason(t) for t in texts if latin_words(zh_reason(t).replace("X", " ")) - REASON_NAMES}
+    assert not english, ("end reasons a Chinese page would show in English (add their phrases to "
+                         "studio/ui/reason_words.REASON_PHRASES):\n" + "\n".join(f"  {k!r} -> {v!r}"
+                                                                                for k, v in english.items()))
+
+
+def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
+    from test_ui_zh_page import latin_words
+    from studio.runs.processes import end_reason
+    from studio.runs.run_dir import RunDir
+    from studio.ui.train_tab import run_reason, status_markdown
+    run = RunDir(tmp_path / "run").ensure()
+    for rc, aborted in ((-9, False), (None, False), (3, False), (0, True)):
+        state, reason = end_reason(run, rc, aborted)
+        snap = {"state": state, "reason": reason, "run": str(run.path)}
+        shown = run_reason(snap, "en")  # the browser's language (zh_page) decides
+        assert not latin_words(shown) - REASON_NAMES and "继续训练" in shown, (reason, shown)
+        assert shown in status_markdown(snap, "en")
+    assert run_reason({"reason": "stopped on request by bob at step 7; resume continues from here"}, "zh") == \
+        "应 bob 的请求在第 7 步停止；按“继续”会从这里接着训练"

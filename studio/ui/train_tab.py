@@ -31,11 +31,16 @@ PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~
 
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
-    engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason."""
+    engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason (in
+    Chinese too: studio/ui/reason_words.py)."""
     if isinstance(snap.get("page_error"), dict):
         from .error_words import from_dict, page_message
         return page_message(from_dict(snap["page_error"]), session_lang(lang))
-    return snap.get("reason") or ""
+    reason = snap.get("reason") or ""
+    if reason and session_lang(lang) == "zh":
+        from .reason_words import zh_reason
+        return zh_reason(reason)
+    return reason
 
 
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StudioError
+from ..notices import Notice
 
 
 @dataclass(frozen=True)
@@ -274,15 +275,16 @@ def template_fix(name: str) -> str:
     return (f"did you mean '{close[0]}'? " if close else "") + f"Built-in templates: {', '.join(TEMPLATE_NAMES)}"
 
 
-def llamafactory_fallback_notice(name: str, tokenizer: Any) -> str | None:
+def llamafactory_fallback_notice(name: str, tokenizer: Any) -> Notice | None:
     """The run-log line for a LLaMA-Factory template name the studio serves with the model's own chat template."""
     if (name or "").lower() not in LLAMAFACTORY_ONLY or not _has_chat_template(tokenizer):
         return None
-    return (f"template: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run uses "
-            "the model's own chat template (as template: auto). Pick a built-in template to fix the format yourself")
+    return Notice(f"template: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run "
+                  "uses the model's own chat template (as template: auto). Pick a built-in template to fix the format "
+                  "yourself", "template_fallback", name=name)
 
 
-def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
+def chat_template_mismatch(name: str, tokenizer: Any) -> Notice | None:
     """A notice when a named built-in renders a prompt differently from the model's own chat template.
 
     Named templates render as LLaMA-Factory renders them (so its files train the same here); 'auto' follows
@@ -296,5 +298,6 @@ def chat_template_mismatch(name: str, tokenizer: Any) -> str | None:
         return None
     if get_template(name, tokenizer).prompt("Hi", system="S") == own:
         return None
-    return (f"template: {name} renders prompts differently from this model's own chat template; the run uses "
-            f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template")
+    return Notice(f"template: {name} renders prompts differently from this model's own chat template; the run uses "
+                  f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template",
+                  "template_mismatch", name=name)

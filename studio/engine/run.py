@@ -17,6 +17,7 @@ from typing import Any
 from ..config.run_config import DEMO_MODEL, RunConfig
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from ..errors import StudioError
+from ..notices import Notice
 from ..models.precision import PrecisionPlan
 from ..workspace import atomic_write_text
 from ..runs.run_dir import DISK_FULL_FIX, RunDir, disk_full_reason
@@ -117,14 +118,15 @@ def parameter_counts(model: Any) -> tuple[int, int]:
     return sum(size(p) for p in params if p.requires_grad), sum(size(p) for p in params)
 
 
-def startup_notices(cfg: RunConfig, device: str) -> list[str]:
+def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
     """What the run log says about keys that do nothing here and where the studio deliberately differs."""
-    out = list(getattr(cfg, "notices", []))
+    out = [Notice(n, "yaml_key", setting=n) for n in getattr(cfg, "notices", [])]  # LLaMA-Factory keys of a YAML
     if cfg.bf16 and device == "cpu":
-        out.append("bf16: true but this machine has no GPU: training in fp32 (LLaMA-Factory refuses bf16 here; "
-                   "the studio runs the file anyway)")
+        out.append(Notice("bf16: true but this machine has no GPU: training in fp32 (LLaMA-Factory refuses bf16 "
+                          "here; the studio runs the file anyway)", "bf16_cpu"))
     if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
-        out.append(f"lora_alpha not set: using 2 x lora_rank = {cfg.effective_lora_alpha} (LLaMA-Factory's rule)")
+        out.append(Notice(f"lora_alpha not set: using 2 x lora_rank = {cfg.effective_lora_alpha} (LLaMA-Factory's "
+                          "rule)", "lora_alpha", alpha=cfg.effective_lora_alpha))
     return out
 
 
@@ -242,9 +244,9 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
     stop = StopRequested(run)
     events = EventCallback(run, stop, is_main=main)
 
-    def notify(message: str) -> None:
-        log.warning(message)
-        events.emit({"type": "notice", "message": message})
+    def notify(message: Notice) -> None:
+        log.warning(message)  # the CLI's words; the event carries the page's form too (studio/notices.py)
+        events.emit({"type": "notice", "message": str(message), **message.page_form()})
 
     def count_tokens(n: int) -> None:
         events.tokens_seen += n
@@ -278,15 +280,18 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
                 if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
-            notify(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only part of "
-                   "the model) learns little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)")
+            notify(Notice(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only "
+                          "part of the model) learns little on it; choose Method: full "
+                          "(presets/recipes/tiny-demo-cpu.yaml)", "tiny_demo_method", method=cfg.finetuning_type))
         if counts["history_masked"]:
-            notify(f"{counts['history_masked']} multi-turn training rows carry loss on their last reply only: the "
-                   f"template '{cfg.template}' (this model's chat template) does not render earlier replies so "
-                   "that their tokens can be found; choose a named template to train every reply")
+            notify(Notice(f"{counts['history_masked']} multi-turn training rows carry loss on their last reply "
+                          f"only: the template '{cfg.template}' (this model's chat template) does not render earlier "
+                          "replies so that their tokens can be found; choose a named template to train every reply",
+                          "history_masked", n=counts["history_masked"], name=cfg.template))
         if counts["truncated"]:
-            notify(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and were "
-                   f"truncated; raise cutoff_len to keep them whole")
+            notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
+                          f"were truncated; raise cutoff_len to keep them whole", "truncated",
+                          n=counts["truncated"], cutoff=cfg.cutoff_len))
     t0 = time.time()
     result = train_or_resume(trainer, checkpoint)
     step = trainer.state.global_step

@@ -22,6 +22,7 @@ import torch
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
+from ..notices import Notice
 from .batching import TokenBudgetBatchSampler
 from .callbacks import DivergenceError, GradNormGuard
 from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
@@ -118,10 +119,11 @@ class StudioTrainer(Trainer):
                 old = self.splits
                 self.splits = max(self.splits, -(-rows // (mid - start)))
                 _free_cache()
-                self.notify(f"Out of memory with {end - start} rows per micro-batch at step "
-                            f"{self.state.global_step + 1}: now {-(-rows // self.splits)} rows x "
-                            f"{self.splits * self.args.gradient_accumulation_steps} accumulation steps "
-                            f"(was {old}); the effective batch is unchanged")
+                now, steps = -(-rows // self.splits), self.splits * self.args.gradient_accumulation_steps
+                self.notify(Notice(f"Out of memory with {end - start} rows per micro-batch at step "
+                                   f"{self.state.global_step + 1}: now {now} rows x {steps} accumulation steps "
+                                   f"(was {old}); the effective batch is unchanged", "oom_split",
+                                   rows=end - start, step=self.state.global_step + 1, now=now, steps=steps))
                 continue
             total = loss if total is None else total + loss
         self._touched = None
@@ -176,8 +178,8 @@ class StudioTrainer(Trainer):
         if mine is None or ref is None or not torch.isfinite(ref) or \
                 abs(float(mine) - float(ref)) > tol * max(1.0, abs(float(ref))):
             self.selective_logits = False
-            self.notify("Logits-only-where-the-loss-is does not apply to this model; training uses the full "
-                        "output layer (same result, slower)")
+            self.notify(Notice("Logits-only-where-the-loss-is does not apply to this model; training uses the "
+                               "full output layer (same result, slower)", "selective_logits_off"))
 
     def _watch_grads(self, model: torch.nn.Module) -> None:
         """Note which parameters' .grad each slice has added to (AccumulateGrad runs once per parameter per

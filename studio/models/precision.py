@@ -24,19 +24,20 @@ from typing import TYPE_CHECKING, Literal
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
+from ..notices import Notice
 
 if TYPE_CHECKING:
     import torch
 
 Dtype = Literal["fp32", "bf16", "fp16"]
 
-PURE_BF16_WARNING = (
+PURE_BF16_WARNING = Notice(
     "pure_bf16 is on: weights, gradients and Adam states are bf16 (8-bit mantissa), so an update smaller than "
     "about 1/256 of a weight rounds away; with a small learning rate (below ~1e-5) much of the model may not "
-    "change at all. Turn pure_bf16 off for fp32 master weights (more memory, same speed)")
+    "change at all. Turn pure_bf16 off for fp32 master weights (more memory, same speed)", "pure_bf16")
 
-PURE_BF16_ON_CPU = ("pure_bf16 is on but this run has no GPU, so it trains in fp32 (as precision auto does on a "
-                    "CPU); set precision: bf16 to train in bf16 on the CPU anyway")
+PURE_BF16_ON_CPU = Notice("pure_bf16 is on but this run has no GPU, so it trains in fp32 (as precision auto does "
+                          "on a CPU); set precision: bf16 to train in bf16 on the CPU anyway", "pure_bf16_cpu")
 
 
 @dataclass(frozen=True)

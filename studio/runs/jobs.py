@@ -208,7 +208,7 @@ class JobRunner:
             "total_steps": last.get("total_steps") or (starts[-1].get("total_steps") if starts else None),
             "epoch": last.get("epoch"), "loss": last.get("loss"), "eta_s": last.get("eta_s"),
             "tokens_per_s": last.get("tokens_per_s"), "mem_gb": last.get("mem_gb"),
-            "events": len(events), "notices": [e["message"] for e in events if e.get("type") == "notice"][-5:],
+            "events": len(events), "notices": [e for e in events if e.get("type") == "notice"][-5:],
             "checkpoint": str(ckpt) if ckpt else None, "final_model": str(run.final_model() or "") or None,
             "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
             "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"),

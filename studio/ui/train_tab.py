@@ -19,6 +19,7 @@ from .auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
+from .notice_words import notice_text
 from .session_lang import session_lang
 from ..workspace import confine
 from .paths import resolve_run_paths
@@ -77,8 +78,8 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
         lines.append(" · ".join(facts))
     if snap.get("reason") and state in ("finished", "aborted", "failed"):
         lines.append(f"**{msg('reason', lang)}:** {run_reason(snap, lang)}")
-    for note in snap.get("notices") or []:
-        lines.append(f"ℹ️ {note}")
+    for note in snap.get("notices") or []:  # in the page's words (fields, not config keys) and language
+        lines.append(f"ℹ️ {notice_text(note, session_lang(lang))}")
     lines.append(f"{msg('folder', lang)}: `{snap['run']}`")
     if snap.get("checkpoint"):
         lines.append(f"{msg('checkpoint', lang)}: `{Path(snap['checkpoint']).name}`")
@@ -161,9 +162,14 @@ def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = 
     progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
     carriage return of a bar is a line of the file) stay in the run folder's stdout.log."""
     lines = []
+    notices = {e.get("message"): e for e in events or [] if e.get("type") == "notice"}
     for raw in text.split("\n"):
         ln = raw.rsplit("\r", 1)[-1].rstrip()  # what a terminal would show after the carriage returns
         if not ln.strip() or _NOISE.match(ln) or _BAR.search(ln):
+            continue
+        said = next((e for m, e in notices.items() if m and ln.endswith(m)), None)
+        if said is not None:  # the engine's notice as logged (config keys): the page's form of it instead
+            lines.append(notice_text(said, session_lang(lang)))
             continue
         m = _PREPARE.match(ln.strip())
         lines.append(_prepare_line(m.group(1), m.group(2), lang) if m else ln)

@@ -34,14 +34,14 @@ def run(model: str, budget: str, out: Path) -> dict:
     from studio.models import zoo
     from studio.autoconfig import detect_hardware, suggest_settings
     from studio.config.run_config import RunConfig
-    from studio.ui.simple import model_choices
+    from studio.ui.model_list import model_choices
     out.mkdir(parents=True, exist_ok=True)
     data = out / "reviews.jsonl"
     if not data.is_file():
         subprocess.run([sys.executable, "-m", "studio", "convert", "studio/assets/sample_reviews.csv", "--out",
                         str(data)], cwd=ROOT, check=True, capture_output=True)
     rows = sum(1 for _ in open(data, encoding="utf-8"))
-    if zoo.is_builtin(model):
+    if zoo.is_builtin(model) and model != "tiny-demo":
         zoo.ensure_prepared(model)  # once per machine; not part of the timed run
     hw = detect_hardware(out)
     changes, _ = suggest_settings(model, rows, "sentiment", hw, budget)

@@ -43,11 +43,6 @@ TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
 LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
              "llama3": "en (+7 more)", "llama-3": "en (+7 more)", "llama2": "en", "llama-2": "en", "mistral": "en",
              "gemma": "en", "phi": "en"}
-# training speed used for the time estimate: effective FLOP/s of dense training (6 x params x tokens)
-CPU_FLOPS = 2e10              # 2 cores, fp32, measured order of magnitude (tiny-demo ~13 s for 4300 rows x 10)
-GPU_FLOPS = 4e13              # ~40% of a 100-TFLOP card in bf16
-OVERHEAD_S = 15               # process start, model build, first checkpoint
-
 
 @dataclass
 class Hardware:
@@ -110,14 +105,6 @@ def model_facts(model: str) -> dict[str, Any]:
         return {}
     return {"params": card.n_params, "languages": LANGUAGES.get(_family(model), "see the model card"),
             "hub_id": card.hub_id or model}
-
-
-def estimate_seconds(n_params: int, n_rows: int, tokens_per_row: int, epochs: float, hw: Hardware,
-                     trainable_share: float = 1.0) -> float:
-    """Rough wall time of a run: 6 x params x tokens FLOPs (4x with frozen weights) at this machine's speed."""
-    per_token = (2 + 4 * trainable_share) * n_params
-    speed = GPU_FLOPS if hw.device == "cuda" else CPU_FLOPS
-    return OVERHEAD_S + per_token * n_rows * tokens_per_row * epochs / speed
 
 
 def _val(n_rows: int | None) -> tuple[float, Reason]:
@@ -305,7 +292,7 @@ def learning_problems(cfg: RunConfig, n_rows: int | None = None) -> list[Reason]
     return out
 
 
-__all__ = ["BUDGETS", "Hardware", "Reason", "detect_hardware", "estimate_seconds", "fit_estimate",
+__all__ = ["BUDGETS", "Hardware", "Reason", "detect_hardware", "fit_estimate",
            "learning_problems", "model_facts", "offload_disk_problem", "suggest_settings"]
 
 

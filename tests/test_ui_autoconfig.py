@@ -224,7 +224,7 @@ def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Pa
 
 def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 28 finding 8: hub models are marked; built-in ones are not; offline says they cannot be had."""
-    from studio.ui.simple import model_choices
+    from studio.ui.model_list import model_choices
 
     def hardware() -> Hardware:
         return Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)

@@ -145,7 +145,8 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
     if main:
         run.stop_flag.unlink(missing_ok=True)
         cfg.save(run.config)
-        run.write_status("starting", pid=os.getpid(), started=time.time(), reason="")
+        run.write_status("starting", pid=os.getpid(), started=time.time(), reason="",
+                         model=cfg.model_name_or_path, finetuning_type=cfg.finetuning_type)
     try:
         if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
             from .nvme import check_nvme_ready
@@ -292,13 +293,19 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
             notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
                           f"were truncated; raise cutoff_len to keep them whole", "truncated",
                           n=counts["truncated"], cutoff=cfg.cutoff_len))
-    t0 = time.time()
+    from ..runs.run_time import cpu_busy, others_between
+    t0, cpu0, busy0 = time.time(), time.process_time(), cpu_busy()
     result = train_or_resume(trainer, checkpoint)
+    # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
+    others = others_between(busy0, cpu_busy(), time.time() - t0, time.process_time() - cpu0)
     step = trainer.state.global_step
     aborted = events.stopped_early
     final_loss = _last_loss(trainer.state.log_history)
     summary: dict[str, Any] = {"step": step, "total_steps": trainer.state.max_steps, "train_loss": result.training_loss,
                                "final_loss": final_loss, "train_seconds": round(time.time() - t0, 2),
+                               # what the next run's time estimate learns from (studio/runs/run_time.py)
+                               "train_started": round(t0, 2), "train_tokens": events.tokens_seen,
+                               "others_load": others,
                                "micro_batch_splits": trainer.splits, **counts}
     evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
     if val and not aborted:

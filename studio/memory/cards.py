@@ -8,6 +8,7 @@ checked against the meta count of the same config in tests/test_estimator_meta.p
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,7 +152,16 @@ def available_cards() -> list[str]:
 
 
 def _card_from_yaml(path: Path) -> ArchCard:
+    """A shipped card; parsed once per file version (every lookup by name scans all cards, and the Model list
+    asks for each of its models on each change of the short form: 7 s of YAML parsing per refresh)."""
+    stat = path.stat()
+    return _parse_card(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_card(file: str, _mtime_ns: int, _size: int) -> ArchCard:
     import yaml
+    path = Path(file)
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     names = {f.name for f in dataclasses.fields(ArchCard)}
     unknown = set(data) - names

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import math
 from typing import Any, Callable, Iterator
 
 import gradio as gr
@@ -53,7 +54,7 @@ def ui_errors(fn: Callable) -> Callable:
 
 
 def fmt_seconds(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return "–"
     s = int(round(seconds))
     if s < 60:

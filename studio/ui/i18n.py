@@ -373,6 +373,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "host_short": ("Host RAM is too small: the offloaded states need {need:.0f} GB, the machine planned for has "
                    "{ram:.0f} GB (Host RAM).", "内存不够：卸载到内存的状态需要 {need:.0f} GB，所规划的机器只有 "
                    "{ram:.0f} GB（内存）。"),
+    "time.total": ("⏱ **About {t} here** ({parts}).", "⏱ **在本机约 {t}**（{parts}）。"),
+    "time.prepare": ("preparing the model once {t}", "首次准备模型 {t}"),
+    "time.start": ("start-up and loading {t}", "启动与加载 {t}"),
+    "time.train": ("training {t}", "训练 {t}"),
+    "time.check": ("checking held-out rows {t}", "检查预留数据 {t}"),
+    "time.save": ("saving {t}", "保存 {t}"),
+    "time.history": ("Speed from your last {n} run(s) of this model here; the Train tab corrects it from the run's "
+                     "own steps.", "速度来自本机最近 {n} 次同一模型的训练；训练页会按实际步速更新剩余时间。"),
+    "time.measured": ("Speed from a short test of this machine (no earlier run of this model here); the Train tab "
+                      "corrects it from the run's own steps.",
+                      "速度来自本机的快速测试（本机还没有训练过这个模型）；训练页会按实际步速更新剩余时间。"),
+    "time.busy": ("The machine is busy now (other work makes it about {x:.1f}x slower).",
+                  "本机正忙（其他任务使训练约慢 {x:.1f} 倍）。"),
     "model.label": ("{name} · {size} parameters · {langs} · about {time} here",
                     "{name} · {size} 参数 · {langs} · 在本机约 {time}"),
     "model.download": (" · ⬇ downloads{size} from the Hugging Face hub first", " · ⬇ 首次使用需从 Hugging Face 下载{size}"),

@@ -23,7 +23,9 @@ from .context import AppContext
 from .i18n import MESSAGES, msg
 from .paths import estimate_paths, resolve_run_paths
 from .uploads import check_data_upload
-from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines, model_choices,
+from .model_list import model_choices
+from .run_estimate import time_line
+from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines,
                      settings_version,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
@@ -208,7 +210,8 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     except StudioError as exc:
         return f"⚠️ {plain(exc.page_message, ctx.lang)}", check_markdown(cfg, ctx)
     panel, no_fit = fit_panel(confined, gpu_mem, ctx.lang, target_ram(ctx, ram))
-    return panel, check_markdown(cfg, ctx, no_fit)
+    timing = time_line(ctx, confined)  # how long on this machine (the confined model folder only)
+    return (f"{panel}\n\n{timing}" if timing else panel), check_markdown(cfg, ctx, no_fit)
 
 
 def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
@@ -257,7 +260,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             gr.Markdown(T("set.simple_intro"))
-            model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang), value=DEMO_MODEL,
+            model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang, ctx=ctx), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
             with gr.Row(equal_height=True):
@@ -354,7 +357,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         if not path:
             return gr.skip(), gr.skip(), gr.skip()
         folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
-        return gr.update(choices=model_choices(hw, None, task_v, lang, folder), value=folder), folder, text
+        return gr.update(choices=model_choices(hw, None, task_v, lang, folder, ctx=ctx), value=folder), folder, text
 
     gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
                    api_name="upload_gguf").success(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
@@ -368,7 +371,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def download_model(model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
         """The explicit download of a built-in model's file (its size is on the button)."""
         text = model_download.download(model_v, lang, progress=lambda f, m: progress(f, desc=m))
-        return (gr.update(choices=model_choices(hw, None, task_v, lang, model_v), value=model_v), text,
+        return (gr.update(choices=model_choices(hw, None, task_v, lang, model_v, ctx=ctx), value=model_v), text,
                 gr.update(**model_download.button(model_v, lang)))
 
     get_btn.click(owner_only(download_model), [model_pick, task], [model_pick, get_info, get_btn],
@@ -377,6 +380,15 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     for comp in (model_pick, task, budget):
         comp.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
     data_pick.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
+
+    def relabel(model_v: str | None, task_v: str, budget_v: str, data_v: str | None) -> Any:
+        """The Model list's times follow the task, the time budget and the chosen data."""
+        info = dataset_info(ctx, data_v)
+        return gr.update(choices=model_choices(hw, info and info["rows"], task_v, ctx.lang, model_v, ctx=ctx,
+                                               dataset=data_v, budget=budget_v))
+
+    for comp in (task, budget, data_pick):
+        comp.input(relabel, short, model_pick, api_visibility="private", show_progress="hidden")
 
     def pick_dataset(path: str | None) -> tuple[Any, Any]:
         """A dataset just converted on the Data tab: list it, choose it, take its task, derive again."""
@@ -393,7 +405,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         info = dataset_info(ctx, cfg.get("dataset"))
         data_value = info["path"] if info else None
         model_v = cfg.get("model_name_or_path") or DEMO_MODEL
-        return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v),
+        return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v,
+                                                         ctx=ctx, dataset=data_value, budget=choices["budget"]),
                                    value=model_v), choices["task"], choices["budget"],
                          gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
                          gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, estimate_seconds, learning_problems, model_facts,
+from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_problems, model_facts,
                           suggest_settings)
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
@@ -28,7 +28,6 @@ from .model_download import availability_note
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
 CATALOG_FILE = "studio_datasets.json"  # in the data folder: task and rows of each dataset converted in the page
-TOKENS_PER_ROW = {"sentiment": 60, "instruction": 300, "chat": 600}
 
 
 def hardware(ctx: AppContext) -> Hardware:
@@ -42,38 +41,6 @@ def hardware_line(hw: Hardware, lang: str) -> str:
     if hw.device == "cpu":
         return msg("hw.cpu", lang, ram=hw.ram_gb or 0)
     return msg("hw.gpu", lang, gpu=hw.gpu_gb, ram=hw.ram_gb or 0)
-
-
-# ---------------------------------------------------------------- models
-def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str,
-                  extra: str | None = None) -> list[tuple[str, str]]:
-    """(label, value) for every model the estimator knows: size, languages and a time estimate here."""
-    out = []
-    for name in forms.WIDGET_CHOICES["model_name_or_path"]():
-        facts = model_facts(name)
-        if not facts:
-            out.append((name, name))
-            continue
-        if facts.get("sec_per_step") and hw.device == "cpu":  # measured on a 2-core CPU (studio/models/zoo.py)
-            # sec_per_step is one batch of 8 rows; the derived plan (autoconfig) makes two passes over the 90% of
-            # rows it trains on, plus about a minute to load, check on the held-out rows and save
-            seconds = 60 + facts["sec_per_step"] * -(-int((n_rows or 400) * 0.9) // 8) * 2
-        else:
-            seconds = estimate_seconds(facts["params"], n_rows or 400, TOKENS_PER_ROW.get(task, 300),
-                                       10 if name == DEMO_MODEL else 2, hw,
-                                       trainable_share=1.0 if name == DEMO_MODEL else 0.0)
-        size = _size(facts["params"])
-        label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang), time=fmt_seconds(seconds))
-        out.append((label + availability_note(name, lang, facts.get("params")), name))
-    if extra and extra not in [v for _, v in out]:
-        out.append((extra, extra))
-    return out
-
-
-def _size(n: int) -> str:
-    if n >= 1e9:
-        return f"{n / 1e9:.1f} B"
-    return f"{n / 1e6:.1f} M"
 
 
 # ---------------------------------------------------------------- datasets

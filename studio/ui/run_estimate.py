@@ -29,12 +29,6 @@ def _rows(path: str, mtime: float, size: int) -> tuple[dict[str, Any], ...]:
     return tuple(load_rows(path))
 
 
-@lru_cache(maxsize=3)
-def _tokenizer(folder: str) -> Any:
-    from transformers import AutoTokenizer
-    return AutoTokenizer.from_pretrained(folder)
-
-
 def _model_folder(model: str) -> tuple[Path | None, float]:
     """(a local folder holding the model's tokenizer, CPU-seconds of preparation still to do)."""
     from ..models import zoo
@@ -52,11 +46,17 @@ def _model_folder(model: str) -> tuple[Path | None, float]:
 
 
 def _card(cfg: RunConfig, folder: Path | None) -> Any:
+    """A built-in model's shipped card (no transformers import in the server for the Model list); a local
+    folder's own config.json otherwise."""
     from ..memory.cards import load_card
+    from ..models import zoo
+    name = cfg.model_name_or_path.strip()
+    if zoo.is_builtin(name) or folder is None:
+        return load_card(name)
     try:
-        return load_card(str(folder) if folder else cfg.model_name_or_path)
+        return load_card(str(folder))
     except StudioError:
-        return load_card(cfg.model_name_or_path)
+        return load_card(name)
 
 
 def rows_for(ctx: AppContext, dataset: str | None, task: str, n_rows: int | None = None) -> list[dict[str, Any]]:
@@ -109,7 +109,7 @@ def _estimate(cfg: RunConfig, rows: list[dict[str, Any]], device: str, runs_root
     if folder is not None and not (rows and rows[0].get(PLACEHOLDER)):
         try:
             with _lock:
-                tok = _tokenizer(str(folder))
+                tok = run_time.tokenizer(str(folder))
         except Exception:  # noqa: BLE001 - a folder without a usable tokenizer: the character rule counts instead
             tok = None
     with _lock:

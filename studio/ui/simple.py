@@ -14,16 +14,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_problems, model_facts,
+from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_problems,
                           suggest_settings)
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
 from . import forms
-from .common import fmt_seconds
 from .context import AppContext
-from .i18n import FIELD_LABELS, MESSAGES, msg, model_langs
-from .model_download import availability_note
+from .i18n import FIELD_LABELS, MESSAGES, msg
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)

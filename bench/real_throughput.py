@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import (TrainTimer, ab_parser, median, paired_ratios, plain_pad_collate,
-                          print_machine, run_arms, run_as_child, studio_row_lengths, table, write_jsonl)
+                          print_machine, run_arms, run_as_child, run_child, studio_row_lengths, table, write_jsonl)
 
 RECIPES = {"smollm2-135m-instruct": ROOT / "presets/recipes/smollm2-135m-lora-cpu.yaml",
            "gemma3-270m": ROOT / "presets/recipes/gemma3-270m-lora-cpu.yaml"}
@@ -89,6 +89,55 @@ def real_reviews(n: int, seed: int = 0) -> tuple[list[dict[str, str]], str]:
     pairs = corpus + sample[: n - len(corpus)]
     rng.shuffle(pairs)
     return [{"instruction": INSTRUCTION, "input": t, "output": lab} for t, lab in pairs], source
+
+
+def held_out_reviews(train: list[dict[str, str]], n: int, seed: int = 1) -> list[dict[str, str]]:
+    """``n`` rows from the same two sources that share no text with ``train`` (the quality check after training)."""
+    seen = {r["input"] for r in train}
+    pool, _ = real_reviews(len(train) + 4 * n, seed=seed)
+    held = [r for r in pool if r["input"] not in seen][:n]
+    if len(held) < n:
+        raise ValueError(f"only {len(held)} held-out rows outside the {len(train)} training rows, {n} asked for")
+    return held
+
+
+def held_out_quality(model_dir: str, adapter_dir: str | None, rows: list[dict[str, str]], cutoff: int
+                     ) -> dict[str, Any]:
+    """Every arm's model judged by the same code (this file runs in both venvs): the base model in fp32 plus the
+    adapter the arm saved, one row at a time (no padding), logits only at the answer (``logits_to_keep``, an int:
+    the last positions). Held-out loss: mean cross-entropy of the answer tokens (label + EOS) under the studio
+    template; accuracy: the label whose first token scores higher where the answer starts."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if adapter_dir:
+        from peft import PeftModel
+        model = PeftModel.from_pretrained(model, adapter_dir)
+    model.eval()
+    labels = sorted({r["output"] for r in rows})
+    first = {lab: tok.encode(lab, add_special_tokens=False)[0] for lab in labels}
+    if len(set(first.values())) != len(labels):
+        raise ValueError(f"labels {labels} share their first token: accuracy by first token cannot tell them apart")
+    nll, n_tok, correct = 0.0, 0, 0
+    with torch.no_grad():
+        for r in rows:
+            enc = encode_plain(tok, r, cutoff)
+            n_ans = sum(1 for x in enc["labels"] if x != -100)
+            ids = torch.tensor([enc["input_ids"]])
+            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids), logits_to_keep=n_ans + 1).logits[0]
+            logits = logits[-(n_ans + 1):].float()  # position L-n_ans-1 predicts the first answer token
+            target = torch.tensor(enc["input_ids"][-n_ans:])
+            nll += float(torch.nn.functional.cross_entropy(logits[:-1], target, reduction="sum"))
+            n_tok += n_ans
+            correct += max(labels, key=lambda lab: float(logits[0, first[lab]])) == r["output"]
+    return {"held_loss": nll / max(n_tok, 1), "held_acc": correct / len(rows), "held_rows": len(rows)}
+
+
+def _with_quality(spec: dict[str, Any], result: dict[str, Any], adapter_dir: str | None) -> dict[str, Any]:
+    """``result`` (speed and memory, already taken) plus the held-out quality of the adapter the arm saved."""
+    rows = [json.loads(x) for x in Path(spec["held"]).read_text(encoding="utf-8").splitlines() if x]
+    return {**result, **held_out_quality(spec["model_dir"], adapter_dir, rows, spec["cutoff_len"])}
 
 
 def encode_plain(tok: Any, r: dict[str, str], cutoff: int) -> dict[str, list[int]]:
@@ -138,9 +187,10 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
             f"seed={spec['seed']}"]
     cfg = RunConfig.load(spec["recipe"], over)
     summary = run_training(cfg)
-    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
-            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
-            "dynamic_batching": cfg.dynamic_batching, "selective_logits": cfg.selective_logits}
+    result = {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
+              "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
+              "dynamic_batching": cfg.dynamic_batching, "selective_logits": cfg.selective_logits}
+    return _with_quality(spec, result, str(Path(spec["out"]) / "adapter"))
 
 
 def derived_arm(spec: dict[str, Any]) -> dict[str, Any]:
@@ -158,10 +208,11 @@ def derived_arm(spec: dict[str, Any]) -> dict[str, Any]:
     cfg = RunConfig(**{k: v for k, v in changes.items() if k in RunConfig.__dataclass_fields__})
     timer = TrainTimer()
     summary = run_training(cfg)
-    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
-            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
-            "plan": {k: changes.get(k) for k in ("lora_rank", "per_device_train_batch_size", "dynamic_batching",
-                                                  "gradient_checkpointing", "gradient_accumulation_steps")}}
+    result = {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": summary["step"], "final_loss": summary["final_loss"],
+              "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": spec["studio_tokens"],
+              "plan": {k: changes.get(k) for k in ("lora_rank", "per_device_train_batch_size", "dynamic_batching",
+                                                    "gradient_checkpointing", "gradient_accumulation_steps")}}
+    return _with_quality(spec, result, str(Path(spec["out"]) / "adapter"))
 
 
 def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
@@ -188,9 +239,13 @@ def plain_arm(spec: dict[str, Any], savvy: bool) -> dict[str, Any]:
     timer = TrainTimer()
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": trainer.state.global_step, "final_loss": losses[-1],
-            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(),
-            "tokens": sum(len(f["input_ids"]) for f in train)}
+    result = {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": trainer.state.global_step, "final_loss": losses[-1],
+              "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(),
+              "tokens": sum(len(f["input_ids"]) for f in train)}
+    if not spec.get("held"):  # bench/gpu_real_lora.py: speed only
+        return result
+    trainer.save_model(str(Path(spec["out"]) / "adapter"))
+    return _with_quality(spec, result, str(Path(spec["out"]) / "adapter"))
 
 
 def _lf_row_tokens(row: dict[str, Any]) -> int:
@@ -259,16 +314,20 @@ def lf_arm(spec: dict[str, Any], neat: bool) -> dict[str, Any]:
              "plot_loss": False, "disable_tqdm": True, "use_cpu": True,
              **({"packing": True, "neat_packing": True} if neat else grouping)})
     import llamafactory
-    return {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": seen["steps"], "final_loss": seen["losses"][-1],
-            "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": seen["tokens"],
-            "label_tokens": seen["label_tokens"], "lf_rows": seen["rows"], "rows_identical": seen.get("rows_identical"),
-            "versions": f"llamafactory {llamafactory.__version__}, torch {torch.__version__}, "
-                        f"transformers {transformers.__version__}"}
+    result = {"train_s": timer.wall, "cpu_s": timer.cpu, "steps": seen["steps"], "final_loss": seen["losses"][-1],
+              "child_cpu_s": _child_cpu(), "peak_rss_gib": _peak_rss_gib(), "tokens": seen["tokens"],
+              "label_tokens": seen["label_tokens"], "lf_rows": seen["rows"],
+              "rows_identical": seen.get("rows_identical"),
+              "versions": f"llamafactory {llamafactory.__version__}, torch {torch.__version__}, "
+                          f"transformers {transformers.__version__}"}
+    return _with_quality(spec, result, spec["out"])  # run_exp's sft workflow saves the adapter in output_dir
 
 
 def child(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     torch.set_num_threads(1)
+    if name == "base":  # the model before any training: what every arm's held-out quality starts from
+        return _with_quality(spec, {}, None)
     if name in LF_ARMS:
         return lf_arm(spec, neat=name == "lf_neat")
     if name == "derived":
@@ -300,18 +359,24 @@ def lf_python_ok(python: str) -> str | None:
 
 
 def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root: Path, repeats: int,
-                arms: list[str] | None = None, pythons: dict[str, str] | None = None
-                ) -> dict[str, list[dict[str, Any]]]:
+                arms: list[str] | None = None, pythons: dict[str, str] | None = None,
+                held_rows: list[dict] | None = None) -> dict[str, list[dict[str, Any]]]:
     arms = arms or ARMS
     root.mkdir(parents=True, exist_ok=True)
     data = write_jsonl(root / "train.jsonl", rows)
+    held = write_jsonl(root / "held.jsonl", held_rows or [])
     spec = {"model_dir": str(model_dir), "model_name": name, "rows": len(rows), "data": str(data), "recipe": str(recipe),
-            "lf_dataset_dir": str(write_lf_dataset(root / "lf_data", rows)), **TRAIN}
+            "lf_dataset_dir": str(write_lf_dataset(root / "lf_data", rows)), "held": str(held) if held_rows else "",
+            **TRAIN}
     lengths = sorted(studio_row_lengths({**spec, "seed": TRAIN["seed"]}))
     spec["studio_tokens"] = sum(lengths)
     print(f"\n## {name}: {len(lengths)} rows, {sum(lengths)} non-pad tokens per epoch (studio tokenization), "
           f"row length median {lengths[len(lengths) // 2]}, mean {statistics.mean(lengths):.1f}, max {lengths[-1]}; "
           f"load average before {os.getloadavg()[0]:.2f}", flush=True)
+    if held_rows:
+        base = run_child(Path(__file__), "base", {**spec, "out": str(root / "base")}, threads=1)
+        print(f"  before training: held-out accuracy {base['held_acc']:.3f}, held-out answer loss "
+              f"{base['held_loss']:.4f} ({base['held_rows']} rows)", flush=True)
 
     def each(i: int, arm: str, r: dict[str, Any]) -> None:
         r["cpu_tok_s"], r["tok_s"] = r["tokens"] / r["cpu_s"], r["tokens"] / r["train_s"]
@@ -322,7 +387,8 @@ def bench_model(name: str, model_dir: Path, recipe: Path, rows: list[dict], root
         print(f"  run {i + 1}: {arm:7s} {r['steps']} steps {r['tokens']} tok  train {r['train_s']:7.1f} s wall "
               f"{r['cpu_s']:7.1f} s CPU  {r['cpu_tok_s']:7.1f} tok/CPU-s  child CPU {r['child_cpu_s']:6.1f} s  "
               f"peak RSS {r['peak_rss_gib']:.2f} GiB  final loss {r['final_loss']:.4f}  "
-              f"load {os.getloadavg()[0]:.2f}{lf}", flush=True)
+              + (f"held-out acc {r['held_acc']:.3f} loss {r['held_loss']:.4f}  " if "held_acc" in r else "")
+              + f"load {os.getloadavg()[0]:.2f}{lf}", flush=True)
     results = run_arms(Path(__file__), arms, repeats, lambda i, arm: {**spec, "out": str(root / f"run{i}-{arm}")},
                        each, threads=1, pythons=pythons)
     toks = {r["tokens"] for rs in results.values() for r in rs}
@@ -337,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = ab_parser(__doc__, "unused (the one size is the full one)", "runs per arm (default 2: ABBA)", threads=False)
     ap.add_argument("--models", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     ap.add_argument("--rows", type=int, default=64, help="training rows (default 64 = 8 steps of batch 8)")
+    ap.add_argument("--held", type=int, default=96,
+                    help="held-out rows judged after each arm's training (default 96; 0: speed only)")
     ap.add_argument("--model-cache", help="prepared model folders (default: $STUDIO_MODEL_CACHE or the user cache)")
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS, help=f"arms to run (default: all, {ARMS})")
     ap.add_argument("--lf-python", default=LF_PYTHON,
@@ -366,11 +434,12 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         from studio.models.zoo import ensure_prepared
         rows, source = real_reviews(a.rows)
-        print(f"data: {source}")
+        held = held_out_reviews(rows, a.held) if a.held else []
+        print(f"data: {source}; held out: {len(held)} other rows of the same sources (no text in both)")
         for name in a.models:
             folder = ensure_prepared(name, a.model_cache)
             all_results[name] = bench_model(name, folder, RECIPES[name], rows, root / name, repeats, arms,
-                                            {arm: a.lf_python for arm in LF_ARMS})
+                                            {arm: a.lf_python for arm in LF_ARMS}, held)
     after = os.getloadavg()
     print(f"\nuptime load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}\n")
     label = {"studio": "studio, shipped recipe (dynamic batching + selective logits)",
@@ -385,11 +454,15 @@ def main(argv: list[str] | None = None) -> int:
             out.append([name, label[arm], len(rs), rs[0]["steps"], rs[0]["tokens"],
                         median([r["cpu_tok_s"] for r in rs]), median([r["train_s"] for r in rs]),
                         median([r["child_cpu_s"] for r in rs]), median([r["peak_rss_gib"] for r in rs]),
-                        median([r["final_loss"] for r in rs])])
+                        median([r["final_loss"] for r in rs]),
+                        " / ".join(f"{r['held_acc']:.3f}" for r in rs if "held_acc" in r) or "-",
+                        " / ".join(f"{r['held_loss']:.4f}" for r in rs if "held_loss" in r) or "-"])
     for arm in lf_missing or []:
-        out.append(["(any)", label[arm], "-", "-", "-", f"not run: not installed ({a.lf_python})", "-", "-", "-", "-"])
+        out.append(["(any)", label[arm], "-", "-", "-", f"not run: not installed ({a.lf_python})", "-", "-", "-", "-",
+                    "-", "-"])
     print(table(["model", "arm", "runs", "steps", "tokens", "median tok/CPU-s", "median train wall s",
-                 "median child CPU s", "median peak RSS GiB", "median final loss"], out))
+                 "median child CPU s", "median peak RSS GiB", "median final loss", "held-out acc (each run)",
+                 "held-out answer loss (each run)"], out))
     for name, results in all_results.items():
         for num in [arm for arm in ("studio", "derived") if arm in results]:
             for den in [arm for arm in ("plain", "savvy", "lf", "lf_neat") if arm in results]:

@@ -8,7 +8,7 @@ rows tokenized by the model's tokenizer, the load now), then trained with ``pyth
 the first estimate has no earlier run here (the matmul test), the next ones learn from the runs before them.
 
     python bench/estimate_accuracy.py --models tiny-demo smollm2-135m-instruct gemma3-270m --budget quick \\
-        --repeat 2 --out /tmp/estimate
+        --repeat 2 --out /tmp/estimate [--data sample|corpora]
 
 Run it alone on the machine (the estimate and the runs both read the load).
 """
@@ -28,17 +28,34 @@ sys.path.insert(0, str(ROOT))
 from bench.common import time_v_report  # noqa: E402
 
 
-def one(model: str, budget: str, out: Path, runs: Path, i: int) -> dict:
+def dataset_csv(kind: str, out: Path) -> Path:
+    """The rows the page would be given: the 427 sample reviews, or ``corpora``: 160 real reviews from the package
+    corpora of bench/review_corpora.py (80 English movie reviews, hundreds of tokens each, and 80 Chinese shop
+    reviews): other lengths and languages than the sample the estimate's constants were set on."""
+    if kind == "sample":
+        return ROOT / "studio/assets/sample_reviews.csv"
+    import csv
+    from bench.review_corpora import build
+    path = out / "corpora.csv"
+    rows = build(80, 2, seed=11)["train"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=["text", "label"])
+        w.writeheader()
+        w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
+    return path
+
+
+def one(model: str, budget: str, out: Path, runs: Path, i: int, source: Path) -> dict:
     from studio.autoconfig import detect_hardware, suggest_settings
     from studio.config.run_config import RunConfig
     from studio.data.dataset import load_rows
     from studio.models import zoo
     from studio.runs import run_time
     from studio.ui.run_estimate import _estimate
-    data = out / "reviews.jsonl"
+    data = out / f"{source.stem}.jsonl"
     if not data.is_file():
-        subprocess.run([sys.executable, "-m", "studio", "convert", "studio/assets/sample_reviews.csv", "--out",
-                        str(data)], cwd=ROOT, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "studio", "convert", str(source), "--out", str(data)], cwd=ROOT,
+                       check=True, capture_output=True)
     rows = load_rows(str(data))
     if zoo.is_builtin(model) and model != "tiny-demo":
         zoo.ensure_prepared(model)  # the preparation's own estimate is checked by the Model list, not here
@@ -75,15 +92,18 @@ def main() -> None:
     ap.add_argument("--budget", default="quick", choices=["quick", "balanced", "best"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", default="/tmp/estimate")
+    ap.add_argument("--data", default="sample", choices=["sample", "corpora"],
+                    help="sample: the 427 sample reviews; corpora: 160 package reviews (long English, short Chinese)")
     a = ap.parse_args()
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    source = dataset_csv(a.data, out)
     print(f"load average at the start: {os.getloadavg()}", flush=True)
     for model in a.models:
         runs = out / f"runs-{model}-{a.budget}"
         shutil.rmtree(runs, ignore_errors=True)   # the first estimate of each model has no history here
         for i in range(a.repeat):
-            print("BENCH_RESULT " + json.dumps(one(model, a.budget, out, runs, i)), flush=True)
+            print("BENCH_RESULT " + json.dumps(one(model, a.budget, out, runs, i, source)), flush=True)
     print(f"load average at the end: {os.getloadavg()}", flush=True)
 
 

@@ -168,7 +168,9 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
             kinds = {"outside path": kinds["outside path"]}
         for dep in deps:
             fn, trigger = dep["id"], (dep.get("targets") or [[None]])[0][0]
-            for kind, value in kinds.items():
+            refused_first = who == "viewer" and dep.get("api_name") in OWNER_ACTIONS
+            # a viewer's owner action is refused at queue/join, before any value is read: one value shows it
+            for kind, value in ({"outside path": kinds["outside path"]} if refused_first else kinds).items():
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
                 try:
                     status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)

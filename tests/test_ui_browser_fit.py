@@ -31,6 +31,10 @@ def page(tmp_path: Path) -> Iterator[Any]:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             pg = browser.new_page(viewport={"width": 1400, "height": 1400}, locale="en-US")
+            joins: list[float] = []  # when the page asked the server to run an event (test_ui_events.py)
+            pg.on("request", lambda r: joins.append(time.time()) if r.method == "POST" and "queue/join" in r.url
+                  else None)
+            pg.joins = joins  # type: ignore[attr-defined]
             pg.set_default_timeout(60_000)
             pg.goto(srv.url)
             pg.get_by_role("tab", name="2. Settings").click()
@@ -105,11 +109,13 @@ def test_llama2_7b_on_a_24_gb_card(page: Any) -> None:
     from playwright.sync_api import expect
     type_number(page, "gpu-mem", 24)
     type_number(page, "host-ram", 64)
+    before = steady(page)["fit"]
     pick = page.locator("#simple-model input")
     pick.click()
     pick.fill("llama2-7b")
     page.get_by_role("option", name=re.compile(r"^llama2-7b")).first.click()
     expect(page.locator("#field-model_name_or_path input")).to_have_value("llama2-7b")
+    changed(page, before)
     shown = steady(page)
     verdict = one_verdict(shown)
     assert "/ 24 GB" in shown["fit"]
@@ -120,11 +126,13 @@ def test_llama3_70b_on_80_gb_with_512_gb_of_host_ram(page: Any, tmp_path: Path) 
     from playwright.sync_api import expect
     type_number(page, "gpu-mem", 80)
     type_number(page, "host-ram", 512)
+    before = steady(page)["fit"]
     plan = tmp_path / "llama3-70b-full.yaml"
     plan.write_text("model_name_or_path: llama3-70b\nfinetuning_type: full\ngradient_checkpointing: false\n",
                     encoding="utf-8")
     page.locator("#yaml-in input[type=file]").set_input_files(str(plan))
     expect(page.locator("#field-model_name_or_path input")).to_have_value("llama3-70b")
+    changed(page, before)
     shown = steady(page)
     assert one_verdict(shown) == "no" and "/ 80 GB" in shown["fit"] and "/ 512.0 GB" in shown["fit"], shown
     # full training: ZeRO-3 offload moves the states to host RAM, and says how much it needs (more than 512 GB)
@@ -138,3 +146,6 @@ def test_llama3_70b_on_80_gb_with_512_gb_of_host_ram(page: Any, tmp_path: Path) 
     changed(page, shown["fit"])  # a slow machine can take longer than steady()'s 1.5 s to start redrawing
     after = steady(page)
     assert one_verdict(after) == "fits", after
+    quiet_since = time.time()
+    page.wait_for_timeout(4000)  # settled: no event keeps re-triggering another (it did, twice a second, for ever)
+    assert [t for t in page.joins if t >= quiet_since] == [], "the page kept sending events after Apply"

@@ -347,8 +347,9 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     chat_send.click(chat_handler, chat_inputs, [message, chatbot], api_visibility="private")
     stop_chat.click(stop_chat_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    # a run pick has several cheap listeners: "multiple", as no two "always_last" listeners may share a change
     run.change(defaults_updates, run, [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
-               api_visibility="private", show_progress="hidden")
+               api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
     with gr.Accordion(T("ev.batch"), open=False):
         # its own label: the same one on both boxes sent a first upload into the wrong one (issue 28 finding 9)
@@ -380,7 +381,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                      [run, merge, overwrite, export_name, export_format], [export_info, exported],
                      api_name="export_run").success(
         links_for, exported, export_file, api_visibility="private")
-    run.change(merge_visible, [run, export_format], merge, api_visibility="private")
+    run.change(merge_visible, [run, export_format], merge, api_visibility="private", trigger_mode="multiple")
     export_format.change(merge_visible, [run, export_format], merge, api_visibility="private")
     share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
 

@@ -315,7 +315,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             (args[:-1], args[-1], None)
         return on_change(ctx, list(values), card, ram)
 
-    gr.on([c.change for c in comps] + [gpu_mem.change, host_ram.change], refresh, comps + [gpu_mem, host_ram],
+    # the one "always_last" listener of the form's changes: Gradio 6.31's page re-sends a deferred change to every
+    # listener of that change, so two such listeners re-trigger each other for ever (test_ui_events.py);
+    # keeping the settings follows it with .then below
+    estimate = gr.on([c.change for c in comps] + [gpu_mem.change, host_ram.change], refresh, comps + [gpu_mem, host_ram],
           [fit, check],
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
     short = [model_pick, task, budget, data_pick]
@@ -323,8 +326,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def demo_note_visible(model_v: str | None) -> Any:
         return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # issue 28 finding 9: it stayed for Gemma
 
-    form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,
-                                      api_visibility="private", show_progress="hidden")
+    form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,  # cheap: "multiple"
+                                      api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 
@@ -341,8 +344,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     # every change of the form is kept for this login (a reload or another browser restores it); a page
     # loaded before the last save does not overwrite it
-    gr.on([c.change for c in comps] + [task.change, budget.change, gpu_mem.change, host_ram.change], remember,
-          [loaded, task, budget, gpu_mem, host_ram] + comps, loaded, api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    keep = [loaded, task, budget, gpu_mem, host_ram] + comps
+    estimate.then(remember, keep, loaded, api_visibility="private", show_progress="hidden")
+    gr.on([task.change, budget.change], remember, keep, loaded, api_visibility="private", trigger_mode="always_last",
+          show_progress="hidden")
 
     @ui_errors
     def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list[Any]:

@@ -222,7 +222,9 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
     def on_stop_demo(run: str | None) -> str:
         return stop_demo(ctx, run, lang)
 
-    run_dropdown.change(lambda r: command_markdown(ctx, r, lang), run_dropdown, command, api_visibility="private")
+    # the Evaluate tab's run pick: its cheap listeners are "multiple", none "always_last" (test_ui_events.py)
+    run_dropdown.change(lambda r: command_markdown(ctx, r, lang), run_dropdown, command, api_visibility="private",
+                        trigger_mode="multiple")
     start.click(owner_only(on_start), run_dropdown, status, api_name="start_demo")
     stop.click(owner_only(on_stop_demo), run_dropdown, status, api_name="stop_demo")
     return {"command": command, "start": start, "stop": stop, "status": status}

@@ -35,9 +35,13 @@ DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_
 # pretrained models: LoRA with the usual starting points (LLaMA-Factory / QLoRA paper defaults)
 LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
 LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
+# on a CPU, time is what runs out: rank 16 made each step ~12% slower than rank 8 on the built-in models for no
+# better held-out loss at equal tokens (issue 27, docs/BENCHMARKS.md section 1)
+CPU_LORA_RANK = {"quick": 8, "balanced": 8, "best": 16}
 CUTOFF = {"sentiment": 256, "instruction": 1024, "chat": 2048}
 CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch
 EFFECTIVE_BATCH = 16          # updates average this many rows (batch x accumulation)
+MIN_UPDATES_PER_PASS = 8      # ...unless the data is small: 64 rows in updates of 16 made 5 steps and a worse model
 VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
 TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
 LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
@@ -156,7 +160,7 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
         ]
         batch, accum = 16, 1
     else:
-        changes.update(_lora_plan(model, task, hardware, budget, reasons))
+        changes.update(_lora_plan(model, task, hardware, budget, reasons, train_rows))
         batch, accum = changes["per_device_train_batch_size"], changes["gradient_accumulation_steps"]
     reasons.append(val_reason)
     # A real model: rows of similar length share a micro-batch filled up to a token budget, so little of a step
@@ -177,12 +181,16 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     return changes, reasons
 
 
-def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[Reason]) -> dict[str, Any]:
+def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[Reason],
+               train_rows: int = 400) -> dict[str, Any]:
     """LoRA (QLoRA when 16-bit weights do not fit the card) with the largest batch that fits."""
     cutoff = CUTOFF.get(task, 1024)
     if hw.device == "cpu":
         cutoff = min(cutoff, CPU_CUTOFF_CAP)
-    rank = LORA_RANK[budget]
+    rank = (CPU_LORA_RANK if hw.device == "cpu" else LORA_RANK)[budget]
+    if hw.device == "cpu" and rank < LORA_RANK[budget]:
+        reasons.append(Reason("lora_rank", "cpu_rank", f"LoRA rank {rank}: on a CPU a larger rank makes every step "
+                              "slower for no measured gain", {"rank": rank}))
     # lora_dropout 0 (peft's and LLaMA-Factory's default): 0.05 made each CPU step 40-48% slower for no measured
     # gain on the built-in models (docs/BENCHMARKS.md section 6)
     plan: dict[str, Any] = dict(model_name_or_path=model, finetuning_type="lora", lora_rank=rank, lora_alpha=2 * rank, lora_target="all",
@@ -213,10 +221,19 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
                               "memory panel", {"where": where}))
     else:
         batch, ckpt = fitted
+    # updates average EFFECTIVE_BATCH rows, fewer when that would leave under MIN_UPDATES_PER_PASS updates per pass
+    rows = min(EFFECTIVE_BATCH, max(batch, train_rows // MIN_UPDATES_PER_PASS))
+    accum = max(1, rows // batch)
+    if fitted is not None and rows < EFFECTIVE_BATCH:
+        reasons.append(Reason("gradient_accumulation_steps", "small_data", f"{batch} rows per step and updates of "
+                              f"{batch * accum} rows: {train_rows} training rows make at least "
+                              f"{MIN_UPDATES_PER_PASS} updates per pass", {"batch": batch, "rows": batch * accum,
+                                                                           "n": train_rows,
+                                                                           "k": MIN_UPDATES_PER_PASS}))
+    elif fitted is not None:
         reasons.append(Reason("per_device_train_batch_size", "batch", f"{batch} rows per step fit the memory; updates "
-                              f"still average {EFFECTIVE_BATCH} rows", {"batch": batch, "rows": EFFECTIVE_BATCH}))
-    plan.update(per_device_train_batch_size=batch, gradient_accumulation_steps=max(1, EFFECTIVE_BATCH // batch),
-                gradient_checkpointing=ckpt)
+                              f"still average {batch * accum} rows", {"batch": batch, "rows": batch * accum}))
+    plan.update(per_device_train_batch_size=batch, gradient_accumulation_steps=accum, gradient_checkpointing=ckpt)
     if ckpt:
         reasons.append(Reason("gradient_checkpointing", "ckpt", "gradient checkpointing on: it trades ~30% speed for "
                               "much less memory"))

@@ -239,3 +239,26 @@ def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.Monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))
     assert all("not on this machine" in labels[v] for v in hub)
+
+
+def test_small_data_still_makes_enough_updates_per_pass() -> None:
+    """Issue 27: 64 rows in updates of 16 rows made 5 optimizer steps and a worse held-out loss than 8 steps of 8;
+    the plan lowers the update size so every pass makes at least MIN_UPDATES_PER_PASS updates."""
+    from studio.autoconfig import EFFECTIVE_BATCH, MIN_UPDATES_PER_PASS
+    for rows in (20, 64, 130, 400, 5000):
+        changes, reasons = suggest_settings("smollm2-135m-instruct", rows, "sentiment", CPU)
+        update = changes["per_device_train_batch_size"] * changes["gradient_accumulation_steps"]
+        train = rows - round(rows * changes["val_size"]) if changes["val_size"] < 1 else rows - changes["val_size"]
+        assert update <= EFFECTIVE_BATCH
+        assert train // update >= MIN_UPDATES_PER_PASS or update == changes["per_device_train_batch_size"], rows
+        if update < EFFECTIVE_BATCH:
+            assert any(r.code == "small_data" for r in reasons), rows
+    assert suggest_settings("smollm2-135m-instruct", 5000, "sentiment", CPU)[0]["gradient_accumulation_steps"] * \
+        suggest_settings("smollm2-135m-instruct", 5000, "sentiment", CPU)[0]["per_device_train_batch_size"] == 16
+
+
+def test_cpu_plans_use_the_smaller_rank_and_say_why() -> None:
+    cpu, reasons = suggest_settings("gemma3-270m", 400, "sentiment", CPU)
+    card = suggest_settings("qwen2.5-7b", 400, "instruction", Hardware(80, 256, 500))[0]
+    assert cpu["lora_rank"] == 8 and card["lora_rank"] == 16
+    assert any(r.code == "cpu_rank" for r in reasons)

@@ -444,6 +444,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "why.no_fit": ("even batch 1 does not fit the memory: see the memory panel", "批大小为 1 也放不下：请看显存面板"),
     "why.batch": ("{batch} rows per step fit the memory; updates still average {rows} rows",
                   "每步 {batch} 行放得下；每次更新仍平均 {rows} 行"),
+    "why.small_data": ("{batch} rows per step and updates of {rows} rows: {n} training rows make at least {k} "
+                       "updates per pass", "每步 {batch} 行、每次更新 {rows} 行：{n} 行训练数据每遍至少更新 {k} 次"),
+    "why.cpu_rank": ("LoRA rank {rank}: on a CPU a larger rank makes every step slower for no measured gain",
+                     "LoRA 秩 {rank}：在 CPU 上更大的秩让每一步更慢，却测不出更好的效果"),
     "why.ckpt": ("gradient checkpointing on: it trades ~30% speed for much less memory",
                  "开启梯度检查点：慢约 30%，但省很多显存"),
     "why.partial_random": ("tiny-demo starts from random weights, so the method '{method}' trains too little of it to "

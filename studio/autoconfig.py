@@ -35,8 +35,9 @@ DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_
 # pretrained models: LoRA with the usual starting points (LLaMA-Factory / QLoRA paper defaults)
 LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
 LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
-# on a CPU, time is what runs out: rank 16 made each step ~12% slower than rank 8 on the built-in models for no
-# better held-out loss at equal tokens (issue 27, docs/BENCHMARKS.md section 1)
+# on a CPU, time is what runs out: the derived plan at rank 16 ran 0.88x the tokens per CPU-second of the rank-8
+# recipe on both built-in models, and at rank 8 (with smaller updates, changed together) its held-out loss at equal
+# tokens went down, not up (issue 27, docs/BENCHMARKS.md section "Real models")
 CPU_LORA_RANK = {"quick": 8, "balanced": 8, "best": 16}
 CUTOFF = {"sentiment": 256, "instruction": 1024, "chat": 2048}
 CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch

@@ -67,13 +67,22 @@ def test_newest_runs_count_and_their_median(tmp_path):
 
 
 def test_load_now_and_then(tmp_path, monkeypatch):
-    """Two busy cores on a 2-core machine: twice as long; a past run measured under load counts as faster."""
+    """Two busy cores on a 2-core machine: the run takes one thread (free_threads) and shares a core with them; a
+    past run measured under load counts as faster."""
     monkeypatch.setattr(run_time, "cores", lambda: 2)
-    assert run_time.slowdown(0.0, 2) == 1.0 and run_time.slowdown(2.0, 2) == 2.0 and run_time.slowdown(0.5, 1) == 1.0
+    one = 2 ** run_time.THREAD_SCALING   # one thread instead of two, alone on its core
+    assert run_time.slowdown(0.0, 2) == 1.0 and run_time.slowdown(2.0, 2) == 2.0
+    assert run_time.slowdown(0.5, 1) == pytest.approx(one) and run_time.slowdown(1.0) == pytest.approx(one)
+    assert run_time.slowdown(2.0) == pytest.approx(one * 1.5)   # 3 threads on 2 cores
     _past(tmp_path, "a")
     idle = run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0, flops=FLOPS)
     busy = run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=2.0, flops=FLOPS)
-    assert busy.slowdown == 2.0 and busy.parts["train"] == pytest.approx(2 * idle.parts["train"], rel=1e-2)
+    assert busy.slowdown == round(one * 1.5, 2)
+    assert busy.parts["train"] == pytest.approx(one * 1.5 * idle.parts["train"], rel=1e-2)
+    _past(tmp_path, "one-thread", threads=1, others_load=1.0, ended=time.time() + 5)   # took one core's speed
+    assert run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0,
+                             flops=FLOPS).tokens_per_s == pytest.approx(200.0 * (1 + one) / 2, rel=1e-3)   # median
+    (tmp_path / "one-thread" / "status.json").unlink()
     _past(tmp_path, "b", others_load=2.0, ended=time.time())
     _past(tmp_path, "c", others_load=2.0, ended=time.time() - 1)
     faster = run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0, flops=FLOPS)
@@ -138,6 +147,7 @@ def test_the_budget_changes_the_model_lists_time(monkeypatch):
 def test_the_engine_records_what_the_next_estimate_learns_from(tmp_path, tiny_model_dir, sample_reviews_jsonl):
     """A finished run leaves its tokens, loop start, load and model in status.json; the next estimate of the same
     model reads them (source 'history')."""
+    import torch
     from studio.engine import run_training
     runs = tmp_path / "runs"
     cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl),
@@ -152,7 +162,8 @@ def test_the_engine_records_what_the_next_estimate_learns_from(tmp_path, tiny_mo
     est = run_time.estimate(cfg, [{"instruction": "a", "output": "b"}] * 10, card=card, runs_root=runs, load=0.0,
                             flops=FLOPS)
     assert est.source == "history" and est.runs == 1
-    idle_rate = st["train_tokens"] / st["train_seconds"] * run_time.slowdown(st["others_load"])
+    assert 1 <= st["threads"] <= torch.get_num_threads()
+    idle_rate = st["train_tokens"] / st["train_seconds"] * run_time.slowdown(st["others_load"], st["threads"])
     assert est.tokens_per_s == pytest.approx(idle_rate, rel=0.02)
 
 
@@ -194,7 +205,8 @@ def test_machine_speed_measured_on_a_busy_machine_is_not_kept(tmp_path, monkeypa
     monkeypatch.setattr(run_time, "others_load", lambda **kw: run_time.cores() * 1.0)
     run_time.machine_flops.cache_clear()
     try:
-        assert run_time.machine_flops() == pytest.approx(5e10 * run_time.slowdown(run_time.cores() * 1.0))
+        assert run_time.machine_flops() == pytest.approx(5e10 * run_time.slowdown(run_time.cores() * 1.0,
+                                                                                   run_time.cores()))
         assert not run_time._speed_file().exists()
     finally:
         run_time.machine_flops.cache_clear()
@@ -249,3 +261,46 @@ def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     panel, _ = on_change(ctx, values, 0, None)
     assert "About " in panel and opened == []
     assert run_estimate.rows_for(ctx, str(outside), "sentiment")[0].get(run_estimate.PLACEHOLDER)
+
+
+def test_free_threads_one_per_core_others_leave():
+    assert [run_time.free_threads(load, 2) for load in (0.0, 0.4, 0.6, 1.0, 1.7, 5.0)] == [2, 2, 1, 1, 1, 1]
+    assert run_time.free_threads(3.2, 16) == 13 and run_time.free_threads(0.0, 1) == 1
+
+
+def test_a_cpu_run_beside_a_busy_core_trains_with_the_free_cores(tmp_path, tiny_model_dir, sample_reviews_jsonl,
+                                                                 monkeypatch):
+    """Others' work measured from the run's start to its first step sets torch's threads for the loop (two threads
+    beside one busy core of two trained SmolLM2 1.9x slower than one); the caller's threads come back after; a
+    user's OMP_NUM_THREADS is left alone."""
+    import torch
+    from studio.engine import run_training
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(run_time, "cores", lambda: 4)
+    seen = []
+    real = run_time.others_between
+
+    def others(*a, **k):   # the first call is the engine's thread decision: three of four cores busy elsewhere
+        seen.append(1)
+        return 3.0 if len(seen) == 1 else real(*a, **k)
+    monkeypatch.setattr(run_time, "others_between", others)
+    import studio.engine.run as engine_run
+    in_loop = []
+    real_loop = engine_run.train_or_resume
+    monkeypatch.setattr(engine_run, "train_or_resume", lambda *a: in_loop.append(torch.get_num_threads()) or
+                        real_loop(*a))
+    given = torch.get_num_threads()
+    torch.set_num_threads(4)
+    try:
+        cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl),
+                        output_dir=str(tmp_path / "r1"), finetuning_type="lora", cutoff_len=64, max_steps=2,
+                        logging_steps=1, save_steps=1000, plot_loss=False, val_size=0.0)
+        assert run_training(cfg)["state"] == "finished"
+        assert in_loop == [1] and json.loads((tmp_path / "r1" / "status.json").read_text())["threads"] == 1
+        assert torch.get_num_threads() == 4
+        monkeypatch.setenv("OMP_NUM_THREADS", "4")
+        seen.clear()
+        run_training(cfg.replace(output_dir=str(tmp_path / "r2")))
+        assert in_loop[1:] == [4] and json.loads((tmp_path / "r2" / "status.json").read_text())["threads"] == 4
+    finally:
+        torch.set_num_threads(given)

@@ -130,6 +130,43 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
     return out
 
 
+class FreeCores:
+    """A CPU run computes with one thread per core other processes leave free (run_time.free_threads: with one of
+    two cores busy elsewhere, two threads trained SmolLM2 1.9x slower than one). Others' work is measured from the
+    run's start until its training begins (the model load is the window: no time spent waiting for it). Never more
+    threads than the process was given; nothing changed when the user set OMP_NUM_THREADS or a card trains."""
+
+    def __init__(self) -> None:
+        import torch
+        from ..runs.run_time import cpu_busy
+        self.given = torch.get_num_threads()
+        self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
+        self.t0, self.cpu0, self.busy0 = time.time(), time.process_time(), cpu_busy()
+
+    def apply(self) -> int:
+        """Set torch's threads for the training loop; returns them."""
+        import torch
+        if not self.active:
+            return torch.get_num_threads()
+        from ..runs.run_time import cpu_busy, free_threads, others_between
+        wait = 0.2 - (time.time() - self.t0)
+        if wait > 0:
+            time.sleep(wait)
+        others = others_between(self.busy0, cpu_busy(), time.time() - self.t0, time.process_time() - self.cpu0)
+        use = min(self.given, free_threads(others or 0.0))
+        if use != torch.get_num_threads():
+            log.info("training with %d of %d CPU threads: other processes keep %.1f cores busy", use, self.given,
+                     others or 0.0)
+            torch.set_num_threads(use)
+        return use
+
+    def restore(self) -> None:
+        """An in-process caller (tests, benchmarks) gets its threads back."""
+        import torch
+        if torch.get_num_threads() != self.given:
+            torch.set_num_threads(self.given)
+
+
 def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:
     """Train one run end to end; the run folder records everything (see studio/runs/run_dir.py).
 
@@ -151,11 +188,13 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
             from .nvme import check_nvme_ready
             check_nvme_ready(cfg.offload_nvme_path)
+        free = FreeCores()
         try:
-            summary = _train(cfg, run, resume_from, main)
+            summary = _train(cfg, run, resume_from, main, free)
         finally:
             from .launch import leave_process_group
             leave_process_group()
+            free.restore()
     except StudioError as exc:
         if main:
             # reason: the CLI's words; page_error: the parts a page shows in its words and language (no flags)
@@ -212,7 +251,7 @@ def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
         log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
 
 
-def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> dict[str, Any]:
+def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, free: FreeCores) -> dict[str, Any]:
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
@@ -294,6 +333,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
                           f"were truncated; raise cutoff_len to keep them whole", "truncated",
                           n=counts["truncated"], cutoff=cfg.cutoff_len))
     from ..runs.run_time import cpu_busy, others_between
+    free.apply()
     t0, cpu0, busy0 = time.time(), time.process_time(), cpu_busy()
     result = train_or_resume(trainer, checkpoint)
     # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
@@ -305,7 +345,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool) -> 
                                "final_loss": final_loss, "train_seconds": round(time.time() - t0, 2),
                                # what the next run's time estimate learns from (studio/runs/run_time.py)
                                "train_started": round(t0, 2), "train_tokens": events.tokens_seen,
-                               "others_load": others,
+                               "others_load": others, "threads": torch.get_num_threads() if device == "cpu" else None,
                                "micro_batch_splits": trainer.splits, **counts}
     evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
     if val and not aborted:

@@ -45,6 +45,9 @@ PROCESS_S = 2.0
 PREPARE_CPU_S = {"gemma3-270m": 28.0, "smollm2-135m-instruct": 12.0}
 GPU_FLOPS = 4e13   # a card: ~40% of a 100-TFLOP bf16 card; not measured here (no GPU on this project's machines)
 HISTORY_RUNS = 3   # the newest finished runs of the same model and method that set the speed
+# How a step's speed grows with torch's threads: speed ~ threads ** THREAD_SCALING. Measured on the 2-core Xeon,
+# SmolLM2 LoRA, idle: 2 threads 1.63x one (29.6 s vs 48.1 s of training; tiny-demo, all overhead: 1.36x)
+THREAD_SCALING = 0.7
 
 
 @dataclass
@@ -69,14 +72,28 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def free_threads(load: float, n: int | None = None) -> int:
+    """Threads a CPU run computes with beside ``load`` cores' worth of others' work: one per core they leave free
+    (at least one). The engine uses it at the start of a CPU run and the estimate assumes it.
+
+    Why not all cores: torch's threads wait for each other at every operation, so a thread that has lost its core
+    to another process holds the others up. Measured 2026-12-05 on the 2-core Xeon beside one busy core
+    (docs/BENCHMARKS.md "Threads beside a busy core"): SmolLM2 LoRA, 12 steps, 96.8 s of training with 2 threads
+    against 50.5 s with 1; tiny-demo 7.8 s against 3.1 s."""
+    n = n or cores()
+    return max(1, min(n, n - int(max(load, 0.0) + 0.5)))
+
+
 def slowdown(load: float | None = None, threads: int | None = None) -> float:
-    """How much longer a run takes with ``load`` cores' worth of others' work beside it (1.0: idle); ``load``
-    None: measured now (``others_load``)."""
+    """How much longer a run takes than with every core to itself, with ``load`` cores' worth of others' work
+    beside it and ``threads`` threads (None: what ``free_threads`` gives it); ``load`` None: measured now
+    (``others_load``). Fewer threads cost ``(cores / threads) ** THREAD_SCALING``; more threads than free cores
+    share them."""
     if load is None:
         load = others_load()
     n = cores()
-    threads = threads or n
-    return max(1.0, (max(load, 0.0) + threads) / n)
+    threads = threads or free_threads(load, n)
+    return max(1.0, (n / threads) ** THREAD_SCALING) * max(1.0, (max(load, 0.0) + threads) / n)
 
 
 def cpu_busy() -> tuple[float, float] | None:
@@ -163,7 +180,7 @@ def machine_flops() -> float:
     busy = others_load(keep_s=0.0)
     flops = _measure_flops()
     if busy > 0.3:
-        return flops * slowdown(busy)
+        return flops * slowdown(busy, cores())   # measured with every thread beside the others
     try:
         from ..workspace import atomic_write_text
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -313,8 +330,8 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
     if past:
         # tokens per second the last runs reached (their in-loop held-out checks included), as if the machine had
         # been idle, then slowed to the load now; before and after the loop: what they took
-        rate = _median([p["train_tokens"] / p["train_seconds"] * slowdown(p.get("others_load") or 0.0)
-                        for p in past]) / slow
+        rate = _median([p["train_tokens"] / p["train_seconds"] *
+                        slowdown(p.get("others_load") or 0.0, p.get("threads") or cores()) for p in past]) / slow
         start = (PROCESS_S + _median([p["train_started"] - p["started"] for p in past])) * slow
         save = _median([max(p["ended"] - p["train_started"] - p["train_seconds"], 0.0) for p in past]) * slow
         check = 0.0
@@ -344,5 +361,5 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
                     runs=len(past))
 
 
-__all__ = ["Estimate", "Work", "cores", "estimate", "flops_per_token", "machine_flops", "past_runs", "run_work",
-           "slowdown"]
+__all__ = ["Estimate", "Work", "cores", "estimate", "flops_per_token", "free_threads", "machine_flops", "past_runs",
+           "run_work", "slowdown"]

@@ -138,27 +138,24 @@ class FreeCores:
 
     def __init__(self) -> None:
         import torch
-        from ..runs.run_time import cpu_busy
+        from ..runs.run_time import busy_mark
         self.given = torch.get_num_threads()
         self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
-        self.t0, self.cpu0, self.busy0 = time.time(), time.process_time(), cpu_busy()
+        self.mark = busy_mark()
 
-    def apply(self) -> int:
-        """Set torch's threads for the training loop; returns them."""
+    def apply(self) -> None:
+        """Set torch's threads for the training loop."""
         import torch
         if not self.active:
-            return torch.get_num_threads()
-        from ..runs.run_time import cpu_busy, free_threads, others_between
-        wait = 0.2 - (time.time() - self.t0)
-        if wait > 0:
-            time.sleep(wait)
-        others = others_between(self.busy0, cpu_busy(), time.time() - self.t0, time.process_time() - self.cpu0)
-        use = min(self.given, free_threads(others or 0.0))
+            return
+        from ..runs.run_time import free_threads, others_since
+        time.sleep(max(0.0, 0.2 - (time.time() - self.mark[0])))   # a window long enough to read
+        others = others_since(self.mark) or 0.0
+        use = min(self.given, free_threads(others))
         if use != torch.get_num_threads():
             log.info("training with %d of %d CPU threads: other processes keep %.1f cores busy", use, self.given,
-                     others or 0.0)
+                     others)
             torch.set_num_threads(use)
-        return use
 
     def restore(self) -> None:
         """An in-process caller (tests, benchmarks) gets its threads back."""
@@ -332,12 +329,13 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
             notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
                           f"were truncated; raise cutoff_len to keep them whole", "truncated",
                           n=counts["truncated"], cutoff=cfg.cutoff_len))
-    from ..runs.run_time import cpu_busy, others_between
+    from ..runs.run_time import busy_mark, others_since
     free.apply()
-    t0, cpu0, busy0 = time.time(), time.process_time(), cpu_busy()
+    mark = busy_mark()
+    t0 = mark[0]
     result = train_or_resume(trainer, checkpoint)
     # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
-    others = others_between(busy0, cpu_busy(), time.time() - t0, time.process_time() - cpu0)
+    others = others_since(mark)
     step = trainer.state.global_step
     aborted = events.stopped_early
     final_loss = _last_loss(trainer.state.log_history)

@@ -119,6 +119,17 @@ def others_between(before: tuple[float, float] | None, after: tuple[float, float
     return round(max(after[0] - before[0] - own_cpu_s, 0.0) / wall_s, 2)
 
 
+def busy_mark() -> tuple[float, float, tuple[float, float] | None]:
+    """(wall, this process's CPU, the machine's busy CPU) now: the start of a window ``others_since`` reads."""
+    return time.time(), time.process_time(), cpu_busy()
+
+
+def others_since(mark: tuple[float, float, tuple[float, float] | None]) -> float | None:
+    """Cores' worth of other processes' work since ``mark`` (``busy_mark``); None off Linux."""
+    t0, cpu0, before = mark
+    return others_between(before, cpu_busy(), time.time() - t0, time.process_time() - cpu0)
+
+
 _sampled: list[float] = []  # (time, load) of the last sample: one sample serves a burst of page events
 
 
@@ -127,15 +138,15 @@ def others_load(window_s: float = 0.2, keep_s: float = 10.0) -> float:
     now = time.monotonic()
     if _sampled and now - _sampled[0] < keep_s:
         return _sampled[1]
-    t0, cpu0, before = time.monotonic(), time.process_time(), cpu_busy()
-    if before is None:
+    mark = busy_mark()
+    if mark[2] is None:
         try:
             load = os.getloadavg()[0]
         except OSError:
             load = 0.0
     else:
         time.sleep(window_s)
-        load = others_between(before, cpu_busy(), time.monotonic() - t0, time.process_time() - cpu0) or 0.0
+        load = others_since(mark) or 0.0
     _sampled[:] = [now, load]
     return load
 

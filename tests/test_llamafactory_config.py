@@ -29,15 +29,14 @@ def test_official_sft_examples_load_as_they_are(name: str) -> None:
 
 
 def test_other_stages_and_multimodal_keys_are_refused_with_the_reason() -> None:
-    with pytest.raises(ConfigError) as dpo:
-        RunConfig.load(FIXTURES / "llama3_lora_dpo.yaml")
-    assert dpo.value.problems == ["stage: dpo (DPO) is not supported yet: the studio trains supervised "
-                                  "fine-tuning only (stage: sft)"]
+    dpo = RunConfig.load(FIXTURES / "llama3_lora_dpo.yaml")  # preference tuning runs here (engine/preference.py)
+    assert (dpo.stage, dpo.finetuning_type, dpo.pref_beta, dpo.pref_loss) == ("dpo", "lora", 0.1, "sigmoid")
+    assert RunConfig.from_dict({"stage": "kto"}).stage == "kto"
     with pytest.raises(ConfigError) as vl:
         RunConfig.load(FIXTURES / "qwen2vl_lora_sft.yaml")
     assert [p.split(":")[0] for p in vl.value.problems] == ["image_max_pixels", "video_max_pixels"]
     assert all("multimodal" in p for p in vl.value.problems)
-    for stage in ("pt", "ppo", "rm", "kto"):
+    for stage in ("pt", "ppo", "rm"):
         with pytest.raises(ConfigError, match=f"stage: {stage} .*not supported yet"):
             RunConfig.from_dict({"stage": stage})
     with pytest.raises(ConfigError, match="quantization_method: hqq is not supported"):

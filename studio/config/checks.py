@@ -72,7 +72,33 @@ def problems(cfg: Any) -> list[str]:
         p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
     if clashes_with_deepspeed(cfg.optim) and cfg.deepspeed and cfg.deepspeed != "none":
         p.append(f"optim {cfg.optim} cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
+    p += _preference(cfg)
     p += _ranges(cfg, p)
+    return p
+
+
+def _preference(cfg: Any) -> list[str]:
+    """What stage dpo / kto cannot be combined with here, each with the reason."""
+    if cfg.stage == "sft":
+        return []
+    p: list[str] = []
+    stage = f"stage: {cfg.stage}"
+    if cfg.finetuning_type != "lora":
+        p.append(f"{stage} needs finetuning_type: lora (LoRA or QLoRA): the reference model is the same weights with "
+                 f"the adapter switched off; {cfg.finetuning_type} training would need a second full copy of the "
+                 "model in memory")
+    for name in ("packing", "neat_packing", "dynamic_batching", "layerwise_offload"):
+        if getattr(cfg, name):
+            p.append(f"{name} is not supported with {stage} (TRL's preference trainers batch pairs themselves): "
+                     f"turn {name} off")
+    if cfg.deepspeed and cfg.deepspeed != "none" or cfg.nproc > 1:
+        p.append(f"{stage} runs on one process without DeepSpeed here: clear deepspeed and set nproc to 1")
+    if cfg.stage == "kto" and cfg.pref_ftx:
+        p.append("pref_ftx is not supported with stage: kto (TRL's KTO trainer has no supervised term): set "
+                 "pref_ftx to 0")
+    if cfg.stage == "kto" and cfg.per_device_train_batch_size < 2:
+        p.append("stage: kto needs per_device_train_batch_size of at least 2 (KTO estimates its reference KL from "
+                 "the other answers in the batch)")
     return p
 
 def _ranges(cfg: Any, found: list[str]) -> list[str]:

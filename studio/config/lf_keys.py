@@ -61,6 +61,10 @@ UNSUPPORTED: dict[str, str] = {
     "predict_with_generate": "generation after training is done by 'python -m studio eval'",
     "fsdp": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
     "fsdp_": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
+    "simpo_gamma": "SimPO is not supported here (pref_loss: sigmoid, hinge or ipo)",
+    "dpo_label_smoothing": "label smoothing of the DPO loss is not supported yet",
+    "pref_bco_weight": "the BCO term of the DPO loss is not supported yet",
+    "ld_alpha": "LD-DPO's length weighting is not supported yet",
     "fp8": "FP8 training is not supported yet", "fp8_": "FP8 training is not supported yet",
     "use_kt": "KTransformers is not supported", "kt_": "KTransformers is not supported",
     "tensor_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
@@ -78,7 +82,16 @@ MULTIMODAL = ("image_max_pixels", "image_min_pixels", "video_max_pixels", "video
               "video_maxlen", "freeze_vision_tower", "freeze_multi_modal_projector", "freeze_language_model",
               "train_mm_proj_only", "image_resolution", "video_resolution", "audio_sampling_rate", "media_dir",
               "image_dir", "use_audio_in_video")
-OTHER_STAGES = {"pt": "pre-training", "rm": "reward modelling", "ppo": "PPO", "dpo": "DPO", "kto": "KTO"}
+OTHER_STAGES = {"pt": "pre-training", "rm": "reward modelling", "ppo": "PPO"}
+STAGES = ("sft", "dpo", "kto")
+# LLaMA-Factory's pref_loss values this studio's pinned TRL trainers do not run here, with the reason
+PREF_LOSS_REFUSED = {
+    "orpo": "ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use pref_loss: "
+            "sigmoid (DPO)",
+    "simpo": "SimPO is not supported here (TRL 1.16 runs it only through its experimental CPO trainer): use "
+             "pref_loss: sigmoid (DPO)",
+    "kto_pair": "kto_pair was removed from TRL: use stage: kto with a KTO or ranking dataset",
+}
 # LLaMA-Factory's example DeepSpeed files -> the studio's presets of the same content
 DS_NAMES = {"ds_z2_config.json": "ds_z2.json", "ds_z2_offload_config.json": "ds_z2_offload.json",
             "ds_z3_config.json": "ds_z3.json", "ds_z3_offload_config.json": "ds_z3_offload.json"}
@@ -118,11 +131,17 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
     if "oom_adaptive" in data and "stage" not in data and data.get("template") == "default":
         data["template"] = "studio"
     stage = str(data.get("stage", "sft")).strip().lower()
-    if stage != "sft":
+    if stage not in STAGES:
         kind = OTHER_STAGES.get(stage, stage)
         problems.append(f"stage: {stage} ({kind}) is not supported yet: the studio trains supervised fine-tuning "
-                        "only (stage: sft)")
+                        "(stage: sft) and preference tuning (stage: dpo, stage: kto)")
         data["stage"] = "sft"  # reported once, above
+    elif "stage" in data:
+        data["stage"] = stage
+    loss = str(data.get("pref_loss", "sigmoid")).strip().lower()
+    if loss in PREF_LOSS_REFUSED:
+        problems.append(f"pref_loss: {loss}: {PREF_LOSS_REFUSED[loss]}")
+        data.pop("pref_loss")
     if "do_train" in data and not _truthy(data.pop("do_train")):
         problems.append("do_train: false asks for no training; the studio's train command always trains "
                         "(remove the key or set it to true)")

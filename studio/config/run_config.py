@@ -55,8 +55,20 @@ class RunConfig:
                                              "a .gguf file, a local folder, or a hub id", "model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---
-    stage: Literal["sft"] = _f("sft", "Training stage (LLaMA-Factory's key): sft = supervised fine-tuning, the only "
-                                      "one supported here", "method")
+    stage: Literal["sft", "dpo", "kto"] = _f(
+        "sft", "Training stage (LLaMA-Factory's key): sft = supervised fine-tuning on instruction rows; dpo = "
+               "preference tuning on ranking pairs (chosen/rejected); kto = on single answers tagged good or bad. "
+               "dpo and kto train a LoRA/QLoRA adapter against the same weights with the adapter off", "method")
+    pref_beta: float = _f(0.1, "dpo/kto: how far the tuned model may move from the reference (higher = stays "
+                               "closer; LLaMA-Factory's pref_beta)", "method", range=(0.0, 1000.0), open="lo")
+    pref_loss: Literal["sigmoid", "hinge", "ipo"] = _f(
+        "sigmoid", "dpo: the preference loss (sigmoid = DPO, hinge = SLiC, ipo = IPO)", "method")
+    pref_ftx: float = _f(0.0, "dpo: weight of an extra supervised loss on the chosen answer (0 = off)", "method",
+                         range=(0.0, 1000.0))
+    kto_chosen_weight: float = _f(1.0, "kto: weight of the good answers' loss", "method", range=(0.0, 1000.0),
+                                  open="lo")
+    kto_rejected_weight: float = _f(1.0, "kto: weight of the bad answers' loss", "method", range=(0.0, 1000.0),
+                                    open="lo")
     finetuning_type: Literal["full", "freeze", "lora"] = _f(
         "lora", "full: train every weight; freeze: train only the last layers; lora: small adapters", "method")
     freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method",

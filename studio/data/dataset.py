@@ -90,6 +90,26 @@ def _file_rows(path: Path, entry: dict[str, Any] | None, any_table: bool) -> lis
     return (convert_table(table) if any_table else convert_instruction(table)).rows
 
 
+def _preference_file_rows(path: Path, entry: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+    """Ranking / KTO rows from one JSON or JSONL file (LLaMA-Factory keeps them in JSON too).
+
+    Raises:
+        StudioError: not a JSON/JSONL file, a row that is not an object, rows of a kind the stage does not train.
+    """
+    from .lf_dataset import entry_kind, kind_mismatch
+    from .preference import preference_rows
+    if path.suffix.lower() not in (".json", ".jsonl"):
+        raise StudioError(f"Dataset '{path.name}' is not JSON or JSONL: preference rows (chosen/rejected or "
+                          "kto_tag) are read from .json/.jsonl files", "save the rows as JSONL", code="dataset_kind")
+    rows = _read_json_rows(path)
+    if not all(isinstance(r, dict) for r in rows):
+        raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row is one JSON object")
+    have = entry_kind(entry, rows)
+    if have != kind and not (kind == "kto" and have == "ranking"):
+        raise kind_mismatch(path.name, have, kind)  # type: ignore[arg-type]
+    return preference_rows(rows, entry, str(path), kind)  # type: ignore[arg-type]
+
+
 def _in_dataset_dir(name: str, file_name: str, dataset_dir: str) -> Path:
     """dataset_info.json's file_name, confined to dataset_dir: an entry (perhaps copied from elsewhere) must not
     make training read any file on the machine.
@@ -105,8 +125,9 @@ def _in_dataset_dir(name: str, file_name: str, dataset_dir: str) -> Path:
                           "put the data file inside that folder and name it relative to it", code="data_info") from None
 
 
-def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
-    """Rows with instruction/input/output from a .jsonl/.json path or a dataset_info.json name.
+def load_rows(dataset: str, dataset_dir: str = "data", kind: str = "sft") -> list[dict[str, Any]]:
+    """Rows with instruction/input/output from a .jsonl/.json path or a dataset_info.json name; for ``kind``
+    ranking / kto (stage dpo / kto) the preference rows of studio/data/preference.py.
 
     Raises:
         StudioError: the dataset cannot be found, is empty, or lacks the columns.
@@ -137,11 +158,11 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
                                   page_fix="convert the file on the Data tab, then pick it under Training data on the "
                                   "Settings tab")
             from .lf_dataset import check_entry
-            check_entry(name, entry)
+            check_entry(name, entry, kind)
             p = _in_dataset_dir(name, entry["file_name"], dataset_dir)
             if not p.is_file():
                 raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
-        rows.extend(read_file_rows(p, entry))
+        rows.extend(read_file_rows(p, entry) if kind == "sft" else _preference_file_rows(p, entry, kind))
     if not rows:
         raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
     return rows

@@ -3,13 +3,13 @@
 LLaMA-Factory's ``DatasetAttr`` defaults: alpaca columns prompt=instruction, query=input,
 response=output (history/system unset); ShareGPT messages=conversations with tags
 from/value/human/gpt/observation/function_call/system. An entry's ``columns`` and ``tags``
-override those. Kinds the studio cannot train are refused before training, never turned
-into rows without answers: ranking/preference pairs, KTO tags, pre-training text, tool calls,
-multimodal rows, hub downloads.
+override those. Ranking pairs and KTO rows are read by studio/data/preference.py for stage dpo / kto.
+Kinds the studio cannot train are refused before training, never turned into rows without answers:
+pre-training text, tool calls, multimodal rows, hub downloads.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import StudioError
 
@@ -17,14 +17,42 @@ ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output
                   "system": None}
 SHAREGPT_TAGS = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
                  "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system"}
+Kind = Literal["sft", "ranking", "kto"]  # the rows a stage trains on: sft, dpo's pairs, kto's tagged answers
+
+
+def entry_kind(entry: dict[str, Any] | None, rows: list[Any] | None = None) -> Kind:
+    """What a dataset_info.json entry (or, without one, a plain file's rows) holds."""
+    if entry:
+        columns = entry.get("columns") or {}
+        if entry.get("ranking") or "chosen" in columns or "rejected" in columns:
+            return "ranking"
+        return "kto" if "kto_tag" in columns else "sft"
+    first = next((r for r in rows or [] if isinstance(r, dict)), {})
+    if "chosen" in first and "rejected" in first:
+        return "ranking"
+    return "kto" if "kto_tag" in first else "sft"
+
+
+def kind_mismatch(name: str, have: Kind, want: Kind) -> StudioError:
+    """The one error for a dataset whose kind the stage cannot train, naming the stage that can."""
+    words = {"sft": "instruction rows (instruction/input/output)", "ranking": "ranking pairs (chosen/rejected)",
+             "kto": "single answers tagged good or bad (kto_tag)"}
+    stage = {"sft": "sft", "ranking": "dpo", "kto": "kto"}
+    return StudioError(f"Dataset '{name}' holds {words[have]}, but stage {stage[want]} trains on {words[want]}",
+                       f"set stage: {stage[have]} to train on it, or pick a dataset of {words[want]}",
+                       code="dataset_kind")
+
+
 _FIX = "train it with LLaMA-Factory, or give the studio a supervised dataset (instruction/input/output or ShareGPT)"
 
 
-def check_entry(name: str, entry: dict[str, Any]) -> None:
-    """Refuse entries the studio cannot train, naming why (before any row is read).
+def check_entry(name: str, entry: dict[str, Any], kind: str = "sft") -> None:
+    """Refuse entries the run's stage cannot train, naming why (before any row is read). ``kind``: the rows the
+    stage trains on (sft: instruction rows, ranking: chosen/rejected pairs for dpo, kto: tagged answers; kto also
+    takes ranking pairs, unpaired).
 
     Raises:
-        StudioError: hub dataset, ranking/preference, KTO, multimodal or tool columns, unknown formatting.
+        StudioError: hub dataset, a kind the stage does not train, multimodal or tool columns, unknown formatting.
     """
     if not isinstance(entry, dict):
         raise StudioError(f"dataset_info.json entry '{name}' is not an object", "write {\"file_name\": \"...\"}")
@@ -36,12 +64,9 @@ def check_entry(name: str, entry: dict[str, Any]) -> None:
         raise StudioError(f"dataset_info.json entry '{name}' has no file_name", "add the data file's name")
     _check_shapes(name, entry)
     columns = entry.get("columns") or {}
-    if entry.get("ranking") or "chosen" in columns or "rejected" in columns:
-        raise StudioError(f"Dataset '{name}' is a ranking/preference dataset (chosen/rejected answers, for "
-                          "DPO/ORPO/reward modelling); those stages are not supported yet", _FIX, code="dataset_kind")
-    if "kto_tag" in columns:
-        raise StudioError(f"Dataset '{name}' is a KTO dataset (kto_tag); stage kto is not supported yet", _FIX,
-                          code="dataset_kind")
+    have = entry_kind(entry)
+    if have != kind and not (kind == "kto" and have == "ranking"):
+        raise kind_mismatch(name, have, kind)  # type: ignore[arg-type]
     for media in ("images", "videos", "audios"):
         if media in columns:
             raise StudioError(f"Dataset '{name}' has {media}: multimodal training is not supported here", _FIX,
@@ -108,9 +133,8 @@ def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) 
         if any("conversations" in r or "messages" in r for r in rows):
             raise StudioError(f"'{where}' holds ShareGPT conversations, not instruction/input/output rows",
                               "register it in dataset_info.json with \"formatting\": \"sharegpt\" and use its name")
-        if any("chosen" in r for r in rows):
-            raise StudioError(f"'{where}' is a preference dataset (chosen/rejected); DPO is not supported yet", _FIX,
-                              code="dataset_kind")
+        if any("chosen" in r for r in rows) or any("kto_tag" in r for r in rows):
+            raise kind_mismatch(where, entry_kind(None, rows), "sft")
         if any("text" in r for r in rows):
             raise StudioError(f"'{where}' holds plain text (pre-training data, stage pt), which is not supported yet",
                               _FIX, code="dataset_kind")

@@ -59,10 +59,12 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False,
-                       plan: PrecisionPlan | None = None) -> Any:
+                       plan: PrecisionPlan | None = None, args_class: Any = None, **extra: Any) -> Any:
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's.
 
     ``plan`` is the run's precision plan (engine/run.py makes it once); without one it is made for ``device``.
+    ``args_class`` / ``extra``: a TrainingArguments subclass (TRL's DPOConfig, KTOConfig) and its own fields, so a
+    preference run gets the same steps, saving, precision and logging as an SFT run from one place.
     """
     from transformers import TrainingArguments
     from ..models.precision import device_caps, precision_plan
@@ -79,7 +81,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     if ds is not None:
         _single_process_env()
     eval_steps = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
-    return TrainingArguments(
+    fields = dict(
         output_dir=str(run.checkpoints), per_device_train_batch_size=cfg.per_device_train_batch_size,
         per_device_eval_batch_size=cfg.per_device_eval_batch_size or cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps, learning_rate=cfg.learning_rate,
@@ -97,6 +99,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
         save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
     )
+    return (args_class or TrainingArguments)(**{**fields, **extra})
 
 
 def _optimizer(cfg: RunConfig, ds: dict | None) -> str:

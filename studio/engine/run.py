@@ -248,25 +248,73 @@ def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
         log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
 
 
+def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str,
+                 plan: PrecisionPlan, args: Any, callbacks: list[Any], notify: Any, count_tokens: Any
+                 ) -> tuple[Any, dict[str, Any], list, Any]:
+    """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
+    from .studio_trainer import StudioTrainer
+    train, val, counts = prepare_data(cfg, tok, rows, run)
+    if not val and cfg.val_size:
+        args.eval_strategy = "no"  # the held-out rows had no usable answers
+    offloader = None
+    if cfg.layerwise_offload:
+        from .offload import LayerwiseOffloader
+        # also writes model.hf_device_map (layers on the CPU), from which Trainer and accelerate decide not to
+        # move the whole model onto the card
+        offloader = LayerwiseOffloader(model, device)
+    trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
+                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
+                            callbacks=callbacks, optimizers=(loraplus_optimizer(cfg, model), None),
+                            dynamic_batching=cfg.dynamic_batching,
+                            max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
+                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
+                            packed=cfg.packing or cfg.neat_packing)
+    return trainer, counts, val, offloader
+
+
+def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str,
+                        plan: PrecisionPlan, callbacks: list[Any], count_tokens: Any
+                        ) -> tuple[Any, dict[str, Any], list]:
+    """Stage dpo / kto: TRL's trainer (engine/preference.py); the held-out rows are saved as for SFT (their chosen
+    or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted."""
+    from ..data.dataset import split_rows
+    from ..data.preference import as_sft_rows
+    from .preference import build_trainer
+    train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
+    if cfg.max_samples:
+        train_rows = train_rows[:cfg.max_samples]
+    if is_main_process():
+        if val_rows:
+            atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                    for r in as_sft_rows(val_rows)))
+        from ..data.fingerprint import keys_text
+        atomic_write_text(run.train_keys, keys_text(train_rows))
+    trainer, counts = build_trainer(cfg, run, model, tok, train_rows, val_rows, device, plan, callbacks, count_tokens)
+    return trainer, counts, val_rows
+
+
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, free: FreeCores) -> dict[str, Any]:
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
     from ..models.precision import device_caps, precision_plan
-    from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     plan = precision_plan(device_caps(device), cfg)   # the run's one precision decision, handed to all below
-    rows = load_rows(cfg.dataset, cfg.dataset_dir)
-    _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
+    from ..data.preference import as_sft_rows, stage_kind
+    rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))
+    # before the DeepSpeed config exists: it must not be built partitioned
+    _ensure_demo_base(cfg, run, rows if cfg.stage == "sft" else as_sft_rows(rows))
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
     # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
     checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
     from .reshard import prepare_universal
     universal = prepare_universal(checkpoint, int(os.environ.get("WORLD_SIZE", "1")), main) if cfg.deepspeed \
         else False
+    # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one still
+    # sets up the process group first
     args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal, plan=plan)
     _ = args.device  # sets up the process group now, so zero.Init sees the real world size
     if args.deepspeed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -275,9 +323,6 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
         deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
     model, tok = _build_model(cfg, device, plan)
-    train, val, counts = prepare_data(cfg, tok, rows, run)
-    if not val and cfg.val_size:
-        args.eval_strategy = "no"  # the held-out rows had no usable answers
     stop = StopRequested(run)
     events = EventCallback(run, stop, is_main=main)
 
@@ -288,28 +333,21 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     def count_tokens(n: int) -> None:
         events.tokens_seen += n
 
+    guard = GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=plan.autocast == "fp16")
     offloader = None
-    if cfg.layerwise_offload:
-        from .offload import LayerwiseOffloader
-        # also writes model.hf_device_map (layers on the CPU), from which Trainer and accelerate decide not to
-        # move the whole model onto the card
-        offloader = LayerwiseOffloader(model, device)
-    trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
-                            callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
-                                                             fp16=plan.autocast == "fp16")],
-                            optimizers=(loraplus_optimizer(cfg, model), None),
-                            dynamic_batching=cfg.dynamic_batching,
-                            max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
-                            packed=cfg.packing or cfg.neat_packing)
+    if cfg.stage != "sft":
+        trainer, counts, val = _preference_trainer(cfg, run, model, tok, rows, device, plan, [events, guard],
+                                                   count_tokens)
+    else:
+        trainer, counts, val, offloader = _sft_trainer(cfg, run, model, tok, rows, device, plan, args,
+                                                       [events, guard], notify, count_tokens)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:
         n_train, n_all = parameter_counts(model)
         # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
         run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
-                         trainable_params=n_train, total_params=n_all, device=device,
+                         trainable_params=n_train, total_params=n_all, device=device, stage=cfg.stage,
                          precision=plan.mode)
         from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
         for message in list(plan.warnings) + startup_notices(cfg, device) + [
@@ -344,7 +382,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
                                # what the next run's time estimate learns from (studio/runs/run_time.py)
                                "train_started": round(t0, 2), "train_tokens": events.tokens_seen,
                                "others_load": others, "threads": torch.get_num_threads() if device == "cpu" else None,
-                               "micro_batch_splits": trainer.splits, **counts}
+                               "micro_batch_splits": getattr(trainer, "splits", 1), **counts}
     evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
     if val and not aborted:
         summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")

@@ -38,7 +38,56 @@ def _notify_touched(trainer_ref: "weakref.ref[StudioTrainer]", p: torch.Tensor) 
         trainer._touched.add(p)
 
 
-class StudioTrainer(Trainer):
+class GuardedCheckpoints:
+    """What every studio trainer shares, SFT or preference (studio/engine/preference.py): the divergence guard
+    sees each gradient norm before the step applies it, and checkpoints are written to a staging folder and then
+    renamed, so a kill or a full disk never leaves a half checkpoint that resume would pick."""
+
+    _staging: str | None = None
+
+    def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
+        """Trainer's gradient norm, shown to the divergence guard before the optimizer step applies it."""
+        norm = super()._get_grad_norm(model, grad_norm)
+        for cb in self.callback_handler.callbacks:
+            if isinstance(cb, GradNormGuard):
+                cb.check(self.state.global_step + 1, norm, self.args.output_dir)
+        return norm
+
+    # 4. crash-safe checkpoints -------------------------------------------------------
+    def _get_output_dir(self, trial: Any) -> str:
+        return self._staging or super()._get_output_dir(trial)
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        root = Path(self.args.output_dir)
+        staging = root / ".staging"
+        if self.args.should_save:
+            shutil.rmtree(staging, ignore_errors=True)
+        self._staging = str(staging)
+        try:
+            super()._save_checkpoint(model, trial)
+        finally:
+            self._staging = None
+        if not self.args.should_save:
+            return
+        name = f"checkpoint-{self.state.global_step}"
+        final = root / name
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(staging / name, final)
+        shutil.rmtree(staging, ignore_errors=True)
+        self._rotate(root)
+
+    def _rotate(self, root: Path) -> None:
+        limit = self.args.save_total_limit
+        if not limit:
+            return
+        done = sorted((int(p.name.split("-")[1]), p) for p in root.glob("checkpoint-*")
+                      if p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists())
+        for _, p in done[:-limit]:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+class StudioTrainer(GuardedCheckpoints, Trainer):
     def __init__(self, *args: Any, dynamic_batching: bool = False, max_tokens_per_batch: int | None = None,
                  oom_adaptive: bool = True, notify: Any = None, token_counter: Any = None,
                  selective_logits: bool = False, packed: bool = False, **kwargs: Any):
@@ -199,48 +248,6 @@ class StudioTrainer(Trainer):
         offloader = getattr(model, "studio_offloader", None)
         if offloader is not None:  # layer-wise offload: gradients and weights back home before the redo
             offloader.send_all_home()
-
-    def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
-        """Trainer's gradient norm, shown to the divergence guard before the optimizer step applies it."""
-        norm = super()._get_grad_norm(model, grad_norm)
-        for cb in self.callback_handler.callbacks:
-            if isinstance(cb, GradNormGuard):
-                cb.check(self.state.global_step + 1, norm, self.args.output_dir)
-        return norm
-
-    # 4. crash-safe checkpoints -------------------------------------------------------
-    def _get_output_dir(self, trial: Any) -> str:
-        return self._staging or super()._get_output_dir(trial)
-
-    def _save_checkpoint(self, model: Any, trial: Any) -> None:
-        root = Path(self.args.output_dir)
-        staging = root / ".staging"
-        if self.args.should_save:
-            shutil.rmtree(staging, ignore_errors=True)
-        self._staging = str(staging)
-        try:
-            super()._save_checkpoint(model, trial)
-        finally:
-            self._staging = None
-        if not self.args.should_save:
-            return
-        name = f"checkpoint-{self.state.global_step}"
-        final = root / name
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(staging / name, final)
-        shutil.rmtree(staging, ignore_errors=True)
-        self._rotate(root)
-
-    def _rotate(self, root: Path) -> None:
-        limit = self.args.save_total_limit
-        if not limit:
-            return
-        done = sorted((int(p.name.split("-")[1]), p) for p in root.glob("checkpoint-*")
-                      if p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists())
-        for _, p in done[:-limit]:
-            shutil.rmtree(p, ignore_errors=True)
-
 
 def _slices(rows: int, splits: int) -> list[tuple[int, int]]:
     size = max(1, -(-rows // max(1, splits)))

@@ -135,7 +135,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "selective_logits": "只在有损失的位置（答案 token）计算输出层：结果相同，更快更省内存；第一批会自动核对",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
-    "stage": "训练阶段（LLaMA-Factory 的键名）：sft = 监督微调，这里只支持这一种",
+    "stage": "训练阶段（LLaMA-Factory 的键名）：sft = 监督微调；dpo、kto = 偏好微调（LoRA/QLoRA）",
     "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 而不是 alpha/秩 缩放适配器",
     "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",
     "pissa_init": "PiSSA：用权重的主成分初始化适配器",
@@ -160,8 +160,22 @@ FIELD_LABELS.update({
     "report_to": ("Report to", "日志上报"),
     "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
 })
+FIELD_LABELS.update({
+    "pref_beta": ("Preference beta", "偏好 beta"),
+    "pref_loss": ("Preference loss", "偏好损失"),
+    "pref_ftx": ("Supervised loss weight (DPO)", "监督损失权重（DPO）"),
+    "kto_chosen_weight": ("KTO good-answer weight", "KTO 好答案权重"),
+    "kto_rejected_weight": ("KTO bad-answer weight", "KTO 坏答案权重"),
+})
 FIELD_HELP_ZH.update({
-    "stage": "训练阶段（LLaMA-Factory 的键）：sft = 监督微调，这里只支持这一种",
+    "pref_beta": "dpo/kto：调好的模型离参照模型能走多远（越大越靠近参照；LLaMA-Factory 的 pref_beta）",
+    "pref_loss": "dpo：偏好损失（sigmoid = DPO，hinge = SLiC，ipo = IPO）",
+    "pref_ftx": "dpo：在选中的答案上再加一项监督损失的权重（0 = 关闭）",
+    "kto_chosen_weight": "kto：好答案损失的权重",
+    "kto_rejected_weight": "kto：坏答案损失的权重",
+})
+FIELD_HELP_ZH.update({
+    "stage": "训练阶段（LLaMA-Factory 的键）：sft = 监督微调；dpo = 用成对的好/坏答案做偏好微调；kto = 用标了好或坏的单个答案做偏好微调",
     "lora_alpha": "LoRA 缩放系数；留空 = 秩的 2 倍（与 LLaMA-Factory 相同）",
     "use_rslora": "rsLoRA：按 alpha/sqrt(秩) 缩放适配器，而不是 alpha/秩",
     "use_dora": "DoRA：权重分解的 LoRA（每层多一个幅度向量）",

@@ -1,0 +1,119 @@
+"""Preference tuning (stage dpo / kto): TRL's DPOTrainer and KTOTrainer, assembled like the SFT run.
+
+The rest of the run is the SFT run's: the same model and adapter (studio/models/loading.py apply_method), the same
+TrainingArguments (steps, saving, precision, logging: engine/arguments.py with TRL's config class), the same
+callbacks (live loss on the page, stop requests, the divergence guard) and the same staged checkpoints, so resume
+and abort work unchanged.
+
+The reference model. Handed a PeftModel with no ref_model, TRL 1.16 adds a second adapter named "ref", a copy of
+the trained one, and computes the reference with it. For a fresh LoRA (B = 0) that copy is the base model exactly,
+so the studio removes it and TRL falls back to ``disable_adapter()``: the reference is the same weights with the
+adapter off, with no second copy of anything. PiSSA starts from a non-zero adapter on changed base weights, where
+the copy is the only right reference; it stays then (one adapter's size).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from ..config.run_config import RunConfig
+from ..data.preference import encode_preference
+from ..models.precision import PrecisionPlan
+from ..runs.run_dir import RunDir
+from .arguments import training_arguments
+from .studio_trainer import GuardedCheckpoints
+
+REF_ADAPTER = "ref"
+
+
+def keeps_reference_adapter(cfg: RunConfig) -> bool:
+    """True where the adapter the run starts from is not zero, so switching it off is not the starting model."""
+    return bool(cfg.pissa_init)
+
+
+def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, plan: PrecisionPlan) -> Any:
+    """TRL's DPOConfig / KTOConfig with the run's common TrainingArguments and LLaMA-Factory's pref_* keys."""
+    # gradient checkpointing: the studio turns it on on the model itself (engine/run.py) as for SFT; TRL's config
+    # defaults it on and would enable it a second time. Sampling: TRL's datasets carry no input_ids to group by
+    # length. max_length: rows arrive cut to cutoff_len by the studio's own rule (studio/data/preference.py)
+    common = dict(gradient_checkpointing=False, max_length=None, beta=cfg.pref_beta, precompute_ref_log_probs=False,
+                  train_sampling_strategy="random")
+    if cfg.stage == "dpo":
+        from trl import DPOConfig
+        losses, weights = [cfg.pref_loss], [1.0]
+        if cfg.pref_ftx:
+            losses.append("sft")  # LLaMA-Factory's pref_ftx: the chosen answer's NLL, weighted
+            weights.append(cfg.pref_ftx)
+        return training_arguments(cfg, run, device, has_val=has_val, plan=plan, args_class=DPOConfig, **common,
+                                  loss_type=losses, loss_weights=weights)
+    from trl import KTOConfig
+    # TRL's KTO pairs each answer with its batch neighbour's prompt for the KL estimate and needs the batches in
+    # dataset order; the rows are shuffled once, seeded, before (build_trainer)
+    common["train_sampling_strategy"] = "sequential"
+    return training_arguments(cfg, run, device, has_val=has_val, plan=plan, args_class=KTOConfig, **common,
+                              desirable_weight=cfg.kto_chosen_weight, undesirable_weight=cfg.kto_rejected_weight)
+
+
+def _trainer_class(stage: str) -> type:
+    from trl import DPOTrainer, KTOTrainer
+    base = DPOTrainer if stage == "dpo" else KTOTrainer
+
+    class StudioPreferenceTrainer(GuardedCheckpoints, base):  # type: ignore[misc, valid-type]
+        def _prepare_dataset(self, dataset: Any, processing_class: Any, args: Any, dataset_name: str) -> Any:
+            """Rows come tokenized by the studio's template; only KTO's KL pairing is left to do (as TRL does it:
+            each answer paired with the previous row's prompt inside a batch)."""
+            if "prompt_ids" not in dataset.column_names:
+                return super()._prepare_dataset(dataset, processing_class, args, dataset_name)
+            if getattr(self, "calculate_KL", False):
+                def add_kl(batch: dict[str, list]) -> dict[str, list]:
+                    batch["KL_completion_ids"] = [batch["completion_ids"][-1]] + batch["completion_ids"][:-1]
+                    return batch
+                dataset = dataset.map(add_kl, batched=True, batch_size=args.per_device_train_batch_size)
+            return dataset
+
+    return StudioPreferenceTrainer
+
+
+def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows: list[dict], val_rows: list[dict],
+                  device: str, plan: PrecisionPlan, callbacks: list[Any], token_counter: Callable[[int], None]
+                  ) -> tuple[Any, dict[str, Any]]:
+    """The TRL trainer for the run and the counts the run log records (rows, truncated rows).
+
+    Raises:
+        StudioError: no row is left to train on.
+    """
+    from datasets import Dataset
+    from ..data.templates import get_template
+    from ..errors import StudioError
+    template = get_template(cfg.template, tok)
+    if cfg.stage == "kto":
+        train_rows = list(train_rows)
+        random.Random(cfg.seed).shuffle(train_rows)
+    train, truncated = encode_preference(tok, template, train_rows, cfg.cutoff_len)
+    val, _ = encode_preference(tok, template, val_rows, cfg.cutoff_len)
+    if not train:
+        raise StudioError(f"Dataset '{cfg.dataset}' has no preference row to train on",
+                          "check its chosen/rejected (or kto_tag) columns", code="no_trainable_tokens")
+    args = preference_arguments(cfg, run, device, has_val=bool(val), plan=plan)
+    cls = _trainer_class(cfg.stage)
+    trainer = cls(model=model, ref_model=None, args=args, train_dataset=Dataset.from_list(train),
+                  eval_dataset=Dataset.from_list(val) if val else None, processing_class=tok, callbacks=callbacks)
+    peft_config = getattr(trainer.model, "peft_config", {})
+    if REF_ADAPTER in peft_config and not keeps_reference_adapter(cfg):
+        trainer.model.delete_adapter(REF_ADAPTER)  # reference = adapter off (see the module's docstring)
+        trainer.model.set_adapter("default")
+    collate = trainer.data_collator
+
+    def counted(examples: list[dict]) -> dict:
+        batch = collate(examples)
+        # tokens per second on the page: every sequence the step runs forward (chosen and rejected, or the
+        # answer and its KL pair), counted on the host from the collated batch
+        token_counter(int(sum(v.sum() for k, v in batch.items() if k.endswith("attention_mask"))))
+        return batch
+    trainer.data_collator = counted
+    n_good = sum(1 for r in train_rows if r.get("kto_tag") is True)
+    counts = {"train_rows": len(train), "val_rows": len(val), "truncated": truncated, "history_masked": 0,
+              "tokenized_from_cache": False,
+              **({"desirable_rows": n_good, "undesirable_rows": len(train_rows) - n_good} if cfg.stage == "kto"
+                 else {})}
+    return trainer, counts

@@ -185,3 +185,17 @@ def test_ranking_datasets_load_from_dataset_info_and_sft_refuses_them(tmp_path: 
     _kto(tmp_path / "k.jsonl", 4)
     with pytest.raises(StudioError, match="set stage: kto"):
         load_rows(str(tmp_path / "k.jsonl"), str(tmp_path), "ranking")
+
+
+def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
+    from studio.memory.estimator import estimate_for_config
+    est = {st: estimate_for_config(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
+                                             selective_logits=False), device="cpu") for st in ("sft", "dpo", "kto")}
+    for st in ("dpo", "kto"):
+        assert est[st].breakdown["weights"] == est["sft"].breakdown["weights"]  # the reference shares the weights
+        assert est[st].breakdown["reference_forward"] > 0
+        assert est[st].cpu_gb >= est["sft"].cpu_gb  # KTO's reference pass stays under the policy's peak
+    assert est["dpo"].cpu_gb > est["sft"].cpu_gb
+    # DPO's policy forward carries chosen and rejected: twice the saved activations of the same batch in SFT
+    assert est["dpo"].breakdown["activations"] == pytest.approx(2 * est["sft"].breakdown["activations"])
+    assert est["kto"].breakdown["activations"] == pytest.approx(est["sft"].breakdown["activations"])

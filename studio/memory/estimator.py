@@ -140,20 +140,26 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
              chunked_loss: bool = False,
              precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
              layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
-             device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
+             device: str = "cuda", double_quant: bool = True, suggest: bool = True, stage: str = "sft"
+             ) -> Estimate:
     """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
 
     The peak is weights + optimizer states + the larger of (activations + logits + autocast copies) and
     (gradients + step temporaries), since gradients build up while activations are freed; each term is a
     function in studio/memory/terms.py. ``device='cpu'`` predicts the peak RSS of a CPU run (fp32 unless told
-    otherwise), which is what bench/memory_bench.py checks against measurements.
+    otherwise), which is what bench/memory_bench.py checks against measurements. ``stage`` dpo / kto: the policy's
+    forward carries PREFERENCE_SEQUENCES per row, and the reference's forward (same weights, adapter off: no second
+    copy) is a transient the peak takes the larger of (terms.reference_forward).
 
     Raises:
         StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
     """
-    s = _setup(method, quant_bits, deepspeed, seq_len, batch, grad_ckpt, optim, chunked_loss, precision, lora_rank,
-               lora_target, freeze_layers, layerwise_offload, device, double_quant)
-    plan = dict(method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
+    pref = terms.PREFERENCE_SEQUENCES.get(stage, 1)
+    s = _setup(method, quant_bits, deepspeed, seq_len, batch * pref, grad_ckpt, optim,
+               chunked_loss and stage == "sft", precision, lora_rank, lora_target, freeze_layers, layerwise_offload,
+               device, double_quant)
+    reference = terms.reference_forward(card, s, stage, seq_len * batch)
+    plan = dict(stage=stage, method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
                 seq_len=seq_len, batch=batch, grad_ckpt=s.grad_ckpt, optim=short_optimizer(optim),
                 precision=s.precision, lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
                 layerwise_offload=s.layerwise, device=device, ram_gb=ram_gb)
@@ -161,12 +167,14 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     act, lg = terms.activations(card, s), terms.logits(card, s)
     dyn, slack = terms.dynamic(card, s)
     peak = where.gpu_weights + where.gpu_opt + max(max(dyn + where.cast_copies, where.gpu_grads),
-                                                   where.gpu_grads + where.step_temp)
+                                                   where.gpu_grads + where.step_temp, reference)
     peak += terms.dequant_buffer(card, s)
     breakdown = {"weights": where.gpu_weights / GB, "gradients": where.gpu_grads / GB,
                  "optimizer": where.gpu_opt / GB, "activations": act / GB, "logits": lg / GB}
     if where.cast_copies:
         breakdown["autocast_copies"] = where.cast_copies / GB
+    if reference:
+        breakdown["reference_forward"] = reference / GB
     if device == "cuda":
         overhead = terms.overhead_gb(dyn, where.step_temp)
         breakdown["overhead"] = overhead
@@ -251,7 +259,7 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
                    chunked_loss=bool(getattr(cfg, "selective_logits", False)),
                    lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
                    layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
-                   double_quant=cfg.double_quantization)
+                   double_quant=cfg.double_quantization, stage=getattr(cfg, "stage", "sft"))
     for detail in est.suggestion_details:
         settings = detail.get("settings", {})
         if settings.get("per_device_train_batch_size") == 1:   # keep the effective batch the same

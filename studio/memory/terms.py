@@ -208,6 +208,25 @@ def logits(card: ArchCard, s: Setup) -> float:
     return 12 * card.vocab_size * rows
 
 
+# sequences one preference row puts through the policy's forward with gradients: DPO runs chosen and rejected in one
+# concatenated batch; KTO runs one answer (its KL pair goes through a forward without gradients, as the reference)
+PREFERENCE_SEQUENCES = {"sft": 1, "dpo": 2, "kto": 1}
+# sequences per row of the forwards without gradients: DPO's reference on chosen + rejected; KTO's reference on the
+# answer and its KL pair, plus the policy's own KL forward
+REFERENCE_SEQUENCES = {"sft": 0, "dpo": 2, "kto": 3}
+
+
+def reference_forward(card: ArchCard, s: Setup, stage: str, tokens_per_row: int) -> float:
+    """Bytes of the reference model's forward (stage dpo / kto). The reference is the same weights with the adapter
+    switched off (studio/engine/preference.py), so it adds no weights; its forward runs without gradients before the
+    policy's, keeping nothing for backward: what it holds at once is one layer's working set and its logits in fp32
+    for the log-probabilities (4 bytes x vocab per position; no chunking: TRL scores every completion position)."""
+    n = REFERENCE_SEQUENCES.get(stage, 0) * tokens_per_row
+    if not n:
+        return 0.0
+    return n * (4 * card.vocab_size + layer_activation_bytes_per_token(card, s))
+
+
 def dequant_buffer(card: ArchCard, s: Setup) -> float:
     """QLoRA: one layer's weight dequantized to 16 bits for its matmul (b x h x i)."""
     return s.b * card.hidden_size * card.act_intermediate if s.quant_bits else 0.0

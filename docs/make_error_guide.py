@@ -72,12 +72,8 @@ HEAD = {
 
 def catalog() -> dict[str, str]:
     """English text as the studio writes it -> the Chinese the page shows (errors and run-end reasons)."""
-    try:
-        from studio.ui.error_words import PAGE_ERRORS
-        from studio.ui.reason_words import REASON_PHRASES
-    except ImportError:  # after the ui/ -> app/ + words/ split
-        from studio.words.error_words import PAGE_ERRORS  # type: ignore[no-redef]
-        from studio.words.reason_words import REASON_PHRASES  # type: ignore[no-redef]
+    from studio.words.error_words import PAGE_ERRORS
+    from studio.words.reason_words import REASON_PHRASES
     return {**PAGE_ERRORS, **REASON_PHRASES}
 
 

@@ -99,10 +99,7 @@ def _tab(page: Any, index: int) -> None:
 
 def _page_word(key: str, lang: str) -> str:
     """One of the page's own words (the accordion titles), from the studio's i18n table."""
-    try:
-        from studio.ui.i18n import msg
-    except ImportError:  # the table's module after the ui/ -> app/ + words/ split
-        from studio.words import msg  # type: ignore[no-redef]
+    from studio.words.catalog import msg
     return msg(key, lang)
 
 

@@ -133,12 +133,14 @@ def test_the_check_itself_catches_a_missing_script_a_missing_flag_and_a_missing_
     assert problems_of(["python", "bench/real_throughput.py", "--arms", "derived"]) == []
 
 
-NUMBER = re.compile(r"(?<![\w.=])\d[\d,]*\.\d+(?![\d.])|(?<![\w.])\d+(?:\.\d+)?(?=x\b)|(?<![\w.])\d+(?:\.\d+)?(?=\s?%)")
+NUMBER = re.compile(r"(?<![\w.=])\d[\d,]*\.\d+(?![\d.])"                      # 0.977, 2.3
+                    r"|(?<![\w.])\d+(?:\.\d+)?(?=x\b)"                         # 1.96x
+                    r"|(?<![\w.])\d+(?:\.\d+)?(?=\s?(?:%|s\b|ms\b|GB|MB|GiB|秒|分钟|minutes?\b))")  # 97.7%, 65 s
 
 
 def quoted_numbers(text: str) -> set[str]:
-    """Measured-looking numbers in prose: decimals (0.977, 2.3), ratios (1.96x), percentages; code blocks and
-    version pins (torch==2.13.0, Python 3.11) are not claims."""
+    """Measured-looking numbers in prose: decimals (0.977, 2.3), ratios (1.96x), percentages, amounts of time and
+    size (65 s, 98 MB); code blocks and version pins (torch==2.13.0, Python 3.11) are not claims."""
     text = re.sub(r"```.*?```", "", text, flags=re.S)
     text = re.sub(r"`[^`]*`", "", text)
     text = re.sub(r"(?i)python\s*3\.\d+\+?", "", text)
@@ -154,5 +156,6 @@ def test_every_number_a_readme_quotes_is_a_current_claim(readme: Path):
 
 
 def test_the_number_check_sees_ratios_decimals_and_percentages_but_not_versions():
-    found = quoted_numbers("1.96x faster, accuracy 0.977, 97.7% agree; Python 3.11+; `torch==2.13.0`; 7860")
-    assert found == {"1.96", "0.977", "97.7"}
+    found = quoted_numbers("1.96x faster, accuracy 0.977, 97.7% agree, in 65 s (65 秒), 98 MB; Python 3.11+; "
+                           "`torch==2.13.0`; port 7860; 5 tabs")
+    assert found == {"1.96", "0.977", "97.7", "65", "98"}

@@ -199,3 +199,16 @@ def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
     # DPO's policy forward carries chosen and rejected: twice the saved activations of the same batch in SFT
     assert est["dpo"].breakdown["activations"] == pytest.approx(2 * est["sft"].breakdown["activations"])
     assert est["kto"].breakdown["activations"] == pytest.approx(est["sft"].breakdown["activations"])
+
+
+@pytest.mark.parametrize("stage", ["dpo", "kto"])
+def test_qlora_preference_trains_on_the_4bit_base(tmp_path: Path, tiny_model_dir: Path, stage: str) -> None:
+    from studio.engine import run_training
+    data = _ranking(tmp_path / "p.jsonl") if stage == "dpo" else _kto(tmp_path / "k.jsonl")
+    cfg = _cfg(tmp_path, tiny_model_dir, data, stage=stage, max_steps=16, quantization_bit=4)
+    summary = run_training(cfg)
+    assert summary["state"] == "finished"
+    run = RunDir(cfg.output_dir)
+    seen = losses(run.path)
+    assert _mean(seen[-4:]) < _mean(seen[:4]) - 0.05, seen
+    assert (run.adapter / "adapter_model.safetensors").is_file() and not (run.adapter / "ref").exists()

@@ -21,6 +21,8 @@ COMMANDS = {
                                       "Slurm sbatch"),
     "models": ("studio.cli.models", "the built-in models this machine has; 'models get NAME' downloads one"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
+    "feedback": ("studio.cli.feedback", "teammates' feedback on a run's answers: list, accept, drop, edit, "
+                                        "make a dataset (instruction, ranking, KTO rows), export"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
     "demo": ("studio.ui.demo_server", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
 }

@@ -340,9 +340,10 @@ def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
 
 
 def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
-                     rows: list[dict[str, Any]] | None = None) -> Path:
+                     rows: list[dict[str, Any]] | None = None, kind: str = "sft") -> Path:
     """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.
-    Callers ask first (``refuse_replacing``) before they write the data file.
+    Callers ask first (``refuse_replacing``) before they write the data file. ``kind``: sft (alpaca rows), ranking
+    (``"ranking": true`` with chosen/rejected, for stage dpo) or kto (a kto_tag column, for stage kto).
 
     Raises:
         StudioError: the existing dataset_info.json is not valid JSON (it is left untouched), or ``file_path`` is
@@ -352,11 +353,16 @@ def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
     data = _read_info(info)
     file_name = _file_name(dataset_dir, file_path)
     columns = {"prompt": "instruction", "query": "input", "response": "output"}
+    if kind == "ranking":
+        columns = {"prompt": "instruction", "query": "input", "chosen": "chosen", "rejected": "rejected"}
+    elif kind == "kto":
+        columns["kto_tag"] = "kto_tag"
     if rows and any("system" in r for r in rows):
         columns["system"] = "system"
     if rows and any("history" in r for r in rows):
         columns["history"] = "history"
-    data[name] = {"file_name": file_name, "formatting": "alpaca", "columns": columns}
+    data[name] = {"file_name": file_name, "formatting": "alpaca", **({"ranking": True} if kind == "ranking" else {}),
+                  "columns": columns}
     atomic_write_text(info, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return info
 

@@ -316,13 +316,7 @@ def before_after(base: dict, tuned: dict) -> dict:
 
 
 # ------------------------------------------------------------------ batch prediction
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(cell: object) -> str:
-    """A cell a spreadsheet will not run: text starting like a formula gets a leading "'" (OWASP CSV injection)."""
-    text = "" if cell is None else str(cell)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+from ..data.cells import csv_safe  # noqa: E402  (re-exported: the rule lives where every CSV writer can reach it)
 
 
 def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]] | str | Path,

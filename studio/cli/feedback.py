@@ -1,0 +1,119 @@
+"""python -m studio feedback: teammates' feedback on a run's answers, reviewed from the command line.
+
+    python -m studio feedback list [--run RUN] [--status new] [--login ann] [--label neutral]
+    python -m studio feedback summary --run RUN          # counts by verdict, status, login, label; conflicts
+    python -m studio feedback accept ID [ID ...]         # or: drop ID ..., reopen ID ...
+    python -m studio feedback edit ID "the right answer"
+    python -m studio feedback add --run RUN --input TEXT --answer TEXT --verdict down [--correction TEXT]
+    python -m studio feedback make-dataset RUN NAME [--replace]   # NAME, NAME_pref, NAME_kto in WORKSPACE/data
+    python -m studio feedback export FILE.csv|FILE.jsonl [--run RUN]
+
+The database is WORKSPACE/feedback.sqlite3 (studio/feedback/store.py), shared with the studio and demo pages.
+"""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from pathlib import Path
+
+from ..errors import StudioError
+from ..feedback.datasets import conflicts, export_rows, make_datasets, run_prompt_shape, summary
+from ..feedback.store import FeedbackStore
+from ..workspace import safe_name
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", default="workspace", help="the studio's folder (holds feedback.sqlite3)")
+    parser.add_argument("--as", dest="login", default=None, help="who is acting (default: this machine's user)")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    ls = sub.add_parser("list", help="feedback rows, oldest first")
+    ls.add_argument("--run")
+    ls.add_argument("--status", choices=["new", "accepted", "dropped"])
+    ls.add_argument("--login", dest="who", help="only this login's rows")
+    ls.add_argument("--label", help="rows whose answer or correction is this label")
+    sub.add_parser("summary", help="counts and conflicts").add_argument("--run")
+    for verb, what in (("accept", "accepted"), ("drop", "dropped"), ("reopen", "new")):
+        sp = sub.add_parser(verb, help=f"mark rows {what}")
+        sp.add_argument("ids", nargs="+", type=int, metavar="ID")
+    ed = sub.add_parser("edit", help="replace a row's correction (the owner's edit; the teammate's stays recorded)")
+    ed.add_argument("id", type=int)
+    ed.add_argument("text")
+    add = sub.add_parser("add", help="record feedback as this login (scripts, tests)")
+    add.add_argument("--run", required=True)
+    add.add_argument("--input", required=True)
+    add.add_argument("--answer", default="")
+    add.add_argument("--verdict", required=True, choices=["up", "down"])
+    add.add_argument("--correction")
+    mk = sub.add_parser("make-dataset", help="accepted rows -> NAME (alpaca), NAME_pref (ranking), NAME_kto")
+    mk.add_argument("run")
+    mk.add_argument("name")
+    mk.add_argument("--replace", action="store_true", help="replace datasets of the same names")
+    ex = sub.add_parser("export", help="rows as CSV (formula cells neutralised) or JSONL")
+    ex.add_argument("file")
+    ex.add_argument("--run")
+
+
+def _line(r: object) -> str:
+    d = r.to_dict()  # type: ignore[attr-defined]
+    fixed = d["edited"] if d["edited"] is not None else d["correction"]
+    return (f"{d['id']:>5}  {d['status']:<8} {d['verdict']:<4} {d['login']:<12} {d['run']:<16} "
+            f"{json.dumps(d['input'][:60], ensure_ascii=False)} -> {json.dumps(d['answer'][:30], ensure_ascii=False)}"
+            + (f" => {json.dumps(fixed[:40], ensure_ascii=False)}" if fixed else ""))
+
+
+def main(args: argparse.Namespace) -> int:
+    workspace = Path(args.workspace).expanduser().resolve()
+    store = FeedbackStore.in_workspace(workspace)
+    me = args.login or getpass.getuser()
+    action = getattr(args, "action", None) or "list"
+    if action == "list":
+        for r in store.list(run=getattr(args, "run", None), status=getattr(args, "status", None),
+                            login=getattr(args, "who", None), label=getattr(args, "label", None)):
+            print(_line(r))
+        return 0
+    if action == "summary":
+        rows = store.list(run=args.run)
+        print(json.dumps(summary(rows), ensure_ascii=False, indent=1))
+        for c in conflicts(rows):
+            print(f"conflict: {json.dumps(c.input[:80], ensure_ascii=False)}: "
+                  + "; ".join(f"{a!r} by {', '.join(f'{who} (#{i})' for who, i in ids)}"
+                              for a, ids in c.answers.items()))
+        return 0
+    if action in ("accept", "drop", "reopen"):
+        status = {"accept": "accepted", "drop": "dropped", "reopen": "new"}[action]
+        for fid in args.ids:
+            store.review(fid, reviewer=me, status=status)
+        print(f"{len(args.ids)} row(s) {status}")
+        return 0
+    if action == "edit":
+        store.review(args.id, reviewer=me, edited=args.text)
+        print(f"row {args.id} edited")
+        return 0
+    if action == "add":
+        fid = store.add(run=safe_name(args.run, what="run name"), login=me, input=args.input, answer=args.answer,
+                        verdict=args.verdict, correction=args.correction, source="cli")
+        print(fid)
+        return 0
+    if action == "make-dataset":
+        run = safe_name(args.run, what="run name")
+        run_dir = workspace / "runs" / run
+        if not run_dir.is_dir():
+            raise StudioError(f"There is no run '{run}' in '{workspace / 'runs'}'", "name a run folder of that "
+                              "workspace (python -m studio feedback list shows the runs with feedback)",
+                              code="feedback_run")
+        made = make_datasets(store, run, workspace / "data", args.name, like=run_prompt_shape(run_dir),
+                             replace=args.replace)
+        for kind in ("sft", "ranking", "kto"):
+            if kind in made:
+                print(f"{made[kind]['name']}: {made[kind]['rows']} rows ({kind}) -> {made[kind]['path']}")
+        if made["skipped"]:
+            print(f"{made['skipped']} accepted row(s) left out: their input has conflicting corrections "
+                  "(python -m studio feedback summary --run {run})".replace("{run}", run))
+        return 0
+    if action == "export":
+        path = export_rows(store.list(run=args.run), Path(args.file))
+        print(path)
+        return 0
+    raise StudioError(f"Unknown action '{action}'", "use list, summary, accept, drop, reopen, edit, add, "
+                      "make-dataset or export")

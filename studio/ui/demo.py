@@ -2,8 +2,9 @@
 
 ``python -m studio demo RUN`` (studio/ui/demo_server.py) builds it and serves it with the studio's own login, exposure
 rules and login guard (studio/ui/app.py). The run is fixed on the server when the page is built: no handler takes a
-run, a folder or a path from the browser, none trains, exports or deletes, and the only file a handler writes is a
-batch prediction's CSV, into a fresh temp folder (never the workspace). The page depends on the run's task:
+run, a folder or a path from the browser, none trains, exports or deletes; a handler writes a batch prediction's
+CSV into a fresh temp folder and teammates' feedback into the workspace's feedback database (studio/feedback).
+The page depends on the run's task:
 
 * labels (sentiment): a text box -> the predicted label with every label's score (the evaluator's batched label
   scoring, ``inference.label_probabilities``), a few held-out rows as examples, a file box for batch prediction;
@@ -139,8 +140,11 @@ def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB) -
 
 
 # ------------------------------------------------------------------ layout
-def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB, auth: bool = False) -> Any:
-    """The gr.Blocks of the demo page for ``run``; nothing is launched."""
+def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB, auth: bool = False,
+               store: Any = None) -> Any:
+    """The gr.Blocks of the demo page for ``run``; nothing is launched. ``store``: the workspace's feedback
+    database (studio/feedback/store.py), where 👍 / 👎 and the right answers go (None: the page says it records
+    none)."""
     T = labeler(lang or "en")
     title = "demo.title_labels" if run.task == "labels" else "demo.title_chat"
     with gr.Blocks(title=f"{run.name} · Fine-Tune Studio", analytics_enabled=False) as app:
@@ -152,9 +156,11 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
         # again per browser: msg() answers in the language of the session asking (session_lang.py)
         app.load(lambda: _header(run, lang or "en"), None, header, api_visibility="private")
         if run.task == "labels":
-            _labels_page(run, T, lang or "en", limit_mb)
+            text = _labels_page(run, T, lang or "en", limit_mb)
         else:
-            _chat_page(run, T, lang or "en")
+            text = _chat_page(run, T, lang or "en")
+        from .feedback_panel import feedback_row
+        feedback_row(store, run, T, text, run.task)
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
 
@@ -166,7 +172,7 @@ def _header(run: DemoRun, lang: str) -> str:
     return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
 
 
-def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> None:
+def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> Any:
     with gr.Row():
         text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
         with gr.Column(scale=2):
@@ -195,9 +201,10 @@ def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> None:
         batch_info = gr.Markdown(elem_id="demo-batch-info")
     predict.click(functools.partial(on_predict_file, run, limit_mb=limit_mb), batch_file, [batch_out, batch_info],
                   api_name="predict_file")
+    return text
 
 
-def _chat_page(run: DemoRun, T: Any, lang: str) -> None:
+def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
     from ..evaluation.gen_defaults import generation_defaults
     chat_d = generation_defaults(run.path)["chat"]
     chatbot = gr.Chatbot(height=420, label=T("ev.chat"), show_label=False, elem_id="demo-chat",
@@ -220,3 +227,4 @@ def _chat_page(run: DemoRun, T: Any, lang: str) -> None:
     send.click(chat_handler, [message, chatbot], [message, chatbot], api_visibility="private")
     stop.click(stop_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    return chatbot

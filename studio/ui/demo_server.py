@@ -3,7 +3,8 @@
 A page with one finished run's model for teammates (studio/ui/demo.py). It is served exactly as the studio is:
 the same flag checks, logins and exposure rule (a network host needs a login) and the same login guard in front
 of every route (studio/ui/app.py: ``check_flags``, ``parse_auth``, ``launch_kwargs``). It reads the run and its
-base model and writes nothing into the workspace; the model is loaded once, before the address is printed.
+base model and writes into the workspace only teammates' feedback (WORKSPACE/feedback.sqlite3, shared with the
+studio); the model is loaded once, before the address is printed.
 """
 from __future__ import annotations
 
@@ -74,7 +75,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
     info = describe_run(run.path)  # type: ignore[attr-defined]
     inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)
-    app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth))
+    from ..feedback.store import FeedbackStore
+    store = FeedbackStore.in_workspace(Path(args.workspace).expanduser().resolve())
+    app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth), store=store)
     app.studio_forced_lang = args.lang  # type: ignore[attr-defined]
     app.queue(default_concurrency_limit=4)
     app.launch(**launch_kwargs(args, make_i18n(), auth), prevent_thread_lock=True)

@@ -1,0 +1,136 @@
+"""👍 / 👎 and "the right answer" under an answer: the demo page's labels and chat pages.
+
+Anyone the page lets in may give feedback (viewers too; on a loopback demo without logins it is recorded as
+"local"); a login may withdraw its own last feedback. What the browser sends is only what a person typed or
+pressed: the text, the verdict, the right answer. The run is bound on the server when the page is built, and on a
+labels page the model's answer and scores are computed again on the server from the text, so a caller cannot
+put words in the model's mouth. Replies are plain text in a Textbox, never Markdown/HTML, since they can quote
+what someone typed.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gradio as gr
+
+from ..errors import StudioError
+from ..evaluation import inference
+from ..feedback.store import LIMITS, FeedbackStore
+from .common import ui_errors
+from .i18n import msg
+
+
+def _login(request: gr.Request | None) -> str | None:
+    return getattr(request, "username", None) if request is not None else None
+
+
+def _off(store: FeedbackStore | None) -> FeedbackStore:
+    if store is None:
+        raise StudioError(msg("fb.off"), msg("fb.off_fix"), code="feedback_off")
+    return store
+
+
+@ui_errors
+def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict: str, correction: Any,
+                      request: gr.Request) -> tuple[str, int | None]:
+    """A labels page's feedback on ``text``: the model's answer and scores come from the server, never the
+    browser; ``correction`` must be one of the run's labels. Returns (the reply, the new row's id)."""
+    store = _off(store)
+    if not isinstance(text, str) or not text.strip():
+        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+    fix = correction if isinstance(correction, str) and correction.strip() else None
+    if fix is not None and fix not in run.labels:
+        raise StudioError(msg("fb.not_label", value=fix[:60]), msg("fb.not_label_fix", labels=", ".join(run.labels)),
+                          code="feedback_label")
+    if len(text) > LIMITS["input"]:
+        raise StudioError(msg("demo.too_long", n=len(text), limit=LIMITS["input"]), msg("demo.empty_fix"),
+                          code="feedback_too_long")
+    (scores,) = inference.label_probabilities(run.path, [text], run.labels, run.like)
+    answer = max(scores, key=scores.get) if scores else ""
+    if fix is not None:
+        verdict = "up" if fix == answer else "down"
+    fid = store.add(run=run.name, login=_login(request), input=text, answer=answer, verdict=verdict,
+                    correction=fix if verdict == "down" else None, scores={k: round(float(v), 4)
+                                                                           for k, v in scores.items()})
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+
+
+def _text(content: Any) -> str:
+    """A chat message's text: Gradio 6 sends a string or a list of parts ({"type": "text", "text": ...})."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    if isinstance(content, dict):
+        return str(content.get("text", ""))
+    return ""
+
+
+@ui_errors
+def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdict: str, correction: Any,
+                     request: gr.Request, source: str = "demo") -> tuple[str, int | None]:
+    """A chat page's feedback on its last answer (the last user turn and the reply after it)."""
+    store = _off(store)
+    turns = history if isinstance(history, list) else []
+    last = [m for m in turns if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    if len(last) < 2 or last[-1].get("role") != "assistant" or last[-2].get("role") != "user":
+        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+    fix = correction if isinstance(correction, str) and correction.strip() else None
+    fid = store.add(run=run.name, login=_login(request), input=_text(last[-2].get("content")),
+                    answer=_text(last[-1].get("content")), verdict="down" if fix else verdict, correction=fix,
+                    source=source)
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+
+
+@ui_errors
+def on_withdraw(store: FeedbackStore | None, last_id: Any, request: gr.Request) -> tuple[str, None]:
+    """Withdraw this session's last feedback; the store checks it is this login's own row."""
+    store = _off(store)
+    if not isinstance(last_id, int):
+        return msg("fb.nothing"), None
+    store.withdraw(last_id, _login(request))
+    return msg("fb.withdrawn", id=last_id), None
+
+
+def feedback_row(store: FeedbackStore | None, run: Any, T: Any, source: gr.components.Component,
+                 kind: str) -> None:
+    """The row under an answer: 👍, 👎, the right answer (the run's labels, or a box to type one), withdraw.
+
+    ``source`` is the component the feedback is about: the text box of a labels page, the Chatbot of a chat page.
+    """
+    handler = on_label_feedback if kind == "labels" else on_chat_feedback
+    last = gr.State(None)  # this session's last feedback id (server-side: withdraw needs no id from the page)
+    with gr.Group(elem_id="feedback"):
+        gr.Markdown(T("fb.title"))
+        with gr.Row():
+            up = gr.Button(T("fb.up"), size="sm", elem_id="fb-up")
+            down = gr.Button(T("fb.down"), size="sm", elem_id="fb-down")
+            if kind == "labels":
+                right = gr.Dropdown(choices=list(run.labels), value=None, label=T("fb.right_label"),
+                                    elem_id="fb-right", scale=2)
+            else:
+                right = gr.Textbox(label=T("fb.right_text"), lines=2, max_length=LIMITS["correction"],
+                                   elem_id="fb-right", scale=3)
+            send = gr.Button(T("fb.send"), size="sm", elem_id="fb-send")
+        with gr.Row():
+            reply = gr.Textbox(show_label=False, interactive=False, elem_id="fb-reply", scale=4)
+            withdraw = gr.Button(T("fb.withdraw"), size="sm", elem_id="fb-withdraw", scale=1)
+    for button, verdict, name in ((up, "up", "feedback_up"), (down, "down", "feedback_down")):
+        fn = functools.partial(handler, store, run, verdict=verdict, correction=None)
+        button.click(_wrap(fn), source, [reply, last], api_name=name, concurrency_limit=4)
+    send.click(_wrap(functools.partial(handler, store, run, verdict="down")), [source, right], [reply, last],
+               api_name="feedback_right_answer", concurrency_limit=4)
+    withdraw.click(functools.partial(on_withdraw, store), last, [reply, last], api_name="feedback_withdraw")
+
+
+def _wrap(fn: Any) -> Any:
+    """Gradio reads a handler's signature for gr.Request: give the partial one with only the page's inputs."""
+    if "correction" in getattr(fn, "keywords", {}):
+        def one(value: Any, request: gr.Request) -> tuple[str, int | None]:
+            return fn(value, request=request)
+        return one
+
+    def two(value: Any, correction: Any, request: gr.Request) -> tuple[str, int | None]:
+        return fn(value, correction=correction, request=request)
+    return two

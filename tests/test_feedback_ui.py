@@ -1,0 +1,81 @@
+"""The demo page's feedback row, through its handlers as wired (no server): what reaches the database, who it is
+recorded as, that the model's answer comes from the server, and that a login withdraws only its own."""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from studio.feedback.store import FeedbackStore
+
+RUN = "reviews-lora"
+
+
+@pytest.fixture(scope="module")
+def ws(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("fbui") / "ws"
+    shutil.copytree(runs["lora"], ws / "runs" / RUN)
+    return ws
+
+
+def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
+    from studio.ui.demo import build_demo, describe_run
+    info = describe_run(ws / "runs" / RUN)
+    if task != info.task:
+        info = replace(info, task=task)
+    store = FeedbackStore.in_workspace(ws)
+    app = build_demo(info, "en", store=store)
+    return {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}, store, info
+
+
+def _req(user: str | None) -> SimpleNamespace:
+    return SimpleNamespace(session_hash="s-" + str(user), headers={}, username=user)
+
+
+def test_labels_page_records_verdicts_and_the_right_label(ws: Path) -> None:
+    from studio.evaluation import inference
+    fns, store, info = _page(ws)
+    assert {"feedback_up", "feedback_down", "feedback_right_answer", "feedback_withdraw"} <= set(fns)
+    text = "The kettle broke in a week, awful."
+    (scores,) = inference.label_probabilities(info.path, [text], info.labels, info.like)  # type: ignore[attr-defined]
+    model_says = max(scores, key=scores.get)
+    other = next(lab for lab in info.labels if lab != model_says)  # type: ignore[attr-defined]
+    reply, fid = fns["feedback_right_answer"](text, other, _req("bob"))  # a viewer may give feedback
+    row = store.get(fid)
+    assert row is not None and (row.login, row.input, row.answer, row.verdict, row.correction) == (
+        "bob", text, model_says, "down", other)
+    assert row.scores and set(row.scores) == set(info.labels)  # type: ignore[attr-defined]
+    assert f"#{fid}" in reply
+    _, up = fns["feedback_up"](text, _req(None))  # a loopback demo without logins
+    assert store.get(up).login == "local" and store.get(up).verdict == "up"  # type: ignore[union-attr]
+    import gradio as gr
+    with pytest.raises(gr.Error, match="not one of this run's labels"):
+        fns["feedback_right_answer"](text, "<img src=x onerror=alert(1)>", _req("bob"))
+
+
+def test_a_login_withdraws_its_own_feedback_only(ws: Path) -> None:
+    fns, store, _ = _page(ws)
+    _, mine = fns["feedback_down"]("Lovely shoes.", _req("ann"))
+    import gradio as gr
+    with pytest.raises(gr.Error):
+        fns["feedback_withdraw"](mine, _req("mallory"))
+    assert store.get(mine) is not None
+    reply, last = fns["feedback_withdraw"](mine, _req("ann"))
+    assert store.get(mine) is None and last is None and "withdrawn" in reply
+
+
+def test_chat_page_records_the_last_exchange_and_a_typed_answer(ws: Path) -> None:
+    fns, store, _ = _page(ws, "chat")
+    history = [{"role": "user", "content": "Write a line about rain"},
+               {"role": "assistant", "content": [{"type": "text", "text": "Rain is dry."}]}]
+    _, fid = fns["feedback_right_answer"](json.loads(json.dumps(history)), "Rain taps the roof.", _req("ann"))
+    row = store.get(fid)
+    assert row is not None and (row.input, row.answer, row.correction, row.verdict) == (
+        "Write a line about rain", "Rain is dry.", "Rain taps the roof.", "down")
+    import gradio as gr
+    with pytest.raises(gr.Error, match="no answer"):
+        fns["feedback_up"]([], _req("ann"))

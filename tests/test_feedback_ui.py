@@ -79,3 +79,41 @@ def test_chat_page_records_the_last_exchange_and_a_typed_answer(ws: Path) -> Non
     import gradio as gr
     with pytest.raises(gr.Error, match="no answer"):
         fns["feedback_up"]([], _req("ann"))
+
+
+def test_owner_panel_lists_reviews_makes_and_exports(tmp_path: Path) -> None:
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.data.dataset import load_rows
+    from studio.ui.feedback_tab import list_feedback, on_export, on_make, on_review
+    ctx = AppContext.create(tmp_path / "ws")
+    store = FeedbackStore.in_workspace(ctx.workspace)
+    a = store.add(run="r1", login="ann", input="<script>alert(1)</script> late", answer="neutral", verdict="down",
+                  correction="negative")
+    store.add(run="r1", login="bob", input="fine", answer="positive", verdict="up")
+    table, counts, clash = list_feedback(ctx, "r1", "", "", "")
+    assert [row[0] for row in table["value"]] == [a, a + 1] and counts["login"] == {"ann": 1, "bob": 1}
+    assert table["value"][0][5] == "<script>alert(1)</script> late"  # plain text in a str table, never rendered
+    assert list_feedback(ctx, "../../etc", "", "", "")[1] == {}  # a name the database does not list shows nothing
+    assert "1 row" in on_review(ctx, str(a), "accepted")
+    with pytest.raises(gr.Error):
+        on_review(ctx, "1; DROP TABLE feedback", "accepted")
+    with pytest.raises(gr.Error):
+        on_make(ctx, "/etc", "fb")  # a run is named only as the database lists it
+    said = on_make(ctx, "r1", "fb")
+    assert "fb (1)" in said
+    assert load_rows("fb", str(ctx.data_root))[0]["output"] == "negative"
+    path = Path(on_export(ctx, "r1", ".csv"))
+    assert not str(path).startswith(str(ctx.workspace)) and path.read_text().count("\n") == 3
+
+
+def test_the_studio_has_the_feedback_tab_and_its_owner_actions_are_marked(tmp_path: Path) -> None:
+    from studio.app.roles import is_owner_only
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    app = build_app(AppContext.create(tmp_path / "ws"))
+    named = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
+    owner = {"review_accept", "review_drop", "review_edit", "feedback_make_dataset", "feedback_export_csv",
+             "feedback_export_jsonl"}
+    assert owner <= set(named) and all(is_owner_only(named[n]) for n in owner)
+    assert not is_owner_only(named["feedback_runs"])

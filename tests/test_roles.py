@@ -12,7 +12,7 @@ from studio.ui import app
 from studio.app.roles import is_owner_only
 
 # an event whose name says it starts, stops, deletes, renames, exports, converts or uploads a model is an owner action
-OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue|download_model)(_|$)")
+OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue|download_model|review|make_dataset)(_|$)")
 
 
 def _args(*flags: str) -> argparse.Namespace:

@@ -91,7 +91,7 @@ def test_chinese_ui_has_no_english_only_label_on_any_tab(tmp_path: Path) -> None
     cfg = built_config(tmp_path, "zh")
     problems, checked = untranslated(cfg, translations()["zh"])
     assert problems == []
-    assert set(checked) == {"data", "settings", "train", "evaluate", "runs"}
+    assert set(checked) == {"data", "settings", "train", "evaluate", "runs", "feedback"}
     assert min(v for k, v in checked.items() if k != "runs") >= 8, checked
     assert checked["runs"] >= 4  # a small tab: intro, picker, refresh, plot
     assert checked["evaluate"] >= 30  # every widget of the tab was looked at, not a sample

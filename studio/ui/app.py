@@ -199,6 +199,10 @@ def build_app(ctx: Any) -> Any:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
                             api_visibility="private")
+            with gr.Tab(T("tab.feedback"), id="feedback", elem_id="tab-feedback") as feedback_tab:
+                from .feedback_tab import build_feedback_tab
+                feedback = build_feedback_tab(ctx, T)
+            feedback_tab.select(feedback["refresh"], feedback["run"], feedback["run"], api_visibility="private")
         form = settings["form"]
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]

@@ -820,7 +820,7 @@ MESSAGES.update({
     "fb.made_skipped": ("; {n} accepted row(s) left out: their input has conflicting corrections",
                         "；{n} 条已接受的行未使用：它们的输入有相互矛盾的更正"),
     "fb.headers": ("id|status|verdict|person|source|input|model answer|correction|edited",
-                   "id|状态|评价|人员|来源|输入|模型答案|更正|修改后"),
+                   "编号|状态|评价|人员|来源|输入|模型答案|更正|修改后"),
 })
 
 

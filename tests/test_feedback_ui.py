@@ -117,3 +117,24 @@ def test_the_studio_has_the_feedback_tab_and_its_owner_actions_are_marked(tmp_pa
              "feedback_export_jsonl"}
     assert owner <= set(named) and all(is_owner_only(named[n]) for n in owner)
     assert not is_owner_only(named["feedback_runs"])
+
+
+def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    ctx = AppContext.create(ws)
+    app = build_app(ctx)
+    fns = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    reply, fid = fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", "positive",
+                                                          _req("carol"))
+    store = FeedbackStore.in_workspace(ws)
+    row = store.get(fid)
+    assert row is not None and (row.run, row.login, row.input, row.answer, row.correction, row.source) == (
+        RUN, "carol", "nice bag", "negative", "positive", "playground")
+    _, up = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},
+                                            {"role": "assistant", "content": "hello"}], _req("carol"))
+    assert store.get(up).source == "chat" and store.get(up).verdict == "up"  # type: ignore[union-attr]
+    with pytest.raises(gr.Error):  # the run is one the server lists, never a path the browser names
+        fns["playground_feedback_up"]("/etc", "a", "b", "c", _req("carol"))

@@ -319,6 +319,11 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     send.click(generate_handler, [run, prompt, input_text, max_new, temperature, top_p, stream, compare],
                [tuned_out, base_out], api_name="on_generate")
     stop_play.click(stop_play_handler, None, None, api_name="stop_generate", queue=False)
+    from ..feedback.store import FeedbackStore
+    from .feedback_panel import eval_feedback_row
+    store = FeedbackStore.in_workspace(workspace)  # teammates' feedback, reviewed on the Feedback tab
+    with gr.Accordion(T("fb.title"), open=False):
+        eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground")
 
     with gr.Accordion(T("ev.chat"), open=False):
         # no floating label, and the toolbar gets its own strip (studio/ui/styles.py)
@@ -347,6 +352,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     chat_send.click(chat_handler, chat_inputs, [message, chatbot], api_visibility="private")
     stop_chat.click(stop_chat_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    with gr.Accordion(T("fb.title"), open=False):
+        eval_feedback_row(store, runs_root, T, run, [chatbot], "chat")
     # a run pick has several cheap listeners: "multiple", as no two "always_last" listeners may share a change
     run.change(defaults_updates, run, [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
                api_visibility="private", show_progress="hidden", trigger_mode="multiple")

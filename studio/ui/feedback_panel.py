@@ -10,6 +10,8 @@ what someone typed.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -134,3 +136,66 @@ def _wrap(fn: Any) -> Any:
     def two(value: Any, correction: Any, request: gr.Request) -> tuple[str, int | None]:
         return fn(value, correction=correction, request=request)
     return two
+
+
+# ------------------------------------------------------------------ the Evaluate tab's playground and chat
+def _finished_run_name(runs_root: Any, run_v: Any) -> str:
+    """The picked run's folder name, if it is one of the finished runs the server lists (the dropdown's value is
+    compared with that list, never opened as a path)."""
+    listed = {path: Path(path).name for _, path in inference.finished_runs(runs_root)}
+    if not isinstance(run_v, str) or run_v not in listed:
+        raise StudioError(msg("fb.no_run"), msg("fb.no_run_fix"), code="feedback_run")
+    return listed[run_v]
+
+
+@ui_errors
+def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, prompt: Any, input_text: Any,
+                           answer: Any, verdict: str, correction: Any, request: gr.Request) -> tuple[str, int]:
+    """The playground's last answer judged: the typed input (else the instruction) is the row's input."""
+    name = _finished_run_name(runs_root, run_v)
+    text = input_text if isinstance(input_text, str) and input_text.strip() else prompt
+    if not isinstance(text, str) or not text.strip() or not isinstance(answer, str) or not answer.strip():
+        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+    fix = correction if isinstance(correction, str) and correction.strip() else None
+    fid = store.add(run=name, login=_login(request), input=text, answer=answer, verdict="down" if fix else verdict,
+                    correction=fix, source="playground")
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+
+
+def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, inputs: list[Any], kind: str) -> None:
+    """👍 / 👎 / the right answer under the Evaluate tab's playground (``inputs``: prompt, input, tuned answer) or
+    chat (``inputs``: the Chatbot)."""
+    last = gr.State(None)
+    with gr.Row():
+        up = gr.Button(T("fb.up"), size="sm")
+        down = gr.Button(T("fb.down"), size="sm")
+        right = gr.Textbox(label=T("fb.right_text"), lines=1, max_length=LIMITS["correction"], scale=3)
+        send = gr.Button(T("fb.send"), size="sm")
+        reply = gr.Textbox(show_label=False, interactive=False, scale=2)
+
+    def record(verdict: str, typed: bool) -> Any:
+        """The handler for one button; Gradio reads its signature, so each shape is written out."""
+        if kind == "playground":
+            if typed:
+                def play_fix(run_v: Any, p: Any, i: Any, a: Any, c: Any, request: gr.Request) -> tuple[str, int]:
+                    return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, c, request)
+                return play_fix
+
+            def play(run_v: Any, p: Any, i: Any, a: Any, request: gr.Request) -> tuple[str, int]:
+                return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, None, request)
+            return play
+
+        def chat_fix(run_v: Any, history: Any, c: Any, request: gr.Request) -> tuple[str, int | None]:
+            picked = SimpleNamespace(name=_finished_run_name(runs_root, run_v))
+            return on_chat_feedback(store, picked, history, verdict, c, request, source="chat")
+        if typed:
+            return chat_fix
+
+        def chat(run_v: Any, history: Any, request: gr.Request) -> tuple[str, int | None]:
+            return chat_fix(run_v, history, None, request)
+        return chat
+
+    prefix = f"{kind}_feedback"
+    for button, verdict in ((up, "up"), (down, "down")):
+        button.click(record(verdict, False), [run, *inputs], [reply, last], api_name=f"{prefix}_{verdict}")
+    send.click(record("down", True), [run, *inputs, right], [reply, last], api_name=f"{prefix}_right_answer")

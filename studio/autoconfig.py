@@ -343,10 +343,15 @@ def fill_unset(cfg: RunConfig, explicit: set[str], hardware: Hardware | None = N
         StudioError: the data cannot be read (the same error training would give).
     """
     from .data.dataset import load_rows
-    rows = load_rows(cfg.dataset, cfg.dataset_dir)
+    from .data.preference import as_sft_rows, stage_kind
+    rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))
+    rows = as_sft_rows(rows) if cfg.stage != "sft" else rows  # the task is judged by the good answers
     hw = hardware or detect_hardware(Path(cfg.output_dir or ".").parent)
     changes, reasons = suggest_settings(cfg.model_name_or_path, len(rows), guess_task(rows), hw, budget)
     keep = {k: v for k, v in changes.items() if k not in explicit and getattr(cfg, k, None) != v}
+    if cfg.stage != "sft":  # TRL's preference trainers batch pairs themselves (config/checks.py refuses these)
+        keep = {k: v for k, v in keep.items() if k not in ("packing", "neat_packing", "dynamic_batching",
+                                                            "layerwise_offload", "deepspeed", "nproc")}
     if not keep:
         return cfg, []
     out, why = cfg.replace(**keep), [r for r in reasons if r.field in keep]

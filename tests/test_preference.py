@@ -212,3 +212,23 @@ def test_qlora_preference_trains_on_the_4bit_base(tmp_path: Path, tiny_model_dir
     seen = losses(run.path)
     assert _mean(seen[-4:]) < _mean(seen[:4]) - 0.05, seen
     assert (run.adapter / "adapter_model.safetensors").is_file() and not (run.adapter / "ref").exists()
+
+
+@pytest.mark.integration
+def test_the_train_command_runs_a_dpo_config_with_derived_settings(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """The CLI path: the derived plan (autoconfig) reads the ranking rows and leaves the preference run valid."""
+    try:
+        from helpers import run_cli
+    except ImportError:
+        from tests.helpers import run_cli
+    data = _ranking(tmp_path / "p.jsonl", 32)
+    path = tmp_path / "dpo.yaml"
+    path.write_text(f"stage: dpo\nmodel_name_or_path: {tiny_model_dir}\ndataset: {data}\nfinetuning_type: lora\n"
+                    f"output_dir: {tmp_path / 'run'}\nmax_steps: 4\nlogging_steps: 1\nval_size: 0.25\n"
+                    "plot_loss: false\n")
+    res = run_cli("train", str(path), "--quiet")
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = RunDir(tmp_path / "run")
+    assert run.read_status()["state"] == "finished" and (run.adapter / "adapter_model.safetensors").is_file()
+    held = [json.loads(x) for x in run.val_data.read_text().splitlines()]
+    assert held and all(set(r) >= {"instruction", "input", "output"} for r in held)  # Evaluate can check them

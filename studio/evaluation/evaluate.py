@@ -385,5 +385,7 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if run.val_data.exists():  # saved by the engine at training time
         val = load_dataset(str(run.val_data))
     else:
-        _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir), cfg.val_size, cfg.seed)
+        from ..data.preference import as_sft_rows, stage_kind
+        _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
+        val = as_sft_rows(val) if cfg.stage != "sft" else val
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]

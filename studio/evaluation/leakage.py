@@ -25,7 +25,8 @@ def training_keys(run_path: str | Path) -> set[str] | None:
         return None
     try:
         cfg = RunConfig.load(run.config)
-        train, _ = split_rows(load_rows(cfg.dataset, cfg.dataset_dir), cfg.val_size, cfg.seed)
+        from ..data.preference import stage_kind
+        train, _ = split_rows(load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
     except (StudioError, OSError, ValueError):
         return None
     if cfg.max_samples:

@@ -115,3 +115,28 @@ def test_cli_verb_reviews_and_makes_datasets(tmp_path: Path) -> None:
                                                  "output": "negative"}]
     bad = run_cli("feedback", "--workspace", str(ws), "make-dataset", "nope", "fb2")
     assert bad.returncode == 2 and "no run 'nope'" in bad.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stage, suffix", [("dpo", "_pref"), ("kto", "_kto"), ("sft", "")])
+def test_feedback_datasets_train_by_name(tmp_path: Path, tiny_model_dir: Path, stage: str, suffix: str) -> None:
+    """The loop's last step on the engine: the datasets made from feedback train by their registered names."""
+    from studio.config.run_config import RunConfig
+    from studio.engine import run_training
+    from studio.runs.run_dir import RunDir
+    try:
+        from conftest import make_review_rows
+    except ImportError:
+        from tests.conftest import make_review_rows
+    store = FeedbackStore(tmp_path / "ws")
+    for i, r in enumerate(make_review_rows(24, seed=8)):  # a teammate corrects the base model's habit ("no")
+        fid = store.add(run="r", login=f"t{i % 3}", input=r["input"], answer="no", verdict="down",
+                        correction=r["output"])
+        store.review(fid, reviewer="owner", status="accepted")
+    data = tmp_path / "data"
+    make_datasets(store, "r", data, "fb", like={"instruction": r["instruction"], "input": "x"})
+    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset="fb" + suffix, dataset_dir=str(data),
+                    stage=stage, finetuning_type="lora", output_dir=str(tmp_path / "run"), max_steps=4,
+                    per_device_train_batch_size=4, logging_steps=1, plot_loss=False, cutoff_len=64)
+    assert run_training(cfg)["state"] == "finished"
+    assert (RunDir(cfg.output_dir).adapter / "adapter_model.safetensors").is_file()

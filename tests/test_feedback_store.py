@@ -127,3 +127,15 @@ def test_a_newer_database_is_refused(tmp_path: Path) -> None:
         con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     with pytest.raises(StudioError, match="newer studio"):
         FeedbackStore(db)
+
+
+def test_a_login_has_an_hourly_quota(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import studio.feedback.store as store_mod
+    monkeypatch.setattr(store_mod, "QUOTA_PER_HOUR", 3)
+    store = FeedbackStore(tmp_path)
+    for i in range(3):
+        store.add(run="r", login="bot", input=f"x{i}", answer="y", verdict="up")
+    with pytest.raises(StudioError) as err:
+        store.add(run="r", login="bot", input="x3", answer="y", verdict="up")
+    assert err.value.code == "feedback_quota" and store.count() == 3
+    store.add(run="r", login="ann", input="x", answer="y", verdict="up")  # others are not held back

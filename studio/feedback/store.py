@@ -35,6 +35,9 @@ Status = Literal["new", "accepted", "dropped"]
 LIMITS: dict[str, int] = {"run": 120, "login": 120, "input": 20_000, "answer": 20_000, "correction": 20_000,
                           "scores": 10_000, "note": 2_000}
 BUSY_TIMEOUT_MS = 30_000
+# rows one login may add in an hour: a person reviewing answers gives a few hundred; a script looping on the
+# endpoint is stopped before it fills the disk (every login has quotas, as every request has bounds)
+QUOTA_PER_HOUR = 2000
 
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, ["""CREATE TABLE feedback (
@@ -55,6 +58,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
          "CREATE INDEX feedback_input ON feedback (run, input_key)"]),
     (2, ["ALTER TABLE feedback ADD COLUMN source TEXT NOT NULL DEFAULT 'demo'",
          "ALTER TABLE feedback ADD COLUMN reviewer TEXT"]),
+    (3, ["CREATE INDEX feedback_login ON feedback (login, created)"]),  # the per-login quota's count
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 SOURCES = ("demo", "playground", "chat", "batch", "cli")
@@ -202,6 +206,11 @@ class FeedbackStore:
                   _bounded("answer", answer) or "", verdict, _bounded("correction", correction), _scores(scores))
         now = time.time()
         with self._write() as con:
+            recent = con.execute("SELECT COUNT(*) FROM feedback WHERE login = ? AND created > ?",
+                                 (values[1], now - 3600)).fetchone()[0]
+            if recent >= QUOTA_PER_HOUR:
+                raise StudioError(f"'{values[1]}' gave {recent:,} answers' feedback in the last hour, the most one "
+                                  "login may", "wait an hour, or ask the studio's owner", code="feedback_quota")
             cur = con.execute(
                 "INSERT INTO feedback (run, login, created, updated, input, input_key, answer, verdict, correction,"
                 " scores, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

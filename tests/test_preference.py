@@ -232,3 +232,40 @@ def test_the_train_command_runs_a_dpo_config_with_derived_settings(tmp_path: Pat
     assert run.read_status()["state"] == "finished" and (run.adapter / "adapter_model.safetensors").is_file()
     held = [json.loads(x) for x in run.val_data.read_text().splitlines()]
     assert held and all(set(r) >= {"instruction", "input", "output"} for r in held)  # Evaluate can check them
+
+
+def test_dpo_continues_an_earlier_runs_adapter_against_that_adapter(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """The start of "improve this run": DPO from a finished run's adapter; the reference is that adapter (TRL's
+    kept "ref" copy), so at the start policy and reference agree; the saved adapter holds no reference copy."""
+    import torch
+    from studio.data.preference import preference_rows
+    from studio.engine import run_training
+    from studio.engine.preference import build_trainer
+    from studio.engine.run import _build_model
+    from studio.models.precision import device_caps, precision_plan
+    first = _cfg(tmp_path / "a", tiny_model_dir, _ranking(tmp_path / "p.jsonl"), stage="sft",
+                 dataset=str(write_jsonl(tmp_path / "s.jsonl", make_review_rows(32, seed=6))), max_steps=6)
+    run_training(first)
+    adapter = RunDir(first.output_dir).adapter
+    cfg = _cfg(tmp_path / "b", tiny_model_dir, tmp_path / "p.jsonl", adapter_name_or_path=str(adapter))
+    plan = precision_plan(device_caps("cpu"), cfg)
+    model, tok = _build_model(cfg, "cpu", plan)
+    rows = preference_rows([json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()][:8], None, "p",
+                           "ranking")
+    trainer, _ = build_trainer(cfg, RunDir(cfg.output_dir).ensure(), model, tok, rows, [], "cpu", plan, [],
+                               lambda n: None)
+    peft = trainer.model
+    assert "ref" in peft.peft_config
+    batch = tok(["The kettle is great"], return_tensors="pt")
+    with torch.no_grad():
+        policy = peft(**batch).logits
+        peft.set_adapter("ref")
+        ref = peft(**batch).logits
+        peft.set_adapter("default")
+        with peft.disable_adapter():
+            base = peft(**batch).logits
+    assert torch.allclose(policy, ref, atol=1e-6) and not torch.allclose(ref, base, atol=1e-4)
+    summary = run_training(cfg.replace(output_dir=str(tmp_path / "c"), max_steps=8))
+    assert summary["state"] == "finished"
+    out = RunDir(tmp_path / "c").adapter
+    assert (out / "adapter_model.safetensors").is_file() and not (out / "ref").exists()

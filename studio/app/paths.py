@@ -106,6 +106,8 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     changes["dataset"] = ",".join(names)
     if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
         changes["deepspeed"] = str(confine(cfg.deepspeed, roots))
+    if cfg.adapter_name_or_path:
+        changes["adapter_name_or_path"] = str(confine(cfg.adapter_name_or_path, roots))
     out = confine(cfg.output_dir if cfg.output_dir and cfg.output_dir != DEFAULT_OUTPUT else
                   f"runs/{run_name(cfg)}", roots)
     if (out / "config.yaml").exists():  # every Start is a new run; old ones stay for comparison

@@ -72,6 +72,10 @@ def problems(cfg: Any) -> list[str]:
         p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
     if clashes_with_deepspeed(cfg.optim) and cfg.deepspeed and cfg.deepspeed != "none":
         p.append(f"optim {cfg.optim} cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
+    if cfg.adapter_name_or_path and cfg.finetuning_type != "lora":
+        p.append("adapter_name_or_path continues a LoRA adapter: set finetuning_type: lora")
+    if cfg.adapter_name_or_path and cfg.pissa_init:
+        p.append("adapter_name_or_path continues an adapter as it is: turn pissa_init off")
     p += _preference(cfg)
     p += _ranges(cfg, p)
     return p
@@ -114,7 +118,8 @@ def _ranges(cfg: Any, found: list[str]) -> list[str]:
     for f in fields(cfg):
         if "range" in f.metadata and f.name not in named:
             p += _outside_range(f.name, getattr(cfg, f.name), f.metadata, optional=f.default is None)
-    for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template"):
+    for name in ("model_name_or_path", "dataset", "dataset_dir", "output_dir", "deepspeed", "template",
+                 "adapter_name_or_path"):
         value = getattr(cfg, name)
         if value and any(ord(c) < 32 for c in str(value)):
             p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")

@@ -71,6 +71,9 @@ class RunConfig:
                                     open="lo")
     finetuning_type: Literal["full", "freeze", "lora"] = _f(
         "lora", "full: train every weight; freeze: train only the last layers; lora: small adapters", "method")
+    adapter_name_or_path: str | None = _f(None, "Continue training from this LoRA adapter folder (a finished run's "
+                                                "adapter; LLaMA-Factory's key); its rank and targets are kept",
+                                          "method")
     freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method",
                                       range=(1, 10_000))
     lora_rank: int = _f(8, "LoRA rank (adapter size); 8-64 is typical", "method", range=(1, 4096))

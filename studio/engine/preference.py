@@ -27,8 +27,9 @@ REF_ADAPTER = "ref"
 
 
 def keeps_reference_adapter(cfg: RunConfig) -> bool:
-    """True where the adapter the run starts from is not zero, so switching it off is not the starting model."""
-    return bool(cfg.pissa_init)
+    """True where the adapter the run starts from is not zero, so switching it off is not the starting model:
+    PiSSA, or an earlier run's adapter continued (the reference is then that adapter, as DPO after SFT wants)."""
+    return bool(cfg.pissa_init or cfg.adapter_name_or_path)
 
 
 def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, plan: PrecisionPlan) -> Any:
@@ -59,6 +60,14 @@ def _trainer_class(stage: str) -> type:
     base = DPOTrainer if stage == "dpo" else KTOTrainer
 
     class StudioPreferenceTrainer(GuardedCheckpoints, base):  # type: ignore[misc, valid-type]
+        def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+            """The trained adapter only: a kept reference copy is rebuilt from the starting adapter at every start
+            (resume too), so saving it would only double the folder and confuse a loader."""
+            super()._save(output_dir, state_dict)
+            import shutil
+            from pathlib import Path
+            shutil.rmtree(Path(output_dir or self.args.output_dir) / REF_ADAPTER, ignore_errors=True)
+
         def _prepare_dataset(self, dataset: Any, processing_class: Any, args: Any, dataset_name: str) -> Any:
             """Rows come tokenized by the studio's template; only KTO's KL pairing is left to do (as TRL does it:
             each answer paired with the previous row's prompt inside a batch)."""

@@ -282,6 +282,23 @@ def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = 
     return model, tok
 
 
+def _continue_adapter(model: Any, cfg: RunConfig) -> Any:
+    """The adapter of an earlier run, trainable again (its rank and targets are its own).
+
+    Raises:
+        StudioError: the folder holds no adapter.
+    """
+    from peft import PeftModel
+    folder = Path(str(cfg.adapter_name_or_path))
+    if not (folder / "adapter_config.json").is_file():
+        raise StudioError(f"'{folder}' holds no LoRA adapter (no adapter_config.json)",
+                          "name a finished LoRA run's adapter folder (runs/NAME/adapter)", code="config")
+    model = PeftModel.from_pretrained(model, str(folder), is_trainable=True)
+    if cfg.gradient_checkpointing:
+        model.enable_input_require_grads()
+    return model
+
+
 def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None) -> Any:
     """Make the right parameters trainable: LoRA adapters, the last layers (freeze), or everything.
 
@@ -292,6 +309,8 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: Precisio
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
             model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
+        if cfg.adapter_name_or_path:
+            return _continue_adapter(model, cfg)
         targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [
             t.strip() for t in cfg.lora_target.split(",") if t.strip()]
         lcfg = LoraConfig(**cfg.lora_kwargs(), target_modules=targets, task_type="CAUSAL_LM")

@@ -161,6 +161,7 @@ FIELD_LABELS.update({
     "resume_from_checkpoint": ("Resume from checkpoint", "从检查点继续"),
 })
 FIELD_LABELS.update({
+    "adapter_name_or_path": ("Continue from adapter", "从适配器继续"),
     "pref_beta": ("Preference beta", "偏好 beta"),
     "pref_loss": ("Preference loss", "偏好损失"),
     "pref_ftx": ("Supervised loss weight (DPO)", "监督损失权重（DPO）"),
@@ -168,6 +169,7 @@ FIELD_LABELS.update({
     "kto_rejected_weight": ("KTO bad-answer weight", "KTO 坏答案权重"),
 })
 FIELD_HELP_ZH.update({
+    "adapter_name_or_path": "从这个 LoRA 适配器文件夹继续训练（某个已完成运行的 adapter；LLaMA-Factory 的键）；沿用它的秩和目标层",
     "pref_beta": "dpo/kto：调好的模型离参照模型能走多远（越大越靠近参照；LLaMA-Factory 的 pref_beta）",
     "pref_loss": "dpo：偏好损失（sigmoid = DPO，hinge = SLiC，ipo = IPO）",
     "pref_ftx": "dpo：在选中的答案上再加一项监督损失的权重（0 = 关闭）",

@@ -127,8 +127,8 @@ def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
     app = build_app(ctx)
     fns = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
     run_v = str((ws / "runs" / RUN).resolve())
-    reply, fid = fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", "positive",
-                                                          _req("carol"))
+    reply, fid = fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", " Positive ",
+                                                          _req("carol"))  # the run's spelling of the label is kept
     store = FeedbackStore.in_workspace(ws)
     row = store.get(fid)
     assert row is not None and (row.run, row.login, row.input, row.answer, row.correction, row.source) == (
@@ -138,3 +138,5 @@ def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
     assert store.get(up).source == "chat" and store.get(up).verdict == "up"  # type: ignore[union-attr]
     with pytest.raises(gr.Error):  # the run is one the server lists, never a path the browser names
         fns["playground_feedback_up"]("/etc", "a", "b", "c", _req("carol"))
+    with pytest.raises(gr.Error, match="not one of this run's labels"):  # a labels run takes its labels only
+        fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", "meh", _req("carol"))

@@ -218,7 +218,7 @@ def test_the_chinese_error_words_hold_no_english() -> None:
     # what a data file holds literally (ShareGPT's and dataset_info.json's keys and values, JSON's null, the NUL
     # character) and training stages' names (DPO, KTO, pt)
     names |= {"role", "user", "content", "human", "history", "formatting", "tools", "sharegpt", "null", "nul",
-              "dpo", "kto", "pt"}
+              "dpo", "kto", "pt", "chosen", "rejected", "true", "false"}  # a ranking / KTO row's keys and tags
     english = {zh: latin_words(re.sub(r"\{\w+\}", " ", zh)) - names for zh in PAGE_ERRORS.values()}
     assert not {k: v for k, v in english.items() if v}
     for en, zh in PAGE_ERRORS.items():  # the same runtime values in both

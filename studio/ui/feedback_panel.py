@@ -148,6 +148,25 @@ def _finished_run_name(runs_root: Any, run_v: Any) -> str:
     return listed[run_v]
 
 
+def _as_label(runs_root: Any, name: str, typed: str) -> str:
+    """On a labels run, a typed right answer must be one of the run's labels (spelled as the run spells it, whatever
+    the case or spacing typed); any text is an answer on a chat run.
+
+    Raises:
+        StudioError: a labels run and a text that is none of its labels.
+    """
+    from ..evaluation.metrics import normalize
+    from .demo import describe_run
+    info = describe_run(Path(runs_root) / name)
+    if info.task != "labels":
+        return typed
+    match = next((lab for lab in info.labels if normalize(lab) == normalize(typed)), None)
+    if match is None:
+        raise StudioError(msg("fb.not_label", value=typed[:60]), msg("fb.not_label_fix", labels=", ".join(info.labels)),
+                          code="feedback_label")
+    return match
+
+
 @ui_errors
 def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, prompt: Any, input_text: Any,
                            answer: Any, verdict: str, correction: Any, request: gr.Request) -> tuple[str, int]:
@@ -157,6 +176,8 @@ def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, pro
     if not isinstance(text, str) or not text.strip() or not isinstance(answer, str) or not answer.strip():
         raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
     fix = correction if isinstance(correction, str) and correction.strip() else None
+    if fix is not None:
+        fix = _as_label(runs_root, name, fix)
     fid = store.add(run=name, login=_login(request), input=text, answer=answer, verdict="down" if fix else verdict,
                     correction=fix, source="playground")
     return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid

@@ -230,4 +230,22 @@ DATA_ERRORS: dict[str, str] = {
     "template '{name}' is one of LLaMA-Factory's that the studio serves with the model's own chat template, and this "
     "model has none": "模板“{name}”是 LLaMA-Factory 的模板，本工作室用模型自带的对话模板来代替它，但这个模型没有自带的对话模板",
     "choose a built-in template: {names}": "请选择一个内置模板：{names}",
+    # ---- preference rows (stage dpo / kto: studio/data/preference.py, lf_dataset.kind_mismatch, dataset.py)
+    "Dataset '{name}' holds {have}, but stage {stage} trains on {want}":
+        "数据集“{name}”包含的是 {have}，但训练阶段 {stage} 需要的是 {want}",
+    "set stage: {stage} to train on it, or pick a dataset of {want}":
+        "把训练阶段设为 {stage} 来训练它，或选择一个 {want} 的数据集",
+    "Dataset '{file}' is not JSON or JSONL: preference rows (chosen/rejected or kto_tag) are read from .json/.jsonl files":
+        "数据集“{file}”不是 JSON 或 JSONL：偏好数据（chosen/rejected 或 kto_tag）只从 .json/.jsonl 文件读取",
+    "save the rows as JSONL": "请把这些行保存为 JSONL",
+    "each row is one JSON object": "每一行是一个 JSON 对象",
+    "Row {row} of '{file}': kto_tag is '{value}', not true or false": "“{file}”第 {row} 行：kto_tag 是“{value}”，不是 true 或 false",
+    "write kto_tag as true (a good answer) or false (a bad one)": "把 kto_tag 写成 true（好答案）或 false（坏答案）",
+    "check the file": "请检查这个文件",
+    "Row {row} of '{file}' has no prompt (instruction or input)": "“{file}”第 {row} 行没有提示（instruction 或 input）",
+    "fill the instruction or input of that row": "请填写那一行的 instruction 或 input",
+    "Row {row} of '{file}' lacks a chosen or a rejected answer": "“{file}”第 {row} 行缺少 chosen 或 rejected 答案",
+    "give both answers in every row of a ranking dataset": "偏好数据集的每一行都要给出两个答案",
+    "Row {row} of '{file}' has no answer to judge": "“{file}”第 {row} 行没有可评价的答案",
+    "fill its answer (output)": "请填写它的答案（output）",
 }

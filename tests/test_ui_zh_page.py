@@ -28,6 +28,7 @@ ALLOWED = {
     "instruction", "input", "output", "messages", "text", "label",  # column names of the data formats
     "proj", "all", "last", "cosine", "linear", "data", "root", "workspace", "runs", "latest", "dataset", "info",
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
+    "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
 }
 NAMES_ONLY = {"field-template", "preset", "field-model_name_or_path"}  # choices that are names of formats/models
 PATH = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S*\.\w+\b|\S*[\d_-]\S*|'[^']*'")  # code, paths, file names, ids

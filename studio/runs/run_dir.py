@@ -11,6 +11,7 @@
       loss.png             loss curve (raw + smoothed, eval)
       val.jsonl            the held-out validation rows (what Evaluate checks by default)
       train_keys.txt       one fingerprint per training prompt (the leakage check of Evaluate)
+      improved_from.json   a run improved from another with feedback: that run, the method, the feedback rows
       STOP                 present = a graceful stop was requested
 
 This module is the only one that knows these names.
@@ -64,6 +65,8 @@ class RunDir:
     def val_data(self) -> Path: return self.path / "val.jsonl"
     @property
     def train_keys(self) -> Path: return self.path / "train_keys.txt"
+    @property
+    def lineage(self) -> Path: return self.path / "improved_from.json"
     @property
     def loss_plot(self) -> Path: return self.path / "loss.png"
     @property

@@ -110,7 +110,8 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Feedback tab; ``refresh`` reloads the list of runs with feedback."""
     with gr.Row():
         run = gr.Dropdown(choices=[], label=T("fb.run"), elem_id="fb-run", scale=2)
-        status = gr.Dropdown(choices=["", *STATUSES], value="", label=T("fb.status"), elem_id="fb-status")
+        status = gr.Dropdown(choices=[("", ""), *[(T(f"fb.st_{st}"), st) for st in STATUSES]], value="",
+                             label=T("fb.status"), elem_id="fb-status")
         login = gr.Textbox(label=T("fb.login"), max_lines=1, max_length=200, elem_id="fb-login")
         label = gr.Textbox(label=T("fb.label"), max_lines=1, max_length=200, elem_id="fb-label")
         refresh_btn = gr.Button(T("fb.refresh"), size="sm", elem_id="fb-refresh")

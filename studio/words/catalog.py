@@ -798,6 +798,9 @@ UI.update({  # feedback on answers (studio/ui/feedback_panel.py) and the owners'
     "fb.export_jsonl": ("Export JSONL", "导出 JSONL"),
     "fb.file": ("Export file", "导出文件"),
     "fb.table": ("Feedback", "反馈"),
+    "fb.st_new": ("new", "新"),
+    "fb.st_accepted": ("accepted", "已接受"),
+    "fb.st_dropped": ("dropped", "已丢弃"),
 })
 MESSAGES.update({
     "fb.thanks_up": ("Thanks: recorded as right (#{id})", "谢谢：已记为正确（#{id}）"),

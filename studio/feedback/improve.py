@@ -1,0 +1,74 @@
+"""The training run that improves a finished LoRA run with its teammates' feedback (the service under "Improve
+this run"; no page button yet).
+
+It continues the old run's adapter (``adapter_name_or_path``) on the same base, template and token budget. The
+method follows the data: DPO on (correction, the model's answer) pairs when there are any, its reference being the
+old adapter; otherwise SFT on the corrections mixed with a seeded replay of the old run's own training rows, so the
+run does not forget what it knew. The new run folder records where it came from (RunDir.lineage).
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from ..config.run_config import DEMO_MODEL, RunConfig
+from ..data.convert import register_dataset, write_jsonl
+from ..data.dataset import load_rows, split_rows
+from ..errors import StudioError
+from ..runs.run_dir import RunDir
+from ..workspace import atomic_write_text
+
+REPLAY_PER_CORRECTION = 4  # old training rows replayed per correction (at most all of them)
+
+
+def improvement_config(run_path: str | Path, made: dict[str, Any], data_dir: str | Path, output_dir: str | Path,
+                       *, seed: int = 42) -> RunConfig:
+    """The config of the improving run, from ``made`` (feedback.datasets.make_datasets' answer for this run).
+
+    Raises:
+        StudioError: the run is not a finished LoRA run, or ``made`` holds no correction.
+    """
+    run = RunDir(run_path)
+    old = RunConfig.load(run.config)
+    if old.finetuning_type != "lora" or not (run.adapter / "adapter_config.json").is_file():
+        raise StudioError(f"Run '{run.path.name}' has no LoRA adapter to improve",
+                          "pick a finished LoRA or QLoRA run", code="improve_run")
+    base = str(run.base_model) if old.model_name_or_path == DEMO_MODEL else old.model_name_or_path
+    common: dict[str, Any] = {**old.to_dict(), "model_name_or_path": base, "adapter_name_or_path": str(run.adapter),
+                              "dataset_dir": str(data_dir), "output_dir": str(output_dir), "val_size": 0.0,
+                              "resume_from_checkpoint": None, "overwrite_output_dir": False, "seed": seed}
+    if "ranking" in made:
+        cfg = RunConfig.from_dict({**common, "stage": "dpo", "dataset": made["ranking"]["name"],
+                                   "packing": False, "neat_packing": False, "dynamic_batching": False})
+        rows = made["ranking"]["rows"]
+    elif "sft" in made:
+        name = made["sft"]["name"] + "_replay"
+        fixes = load_rows(made["sft"]["name"], str(data_dir))
+        try:
+            old_rows, _ = split_rows(load_rows(old.dataset, old.dataset_dir), old.val_size, old.seed)
+        except StudioError:
+            old_rows = []  # the old data moved: corrections alone (said in the lineage)
+        replay = random.Random(seed).sample(old_rows, min(len(old_rows), REPLAY_PER_CORRECTION * len(fixes)))
+        mixed = fixes + replay
+        random.Random(seed).shuffle(mixed)
+        path = write_jsonl(mixed, Path(data_dir) / f"{name}.jsonl")
+        register_dataset(data_dir, name, path, mixed)
+        cfg = RunConfig.from_dict({**common, "stage": "sft", "dataset": name})
+        rows = len(fixes)
+        cfg.notices = [f"replay: {len(replay)} of the old run's training rows mixed with {len(fixes)} corrections"]
+    else:
+        raise StudioError(f"The feedback of run '{run.path.name}' holds no correction to train on",
+                          "give right answers (not only 👍 / 👎), accept them, then make the dataset again",
+                          code="improve_run")
+    cfg.lineage = {"run": run.path.name, "method": cfg.stage, "feedback_rows": rows}  # type: ignore[attr-defined]
+    return cfg
+
+
+def record_lineage(cfg: RunConfig) -> None:
+    """Write the improving run's origin into its folder (the Runs tab and the CLI read it)."""
+    lineage = getattr(cfg, "lineage", None)
+    if lineage:
+        out = RunDir(cfg.output_dir).ensure()
+        atomic_write_text(out.lineage, json.dumps(lineage, ensure_ascii=False))

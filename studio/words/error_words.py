@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from ..errors import StudioError
+from .errors import UnknownCode
 from .data_error_words import DATA_ERRORS
 
 PAGE_ERRORS: dict[str, str] = {
@@ -146,9 +147,18 @@ def zh_text(text: str) -> str | None:
     return None
 
 
+def _label(key: str, lang: str) -> str:
+    """A Data tab label in ``lang`` (a coded error's ``{role_label}``)."""
+    from .catalog import msg
+    return msg(key, lang)
+
+
 def page_message(exc: StudioError, lang: str = "en") -> str:
-    """What the page shows for ``exc`` in ``lang``: ``exc.page_message``, in Chinese for a Chinese page (each part
+    """What the page shows for ``exc`` in ``lang``. A coded error (``StudioError.of``) is worded by its code
+    (studio/words/errors.py); an older one is ``exc.page_message``, in Chinese for a Chinese page (each part
     that ``PAGE_ERRORS`` knows; the others as written)."""
+    if exc.coded:
+        return exc.text(lang, "page", labels=_label)
     if lang != "zh":
         return exc.page_message
     fix = exc.fix if exc.page_fix is None else exc.page_fix
@@ -168,5 +178,11 @@ def page_message(exc: StudioError, lang: str = "en") -> str:
 def from_dict(d: dict[str, Any]) -> StudioError:
     """The error back from ``StudioError.to_dict()`` (as a run's status.json keeps it: the engine writes the error
     that ended a run, and the page shows it in its own words and language)."""
+    code = str(d.get("error") or d.get("code") or "error")
+    if isinstance(d.get("values"), dict):
+        try:
+            return StudioError.of(code, **d["values"])
+        except UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
+            pass
     return StudioError(str(d.get("what", "")), str(d.get("fix") or ""), why=str(d.get("why") or ""),
-                       code=str(d.get("code") or "error"), page_fix=d.get("page_fix"))
+                       code=code, page_fix=d.get("page_fix"))

@@ -389,7 +389,7 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
         # the boundary of every reader: a library's own error about a malformed file is the user's to fix
-        # (issue 23 finding 8); anything else (OSError is named by the callers, MemoryError) stays a bug
+        # anything else (OSError is named by the callers, MemoryError) stays a bug
         raise StudioError.of("data.unreadable", file=p.name, error=type(exc).__name__,
                              detail=str(exc)[:160]) from None
 

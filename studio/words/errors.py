@@ -14,8 +14,9 @@ Two kinds of value are worded by the catalog too, so that no English reaches a C
   (``--label-column``) and ``{role_label}`` (the Data tab's label for it, given by the page's renderer).
 
 This module imports nothing of the studio: studio/errors.py reads it to word an error, and it sits below all.
-tests/test_words_catalog.py holds every entry to the rule (both languages, the same values, no English in the
-Chinese) and every code raised in studio/ to having an entry.
+The sections: data_errors.py (reading and converting a file, the workspace's paths), dataset_errors.py
+(loading a dataset to train on). tests/test_words_catalog.py holds every entry to the rule (both languages, the
+same values, no English in the Chinese) and every code raised in studio/ to having an entry.
 """
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from string import Formatter
 from typing import Any
 
 from .data_errors import DATA_ERRORS
+from .dataset_errors import DATASET_ERRORS
 
 Pair = tuple[str, str]  # (English, Chinese)
 LANGS = ("en", "zh")
 PARTS = ("what", "why", "fix", "page_fix")
 SURFACES = ("cli", "page")
 
-ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS}
+ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS}
 
 
 

@@ -99,8 +99,9 @@ def test_every_entry_is_worded_on_both_surfaces(lang: str) -> None:
 
 def _codes_written_in_studio() -> dict[str, str]:
     """code -> 'path:line' of every code studio/ passes to ``StudioError.of``: the literal first argument, and
-    for a code chosen at run time (a variable) every code-like string of that module and every ``code=`` keyword
-    in studio/ (safe_name's callers name theirs so)."""
+    for a code chosen at run time (a variable) every code-like string of that module, and every ``code=`` keyword
+    in studio/ (safe_name's callers name theirs so). Another error's code passed on (``exc.code``) is checked
+    where that error is raised."""
     found: dict[str, str] = {}
     for path in sorted((ROOT / "studio").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -115,7 +116,7 @@ def _codes_written_in_studio() -> dict[str, str]:
                 first = call.args[0] if call.args else None
                 if isinstance(first, ast.Constant):
                     found[first.value] = f"{rel}:{call.lineno}"
-                else:
+                elif isinstance(first, ast.Name):  # chosen here at run time (not ``exc.code``: passed on)
                     variable = True
             for k in call.keywords:
                 if k.arg == "code" and isinstance(k.value, ast.Constant) and CODE.match(str(k.value.value)):
@@ -152,3 +153,17 @@ def test_a_coded_error_keeps_its_code_and_values_and_words_them_per_language() -
     zh = exc.text("zh", "page")
     assert zh.startswith("“big.csv”有 52.3 MB") and "解决办法：" in zh and not FLAG.search(zh)
     assert "--max-mb 53" in exc.text("zh", "cli")  # the command line's Chinese keeps the flag
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_column_role_is_named_as_the_data_tab_labels_it(lang: str) -> None:
+    """{role_label} is the Data tab's own label, whether or not the caller passes the page's label lookup."""
+    from studio.words.catalog import UI, msg
+    for role in TERMS["role"]:
+        key = f"data.col_{role}"
+        if key not in UI:
+            continue  # no field of its own on the Data tab (the system column)
+        values = {"name": "x", "file": "f.csv", "columns": ["a"], "role": role}
+        bare = words("data.column_missing", values, lang, "page")[2]
+        looked_up = words("data.column_missing", values, lang, "page", labels=msg)[2]
+        assert bare == looked_up and msg(key, lang) in bare, (role, bare, looked_up)

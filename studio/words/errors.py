@@ -10,8 +10,8 @@ Two kinds of value are worded by the catalog too, so that no English reaches a C
 - a list (the columns of a file, the allowed roots) is joined item by item with ``LISTS[name]`` (an item format and
   a separator per language), else with ", ";
 - a value of a closed set (a column's role, a JSON type) is a word in each language (``TERMS``); a role
-  (``role="label"``) also yields ``{role_flag}``
-  (``--label-column``) and ``{role_label}`` (the Data tab's label for it, given by the page's renderer).
+  (``role="label"``) also yields ``{role_flag}`` (``--label-column``) and ``{role_label}`` (the Data tab's label
+  for it: the page's own when the renderer passes its labels).
 
 This module imports nothing of the studio: studio/errors.py reads it to word an error, and it sits below all.
 The sections: data_errors.py (reading and converting a file, the workspace's paths), dataset_errors.py
@@ -97,8 +97,8 @@ def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], s
     role = values.get("role")
     if isinstance(role, str):
         out["role_flag"] = f"--{role}-column"
-        en_label = f"{role.capitalize()} column"
-        out["role_label"] = labels(f"data.col_{role}", lang) if labels else en_label
+        own = f"{out['role']}列" if lang == "zh" else f"{role.capitalize()} column"  # the Data tab's label's form
+        out["role_label"] = labels(f"data.col_{role}", lang) if labels else own
     return out
 
 

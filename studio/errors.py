@@ -15,6 +15,7 @@ worded when shown (``text(lang, surface)``), so no table has to match an English
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .words import errors as error_words
@@ -49,7 +50,7 @@ class StudioError(Exception):
         """True when the catalog words this error (``of``), not the sentences it was raised with."""
         return self.values is not None
 
-    def text(self, lang: str = "en", surface: str = "cli", labels: Any = None) -> str:
+    def text(self, lang: str = "en", surface: str = "cli", labels: Callable[[str, str], str | None] | None = None) -> str:
         """The message in ``lang`` for ``surface`` ("cli" or "page"); a coded error from the catalog, another as
         raised (English)."""
         if self.coded:

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from ..errors import StudioError
+from .catalog import UI, msg
 from .errors import UnknownCode
 
 PAGE_ERRORS: dict[str, str] = {
@@ -88,10 +89,9 @@ def zh_text(text: str) -> str | None:
     return None
 
 
-def _label(key: str, lang: str) -> str:
-    """A Data tab label in ``lang`` (a coded error's ``{role_label}``)."""
-    from .catalog import msg
-    return msg(key, lang)
+def _tab_label(key: str, lang: str) -> str | None:
+    """A Data tab label in ``lang`` (a coded error's ``{role_label}``); None for a key the page has no label for."""
+    return msg(key, lang) if key in UI else None
 
 
 def page_message(exc: StudioError, lang: str = "en") -> str:
@@ -99,7 +99,7 @@ def page_message(exc: StudioError, lang: str = "en") -> str:
     (studio/words/errors.py); an older one is ``exc.page_message``, in Chinese for a Chinese page (each part
     that ``PAGE_ERRORS`` knows; the others as written)."""
     if exc.coded:
-        return exc.text(lang, "page", labels=_label)
+        return exc.text(lang, "page", labels=_tab_label)
     if lang != "zh":
         return exc.page_message
     fix = exc.fix if exc.page_fix is None else exc.page_fix

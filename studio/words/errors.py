@@ -83,7 +83,7 @@ def placeholders(text: str) -> set[str]:
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in Formatter().parse(text) if name}
 
 
-def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], str] | None) -> dict[str, Any]:
+def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], str | None] | None) -> dict[str, Any]:
     i = LANGS.index(lang) if lang in LANGS else 0
     out: dict[str, Any] = {}
     for name, value in values.items():
@@ -98,14 +98,15 @@ def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], s
     if isinstance(role, str):
         out["role_flag"] = f"--{role}-column"
         own = f"{out['role']}列" if lang == "zh" else f"{role.capitalize()} column"  # the Data tab's label's form
-        out["role_label"] = labels(f"data.col_{role}", lang) if labels else own
+        out["role_label"] = (labels(f"data.col_{role}", lang) if labels else None) or own
     return out
 
 
 def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str = "cli",
-          labels: Callable[[str, str], str] | None = None) -> tuple[str, str, str]:
+          labels: Callable[[str, str], str | None] | None = None) -> tuple[str, str, str]:
     """(what, why, fix) of ``code`` in ``lang`` for ``surface`` ("cli": the fix may name flags; "page": the page's
-    fix). ``labels(key, lang)`` words a Data tab label (the page's renderer passes its catalog)."""
+    fix). ``labels(key, lang)`` words a Data tab label, None when the tab has none (the page's renderer passes
+    its catalog)."""
     e = entry(code)
     i = LANGS.index(lang) if lang in LANGS else 0
     vals = _values(values, lang, labels)

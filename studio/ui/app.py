@@ -50,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"largest accepted .gguf model upload in MB (default {MODEL_MB:g})")
     p.add_argument("--data-root", action="append", default=[], metavar="DIR",
                    help="an extra folder the studio may read data/models from (repeatable)")
+    p.add_argument("--nvme-root", action="append", default=[], metavar="DIR",
+                   help="a folder on a fast local disk the page may name as offload_nvme_path for DeepSpeed "
+                        "z3-nvme (repeatable; without it the page cannot use z3-nvme, the command line can)")
     p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow runs with trust_remote_code (the model's own Python code runs on this server); "
@@ -257,7 +260,8 @@ def main(args: argparse.Namespace) -> int:
     from .context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
-                            max_model_upload_mb=model_upload_mb(args))
+                            max_model_upload_mb=model_upload_mb(args),
+                            nvme_roots=getattr(args, "nvme_root", []))
     ctx.extra["auth"] = bool(auth)
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)

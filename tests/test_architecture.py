@@ -14,7 +14,7 @@ PKG = ROOT / "studio"
 LAYERS = {"ui": 3, "cli": 3, "__main__": 3,
           "evaluation": 2, "engine": 2, "memory": 2, "autoconfig": 2,
           "data": 1, "models": 1, "config": 1, "runs": 1,
-          "errors": 1, "notices": 1,
+          "errors": 1, "notices": 1, "state_files": 1,
           "workspace": 1, "__init__": 1}
 HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
 

@@ -114,8 +114,13 @@ def parse_logins(args: argparse.Namespace, quiet: bool = False) -> list[tuple[st
         if not path.is_file():
             raise StudioError(f"Auth file '{path}' does not exist", "create it with one USER:PASS per line",
                               code="auth")
-        pairs += [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()
-                  if ln.strip() and not ln.strip().startswith("#")]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:  # the operator's file: refused, never moved or rewritten
+            raise StudioError(f"Auth file '{path}' cannot be read ({getattr(exc, 'reason', None) or exc})",
+                              "save it as UTF-8 text with one USER:PASS or USER:PASS:ROLE per line, readable by "
+                              "the user who starts the studio", code="auth") from None
+        pairs += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     logins = [_split_login(pair) for pair in pairs]
     if (args.auth or args.auth_file or env_auth) and not logins:
         raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")

@@ -20,7 +20,7 @@ GARBAGE = b"\x00\xff{not json: [\n"
 
 
 def _ctx(tmp_path: Path) -> Any:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     return AppContext.create(tmp_path / "ws")
 
 
@@ -52,7 +52,7 @@ def test_a_garbage_status_json_keeps_the_finished_run_and_says_so(tmp_path: Path
 
 
 def test_the_page_names_the_file_and_the_fix_in_both_languages(tmp_path: Path) -> None:
-    from studio.ui.state_words import state_problems_markdown
+    from studio.words.state_words import state_problems_markdown
     ctx = _ctx(tmp_path)
     run = _finished(ctx.runs_root / "done2")
     run.status_file.write_bytes(GARBAGE)
@@ -63,7 +63,7 @@ def test_the_page_names_the_file_and_the_fix_in_both_languages(tmp_path: Path) -
 
 
 def test_a_corrupt_queue_comes_back_from_its_backup(tmp_path: Path) -> None:
-    from studio.ui import run_queue
+    from studio.runs import queue as run_queue
     ctx = _ctx(tmp_path)
     ctx.runner.snapshot = lambda *a, **k: {"busy": True}  # type: ignore[method-assign]
     for name in ("a", "b"):
@@ -77,7 +77,7 @@ def test_a_corrupt_queue_comes_back_from_its_backup(tmp_path: Path) -> None:
 
 
 def test_a_garbage_settings_yaml_is_reported_and_kept(tmp_path: Path) -> None:
-    from studio.ui import simple
+    from studio.app import settings as simple
     ctx = _ctx(tmp_path)
     folder = simple.settings_folder(ctx, None)
     folder.mkdir(parents=True, exist_ok=True)

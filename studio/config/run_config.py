@@ -32,7 +32,7 @@ __all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BY
 
 DEMO_MODEL = "tiny-demo"
 
-# The folders a path field may name on the page (studio/ui/paths.py ``confine_config`` maps each to folders):
+# The folders a path field may name on the page (studio/app/paths.py ``confine_config`` maps each to folders):
 #   runs   the studio's run folders (output_dir, a checkpoint to resume)
 #   data   the workspace and every --data-root (training data, dataset_info.json, a DeepSpeed JSON)
 #   models the workspace and every --data-root, or a hub id / built-in name

@@ -170,7 +170,7 @@ def _machine_key() -> str:
 
 
 def _speed_file() -> Path:
-    from ..models.zoo import user_cache_dir
+    from ..workspace import user_cache_dir
     return user_cache_dir().parent / "machine_speed.json"
 
 

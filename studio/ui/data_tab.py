@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
                             write_jsonl)
 from ..data.label_check import label_warnings
@@ -21,12 +21,12 @@ from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_ta
 from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
 from ..state_files import read_state
-from .state_words import problem_lines
+from ..words.state_words import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .simple import catalog, plain, remember_dataset
+from ..app.settings import catalog, plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"

@@ -14,13 +14,13 @@ from typing import Any, Callable, Iterator
 import gradio as gr
 
 from .common import ui_errors
-from .roles import owner_only
+from ..app.roles import owner_only
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
-from .uploads import DATA_MB, check_data_upload
+from ..app.uploads import DATA_MB, check_data_upload
 
 log = logging.getLogger("studio.ui.evaluate")
 

@@ -12,20 +12,20 @@ from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..runs.plots import loss_figure
 from . import forms
-from .auto_eval import accuracy_line
+from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import headers, msg
-from .notice_words import notice_text
+from ..words.notice_words import notice_text
 from .session_lang import session_lang
-from .state_words import state_problems_markdown
+from ..words.state_words import state_problems_markdown
 from ..workspace import confine
-from .paths import resolve_run_paths
-from .simple import plain
-from . import run_queue
+from ..app.paths import resolve_run_paths
+from ..app.settings import plain
+from ..runs import queue as run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
@@ -35,13 +35,13 @@ STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the st
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
     engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason (in
-    Chinese too: studio/ui/reason_words.py)."""
+    Chinese too: studio/words/reason_words.py)."""
     if isinstance(snap.get("page_error"), dict):
-        from .error_words import from_dict, page_message
+        from ..words.error_words import from_dict, page_message
         return page_message(from_dict(snap["page_error"]), session_lang(lang))
     reason = snap.get("reason") or ""
     if reason and session_lang(lang) == "zh":
-        from .reason_words import zh_reason
+        from ..words.reason_words import zh_reason
         return zh_reason(reason)
     return reason
 
@@ -266,8 +266,7 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    from .session_lang import session_user
-    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=session_user())
+    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
     snap = ctx.runner.snapshot()
     if place:
         gr.Info(msg("queued", ctx.lang, n=place))
@@ -325,8 +324,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     @ui_errors
     def on_abort() -> tuple[Any, ...]:
         """The buttons come back from the same status the press changed, not from the next tick."""
-        from .session_lang import session_user
-        if not ctx.runner.abort(by=session_user()):
+        if not ctx.runner.abort(by=ctx.user):
             gr.Info(msg("nothing_running", ctx.lang))
         else:
             gr.Info(msg("abort_sent", ctx.lang))

@@ -1,6 +1,6 @@
 """Paths have a type: every RunConfig field that names a file or folder says which root it belongs to (its
 ``root`` metadata, studio/config/run_config.py), and the page confines a config by that metadata in one place
-(``studio.ui.paths.confine_config``). The enumeration below covers a field the day it is added, as
+(``studio.app.paths.confine_config``). The enumeration below covers a field the day it is added, as
 test_ranges.py does for numbers: a new path field without a root fails here, and a field with a root that the
 page does not confine fails the second test."""
 from __future__ import annotations
@@ -59,7 +59,7 @@ ROOTED = [f for f in dataclasses.fields(RunConfig) if f.metadata.get("root")]
 
 @pytest.fixture()
 def area(tmp_path: Path) -> dict[str, Any]:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     ckpt = outside / "checkpoint-2"
     ckpt.mkdir(parents=True)
@@ -82,7 +82,7 @@ def _outside_value(name: str, area: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("f", ROOTED, ids=[f.name for f in ROOTED])
 def test_every_rooted_field_is_confined_on_the_page(f: dataclasses.Field, area: dict[str, Any]) -> None:
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.paths import resolve_run_paths
     cfg = RunConfig(dataset="d.jsonl").replace(**_outside_value(f.name, area))
     try:
         resolve_run_paths(cfg, area["ctx"])
@@ -97,7 +97,9 @@ def test_every_rooted_field_is_confined_on_the_page(f: dataclasses.Field, area: 
 def test_the_page_refuses_an_outside_checkpoint_before_anything_starts(area: dict[str, Any]) -> None:
     """The attack of the report: Start with resume_from_checkpoint naming an outside folder that holds a
     trainer_state.json; nothing may start or queue, and the answer must not say whether it holds a checkpoint."""
-    from studio.ui import forms, run_queue, train_tab
+    from studio.app import form_values as forms
+    from studio.ui import train_tab
+    from studio.runs import queue as run_queue
     ctx = area["ctx"]
     started: list[Any] = []
 
@@ -117,7 +119,7 @@ def test_the_page_refuses_an_outside_checkpoint_before_anything_starts(area: dic
 
 
 def test_a_checkpoint_inside_the_runs_root_is_accepted(area: dict[str, Any]) -> None:
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.paths import resolve_run_paths
     ckpt = area["ws"] / "runs" / "old" / "checkpoints" / "checkpoint-4"
     ckpt.mkdir(parents=True)
     (ckpt / "trainer_state.json").write_text("{}")
@@ -134,7 +136,7 @@ def test_a_checkpoint_inside_the_runs_root_is_accepted(area: dict[str, Any]) -> 
 
 
 def test_nvme_folder_only_inside_what_the_operator_named(area: dict[str, Any], tmp_path: Path) -> None:
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.paths import resolve_run_paths
     ctx = area["ctx"]
     nvme = tmp_path / "nvme"
     (nvme / "swap").mkdir(parents=True)

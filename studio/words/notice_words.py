@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .i18n import FIELD_LABELS
+from .catalog import FIELD_LABELS
 
 NOTICES: dict[str, tuple[str, str]] = {
     "pure_bf16": (

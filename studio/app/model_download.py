@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from ..config.run_config import DEMO_MODEL
 from ..errors import StudioError
 from ..models import zoo
-from .i18n import msg
+from ..words.catalog import msg
 
 HUB_PROBE_S = 1.5          # a connect attempt, not a request: the page must not wait on a slow network
 HUB_RECHECK_S = 300.0

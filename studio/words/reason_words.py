@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .i18n import FIELD_LABELS
+from .catalog import FIELD_LABELS
 
 
 def _f(name: str) -> str:

@@ -129,7 +129,7 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
 @functools.lru_cache(maxsize=1)
 def _zh_labels() -> dict[str, str]:
     """The page's English labels -> its Chinese ones (a runtime value that names a page field)."""
-    from .i18n import FIELD_LABELS, UI
+    from .catalog import FIELD_LABELS, UI
     out: dict[str, str] = {}
     for en, zh in list(FIELD_LABELS.values()) + list(UI.values()):
         out.setdefault(en, zh)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..state_files import Quarantined, problems
-from .i18n import MESSAGES, msg
+from .catalog import MESSAGES, msg
 
 MESSAGES.update({
     "state.corrupt": ("⚠️ The file `{file}` could not be read ({reason}). It was kept as `{kept}` and the studio goes "

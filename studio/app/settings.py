@@ -20,9 +20,9 @@ from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
 from ..state_files import read_state
-from . import forms
+from . import form_values
 from .context import AppContext
-from .i18n import FIELD_LABELS, MESSAGES, msg
+from ..words.catalog import FIELD_LABELS, MESSAGES, msg
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -133,7 +133,7 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
         StudioError: a form value of the wrong type, or an unknown budget.
     """
     try:
-        cfg = forms.values_to_config(values)
+        cfg = form_values.values_to_config(values)
     except StudioError:
         cfg = RunConfig()
     info = dataset_info(ctx, dataset)
@@ -144,7 +144,7 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
                                         hw, budget or "balanced")
     if dataset:
         changes.update(dataset=dataset, dataset_dir=str(ctx.data_root))
-    return forms.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
+    return form_values.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
 
 
 def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
@@ -173,8 +173,7 @@ def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
     one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
     """
     from ..workspace import safe_name
-    from .session_lang import session_user
-    user = user if user is not None else session_user()
+    user = user if user is not None else ctx.user
     if not user:
         return ctx.workspace
     try:
@@ -201,7 +200,7 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
     """
     from ..workspace import atomic_write_text
     try:
-        cfg = forms.values_to_config(values)
+        cfg = form_values.values_to_config(values)
     except StudioError:
         return loaded  # a half-typed value: keep the last good settings
     folder = settings_folder(ctx, user)
@@ -233,14 +232,14 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
             raise ValueError(exc.what) from None
     saved = read_state(path, kind="yaml", expect=dict, check=loads)  # a broken file is kept aside, not lost
     if saved is not None:
-        return forms.config_to_values(RunConfig.from_dict(saved, source=str(path))), choices, \
+        return form_values.config_to_values(RunConfig.from_dict(saved, source=str(path))), choices, \
             msg("why.restored", ctx.lang)
     latest = datasets(ctx)
     dataset = latest[0]["path"] if latest else None
     if latest:
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
-                         forms.config_to_values(RunConfig()))
-    from .state_words import problem_lines
+                         form_values.config_to_values(RunConfig()))
+    from ..words.state_words import problem_lines
     lost = problem_lines(ctx.lang, files=[path], since=since)
     return values, choices, (lost + "\n\n" + why) if lost else why

@@ -71,6 +71,8 @@ class AppContext:
                                   "start the studio with --workspace DIR on a disk you can write to",
                                   code="workspace") from None
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
+        from ..safe_files import register_roots
+        register_roots(roots)  # links into these are not links out (studio/safe_files.py)
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
                    runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,
                    max_model_upload_mb=max_model_upload_mb,

@@ -19,6 +19,7 @@ from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_p
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
+from ..safe_files import leaves
 from ..state_files import read_state
 from . import form_values
 from .context import AppContext
@@ -77,6 +78,8 @@ def datasets(ctx: AppContext) -> list[dict[str, Any]]:
     known = catalog(ctx)
     out = []
     for p in ctx.data_root.glob("*.jsonl"):
+        if leaves(p, ctx.allowed_roots):  # a link out of the studio's folders is no dataset of it
+            continue
         meta = known.get(p.name) or {}
         rows = meta.get("rows")
         if rows is None:

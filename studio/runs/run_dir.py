@@ -173,7 +173,8 @@ def list_runs(root: str | Path) -> Iterator[RunDir]:
     root = Path(root)
     if not root.is_dir():
         return iter(())
-    runs = [RunDir(p) for p in root.iterdir() if (p / "config.yaml").exists()]
+    # a run folder is never a link: one in the runs folder could name any folder of the machine
+    runs = [RunDir(p) for p in root.iterdir() if not p.is_symlink() and (p / "config.yaml").exists()]
     return iter(sorted(runs, key=lambda r: r.config.stat().st_mtime, reverse=True))
 
 

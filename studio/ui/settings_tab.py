@@ -16,6 +16,7 @@ import gradio as gr
 
 from ..app.roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
+from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from . import forms
@@ -443,7 +444,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def save(*values: Any) -> str:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
-        shutil.copy(path, tmp)
+        copyfile(path, tmp, [ctx.workspace])
         gr.Info(msg("saved", ctx.lang, path=path))
         return str(tmp)
 

@@ -333,7 +333,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     @ui_errors
     def on_resume(path: str | None) -> tuple[Any, ...]:
-        target = confine(path, ctx.allowed_roots) if path else None
+        target = confine(path, [ctx.runs_root]) if path else None  # a run to resume lives in the runs folder
         run = ctx.runner.resume(target)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()

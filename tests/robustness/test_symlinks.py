@@ -2,9 +2,9 @@
 
 Links to a canary file and a canary folder outside the workspace are planted in every kind of folder the studio
 keeps (the workspace root, data, runs, a run folder, its checkpoints, its adapter and model folders, exports, the
-model cache, and a whole run folder that is a link), then every operation runs on them: the listing of runs and
-datasets, exports (adapter folder, full model folder, merged, GGUF, quantized, the deploy report), the download
-zip, loading a run for evaluation, rename and delete. No canary byte may come back (zips opened, exported
+model cache, the model uploads and a prepared model, and a whole run folder that is a link), then every
+operation runs on them: the listing of runs and datasets, exports (adapter folder, full model folder, merged,
+GGUF, quantized, the deploy report), the download zip, loading a run or a prepared model, rename and delete. No canary byte may come back (zips opened, exported
 folders read) and nothing outside may change (the canary tree is hashed before and after).
 
 The second test holds the rule in one place: no module copies, zips or archives except through
@@ -85,6 +85,11 @@ def area(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     (ctx.data_root / "stolen.jsonl").symlink_to(outside / "canary.txt")
     _plant(ws / "exports" / "old-export", outside, "export")
     _plant(cache, outside, "cache")
+    _plant(ws / "models" / "uploads", outside, "uploads")  # .gguf uploads (studio/app/gguf_upload.py)
+    prepared = ws / "models" / "prepared"  # a model prepared from an upload
+    prepared.mkdir(parents=True)
+    (prepared / "config.json").write_text('{"model_type": "llama"}')
+    _plant(prepared, outside, "prepared")
     return {"ctx": ctx, "outside": outside, "hash": _tree_hash(outside), "tmp": tmp_path}
 
 
@@ -115,6 +120,7 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from studio.app.settings import datasets
     from studio.evaluation.deploy_report import deploy_report
     from studio.evaluation.inference import export_run, finished_runs
+    from studio.evaluation.export import export_model
     from studio.evaluation.quantize import quantize_export
     from studio.models.loading import load_for_inference
     from studio.runs.manage import delete_runs, rename_run
@@ -138,6 +144,10 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         "deploy report": lambda: deploy_report(runs / "full", [{"text": "a", "label": "b"}], labels=["b"]),
         "export the linked outside run": lambda: export_run(str(runs / "linked-run"), exports, name="e-linked"),
         "load a run for evaluation": lambda: load_for_inference(runs / "full"),
+        "load a prepared model folder": lambda: load_for_inference(ctx.workspace / "models" / "prepared"),
+        "export a prepared model folder": lambda: export_model(ctx.workspace / "models" / "prepared",
+                                                               exports / "e-prepared"),
+        "download zip of the uploads folder": lambda: zipped(ctx.workspace / "models" / "uploads"),
         "download zip of an export": lambda: zipped(exports / "old-export"),
         "download zip of a run's model": lambda: zipped(runs / "full" / "model"),
         "rename a run": lambda: rename_run(ctx.runner, runs / "lora", "lora-renamed"),

@@ -1,6 +1,6 @@
 """Settings: what the model list says about getting each model, and the Download button of a built-in model.
 
-Issue 28 ("models you can get"): the list marks which models are on this machine, which ship in a package, which
+Models you can get: the list marks which models are on this machine, which ship in a package, which
 need a download and how big it is, and whether the hub answers from here; a download starts only when the user
 presses Download (an owner action: it writes into the model cache). The name comes from the page's model field but
 only a built-in model's name is accepted: nothing here takes a path or a hub id from the browser.

@@ -130,7 +130,7 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
 
     Fields the derivation does not decide (output folder, seed, ...) keep what the form has. ``gpu_mem`` is the
     card memory typed on the page (0: no card): the plan is derived for the machine the panel judges, so the
-    reasons and the "will it fit" verdict speak of the same card (issue 28 finding 3).
+    reasons and the "will it fit" verdict speak of the same card.
 
     Raises:
         StudioError: a form value of the wrong type, or an unknown budget.
@@ -172,7 +172,7 @@ def plain(problem: str, lang: str) -> str:
 def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
     """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
 
-    Teammates on one studio each keep their own form (issue 28 finding 1: one shared file let a stale page of
+    Teammates on one studio each keep their own form (one shared file let a stale page of
     one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
     """
     from ..workspace import safe_name

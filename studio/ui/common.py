@@ -20,10 +20,10 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
     (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
     words: studio/words/error_words.py). ``duration=None``: the message stays until the
-    user closes it (issue 28 finding 6: a fading popup left only a bare red 'Error')."""
+    user closes it (a fading popup left only a bare red 'Error')."""
     if isinstance(exc, gr.Error):
         return exc
-    if isinstance(exc, StudioError):  # in the page's language (English words left in a Chinese page: issue 28)
+    if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
         from ..words.error_words import page_message
         from .session_lang import session_lang
         return gr.Error(page_message(exc, session_lang(lang)), duration=None, print_exception=False)

@@ -52,7 +52,7 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
 def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None
               ) -> tuple[str, str | None]:
     """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
-    one estimate, so the check never says "No problems found" beside "Does not fit" (issue 28 finding 3)."""
+    one estimate, so the check never says "No problems found" beside "Does not fit"."""
     try:
         from ..memory.estimator import estimate_for_config
     except ImportError:
@@ -84,7 +84,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     if d["suggestions"]:
         lines += [""] + [f"💡 {suggestion_label(s, lang)}" for s in d["suggestion_details"][:3]]
     if fits is False and not any(s.get("fits") for s in d["suggestion_details"]):
-        # no change on this page is enough: say what would be (issue 28 finding 3: the list was just empty)
+        # no change on this page is enough: say what would be (the list was just empty)
         best = min([d] + d["suggestion_details"], key=lambda s: s["gpu_gb"] if hw.device == "cuda" else s["cpu_gb"])
         lines += ["", "➡️ " + (msg("nothing_fits_card", lang, gpu=best["gpu_gb"], ram=best["cpu_gb"])
                               if hw.device == "cuda" else msg("nothing_fits_ram", lang, ram=best["cpu_gb"]))]
@@ -116,7 +116,7 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
     """One estimator suggestion as a plain sentence in the page's field names, with what it then needs.
 
     The verdict is the estimator's own for the changed plan against the same card and host RAM the panel
-    uses, so the list and the panel never disagree (issue 28 finding 3)."""
+    uses, so the list and the panel never disagree."""
     def show(v: Any) -> str:
         return msg("on" if v else "off", lang) if isinstance(v, bool) else str(v)
     settings = ", ".join(f"{field_label(k, lang)} = {show(v)}" for k, v in detail.get("settings", {}).items())
@@ -290,7 +290,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
-                if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
+                if not getattr(ctx, "allow_remote_code", False):  # only launch.py's flag can allow it
                     form["trust_remote_code"].interactive = False
                     form["trust_remote_code"].info = T("set.remote_locked")
                 with gr.Row():
@@ -330,7 +330,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     short = [model_pick, task, budget, data_pick]
 
     def demo_note_visible(model_v: str | None) -> Any:
-        return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # issue 28 finding 9: it stayed for Gemma
+        return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # it stayed for Gemma
 
     form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,  # cheap: "multiple"
                                       api_visibility="private", show_progress="hidden", trigger_mode="multiple")
@@ -422,7 +422,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                          gr.update(choices=dataset_choices(ctx, ctx.lang), value=data_value), why_md,
                          gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
                          version,
-                         # the card memory planned for (issue 28 finding 3: it went back to 0 on reload)
+                         # the card memory planned for (it went back to 0 on reload)
                          choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip(),
                          choices["host_ram"] if choices.get("host_ram") is not None else gr.skip()]
 

@@ -160,7 +160,7 @@ def progress_line(e: dict[str, Any], lang: str = "en") -> str:
 
 
 def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = "en") -> str:
-    """The log box (issue 28 item 9): the run's own lines (model preparation in the page's language), then its
+    """The log box: the run's own lines (model preparation in the page's language), then its
     progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
     carriage return of a bar is a line of the file) stay in the run folder's stdout.log."""
     lines = []
@@ -187,7 +187,7 @@ def state_word(state: str, lang: str) -> str:
 
 def runs_rows(ctx: AppContext, snap: dict[str, Any] | None = None) -> list[list[Any]]:
     """The Past runs table; the run ``snap`` describes gets its state and step from that same read, so the
-    table never lags the status above it (issue 28 item 9)."""
+    table never lags the status above it."""
     def num(v: Any) -> Any:
         return round(v, 4) if isinstance(v, float) else ("" if v is None else v)
     rows = ctx.runner.past_runs()
@@ -287,7 +287,7 @@ def start_line(model: str | None, data: str | None, method: str | None, lang: st
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
     """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
     gr.Markdown(T("train.intro"))
-    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form (issue 28 finding 9)
+    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")

@@ -313,7 +313,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "step": ("Step", "步数"), "eta": ("ETA", "剩余时间"), "speed": ("tokens/s", "token/秒"),
     "loss": ("loss", "损失"),
     "login": ("Fine-Tune Studio: please log in.", "Fine-Tune Studio：请登录。"),
-    # the Train tab's log box: one plain line per progress event, and the model preparation lines (issue 28 items 9, 10)
+    # the Train tab's log box: one plain line per progress event, and the model preparation lines
     "log.progress": ("step {step} of {total}", "第 {step} 步，共 {total} 步"),
     "log.prepare": ("[prepare {pct}]", "[准备 {pct}]"),
     "log.prep_locating": ("Preparing {name} (first use only): locating the GGUF in package {pkg}",
@@ -470,7 +470,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "no_file": ("Upload a file or press the sample button first", "请先上传文件或点击示例数据按钮"),
     "runs_headers": ("run|state|model|method|step|final loss|eval loss|reason|started by",
                      "运行|状态|模型|方法|步数|最终损失|验证损失|原因|发起人"),
-    # who started / stopped a run (issue 28: per-user state); no login -> nothing shown, a dash in tables
+    # who started / stopped a run (per-user state); no login -> nothing shown, a dash in tables
     "who.started": ("Started by **{name}**", "由 **{name}** 开始"),
     "who.stopped": ("stopped by **{name}**", "由 **{name}** 停止"),
     "who.stopped_only": ("Stopped by **{name}**", "由 **{name}** 停止"),
@@ -591,8 +591,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
 }
 
 
-# ---- issue 12 (helper h12ui): Evaluate's measured columns, full vs quantized, Stop, GGUF upload. Kept in one
-# block (UI labels, then server messages) so it merges cleanly beside other sessions' additions.
+# ---- Evaluate's measured columns, full vs quantized, Stop, GGUF upload (UI labels, then server messages)
 UI.update({
     "ev.stop": ("Stop", "停止"),
     "ev.chat_send": ("Send", "发送"),
@@ -728,7 +727,7 @@ UI.update({  # the deploy report panel's labels (re-labelled per browser, like e
                    "上，135M–270M 的模型需要几分钟。命令行评估工具会打印同样的表格。"),
     "ev.d_go": ("Make the deploy report", "生成部署报告"),
 })
-MESSAGES.update({  # the deploy report (issue 26): studio/ui/eval_compare.py
+MESSAGES.update({  # the deploy report: studio/ui/eval_compare.py
     "ev.d_no_run": ("No finished run is picked", "没有选择已完成的运行"),
     "ev.d_no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
     "ev.d_head": ("Same {n} rows, mode `{mode}`, on {device}.", "同样的 {n} 行，模式 `{mode}`，设备 {device}。"),

@@ -1,4 +1,4 @@
-"""The words of errors raised below the UI, in the page's language (issue 28: "English left in the Chinese page").
+"""The words of errors raised below the UI, in the page's language ("English left in the Chinese page").
 
 A ``StudioError`` is written once, in English, where it is raised (studio/data, studio/models, ...): those
 layers may not import the UI, and the CLI prints them as they are. The page shows ``page_message``: the fix in

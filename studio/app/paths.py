@@ -92,8 +92,12 @@ def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) 
                           code="nvme_root", page_fix="ask whoever runs the studio to allow an NVMe folder, or "
                           "choose another DeepSpeed setting")
     p = Path(os.path.expanduser(value.strip()))
-    # the same words whether the folder exists or not: the page is no oracle for what lies outside
-    return confine(p if p.is_absolute() else base / p, folders)
+    full = p if p.is_absolute() else base / p
+    try:  # the same words whether the folder exists or not: the page is no oracle for what lies outside
+        return confine(full, folders)
+    except StudioError as exc:  # name the path as the person typed it
+        raise StudioError(exc.what.replace(f"'{full}'", f"'{value.strip()}'"), exc.fix, why=exc.why, code=exc.code,
+                          page_fix=exc.page_fix) from None
 
 
 def confine_config(cfg: RunConfig, ctx: AppContext) -> RunConfig:

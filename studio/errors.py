@@ -45,6 +45,10 @@ class StudioError(Exception):
         exc.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
         return exc
 
+    def with_values(self, **changes: Any) -> StudioError:
+        """The same coded error with some of its values changed (a path named as the person typed it)."""
+        return StudioError.of(self.code, **{**(self.values or {}), **changes})
+
     @property
     def coded(self) -> bool:
         """True when the catalog words this error (``of``), not the sentences it was raised with."""

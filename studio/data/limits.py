@@ -15,6 +15,15 @@ from ..errors import StudioError
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 1000
 XLSX_UNPACK_FACTOR = 4  # an .xlsx (a zip) may unpack to at most this many times the file size limit
+# One cell of 4 MB sent to batch prediction once made the server try to allocate 17.6 TB: no cell a person typed
+# or pasted is this long (a long review is ~5,000 characters; a book chapter ~50,000), so a longer one is refused
+# by every reader, whichever page or command the file came through.
+MAX_CELL_CHARS = 200_000
+# A chat template is code that came with a model: its render gets a budget (studio/data/template_budget.py).
+# Real templates take a few hundred steps per message and write what the conversation holds.
+TEMPLATE_MAX_STEPS = 1_000_000
+TEMPLATE_MAX_CHARS = 2_000_000
+TEMPLATE_MAX_SECONDS = 3.0
 
 
 def refuse_mixed_encodings(path: Path, raw: bytes) -> None:

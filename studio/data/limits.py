@@ -7,6 +7,7 @@ same caps and the same messages.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import StudioError
 
@@ -66,6 +67,28 @@ def check_shape(path: Path, rows: int, columns: int) -> None:
         raise too_many(path, f"more than {MAX_ROWS:,} rows", MAX_ROWS)
     if columns > MAX_COLUMNS:
         raise too_many(path, f"{columns:,} columns, over the limit of {MAX_COLUMNS:,}", MAX_ROWS)
+
+
+def _longest(value: Any, depth: int = 0) -> int:
+    """The longest text in a cell; a JSON cell (a conversation) is searched two levels deep."""
+    if isinstance(value, str):
+        return len(value)
+    if depth < 3 and isinstance(value, dict):
+        return max((_longest(v, depth + 1) for v in value.values()), default=0)
+    if depth < 3 and isinstance(value, (list, tuple)):
+        return max((_longest(v, depth + 1) for v in value), default=0)
+    return 0
+
+
+def check_cells(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Raises StudioError naming the first cell over MAX_CELL_CHARS (its row, counting the header as 1, and column)."""
+    for n, row in enumerate(rows, 2):
+        for column in columns:
+            size = _longest(row.get(column))
+            if size > MAX_CELL_CHARS:
+                raise StudioError(f"'{path.name}' has a cell of {size:,} characters in row {n}, column '{column}', "
+                                  f"over the limit of {MAX_CELL_CHARS:,}",
+                                  "shorten that text (or split it into several rows)", code="data_too_large")
 
 
 def check_unpacked(path: Path, max_mb: float) -> None:

@@ -80,9 +80,11 @@ def check_batch_file(path: str | Path) -> None:
 
 def check_batch_rows(n: int, limit: int | None = None) -> None:
     """Raises StudioError when a file to predict or check has more than ``limit`` (MAX_BATCH_ROWS) rows."""
+    page = bool(limit) and limit < MAX_BATCH_ROWS  # a page's own smaller limit (the shared demo page)
     limit = min(limit or MAX_BATCH_ROWS, MAX_BATCH_ROWS)
     if n > limit:
-        raise StudioError(f"The file has {n:,} rows, over the limit of {limit:,} for one prediction or check",
+        where = "this page's limit" if page else "the limit"
+        raise StudioError(f"The file has {n:,} rows, over {where} of {limit:,} for one prediction or check",
                           f"split it into files of at most {limit:,} rows", code="eval_data")
 
 

@@ -653,6 +653,14 @@ MESSAGES.update({
                            "Fix: upload a spreadsheet to predict, or ask an owner of the studio to upload models",
                            "查看者登录只能上传数据文件（.csv、.tsv、.xlsx、.json、.jsonl、.parquet）。"
                            "解决：请上传要预测的表格，或请工作室的所有者上传模型"),
+    "queue.already": ("These settings are already queued (or just started) by this login",
+                      "这组设置已经由本登录排队（或刚刚开始）"),
+    "queue.already_fix": ("wait for that run, or change a setting to queue another one",
+                          "请等待那次运行，或修改某项设置后再排队另一次"),
+    "queue.full": ("This login already has {n} runs waiting in the queue, the most one login may queue",
+                   "本登录已有 {n} 次运行在队列中等待，这是一个登录最多可排队的数量"),
+    "queue.full_fix": ("wait until one of them starts, or clear the queue on the Train tab",
+                       "请等其中一次开始，或在“训练”页清空队列"),
     "disk.full": ("The server's disk is full: {what} stopped and nothing half-written was kept. Fix: ask whoever runs "
                   "the studio to free disk space (old runs, exports, uploads), then try again",
                   "服务器磁盘已满：{what}已停止，没有留下写了一半的文件。解决：请运行本工作室的人腾出磁盘空间"

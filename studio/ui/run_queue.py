@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -21,6 +22,10 @@ from ..workspace import atomic_write_text
 from .context import AppContext
 
 _LOCK = threading.Lock()
+# A shared server: one login pressing Start forty times must not fill the card for a day (40 Starts in 2.4 s
+# were all queued), and a double click must not train the same settings twice.
+MAX_QUEUED_PER_LOGIN = 5
+SAME_START_S = 30.0   # a Start of the same settings by the same login within this is "already queued"
 FILE = "queue.json"
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
 log = logging.getLogger("studio.ui")
@@ -97,7 +102,9 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
     """
     cfg = _mark(cfg, by)
     with _LOCK:
+        _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
+            _refuse_over_cap(ctx, by)
             _queue(ctx).append(cfg)
             _save(ctx)
             return len(_queue(ctx))
@@ -110,6 +117,36 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
             _save(ctx)
             return len(_queue(ctx))
     return 0
+
+
+def _settings_key(cfg: RunConfig) -> str:
+    """The settings a person chose (the form's, before a run folder is made for them)."""
+    return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+
+
+def _refuse_repeat(ctx: AppContext, cfg: RunConfig, by: str | None) -> None:
+    """A second Start of the same settings by the same login: already queued (or just started)."""
+    now = time.monotonic()
+    key = _settings_key(cfg)
+    recent = [(t, b, k) for t, b, k in ctx.extra.get("recent_starts", []) if now - t < SAME_START_S]
+    same = any(b == by and k == key for _, b, k in recent) or any(
+        _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
+    ctx.extra["recent_starts"] = recent + [(now, by, key)]
+    if same:
+        raise StudioError(_words("queue.already", by), _words("queue.already_fix", by), code="already_queued")
+
+
+def _refuse_over_cap(ctx: AppContext, by: str | None) -> None:
+    mine = sum(1 for c in _queue(ctx) if _by(c) == by)
+    if mine >= MAX_QUEUED_PER_LOGIN:
+        raise StudioError(_words("queue.full", by, n=MAX_QUEUED_PER_LOGIN), _words("queue.full_fix", by),
+                          code="queue_full")
+
+
+def _words(key: str, by: str | None, **values: object) -> str:
+    """The page's words (this browser's language while it is being answered)."""
+    from .i18n import msg
+    return msg(key, "en", **values)
 
 
 def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:

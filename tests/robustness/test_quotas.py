@@ -180,3 +180,32 @@ def test_a_second_start_of_the_same_settings_is_already_queued(tmp_path: Path) -
     expect(outcome, detail, "clear", "already queued")
     assert run_queue.waiting(ctx) == 1
     assert json.loads((tmp_path / "queue.json").read_text())
+
+
+# ------------------------------------------------------------------ a full disk anywhere on the page
+def test_a_full_disk_during_an_export_is_a_message_and_leaves_nothing(runs: dict, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any handler's disk-full OSError (here the export's copy, after part of it is written) is the page's
+    what/fix message, not 'Something went wrong', and the half-written export is gone."""
+    import shutil
+    import gradio as gr
+    from studio.evaluation import export as export_mod
+    from studio.ui import evaluate_tab
+
+    def full_copy(src: Any, dst: Any, **kw: Any) -> None:
+        Path(dst).mkdir(parents=True, exist_ok=True)
+        (Path(dst) / "model.safetensors").write_bytes(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export_mod.shutil, "copytree", full_copy)
+    exports = tmp_path / "exports"
+    try:
+        evaluate_tab.on_export(str(runs["full"]), False, True, "", exports)
+        outcome, detail = "survived", "accepted"
+    except gr.Error as exc:
+        text = str(exc.message)
+        left = [p for p in exports.rglob("*") if p.is_file()] if exports.exists() else []
+        outcome = "clear" if "disk" in text and "Fix:" in text and not left else "crash"
+        detail = f"{text[:200]} left={left}"
+    record(GROUP, "python", "disk full during an export", outcome, detail)
+    expect(outcome, detail, "clear", "disk")

@@ -64,7 +64,7 @@ def _client(web: Any, token: str, lang: str = "en") -> Any:
 
 
 def _guard_kw(**over: Any) -> dict:
-    from studio.ui.upload_quota import UploadPolicy
+    from studio.app.upload_quota import UploadPolicy
     policy = UploadPolicy(data_mb=over.pop("data_mb", 1.0), model_mb=over.pop("model_mb", 8.0),
                           quota_mb=over.pop("quota_mb", 4.0), viewer_quota_mb=over.pop("viewer_quota_mb", 2.0))
     return dict(enabled=True, roles={"alice": "owner", "bob": "viewer", "carol": "viewer"}, uploads=policy, **over)
@@ -104,7 +104,7 @@ def test_each_login_has_a_disk_quota_and_the_oldest_upload_goes_first(tmp_path: 
 
 
 def test_uploads_older_than_a_day_are_swept(tmp_path: Path) -> None:
-    from studio.ui import upload_quota
+    from studio.app import upload_quota
     web = _app(tmp_path, **_guard_kw())
     viewer = _client(web, "tok-viewer")
     old = viewer.post("/gradio_api/upload", files={"files": ("old.csv", b"a\n1\n")}).json()[0]
@@ -147,7 +147,7 @@ def _ctx(tmp: Path) -> Any:
 def test_a_login_may_queue_only_so_many_runs(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
     from studio.errors import StudioError
-    from studio.ui import run_queue
+    from studio.runs import queue as run_queue
     ctx = _ctx(tmp_path)
     refused = None
     for i in range(run_queue.MAX_QUEUED_PER_LOGIN + 3):
@@ -166,7 +166,7 @@ def test_a_login_may_queue_only_so_many_runs(tmp_path: Path) -> None:
 def test_a_second_start_of_the_same_settings_is_already_queued(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
     from studio.errors import StudioError
-    from studio.ui import run_queue
+    from studio.runs import queue as run_queue
     ctx = _ctx(tmp_path)
     cfg = RunConfig(dataset="d.jsonl")
     run_queue.start_or_queue(ctx, cfg, lambda c: c, by="alice")  # starts

@@ -14,12 +14,22 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..workspace import atomic_write_text
-from .context import AppContext
+from .jobs import JobRunner
+
+
+
+class QueueHost(Protocol):
+    """What the queue needs of the server that keeps it: its workspace (queue.json), its one job runner, and a
+    place for server-side state (``extra``) that every browser shares."""
+    workspace: Path
+    runner: JobRunner
+    extra: dict[str, Any]
+
 
 _LOCK = threading.Lock()
 # A shared server: one login pressing Start forty times must not fill the card for a day (40 Starts in 2.4 s
@@ -28,15 +38,15 @@ MAX_QUEUED_PER_LOGIN = 5
 SAME_START_S = 30.0   # a Start of the same settings by the same login within this is "already queued"
 FILE = "queue.json"
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
-log = logging.getLogger("studio.ui")
+log = logging.getLogger("studio.runs")
 
 
-def _file(ctx: AppContext) -> Path | None:
+def _file(ctx: QueueHost) -> Path | None:
     ws = getattr(ctx, "workspace", None)
     return Path(ws) / FILE if ws else None
 
 
-def _restore(ctx: AppContext) -> list[RunConfig]:
+def _restore(ctx: QueueHost) -> list[RunConfig]:
     """The queue a previous server left in the workspace (a run that no longer loads is dropped, logged)."""
     path = _file(ctx)
     if path is None or not path.exists():
@@ -72,7 +82,7 @@ def _entry(cfg: RunConfig) -> dict:
     return {**cfg.to_dict(), **({BY_KEY: by} if by else {})}
 
 
-def _save(ctx: AppContext) -> None:
+def _save(ctx: QueueHost) -> None:
     path = _file(ctx)
     if path is None:
         return
@@ -82,13 +92,13 @@ def _save(ctx: AppContext) -> None:
         log.warning("cannot keep the run queue in %s: %s", path, exc)
 
 
-def _queue(ctx: AppContext) -> list[RunConfig]:
+def _queue(ctx: QueueHost) -> list[RunConfig]:
     if "queue" not in ctx.extra:
         ctx.extra["queue"] = _restore(ctx)
     return ctx.extra["queue"]
 
 
-def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
+def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
                    by: str | None = None) -> int:
     """Start ``cfg`` now (returns 0) or, while a run is going, queue it (returns its place, 1 = next).
 
@@ -124,7 +134,7 @@ def _settings_key(cfg: RunConfig) -> str:
     return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
 
 
-def _refuse_repeat(ctx: AppContext, cfg: RunConfig, by: str | None) -> None:
+def _refuse_repeat(ctx: QueueHost, cfg: RunConfig, by: str | None) -> None:
     """A second Start of the same settings by the same login: already queued (or just started)."""
     now = time.monotonic()
     key = _settings_key(cfg)
@@ -133,20 +143,15 @@ def _refuse_repeat(ctx: AppContext, cfg: RunConfig, by: str | None) -> None:
         _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
     ctx.extra["recent_starts"] = recent + [(now, by, key)]
     if same:
-        raise StudioError(_words("queue.already", by), _words("queue.already_fix", by), code="already_queued")
+        raise StudioError("These settings are already queued (or just started) by this login",
+                          "wait for that run, or change a setting to queue another one", code="already_queued")
 
 
-def _refuse_over_cap(ctx: AppContext, by: str | None) -> None:
+def _refuse_over_cap(ctx: QueueHost, by: str | None) -> None:
     mine = sum(1 for c in _queue(ctx) if _by(c) == by)
     if mine >= MAX_QUEUED_PER_LOGIN:
-        raise StudioError(_words("queue.full", by, n=MAX_QUEUED_PER_LOGIN), _words("queue.full_fix", by),
-                          code="queue_full")
-
-
-def _words(key: str, by: str | None, **values: object) -> str:
-    """The page's words (this browser's language while it is being answered)."""
-    from .i18n import msg
-    return msg(key, "en", **values)
+        raise StudioError(f"This login already has {mine} runs waiting in the queue, the most one login may queue",
+                          "wait until one of them starts, or clear the queue on the Train tab", code="queue_full")
 
 
 def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
@@ -162,12 +167,12 @@ def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> st
             return None  # e.g. its data was deleted meanwhile: drop it rather than retry forever
 
 
-def waiting(ctx: AppContext) -> int:
+def waiting(ctx: QueueHost) -> int:
     with _LOCK:
         return len(_queue(ctx))
 
 
-def clear(ctx: AppContext) -> int:
+def clear(ctx: QueueHost) -> int:
     """Forget every queued run; how many there were."""
     with _LOCK:
         n = len(_queue(ctx))
@@ -176,7 +181,7 @@ def clear(ctx: AppContext) -> int:
     return n
 
 
-def watch(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig], every_s: float = 2.0) -> threading.Event:
+def watch(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig], every_s: float = 2.0) -> threading.Event:
     """Start queued runs in the background, with or without a page open; set the returned event to stop."""
     stop = threading.Event()
 

@@ -169,6 +169,7 @@ def check_flags(args: argparse.Namespace) -> None:
 def build_app(ctx: Any) -> Any:
     """The gr.Blocks with every tab; nothing is launched."""
     import gradio as gr
+    from .text import Markdown
     from .data_tab import build_data_tab
     from .i18n import make_i18n
     from .settings_tab import build_settings_tab
@@ -180,14 +181,14 @@ def build_app(ctx: Any) -> Any:
     # uploads and other temp files go after a day (Gradio's own sweep; the guard keeps per-login quotas)
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         with gr.Row():
-            gr.Markdown(T("app.title"))
+            Markdown(T("app.title"))
             # the page's own language switch: this browser only (a cookie), labels and server messages alike
             lang_pick = gr.Radio([("English", "en"), ("中文", "zh")], value=ctx.default_lang, show_label=False,
                                  container=False, scale=0, min_width=160, elem_id="lang-switch")
             lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
-        gr.Markdown(T("app.intro"))
+        Markdown(T("app.intro"))
         with gr.Tabs():
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
                 data = build_data_tab(ctx, T)
@@ -199,7 +200,7 @@ def build_app(ctx: Any) -> Any:
                 try:
                     from .evaluate_tab import build_evaluate_tab
                 except ImportError:
-                    gr.Markdown(T("eval.placeholder"))
+                    Markdown(T("eval.placeholder"))
                 else:
                     evaluate = build_evaluate_tab(ctx)
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:

@@ -45,9 +45,10 @@ class _Budget:
 _current: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("template_budget", default=None)
 
 
-def _refuse(what: str) -> StudioError:
-    return StudioError(f"The model's chat template {what}", "use a chat template without such loops or sizes (or "
-                       "set Template to one of the built-in ones on the Settings tab)", code="template_budget")
+def _refuse(reason: str) -> StudioError:
+    return StudioError(f"The model's chat template went over its rendering limits: it {reason}",
+                       "use a chat template without such loops or sizes (or set Template to one of the built-in ones "
+                       "on the Settings tab)", code="template_budget")
 
 
 def _budget() -> _Budget:

@@ -87,9 +87,13 @@ class AuthGuard:
         self._swept = 0.0
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not self.enabled:
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "").rstrip("/") or "/"
+        if not self.enabled:  # one person's studio: no roles or quotas, but a full disk still gets words
+            if path == UPLOAD and scope.get("method") == "POST":
+                return await self._upload(scope, receive, send, None)
+            return await self.app(scope, receive, send)
         client = (scope.get("client") or ("?",))[0]
         if path == "/login" and scope.get("method") == "POST":
             return await self._login(scope, receive, send, client)
@@ -202,10 +206,10 @@ class AuthGuard:
                 return cookie[key].value
         return None
 
-    async def _upload(self, scope: dict, receive: Any, send: Any, token: str) -> None:
+    async def _upload(self, scope: dict, receive: Any, send: Any, token: str | None) -> None:
         """Pass the upload through within this role's size, keep it within this login's quota, and remember the
         paths it answers with as this session's. A full disk is a message in the page's language."""
-        role = self.role(scope, token)
+        role = self.role(scope, token) if token else "owner"
         limit = self.uploads.body_limit(role)
         length = _content_length(scope)
         lang = _lang(scope)
@@ -235,10 +239,12 @@ class AuthGuard:
             return await _json(send, 507, {"detail": _msg("disk.full", lang, what=_msg("disk.what_upload", lang))})
         paths = _paths(bytes(body)) if start.get("status") == 200 else []
         if any(not self.uploads.allowed(role, p) for p in paths):
-            remove([p for p in paths if token not in self._owners.get(os.path.realpath(p), set())])
+            remove([p for p in paths if token not in self._owners.get(os.path.realpath(p), set())])  # viewers only
             return await _json(send, 403, {"detail": _msg("upload.viewer_kind", lang)})
         await send(start)
         await send({"type": "http.response.body", "body": bytes(body)})
+        if token is None:
+            return
         for p in paths:
             real = os.path.realpath(p)
             self._owners.setdefault(real, set()).add(token)

@@ -116,15 +116,15 @@ def test_uploads_older_than_a_day_are_swept(tmp_path: Path) -> None:
           f"swept {swept}")
 
 
-@pytest.mark.parametrize("lang,words", [("en", "disk"), ("zh", "磁盘")])
+@pytest.mark.parametrize("lang,words,login", [("en", "disk", True), ("zh", "磁盘", True), ("en", "disk", False)])
 def test_a_full_disk_during_an_upload_is_a_plain_message_and_leaves_nothing(tmp_path: Path, lang: str,
-                                                                           words: str) -> None:
-    web = _app(tmp_path, full_disk=True, **_guard_kw())
+                                                                           words: str, login: bool) -> None:
+    web = _app(tmp_path, full_disk=True, **{**_guard_kw(), "enabled": login})
     res = _client(web, "tok-owner", lang).post("/gradio_api/upload", files={"files": ("a.csv", b"text\nx\n")})
     left = [p for p in tmp_path.rglob("*") if p.is_file()]
     ok = res.status_code == 507 and words in res.json().get("detail", "") and "Traceback" not in res.text \
         and not left
-    _case(f"disk full during an upload ({lang})", ok, f"{res.status_code} {res.text[:200]} left={left}")
+    _case(f"disk full during an upload ({lang}{'' if login else ', no login'})", ok, f"{res.status_code} {res.text[:200]} left={left}")
 
 
 # ------------------------------------------------------------------ the run queue

@@ -362,6 +362,8 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
     """
     p = Path(path)
     cfg: RunConfig | None = None
+    from ..safe_files import refuse_links_out
+    refuse_links_out(p, "run folder" if RunDir(p).config.exists() else "model folder")  # before a library reads it
     if RunDir(p).config.exists():
         run = RunDir(p)
         cfg = RunConfig.load(run.config)

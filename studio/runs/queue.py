@@ -4,12 +4,12 @@ The job runner trains one run at a time (the card's memory belongs to that run).
 has two ideas to try should not have to wait by the page to press Start again, so the page keeps
 a first-in-first-out list of configs and starts the next one when the runner is idle. It lives
 in the server (``ctx.extra``), next to the runner, so every browser sees the same queue, and in
-the workspace (``queue.json``, rewritten atomically on every change), so a restarted server still
+the workspace (``queue.json``, rewritten atomically on every change, the previous good copy kept as
+``queue.json.bak``), so a restarted server still
 starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..workspace import atomic_write_text
+from ..state_files import read_state, write_json_with_backup
 from .jobs import JobRunner
 
 
@@ -47,15 +47,15 @@ def _file(ctx: QueueHost) -> Path | None:
 
 
 def _restore(ctx: QueueHost) -> list[RunConfig]:
-    """The queue a previous server left in the workspace (a run that no longer loads is dropped, logged)."""
+    """The queue a previous server left in the workspace; an unreadable queue.json is kept aside
+    (studio/state_files.py, the page says so) and the queue comes back from queue.json.bak, its last good copy.
+    A run that no longer loads is dropped, logged."""
     path = _file(ctx)
-    if path is None or not path.exists():
+    if path is None:
         return []
-    try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("ignoring the unreadable run queue %s: %s", path, exc)
-        return []
+    items = read_state(path, kind="json", expect=list)
+    if items is None:
+        items = read_state(path.with_name(path.name + ".bak"), kind="json", expect=list) or []
     out = []
     for item in items if isinstance(items, list) else []:
         try:
@@ -87,7 +87,7 @@ def _save(ctx: QueueHost) -> None:
     if path is None:
         return
     try:
-        atomic_write_text(path, json.dumps([_entry(c) for c in _queue(ctx)], ensure_ascii=False, indent=1))
+        write_json_with_backup(path, [_entry(c) for c in _queue(ctx)])
     except OSError as exc:  # a full disk must not stop the run itself from starting
         log.warning("cannot keep the run queue in %s: %s", path, exc)
 

@@ -57,6 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "data files to predict only, each within the spreadsheet limit")
     p.add_argument("--data-root", action="append", default=[], metavar="DIR",
                    help="an extra folder the studio may read data/models from (repeatable)")
+    p.add_argument("--nvme-root", action="append", default=[], metavar="DIR",
+                   help="a folder on a fast local disk the page may name as offload_nvme_path for DeepSpeed "
+                        "z3-nvme (repeatable; without it the page cannot use z3-nvme, the command line can)")
     p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow runs with trust_remote_code (the model's own Python code runs on this server); "
@@ -118,8 +121,13 @@ def parse_logins(args: argparse.Namespace, quiet: bool = False) -> list[tuple[st
         if not path.is_file():
             raise StudioError(f"Auth file '{path}' does not exist", "create it with one USER:PASS per line",
                               code="auth")
-        pairs += [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()
-                  if ln.strip() and not ln.strip().startswith("#")]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:  # the operator's file: refused, never moved or rewritten
+            raise StudioError(f"Auth file '{path}' cannot be read ({getattr(exc, 'reason', None) or exc})",
+                              "save it as UTF-8 text with one USER:PASS or USER:PASS:ROLE per line, readable by "
+                              "the user who starts the studio", code="auth") from None
+        pairs += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     logins = [_split_login(pair) for pair in pairs]
     if (args.auth or args.auth_file or env_auth) and not logins:
         raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
@@ -281,7 +289,8 @@ def main(args: argparse.Namespace) -> int:
     from ..app.context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
-                            max_model_upload_mb=model_upload_mb(args))
+                            max_model_upload_mb=model_upload_mb(args),
+                            nvme_roots=getattr(args, "nvme_root", []))
     ctx.extra["auth"] = bool(auth)
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)

@@ -18,6 +18,7 @@ from .text import Markdown
 
 from ..app.roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
+from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from . import forms
@@ -151,10 +152,13 @@ def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None 
 
 
 def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en",
-                       ram_gb: float | None = None) -> list[tuple[str, int]]:
-    """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value."""
+                       ram_gb: float | None = None, ctx: AppContext | None = None) -> list[tuple[str, int]]:
+    """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value or, with the
+    page's ``ctx``, a path outside its root (the estimate would read that model's config.json or DeepSpeed JSON)."""
     try:
         cfg = forms.values_to_config(values)
+        if ctx is not None:
+            cfg = estimate_paths(cfg, ctx)
     except StudioError:
         return []
     return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem, ram_gb))]
@@ -179,7 +183,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
         ConfigError: a form value of the wrong type.
     """
     cfg = forms.values_to_config(values)
-    details = _suggestions(cfg, gpu_mem, target_ram(ctx, ram))
+    details = _suggestions(estimate_paths(cfg, ctx), gpu_mem, target_ram(ctx, ram))  # paths confined first
     if index is None or not 0 <= int(index) < len(details):
         raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
     new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
@@ -445,7 +449,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def save(*values: Any) -> str:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
-        shutil.copy(path, tmp)
+        copyfile(path, tmp, [ctx.workspace])
         gr.Info(msg("saved", ctx.lang, path=path))
         return str(tmp)
 
@@ -458,13 +462,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.Warning(msg("trust_warning", ctx.lang))
 
     def refresh_suggestions(*args: Any) -> Any:
-        choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]))
+        choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]), ctx=ctx)
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
     def apply(*args: Any) -> list[Any]:
         values, fit_md, check_md = apply_suggestion(ctx, list(args[:-3]), args[-3], args[-1], args[-2])
-        choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]))
+        choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]), ctx=ctx)
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale

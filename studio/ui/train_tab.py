@@ -23,6 +23,7 @@ from ..app.context import AppContext
 from .i18n import headers, msg
 from ..words.notice_words import notice_text
 from .session_lang import session_lang
+from ..words.state_words import state_problems_markdown
 from ..workspace import confine
 from ..app.paths import resolve_run_paths
 from ..app.settings import plain
@@ -30,6 +31,7 @@ from ..runs import queue as run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
+STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the status for a day
 
 
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
@@ -243,6 +245,9 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         status = f"{head}\n\n{line}\n\n{rest}"
     if run_queue.waiting(ctx):
         status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
+    lost = state_problems_markdown(ctx.lang, since=time.time() - STATE_PROBLEMS_SHOWN_S)
+    if lost:  # a garbled state file is said on every page, not only in the server log
+        status += "\n\n" + lost
     return (status, plot, page_log(snap.get("log_tail") or "", ctx.runner.events(), ctx.lang), snap, runs, pick,
             *button_states(snap), seen)
 
@@ -330,7 +335,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     @ui_errors
     def on_resume(path: str | None) -> tuple[Any, ...]:
-        target = confine(path, ctx.allowed_roots) if path else None
+        target = confine(path, [ctx.runs_root]) if path else None  # a run to resume lives in the runs folder
         run = ctx.runner.resume(target)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()

@@ -10,6 +10,7 @@ starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time

@@ -106,6 +106,12 @@ class AuthGuard:
                 return await self._file(scope, receive, send, served, token)
             if scope.get("method") == "POST" and any(path.startswith(r) for r in EVENT_ROUTES):
                 return await self._event(scope, receive, send, path, token)
+            length = _content_length(scope)  # Gradio's other body routes (a screen recording, a stream) likewise
+            role = self.role(scope, token)
+            if length is not None and length > self.uploads.body_limit(role):
+                return await _json(send, 413, {"detail": _msg("upload.role_too_big", _lang(scope), mb=length / 2**20,
+                                                              limit=self.uploads.body_limit(role) / 2**20,
+                                                              role=role)})
             return await self.app(scope, receive, send)
         if path.startswith("/gradio_api") and path not in ANON_ALLOWED or path in ("/config", "/info"):
             return await _json(send, 401, {"detail": "Not authenticated"})

@@ -89,6 +89,8 @@ def test_a_viewer_may_upload_a_spreadsheet_up_to_the_data_limit_only(tmp_path: P
           f"{res.status_code} {res.text[:200]}")
     res = owner.post("/gradio_api/upload", files={"files": ("model.gguf", b"GGUF" + b"\0" * (3 * MB))})
     _case("owner uploads a model over the data limit", res.status_code == 200, f"{res.status_code}", "ok")
+    res = viewer.post("/gradio_api/process_recording", files={"video": ("v.mp4", b"x" * (2 * MB))})
+    _case("viewer sends a recording over the data limit", res.status_code == 413, f"{res.status_code}")
 
 
 def test_each_login_has_a_disk_quota_and_the_oldest_upload_goes_first(tmp_path: Path) -> None:

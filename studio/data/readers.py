@@ -384,7 +384,7 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
     """
     p = Path(path)
     try:
-        return _read_any(p, encoding, max_mb, sheet, delimiter)
+        table = _read_any(p, encoding, max_mb, sheet, delimiter)
     except StudioError:
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
@@ -392,6 +392,8 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         # anything else (OSError is named by the callers, MemoryError) stays a bug
         raise StudioError.of("data.unreadable", file=p.name, error=type(exc).__name__,
                              detail=str(exc)[:160]) from None
+    limits.check_cells(p, table.columns, table.rows)
+    return table
 
 
 def _read_any(p: Path, encoding: str, max_mb: float, sheet: str | None, delimiter: str | None) -> Table:

@@ -12,6 +12,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..app.roles import owner_only
 from ..runs.plots import loss_figure
 from . import forms
@@ -286,13 +288,13 @@ def start_line(model: str | None, data: str | None, method: str | None, lang: st
 
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
     """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
-    gr.Markdown(T("train.intro"))
-    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form
+    Markdown(T("train.intro"))
+    will_train = Markdown(elem_id="train-will")  # what Start uses, from the Settings form
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
         resume = gr.Button(T("train.resume"), elem_id="resume-btn")
-    status = gr.Markdown(msg("idle", ctx.lang), elem_id="train-status")
+    status = Markdown(msg("idle", ctx.lang), elem_id="train-status")
     plot = gr.Plot(label=T("train.plot"), elem_id="loss-plot", format="png")
     log_box = gr.Textbox(label=T("train.log"), lines=8, max_lines=12, interactive=False, elem_id="train-log",
                          autoscroll=True)

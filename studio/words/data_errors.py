@@ -76,6 +76,10 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
                               "fix": ("split the file into parts of at most {rows:,} rows and {columns:,} columns (keep "
                                       "only the columns you need)",
                                       "把文件拆成每份最多 {rows:,} 行、{columns:,} 列的几部分（只保留需要的列）")},
+    "data.cell_too_long": {
+        "what": ("'{file}' has a cell of {n:,} characters in row {row}, column '{column}', over the limit of {limit:,}",
+                 "“{file}”第 {row} 行“{column}”列有一个 {n:,} 个字符的单元格，超过了上限 {limit:,}"),
+        "fix": ("shorten that text (or split it into several rows)", "请缩短这段文字（或把它拆成几行）")},
     "data.sheet_unpacks": {
         "what": ("'{file}' unpacks to {mb:.1f} MB of sheet data, over the {limit:g} MB limit ({x}x the {file_mb:g} MB "
                  "file limit)", "“{file}”解压后有 {mb:.1f} MB 的表格数据，超过了 {limit:g} MB 的上限（文件上限 {file_mb:g} MB 的 {x} 倍）"),

@@ -1,10 +1,21 @@
 """The words of the errors met loading a dataset to train on: the studio's own JSONL and LLaMA-Factory's
-dataset_info.json entries and rows (studio/data/dataset.py, lf_dataset.py).
+dataset_info.json entries and rows (studio/data/dataset.py, lf_dataset.py), and a model's chat template that goes
+over its rendering budget (studio/data/template_budget.py).
 
 Each code: what / why / fix in (English, Chinese); ``fix`` is the command line's, ``page_fix`` the page's where
 they differ (see studio/words/errors.py for the values and the rule). A literal brace is doubled.
 """
 from __future__ import annotations
+
+_TEMPLATE_WHAT = "The model's chat template went over its rendering limits: it "
+_TEMPLATE_ZH = "模型自带的对话模板超出了渲染限制："
+_TEMPLATE_FIX = ("use a chat template without such loops or sizes (or set Template to one of the built-in ones on the "
+                 "Settings tab)", "请使用没有这类循环或尺寸的对话模板（或在“设置”页把“模板”设为内置模板之一）")
+
+
+def _template(en: str, zh: str) -> dict[str, tuple[str, str]]:
+    return {"what": (_TEMPLATE_WHAT + en, _TEMPLATE_ZH + zh), "fix": _TEMPLATE_FIX}
+
 
 _FIX_OR_DELETE = ("fix or delete it", "改正或删除它")
 _AGAIN_PAGE = ("convert the source file again on the Data tab", "在“数据”页重新转换源文件")
@@ -114,4 +125,20 @@ DATASET_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                                   "“{file}”里是纯文本（预训练数据，pt 阶段），暂不支持"), "fix": _UNSUPPORTED},
     "lf.tool_turns": {"what": ("'{file}' has tool-call turns ({turn}); tool-call training is not supported yet",
                                "“{file}”含有工具调用的轮次（{turn}）；暂不支持工具调用训练"), "fix": _UNSUPPORTED},
+    # ---- a model's own chat template over its rendering budget (template_budget.py)
+    "template.steps": _template("takes more than {limit:,} steps to render", "渲染需要超过 {limit:,} 步"),
+    "template.slow": _template("takes longer than {seconds:g} s to render", "渲染用时超过 {seconds:g} 秒"),
+    "template.would_make": _template("would make a text or list of {n:,} items, over the limit of {limit:,}",
+                                     "将生成一个有 {n:,} 项的文本或列表，超过了上限 {limit:,}"),
+    "template.made": _template("made a text or list of {n:,} items, over the limit of {limit:,}",
+                               "生成了一个有 {n:,} 项的文本或列表，超过了上限 {limit:,}"),
+    "template.is": _template("is a text or list of {n:,} items, over the limit of {limit:,}",
+                             "本身是一个有 {n:,} 项的文本，超过了上限 {limit:,}"),
+    "template.writes": _template("writes more than {limit:,} characters", "输出超过 {limit:,} 个字符"),
+    "template.asks_size": _template("asks for a size of {n:,}, over the limit of {limit:,}",
+                                    "要求的大小为 {n:,}，超过了上限 {limit:,}"),
+    "template.format_width": _template("asks for a format width over the limit", "要求的格式宽度超过了上限"),
+    "template.recursion": _template("calls itself too deeply to render", "递归调用太深，无法渲染"),
+    "template.power": _template("raises a number to the power {power}, over the limit of {limit}",
+                                "把一个数计算 {power} 次方，超过了上限 {limit}"),
 }

@@ -34,6 +34,11 @@ PAGE_ERRORS: dict[str, str] = {
         "在“设置”页的模型下按“下载”（{mb} MB），或选择另一个“基础模型”",
     "check that this machine reaches PyPI (pip's index), then press Download again, or ask whoever runs the studio "
     "to run install.sh": "检查本机能否访问 PyPI（pip 的软件包索引），然后再按一次“下载”；或请运行本工作室的人运行 install.sh",
+    "These settings are already queued (or just started) by this login": "这组设置已经由本登录排队（或刚刚开始）",
+    "wait for that run, or change a setting to queue another one": "请等待那次运行，或修改某项设置后再排队另一次",
+    "This login already has {n} runs waiting in the queue, the most one login may queue":
+        "本登录已有 {n} 次运行在队列中等待，这是一个登录最多可排队的数量",
+    "wait until one of them starts, or clear the queue on the Train tab": "请等其中一次开始，或在“训练”页清空队列",
     "pick a finished run on the Evaluate tab": "在“评估”页选择一个已完成的运行",
     "The {what} '{name}' holds a link to a file outside the studio's folders ({names})":
         "{what}“{name}”中有一个指向本工作室文件夹之外的链接（{names}）",

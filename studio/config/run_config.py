@@ -153,6 +153,9 @@ class RunConfig:
                             "memory")
     selective_logits: bool = _f(True, "Compute the output layer only where the loss is (the answer tokens): same "
                                       "result, faster and leaner; checked on the first batch", "memory")
+    enable_liger_kernel: bool = _f(True, "On a GPU, Liger's fused kernels (output layer + cross-entropy, RMSNorm, "
+                                         "RoPE, SwiGLU) where transformers supports the model and liger-kernel is "
+                                         "installed (LLaMA-Factory's key); else the studio's own", "memory")
     oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
                             "memory")
     # --- multi-process ---

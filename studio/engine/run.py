@@ -275,6 +275,13 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
         deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
     model, tok = _build_model(cfg, device, plan)
+    from ..models.kernels import model_kernel_plan
+    # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
+    # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
+    kernels = model_kernel_plan(device, model.config, cfg.enable_liger_kernel)
+    args.use_liger_kernel = kernels.liger
+    selective = cfg.selective_logits and not kernels.liger
+    log.info(kernels.english())
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
@@ -295,13 +302,13 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # move the whole model onto the card
         offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
+                            data_collator=make_collator(cfg, model, tok, device, selective), processing_class=tok,
                             callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
                                                              fp16=plan.autocast == "fp16")],
                             optimizers=(loraplus_optimizer(cfg, model), None),
                             dynamic_batching=cfg.dynamic_batching,
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
+                            notify=notify, token_counter=count_tokens, selective_logits=selective,
                             packed=cfg.packing or cfg.neat_packing)
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
@@ -310,7 +317,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
         run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
-                         precision=plan.mode)
+                         precision=plan.mode, kernels="liger" if kernels.liger else kernels.reason)
         from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
         for message in list(plan.warnings) + startup_notices(cfg, device) + [
                 m for m in [chat_template_mismatch(cfg.template, tok), llamafactory_fallback_notice(cfg.template, tok)]
@@ -334,6 +341,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     mark = busy_mark()
     t0 = mark[0]
     result = train_or_resume(trainer, checkpoint)
+    trainer.check_divergence()   # the steps since the last logging step, before the model is saved
     # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
     others = others_since(mark)
     step = trainer.state.global_step

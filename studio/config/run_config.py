@@ -141,6 +141,9 @@ class RunConfig:
     deepspeed: str | None = _f(None, "DeepSpeed config: " + deepspeed_choices(), "memory")
     offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
                                              "DeepSpeed swaps weights and optimizer states; needs libaio", "memory")
+    offload_activations: bool = _f(False, "Keep checkpointed activations in host RAM (pinned) instead of on the "
+                                          "card: less card memory for long rows, slower (they cross PCIe twice a "
+                                          "step); needs gradient checkpointing", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
                                         "forward/backward", "memory")
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",

@@ -103,11 +103,26 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
 def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan) -> tuple[Any, Any]:
     from ..models.loading import apply_method, load_base
     model, tok = load_base(cfg, device, plan)
-    if cfg.gradient_checkpointing or cfg.layerwise_offload:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        model.config.use_cache = False
+    enable_checkpointing(model, cfg, device)
     model = apply_method(model, cfg, device, plan)
     return model, tok
+
+
+def enable_checkpointing(model: Any, cfg: RunConfig, device: str) -> bool:
+    """Gradient checkpointing as the config asks; True when its activations are offloaded to host RAM.
+
+    Offload: transformers 5.24 wraps each layer's checkpoint in torch's ``save_on_cpu`` (pinned host RAM), so the
+    inputs saved for the recompute wait on the host. It is an argument of ``activation_checkpointing_enable``, not
+    a checkpoint kwarg (``gradient_checkpointing_kwargs={"offload": True}`` reaches torch.utils.checkpoint, which
+    refuses it). Only on a card: on a CPU the activations are in host RAM already, and pinning needs an
+    accelerator (torch refuses ``pin_memory`` without one).
+    """
+    offload = cfg.offload_activations and device == "cuda"
+    if cfg.gradient_checkpointing or cfg.layerwise_offload or cfg.offload_activations:
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False},
+                                              offload=offload)
+        model.config.use_cache = False
+    return offload
 
 
 def parameter_counts(model: Any) -> tuple[int, int]:

@@ -48,14 +48,18 @@ def _single_process_env() -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
 
 
-def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: bool | None = None) -> Any:
+def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: bool | None = None,
+                  padding_free: bool = False) -> Any:
     """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores);
     either way the batch also carries the counts the step needs, made on the host (batching.HostCounts)."""
     from .batching import HostCounts, pad_collator
-    if cfg.packing or cfg.neat_packing:
+    if cfg.packing or cfg.neat_packing or padding_free:
+        from .attention import restore_sdpa
         from .packing import PackingCollator, uses_flash_attention
+        restore_sdpa(model)   # flattened rows need transformers' mask builder (their block-diagonal mask)
         model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
-        collate: Any = PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
+        # padding-free (batching.card_batching) keeps every example to itself, as neat packing does
+        collate: Any = PackingCollator(neat=cfg.neat_packing or padding_free, flash_kwargs=uses_flash_attention(model))
     else:
         collate = pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
         # pad_collator pads on the right, so a causal LM needs no mask, except where the mask means more than

@@ -49,3 +49,11 @@ def use_maskless_sdpa(model: Any) -> bool:
     for c in {id(model.config): model.config, id(cfg): cfg}.values():
         c._attn_implementation = CAUSAL_SDPA
     return True
+
+
+def restore_sdpa(model: Any) -> None:
+    """Undo ``use_maskless_sdpa``: batches with a mask or flattened rows need transformers' mask builder."""
+    cfg = _text_config(model)
+    for c in {id(model.config): model.config, id(cfg): cfg}.values():
+        if getattr(c, "_attn_implementation", None) == CAUSAL_SDPA:
+            c._attn_implementation = "sdpa"

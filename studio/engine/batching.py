@@ -71,6 +71,22 @@ class TokenBudgetBatchSampler:
         return len(self._batches)
 
 
+def card_batching(device: str, attention: str | None, packing: bool) -> str:
+    """How a run batches its rows: "as_configured" (CPU, or packing asked for), "padding_free" or "token_budget".
+
+    On a card padding is wasted work, so rows go padding-free (flattened into one row, ``position_ids``
+    restarting at each example, transformers' DataCollatorWithFlattening) where the attention kernel runs such a
+    row without a mask: FlashAttention's varlen kernel and flex attention's block mask. SDPA would need the block-
+    diagonal mask materialised (rows x rows per flattened row), which takes it off its flash kernel and computes
+    attention across the whole flattened row; there the token-budget batches (similar lengths, little padding,
+    no mask) are the cheaper way. On a CPU the configured batching stays (its speed was measured there).
+    """
+    if device != "cuda" or packing:
+        return "as_configured"
+    impl = attention or ""
+    return "padding_free" if "flash" in impl or impl == "flex_attention" else "token_budget"
+
+
 def pad_collator(tokenizer: Any, pad_to_multiple_of: int | None = None) -> Any:
     """transformers' DataCollatorForSeq2Seq, padding on the right whatever side the tokenizer pads on.
 

@@ -296,6 +296,11 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     kernels = model_kernel_plan(device, model.config, cfg.enable_liger_kernel)
     args.use_liger_kernel = kernels.liger
     selective = cfg.selective_logits and not kernels.liger
+    from .batching import card_batching
+    batching = card_batching(device, getattr(model.config, "_attn_implementation", None),
+                             cfg.packing or cfg.neat_packing)
+    if batching != "as_configured":
+        log.info("batches on the card: %s", batching.replace("_", " "))
     log.info(kernels.english())
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
@@ -317,14 +322,15 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # move the whole model onto the card
         offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=make_collator(cfg, model, tok, device, selective), processing_class=tok,
+                            data_collator=make_collator(cfg, model, tok, device, selective,
+                                                        padding_free=batching == "padding_free"), processing_class=tok,
                             callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
                                                              fp16=plan.autocast == "fp16")],
                             optimizers=(loraplus_optimizer(cfg, model), None),
-                            dynamic_batching=cfg.dynamic_batching,
+                            dynamic_batching=cfg.dynamic_batching or batching != "as_configured",
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
                             notify=notify, token_counter=count_tokens, selective_logits=selective,
-                            packed=cfg.packing or cfg.neat_packing)
+                            packed=cfg.packing or cfg.neat_packing or batching == "padding_free")
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:

@@ -97,6 +97,15 @@ def kernel_plan(device: str, model_type: str | None, softcap: float | None, enab
     return KernelPlan(True)
 
 
+def training_attention(device: str) -> str | None:
+    """The attention kernel a training load asks for: FlashAttention-2 on a card where flash-attn imports (its
+    varlen kernel runs padding-free rows without a mask, engine/batching.card_batching), else transformers'
+    default (None: SDPA)."""
+    if device == "cuda" and importlib.util.find_spec("flash_attn") is not None:
+        return "flash_attention_2"
+    return None
+
+
 def model_kernel_plan(device: str, model_config: Any, enabled: bool = True) -> KernelPlan:
     """``kernel_plan`` from a loaded model's config (its text config for a multimodal model)."""
     text = model_config.get_text_config() if hasattr(model_config, "get_text_config") else model_config

@@ -267,13 +267,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
-    from ..models.precision import device_caps, precision_plan
+    from ..models.precision import device_caps, precision_plan, rocm_notices
     from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    plan = precision_plan(device_caps(device), cfg)   # the run's one precision decision, handed to all below
+    caps = device_caps(device)
+    plan = precision_plan(caps, cfg)   # the run's one precision decision, handed to all below
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
@@ -340,7 +341,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
                          trainable_params=n_train, total_params=n_all, device=device,
                          precision=plan.mode, kernels="liger" if kernels.liger else kernels.reason)
         from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
-        for message in list(plan.warnings) + startup_notices(cfg, device) + [
+        for message in list(plan.warnings) + list(rocm_notices(caps, cfg)) + startup_notices(cfg, device) + [
                 m for m in [chat_template_mismatch(cfg.template, tok), llamafactory_fallback_notice(cfg.template, tok)]
                 if m]:
             notify(message)

@@ -207,6 +207,7 @@ UI: dict[str, tuple[str, str]] = {
                  "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
                  "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
     "set.gpu_mem": ("Card memory (GB)", "显存（GB）"),
+    "set.gpu_pick": ("Plan for a card (NVIDIA or AMD)", "按显卡规划（NVIDIA 或 AMD）"),
     "set.host_ram": ("Host RAM (GB)", "内存（GB）"),
     "set.host_ram_info": ("of the machine that will train (0 = this one); ZeRO offload and layer-wise offload "
                           "keep weights and optimizer states there", "训练用机器的内存（0 = 本机）；ZeRO 卸载和逐层卸载"

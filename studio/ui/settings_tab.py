@@ -316,8 +316,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
+            from ..memory.gpus import gpu_choices, gpu_memory
+            gpu_pick = gr.Dropdown(choices=gpu_choices(), value=None, label=T("set.gpu_pick"), elem_id="gpu-pick")
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
+            # a listed card fills in its memory; any other value (from the browser) changes nothing
+            gpu_pick.input(lambda name: gpu_memory(name) or gr.skip(), gpu_pick, gpu_mem, api_visibility="private",
+                           show_progress="hidden")
             host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
                                  elem_id="host-ram")
     comps = list(form.values())

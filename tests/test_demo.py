@@ -88,7 +88,7 @@ def test_a_run_that_is_unknown_outside_or_unfinished_is_refused(ws: Path, tmp_pa
 def test_a_network_host_needs_a_login_and_the_studios_login_file_is_taken(ws: Path, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture) -> None:
     import argparse
-    from studio.cli import demo
+    from studio.ui import demo_server as demo
     from tests.ui_server import free_port
     assert _cli(RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port())) == 2
     assert "Refusing to start without a password" in capsys.readouterr().err
@@ -223,7 +223,7 @@ def _studio_ctx(ws: Path, host: str, **flags: Any) -> SimpleNamespace:
 def test_share_panel_shows_the_command_and_starts_only_on_a_network_studio(ws: Path) -> None:
     import gradio as gr
     from studio.ui import share_demo
-    from studio.ui.roles import is_owner_only
+    from studio.app.roles import is_owner_only
     local = _studio_ctx(ws, "127.0.0.1", auth_file="/srv/studio/logins.txt")
     text = share_demo.command_markdown(local, str(ws / "runs" / RUN))
     assert f"python -m studio demo {RUN} --workspace {ws}\n" in text

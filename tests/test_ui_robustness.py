@@ -31,7 +31,7 @@ BUSY = ("A training run is already going ('{name}'). Fix: wait for it to finish,
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from ui_server import Server
-    # the model (.gguf) limit too: Gradio's one transport limit is the larger of the two (studio/ui/uploads.py)
+    # the model (.gguf) limit too: Gradio's one transport limit is the larger of the two (studio/app/uploads.py)
     srv = Server(tmp_path_factory.mktemp("rob") / "ws", "--max-upload-mb", "1", "--max-model-upload-mb", "1").wait_ready()
     srv.files = tmp_path_factory.mktemp("rob-files")
     yield srv
@@ -213,8 +213,9 @@ def test_paths_outside_the_allowed_roots_are_refused(server: Any) -> None:
     for field, value in (("model_name_or_path", "/etc"), ("output_dir", "/tmp/elsewhere/run"),
                          ("dataset", "/etc/passwd.jsonl"), ("dataset_dir", "../outside")):
         cfg = RunConfig(dataset=str(ws / "data" / "keep.jsonl")).replace(**{field: value})
+        root = ws / "runs" if field == "output_dir" else ws  # a run folder belongs in the runs folder
         assert app_error(c.predict, *forms.config_to_values(cfg), api_name="/start") == \
-            OUTSIDE.format(p=value, ws=ws), field
+            OUTSIDE.format(p=value, ws=root), field
     assert app_error(c.predict, "/etc/passwd", api_name="/open_data") == OUTSIDE.format(p="/etc/passwd", ws=ws)
     assert sorted(p.name for p in (ws / "runs").iterdir()) == runs_before
     assert not Path("/tmp/elsewhere/run").exists()

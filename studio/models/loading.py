@@ -182,8 +182,7 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     """The tokenizer of a model folder or hub id.
 
     Raises:
-        StudioError: a local folder with no tokenizer files, or one the library cannot read (issue 23
-            finding 8: the library's own message advised installing sentencepiece for a folder that has none).
+        StudioError: a local folder with no tokenizer files, or one the library cannot read (the library's own message advised installing sentencepiece for a folder that has none).
     """
     from transformers import AutoTokenizer
     local = Path(str(path)).expanduser()
@@ -370,6 +369,8 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
     """
     p = Path(path)
     cfg: RunConfig | None = None
+    from ..safe_files import refuse_links_out
+    refuse_links_out(p, "run folder" if RunDir(p).config.exists() else "model folder")  # before a library reads it
     if RunDir(p).config.exists():
         run = RunDir(p)
         cfg = RunConfig.load(run.config)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import math
 from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from ..words.units import fmt_seconds  # noqa: F401 (the tabs' import)
 from ..errors import StudioError
 
 log = logging.getLogger("studio.ui")
@@ -19,12 +19,12 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     """The one rule for an error shown in the page: a StudioError's page message (its fix in the page's words,
     never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
     (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
-    words: studio/ui/error_words.py). ``duration=None``: the message stays until the
-    user closes it (issue 28 finding 6: a fading popup left only a bare red 'Error')."""
+    words: studio/words/error_words.py). ``duration=None``: the message stays until the
+    user closes it (a fading popup left only a bare red 'Error')."""
     if isinstance(exc, gr.Error):
         return exc
-    if isinstance(exc, StudioError):  # in the page's language (English words left in a Chinese page: issue 28)
-        from .error_words import page_message
+    if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
+        from ..words.error_words import page_message
         from .session_lang import session_lang
         return gr.Error(page_message(exc, session_lang(lang)), duration=None, print_exception=False)
     log.exception("unexpected error in %s", name, exc_info=exc)
@@ -51,14 +51,3 @@ def ui_errors(fn: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001
             raise user_error(exc, name) from None
     return wrapper
-
-
-def fmt_seconds(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "–"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"

@@ -6,12 +6,13 @@ this module wires widgets to them and writes the result into the workspace's dat
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
                             write_jsonl)
 from ..data.label_check import label_warnings
@@ -19,11 +20,13 @@ from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
 from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
+from ..state_files import read_state
+from ..words.state_words import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .simple import catalog, plain, remember_dataset
+from ..app.settings import catalog, plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -107,6 +110,8 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     if not path:
         raise StudioError(msg("no_file", ctx.lang), msg("data.no_file_fix", ctx.lang), code="data_none")
     table = open_table(path, ctx)
+    info, since = ctx.data_root / "dataset_info.json", time.time()
+    read_state(info, kind="json", expect=dict, empty={})  # garbage is kept aside (the CLI refuses it instead)
     clean = re.sub(r"[^\w.-]+", "_", (name or Path(path).stem)).strip("_.") or "dataset"
     result = convert_table(table, task, text_column=cols.get("text") or None, label_column=cols.get("label") or None,
                            label_map=label_map or None, instruction=instruction or None,
@@ -123,7 +128,8 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     register_dataset(ctx.data_root, clean, out, result.rows)
     remember_dataset(ctx, out, task, len(result.rows), source=source)
     report = validation_report(result.rows, cutoff_len=256)
-    lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
+    lines = [problem_lines(ctx.lang, files=[info], since=since),
+             f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang
     if result.label_map:
         lines.append(msg("data.label_map_line", lang, map=format_label_map(result.label_map)))

@@ -18,18 +18,27 @@ from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
 from ..runs.manage import delete_runs, rename_run
-from .auto_eval import ensure_scored
+from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import headers, msg
-from .roles import owner_only
+from ..app.roles import owner_only
 
 
 def _status(path: str) -> dict[str, Any]:
-    try:
-        return json.loads((Path(path) / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return RunDir(path).read_status()
+
+
+def recorded_seconds(status: dict[str, Any]) -> float | None:
+    """How long a run trained, only from what it recorded: its training seconds, else ended - started when both
+    are numbers in order; None otherwise (an orphaned run once showed ended - 0 = "499033h 52m")."""
+    def number(key: str) -> float | None:
+        v = status.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v > 0 else None
+    if number("train_seconds") is not None:
+        return number("train_seconds")
+    started, ended = number("started"), number("ended")
+    return ended - started if started is not None and ended is not None and ended >= started else None
 
 
 def run_table(ctx: AppContext) -> list[dict[str, Any]]:
@@ -38,7 +47,7 @@ def run_table(ctx: AppContext) -> list[dict[str, Any]]:
     for r in ctx.runner.past_runs(limit=200):
         st = _status(r["path"])
         acc = ensure_scored(ctx, r["path"]) if r["state"] == "finished" else None
-        seconds = st.get("train_seconds") or ((st.get("ended") or 0) - (st.get("started") or 0)) or None
+        seconds = recorded_seconds(st)
         out.append({**r, "accuracy": acc.get("accuracy") if acc else None, "held_out": acc.get("n") if acc else None,
                     "seconds": seconds if seconds and seconds > 0 else None,
                     "when": time.strftime("%m-%d %H:%M", time.localtime(r["started"])) if r.get("started") else ""})
@@ -50,7 +59,7 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
         return "" if v is None else round(v, 4)
     return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
              r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
-             fmt_seconds(r["seconds"]) if r["seconds"] else "", num(r["final_loss"]), r["when"],
+             fmt_seconds(r["seconds"]) if r["seconds"] else NOBODY, num(r["final_loss"]), r["when"],
              r.get("started_by") or NOBODY] for r in runs]
 
 

@@ -1,4 +1,4 @@
-"""The words of errors raised below the UI, in the page's language (issue 28: "English left in the Chinese page").
+"""The words of errors raised below the UI, in the page's language ("English left in the Chinese page").
 
 A ``StudioError`` is written once, in English, where it is raised (studio/data, studio/models, ...): those
 layers may not import the UI, and the CLI prints them as they are. The page shows ``page_message``: the fix in
@@ -57,6 +57,16 @@ PAGE_ERRORS: dict[str, str] = {
     "use a path inside {roots} (whoever runs the studio can add a folder)":
         "请使用 {roots} 之内的路径（运行本工作室的人可以添加文件夹）",
     "pick a finished run on the Evaluate tab": "在“评估”页选择一个已完成的运行",
+    "The {what} '{name}' holds a link to a file outside the studio's folders ({names})":
+        "{what}“{name}”中有一个指向本工作室文件夹之外的链接（{names}）",
+    "remove the link, or copy the file itself into the folder; the studio never reads, copies or exports through a "
+    "link that leads out of its folders": "请删除这个链接，或把文件本身复制到该文件夹中；本工作室从不通过指向其文件夹之外的链接读取、复制或导出",
+    "ask whoever runs the studio to allow an NVMe folder, or choose another DeepSpeed setting":
+        "请运行本工作室的人允许一个 NVMe 文件夹，或选择另一个 DeepSpeed 设置",
+    "The NVMe offload folder (offload_nvme_path) can only be a folder the operator allowed, and none was allowed":
+        "NVMe 卸载文件夹（offload_nvme_path）只能是运行本工作室的人允许的文件夹，而目前没有允许任何文件夹",
+    "'{path}' is not a complete checkpoint": "“{path}”不是一个完整的检查点",
+    "pick a checkpoints/checkpoint-N folder of a run, or 'last'": "选择某个运行的 checkpoints/checkpoint-N 文件夹，或填 'last'",
     "set Method to LoRA, or Quantization bits (QLoRA) to none": "把“微调方法”设为 LoRA，或把“量化位数（QLoRA）”设为 none",
     "set Quantization bits (QLoRA) to 4 or 8": "把“量化位数（QLoRA）”设为 4 或 8",
     "resume with {n} processes (Processes (cards) on the Settings tab)":
@@ -123,7 +133,7 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
 @functools.lru_cache(maxsize=1)
 def _zh_labels() -> dict[str, str]:
     """The page's English labels -> its Chinese ones (a runtime value that names a page field)."""
-    from .i18n import FIELD_LABELS, UI
+    from .catalog import FIELD_LABELS, UI
     out: dict[str, str] = {}
     for en, zh in list(FIELD_LABELS.values()) + list(UI.values()):
         out.setdefault(en, zh)

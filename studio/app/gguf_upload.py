@@ -11,16 +11,15 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import StudioError
 from ..models.gguf_import import MARKER, check_coverage, gguf_architecture, prepare_gguf, read_header, \
     supported_architectures
+from ..safe_files import copyfile
 from ..workspace import confine, safe_name
-from .i18n import msg
-from .session_lang import session_lang
+from ..words.catalog import msg
 from .uploads import MB, MODEL_MB
 
 EXAMPLE_ARCHS = "llama, mistral, qwen2, qwen3, gemma3, phi3"  # shown in the page; the check uses the real list
@@ -38,7 +37,6 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
         StudioError: no file, not a .gguf, over the upload limit, not a readable GGUF, or an architecture
             transformers cannot read (the uploaded copy is then removed).
     """
-    lang = session_lang(lang)  # the browser's own language while answering a request
     if not upload:
         raise StudioError(msg("gguf.not_gguf", lang, name=""), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
     src = Path(upload)
@@ -62,7 +60,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
     fresh = not (target.is_file() and filecmp.cmp(src, target, shallow=False))
     if fresh:  # the same file uploaded again keeps its copy (and so its prepared folder)
         part = target.with_name(f".{target.name}.part")
-        shutil.copyfile(src, part)
+        copyfile(src, part, [Path(os.path.realpath(src)).parent])  # the upload itself, never a link's target
         os.replace(part, target)
     say = progress or (lambda f, m: None)
     try:

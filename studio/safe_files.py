@@ -125,10 +125,20 @@ def iter_files(folder: str | Path) -> list[Path]:
     return files
 
 
+def open_append(path: str | Path) -> Any:
+    """``path`` opened for appending bytes, never through a link: a link planted in its place is removed first (the
+    file is the caller's own, e.g. a run's log), and O_NOFOLLOW refuses one that appears meanwhile."""
+    path = Path(path)
+    if path.is_symlink():
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    return os.fdopen(fd, "ab")
+
+
 def zip_writer(stream: Any) -> zipfile.ZipFile:
     """A zip writer on ``stream``; fill it with ``iter_files`` only (no link is ever read into it)."""
     return zipfile.ZipFile(stream, "w", allowZip64=True)
 
 
-__all__ = ["copyfile", "copytree", "iter_files", "leaves", "links_out", "refuse_links_out", "register_roots",
-           "roots_for", "zip_writer"]
+__all__ = ["copyfile", "copytree", "iter_files", "leaves", "links_out", "open_append", "refuse_links_out",
+           "register_roots", "roots_for", "zip_writer"]

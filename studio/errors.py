@@ -54,7 +54,8 @@ class StudioError(Exception):
         """True when the catalog words this error (``of``), not the sentences it was raised with."""
         return self.values is not None
 
-    def text(self, lang: str = "en", surface: str = "cli", labels: Callable[[str, str], str | None] | None = None) -> str:
+    def text(self, lang: str = "en", surface: str = "cli",
+             labels: Callable[[str, str], str | None] | None = None) -> str:
         """The message in ``lang`` for ``surface`` ("cli" or "page"); a coded error from the catalog, another as
         raised (English)."""
         if self.coded:

@@ -112,7 +112,8 @@ def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str =
     vals = _values(values, lang, labels)
     fix = e.get("page_fix") if surface == "page" and "page_fix" in e else e.get("fix")
     try:
-        return tuple((p[i].format(**vals) if p else "") for p in (e["what"], e.get("why"), fix))  # type: ignore[return-value]
+        what, why, fix_text = ((p[i].format(**vals) if p else "") for p in (e["what"], e.get("why"), fix))
+        return what, why, fix_text
     except (KeyError, IndexError, ValueError) as exc:
         raise UnknownCode(f"the values {sorted(values)} do not fit the words of {code!r}: {exc!r}") from None
 
@@ -120,7 +121,8 @@ def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str =
 def sentence(what: str, why: str, fix: str, lang: str = "en") -> str:
     """The parts as one message: "What. Why. Fix: how." (Chinese: full stops and 解决办法：)."""
     if lang == "zh":
-        return "".join(p.rstrip("。.") + "。" for p in (what, why) if p) + (f"解决办法：{fix.rstrip('。.')}。" if fix else "")
+        head = "".join(p.rstrip("。.") + "。" for p in (what, why) if p)
+        return head + (f"解决办法：{fix.rstrip('。.')}。" if fix else "")
     parts = [p.rstrip(".") + "." for p in (what, why) if p]
     if fix:
         parts.append("Fix: " + fix.rstrip(".") + ".")

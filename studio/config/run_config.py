@@ -160,6 +160,9 @@ class RunConfig:
     offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
                                              "DeepSpeed swaps weights and optimizer states; needs libaio", "memory",
                                        root="nvme")
+    offload_activations: bool = _f(False, "Keep checkpointed activations in host RAM (pinned) instead of on the "
+                                          "card: less card memory for long rows, slower (they cross PCIe twice a "
+                                          "step); needs gradient checkpointing", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
                                         "forward/backward", "memory")
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
@@ -172,6 +175,9 @@ class RunConfig:
                             "memory")
     selective_logits: bool = _f(True, "Compute the output layer only where the loss is (the answer tokens): same "
                                       "result, faster and leaner; checked on the first batch", "memory")
+    enable_liger_kernel: bool = _f(True, "On a GPU, Liger's fused kernels (output layer + cross-entropy, RMSNorm, "
+                                         "RoPE, SwiGLU) where transformers supports the model and liger-kernel is "
+                                         "installed (LLaMA-Factory's key); else the studio's own", "memory")
     oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
                             "memory")
     # --- multi-process ---

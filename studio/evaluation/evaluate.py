@@ -392,6 +392,8 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if not run.config.exists():
         raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",
                           code="eval_data")
+    from ..safe_files import refuse_links_out
+    refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
     cfg = RunConfig.load(run.config)
     if not cfg.val_size:
         raise StudioError("This run kept no validation split (val_size is 0)",

@@ -26,6 +26,7 @@ from ..app import gguf_upload, model_download
 from .common import ui_errors
 from ..app.context import AppContext
 from .i18n import MESSAGES, msg
+from .session_lang import session_lang
 from ..app.paths import estimate_paths, resolve_run_paths
 from ..app.uploads import check_data_upload
 from ..app.model_list import model_choices
@@ -81,6 +82,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
         if d["host_short"]:
             lines += [msg("host_short", lang, need=d["cpu_gb"], ram=ram_gb or 0), ""]
     lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
+    lines += ["", kernel_line(cfg, getattr(est.card, "model_type", "") or None, hw.device, lang)]
     if disk:
         lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
@@ -96,6 +98,17 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
             msg("check.no_fit", lang, gpu=d["gpu_gb"], ram=d["cpu_gb"]) if hw.device == "cuda" else
             msg("check.no_fit_cpu", lang, ram=d["cpu_gb"]))
     return "\n".join(lines), problem
+
+
+def kernel_line(cfg: RunConfig, model_type: str | None, device: str, lang: str = "en") -> str:
+    """The plan's kernels on the page: "Fast kernels: Liger" or the studio's own and why (models/kernels.py)."""
+    from ..models.kernels import KERNEL_REASONS, SOFTCAPPED_MODEL_TYPES, kernel_plan
+    plan = kernel_plan(device, model_type, 30.0 if model_type in SOFTCAPPED_MODEL_TYPES else None,
+                       cfg.enable_liger_kernel)
+    if plan.liger:
+        return msg("kernels.liger", lang)
+    pair = KERNEL_REASONS[plan.reason]
+    return msg("kernels.not", lang, why=(pair[1] if session_lang(lang) == "zh" else pair[0]).format(**plan.values))
 
 
 def _free_disk(where: str | Path | None = None) -> float | None:
@@ -311,8 +324,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
+            from ..memory.gpus import gpu_choices, gpu_memory
+            gpu_pick = gr.Dropdown(choices=gpu_choices(), value=None, label=T("set.gpu_pick"), elem_id="gpu-pick")
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
+            # a listed card fills in its memory; any other value (from the browser) changes nothing
+            gpu_pick.input(lambda name: gpu_memory(name) or gr.skip(), gpu_pick, gpu_mem, api_visibility="private",
+                           show_progress="hidden")
             host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
                                  elem_id="host-ram")
     comps = list(form.values())

@@ -25,7 +25,9 @@ from ..words.notice_words import notice_text
 from .session_lang import session_lang
 from ..words.state_words import state_problems_markdown
 from ..workspace import confine
-from ..app.paths import resolve_run_paths
+from ..app.paths import confine_config, resolve_run_paths
+from ..config.run_config import RunConfig
+from ..runs.run_dir import RunDir
 from ..app.settings import plain
 from ..runs import queue as run_queue
 from ..errors import StudioError
@@ -277,6 +279,20 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
+def resume_run(ctx: AppContext, path: str | None) -> Any:
+    """Resume a stopped run from the page: the run lives in the runs folder, and the paths its saved config names
+    are confined as a Start's are (a config.yaml written by hand or by the CLI may name any folder).
+
+    Raises:
+        StudioError: a run outside the runs folder, a path of its config outside its root, or nothing to resume.
+    """
+    target = confine(path, [ctx.runs_root]) if path else None
+    run = RunDir(target) if target else ctx.runner.current
+    if run is not None and run.config.is_file():
+        confine_config(RunConfig.load(run.config), ctx)
+    return ctx.runner.resume(target)
+
+
 def start_line(model: str | None, data: str | None, method: str | None, lang: str) -> str:
     """'Start trains **model** (method) on **data**': the Settings this tab's Start button will use."""
     if not (model or "").strip() or not (data or "").strip():
@@ -335,8 +351,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     @ui_errors
     def on_resume(path: str | None) -> tuple[Any, ...]:
-        target = confine(path, [ctx.runs_root]) if path else None  # a run to resume lives in the runs folder
-        run = ctx.runner.resume(target)
+        run = resume_run(ctx, path)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()
         return (snap_v, status_markdown(snap_v, ctx.lang), *button_states(snap_v))

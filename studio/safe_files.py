@@ -6,8 +6,8 @@ that skips them ever sees the copy, and the libraries that load a model read thr
 here: every copy, zip and walk goes through these functions (tests/robustness/test_symlinks.py holds the rest of
 studio/ to it), and a folder that a library is about to read is checked first (``refuse_links_out``).
 
-A link is allowed only when its real target stays inside the folder being worked on, the model cache, or the
-folders the server registered (``register_roots``: its workspace and --data-root folders). Deleting needs no
+A link is allowed only when its real target stays inside the folder being worked on, the model caches (the
+studio's and the Hugging Face hub's, whose snapshots are links by design), or the folders the server registered (``register_roots``: its workspace and --data-root folders). Deleting needs no
 helper: ``shutil.rmtree`` is fd-based on Linux (``avoids_symlink_attacks``) and removes a link, not its target;
 ``os.rename`` moves a link itself.
 """
@@ -33,9 +33,16 @@ def register_roots(paths: Iterable[str | Path]) -> None:
             _ROOTS.append(real)
 
 
+def _hub_cache() -> Path:
+    """The Hugging Face hub's cache, whose snapshot folders are links into its blobs (huggingface_hub's rule)."""
+    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+    return Path(os.path.realpath(os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")))
+
+
 def roots_for(folder: str | Path) -> list[Path]:
-    """Where a link under ``folder`` may point: the folder itself, the model cache, the registered roots."""
-    return [Path(os.path.realpath(folder)), Path(os.path.realpath(cache_dir())), *_ROOTS]
+    """Where a link under ``folder`` may point: the folder itself, the model caches (the studio's, the hub's), the
+    registered roots."""
+    return [Path(os.path.realpath(folder)), Path(os.path.realpath(cache_dir())), _hub_cache(), *_ROOTS]
 
 
 def leaves(path: str | Path, roots: list[Path]) -> bool:
@@ -118,10 +125,20 @@ def iter_files(folder: str | Path) -> list[Path]:
     return files
 
 
+def open_append(path: str | Path) -> Any:
+    """``path`` opened for appending bytes, never through a link: a link planted in its place is removed first (the
+    file is the caller's own, e.g. a run's log), and O_NOFOLLOW refuses one that appears meanwhile."""
+    path = Path(path)
+    if path.is_symlink():
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    return os.fdopen(fd, "ab")
+
+
 def zip_writer(stream: Any) -> zipfile.ZipFile:
     """A zip writer on ``stream``; fill it with ``iter_files`` only (no link is ever read into it)."""
     return zipfile.ZipFile(stream, "w", allowZip64=True)
 
 
-__all__ = ["copyfile", "copytree", "iter_files", "leaves", "links_out", "refuse_links_out", "register_roots",
-           "roots_for", "zip_writer"]
+__all__ = ["copyfile", "copytree", "iter_files", "leaves", "links_out", "open_append", "refuse_links_out",
+           "register_roots", "roots_for", "zip_writer"]

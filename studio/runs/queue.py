@@ -10,8 +10,10 @@ starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -31,6 +33,10 @@ class QueueHost(Protocol):
 
 
 _LOCK = threading.Lock()
+# A shared server: one login pressing Start forty times must not fill the card for a day (40 Starts in 2.4 s
+# were all queued), and a double click must not train the same settings twice.
+MAX_QUEUED_PER_LOGIN = 5
+SAME_START_S = 30.0   # a Start of the same settings by the same login within this is "already queued"
 FILE = "queue.json"
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
 log = logging.getLogger("studio.runs")
@@ -107,7 +113,9 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
     """
     cfg = _mark(cfg, by)
     with _LOCK:
+        _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
+            _refuse_over_cap(ctx, by)
             _queue(ctx).append(cfg)
             _save(ctx)
             return len(_queue(ctx))
@@ -122,7 +130,32 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
     return 0
 
 
-def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
+def _settings_key(cfg: RunConfig) -> str:
+    """The settings a person chose (the form's, before a run folder is made for them)."""
+    return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+
+
+def _refuse_repeat(ctx: QueueHost, cfg: RunConfig, by: str | None) -> None:
+    """A second Start of the same settings by the same login: already queued (or just started)."""
+    now = time.monotonic()
+    key = _settings_key(cfg)
+    recent = [(t, b, k) for t, b, k in ctx.extra.get("recent_starts", []) if now - t < SAME_START_S]
+    same = any(b == by and k == key for _, b, k in recent) or any(
+        _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
+    ctx.extra["recent_starts"] = recent + [(now, by, key)]
+    if same:
+        raise StudioError("These settings are already queued (or just started) by this login",
+                          "wait for that run, or change a setting to queue another one", code="already_queued")
+
+
+def _refuse_over_cap(ctx: QueueHost, by: str | None) -> None:
+    mine = sum(1 for c in _queue(ctx) if _by(c) == by)
+    if mine >= MAX_QUEUED_PER_LOGIN:
+        raise StudioError(f"This login already has {mine} runs waiting in the queue, the most one login may queue",
+                          "wait until one of them starts, or clear the queue on the Train tab", code="queue_full")
+
+
+def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
     """Start the first queued run when the runner is idle (called by the status poll); its folder name."""
     with _LOCK:
         if not _queue(ctx) or ctx.runner.snapshot().get("busy"):

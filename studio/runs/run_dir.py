@@ -69,10 +69,16 @@ class RunDir:
     @property
     def stop_flag(self) -> Path: return self.path / "STOP"
 
+    def own(self, path: Path) -> bool:
+        """True when ``path`` (a file of this run) is no link leading out of the run folder: only such a file is
+        read or shown (a planted link could name any file of the machine)."""
+        from ..workspace import is_inside
+        return not path.is_symlink() or is_inside(path, self.path)
+
     def stop_reason(self) -> str:
         """'stopped on request' and, when the STOP flag names who asked, 'by <name>'."""
         try:
-            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80]
+            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80] if self.own(self.stop_flag) else ""
         except OSError:
             who = ""
         return f"stopped on request by {who}" if who else "stopped on request"
@@ -126,13 +132,14 @@ class RunDir:
     # events
     def append_event(self, event: dict[str, Any]) -> None:
         event.setdefault("time", time.time())
-        with open(self.log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(event, ensure_ascii=False) + "\n")
+        from ..safe_files import open_append
+        with open_append(self.log) as fh:  # never through a link planted in the run folder
+            fh.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
             fh.flush()
 
     def events(self, start: int = 0) -> list[dict[str, Any]]:
         """Events from line ``start`` on; a partly written last line is skipped."""
-        if not self.log.exists():
+        if not self.log.exists() or not self.own(self.log):
             return []
         out = []
         with open(self.log, encoding="utf-8") as fh:

@@ -12,6 +12,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
                             write_jsonl)
@@ -147,7 +149,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
-    gr.Markdown(T("data.intro"))
+    Markdown(T("data.intro"))
     src = gr.State(None)
     with gr.Row():
         upload = gr.File(label=T("data.upload"), file_types=list(SUPPORTED_SUFFIXES), type="filepath",
@@ -156,7 +158,7 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             sample = gr.Button(T("data.sample"), elem_id="sample-btn")
             server_path = gr.Textbox(label=T("data.path"), max_lines=1, elem_id="data-path")
             open_btn = gr.Button(T("data.open"), size="sm")
-    info = gr.Markdown(elem_id="data-info")
+    info = Markdown(elem_id="data-info")
     table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300,
                               elem_id="data-preview")
     stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
@@ -174,9 +176,9 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                scale=2)
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
-    label_check = gr.Markdown(elem_id="label-check")
+    label_check = Markdown(elem_id="label-check")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
-    report = gr.Markdown(elem_id="data-report")
+    report = Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
     loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 

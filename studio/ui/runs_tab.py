@@ -14,6 +14,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
@@ -98,7 +100,7 @@ def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
 def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Runs tab; ``refresh`` reloads the table and the choices."""
     lang = ctx.lang
-    gr.Markdown(T("runs.intro"))
+    Markdown(T("runs.intro"))
     table = gr.Dataframe(headers=headers("runs.headers", lang), interactive=False, wrap=True, elem_id="runs-table")
     # built in the server's language; each page load re-sends the empty headers in the browser's (localize.py)
     table.studio_localize = lambda lg: gr.update(value={"headers": headers("runs.headers", lg), "data": []},
@@ -109,9 +111,9 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         new_name = gr.Textbox(label=T("runs.new_name"), max_lines=1, scale=2, elem_id="runs-new-name")
         rename_btn = gr.Button(T("runs.rename"), size="sm", elem_id="runs-rename")
         delete_btn = gr.Button(T("runs.delete"), size="sm", variant="stop", elem_id="runs-delete")
-    manage_info = gr.Markdown(elem_id="runs-manage-info")
+    manage_info = Markdown(elem_id="runs-manage-info")
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
-    cards = gr.Markdown(elem_id="runs-cards")
+    cards = Markdown(elem_id="runs-cards")
 
     def refresh(current: list[str] | None) -> tuple[Any, Any]:
         runs = run_table(ctx)

@@ -14,6 +14,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..app.roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
 from ..safe_files import copyfile
@@ -278,18 +280,18 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     hw = hardware(ctx)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            gr.Markdown(T("set.simple_intro"))
+            Markdown(T("set.simple_intro"))
             model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang, ctx=ctx), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
             with gr.Row(equal_height=True):
                 get_btn = gr.Button(T("set.model_get"), elem_id="model-get", scale=1,
                                     **model_download.button(DEMO_MODEL, lang))
-                get_info = gr.Markdown(elem_id="model-get-info")
+                get_info = Markdown(elem_id="model-get-info")
             with gr.Row(equal_height=True):
                 gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
                                   elem_id="gguf-upload", height=90, scale=2)
-                gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
+                gguf_info = Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
                 task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
@@ -297,9 +299,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                   label=T("set.budget"), info=T("set.budget_info"), elem_id="simple-budget")
             data_pick = gr.Dropdown(choices=dataset_choices(ctx, lang), value=None, label=T("set.data"),
                                     info=T("set.data_info"), elem_id="simple-data")
-            why = gr.Markdown(elem_id="why")
+            why = Markdown(elem_id="why")
             with gr.Accordion(T("set.advanced"), open=False, elem_id="advanced"):
-                demo_note = gr.Markdown(T("set.demo"), elem_id="demo-note")  # only while tiny-demo is the model
+                demo_note = Markdown(T("set.demo"), elem_id="demo-note")  # only while tiny-demo is the model
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
@@ -314,10 +316,10 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
                 command = gr.Code(label=T("set.command"), language="shell", interactive=False)
         with gr.Column(scale=2):
-            gr.Markdown(T("set.check_title"))
-            check = gr.Markdown(elem_id="check")
-            gr.Markdown(T("set.fit_title"))
-            fit = gr.Markdown(elem_id="fit")
+            Markdown(T("set.check_title"))
+            check = Markdown(elem_id="check")
+            Markdown(T("set.fit_title"))
+            fit = Markdown(elem_id="fit")
             with gr.Row(equal_height=True):
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)

@@ -651,6 +651,25 @@ MESSAGES.update({
                       "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
     "upload.too_big": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
                        "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
+    "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
+                      "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
+    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for a {role} login. Fix: use a "
+                            "smaller file (split it), or ask an owner of the studio to upload it",
+                            "这次上传有 {mb:.1f} MB，超过了 {role} 登录的上限 {limit:g} MB。解决：请换用更小的文件（拆分），"
+                            "或请工作室的所有者上传"),
+    "upload.viewer_kind": ("A viewer login may upload data files only (.csv, .tsv, .xlsx, .json, .jsonl, .parquet). "
+                           "Fix: upload a spreadsheet to predict, or ask an owner of the studio to upload models",
+                           "查看者登录只能上传数据文件（.csv、.tsv、.xlsx、.json、.jsonl、.parquet）。"
+                           "解决：请上传要预测的表格，或请工作室的所有者上传模型"),
+    "disk.full": ("The server's disk is full: {what} stopped and nothing half-written was kept. Fix: ask whoever runs "
+                  "the studio to free disk space (old runs, exports, uploads), then try again",
+                  "服务器磁盘已满：{what}已停止，没有留下写了一半的文件。解决：请运行本工作室的人腾出磁盘空间"
+                  "（旧的运行、导出、上传），然后再试一次"),
+    "disk.what_upload": ("the upload", "上传"),
+    "disk.what_convert": ("converting the data", "数据转换"),
+    "disk.what_export": ("the export", "导出"),
+    "disk.what_checkpoint": ("saving the checkpoint", "保存检查点"),
+    "disk.what_other": ("writing the file", "写入文件"),
     "upload.too_big_fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started "
                            "the studio to raise its upload limit", "请换用更小的文件（拆分，或只保留需要的列），"
                            "或请启动本工作室的人调高上传上限"),

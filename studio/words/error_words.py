@@ -53,6 +53,11 @@ PAGE_ERRORS: dict[str, str] = {
     "type a plain name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入一个简单的名字",
     "type another name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入另一个名字",
     "free some space, then press Convert again": "腾出一些磁盘空间，然后再按一次“转换”",
+    "These settings are already queued (or just started) by this login": "这组设置已经由本登录排队（或刚刚开始）",
+    "wait for that run, or change a setting to queue another one": "请等待那次运行，或修改某项设置后再排队另一次",
+    "This login already has {n} runs waiting in the queue, the most one login may queue":
+        "本登录已有 {n} 次运行在队列中等待，这是一个登录最多可排队的数量",
+    "wait until one of them starts, or clear the queue on the Train tab": "请等其中一次开始，或在“训练”页清空队列",
     "merge them in the Label map box on the Data tab, e.g. {example}": "在“数据”页的“标签映射”框中合并它们，例如 {example}",
     "use a path inside {roots} (whoever runs the studio can add a folder)":
         "请使用 {roots} 之内的路径（运行本工作室的人可以添加文件夹）",

@@ -123,6 +123,30 @@ def _file(path: str) -> dict:
     return {"path": path, "orig_name": Path(path).name, "meta": {"_type": "gradio.FileData"}}
 
 
+def _huge_file(client: httpx.Client, tmp: Path) -> dict:
+    """The caller's own upload of the worst spreadsheet a viewer may send: one 4 MB cell (issue 36: the server
+    tried to allocate 17.6 TB for it) beside a cell just under the cell limit."""
+    from studio.data.limits import MAX_CELL_CHARS
+    path = tmp / f"huge-{uuid.uuid4().hex[:6]}.csv"
+    path.write_text("text,label\n" + "x" * 4_000_000 + ",positive\n" + "y" * (MAX_CELL_CHARS - 10) + ",negative\n",
+                    encoding="utf-8")
+    res = client.post("gradio_api/upload", files={"files": (path.name, path.read_bytes())})
+    assert res.status_code == 200, res.text[:300]
+    return _file(res.json()[0])
+
+
+def _huge(huge_file: dict | None) -> dict[str, Any]:
+    """The "huge" class: the largest value of each kind an input can be sent (text, number, list, file)."""
+    kinds: dict[str, Any] = {
+        "huge text (2 MB)": "A" * 2_000_000,
+        "huge number": 10**18,
+        "huge list (2,000 chat turns)": [{"role": "user", "content": "x" * 500}] * 2_000,
+    }
+    if huge_file is not None:
+        kinds["huge file (a 4 MB cell)"] = huge_file
+    return kinds
+
+
 def _hostile(outside: Path, foreign: str) -> dict[str, Any]:
     """One value per kind; every input of an event gets the same one (so every field meets every kind)."""
     return {
@@ -210,6 +234,8 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
         kinds = _hostile(server.outside, foreign)
         if who == "anonymous":  # every call is refused before Gradio: one value per event is enough
             kinds = {"outside path": kinds["outside path"]}
+        else:
+            kinds.update(_huge(_huge_file(client, server.outside.parent)))
         for dep in deps:
             fn, trigger = dep["id"], (dep.get("targets") or [[None]])[0][0]
             refused_first = who == "viewer" and dep.get("api_name") in OWNER_ACTIONS

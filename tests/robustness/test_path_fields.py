@@ -167,3 +167,23 @@ def test_the_command_line_keeps_the_users_own_paths(tmp_path: Path) -> None:
                                "deepspeed": "z3-nvme", "offload_nvme_path": "/mnt/nvme", "output_dir": "/srv/run"})
     assert cfg.validate() == [] or all("path" not in p for p in cfg.validate())
     assert (cfg.resume_from_checkpoint, cfg.offload_nvme_path) == ("/srv/ckpt/checkpoint-3", "/mnt/nvme")
+
+
+def test_resume_from_the_page_confines_the_runs_saved_paths(area: dict[str, Any]) -> None:
+    """A run folder whose config.yaml (written by hand or by the CLI) names data outside: the page's Resume refuses
+    it as a Start would, and never a run outside the runs folder."""
+    from studio.runs.run_dir import RunDir
+    from studio.ui.train_tab import resume_run
+    ctx = area["ctx"]
+    run = RunDir(ctx.runs_root / "handmade").ensure()
+    RunConfig(dataset=str(area["outside"] / "d.jsonl"), output_dir=str(run.path)).save(run.config)
+    (run.checkpoints / "checkpoint-1").mkdir(parents=True)
+    (run.checkpoints / "checkpoint-1" / "trainer_state.json").write_text("{}")
+    run.write_status("aborted")
+    resumed: list[Any] = []
+    ctx.runner.resume = lambda *a, **k: resumed.append(a)  # type: ignore[method-assign]
+    with pytest.raises(StudioError):
+        resume_run(ctx, str(run.path))
+    with pytest.raises(StudioError):
+        resume_run(ctx, str(area["outside"]))
+    assert resumed == []

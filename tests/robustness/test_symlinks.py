@@ -80,6 +80,15 @@ def area(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         _plant(run.path, outside, "run")
         _plant(run.checkpoints / "checkpoint-1", outside, "ckpt")
     (ctx.runs_root / "linked-run").symlink_to(fake)
+    (outside / "rows.jsonl").write_bytes(b'{"instruction": "i", "input": "", "output": "' + CANARY + b'"}\n')
+    held = RunDir(ctx.runs_root / "heldout").ensure()  # its held-out rows are a link out
+    RunConfig(dataset="d.jsonl", output_dir=str(held.path), val_size=0.1).save(held.config)
+    held.val_data.symlink_to(outside / "rows.jsonl")
+    talky = RunDir(ctx.runs_root / "talky").ensure()  # its log, output and STOP flag are links out
+    RunConfig(dataset="d.jsonl", output_dir=str(talky.path)).save(talky.config)
+    talky.write_status("aborted", started=1.0, ended=2.0)
+    for f in (talky.stdout, talky.log, talky.stop_flag, talky.train_keys):
+        f.symlink_to(outside / "canary.txt")
     _plant(ws, outside, "ws")
     _plant(ctx.data_root, outside, "data")
     (ctx.data_root / "stolen.jsonl").symlink_to(outside / "canary.txt")
@@ -120,6 +129,9 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from studio.app.settings import datasets
     from studio.evaluation.deploy_report import deploy_report
     from studio.evaluation.inference import export_run, finished_runs
+    from studio.evaluation.evaluate import validation_rows
+    from studio.evaluation.leakage import training_keys
+    from studio.runs.run_dir import RunDir
     from studio.evaluation.export import export_model
     from studio.evaluation.quantize import quantize_export
     from studio.models.loading import load_for_inference
@@ -144,6 +156,11 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         "deploy report": lambda: deploy_report(runs / "full", [{"text": "a", "label": "b"}], labels=["b"]),
         "export the linked outside run": lambda: export_run(str(runs / "linked-run"), exports, name="e-linked"),
         "load a run for evaluation": lambda: load_for_inference(runs / "full"),
+        "held-out rows of a run (Evaluate)": lambda: validation_rows(runs / "heldout"),
+        "a run's status, log and events on the page": lambda: ctx.runner.snapshot(RunDir(runs / "talky")),
+        "who stopped a run": lambda: RunDir(runs / "talky").stop_reason(),
+        "the training keys of a run (leakage check)": lambda: training_keys(runs / "talky"),
+        "a run appends an event to its log": lambda: RunDir(runs / "talky").append_event({"type": "log"}),
         "load a prepared model folder": lambda: load_for_inference(ctx.workspace / "models" / "prepared"),
         "export a prepared model folder": lambda: export_model(ctx.workspace / "models" / "prepared",
                                                                exports / "e-prepared"),

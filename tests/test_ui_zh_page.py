@@ -29,6 +29,8 @@ ALLOWED = {
     "proj", "all", "last", "cosine", "linear", "data", "root", "workspace", "runs", "latest", "dataset", "info",
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
     "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
+    "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
+    "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro",  # card names
 }
 NAMES_ONLY = {"field-template", "preset", "field-model_name_or_path"}  # choices that are names of formats/models
 PATH = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S*\.\w+\b|\S*[\d_-]\S*|'[^']*'")  # code, paths, file names, ids

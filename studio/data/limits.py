@@ -7,6 +7,7 @@ same caps and the same messages.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import StudioError
 
@@ -15,6 +16,15 @@ from ..errors import StudioError
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 1000
 XLSX_UNPACK_FACTOR = 4  # an .xlsx (a zip) may unpack to at most this many times the file size limit
+# One cell of 4 MB sent to batch prediction once made the server try to allocate 17.6 TB: no cell a person typed
+# or pasted is this long (a long review is ~5,000 characters; a book chapter ~50,000), so a longer one is refused
+# by every reader, whichever page or command the file came through.
+MAX_CELL_CHARS = 200_000
+# A chat template is code that came with a model: its render gets a budget (studio/data/template_budget.py).
+# Real templates take a few hundred steps per message and write what the conversation holds.
+TEMPLATE_MAX_STEPS = 1_000_000
+TEMPLATE_MAX_CHARS = 2_000_000
+TEMPLATE_MAX_SECONDS = 3.0
 
 
 def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
@@ -40,23 +50,40 @@ def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
     # in a GBK/cp1252 file a line is valid UTF-8 only by chance: require UTF-8 to be a real share
     if utf8_lines and bad_lines and utf8_lines * 4 >= len(bad_lines):
         shown = ", ".join(map(str, bad_lines[:10])) + (" …" if len(bad_lines) > 10 else "")
-        raise StudioError(f"'{path.name}' mixes encodings: {utf8_lines} line(s) are UTF-8 but line {shown} "
-                          "(counting the header as line 1) are not, so any one decoding would garble part of it",
-                          "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding "
-                          "explicitly if you know it", code="data_encoding")
+        raise StudioError.of("data.mixed_encodings", file=path.name, n=utf8_lines, lines=shown)
 
 
-def too_many(path: Path, what: str, limit: int) -> StudioError:
-    return StudioError(f"'{path.name}' has {what}", f"split the file into parts of at most {limit:,} rows and "
-                       f"{MAX_COLUMNS:,} columns (keep only the columns you need)", code="data_too_large")
+def too_many_rows(path: Path) -> StudioError:
+    return StudioError.of("data.too_many_rows", file=path.name, rows=MAX_ROWS, columns=MAX_COLUMNS)
 
 
 def check_shape(path: Path, rows: int, columns: int) -> None:
     """Raises StudioError when a table is over MAX_ROWS rows or MAX_COLUMNS columns."""
     if rows > MAX_ROWS:
-        raise too_many(path, f"more than {MAX_ROWS:,} rows", MAX_ROWS)
+        raise too_many_rows(path)
     if columns > MAX_COLUMNS:
-        raise too_many(path, f"{columns:,} columns, over the limit of {MAX_COLUMNS:,}", MAX_ROWS)
+        raise StudioError.of("data.too_many_columns", file=path.name, n=columns, rows=MAX_ROWS, columns=MAX_COLUMNS)
+
+
+def _longest(value: Any, depth: int = 0) -> int:
+    """The longest text in a cell; a JSON cell (a conversation) is searched two levels deep."""
+    if isinstance(value, str):
+        return len(value)
+    if depth < 3 and isinstance(value, dict):
+        return max((_longest(v, depth + 1) for v in value.values()), default=0)
+    if depth < 3 and isinstance(value, (list, tuple)):
+        return max((_longest(v, depth + 1) for v in value), default=0)
+    return 0
+
+
+def check_cells(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Raises StudioError naming the first cell over MAX_CELL_CHARS (its row, counting the header as 1, and column)."""
+    for n, row in enumerate(rows, 2):
+        for column in columns:
+            size = _longest(row.get(column))
+            if size > MAX_CELL_CHARS:
+                raise StudioError.of("data.cell_too_long", file=path.name, n=size, row=n, column=column,
+                                     limit=MAX_CELL_CHARS)
 
 
 def check_unpacked(path: Path, max_mb: float) -> None:
@@ -72,7 +99,5 @@ def check_unpacked(path: Path, max_mb: float) -> None:
         return  # not a zip: openpyxl's own error below says so
     limit = max_mb * XLSX_UNPACK_FACTOR
     if total > limit * 1024 * 1024:
-        raise StudioError(f"'{path.name}' unpacks to {total / 1024 / 1024:.1f} MB of sheet data, over the "
-                          f"{limit:g} MB limit ({XLSX_UNPACK_FACTOR}x the {max_mb:g} MB file limit)",
-                          "save the sheet as 'CSV UTF-8' and split it into smaller files (or remove unused "
-                          "rows and columns)", code="data_too_large")
+        raise StudioError.of("data.sheet_unpacks", file=path.name, mb=total / 1024 / 1024, limit=limit,
+                             x=XLSX_UNPACK_FACTOR, file_mb=max_mb)

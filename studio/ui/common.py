@@ -27,9 +27,19 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
         from ..words.error_words import page_message
         from .session_lang import session_lang
         return gr.Error(page_message(exc, session_lang(lang)), duration=None, print_exception=False)
-    log.exception("unexpected error in %s", name, exc_info=exc)
     from .i18n import msg
+    from ..workspace import is_disk_full
+    if is_disk_full(exc):  # a full disk is the operator's to fix, not a bug: what stopped, and what to do
+        log.warning("disk full in %s: %s", name, exc)
+        return gr.Error(msg("disk.full", lang, what=msg(f"disk.what_{_doing(name)}", lang)), duration=None,
+                        print_exception=False)
+    log.exception("unexpected error in %s", name, exc_info=exc)
     return gr.Error(msg("err.internal", lang, name=name), duration=None, print_exception=False)
+
+
+def _doing(name: str) -> str:
+    """Which write a handler's name says it was doing (the words of disk.what_*)."""
+    return next((w for w in ("export", "convert", "upload", "checkpoint") if w in name.lower()), "other")
 
 
 def ui_errors(fn: Callable) -> Callable:

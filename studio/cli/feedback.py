@@ -91,12 +91,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"row {args.id} edited")
         return 0
     if action == "add":
-        fid = store.add(run=safe_name(args.run, what="run name"), login=me, input=args.input, answer=args.answer,
+        fid = store.add(run=safe_name(args.run, code="name.run"), login=me, input=args.input, answer=args.answer,
                         verdict=args.verdict, correction=args.correction, source="cli")
         print(fid)
         return 0
     if action == "make-dataset":
-        run = safe_name(args.run, what="run name")
+        run = safe_name(args.run, code="name.run")
         run_dir = workspace / "runs" / run
         if not run_dir.is_dir():
             raise StudioError(f"There is no run '{run}' in '{workspace / 'runs'}'", "name a run folder of that "

@@ -122,7 +122,7 @@ def make_datasets(store: FeedbackStore, run: str, dataset_dir: str | Path, name:
     Raises:
         StudioError: a name that is not plain, a dataset that exists (without ``replace``), no accepted row.
     """
-    name = safe_name(name, what="dataset name", code="data_out")
+    name = safe_name(name, code="name.plain")
     built = build_rows(store.list(run=run), like)
     folder = Path(dataset_dir)
     plan = [(kind, name + suffix, built[kind]) for kind, suffix in (("sft", ""), ("ranking", "_pref"), ("kto", "_kto"))

@@ -90,7 +90,7 @@ def on_edit(ctx: AppContext, ids: Any, text: Any) -> str:
 def on_make(ctx: AppContext, run: Any, name: Any) -> str:
     """Accepted rows -> NAME, NAME_pref, NAME_kto in the data folder, registered for the Settings tab."""
     run = _run(ctx, run)
-    folder = ctx.runs_root / safe_name(run, what="run name")
+    folder = ctx.runs_root / safe_name(run, code="name.run")
     made = make_datasets(_store(ctx), run, ctx.data_root, str(name or ""),
                          like=run_prompt_shape(folder) if folder.is_dir() else None)
     parts = ", ".join(f"{made[k]['name']} ({made[k]['rows']})" for k in ("sft", "ranking", "kto") if k in made)

@@ -38,14 +38,14 @@ def test_sharegpt_with_columns_and_tags_becomes_turns(tmp_path: Path) -> None:
 @pytest.mark.parametrize("entry, rows, words", [
     ({"file_name": "x.json", "ranking": True, "columns": {"prompt": "instruction", "chosen": "chosen",
                                                          "rejected": "rejected"}},
-     [{"instruction": "q", "chosen": "a", "rejected": "b"}], "ranking pairs .* set stage: dpo"),
+     [{"instruction": "q", "chosen": "a", "rejected": "b"}], "holds ranking rows.* set stage: dpo"),
     ({"file_name": "x.json", "columns": {"prompt": "text"}}, [{"text": "plain text"}], "pre-training"),
     ({"file_name": "x.json", "formatting": "sharegpt", "columns": {"messages": "conversations", "tools": "tools"}},
      [{"conversations": [], "tools": "[]"}], "tool-call"),
     ({"file_name": "x.json", "formatting": "sharegpt"},
      [{"conversations": [{"from": "human", "value": "q"}, {"from": "function_call", "value": "{}"},
                          {"from": "observation", "value": "r"}, {"from": "gpt", "value": "a"}]}], "tool-call"),
-    ({"file_name": "x.json", "columns": {"prompt": "instruction", "kto_tag": "tag"}}, [{}], "kto_tag.*set stage: kto"),
+    ({"file_name": "x.json", "columns": {"prompt": "instruction", "kto_tag": "tag"}}, [{}], "holds kto rows.*set stage: kto"),
     ({"file_name": "x.json", "formatting": "sharegpt", "columns": {"messages": "messages", "images": "images"}},
      [{}], "multimodal"),
 ])
@@ -61,7 +61,7 @@ def test_an_unregistered_sharegpt_or_preference_file_is_refused(tmp_path: Path) 
     with pytest.raises(StudioError, match="ShareGPT"):
         load_rows(str(f))
     f.write_text(json.dumps([{"instruction": "q", "chosen": "a", "rejected": "b"}]))
-    with pytest.raises(StudioError, match="ranking pairs .* set stage: dpo"):
+    with pytest.raises(StudioError, match="holds ranking rows.* set stage: dpo"):
         load_rows(str(f))
 
 

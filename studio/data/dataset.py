@@ -90,11 +90,10 @@ def _preference_file_rows(path: Path, entry: dict[str, Any] | None, kind: str) -
     from .lf_dataset import entry_kind, kind_mismatch
     from .preference import preference_rows
     if path.suffix.lower() not in (".json", ".jsonl"):
-        raise StudioError(f"Dataset '{path.name}' is not JSON or JSONL: preference rows (chosen/rejected or "
-                          "kto_tag) are read from .json/.jsonl files", "save the rows as JSONL", code="dataset_kind")
+        raise StudioError.of("dataset.pref_not_json", name=path.name)
     rows = _read_json_rows(path)
     if not all(isinstance(r, dict) for r in rows):
-        raise StudioError(f"Dataset '{path}' has a row that is not an object", "each row is one JSON object")
+        raise StudioError.of("dataset.row_not_object", name=path)
     have = entry_kind(entry, rows)
     if have != kind and not (kind == "kto" and have == "ranking"):
         raise kind_mismatch(path.name, have, kind)  # type: ignore[arg-type]

@@ -35,12 +35,9 @@ def entry_kind(entry: dict[str, Any] | None, rows: list[Any] | None = None) -> K
 
 def kind_mismatch(name: str, have: Kind, want: Kind) -> StudioError:
     """The one error for a dataset whose kind the stage cannot train, naming the stage that can."""
-    words = {"sft": "instruction rows (instruction/input/output)", "ranking": "ranking pairs (chosen/rejected)",
-             "kto": "single answers tagged good or bad (kto_tag)"}
     stage = {"sft": "sft", "ranking": "dpo", "kto": "kto"}
-    return StudioError(f"Dataset '{name}' holds {words[have]}, but stage {stage[want]} trains on {words[want]}",
-                       f"set stage: {stage[have]} to train on it, or pick a dataset of {words[want]}",
-                       code="dataset_kind")
+    return StudioError.of("dataset.kind_mismatch", name=name, have=have, want=want, stage=stage[want],
+                          other=stage[have])
 
 
 

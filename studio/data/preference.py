@@ -36,8 +36,7 @@ def _tag(value: Any, where: str, n: int) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise StudioError(f"Row {n} of '{where}': kto_tag is '{str(value)[:40]}', not true or false",
-                      "write kto_tag as true (a good answer) or false (a bad one)", code="data_row")
+    raise StudioError.of("pref.kto_tag", row=n, file=where, value=str(value)[:40])
 
 
 def _message_text(value: Any, content: str) -> str:
@@ -70,15 +69,13 @@ def preference_rows(rows: list[dict[str, Any]], entry: dict[str, Any] | None, wh
     out: list[dict[str, Any]] = []
     for n, (raw, row) in enumerate(zip(rows, prompts), 1):
         if not (row.get("instruction") or row.get("input")):
-            raise StudioError(f"Row {n} of '{where}' has no prompt (instruction or input)",
-                              "fill the instruction or input of that row", code="data_row")
+            raise StudioError.of("pref.no_prompt", row=n, file=where)
         base = {k: v for k, v in row.items() if k != "output"}
         if have == "ranking":
             chosen, rejected = _message_text(raw.get(chosen_col), content), _message_text(raw.get(rejected_col),
                                                                                           content)
             if not chosen.strip() or not rejected.strip():
-                raise StudioError(f"Row {n} of '{where}' lacks a chosen or a rejected answer",
-                                  "give both answers in every row of a ranking dataset", code="data_row")
+                raise StudioError.of("pref.no_pair", row=n, file=where)
             if kind == "ranking":
                 out.append({**base, "chosen": chosen, "rejected": rejected})
             else:  # kto: a pair is one good and one bad answer to the same prompt
@@ -86,11 +83,10 @@ def preference_rows(rows: list[dict[str, Any]], entry: dict[str, Any] | None, wh
         else:
             answer = row.get("output", "")
             if not str(answer).strip():
-                raise StudioError(f"Row {n} of '{where}' has no answer to judge", "fill its answer (output)",
-                                  code="data_row")
+                raise StudioError.of("pref.no_answer", row=n, file=where)
             out.append({**base, "output": answer, "kto_tag": _tag(raw.get(tag_col), where, n)})
     if not out:
-        raise StudioError(f"Dataset '{where}' has no rows", "check the file", code="data_row")
+        raise StudioError.of("dataset.no_rows", name=where)
     return out
 
 

@@ -141,4 +141,29 @@ DATASET_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     "template.recursion": _template("calls itself too deeply to render", "递归调用太深，无法渲染"),
     "template.power": _template("raises a number to the power {power}, over the limit of {limit}",
                                 "把一个数计算 {power} 次方，超过了上限 {limit}"),
+    # ---- preference rows for stage dpo / kto (lf_dataset.kind_mismatch, preference.py, dataset.py); {have} and
+    # {want} are the kinds' names: sft (instruction rows), ranking (chosen/rejected pairs), kto (tagged answers)
+    "dataset.kind_mismatch": {
+        "what": ("Dataset '{name}' holds {have} rows, but stage {stage} trains on {want} rows",
+                 "数据集“{name}”是 {have} 数据，但训练阶段 {stage} 需要 {want} 数据"),
+        "fix": ("set stage: {other} to train on it, or pick a dataset of {want} rows",
+                "把训练阶段设为 {other} 来训练它，或选择一个 {want} 数据集"),
+        "page_fix": ("set Training stage to {other} on the Settings tab, or pick a dataset of {want} rows",
+                     "在“设置”页把“训练阶段”设为 {other}，或选择一个 {want} 数据集")},
+    "dataset.pref_not_json": {
+        "what": ("Dataset '{name}' is not JSON or JSONL: preference rows are read from .json/.jsonl files",
+                 "数据集“{name}”不是 JSON 或 JSONL：偏好数据只从 .json/.jsonl 文件读取"),
+        "fix": ("save the rows as JSONL", "请把这些行保存为 JSONL")},
+    "pref.kto_tag": {"what": ("Row {row} of '{file}': kto_tag is '{value}', not true or false",
+                              "“{file}”第 {row} 行：kto_tag 的值“{value}”不是真或假"),
+                     "fix": ("write kto_tag as true (a good answer) or false (a bad one)",
+                             "把 kto_tag 写成真值（好答案）或假值（坏答案）")},
+    "pref.no_prompt": {"what": ("Row {row} of '{file}' has no prompt (instruction or input)",
+                                "“{file}”第 {row} 行没有提示（instruction 或 input）"),
+                       "fix": ("fill the instruction or input of that row", "请填写那一行的 instruction 或 input")},
+    "pref.no_pair": {"what": ("Row {row} of '{file}' lacks a chosen or a rejected answer",
+                              "“{file}”第 {row} 行缺少好答案或坏答案"),
+                     "fix": ("give both answers in every row of a ranking dataset", "偏好数据集的每一行都要给出两个答案")},
+    "pref.no_answer": {"what": ("Row {row} of '{file}' has no answer to judge", "“{file}”第 {row} 行没有可评价的答案"),
+                       "fix": ("fill its answer (output)", "请填写它的答案（output）")},
 }

@@ -653,7 +653,7 @@ MESSAGES.update({
                        "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
     "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
                       "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
-    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for a {role} login. Fix: use a "
+    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for this login ({role}). Fix: use a "
                             "smaller file (split it), or ask an owner of the studio to upload it",
                             "这次上传有 {mb:.1f} MB，超过了 {role} 登录的上限 {limit:g} MB。解决：请换用更小的文件（拆分），"
                             "或请工作室的所有者上传"),

@@ -23,6 +23,7 @@ from .common import NOBODY, fmt_seconds, ui_errors
 from .context import AppContext
 from .i18n import headers, msg
 from .roles import owner_only
+from .train_tab import plot_lang
 
 
 def _status(path: str) -> dict[str, Any]:
@@ -80,8 +81,9 @@ def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
     import matplotlib.pyplot as plt
     runs = run_table(ctx)
     curves = [(r["name"], RunDir(r["path"]).events()) for r in runs if r["path"] in (picked or [])]
-    fig = overlay_figure(curves, title=msg("plot.compare", ctx.lang),
-                         labels={"step": msg("plot.step", ctx.lang), "loss": msg("plot.loss", ctx.lang)})
+    lang = plot_lang(ctx.lang)
+    fig = overlay_figure(curves, title=msg("plot.compare", lang),
+                         labels={"step": msg("plot.step", lang), "loss": msg("plot.loss", lang)})
     plt.close(fig)
     return fig, scorecards(runs, picked or [], ctx.lang)
 

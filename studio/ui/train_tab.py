@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 
 from .roles import owner_only
-from ..runs.plots import loss_figure
+from ..runs.plots import drawable, loss_figure
 from . import forms
 from .auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
@@ -100,13 +100,25 @@ def who_line(snap: dict[str, Any], lang: str) -> str:
 _STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
 
 
+_PLOT_KEYS = ("loss", "smoothed", "eval", "step", "waiting", "title", "compare")
+
+
+def plot_lang(lang: str) -> str:
+    """The page's language when the plot fonts can draw its words, else English (never empty boxes)."""
+    if lang == "en" or drawable(*(msg(f"plot.{k}", lang) for k in _PLOT_KEYS)):
+        return lang
+    return "en"
+
+
 def plot_words(lang: str) -> dict[str, str]:
+    lang = plot_lang(lang)
     return {k: msg(f"plot.{k}", lang) for k in ("loss", "smoothed", "eval", "step", "waiting")}
 
 
-def make_plot(events: list[dict[str, Any]], title: str, lang: str = "en") -> Any:
+def make_plot(events: list[dict[str, Any]], name: str, lang: str = "en") -> Any:
+    """The loss plot of run ``name`` worded in ``lang`` (English where no installed font has its glyphs)."""
     import matplotlib.pyplot as plt
-    fig = loss_figure(events, title=title, labels=plot_words(lang))
+    fig = loss_figure(events, title=msg("plot.title", plot_lang(lang), name=name), labels=plot_words(lang))
     plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
     return fig
 
@@ -224,8 +236,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
     changed = bool(snap.get("run")) and key != seen.get("key") and (moved or due)
     if changed:
-        plot = make_plot(ctx.runner.events(), title=msg("plot.title", ctx.lang, name=Path(snap["run"]).name),
-                         lang=ctx.lang)
+        plot = make_plot(ctx.runner.events(), Path(snap["run"]).name, lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
     if changed or moved or "state" not in seen:  # the table follows the same read as the status
         runs = gr.update(value=runs_rows(ctx, snap), headers=headers("runs_headers", ctx.lang))

@@ -156,7 +156,7 @@ def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp
 
 # Page texts that show a command on purpose (to copy into a terminal, and they say so); KNOWN_TEXTS: known
 # offenders, none now (a new one is still caught, and a fixed one must leave).
-COMMAND_TEXTS = {"demo.local_only_fix"}
+COMMAND_TEXTS: set[str] = set()
 KNOWN_TEXTS: set[str] = set()
 
 

@@ -698,10 +698,9 @@ MESSAGES.update({
                      "with a line of the login file):\n```\n{network}\n```",
                      "仅本机可用：\n```\n{local}\n```\n给网络上的同事（用登录文件中的一行登录）：\n```\n{network}\n```"),
     "demo.no_run": ("No finished run is selected", "没有选择已完成的运行"),
-    "demo.local_only": ("This studio listens on this computer only, so teammates could not open a demo it starts",
-                        "本工作室只在本机监听，它启动的演示页面同事无法打开"),
-    "demo.local_only_fix": ("run the command shown above in a terminal (with --host 0.0.0.0 --auth-file FILE)",
-                            "请在终端中运行上面显示的命令（加上 --host 0.0.0.0 --auth-file FILE）"),
+    "demo.running_local": ("The demo of **{run}** is running; open it on this computer:\n{urls}\n\n(This studio "
+                           "listens on this computer only, so its demo does too.)",
+                           "**{run}** 的演示页面已启动，请在本机打开：\n{urls}\n\n（本工作室只在本机监听，演示页面也一样。）"),
     "demo.no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
     "demo.starting": ("Starting the demo of **{run}** (loading the model takes a few seconds)…",
                       "正在启动 **{run}** 的演示页面（加载模型需要几秒）…"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import gradio as gr
 from .roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
 from ..errors import StudioError
+from ..workspace import studio_command
 from . import forms, gguf_upload, model_download
 from .common import ui_errors
 from .context import AppContext
@@ -242,9 +242,9 @@ def command_line(ctx: AppContext, values: list[Any]) -> str:
     from ..engine.launch import torchrun_command
     cfg = forms.values_to_config(values)
     path = save_settings(ctx, values)
-    single = f"python -m studio train {path}"
+    single = studio_command(["-m", "studio", "train", str(path)])
     if cfg.nproc > 1:
-        multi = " ".join(torchrun_command(str(path), [], cfg.nproc, None)).replace(sys.executable, "python")
+        multi = studio_command(torchrun_command(str(path), [], cfg.nproc, None)[1:])
         return f"# {cfg.nproc} processes (what `{single}` launches):\n{multi}"
     return single
 

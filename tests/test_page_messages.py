@@ -114,8 +114,11 @@ def test_data_tab_errors_name_the_data_tab_fields(ctx, tmp_path: Path) -> None: 
     ctx.max_upload_mb = 50.0
     none = {"text": None, "label": None}
     cases = [
-        # no label column at all: the fix named "--label-column NAME"
-        (_csv(tmp_path, "only_text.csv", "review\nnice\nbad\n"), "sentiment", none, "", "Label column"),
+        # no label column at all: the fix named "--label-column NAME", then a Label column with nothing to pick
+        (_csv(tmp_path, "only_text.csv", "review\nnice\nbad\n"), "sentiment", none, "",
+         "add a column with each row's label"),
+        # two columns, none of them named as labels: pick it
+        (_csv(tmp_path, "two.csv", "review,x\nnice,a\nbad,b\n"), "sentiment", none, "", "Label column"),
         # a label column that is empty in every row
         (_csv(tmp_path, "empty.csv", "review,stars\nnice,\nbad,\n"), "sentiment",
          {"text": "review", "label": "stars"}, "", "Label column"),

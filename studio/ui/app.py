@@ -165,6 +165,7 @@ def build_app(ctx: Any) -> Any:
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     from .session_lang import SWITCH_JS
+    from .common import CLOSE_TOASTS_JS
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
         with gr.Row():
@@ -176,7 +177,7 @@ def build_app(ctx: Any) -> Any:
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
         gr.Markdown(T("app.intro"))
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
                 data = build_data_tab(ctx, T)
             with gr.Tab(T("tab.settings"), id="settings", elem_id="tab-settings"):
@@ -198,6 +199,8 @@ def build_app(ctx: Any) -> Any:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
                             api_visibility="private")
+        # a toast belongs to the tab it was raised on (common.TOAST_S): picking another tab closes it
+        tabs.select(None, None, None, js=CLOSE_TOASTS_JS)
         form = settings["form"]
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]

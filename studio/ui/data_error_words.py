@@ -8,6 +8,10 @@ here. Kept apart from error_words.py so that file stays the matcher and the page
 from __future__ import annotations
 
 DATA_ERRORS: dict[str, str] = {
+    "'{file}' has only one column, '{column}', and no column of labels":
+        "“{file}”只有一列“{column}”，没有标签列",
+    "add a column with each row's label (for example positive or negative) to the spreadsheet, save it and upload "
+    "it again": "请在表格里加一列，写上每行的标签（例如 正面 或 负面），保存后重新上传",
     # ---- finding and opening the file (decode.py, readers.py, limits.py, workspace.py)
     "File '{file}' does not exist": "文件“{file}”不存在",
     "check the path and the file name": "检查路径和文件名",

@@ -2,7 +2,7 @@
 
 For each model: the plan the Settings tab derives (``autoconfig.suggest_settings``: the model, the 427 sample
 reviews, task sentiment, this machine, the time budget), estimated exactly as the page estimates it
-(``studio.ui.run_estimate``: this machine's measured matmul speed, the runs in this benchmark's runs folder, the
+(``studio.app.run_estimate``: this machine's measured matmul speed, the runs in this benchmark's runs folder, the
 rows tokenized by the model's tokenizer, the load now), then trained with ``python -m studio train`` and timed
 (wall of the whole command, as a user waits for it). Each model runs ``--repeat`` times in a fresh runs folder:
 the first estimate has no earlier run here (the matmul test), the next ones learn from the runs before them.
@@ -51,7 +51,7 @@ def one(model: str, budget: str, out: Path, runs: Path, i: int, source: Path) ->
     from studio.data.dataset import load_rows
     from studio.models import zoo
     from studio.runs import run_time
-    from studio.ui.run_estimate import _estimate
+    from studio.app.run_estimate import _estimate
     data = out / f"{source.stem}.jsonl"
     if not data.is_file():
         subprocess.run([sys.executable, "-m", "studio", "convert", str(source), "--out", str(data)], cwd=ROOT,

@@ -34,7 +34,7 @@ def run(model: str, budget: str, out: Path) -> dict:
     from studio.models import zoo
     from studio.autoconfig import detect_hardware, suggest_settings
     from studio.config.run_config import RunConfig
-    from studio.ui.model_list import model_choices
+    from studio.app.model_list import model_choices
     out.mkdir(parents=True, exist_ok=True)
     data = out / "reviews.jsonl"
     if not data.is_file():

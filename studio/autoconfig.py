@@ -37,7 +37,7 @@ LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
 LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
 # on a CPU, time is what runs out: the derived plan at rank 16 ran 0.88x the tokens per CPU-second of the rank-8
 # recipe on both built-in models, and at rank 8 (with smaller updates, changed together) its held-out loss at equal
-# tokens went down, not up (issue 27, docs/BENCHMARKS.md section "Real models")
+# tokens went down, not up (docs/BENCHMARKS.md section "Real models")
 CPU_LORA_RANK = {"quick": 8, "balanced": 8, "best": 16}
 CUTOFF = {"sentiment": 256, "instruction": 1024, "chat": 2048}
 CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch
@@ -165,7 +165,7 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
         batch, accum = changes["per_device_train_batch_size"], changes["gradient_accumulation_steps"]
     reasons.append(val_reason)
     # A real model: rows of similar length share a micro-batch filled up to a token budget, so little of a step
-    # is padding (issue 27: docs/BENCHMARKS.md). tiny-demo keeps Trainer's length grouping (the engine's
+    # is padding (docs/BENCHMARKS.md). tiny-demo keeps Trainer's length grouping (the engine's
     # fallback): its rows are short, and over 3 seeds its held-out accuracy was 0.60/0.63/0.67 with dynamic
     # batching against 0.72/0.53/0.72 length-grouped, no better for a toy that learns from scratch.
     changes["dynamic_batching"] = model != DEMO_MODEL
@@ -262,7 +262,7 @@ def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
             if est.fits is not False and not est.tight:
                 return batch, ckpt
     # nothing with headroom: batch 1 with checkpointing is still a plan that fits if the verdict says so (the panel
-    # shows "fits, but tight" for it; saying "does not fit" here contradicted it, issue 28 finding 3)
+    # shows "fits, but tight" for it; saying "does not fit" here contradicted it)
     return (1, True) if est.fits is not False else None
 
 
@@ -314,7 +314,7 @@ __all__ = ["BUDGETS", "Hardware", "Reason", "detect_hardware", "fit_estimate",
            "learning_problems", "model_facts", "offload_disk_problem", "suggest_settings"]
 
 
-# ---------------------------------------------------------------- one place for defaults (issue 25 finding 5)
+# ---------------------------------------------------------------- one place for defaults
 def guess_task(rows: list[dict[str, Any]]) -> str:
     """chat when rows carry history, sentiment when the answers are a few labels, else instruction."""
     answers: set[str] = set()

@@ -17,6 +17,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 PRESETS_DIR = REPO_ROOT / "presets"
 ASSETS_DIR = PACKAGE_DIR / "assets"
+CACHE_ENV = "STUDIO_MODEL_CACHE"  # moves the model cache (tests, a second disk)
 
 
 def studio_python() -> str:
@@ -133,3 +134,22 @@ def is_disk_full(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return "No space left on device" in str(exc) or "Disk quota exceeded" in str(exc)
+
+
+def user_cache_dir() -> Path:
+    """The per-user default of ``cache_dir`` (``$STUDIO_MODEL_CACHE`` not applied)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base).expanduser() / "fine-tune-studio" / "models").resolve()
+
+
+def cache_dir() -> Path:
+    """Where prepared models live: ``$STUDIO_MODEL_CACHE``, else the user's cache
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``fine-tune-studio/models``).
+
+    Why outside the workspace by default: preparing Gemma from its GGUF costs ~28 CPU-seconds (docs/BENCHMARKS.md
+    section 6), and every new workspace (a second studio, a CLI run in another folder, each test) paid it again; the folder is keyed by
+    the package's version (gguf_import's marker), and preparations are serialised by a file lock."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    return user_cache_dir()

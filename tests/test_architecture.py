@@ -1,8 +1,10 @@
 """The layering in docs/ARCHITECTURE.md, enforced by reading every module's imports (function-level ones too).
 
-ui/ and cli/ on top; evaluation/, engine/, memory/ and autoconfig in the middle; data/, models/,
-config/, runs/, errors and workspace at the bottom. A module may import
-its own layer or lower, never higher, and no group of modules may import each other in a circle.
+ui/ (the pages) and cli/ on top; app/ (what the page does that is not drawing it) under ui/; evaluation/,
+engine/, memory/ and autoconfig in the middle; data/, models/, config/, runs/, words/, errors and workspace at
+the bottom. A module may import its own layer or lower, never higher; no group of modules imports each other in
+a circle; only ui/ imports the web framework; cli/ never imports ui/ (the verbs that serve a page, webui and demo,
+are the page's own modules, named by cli/main.py as any verb is).
 """
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "studio"
-LAYERS = {"ui": 3, "cli": 3, "__main__": 3,
+LAYERS = {"ui": 4, "cli": 4, "__main__": 4,
+          "app": 3,
           "evaluation": 2, "engine": 2, "memory": 2, "autoconfig": 2,
-          "data": 1, "models": 1, "config": 1, "runs": 1,
+          "data": 1, "models": 1, "config": 1, "runs": 1, "words": 1,
           "errors": 1, "notices": 1,
           "workspace": 1, "__init__": 1}
+WEB = ("gradio", "gradio_client", "starlette", "fastapi", "uvicorn")
 HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
 
 
@@ -93,3 +97,22 @@ def test_tab_modules_stay_thin() -> None:
     for f in (PKG / "ui").glob("*_tab.py"):
         heavy = sorted(m for m in _imports(f"studio.ui.{f.stem}", f) if m.split(".")[0] in HEAVY)
         assert heavy == [], f"{f.name} imports {heavy}"
+
+
+def test_only_the_pages_import_the_web_framework() -> None:
+    """Services, the engine and the command line run without a web framework: only studio/ui/ imports one."""
+    bad = sorted(f"{name} imports {m}" for name, path in _modules().items() if not name.startswith("studio.ui")
+                 for m in _imports(name, path) if m.split(".")[0] in WEB)
+    assert bad == []
+
+
+def test_cli_never_imports_the_pages() -> None:
+    graph = _internal(_modules())
+    bad = sorted(f"{a} imports {b}" for a, deps in graph.items() if a.startswith("studio.cli")
+                 for b in deps if b.startswith("studio.ui"))
+    assert bad == []
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new top-level package must be placed in the layering on purpose, not fall through a default."""
+    assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []

@@ -89,7 +89,7 @@ def test_a_run_that_is_unknown_outside_or_unfinished_is_refused(ws: Path, tmp_pa
 def test_a_network_host_needs_a_login_and_the_studios_login_file_is_taken(ws: Path, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture) -> None:
     import argparse
-    from studio.cli import demo
+    from studio.ui import demo_server as demo
     from tests.ui_server import free_port
     assert _cli(RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port())) == 2
     assert "Refusing to start without a password" in capsys.readouterr().err
@@ -269,7 +269,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
 def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_command_line(ws: Path) -> None:
     import gradio as gr
     from studio.ui import share_demo
-    from studio.ui.roles import is_owner_only
+    from studio.app.roles import is_owner_only
     network = _studio_ctx(ws, "0.0.0.0")
     for hostile in ("/etc", str(ws / "runs"), "../../x", str(ws / "runs" / "other-run" / "val.jsonl"), ""):
         with pytest.raises(StudioError):

@@ -113,8 +113,8 @@ def test_evaluate_tab_handler_is_an_owner_action_that_takes_no_path(runs: dict) 
     """The panel's event gets the run from the run picker (a choice Gradio checks against the listed runs) and the
     rows the check above would use; it writes (temporary exports), so viewers are refused it."""
     from studio.ui import app
-    from studio.ui.context import AppContext
-    from studio.ui.roles import is_owner_only
+    from studio.app.context import AppContext
+    from studio.app.roles import is_owner_only
     blocks = app.build_app(AppContext.create(runs["root"] / "ws"))
     named = {f.api_name: f for f in blocks.fns.values() if f.api_name}
     assert "deploy_report" in named and is_owner_only(named["deploy_report"].fn)

@@ -7,7 +7,7 @@ from pathlib import Path
 from studio.autoconfig import Hardware
 from studio.config.run_config import RunConfig
 from studio.ui import forms
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 from studio.ui.settings_tab import apply_suggestion, on_change, suggestion_choices
 
 

@@ -182,9 +182,9 @@ def test_a_llama_gguf_missing_blocks_or_the_embedding_is_refused(tmp_path: Path)
 
 def test_the_upload_box_refuses_hostile_files_and_keeps_nothing(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio.ui import gguf_upload
-    from studio.ui.context import AppContext
-    from studio.ui.gguf_upload import accept_gguf, uploads_dir
+    from studio.app import gguf_upload
+    from studio.app.context import AppContext
+    from studio.app.gguf_upload import accept_gguf, uploads_dir
     ctx = AppContext.create(tmp_path / "ws")
     monkeypatch.setattr(gguf_upload, "prepare_gguf", lambda *a, **k: pytest.fail("refused before copy and preparation"))
     bomb = tmp_path / "bomb.gguf"

@@ -239,9 +239,9 @@ def test_registry_lists_the_builtin_models_with_their_facts():
 
 def test_settings_accept_builtin_names_and_gguf_files_inside_the_workspace(tmp_path):
     from studio.config.run_config import RunConfig
-    from studio.ui.context import AppContext
-    from studio.ui.forms import _model_choices
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.context import AppContext
+    from studio.app.form_values import _model_choices
+    from studio.app.paths import resolve_run_paths
     assert _model_choices()[:3] == ["tiny-demo", "smollm2-135m-instruct", "gemma3-270m"]
     assert len(_model_choices()) == len(set(_model_choices()))
     ctx = AppContext.create(tmp_path / "ws")

@@ -15,7 +15,7 @@ from studio.errors import StudioError
 from tests.test_ui_i18n import tab_components
 from studio.ui import app
 from studio.ui.i18n import translations
-from studio.ui.paths import confine
+from studio.app.paths import confine
 
 ROOT = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -161,8 +161,8 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
 
 def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
-    from studio.ui.context import AppContext
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.context import AppContext
+    from studio.app.paths import resolve_run_paths
     from studio.ui.settings_tab import check_markdown
     ctx = AppContext.create(tmp_path / "ws")
     for field, value in (("model_name_or_path", "/etc"), ("dataset", "/etc/passwd.jsonl"),
@@ -270,8 +270,8 @@ def test_anonymous_gets_no_api_description_cancel_or_reset() -> None:
 
 def test_trust_remote_code_only_from_the_command_line(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
-    from studio.ui.context import AppContext
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.context import AppContext
+    from studio.app.paths import resolve_run_paths
     ctx = AppContext.create(tmp_path / "ws")
     with pytest.raises(StudioError) as err:
         resolve_run_paths(RunConfig(dataset="d.jsonl", trust_remote_code=True), ctx)

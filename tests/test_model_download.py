@@ -9,7 +9,7 @@ import pytest
 
 from studio.errors import StudioError
 from studio.models import zoo
-from studio.ui import model_download as md
+from studio.app import model_download as md
 
 SMOL = "smollm2-135m-instruct"
 
@@ -78,8 +78,8 @@ def test_hub_probe_follows_hf_endpoint(monkeypatch):
 
 def test_settings_tab_download_is_an_owner_action_wired_to_the_button(tmp_path):
     from studio.ui import app
-    from studio.ui.context import AppContext
-    from studio.ui.roles import is_owner_only
+    from studio.app.context import AppContext
+    from studio.app.roles import is_owner_only
     blocks = app.build_app(AppContext.create(tmp_path / "ws"))
     fn = next(f for f in blocks.fns.values() if f.api_name == "download_model")
     assert is_owner_only(fn.fn)

@@ -3,7 +3,7 @@ a file reader's error came out in English on a Chinese page).
 
 The rule, for the whole class: each ``StudioError`` raised under studio/data (the readers, the conversion, the
 label checks, the dataset loader) and by the workspace's path checks, which the Data tab calls, has its what, its
-why and the fix the page shows (``page_fix``, else ``fix``) in studio/ui/error_words.PAGE_ERRORS, read from the
+why and the fix the page shows (``page_fix``, else ``fix``) in studio/words/error_words.PAGE_ERRORS, read from the
 source (tests/source_texts.py), so a new error without its Chinese fails here the day it is written (and
 test_page_messages.test_the_chinese_error_words_hold_no_english checks that Chinese).
 """
@@ -42,7 +42,7 @@ def data_tab_error_texts() -> dict[str, list[str]]:
 
 
 def test_every_error_the_data_tab_can_meet_has_its_chinese() -> None:
-    from studio.ui.error_words import zh_text
+    from studio.words.error_words import zh_text
     found = data_tab_error_texts()
     assert len(found) >= 80, len(found)  # the scan sees the readers', the conversion's and the loader's errors
     missing: dict[str, list[str]] = {}
@@ -55,7 +55,7 @@ def test_every_error_the_data_tab_can_meet_has_its_chinese() -> None:
             if zh_text(text) is None:
                 missing.setdefault(where, []).append(text)
     assert not missing, ("errors a Chinese page would show in English (add them to "
-                         "studio/ui/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v}" for k, v in missing.items()))
+                         "studio/words/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v}" for k, v in missing.items()))
 
 
 def test_a_chinese_page_shows_the_readers_errors_in_chinese(ctx, tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]

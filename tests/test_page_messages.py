@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
 # Errors raised only where no page exists yet (launch.py's arguments, the workspace chosen at launch) or only by a
 # command: they speak to whoever typed the command.
-COMMAND_ONLY = {"studio/cli", "studio/ui/app.py", "studio/ui/context.py"}
+COMMAND_ONLY = {"studio/cli", "studio/ui/app.py", "studio/app/context.py"}
 # Known offenders, none now (the GGUF export's and the reshard's got their page_fix): an entry here would still let
 # the scan catch every new one, and the test fails while a fixed entry stays listed.
 KNOWN: set[str] = set()
@@ -91,7 +91,7 @@ def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
 
 @pytest.fixture()
 def ctx(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     return AppContext.create(tmp_path / "ws", max_upload_mb=0.001)
 
 
@@ -144,7 +144,7 @@ def test_data_tab_errors_name_the_data_tab_fields(ctx, tmp_path: Path) -> None: 
 
 def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from studio.ui.data_tab import inspect
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.paths import resolve_run_paths
     from studio.config.run_config import RunConfig
     from studio.workspace import confine
     big = _csv(tmp_path, "big.csv", "review,stars\n" + "nice,5\n" * 1000)
@@ -174,7 +174,7 @@ def test_page_texts_name_no_flags() -> None:
 
 # ----------------------------------------------------------------- a Chinese page: the same errors in Chinese
 # (issue 28: "English left in the Chinese page"). The rule, for the whole class: every page_fix written in studio/
-# has its Chinese in studio/ui/error_words.PAGE_ERRORS, found by a scan of the source (a new one is covered the day
+# has its Chinese in studio/words/error_words.PAGE_ERRORS, found by a scan of the source (a new one is covered the day
 # it is written), and the Data tab's common errors come out wholly Chinese.
 
 
@@ -205,18 +205,18 @@ def _page_fixes() -> dict[str, list[str]]:
 
 
 def test_every_page_fix_has_a_chinese_version() -> None:
-    from studio.ui.error_words import zh_text
+    from studio.words.error_words import zh_text
     fixes = _page_fixes()
     assert len(fixes) >= 25, sorted(fixes)  # the scan sees them (data, models, memory, engine, evaluation, ui)
     missing = {where: t for where, texts in fixes.items() for t in texts if zh_text(t) is None}
     assert not missing, ("page fixes a Chinese page would show in English (add them to "
-                         "studio/ui/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v!r}" for k, v in
+                         "studio/words/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v!r}" for k, v in
                                                                              missing.items()))
 
 
 def test_the_chinese_error_words_hold_no_english() -> None:
     from test_ui_zh_page import latin_words
-    from studio.ui.error_words import PAGE_ERRORS
+    from studio.words.error_words import PAGE_ERRORS
     names = {"readme", "pypi", "pip"}  # a file, a site, a tool
     # what a data file holds literally (ShareGPT's and dataset_info.json's keys and values, JSON's null, the NUL
     # character) and training stages' names (DPO, KTO, pt)
@@ -416,7 +416,7 @@ def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatc
                       page_fix="resume with 2 processes (Processes (cards) on the Settings tab)")
     status = _ended_by(exc, tmp_path, monkeypatch)
     assert "--nproc" in status["reason"] and status["state"] == "failed"  # the CLI keeps its words
-    from studio.ui.error_words import page_message
+    from studio.words.error_words import page_message
     assert run_reason(status, "en") == page_message(exc, "zh")  # a Chinese browser is answered here (zh_page)
     shown = status_markdown(status, "en")
     assert "--nproc" not in shown and "“进程数（显卡数）”" in shown and "解决办法：" in shown, shown
@@ -432,7 +432,7 @@ def test_a_run_that_lost_a_peer_shows_page_words(tmp_path: Path, monkeypatch) ->
     assert "Lost contact with another process" in shown and not FLAG.search(shown), shown
 
 
-# A Chinese page shows a run's plain end reason in Chinese too (studio/ui/reason_words.py). The rule, for the whole
+# A Chinese page shows a run's plain end reason in Chinese too (studio/words/reason_words.py). The rule, for the whole
 # class: every reason the engine and the job runner can write, read from the source as whole sentences (the helpers
 # that make them followed across modules: end_reason, disk_full_reason, RunDir.stop_reason), comes out of
 # zh_reason with no English left but its runtime values.
@@ -456,13 +456,13 @@ def reason_sentences() -> dict[str, list[str]]:
 
 def test_every_plain_end_reason_has_its_chinese() -> None:
     from test_ui_zh_page import latin_words
-    from studio.ui.reason_words import zh_reason
+    from studio.words.reason_words import zh_reason
     found = reason_sentences()
     texts = {t for ts in found.values() for t in ts if t.strip(" .") not in ("", "X")}
     assert len(texts) >= 20, sorted(texts)  # the scan reads whole sentences (the job runner's composed ones too)
     english = {t: zh_reason(t) for t in texts if latin_words(zh_reason(t).replace("X", " ")) - REASON_NAMES}
     assert not english, ("end reasons a Chinese page would show in English (add their phrases to "
-                         "studio/ui/reason_words.REASON_PHRASES):\n" + "\n".join(f"  {k!r} -> {v!r}"
+                         "studio/words/reason_words.REASON_PHRASES):\n" + "\n".join(f"  {k!r} -> {v!r}"
                                                                                 for k, v in english.items()))
 
 

@@ -4,7 +4,7 @@
 The rule, for the whole class: whatever the engine passes to ``notify(...)`` is a ``Notice`` (studio/notices.py:
 the CLI's text plus a code and values), followed back through variables, loops, helpers of other modules and the
 precision plan's warnings, so a plain-string notice fails here the day it is written; every Notice's code has its
-page sentence in studio/ui/notice_words.NOTICES, in both languages, naming no config key.
+page sentence in studio/words/notice_words.NOTICES, in both languages, naming no config key.
 """
 from __future__ import annotations
 
@@ -112,13 +112,13 @@ def _notice_calls() -> list[tuple[str, ast.Call]]:
 def test_every_notice_code_has_page_words_that_name_no_config_key() -> None:
     from test_ui_zh_page import latin_words
     from studio.config.run_config import RunConfig
-    from studio.ui.notice_words import NOTICES, field_words
+    from studio.words.notice_words import NOTICES, field_words
     calls = _notice_calls()
     assert len(calls) >= 12, calls
     keys = set(RunConfig.__dataclass_fields__)
     for where, call in calls:
         code = call.args[1].value if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) else None
-        assert code in NOTICES, f"{where}: Notice code {code!r} has no page words in studio/ui/notice_words.py"
+        assert code in NOTICES, f"{where}: Notice code {code!r} has no page words in studio/words/notice_words.py"
         given = {k.arg for k in call.keywords} | set(field_words("en"))
         for text in NOTICES[code]:
             slots = set(re.findall(r"\{(\w+)\}", text))
@@ -146,7 +146,7 @@ def test_the_train_tab_shows_notices_in_page_words(zh_page) -> None:  # type: ig
 def test_an_english_page_names_the_settings_field_and_the_cli_keeps_the_key() -> None:
     from studio.engine.run import startup_notices
     from studio.config.run_config import RunConfig
-    from studio.ui.notice_words import notice_text
+    from studio.words.notice_words import notice_text
     cfg = RunConfig(model_name_or_path="tiny-demo", dataset="x.jsonl", finetuning_type="lora", lora_alpha=None)
     [note] = [n for n in startup_notices(cfg, "cpu") if n.code == "lora_alpha"]
     assert "lora_alpha" in note  # the run log and the CLI

@@ -9,7 +9,7 @@ import pytest
 
 from studio.errors import StudioError
 from studio.ui import app
-from studio.ui.roles import is_owner_only
+from studio.app.roles import is_owner_only
 
 # an event whose name says it starts, stops, deletes, renames, exports, converts or uploads a model is an owner action
 OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue|download_model)(_|$)")
@@ -22,12 +22,12 @@ def _args(*flags: str) -> argparse.Namespace:
 
 
 def test_every_event_named_like_an_owner_action_is_marked(tmp_path: Path) -> None:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     blocks = app.build_app(AppContext.create(tmp_path / "ws"))
     named = {f.api_name: f for f in blocks.fns.values() if f.api_name}
     owners = {n for n, f in named.items() if is_owner_only(f.fn)}
     unmarked = sorted(n for n in named if OWNER_WORDS.search(n) and n not in owners)
-    assert unmarked == [], f"mark these handlers with studio.ui.roles.owner_only: {unmarked}"
+    assert unmarked == [], f"mark these handlers with studio.app.roles.owner_only: {unmarked}"
     assert {"start", "abort", "resume", "export_run", "convert", "upload_gguf", "clear_queue", "rename_run",
             "delete_runs", "download_model"} <= owners
     assert not owners & {"poll", "on_generate", "on_chat", "predict_file", "on_check", "runs_refresh"}

@@ -12,7 +12,7 @@ from typing import Any
 from studio.config.run_config import RunConfig
 from studio.runs.jobs import JobRunner
 from studio.runs.run_dir import RunDir
-from studio.ui import run_queue
+from studio.runs import queue as run_queue
 from studio.ui.runs_tab import table_rows
 from studio.ui.train_tab import runs_rows, status_markdown
 

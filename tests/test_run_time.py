@@ -134,7 +134,7 @@ def test_preparation_still_to_do_is_part_of_the_time():
 
 def test_the_budget_changes_the_model_lists_time(monkeypatch):
     """The Model list's "about N here" is the plan the page derives for the chosen budget."""
-    from studio.ui.run_estimate import placeholder_rows, plan_seconds
+    from studio.app.run_estimate import placeholder_rows, plan_seconds
     monkeypatch.setattr(run_time, "machine_flops", lambda: FLOPS)
     hw = Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
     rows = placeholder_rows("sentiment", 400)
@@ -213,7 +213,7 @@ def test_machine_speed_measured_on_a_busy_machine_is_not_kept(tmp_path, monkeypa
 
 
 def _page(tmp_path, monkeypatch):
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     monkeypatch.setattr(run_time, "machine_flops", lambda: FLOPS)
     monkeypatch.setattr(run_time, "others_load", lambda **kw: 0.0)
     ctx = AppContext.create(tmp_path / "ws")
@@ -239,7 +239,7 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
                                                       finetuning_type="lora", dataset=str(data)))
             panel, _ = on_change(ctx, values, 0, None)
             assert words in panel, panel
-    from studio.ui.run_estimate import estimate, rows_for
+    from studio.app.run_estimate import estimate, rows_for
     cfg = RunConfig(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora")
     t_small = estimate(ctx, cfg, rows_for(ctx, str(small), "sentiment")).parts["train"]
     t_big = estimate(ctx, cfg, rows_for(ctx, str(big), "sentiment")).parts["train"]
@@ -249,7 +249,8 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
 def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     """Only datasets the studio converted into its data folder are read for the estimate; a typed path (a file the
     server can read elsewhere) gets the placeholder rows and is never opened."""
-    from studio.ui import forms, run_estimate
+    from studio.ui import forms
+    from studio.app import run_estimate
     from studio.ui.settings_tab import on_change
     ctx = _page(tmp_path, monkeypatch)
     outside = _rows_file(tmp_path / "secret.jsonl", 50)

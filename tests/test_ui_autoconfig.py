@@ -12,12 +12,13 @@ import pytest
 
 from studio.autoconfig import Hardware, learning_problems, suggest_settings
 from studio.config.run_config import RunConfig
+from studio.workspace import PRESETS_DIR
 from studio.data.label_check import label_warnings
 from studio.memory.estimator import estimate_for_config
 from studio.ui import forms
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 from studio.ui.settings_tab import check_markdown, estimate_markdown
-from studio.ui.simple import dataset_choices, derive, plain, restore, save_state
+from studio.app.settings import dataset_choices, derive, plain, restore, save_state
 
 CPU = Hardware(gpu_gb=None, ram_gb=24.0, disk_gb=100.0)
 
@@ -124,7 +125,7 @@ def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
     assert _free_disk(tmp_path / "not" / "yet") == pytest.approx(shutil.disk_usage(tmp_path).free / 1024 ** 3, rel=0.01)
 
 
-@pytest.mark.parametrize("recipe", sorted((forms.PRESETS / "recipes").glob("*gb.yaml")))
+@pytest.mark.parametrize("recipe", sorted((PRESETS_DIR / "recipes").glob("*gb.yaml")))
 def test_recipes_fit_the_card_they_are_named_after(recipe: Path) -> None:
     gb = float(recipe.stem.rsplit("-", 1)[1][:-2])
     est = estimate_for_config(RunConfig.load(recipe), gb)
@@ -206,7 +207,7 @@ def test_page_log_leaves_library_noise_to_the_log_file() -> None:
 
 def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Path) -> None:
     """Issue 28 finding 1: each login keeps its own form; a page loaded before the last save is refused."""
-    from studio.ui.simple import settings_folder, settings_version
+    from studio.app.settings import settings_folder, settings_version
     ctx = AppContext.create(tmp_path / "ws")
     mine = forms.config_to_values(RunConfig(dataset="mine.jsonl"))
     theirs = forms.config_to_values(RunConfig(dataset="data/sample_reviews.jsonl"))
@@ -224,11 +225,11 @@ def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Pa
 
 def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 28 finding 8: hub models are marked; built-in ones are not; offline says they cannot be had."""
-    from studio.ui.model_list import model_choices
+    from studio.app.model_list import model_choices
 
     def hardware() -> Hardware:
         return Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
-    from studio.ui import model_download
+    from studio.app import model_download
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(model_download, "hub_reachable", lambda: False)
     labels = dict((v, lbl) for lbl, v in model_choices(hardware(), 100, "sentiment", "en"))

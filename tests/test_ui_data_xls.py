@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from studio.data.readers import SUPPORTED_SUFFIXES
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 from studio.ui.data_tab import convert, inspect
 
 
@@ -35,7 +35,7 @@ def test_converting_the_same_file_again_replaces_only_its_own_dataset(tmp_path: 
     under a name already taken is refused with the fix in the page's words."""
     import pytest
     from studio.errors import StudioError
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     from studio.ui.data_tab import convert
     ctx = AppContext.create(tmp_path / "ws")
     first, other = tmp_path / "a" / "reviews.csv", tmp_path / "b" / "other.csv"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.ui import app
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 
 
 def _shared_always_last(blocks: Any) -> dict[str, list[str]]:

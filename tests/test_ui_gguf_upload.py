@@ -8,8 +8,8 @@ import gradio as gr
 import pytest
 
 from studio.errors import StudioError
-from studio.ui.context import AppContext
-from studio.ui.gguf_upload import accept_gguf, uploads_dir
+from studio.app.context import AppContext
+from studio.app.gguf_upload import accept_gguf, uploads_dir
 
 from test_gguf_import import write_rwkv7_gguf, write_tiny_llama_gguf
 

@@ -82,7 +82,7 @@ def untranslated(cfg: dict, zh: dict[str, str]) -> tuple[list[str], dict[str, in
 
 def built_config(tmp_path: Path, lang: str) -> dict:
     from studio.ui.app import build_app
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     app = build_app(AppContext.create(tmp_path / "ws", lang=lang))
     return json.loads(json.dumps(app.get_config_file(), default=str))
 
@@ -155,7 +155,7 @@ def test_report_in_chinese_keeps_the_numbers_and_english_stays_as_it_was() -> No
 
 
 def test_data_tab_report_follows_the_ui_language(tmp_path: Path) -> None:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     from studio.ui.data_tab import convert
     src = tmp_path / "reviews.csv"
     src.write_text("text,label\n" + "".join(f"good {i},1\n" for i in range(12)) + ",0\nbad,0\nawful,0\n",

@@ -7,7 +7,7 @@ from typing import Any
 
 from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.ui import run_queue
+from studio.runs import queue as run_queue
 
 
 class FakeRunner:
@@ -68,7 +68,7 @@ def test_the_queue_survives_a_server_restart_and_starts_without_a_page(tmp_path:
     workspace) restores it and its watcher starts the next run with no browser polling."""
     import json
     import time
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     first = FakeRunner()
     first.busy = True  # a run is going when the person queues two more
     ctx = AppContext.create(tmp_path / "ws", runner=first)  # type: ignore[arg-type]
@@ -99,7 +99,7 @@ def test_the_queue_survives_a_server_restart_and_starts_without_a_page(tmp_path:
 
 
 def test_an_unreadable_queue_file_is_ignored(tmp_path: Path) -> None:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / run_queue.FILE).write_text("{not json")
     ctx = AppContext.create(tmp_path / "ws", runner=FakeRunner())  # type: ignore[arg-type]

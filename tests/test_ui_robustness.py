@@ -31,7 +31,7 @@ BUSY = ("A training run is already going ('{name}'). Fix: wait for it to finish,
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from ui_server import Server
-    # the model (.gguf) limit too: Gradio's one transport limit is the larger of the two (studio/ui/uploads.py)
+    # the model (.gguf) limit too: Gradio's one transport limit is the larger of the two (studio/app/uploads.py)
     srv = Server(tmp_path_factory.mktemp("rob") / "ws", "--max-upload-mb", "1", "--max-model-upload-mb", "1").wait_ready()
     srv.files = tmp_path_factory.mktemp("rob-files")
     yield srv

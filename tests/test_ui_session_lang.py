@@ -25,8 +25,10 @@ def test_the_page_switch_wins_then_the_server_flag_then_the_browser() -> None:
 
 def test_messages_follow_the_request_being_answered(tmp_path: Path) -> None:
     from gradio.context import LocalContext
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
     ctx = AppContext.create(tmp_path / "ws", lang="en")
+    build_app(ctx)  # the page that serves a context tells it how to read the request being answered
     assert msg("idle", "en").startswith("No run yet") and ctx.lang == "en"  # no request: the given language
     token = LocalContext.request.set(SimpleNamespace(headers={"accept-language": "zh-CN"}))
     try:

@@ -10,7 +10,7 @@ from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.memory.estimator import estimate_for_config
 from studio.ui import forms
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 from studio.autoconfig import Hardware
 from studio.ui.settings_tab import (apply_suggestion, build_settings_tab, estimate_markdown, suggestion_choices,
                                     suggestion_label)
@@ -84,7 +84,7 @@ def test_suggestions_name_the_page_fields_not_yaml_keys() -> None:
     assert labels and not any(k in label for label in labels for k in ("finetuning_type", "quantization_bit",
                                                                           "cutoff_len", "optim:", "deepspeed:"))
     assert all("GB of card memory" in label for label in labels)
-    from studio.ui.simple import field_label
+    from studio.app.settings import field_label
     assert any(field_label("finetuning_type", "en") in label for label in labels)
 
 
@@ -129,7 +129,7 @@ def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) 
     """Issue 28 finding 3: llama2-7b on a 24 GB card showed "Fits — 13.87 GB / 24 GB" next to "even batch 1 does
     not fit this machine's memory": the plan was derived for the detected machine (no card), the panel for the
     card typed in. Both now use the typed card."""
-    from studio.ui.simple import derive
+    from studio.app.settings import derive
     for card in (24.0, 16.0):
         values, why = derive(ctx, "llama2-7b", "sentiment", "balanced", None, _values(), card)
         panel = estimate_markdown(forms.values_to_config(values), card, "en", RAM)
@@ -150,7 +150,7 @@ def test_host_ram_of_the_target_machine_is_typed_and_kept(ctx: AppContext) -> No
     judged against this machine's RAM. Host RAM on the page is the target's: the panel, the list and Apply use it,
     and it comes back on reload (per login, with the card memory)."""
     from studio.ui.settings_tab import on_change, target_ram
-    from studio.ui.simple import restore, save_state
+    from studio.app.settings import restore, save_state
     values = _values(model_name_or_path="llama3-70b", finetuning_type="lora", deepspeed="z3-offload",
                      gradient_checkpointing=True)
     here, _ = on_change(ctx, values, 80, None)        # this machine: 64 GB

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from studio.ui.addresses import local_ipv4, urls
+from studio.app.addresses import local_ipv4, urls
 
 
 def test_listening_on_every_interface_lists_this_machines_addresses() -> None:

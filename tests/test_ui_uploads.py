@@ -1,4 +1,4 @@
-"""Two upload limits (studio/ui/uploads.py): a real .gguf model (93 MB SmolLM2, 240 MB Gemma 3) is accepted by
+"""Two upload limits (studio/app/uploads.py): a real .gguf model (93 MB SmolLM2, 240 MB Gemma 3) is accepted by
 default, while data and settings files keep the 50 MB limit, checked by each handler that reads them."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from studio.errors import StudioError
 from studio.ui import app, evaluate_tab
-from studio.ui.context import AppContext
-from studio.ui.gguf_upload import accept_gguf, note
-from studio.ui.uploads import MB, check_data_upload
+from studio.app.context import AppContext
+from studio.app.gguf_upload import accept_gguf, note
+from studio.app.uploads import MB, check_data_upload
 
 from test_gguf_import import write_tiny_llama_gguf
 

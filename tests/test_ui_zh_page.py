@@ -70,7 +70,7 @@ def english_in(cfg: dict, zh: dict[str, str]) -> dict[str, set[str]]:
 
 def _app(tmp_path: Path, lang: str) -> Any:
     from studio.ui.app import build_app
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     return build_app(AppContext.create(tmp_path / f"ws-{lang}", lang=lang))
 
 
@@ -211,7 +211,8 @@ class _Runner:
 
 
 def test_past_runs_table_and_buttons_follow_the_same_status_read(tmp_path: Path, monkeypatch: Any) -> None:
-    from studio.ui import run_queue, train_tab
+    from studio.runs import queue as run_queue
+    from studio.ui import train_tab
     monkeypatch.setattr(run_queue, "start_next", lambda *a: None)
     monkeypatch.setattr(run_queue, "waiting", lambda *a: 0)
     monkeypatch.setattr(train_tab, "accuracy_line", lambda *a: "")

@@ -137,7 +137,7 @@ def test_a_download_in_the_users_cache_is_found_from_another_model_cache(monkeyp
 DOWNLOADERS = {"fetch", "download"}
 # The explicit acts: the CLI's `models get`, the Settings tab's Download button, the library function itself
 EXPLICIT = {"studio/cli/models.py", "studio/models/zoo.py", "studio/models/wheel_files.py",
-            "studio/ui/model_download.py"}
+            "studio/app/model_download.py"}
 
 
 def test_only_explicit_acts_download_a_model():

@@ -22,7 +22,7 @@ COMMANDS = {
     "models": ("studio.cli.models", "the built-in models this machine has; 'models get NAME' downloads one"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
-    "demo": ("studio.cli.demo", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
+    "demo": ("studio.ui.demo_server", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
 }
 
 

@@ -76,8 +76,8 @@ def problems(cfg: Any) -> list[str]:
     return p
 
 def _ranges(cfg: Any, found: list[str]) -> list[str]:
-    """Values that pass the type check but break a library far from here (issue 14 findings 8, 9; issue 23
-    finding 9). The numbers come from each field's ``range`` metadata (studio/config/run_config.py), the one
+    """Values that pass the type check but break a library far from here (a NaN learning rate, a
+    zero batch). The numbers come from each field's ``range`` metadata (studio/config/run_config.py), the one
     place they are written; a field that ``found`` already names is not repeated."""
     p: list[str] = []
     for f in fields(cfg):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)

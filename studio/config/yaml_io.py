@@ -1,7 +1,7 @@
 """Reading YAML run configs with the caps a web page needs: size, alias count, clear errors; ``--set`` pairs.
 
 Why the caps: a 400-byte YAML alias tree expands to hundreds of MB when anything walks it, and a run
-config is a few KB (issue 14).
+config is a few KB.
 """
 from __future__ import annotations
 

@@ -327,7 +327,7 @@ def _read_info(info: Path) -> dict[str, Any]:
 
 def refuse_replacing(dataset_dir: str | Path, name: str, out: str | Path, fix: str = REPLACE_FIX) -> None:
     """Before anything is written: a dataset name already registered, or an output file that exists, is not
-    replaced without asking (issue 23 finding 9); the caller passes replace=True once the user said so.
+    replaced without asking; the caller passes replace=True once the user said so.
 
     Raises:
         StudioError (code 'data_exists'): names the dataset and the file that would be replaced.

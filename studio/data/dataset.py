@@ -61,7 +61,7 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
 
     Raises:
         StudioError: unreadable file, a row that is not an object, columns the converter cannot map, or any
-            library error about the file's content (the boundary of this reader: issue 23 finding 8).
+            library error about the file's content (the boundary of this reader).
     """
     try:
         return _file_rows(path, entry, any_table)

@@ -1,4 +1,4 @@
-"""Limits on what a data file may cost to read (issue 14): checked before or while parsing.
+"""Limits on what a data file may cost to read: checked before or while parsing.
 
 A 1.8 MB .xlsx once unpacked to 5M rows (208 s, 2.8 GB); a UTF-8 export with one cp1252 row was
 silently decoded as latin-1. These checks are separate from the readers so every reader uses the

@@ -407,7 +407,7 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
         # the boundary of every reader: a library's own error about a malformed file is the user's to fix
-        # (issue 23 finding 8); anything else (OSError is named by the callers, MemoryError) stays a bug
+        # anything else (OSError is named by the callers, MemoryError) stays a bug
         raise StudioError(f"'{p.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
                           "export it again (CSV UTF-8 or JSONL are the safest), or delete the row it names",
                           code="data_read") from None

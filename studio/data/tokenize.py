@@ -65,7 +65,7 @@ def encode_examples(tokenizer: Any, template: Template, examples: list[dict[str,
     """``encode_example`` for many rows at once: identical output, tokenized in batches.
 
     Why: one ``encode`` call per string crosses into the Rust tokenizer 2x per row; a batched call
-    crosses once per ``batch`` rows and lets the fast tokenizer use every core (issue 16: 50k-row files).
+    crosses once per ``batch`` rows and lets the fast tokenizer use every core (50k-row files).
     A multi-turn row whose template cannot split its turns (``turn_texts`` is None) is encoded with the
     last reply only; ``history_masked`` marks it so the run can say so.
     """

@@ -209,7 +209,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             page = {"code": "peer_lost", "page_error": lost.to_dict()} if lost else {}
             if is_disk_full(exc):
                 # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
-                # (base_model.tmp: tiny-demo's base, built before the first step; issue 23 finding 8)
+                # (base_model.tmp: tiny-demo's base, built before the first step)
                 for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
                                 run.model.with_name("model.tmp"), run.base_model.with_name("base_model.tmp")):
                     shutil.rmtree(partial, ignore_errors=True)

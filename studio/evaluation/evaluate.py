@@ -74,7 +74,7 @@ def _cut(text: str, stops: Sequence[str]) -> str:
     return text[:cut].strip()
 
 
-MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the card busy longer (issue 14)
+MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the card busy longer
 
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,

@@ -6,7 +6,7 @@ the playground, the chat and the checks share one copy; a small lock per model k
 browser tabs from interleaving generation on the same weights (and from toggling a LoRA
 adapter off while another request uses it).
 
-Loading is guarded three ways (issue 23 finding 6: 20 requests on a fresh server each loaded a copy, most
+Loading is guarded three ways (20 requests on a fresh server each loaded a copy, most
 failed with ``cannot import name 'CONFIG_MAPPING'`` and some with inf/nan probabilities):
 - the transformers/peft modules are imported once, under a lock, before the first load: their lazy
   ``__getattr__`` imports are not safe when many threads trigger them at once;
@@ -37,7 +37,7 @@ from ..runs.run_dir import RunDir, list_runs
 from . import streaming
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
-# Per-request caps (issue 14): one 400 KB prompt once kept a core busy for 7 minutes and blocked
+# Per-request caps: one 400 KB prompt once kept a core busy for 7 minutes and blocked
 # everyone else. Generation time itself is capped by evaluate.MAX_GENERATE_S (generate's max_time).
 MAX_PROMPT_CHARS = 20_000      # instruction + input of one playground request, or one chat message
 MAX_HISTORY_CHARS = 100_000    # chat history kept (oldest turns dropped first); the model's context is smaller
@@ -279,7 +279,7 @@ class _null:
 
 def base_play_tokens(run_path: str) -> int:
     """The base model's free-text answer budget in the playground: its own playground default (a label run's
-    16 new tokens fit its trained one-word answers, and cut the base model's sentences off; issue 28 item 9)."""
+    16 new tokens fit its trained one-word answers, and cut the base model's sentences off)."""
     from .gen_defaults import BUILTIN, GENERIC_PLAY, _base_name
     try:
         name = _base_name(Path(run_path))[0]

@@ -144,7 +144,7 @@ def step_temporaries(card: ArchCard, s: Setup) -> float:
     """Bytes the optimizer step allocates on top of its states.
 
     On CUDA the engine picks torch's fused AdamW (studio/engine/arguments.py ``_optimizer``), which updates in
-    place, with layer-wise offload too since issue 24 finding 6 (the fused kernel groups the host and card
+    place, with layer-wise offload too too (the fused kernel groups the host and card
     parameters by device; the unfused one fell back to a per-tensor loop). On CPU it loops per tensor: two
     temporaries of the largest trainable tensor. DeepSpeed: none here (its step runs on its own partitions)."""
     torch_adamw = canonical_optimizer(s.optim) in TORCH_ADAMW

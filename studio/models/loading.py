@@ -182,8 +182,7 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     """The tokenizer of a model folder or hub id.
 
     Raises:
-        StudioError: a local folder with no tokenizer files, or one the library cannot read (issue 23
-            finding 8: the library's own message advised installing sentencepiece for a folder that has none).
+        StudioError: a local folder with no tokenizer files, or one the library cannot read (the library's own message advised installing sentencepiece for a folder that has none).
     """
     from transformers import AutoTokenizer
     local = Path(str(path)).expanduser()

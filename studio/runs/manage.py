@@ -1,4 +1,4 @@
-"""Rename and delete run folders (the Runs tab; issue 28 finding 7).
+"""Rename and delete run folders (the Runs tab).
 
 Only folders directly under the runner's runs root that hold a run are touched, never the one training now,
 and a renamed run's config.yaml is rewritten to its new folder so Resume and `python -m studio train` follow it.

@@ -70,7 +70,7 @@ class RunDir:
     def stop_flag(self) -> Path: return self.path / "STOP"
 
     def stop_reason(self) -> str:
-        """'stopped on request' and, when the STOP flag names who asked, 'by <name>' (issue 28 finding 2)."""
+        """'stopped on request' and, when the STOP flag names who asked, 'by <name>'."""
         try:
             who = self.stop_flag.read_text(encoding="utf-8").strip()[:80]
         except OSError:

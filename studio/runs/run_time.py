@@ -1,4 +1,4 @@
-"""How long a run will take on this machine, said before Start (issue 27 item 6).
+"""How long a run will take on this machine, said before Start.
 
 Why its own module: the page promised "about 7 minutes" from one FLOP/s constant guessed for any 2-core CPU, blind to
 the time budget, to the model still to be prepared and to a busy machine (3-7x off on a loaded one). Here a run is
@@ -170,7 +170,7 @@ def _machine_key() -> str:
 
 
 def _speed_file() -> Path:
-    from ..models.zoo import user_cache_dir
+    from ..workspace import user_cache_dir
     return user_cache_dir().parent / "machine_speed.json"
 
 

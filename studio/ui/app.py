@@ -20,9 +20,9 @@ from typing import Any
 
 from ..errors import StudioError
 from .guard import auth_guard_middleware
-from .uploads import DATA_MB, MODEL_MB, model_upload_mb, server_limit_bytes
+from ..app.uploads import DATA_MB, MODEL_MB, model_upload_mb, server_limit_bytes
 
-from .roles import ROLES
+from ..app.roles import ROLES
 
 AUTH_ENV = "STUDIO_AUTH"  # USER:PASS from the environment: unlike --auth, not visible in the process list
 
@@ -164,8 +164,9 @@ def build_app(ctx: Any) -> Any:
     from .settings_tab import build_settings_tab
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
-    from .session_lang import SWITCH_JS
+    from .session_lang import SWITCH_JS, session_lang, session_user
     from .common import CLOSE_TOASTS_JS
+    ctx.lang_source, ctx.user_source = session_lang, session_user  # the services ask the page who is asking
     T = make_i18n()
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
         with gr.Row():
@@ -242,7 +243,7 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
                 # not Gradio's footer Settings: its language switch changes the labels only, not the
                 # server's messages; the page's own English / 中文 switch changes both
                 footer_links=["api"], enable_monitoring=False, mcp_server=False,
-                quiet=True)  # our own address lines (studio/ui/addresses.py), without Gradio's share=True hint
+                quiet=True)  # our own address lines (studio/app/addresses.py), without Gradio's share=True hint
 
 
 def main(args: argparse.Namespace) -> int:
@@ -257,7 +258,7 @@ def main(args: argparse.Namespace) -> int:
     # uvicorn believes X-Forwarded-For from the addresses here (its default: 127.0.0.1), which let anyone on
     # this machine pick the address the login back-off counts; only a proxy named by --trusted-proxy may
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(getattr(args, "trusted_proxy", []) or []) or "no-proxy-trusted"
-    from .context import AppContext
+    from ..app.context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
                             max_model_upload_mb=model_upload_mb(args))
@@ -267,14 +268,14 @@ def main(args: argparse.Namespace) -> int:
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once per user into zoo.cache_dir() (STUDIO_MODEL_CACHE moves it)
     app = build_app(ctx)
-    from . import run_queue
-    from .paths import resolve_run_paths
+    from ..runs import queue as run_queue
+    from ..app.paths import resolve_run_paths
     run_queue.watch(ctx, lambda c: resolve_run_paths(c, ctx))  # queued runs (kept in the workspace) start by themselves
     app.studio_forced_lang = args.lang  # type: ignore[attr-defined]  # None: each browser's own language
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
     app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)
-    from .addresses import urls
+    from ..app.addresses import urls
     port = getattr(app, "server_port", None) or args.port
     lines = urls(args.host, port) + ([app.share_url] if getattr(app, "share_url", None) else [])
     print("Open the studio at:\n" + "\n".join(f"  {u}" for u in lines), flush=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import math
 from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from ..words.units import fmt_seconds  # noqa: F401 (the tabs' import)
 from ..errors import StudioError
 
 log = logging.getLogger("studio.ui")
@@ -26,13 +26,13 @@ def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
     """The one rule for an error's words on the page: a StudioError's page message (its fix in the page's words,
     never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
     (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
-    words: studio/ui/error_words.py)."""
+    words: studio/words/error_words.py)."""
     from .session_lang import session_lang
     lang = session_lang(lang)
     if isinstance(exc, gr.Error):
         return str(exc.message)
-    if isinstance(exc, StudioError):  # in the page's language (English words left in a Chinese page: issue 28)
-        from .error_words import page_message
+    if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
+        from ..words.error_words import page_message
         return page_message(exc, lang)
     log.exception("unexpected error in %s", name, exc_info=exc)
     from .i18n import msg
@@ -89,13 +89,3 @@ def inline_errors(slot: int, n: int, lang: str = "en") -> Callable[[Callable], C
         return wrapper
     return wrap
 
-
-def fmt_seconds(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "–"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"

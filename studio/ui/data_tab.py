@@ -11,7 +11,7 @@ from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, label_column_problem,
                             refuse_replacing, register_dataset, write_jsonl)
 from ..data.label_check import label_warnings
@@ -21,9 +21,9 @@ from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from .simple import catalog, plain, remember_dataset
+from ..app.settings import catalog, plain, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"

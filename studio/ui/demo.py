@@ -1,6 +1,6 @@
 """The demo page of one finished run: what a teammate needs to try the model, and nothing else of the studio.
 
-``python -m studio demo RUN`` (studio/cli/demo.py) builds it and serves it with the studio's own login, exposure
+``python -m studio demo RUN`` (studio/ui/demo_server.py) builds it and serves it with the studio's own login, exposure
 rules and login guard (studio/ui/app.py). The run is fixed on the server when the page is built: no handler takes a
 run, a folder or a path from the browser, none trains, exports or deletes, and the only file a handler writes is a
 batch prediction's CSV, into a fresh temp folder (never the workspace). The page depends on the run's task:
@@ -24,7 +24,7 @@ from ..evaluation import inference
 from .common import ui_errors
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
 from .i18n import msg
-from .uploads import DATA_MB, check_data_upload
+from ..app.uploads import DATA_MB, check_data_upload
 
 EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
 BATCH = 16             # texts scored together when many users classify at once

@@ -15,7 +15,7 @@ import gradio as gr
 from ..evaluation.compare import exports
 from ..evaluation.gen_defaults import generation_defaults
 from .i18n import msg
-from .roles import owner_only
+from ..app.roles import owner_only
 
 MB = 2 ** 20
 

@@ -14,13 +14,13 @@ from typing import Any, Callable, Iterator
 import gradio as gr
 
 from .common import ui_errors
-from .roles import owner_only
+from ..app.roles import owner_only
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
-from .uploads import DATA_MB, check_data_upload
+from ..app.uploads import DATA_MB, check_data_upload
 
 log = logging.getLogger("studio.ui.evaluate")
 
@@ -51,7 +51,7 @@ def run_kinds(lang: str = "en") -> tuple[str, str]:
 
 def refresh_runs(runs_root: str | Path, current: str | None = None, listed: list[str] | None = None) -> Any:
     """The finished runs, newest first. The choice stays where it was unless a run finished since the page last
-    listed them (``listed``): then the newest new one is chosen (issue 28 finding 7: a page opened earlier
+    listed them (``listed``): then the newest new one is chosen (a page opened earlier
     kept the oldest run selected while newer ones existed)."""
     choices = inference.finished_runs(runs_root, kinds=run_kinds())
     values = [v for _, v in choices]
@@ -197,7 +197,7 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
                  downloads: Any = None, progress: Any = None) -> str:
     """Download links for the export folder (from server-side state, confined to the exports folder), as HTML.
 
-    Nothing is copied to make them (issue 28): a folder downloads as a zip written while it is sent, a GGUF
+    Nothing is copied to make them: a folder downloads as a zip written while it is sent, a GGUF
     export also as its ``model.gguf`` itself; the links name server-side tokens bound to this login
     session (``export_download.py``). An empty string when the folder is not a finished export inside exports/.
     """
@@ -321,7 +321,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     stop_play.click(stop_play_handler, None, None, api_name="stop_generate", queue=False)
 
     with gr.Accordion(T("ev.chat"), open=False):
-        # no floating label, and the toolbar gets its own strip (studio/ui/styles.py): issue 13 finding 9
+        # no floating label, and the toolbar gets its own strip (studio/ui/styles.py)
         chatbot = gr.Chatbot(height=360, label=T("ev.chat"), show_label=False, elem_id="ev-chat",
                              buttons=["copy", "copy_all"])
         with gr.Row(equal_height=True):
@@ -352,7 +352,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
     with gr.Accordion(T("ev.batch"), open=False):
-        # its own label: the same one on both boxes sent a first upload into the wrong one (issue 28 finding 9)
+        # its own label: the same one on both boxes sent a first upload into the wrong one
         batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath", elem_id="ev-batch-file")
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)

@@ -1,4 +1,4 @@
-"""Exports the browser downloads without a second copy on disk (issue 28).
+"""Exports the browser downloads without a second copy on disk.
 
 An export folder reaches the browser as a link, and nothing is written to make it:
 

@@ -15,7 +15,7 @@ Every event call (queue/join and the direct API routes, private events included)
 here, so a handler written tomorrow is covered without doing anything.
 
 Roles: a login may be an ``owner`` (everything) or a ``viewer`` (results, playground, chat, batch
-prediction). A handler marked with ``studio.ui.roles.owner_only`` is refused to viewers here, on the
+prediction). A handler marked with ``studio.app.roles.owner_only`` is refused to viewers here, on the
 server, whatever the page shows.
 """
 from __future__ import annotations
@@ -281,7 +281,7 @@ def _owner_only(scope: dict, path: str, body: dict) -> bool:
             fn = next((f for f in fns.values() if f.api_name == name), None)
     except Exception:  # noqa: BLE001 - no app to ask (tests of the middleware alone): nothing is marked
         return False
-    from .roles import is_owner_only
+    from ..app.roles import is_owner_only
     return fn is not None and is_owner_only(fn.fn)
 
 

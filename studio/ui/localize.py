@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import LANGS, headers, msg
 
 # tables that stay empty until a button fills them (the others re-send their headers with every refresh);

@@ -18,11 +18,11 @@ from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
 from ..runs.manage import delete_runs, rename_run
-from .auto_eval import ensure_scored
+from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import headers, msg
-from .roles import owner_only
+from ..app.roles import owner_only
 from .train_tab import plot_lang
 
 

@@ -13,19 +13,21 @@ from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
+from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from ..workspace import studio_command
-from . import forms, gguf_upload, model_download
+from . import forms
+from ..app import gguf_upload, model_download
 from .common import ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import MESSAGES, msg
-from .paths import estimate_paths, resolve_run_paths
-from .uploads import check_data_upload
-from .model_list import model_choices
-from .run_estimate import time_line
-from .simple import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines,
+from ..app.paths import estimate_paths, resolve_run_paths
+from ..app.uploads import check_data_upload
+from ..app.model_list import model_choices
+from ..app.run_estimate import time_line
+from ..app.settings import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines,
                      settings_version,
                      plain, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
@@ -33,7 +35,7 @@ from ..config.run_config import DEMO_MODEL
 from ..data.convert import TASKS
 from ..autoconfig import Hardware, fit_estimate, offload_disk_problem
 
-RECIPES = forms.PRESETS / "recipes"
+RECIPES = PRESETS_DIR / "recipes"
 
 
 def preset_choices() -> list[str]:
@@ -49,7 +51,7 @@ def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en"
 def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None
               ) -> tuple[str, str | None]:
     """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
-    one estimate, so the check never says "No problems found" beside "Does not fit" (issue 28 finding 3)."""
+    one estimate, so the check never says "No problems found" beside "Does not fit"."""
     try:
         from ..memory.estimator import estimate_for_config
     except ImportError:
@@ -81,7 +83,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     if d["suggestions"]:
         lines += [""] + [f"💡 {suggestion_label(s, lang)}" for s in d["suggestion_details"][:3]]
     if fits is False and not any(s.get("fits") for s in d["suggestion_details"]):
-        # no change on this page is enough: say what would be (issue 28 finding 3: the list was just empty)
+        # no change on this page is enough: say what would be (the list was just empty)
         best = min([d] + d["suggestion_details"], key=lambda s: s["gpu_gb"] if hw.device == "cuda" else s["cpu_gb"])
         lines += ["", "➡️ " + (msg("nothing_fits_card", lang, gpu=best["gpu_gb"], ram=best["cpu_gb"])
                               if hw.device == "cuda" else msg("nothing_fits_ram", lang, ram=best["cpu_gb"]))]
@@ -113,7 +115,7 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
     """One estimator suggestion as a plain sentence in the page's field names, with what it then needs.
 
     The verdict is the estimator's own for the changed plan against the same card and host RAM the panel
-    uses, so the list and the panel never disagree (issue 28 finding 3)."""
+    uses, so the list and the panel never disagree."""
     def show(v: Any) -> str:
         return msg("on" if v else "off", lang) if isinstance(v, bool) else str(v)
     settings = ", ".join(f"{field_label(k, lang)} = {show(v)}" for k, v in detail.get("settings", {}).items())
@@ -284,7 +286,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
-                if not getattr(ctx, "allow_remote_code", False):  # issue 14: only launch.py's flag can allow it
+                if not getattr(ctx, "allow_remote_code", False):  # only launch.py's flag can allow it
                     form["trust_remote_code"].interactive = False
                     form["trust_remote_code"].info = T("set.remote_locked")
                 with gr.Row():
@@ -324,7 +326,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     short = [model_pick, task, budget, data_pick]
 
     def demo_note_visible(model_v: str | None) -> Any:
-        return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # issue 28 finding 9: it stayed for Gemma
+        return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # it stayed for Gemma
 
     form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,  # cheap: "multiple"
                                       api_visibility="private", show_progress="hidden", trigger_mode="multiple")
@@ -361,23 +363,23 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         """An uploaded .gguf: kept in the workspace, prepared once (with progress), then it is the Model."""
         if not path:
             return gr.skip(), gr.skip(), gr.skip()
-        folder, text = gguf_upload.accept_gguf(ctx, path, lang, progress=lambda f, m: progress(f, desc=m))
-        return gr.update(choices=model_choices(hw, None, task_v, lang, folder, ctx=ctx), value=folder), folder, text
+        folder, text = gguf_upload.accept_gguf(ctx, path, ctx.lang, progress=lambda f, m: progress(f, desc=m))
+        return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, folder, ctx=ctx), value=folder), folder, text
 
     gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
                    api_name="upload_gguf").success(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
     def get_button(model_v: str | None) -> Any:
-        return gr.update(**model_download.button(model_v, lang))
+        return gr.update(**model_download.button(model_v, ctx.lang))
 
     model_pick.change(get_button, model_pick, get_btn, api_visibility="private", show_progress="hidden")
 
     @ui_errors
     def download_model(model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
         """The explicit download of a built-in model's file (its size is on the button)."""
-        text = model_download.download(model_v, lang, progress=lambda f, m: progress(f, desc=m))
-        return (gr.update(choices=model_choices(hw, None, task_v, lang, model_v, ctx=ctx), value=model_v), text,
-                gr.update(**model_download.button(model_v, lang)))
+        text = model_download.download(model_v, ctx.lang, progress=lambda f, m: progress(f, desc=m))
+        return (gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx), value=model_v), text,
+                gr.update(**model_download.button(model_v, ctx.lang)))
 
     get_btn.click(owner_only(download_model), [model_pick, task], [model_pick, get_info, get_btn],
                   api_name="download_model", concurrency_limit=1)
@@ -400,7 +402,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         if not path:
             return gr.skip(), gr.skip()
         info = dataset_info(ctx, path)
-        choices = dataset_choices(ctx, lang)
+        choices = dataset_choices(ctx, ctx.lang)
         return gr.update(choices=choices, value=info["path"] if info else path), (info or {}).get("task") or gr.skip()
 
     def on_load() -> list[Any]:
@@ -410,13 +412,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         info = dataset_info(ctx, cfg.get("dataset"))
         data_value = info["path"] if info else None
         model_v = cfg.get("model_name_or_path") or DEMO_MODEL
-        return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], lang, model_v,
+        return values + [gr.update(choices=model_choices(hw, info and info["rows"], choices["task"], ctx.lang, model_v,
                                                          ctx=ctx, dataset=data_value, budget=choices["budget"]),
                                    value=model_v), choices["task"], choices["budget"],
-                         gr.update(choices=dataset_choices(ctx, lang), value=data_value), why_md,
+                         gr.update(choices=dataset_choices(ctx, ctx.lang), value=data_value), why_md,
                          gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
                          version,
-                         # the card memory planned for (issue 28 finding 3: it went back to 0 on reload)
+                         # the card memory planned for (it went back to 0 on reload)
                          choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip(),
                          choices["host_ram"] if choices.get("host_ram") is not None else gr.skip()]
 
@@ -442,7 +444,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
         shutil.copy(path, tmp)
-        gr.Info(msg("saved", lang, path=path))
+        gr.Info(msg("saved", ctx.lang, path=path))
         return str(tmp)
 
     @ui_errors
@@ -451,16 +453,16 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     def warn_remote(on: bool) -> None:
         if on:
-            gr.Warning(msg("trust_warning", lang))
+            gr.Warning(msg("trust_warning", ctx.lang))
 
     def refresh_suggestions(*args: Any) -> Any:
-        choices = suggestion_choices(list(args[:-2]), args[-2], lang, target_ram(ctx, args[-1]))
+        choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]))
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
     def apply(*args: Any) -> list[Any]:
         values, fit_md, check_md = apply_suggestion(ctx, list(args[:-3]), args[-3], args[-1], args[-2])
-        choices = suggestion_choices(values, args[-3], lang, target_ram(ctx, args[-2]))
+        choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]))
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale

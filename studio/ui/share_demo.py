@@ -2,7 +2,7 @@
 starts that page as a child process on a free port of the studio's own host (loopback included: then the page is for
 this computer, as the studio is).
 
-The child is ``python -m studio demo`` (studio/cli/demo.py) on the studio's own host with the studio's own logins:
+The child is ``python -m studio demo`` (studio/ui/demo_server.py) on the studio's own host with the studio's own logins:
 its --auth-file, or its one --auth / STUDIO_AUTH login handed over in the child's environment (never on a command
 line, where ``ps`` shows it). So teammates log in to the demo exactly as to the studio. The run comes from the
 Evaluate tab's dropdown and is resolved on the server (``find_finished_run``: a finished run inside the runs
@@ -29,10 +29,10 @@ import gradio as gr
 from ..errors import StudioError
 from ..runs.run_dir import find_finished_run
 from ..workspace import REPO_ROOT, studio_command
-from .addresses import urls
+from ..app.addresses import urls
 from .common import ui_errors
 from .i18n import msg
-from .roles import owner_only
+from ..app.roles import owner_only
 
 MAX_DEMOS = 2      # each demo holds its own copy of a model in memory
 READY_S = 300.0    # a first load of a 270M model on a busy CPU takes a while

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 CSS = """
-/* Evaluate chat (issue 13 finding 9): Gradio floats the chatbot's toolbar over the top of the message list, so
+/* Evaluate chat: Gradio floats the chatbot's toolbar over the top of the message list, so
    the first message (and any message scrolled to the top) sat under it. The list now starts below the toolbar. */
 #ev-chat .bubble-wrap { margin-top: 30px; height: calc(100% - 30px); }
 """

@@ -12,19 +12,19 @@ from typing import Any
 
 import gradio as gr
 
-from .roles import owner_only
+from ..app.roles import owner_only
 from ..runs.plots import drawable, loss_figure
 from . import forms
-from .auto_eval import accuracy_line
+from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
-from .context import AppContext
+from ..app.context import AppContext
 from .i18n import headers, msg
-from .notice_words import notice_text
+from ..words.notice_words import notice_text
 from .session_lang import session_lang
 from ..workspace import confine
-from .paths import resolve_run_paths
-from .simple import plain
-from . import run_queue
+from ..app.paths import resolve_run_paths
+from ..app.settings import plain
+from ..runs import queue as run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
@@ -33,13 +33,13 @@ PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
     engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason (in
-    Chinese too: studio/ui/reason_words.py)."""
+    Chinese too: studio/words/reason_words.py)."""
     if isinstance(snap.get("page_error"), dict):
-        from .error_words import from_dict, page_message
+        from ..words.error_words import from_dict, page_message
         return page_message(from_dict(snap["page_error"]), session_lang(lang))
     reason = snap.get("reason") or ""
     if reason and session_lang(lang) == "zh":
-        from .reason_words import zh_reason
+        from ..words.reason_words import zh_reason
         return zh_reason(reason)
     return reason
 
@@ -170,7 +170,7 @@ def progress_line(e: dict[str, Any], lang: str = "en") -> str:
 
 
 def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = "en") -> str:
-    """The log box (issue 28 item 9): the run's own lines (model preparation in the page's language), then its
+    """The log box: the run's own lines (model preparation in the page's language), then its
     progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
     carriage return of a bar is a line of the file) stay in the run folder's stdout.log."""
     lines = []
@@ -197,7 +197,7 @@ def state_word(state: str, lang: str) -> str:
 
 def runs_rows(ctx: AppContext, snap: dict[str, Any] | None = None) -> list[list[Any]]:
     """The Past runs table; the run ``snap`` describes gets its state and step from that same read, so the
-    table never lags the status above it (issue 28 item 9)."""
+    table never lags the status above it."""
     def num(v: Any) -> Any:
         return round(v, 4) if isinstance(v, float) else ("" if v is None else v)
     rows = ctx.runner.past_runs()
@@ -272,8 +272,7 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    from .session_lang import session_user
-    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=session_user())
+    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
     snap = ctx.runner.snapshot()
     if place:
         gr.Info(msg("queued", ctx.lang, n=place))
@@ -294,7 +293,7 @@ def start_line(model: str | None, data: str | None, method: str | None, lang: st
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
     """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
     gr.Markdown(T("train.intro"))
-    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form (issue 28 finding 9)
+    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
@@ -331,8 +330,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     @ui_errors
     def on_abort() -> tuple[Any, ...]:
         """The buttons come back from the same status the press changed, not from the next tick."""
-        from .session_lang import session_user
-        if not ctx.runner.abort(by=session_user()):
+        if not ctx.runner.abort(by=ctx.user):
             gr.Info(msg("nothing_running", ctx.lang))
         else:
             gr.Info(msg("abort_sent", ctx.lang))

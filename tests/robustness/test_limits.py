@@ -156,7 +156,7 @@ def test_nul_byte_after_8kb_refused(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ finding 4: reads outside the roots
 def test_live_estimate_does_not_read_outside_the_roots(tmp_path: Path) -> None:
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     from studio.ui.settings_tab import on_change
     from studio.ui import forms
     outside = tmp_path / "outside"
@@ -174,8 +174,8 @@ def test_live_estimate_does_not_read_outside_the_roots(tmp_path: Path) -> None:
 
 
 def test_relative_model_name_resolves_in_the_workspace_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio.ui.context import AppContext
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.context import AppContext
+    from studio.app.paths import resolve_run_paths
     ctx = AppContext.create(tmp_path / "ws")
     cwd = tmp_path / "cwd"
     (cwd / "studio" / "assets").mkdir(parents=True)

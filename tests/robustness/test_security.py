@@ -87,8 +87,8 @@ FIELDS = [("model_name_or_path", "/etc"), ("model_name_or_path", "../outside"), 
 
 @pytest.mark.parametrize("field, value", FIELDS, ids=[f"{f}={v}" for f, v in FIELDS])
 def test_start_paths(area: dict[str, Path], field: str, value: Any) -> None:
-    from studio.ui.context import AppContext
-    from studio.ui.paths import resolve_run_paths
+    from studio.app.context import AppContext
+    from studio.app.paths import resolve_run_paths
     ctx = AppContext.create(area["ws"])
     _run(area, f"Start with {field}={value}", lambda: resolve_run_paths(RunConfig(dataset="d.jsonl").replace(
         **{field: value}), ctx))
@@ -101,7 +101,7 @@ ESTIMATES = [("model_name_or_path", "OUT"), ("model_name_or_path", "link"), ("de
 @pytest.mark.parametrize("field, value", ESTIMATES, ids=[f"{f}={v!r}" for f, v in ESTIMATES])
 def test_live_estimate_reads(area: dict[str, Path], field: str, value: str) -> None:
     from studio.ui import forms
-    from studio.ui.context import AppContext
+    from studio.app.context import AppContext
     from studio.ui.settings_tab import on_change
     ctx = AppContext.create(area["ws"])
     value = value.replace("OUT", str(area["outside"]))

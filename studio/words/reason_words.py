@@ -1,4 +1,4 @@
-"""Why a run ended, in Chinese for a Chinese page (issue 28: "English left in the Chinese page").
+"""Why a run ended, in Chinese for a Chinese page ("English left in the Chinese page").
 
 The engine and the job runner write a run's plain end reason once, in English, into status.json (the CLI prints
 it; studio/runs may not import the UI). Such a reason is made of phrases ("the training process was killed
@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .i18n import FIELD_LABELS
+from .catalog import FIELD_LABELS
 
 
 def _f(name: str) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..errors import StudioError
 from .context import AppContext
-from .i18n import msg
+from ..words.catalog import msg
 
-log = logging.getLogger("studio.ui")
+log = logging.getLogger("studio.app")
 _LOCK = threading.Lock()
 ACCURACY_FILE = "studio_accuracy.json"
 

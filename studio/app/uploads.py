@@ -30,7 +30,7 @@ def check_data_upload(path: str | Path | None, limit_mb: float, lang: str = "en"
     """Raises StudioError (in the page's language) when an uploaded data or settings file is over the data limit."""
     if not path:
         return
-    from .i18n import msg  # the messages catalog is not needed to parse launch.py's flags
+    from ..words.catalog import msg  # the messages catalog is not needed to parse launch.py's flags
     p = Path(path)
     size = p.stat().st_size if p.is_file() else 0
     if size > limit_mb * MB:

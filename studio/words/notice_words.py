@@ -1,4 +1,4 @@
-"""A training notice in the page's words and language (issue 28: notices named config keys such as
+"""A training notice in the page's words and language (notices named config keys such as
 ``cutoff_len`` and "choose Method: full (presets/recipes/...)" on the page).
 
 The engine sends a notice as its CLI text plus a code and values (studio/notices.py). Here each code has its page
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .i18n import FIELD_LABELS
+from .catalog import FIELD_LABELS
 
 NOTICES: dict[str, tuple[str, str]] = {
     "pure_bf16": (

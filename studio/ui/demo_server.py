@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..ui.app import AUTH_ENV
-from ..ui.uploads import DATA_MB
+from .app import AUTH_ENV
+from ..app.uploads import DATA_MB
 
 DEFAULT_PORT = 7861  # the studio's is 7860: both can run side by side
 
@@ -45,7 +45,7 @@ def prepare(args: argparse.Namespace) -> tuple[object, list[tuple[str, str]] | N
             not a run, or not finished.
     """
     from ..runs.run_dir import find_finished_run
-    from ..ui.app import check_flags, parse_auth
+    from .app import check_flags, parse_auth
     args.share = False  # no public gradio.live link for a demo
     args.max_model_upload_mb = args.max_upload_mb  # no model uploads here: Gradio's one limit is the data limit
     check_flags(args)
@@ -67,10 +67,10 @@ def main(args: argparse.Namespace) -> int:
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(args.trusted_proxy or []) or "no-proxy-trusted"
     # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
     from ..evaluation import inference
-    from ..ui.addresses import urls
-    from ..ui.app import is_loopback, launch_kwargs
-    from ..ui.demo import build_demo, describe_run
-    from ..ui.i18n import make_i18n
+    from ..app.addresses import urls
+    from .app import is_loopback, launch_kwargs
+    from .demo import build_demo, describe_run
+    from .i18n import make_i18n
     print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
     info = describe_run(run.path)  # type: ignore[attr-defined]
     inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)

@@ -19,8 +19,7 @@ from ..errors import StudioError
 from ..models.gguf_import import MARKER, check_coverage, gguf_architecture, prepare_gguf, read_header, \
     supported_architectures
 from ..workspace import confine, safe_name
-from .i18n import msg
-from .session_lang import session_lang
+from ..words.catalog import msg
 from .uploads import MB, MODEL_MB
 
 EXAMPLE_ARCHS = "llama, mistral, qwen2, qwen3, gemma3, phi3"  # shown in the page; the check uses the real list
@@ -38,7 +37,6 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
         StudioError: no file, not a .gguf, over the upload limit, not a readable GGUF, or an architecture
             transformers cannot read (the uploaded copy is then removed).
     """
-    lang = session_lang(lang)  # the browser's own language while answering a request
     if not upload:
         raise StudioError(msg("gguf.not_gguf", lang, name=""), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
     src = Path(upload)

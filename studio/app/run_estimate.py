@@ -13,9 +13,9 @@ from typing import Any
 
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
-from .common import fmt_seconds
+from ..words.units import fmt_seconds
 from .context import AppContext
-from .i18n import msg
+from ..words.catalog import msg
 
 # rows of a task when no dataset is chosen yet (the old estimate's tokens per row, as characters)
 PLACEHOLDER_CHARS = {"sentiment": 240, "instruction": 1200, "chat": 2400}
@@ -61,7 +61,7 @@ def _card(cfg: RunConfig, folder: Path | None) -> Any:
 
 def rows_for(ctx: AppContext, dataset: str | None, task: str, n_rows: int | None = None) -> list[dict[str, Any]]:
     """The chosen dataset's rows when the studio knows it, else ``n_rows`` placeholder rows of ``task``'s size."""
-    from .simple import dataset_info
+    from .settings import dataset_info
     info = dataset_info(ctx, dataset) if dataset else None
     if info:
         p = Path(info["path"])
@@ -85,7 +85,7 @@ def placeholder_rows(task: str, n_rows: int | None) -> list[dict[str, Any]]:
 def estimate(ctx: AppContext, cfg: RunConfig, rows: list[dict[str, Any]]) -> Any:
     """run_time.estimate for ``cfg`` (its model folder confined already) on this machine and this studio's runs;
     None when the model has no architecture card."""
-    from .simple import hardware
+    from .settings import hardware
     return _estimate(cfg, rows, hardware(ctx).device, ctx.runs_root)
 
 

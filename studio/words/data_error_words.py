@@ -1,7 +1,7 @@
 """The Chinese of every error the Data tab can meet below the UI (the file readers, the conversion, the label
 checks, the dataset loader, the workspace's path checks): English exactly as studio/data writes it, ``{name}``
 where it puts a runtime value (and a brace of the text doubled in the
-Chinese, which is formatted). studio/ui/error_words.py merges this table into PAGE_ERRORS;
+Chinese, which is formatted). studio/words/error_words.py merges this table into PAGE_ERRORS;
 tests/test_page_errors_zh.py reads every StudioError under studio/data from the source and fails on one missing
 here. Kept apart from error_words.py so that file stays the matcher and the page fixes.
 """

@@ -13,25 +13,35 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..workspace import atomic_write_text
-from .context import AppContext
+from .jobs import JobRunner
+
+
+
+class QueueHost(Protocol):
+    """What the queue needs of the server that keeps it: its workspace (queue.json), its one job runner, and a
+    place for server-side state (``extra``) that every browser shares."""
+    workspace: Path
+    runner: JobRunner
+    extra: dict[str, Any]
+
 
 _LOCK = threading.Lock()
 FILE = "queue.json"
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
-log = logging.getLogger("studio.ui")
+log = logging.getLogger("studio.runs")
 
 
-def _file(ctx: AppContext) -> Path | None:
+def _file(ctx: QueueHost) -> Path | None:
     ws = getattr(ctx, "workspace", None)
     return Path(ws) / FILE if ws else None
 
 
-def _restore(ctx: AppContext) -> list[RunConfig]:
+def _restore(ctx: QueueHost) -> list[RunConfig]:
     """The queue a previous server left in the workspace (a run that no longer loads is dropped, logged)."""
     path = _file(ctx)
     if path is None or not path.exists():
@@ -67,7 +77,7 @@ def _entry(cfg: RunConfig) -> dict:
     return {**cfg.to_dict(), **({BY_KEY: by} if by else {})}
 
 
-def _save(ctx: AppContext) -> None:
+def _save(ctx: QueueHost) -> None:
     path = _file(ctx)
     if path is None:
         return
@@ -77,13 +87,13 @@ def _save(ctx: AppContext) -> None:
         log.warning("cannot keep the run queue in %s: %s", path, exc)
 
 
-def _queue(ctx: AppContext) -> list[RunConfig]:
+def _queue(ctx: QueueHost) -> list[RunConfig]:
     if "queue" not in ctx.extra:
         ctx.extra["queue"] = _restore(ctx)
     return ctx.extra["queue"]
 
 
-def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
+def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
                    by: str | None = None) -> int:
     """Start ``cfg`` now (returns 0) or, while a run is going, queue it (returns its place, 1 = next).
 
@@ -112,7 +122,7 @@ def start_or_queue(ctx: AppContext, cfg: RunConfig, resolve: Callable[[RunConfig
     return 0
 
 
-def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
+def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
     """Start the first queued run when the runner is idle (called by the status poll); its folder name."""
     with _LOCK:
         if not _queue(ctx) or ctx.runner.snapshot().get("busy"):
@@ -125,12 +135,12 @@ def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> st
             return None  # e.g. its data was deleted meanwhile: drop it rather than retry forever
 
 
-def waiting(ctx: AppContext) -> int:
+def waiting(ctx: QueueHost) -> int:
     with _LOCK:
         return len(_queue(ctx))
 
 
-def clear(ctx: AppContext) -> int:
+def clear(ctx: QueueHost) -> int:
     """Forget every queued run; how many there were."""
     with _LOCK:
         n = len(_queue(ctx))
@@ -139,7 +149,7 @@ def clear(ctx: AppContext) -> int:
     return n
 
 
-def watch(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig], every_s: float = 2.0) -> threading.Event:
+def watch(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig], every_s: float = 2.0) -> threading.Event:
     """Start queued runs in the background, with or without a page open; set the returned event to stop."""
     stop = threading.Event()
 

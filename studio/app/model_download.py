@@ -1,6 +1,6 @@
 """Settings: what the model list says about getting each model, and the Download button of a built-in model.
 
-Issue 28 ("models you can get"): the list marks which models are on this machine, which ship in a package, which
+Models you can get: the list marks which models are on this machine, which ship in a package, which
 need a download and how big it is, and whether the hub answers from here; a download starts only when the user
 presses Download (an owner action: it writes into the model cache). The name comes from the page's model field but
 only a built-in model's name is accepted: nothing here takes a path or a hub id from the browser.
@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from ..config.run_config import DEMO_MODEL
 from ..errors import StudioError
 from ..models import zoo
-from .i18n import msg
+from ..words.catalog import msg
 
 HUB_PROBE_S = 1.5          # a connect attempt, not a request: the page must not wait on a slow network
 HUB_RECHECK_S = 300.0

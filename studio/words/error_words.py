@@ -1,4 +1,4 @@
-"""The words of errors raised below the UI, in the page's language (issue 28: "English left in the Chinese page").
+"""The words of errors raised below the UI, in the page's language ("English left in the Chinese page").
 
 A ``StudioError`` is written once, in English, where it is raised (studio/data, studio/models, ...): those
 layers may not import the UI, and the CLI prints them as they are. The page shows ``page_message``: the fix in
@@ -123,7 +123,7 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
 @functools.lru_cache(maxsize=1)
 def _zh_labels() -> dict[str, str]:
     """The page's English labels -> its Chinese ones (a runtime value that names a page field)."""
-    from .i18n import FIELD_LABELS, UI
+    from .catalog import FIELD_LABELS, UI
     out: dict[str, str] = {}
     for en, zh in list(FIELD_LABELS.values()) + list(UI.values()):
         out.setdefault(en, zh)

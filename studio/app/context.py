@@ -5,11 +5,12 @@ Fields:
     runs_root:     where run folders go (workspace/runs); the job runner lists runs from here.
     data_root:     where converted datasets and dataset_info.json go (workspace/data).
     allowed_roots: the only folders a typed path (model, data, output, DeepSpeed JSON) may point into:
-                   the workspace plus any ``--data-root``; check with ``studio.ui.paths.confine``.
+                   the workspace plus any ``--data-root``; check with ``studio.app.paths.confine``.
     runner:        the one ``studio.runs.jobs.JobRunner`` (server-side state: reloads re-attach to it).
     lang:          'en' or 'zh': the language of the browser being answered (its in-page switch,
-                   --lang, its Accept-Language; studio/ui/session_lang.py); ``default_lang``
-                   outside a request (build time, tests).
+                   --lang, its Accept-Language), as the page's ``lang_source`` reads it
+                   (studio/ui/session_lang.py); ``default_lang`` outside a request (build time, tests).
+    user:          the login being answered (``user_source``), None without logins or outside a request.
     default_lang:  the server's default (--lang, else 'en').
     max_upload_mb: largest accepted upload in MB.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..runs.jobs import JobRunner
 
@@ -30,14 +32,21 @@ class AppContext:
     runner: JobRunner
     default_lang: str = "en"
     max_upload_mb: float = 50.0
-    max_model_upload_mb: float = 4096.0  # .gguf uploads in Settings (studio/ui/uploads.py)
+    max_model_upload_mb: float = 4096.0  # .gguf uploads in Settings (studio/app/uploads.py)
     allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
+    # How the request being answered is read: set by the page that serves this context (studio/ui/app.py), so
+    # the services below the page never import the web framework to learn who is asking, and in which language.
+    lang_source: Callable[[str], str] = field(default=lambda fallback: fallback, repr=False)
+    user_source: Callable[[], str | None] = field(default=lambda: None, repr=False)
 
     @property
     def lang(self) -> str:
-        from .session_lang import session_lang
-        return session_lang(self.default_lang)
+        return self.lang_source(self.default_lang)
+
+    @property
+    def user(self) -> str | None:
+        return self.user_source()
 
     @lang.setter
     def lang(self, value: str) -> None:

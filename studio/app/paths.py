@@ -47,7 +47,7 @@ def _slug(text: str, limit: int = 40) -> str:
 
 
 def run_name(cfg: RunConfig) -> str:
-    """A run folder name a person recognises: '<model>-<data>' (issue 28 finding 7: every run was 'latest…').
+    """A run folder name a person recognises: '<model>-<data>' (every run was 'latest…').
 
     A used name gets the start time appended by ``resolve_run_paths``.
     """

@@ -7,10 +7,10 @@ from typing import Any
 
 from ..autoconfig import BUDGETS, Hardware, model_facts
 from ..errors import StudioError
-from . import forms
-from .common import fmt_seconds
+from . import form_values
+from ..words.units import fmt_seconds
 from .context import AppContext
-from .i18n import model_langs, msg
+from ..words.catalog import model_langs, msg
 from .model_download import availability_note
 from .run_estimate import placeholder_rows, plan_seconds, rows_for
 
@@ -23,7 +23,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
     chosen dataset's rows when ``ctx`` and ``dataset`` say which)."""
     rows = rows_for(ctx, dataset, task, n_rows) if ctx is not None else placeholder_rows(task, n_rows)
     out = []
-    for name in forms.WIDGET_CHOICES["model_name_or_path"]():
+    for name in form_values.WIDGET_CHOICES["model_name_or_path"]():
         facts = model_facts(name)
         if not facts:
             out.append((name, name))

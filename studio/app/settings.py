@@ -19,9 +19,9 @@ from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_p
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
-from . import forms
+from . import form_values
 from .context import AppContext
-from .i18n import FIELD_LABELS, MESSAGES, msg
+from ..words.catalog import FIELD_LABELS, MESSAGES, msg
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -131,13 +131,13 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
 
     Fields the derivation does not decide (output folder, seed, ...) keep what the form has. ``gpu_mem`` is the
     card memory typed on the page (0: no card): the plan is derived for the machine the panel judges, so the
-    reasons and the "will it fit" verdict speak of the same card (issue 28 finding 3).
+    reasons and the "will it fit" verdict speak of the same card.
 
     Raises:
         StudioError: a form value of the wrong type, or an unknown budget.
     """
     try:
-        cfg = forms.values_to_config(values)
+        cfg = form_values.values_to_config(values)
     except StudioError:
         cfg = RunConfig()
     info = dataset_info(ctx, dataset)
@@ -148,7 +148,7 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
                                         hw, budget or "balanced")
     if dataset:
         changes.update(dataset=dataset, dataset_dir=str(ctx.data_root))
-    return forms.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
+    return form_values.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
 
 
 def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
@@ -173,12 +173,11 @@ def plain(problem: str, lang: str) -> str:
 def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
     """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
 
-    Teammates on one studio each keep their own form (issue 28 finding 1: one shared file let a stale page of
+    Teammates on one studio each keep their own form (one shared file let a stale page of
     one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
     """
     from ..workspace import safe_name
-    from .session_lang import session_user
-    user = user if user is not None else session_user()
+    user = user if user is not None else ctx.user
     if not user:
         return ctx.workspace
     try:
@@ -207,7 +206,7 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
     """
     from ..workspace import atomic_write_text
     try:
-        cfg = forms.values_to_config(values)
+        cfg = form_values.values_to_config(values)
     except StudioError:
         return loaded  # a half-typed value: keep the last good settings
     folder = settings_folder(ctx, user)
@@ -238,7 +237,7 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
     if path.is_file():
         try:
             cfg = RunConfig.load(path)
-            return forms.config_to_values(cfg), choices, msg("why.restored", ctx.lang)
+            return form_values.config_to_values(cfg), choices, msg("why.restored", ctx.lang)
         except StudioError:
             pass  # a broken file: start from the derived defaults
     latest = datasets(ctx)
@@ -246,5 +245,5 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
     if latest:
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
-                         forms.config_to_values(RunConfig()))
+                         form_values.config_to_values(RunConfig()))
     return values, choices, why

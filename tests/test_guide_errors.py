@@ -1,0 +1,100 @@
+"""The guide's "When something goes wrong" tables stay in step with the studio's own errors.
+
+docs/make_error_guide.py writes them from the page's error table; this holds the guides to what it writes today,
+and each listed pair to the code: the fix shown beside an error is the fix that same error carries where it is
+raised, so the guide cannot pair an error with another one's advice.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from source_texts import Module, calls_named
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_error_guide", ROOT / "docs" / "make_error_guide.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """The template's text with each {slot} standing for any runtime value (the scan writes those as 'X')."""
+    parts = re.split(r"\{\w+\}", template.strip().rstrip("."))
+    return re.compile(".*?".join(re.escape(p) for p in parts) + r"\.?", re.DOTALL)
+
+
+def _raised_pairs() -> list[tuple[list[str], list[str]]]:
+    """(texts of the what, texts of the fix the page shows) of every StudioError(...) under studio/."""
+    out = []
+    for path in sorted((ROOT / "studio").rglob("*.py")):
+        module = Module(ast.parse(path.read_text(encoding="utf-8")))
+        for func, call in calls_named(module.tree, {"StudioError"}):
+            kw = {k.arg: k.value for k in call.keywords}
+            what = call.args[0] if call.args else kw.get("what")
+            fix = kw.get("page_fix", call.args[1] if len(call.args) > 1 else kw.get("fix"))
+            out.append((module.texts(what, func), module.texts(fix, func) if fix is not None else [""]))
+    return out
+
+
+def _string_constants() -> list[str]:
+    """Every string literal under studio/ (implicit concatenations joined by the parser), the words tables aside."""
+    out = []
+    for path in (ROOT / "studio").rglob("*.py"):
+        if path.name.endswith("_words.py"):
+            continue
+        out += [n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return out
+
+
+def test_the_guides_are_what_the_script_writes_today():
+    assert _script().main(["--check"]) == 0, "run: .venv/bin/python docs/make_error_guide.py"
+
+
+def unpaired(script, picked: list[tuple[str, str, str]]) -> list[str]:
+    """The rows of ``picked`` whose error and fix are not raised together (or, for run ends, not written)."""
+    pairs = _raised_pairs()
+    written = _string_constants()
+    unpaired = []
+    for tab, what, fix in picked:
+        if tab == script.TRAIN:  # a run's end reason is written in phrases: each phrase must still be written
+            for text in filter(None, (what, fix)):
+                longest = max(re.split(r"\{\w+\}", text), key=len).strip(" .")
+                if not any(longest in s for s in written):
+                    unpaired.append(text)
+            continue
+        w, f = _pattern(what), _pattern(fix)
+        if not any(any(w.fullmatch(t) for t in whats) and any(f.fullmatch(t) for t in fixes)
+                   for whats, fixes in pairs):
+            unpaired.append(f"{what!r} -> {fix!r}")
+    return unpaired
+
+
+def test_each_listed_error_is_paired_with_its_own_fix():
+    script = _script()
+    assert unpaired(script, script.PICKED) == []
+    # an error with another error's fix (errors of different calls: one call may pick among several pairs)
+    swapped = [(script.DATA, "Label column '{column}' is empty in every row", "use encoding 'auto', or save the file as UTF-8")]
+    assert unpaired(script, swapped) == [f"{swapped[0][1]!r} -> {swapped[0][2]!r}"]
+
+
+def test_the_check_fails_on_a_guide_out_of_step_and_on_a_message_that_is_gone(tmp_path, monkeypatch):
+    script = _script()
+    for lang in script.GUIDES:
+        text = script.GUIDES[lang].read_text(encoding="utf-8")
+        doctored = tmp_path / f"{lang}.md"
+        stale = text.replace(script.BEGIN, script.BEGIN + "\n| An error of last year | its old advice |")
+        doctored.write_text(stale if lang == "en" else text, encoding="utf-8")
+        monkeypatch.setitem(script.GUIDES, lang, doctored)
+    assert script.main(["--check"]) == 1
+    monkeypatch.setattr(script, "PICKED", [(script.DATA, "An error the studio no longer raises", "")])
+    with pytest.raises(SystemExit, match="not in the studio's error table"):
+        script.section("en")

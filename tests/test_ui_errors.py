@@ -16,7 +16,7 @@ import pytest
 
 from studio.errors import StudioError
 from studio.ui import app, common
-from studio.ui.context import AppContext
+from studio.app.context import AppContext
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -177,6 +177,7 @@ def build_app(ctx: Any) -> Any:
             lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
+        banner = gr.Markdown(visible=False, elem_id="role-banner")  # a viewer's page says so (page_role.py)
         gr.Markdown(T("app.intro"))
         with gr.Tabs() as tabs:
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
@@ -218,6 +219,8 @@ def build_app(ctx: Any) -> Any:
         app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
         from .localize import wire
         wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
+        from .page_role import wire_role
+        wire_role(app, banner, ctx.lang)  # last: it marks the controls of every owner-only event wired above
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
     return app
@@ -263,6 +266,7 @@ def main(args: argparse.Namespace) -> int:
                             max_upload_mb=args.max_upload_mb,
                             max_model_upload_mb=model_upload_mb(args))
     ctx.extra["auth"] = bool(auth)
+    ctx.extra["roles"] = parse_roles(args) if auth else {}  # the page says "viewer" and switches owner controls off
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))

@@ -13,6 +13,7 @@ from typing import Any
 import gradio as gr
 
 from ..app.roles import owner_only
+from .page_role import page_role
 from ..runs.plots import drawable, loss_figure
 from . import forms
 from ..app.auto_eval import accuracy_line
@@ -47,7 +48,7 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     """One readable block: state, progress bar, speed, memory, and in the end the plain reason."""
     if snap.get("state") == "idle" or not snap.get("run"):
-        return msg("idle", lang)
+        return msg("idle_viewer" if page_role() == "viewer" else "idle", lang)
     state = snap["state"]
     icon = {"finished": "✅", "aborted": "⏹️", "failed": "❌"}.get(state, "⏳")
     head = f"### {icon} {msg('state.' + state, lang) if ('state.' + state) in _STATES else state}"

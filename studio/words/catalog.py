@@ -306,6 +306,13 @@ UI: dict[str, tuple[str, str]] = {
 
 MESSAGES: dict[str, tuple[str, str]] = {
     "idle": ("No run yet. Press **Start**.", "还没有运行。点击 **开始**。"),
+    "idle_viewer": ("No run yet. Only an owner can start one: this login is a viewer.",
+                    "还没有运行。只有所有者可以开始训练：当前登录是查看者。"),
+    "role.viewer": ("👁️ Signed in as **{user}**, a **viewer**: you can watch runs, see results, try the models and "
+                    "chat with them. Converting, training, stopping, deleting, exporting and uploading are for "
+                    "owners, so those controls are off.",
+                    "👁️ 当前登录：**{user}**，身份是**查看者**：可以查看运行和结果、试用模型并与之对话。转换、训练、停止、"
+                    "删除、导出和上传只有所有者可以操作，这些控件已停用。"),
     "state.starting": ("Starting", "正在启动"), "state.running": ("Running", "训练中"),
     "state.finished": ("Finished", "已完成"), "state.aborted": ("Aborted", "已中止"),
     "state.failed": ("Failed", "失败"), "state.unknown": ("Unknown", "未知"),

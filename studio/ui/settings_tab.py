@@ -348,6 +348,16 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # loaded before the last save does not overwrite it
     keep = [loaded, task, budget, gpu_mem, host_ram] + comps
     estimate.then(remember, keep, loaded, api_visibility="private", show_progress="hidden")
+
+    def relist(model_v: str | None, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> Any:
+        """The Model list's times from the form the panel just estimated (the same function, the same form), so
+        they follow every change of it, a dataset chosen from the Data tab included."""
+        values, card = list(rest[:-1]), rest[-1]
+        card = card if isinstance(card, (int, float)) and not isinstance(card, bool) else None
+        return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx, dataset=data_v,
+                                               budget=budget_v, form=values, gpu_mem=card))
+
+    estimate.then(relist, short + comps + [gpu_mem], model_pick, api_visibility="private", show_progress="hidden")
     gr.on([task.change, budget.change], remember, keep, loaded, api_visibility="private", trigger_mode="always_last",
           show_progress="hidden")
 

@@ -85,3 +85,21 @@ def test_a_text_only_spreadsheet_is_flagged_before_convert_with_a_fix_that_can_b
     report, dataset = fns["convert"](str(sheet), "sentiment", *([None] * 6), "", "", "tweets")
     assert report.startswith("❌") and "add a column with each row's label" in report, report
     assert "pick it under" not in report and isinstance(dataset, dict)  # the dataset box is left as it was
+
+
+def test_every_new_file_clears_the_previous_convert_report(built: tuple[Any, AppContext]) -> None:
+    """After a new upload (or the sample, or a path), the Data tab's report must not describe the previous file."""
+    blocks, _ = built
+    cfg = blocks.get_config_file()
+    report = next(c["id"] for c in cfg["components"] if c.get("props", {}).get("elem_id") == "data-report")
+    fns = blocks.fns
+    for name in ("upload_data", "sample_data", "open_data"):
+        fn = next(f for f in fns.values() if f.api_name == name)
+        chain = []
+        while fn.trigger_after is not None:
+            fn = fns[fn.trigger_after]
+            chain.append(fn)
+        cleared = [f for f in chain if report in [o._id for o in f.outputs]]
+        assert cleared, f"{name}: the previous report stays on screen"
+        said = dict(zip([o._id for o in cleared[0].outputs], cleared[0].fn()))
+        assert said[report] == ""

@@ -220,14 +220,16 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.update(visible=task_v == "sentiment")]
 
     task.change(show_for_task, task, [*col.values(), label_map], api_visibility="private")
-    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one
+    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one, and the
+    # previous Convert's report is about the previous file
     def forget() -> tuple[Any, ...]:
-        return None, "", None
+        return None, "", None, ""
 
-    forgotten = [src, info, table_view]
+    forgotten = [src, info, table_view, report]
     upload.upload(forget, None, forgotten, api_visibility="private").then(
         on_upload, upload, loaded, api_name="upload_data")
-    sample.click(on_sample, None, loaded, api_name="sample_data")
+    sample.click(forget, None, forgotten, api_visibility="private").then(
+        on_sample, None, loaded, api_name="sample_data")
     open_btn.click(forget, None, forgotten, api_visibility="private").then(
         on_open, server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(

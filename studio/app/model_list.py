@@ -48,7 +48,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
             seconds = None
         size = _size(facts["params"])
         label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang),
-                    time=fmt_seconds(seconds))
+                    time=fmt_seconds(seconds, lang))
         out.append((label + availability_note(name, lang, facts.get("params")), name))
     if extra and extra not in [v for _, v in out]:
         out.append((extra, extra))

@@ -139,8 +139,8 @@ def time_line(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> str:
     if est is None:
         return ""
     lang = ctx.lang
-    parts = [msg(f"time.{k}", lang, t=fmt_seconds(v)) for k, v in est.parts.items() if v >= 1]
-    line = msg("time.total", lang, t=fmt_seconds(est.seconds), parts=" · ".join(parts))
+    parts = [msg(f"time.{k}", lang, t=fmt_seconds(v, lang)) for k, v in est.parts.items() if v >= 1]
+    line = msg("time.total", lang, t=fmt_seconds(est.seconds, lang), parts=" · ".join(parts))
     line += " " + (msg("time.history", lang, n=est.runs) if est.source == "history" else msg("time.measured", lang))
     if est.slowdown >= 1.2:
         line += " " + msg("time.busy", lang, x=est.slowdown)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
-from ..words.units import fmt_seconds  # noqa: F401 (the tabs' import)
+from ..words import units
 from ..errors import StudioError
 
 log = logging.getLogger("studio.ui")
@@ -68,6 +68,12 @@ def ui_errors(fn: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001
             raise user_error(exc, name) from None
     return wrapper
+
+
+def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
+    """A duration in the language of the browser being answered (else ``lang``)."""
+    from .session_lang import session_lang
+    return units.fmt_seconds(seconds, session_lang(lang))
 
 
 def inline_errors(slot: int, n: int, lang: str = "en") -> Callable[[Callable], Callable]:

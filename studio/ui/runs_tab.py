@@ -17,6 +17,7 @@ import gradio as gr
 from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
+from ..runs.run_time import run_seconds
 from ..runs.manage import delete_runs, rename_run
 from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
@@ -39,9 +40,8 @@ def run_table(ctx: AppContext) -> list[dict[str, Any]]:
     for r in ctx.runner.past_runs(limit=200):
         st = _status(r["path"])
         acc = ensure_scored(ctx, r["path"]) if r["state"] == "finished" else None
-        seconds = st.get("train_seconds") or ((st.get("ended") or 0) - (st.get("started") or 0)) or None
         out.append({**r, "accuracy": acc.get("accuracy") if acc else None, "held_out": acc.get("n") if acc else None,
-                    "seconds": seconds if seconds and seconds > 0 else None,
+                    "seconds": run_seconds(st),
                     "when": time.strftime("%m-%d %H:%M", time.localtime(r["started"])) if r.get("started") else ""})
     return out
 
@@ -51,7 +51,7 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
         return "" if v is None else round(v, 4)
     return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
              r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
-             fmt_seconds(r["seconds"]) if r["seconds"] else "", num(r["final_loss"]), r["when"],
+             fmt_seconds(r["seconds"], lang) if r["seconds"] else "", num(r["final_loss"]), r["when"],
              r.get("started_by") or NOBODY] for r in runs]
 
 
@@ -70,7 +70,7 @@ def scorecards(runs: list[dict[str, Any]], picked: list[str], lang: str) -> str:
             ("runs.lr", lambda r: r["learning_rate"]), ("runs.steps", lambda r: r["step"] or ""),
             ("runs.final_loss", lambda r: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
             ("runs.eval_loss", lambda r: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
-            ("runs.time", lambda r: fmt_seconds(r["seconds"]) if r["seconds"] else "")]
+            ("runs.time", lambda r: fmt_seconds(r["seconds"], lang) if r["seconds"] else "")]
     lines = ["| | " + " | ".join(r["name"] for r in chosen) + " |", "|---" * (len(chosen) + 1) + "|"]
     lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r)) for r in chosen) + " |" for key, get in rows]
     return "\n".join(lines)

@@ -63,7 +63,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
         frac = min(step / total, 1.0)
         bar = "█" * int(frac * 20) + "░" * (20 - int(frac * 20))
         lines.append(f"{bar} **{msg('step', lang)} {step} / {total}** ({frac:.0%})"
-                     + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'))}" if state == "running" else ""))
+                     + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'), lang)}" if state == "running" else ""))
     facts = []
     if snap.get("loss") is not None:
         facts.append(f"{msg('loss', lang)} {snap['loss']:.4f}")

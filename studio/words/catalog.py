@@ -581,6 +581,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "ev.download_zip": ("Download {name} ({mb} MB before compression; the zip is made while it downloads)",
                         "下载 {name}（压缩前 {mb} MB；压缩包边下载边生成）"),
     "ev.download_file": ("Download {name} ({mb} MB, the file itself)", "下载 {name}（{mb} MB，即该文件本身）"),
+    "ev.download_file_modelfile": ("Download {name} ({mb} MB, the file itself, for llama.cpp). For Ollama take the "
+                                   "zip below: it has the Modelfile beside model.gguf (ollama create my-model -f "
+                                   "Modelfile)",
+                                   "下载 {name}（{mb} MB，即该文件本身，供 llama.cpp 使用）。Ollama 请下载下面的压缩包："
+                                   "其中 model.gguf 旁边有 Modelfile（ollama create my-model -f Modelfile）"),
     "ev.download_making": ("Preparing the download link", "正在准备下载链接"),
     "ev.exported_modelfile": ("The `Modelfile` beside it sets up Ollama: `ollama create my-model -f Modelfile`.",
                               "旁边的 `Modelfile` 用于 Ollama：`ollama create my-model -f Modelfile`。"),

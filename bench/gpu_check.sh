@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-shot check on a lent GPU (issues 11, 16, 24): one command, always done inside 480 s, and exactly two files in
+# One-shot check on a lent GPU (issues 11, 16, 24, 37): one command, done inside 9 minutes, and exactly two files in
 # $OUT: gpu_check.tar.gz (every log, junit xml and json) and gpu_check_summary.md (what ran, how long, the tables).
 #   bash bench/gpu_wheels.sh              # here, once: the wheels the card's Python lacks, into bench/wheels/
 #   bash bench/gpu_assets.sh              # here, once: the built-in models' configs, tokenizers, review rows
@@ -7,12 +7,14 @@
 #                                         # device run must carry both)
 #   bash bench/gpu_check.sh --dry-run     # on a CPU: every section's CPU fallback, same caps, same two files
 # Sections are independent, each under its own `timeout` (and never past the overall deadline); a failing section
-# does not stop the next. GPU_CHECK_ONLY="precision_memory real_lora" runs only the named sections (a follow-up
-# run inside the same lease); REAL_LORA_ARGS / REAL_LORA_CAP pass flags and a cap to the real_lora section. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
+# does not stop the next. By default one section runs: eight_b (bench/gpu_8b.py: Llama-3.1-8B-shape LoRA and
+# QLoRA, studio vs the library-savvy script, 70B-shape QLoRA built layer by layer, 8B ZeRO-3 offload), sized to
+# fill the call (EIGHT_B_CAP, EIGHT_B_ARGS="--steps N"). GPU_CHECK_ONLY="precision_memory real_lora" runs the
+# named earlier sections instead (a follow-up run inside the same lease); REAL_LORA_ARGS / REAL_LORA_CAP pass flags and a cap to the real_lora section. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
-DEADLINE=${GPU_CHECK_DEADLINE:-460}     # seconds from start; a last kill (5 s) and the two files fit in the rest of 480
+DEADLINE=${GPU_CHECK_DEADLINE:-520}     # seconds from start; a last kill (5 s) and the two files fit in 9 minutes
 DRY=0
 [ "${1:-}" = "--dry-run" ] && DRY=1
 OUT="${OUT:-$PWD/bench/gpu_results}"
@@ -33,7 +35,8 @@ left() { echo $(( DEADLINE - (SECONDS - START) )); }
 # section NAME CAP COMMAND...: runs COMMAND under min(CAP, time left), output to $WORK/NAME.log
 section() {
     local name=$1 cap=$2; shift 2
-    if [ -n "${GPU_CHECK_ONLY:-}" ] && [[ " setup throughput $GPU_CHECK_ONLY " != *" $name "* ]]; then
+    # by default the 8B/70B section alone fills the call; the earlier sections run when named
+    if [[ " setup throughput ${GPU_CHECK_ONLY:-eight_b} " != *" $name "* ]]; then
         printf '%s\tnot selected (GPU_CHECK_ONLY)\t0\t%s\n' "$name" "$cap" >> "$WORK/sections.tsv"; return
     fi
     local budget; budget=$(left)
@@ -78,6 +81,13 @@ section setup 30 bash -c setup
 cp "$WORK/setup.log" "$WORK/device.txt"
 
 PYTEST=("$PY" -m pytest -q -p no:cacheprovider -o addopts= -W ignore)
+# Llama-3.1-8B-shape LoRA and QLoRA, studio vs the library-savvy script, the 70B-shape QLoRA built layer by layer
+# and the 8B ZeRO-3 offload row (bench/gpu_8b.py; writes gpu_8b.json, its table is in the summary)
+if [ "$DRY" = 1 ]; then
+    section eight_b 110 "$PY" bench/gpu_8b.py --dry-run --json "$WORK/gpu_8b.json"
+else
+    section eight_b "${EIGHT_B_CAP:-470}" "$PY" bench/gpu_8b.py --json "$WORK/gpu_8b.json" ${EIGHT_B_ARGS:-}
+fi
 if [ "$DRY" = 1 ]; then
     # CPU fallbacks: the card tests must at least import and collect with these versions; the emulated-card
     # offload/OOM tests run the same offloader and recovery code; the toggles script runs its tiny CPU check.
@@ -130,6 +140,8 @@ PY
     echo
     cat "$WORK/throughput.log"
     for f in offload_oom.json; do [ -f "$WORK/$f" ] && { echo; echo "## $f"; echo '```'; cat "$WORK/$f"; echo '```'; }; done
+    [ -f "$WORK/eight_b.log" ] && { echo; echo "## 8B / 70B (bench/gpu_8b.py)"; echo '```';
+        grep -E '^\||^row: |not measured|no CUDA' "$WORK/eight_b.log" | tail -n 30; echo '```'; }
     for n in precision_memory offload_oom real_lora kernel_toggles; do
         [ -f "$WORK/$n.log" ] && { echo; echo "## $n (last lines)"; echo '```'; tail -n 25 "$WORK/$n.log"; echo '```'; }
     done

@@ -101,8 +101,31 @@ MUTANTS = [
            '        return t\n        key = _storage_key(t)\n        found = self._on_card.get(key)\n',
            (f"{_EXACT}[no-ckpt-full-sync]",),
            "autograd's saved weights keep the card copy alive (pack returns the tensor itself)"),
+    # the code for a card that a CPU run never takes: each test drives it on an emulated card
+    Mutant("activation_offload_dropped", "studio/engine/run.py",
+           '    offload = cfg.offload_activations and device == "cuda"\n', "    offload = False\n",
+           ("tests/test_activation_offload.py::test_offload_reaches_every_checkpointed_layer_on_a_card",),
+           "offload_activations never reaches transformers' activation_checkpointing_enable on a card"),
+    Mutant("liger_never_planned", "studio/models/kernels.py",
+           "    return KernelPlan(True)\n", '    return KernelPlan(False, "arch")\n',
+           ("tests/test_kernels.py::test_a_card_with_liger_and_a_supported_architecture_uses_liger",),
+           "a card with liger-kernel and a supported architecture keeps the chunked head"),
+    Mutant("card_padding_free_off", "studio/engine/batching.py",
+           '    return "padding_free" if "flash" in impl or impl == "flex_attention" else "token_budget"\n',
+           '    return "token_budget"\n',
+           ("tests/test_padding_free.py::test_the_card_plan_by_attention_kernel",),
+           "a card with FlashAttention still pads its batches"),
+    Mutant("hip_bf16_assumed", "studio/models/precision.py",
+           "                return cls(cuda=True, bf16=hip_bf16(arch), hip=True, arch=arch)\n",
+           "                return cls(cuda=True, bf16=True, hip=True, arch=arch)\n",
+           ("tests/test_rocm.py::test_an_amd_card_is_recognised_with_its_bf16",),
+           "every AMD card is taken to have bf16 (RDNA2 and MI100 would train in emulated bf16)"),
+    Mutant("token_count_on_the_card", "studio/engine/studio_trainer.py",
+           "            self.token_counter(host[TOKENS_KEY] if TOKENS_KEY in host else\n",
+           '            self.token_counter(int(inputs["input_ids"].ne(-1).sum()) if TOKENS_KEY in host else\n',
+           ("tests/test_step_sync.py::test_no_host_sync_outside_logging_steps[full-selective]",),
+           "the step counts tokens on the card (an .item() every micro-batch) instead of taking the host's count"),
 ]
-
 
 def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}

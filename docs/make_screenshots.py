@@ -9,8 +9,8 @@ sample reviews and the built-in `tiny-demo` model (Data -> Convert -> Settings -
 starts the demo page of the finished run, and saves one PNG per step. The PNGs are reduced to a 256-colour palette
 so that the whole set stays a few hundred KB in git. Re-run it whenever the page changes.
 
-Needs: `apt-get install chromium fonts-noto-cjk` (the CJK font draws the Chinese page). Takes a few minutes on a
-CPU: the run trains for real.
+Needs: `apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji` (the CJK font draws the Chinese page, the
+emoji font the status marks). Takes a few minutes on a CPU: the run trains for real.
 """
 from __future__ import annotations
 
@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"), help="folder for <lang>/<step>.png")
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
-        print(f"needs Debian's Chromium at {CHROMIUM}: apt-get install chromium fonts-noto-cjk", file=sys.stderr)
+        print(f"needs Debian's Chromium at {CHROMIUM}: apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji",
+              file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="studio-shots-") as tmp:
         for lang in args.lang:

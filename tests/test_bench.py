@@ -105,3 +105,27 @@ def test_training_flops_utilization_above_noise_floor() -> None:
     """
     out = _quick("flops_utilization.py")
     assert float(RATIO.findall(out)[0]) >= 0.3, out[-3000:]
+
+
+@pytest.mark.integration
+def test_the_gpu_check_dry_run_exercises_every_section_within_two_minutes(tmp_path: Path) -> None:
+    """bench/gpu_check.sh --dry-run on this CPU: the 8B/70B script's every section (studio and savvy LoRA and
+    QLoRA arms, the layer-by-layer 4-bit build, the ZeRO-3 offload run) on tiny shapes, and the two files out."""
+    import shutil
+    import subprocess
+    import time
+    if shutil.which("bash") is None or shutil.which("timeout") is None:
+        pytest.skip("needs bash and coreutils' timeout")
+    t0 = time.time()
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    proc = subprocess.run(["bash", "bench/gpu_check.sh", "--dry-run"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=240)
+    took = time.time() - t0
+    summary = (tmp_path / "gpu_check_summary.md").read_text(encoding="utf-8")
+    assert (tmp_path / "gpu_check.tar.gz").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = [ln for ln in summary.splitlines() if ln.startswith("row: ")]
+    sections = {ln.split(" | ")[0][5:] for ln in rows}
+    assert sections == {"lora", "qlora", "qlora 70b (layer by layer)", "8b full ZeRO-3 offload"}, summary
+    assert not [ln for ln in rows if "failed" in ln], summary
+    assert "| eight_b | ok |" in summary, summary
+    assert took < 120 or os.getloadavg()[0] > 4, f"dry run took {took:.0f} s (load {os.getloadavg()[0]:.1f})"

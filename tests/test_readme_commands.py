@@ -19,3 +19,10 @@ def test_readme_gives_two_commands_and_ci_runs_them():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert "bash install.sh" in ci                      # CI cannot keep a server running: the install half
     assert test in ci, f"CI does not run README's test line {test!r}"
+
+
+def test_the_chinese_readme_gives_the_same_two_commands():
+    """README.zh.md is the same page for Chinese readers: its first commands are the ones CI runs, word for word."""
+    zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", zh, re.S).group(1)
+    assert [ln for ln in block.splitlines() if ln.strip()] == _first_block()

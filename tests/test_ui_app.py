@@ -108,8 +108,12 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
     snap = client.predict(*values, api_name="/start")
     assert snap["busy"] and Path(snap["run"]).parent == server.workspace.resolve() / "runs"
     assert Path(snap["run"]).name.startswith("tiny-demo-")  # named after its model and data (issue 28 finding 7)
-    # a second Start while it runs queues the next run (issue 13: it used to be refused)
-    assert client.predict(*values, api_name="/start")["queued"] == 1
+    # a second Start of the same settings while it runs is "already queued" (a double click trains nothing twice)
+    with pytest.raises(Exception, match="already queued"):
+        client.predict(*values, api_name="/start")
+    # a Start of other settings while it runs queues the next run (issue 13: it used to be refused)
+    other_values = forms.config_to_values(cfg.replace(learning_rate=3e-3))
+    assert client.predict(*other_values, api_name="/start")["queued"] == 1
     client.predict(api_name="/clear_queue")
     out = poll_until(client, lambda s: s["step"] >= 2)
     client.predict(api_name="/abort")

@@ -6,6 +6,8 @@ Fields:
     data_root:     where converted datasets and dataset_info.json go (workspace/data).
     allowed_roots: the only folders a typed path (model, data, output, DeepSpeed JSON) may point into:
                    the workspace plus any ``--data-root``; check with ``studio.app.paths.confine``.
+    nvme_roots:    the folders the operator named with ``--nvme-root``: the only ones offload_nvme_path may
+                   name from the page (DeepSpeed writes there); none by default.
     runner:        the one ``studio.runs.jobs.JobRunner`` (server-side state: reloads re-attach to it).
     lang:          'en' or 'zh': the language of the browser being answered (its in-page switch,
                    --lang, its Accept-Language), as the page's ``lang_source`` reads it
@@ -34,6 +36,7 @@ class AppContext:
     max_upload_mb: float = 50.0
     max_model_upload_mb: float = 4096.0  # .gguf uploads in Settings (studio/app/uploads.py)
     allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
+    nvme_roots: list[Path] = field(default_factory=list)  # launch.py --nvme-root: where offload_nvme_path may point
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
     # How the request being answered is read: set by the page that serves this context (studio/ui/app.py), so
     # the services below the page never import the web framework to learn who is asking, and in which language.
@@ -55,7 +58,7 @@ class AppContext:
     @classmethod
     def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",
                max_upload_mb: float = 50.0, max_model_upload_mb: float = 4096.0,
-               runner: JobRunner | None = None) -> "AppContext":
+               runner: JobRunner | None = None, nvme_roots: list[str | Path] | None = None) -> "AppContext":
         """The standard layout under ``workspace`` (folders are created)."""
         from ..errors import StudioError
         ws = Path(workspace).expanduser().resolve()
@@ -68,6 +71,9 @@ class AppContext:
                                   "start the studio with --workspace DIR on a disk you can write to",
                                   code="workspace") from None
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
+        from ..safe_files import register_roots
+        register_roots(roots)  # links into these are not links out (studio/safe_files.py)
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
                    runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,
-                   max_model_upload_mb=max_model_upload_mb)
+                   max_model_upload_mb=max_model_upload_mb,
+                   nvme_roots=[Path(d).expanduser().resolve() for d in (nvme_roots or [])])

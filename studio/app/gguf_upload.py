@@ -11,13 +11,13 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import StudioError
 from ..models.gguf_import import MARKER, check_coverage, gguf_architecture, prepare_gguf, read_header, \
     supported_architectures
+from ..safe_files import copyfile
 from ..workspace import confine, safe_name
 from ..words.catalog import msg
 from .uploads import MB, MODEL_MB
@@ -60,7 +60,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
     fresh = not (target.is_file() and filecmp.cmp(src, target, shallow=False))
     if fresh:  # the same file uploaded again keeps its copy (and so its prepared folder)
         part = target.with_name(f".{target.name}.part")
-        shutil.copyfile(src, part)
+        copyfile(src, part, [Path(os.path.realpath(src)).parent])  # the upload itself, never a link's target
         os.replace(part, target)
     say = progress or (lambda f, m: None)
     try:

@@ -1,7 +1,9 @@
-"""Keep every path typed into the UI inside the allowed roots (workspace + --data-root).
+"""Keep every path typed into the UI inside its root (RunConfig's ``root`` metadata).
 
-A shared studio must not become a way to read or overwrite any file on the server, so model,
-data, output and DeepSpeed paths are resolved (symlinks too) and refused outside the roots.
+A shared studio must not become a way to read or overwrite any file on the server, so every path field of a
+config from the page is resolved (symlinks too) and refused outside the folders of its root: run folders and
+checkpoints in the runs folder, data and models in the workspace and --data-root folders, the NVMe swap folder
+only inside a --nvme-root the operator named. The command line never comes here: its user owns the machine.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..models import zoo
-from ..config.run_config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
 from ..errors import StudioError
 from ..workspace import confine
 from .context import AppContext
@@ -56,63 +58,125 @@ def run_name(cfg: RunConfig) -> str:
     return f"{_slug(model)}-{_slug(data)}"
 
 
+def _folders(root: str, ctx: AppContext) -> list[Path]:
+    """The folders a field of ``root`` (RunConfig's PATH_ROOTS) may name from the page."""
+    if root == "runs":
+        return [ctx.runs_root]
+    if root == "nvme":
+        return list(getattr(ctx, "nvme_roots", []) or [])
+    return list(ctx.allowed_roots)  # data, models: the workspace and every --data-root
+
+
+def _is_name(kind: str | None, value: str, ctx: AppContext) -> bool:
+    """True when ``value`` of a field with ``names=kind`` names no file (see RunConfig's PATH_NAMES)."""
+    if kind == "model":
+        return _local_model(value, ctx) is None
+    if kind == "dataset":
+        return not _looks_like_path(value)
+    if kind == "deepspeed":
+        return value in DEEPSPEED_SHORTCUTS or value == "none"
+    return kind == "last" and value == "last"
+
+
+def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) -> Path:
+    """``value`` resolved (relative to ``base``) and refused outside the folders of ``root``.
+
+    Raises:
+        StudioError: outside those folders; for the NVMe folder, also when the operator named none.
+    """
+    folders = _folders(root, ctx)
+    if root == "nvme" and not folders:
+        raise StudioError("The NVMe offload folder (offload_nvme_path) can only be a folder the operator allowed, "
+                          "and none was allowed", "start the studio with --nvme-root DIR (a folder on a fast "
+                          "local disk), then pick a folder inside it; or choose another DeepSpeed setting",
+                          code="nvme_root", page_fix="ask whoever runs the studio to allow an NVMe folder, or "
+                          "choose another DeepSpeed setting")
+    p = Path(os.path.expanduser(value.strip()))
+    full = p if p.is_absolute() else base / p
+    try:  # the same words whether the folder exists or not: the page is no oracle for what lies outside
+        return confine(full, folders)
+    except StudioError as exc:  # name the path as the person typed it
+        raise StudioError(exc.what.replace(f"'{full}'", f"'{value.strip()}'"), exc.fix, why=exc.why, code=exc.code,
+                          page_fix=exc.page_fix) from None
+
+
+def confine_config(cfg: RunConfig, ctx: AppContext) -> RunConfig:
+    """The page's config with every path field (``root`` in its metadata) resolved and confined to its root.
+
+    The one place a config from the page (Settings, Train, the queue) is confined: a field added tomorrow
+    with ``root=`` is covered here without a line of code. Values that name no file (a hub id, a dataset
+    name, a DeepSpeed shortcut, 'last') stay as they are.
+
+    Raises:
+        StudioError: a path outside its root (the message never says whether it exists).
+    """
+    changes: dict[str, object] = {}
+    dataset_dir = ctx.workspace
+    for meta in field_meta():
+        root, value = meta["root"], getattr(cfg, meta["name"])
+        if not root or value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        items = [v.strip() for v in str(value).split(",") if v.strip()] if meta["many"] else [str(value).strip()]
+        out: list[str] = []
+        for item in items:
+            if _is_name(meta["names"], item, ctx):
+                out.append(item)
+                continue
+            base = ctx.workspace
+            if meta["name"] == "dataset" and not Path(item).is_absolute() and (dataset_dir / item).exists():
+                base = dataset_dir  # a file named as in dataset_info.json's folder
+            if meta["name"] == "offload_nvme_path" and _folders(root, ctx):
+                base = _folders(root, ctx)[0]
+            out.append(str(_confine_one(meta["name"], root, item, ctx, base)))
+        changes[meta["name"]] = ",".join(out)
+        if meta["name"] == "dataset_dir":
+            dataset_dir = Path(changes["dataset_dir"])  # type: ignore[arg-type]
+    # every change is a str of the field's own type, so no coercion pass (RunConfig.replace) is needed
+    return dataclasses.replace(cfg, **changes)  # type: ignore[arg-type]
+
+
 def estimate_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
-    """The config the live estimate may read: model folder and DeepSpeed JSON confined first.
+    """The config the live estimate may read: every path field confined first (``confine_config``).
 
     Raises:
         StudioError: a path outside the allowed roots (the message never says whether it exists).
     """
-    changes: dict[str, object] = {}
-    target = _local_model(cfg.model_name_or_path.strip(), ctx)
-    if target is not None:
-        changes["model_name_or_path"] = str(target)
-    if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
-        changes["deepspeed"] = str(confine(cfg.deepspeed, ctx.allowed_roots))
-    return dataclasses.replace(cfg, **changes)  # type: ignore[arg-type]
+    return confine_config(cfg, ctx)
 
 
 def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     """The config with every path made absolute and confined; a used run folder gets a fresh name.
 
     Raises:
-        StudioError: a path outside the allowed roots, or a local model folder that does not exist.
+        StudioError: a path outside the allowed roots, a local model folder that does not exist, a checkpoint
+            to resume that is not one.
     """
-    roots = ctx.allowed_roots
     if cfg.trust_remote_code and not getattr(ctx, "allow_remote_code", False):
         raise StudioError("Trust remote code is off for this studio",
                           "untick Trust remote code; whoever runs the server can allow it by starting it with "
                           "'python launch.py --trust-remote-code' (the model's own code would run on the server)",
                           code="remote_code", page_fix="untick Trust remote code on the Settings tab; only whoever "
                           "runs the studio can allow a model's own code to run on the server")
-    changes: dict[str, object] = {}
+    if cfg.output_dir.strip() in ("", DEFAULT_OUTPUT):
+        cfg = dataclasses.replace(cfg, output_dir=f"runs/{run_name(cfg)}")
+    if not (cfg.dataset_dir or "").strip():
+        cfg = dataclasses.replace(cfg, dataset_dir="data")
+    confined = confine_config(cfg, ctx)
     model = cfg.model_name_or_path.strip()
-    target = _local_model(model, ctx)
-    if target is not None:
+    if confined.model_name_or_path != model:
+        target = Path(confined.model_name_or_path)
         if not target.is_dir() and not (target.is_file() and target.suffix.lower() == ".gguf"):
             raise StudioError(f"Model folder '{model}' does not exist",
                               "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
                               f"or '{DEMO_MODEL}'", code="path")
-        changes["model_name_or_path"] = str(target)
-    dataset_dir = confine(cfg.dataset_dir or "data", roots)
-    changes["dataset_dir"] = str(dataset_dir)
-    names = []
-    for name in (n.strip() for n in cfg.dataset.split(",") if n.strip()):
-        if _looks_like_path(name):
-            rel = Path(name)
-            base = dataset_dir / rel if not rel.is_absolute() and (dataset_dir / rel).exists() else name
-            names.append(str(confine(base, roots)))
-        else:
-            names.append(name)  # a dataset_info.json entry
-    changes["dataset"] = ",".join(names)
-    if cfg.deepspeed and str(cfg.deepspeed).endswith(".json"):
-        changes["deepspeed"] = str(confine(cfg.deepspeed, roots))
-    out = confine(cfg.output_dir if cfg.output_dir and cfg.output_dir != DEFAULT_OUTPUT else
-                  f"runs/{run_name(cfg)}", roots)
+    resume = confined.resume_from_checkpoint
+    if resume and resume != "last" and not (Path(resume) / "trainer_state.json").is_file():
+        raise StudioError(f"'{cfg.resume_from_checkpoint}' is not a complete checkpoint",
+                          "pick a checkpoints/checkpoint-N folder of a run, or 'last'", code="path")
+    out = Path(confined.output_dir)
     if (out / "config.yaml").exists():  # every Start is a new run; old ones stay for comparison
         out = out.with_name(f"{out.name}-{time.strftime('%Y%m%d-%H%M%S')}")
         n = 2
         while out.exists():
             out, n = out.with_name(f"{out.name.rsplit('~', 1)[0]}~{n}"), n + 1
-    changes["output_dir"] = str(out)
-    # every change is a str of the field's own type, so no coercion pass (RunConfig.replace) is needed
-    return dataclasses.replace(cfg, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(confined, output_dir=str(out))

@@ -19,6 +19,8 @@ from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_p
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
+from ..safe_files import leaves
+from ..state_files import read_state
 from . import form_values
 from .context import AppContext
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
@@ -43,12 +45,7 @@ def hardware_line(hw: Hardware, lang: str) -> str:
 
 # ---------------------------------------------------------------- datasets
 def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
-    path = ctx.data_root / CATALOG_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_state(ctx.data_root / CATALOG_FILE, kind="json", expect=dict) or {}
 
 
 def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, source: str | None = None) -> None:
@@ -81,6 +78,8 @@ def datasets(ctx: AppContext) -> list[dict[str, Any]]:
     known = catalog(ctx)
     out = []
     for p in ctx.data_root.glob("*.jsonl"):
+        if leaves(p, ctx.allowed_roots):  # a link out of the studio's folders is no dataset of it
+            continue
         meta = known.get(p.name) or {}
         rows = meta.get("rows")
         if rows is None:
@@ -189,11 +188,9 @@ def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
 
 def settings_version(ctx: AppContext, user: str | None = None) -> int:
     """How many times this login's settings were saved (a page compares it with the one it loaded)."""
-    try:
-        data = json.loads((settings_folder(ctx, user) / CHOICES_FILE).read_text(encoding="utf-8"))
-        return int(data.get("version", 0)) if isinstance(data, dict) else 0
-    except (OSError, ValueError, TypeError):
-        return 0
+    data = read_state(settings_folder(ctx, user) / CHOICES_FILE, kind="json", expect=dict) or {}
+    version = data.get("version", 0)
+    return version if isinstance(version, int) and not isinstance(version, bool) and version >= 0 else 0
 
 
 def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], loaded: int | None = None,
@@ -221,12 +218,9 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
 
 def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[str, Any], str]:
     """(form values, short-form choices, why markdown) saved for this login, or the derived defaults."""
-    folder = settings_folder(ctx, user)
+    folder, since = settings_folder(ctx, user), time.time()
     path = folder / SETTINGS_FILE
-    try:
-        choices = json.loads((folder / CHOICES_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        choices = {}
+    choices = read_state(folder / CHOICES_FILE, kind="json", expect=dict) or {}
     card, ram = choices.get("gpu_mem"), choices.get("host_ram")
     choices = {"task": choices.get("task") if choices.get("task") in TASKS else "sentiment",
                "budget": choices.get("budget") if choices.get("budget") in BUDGETS else "balanced",
@@ -234,16 +228,21 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
                and 0 <= card < 1e5 else None,
                "host_ram": float(ram) if isinstance(ram, (int, float)) and not isinstance(ram, bool)
                and 0 <= ram < 1e6 else None}
-    if path.is_file():
+    def loads(data: dict) -> None:
         try:
-            cfg = RunConfig.load(path)
-            return form_values.config_to_values(cfg), choices, msg("why.restored", ctx.lang)
-        except StudioError:
-            pass  # a broken file: start from the derived defaults
+            RunConfig.from_dict(data, source=str(path))
+        except StudioError as exc:
+            raise ValueError(exc.what) from None
+    saved = read_state(path, kind="yaml", expect=dict, check=loads)  # a broken file is kept aside, not lost
+    if saved is not None:
+        return form_values.config_to_values(RunConfig.from_dict(saved, source=str(path))), choices, \
+            msg("why.restored", ctx.lang)
     latest = datasets(ctx)
     dataset = latest[0]["path"] if latest else None
     if latest:
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
                          form_values.config_to_values(RunConfig()))
-    return values, choices, why
+    from ..words.state_words import problem_lines
+    lost = problem_lines(ctx.lang, files=[path], since=since)
+    return values, choices, (lost + "\n\n" + why) if lost else why

@@ -35,7 +35,6 @@ NO_EFFECT: dict[str, str] = {
     "ray_storage_path": "Ray is not used; one process per card (nproc)",
     "upcast_layernorm": "layer norms keep the model's dtype",
     "use_unsloth": "Unsloth kernels are not used",
-    "enable_liger_kernel": "Liger kernels are not used",
     "logging_dir": "logs go to the run folder (trainer_log.jsonl)",
     "ddp_find_unused_parameters": "single process or DeepSpeed; not used",
     "use_fast_tokenizer": "the fast tokenizer is always used when the model has one",

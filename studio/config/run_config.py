@@ -26,17 +26,31 @@ from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_
 from ..errors import ConfigError
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
-__all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "RunConfig", "field_meta",
+__all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "PATH_NAMES", "PATH_ROOTS",
+           "RunConfig", "field_meta",
            "load_yaml_dict", "parse_overrides", "safe_yaml"]
 
 DEMO_MODEL = "tiny-demo"
+
+# The folders a path field may name on the page (studio/app/paths.py ``confine_config`` maps each to folders):
+#   runs   the studio's run folders (output_dir, a checkpoint to resume)
+#   data   the workspace and every --data-root (training data, dataset_info.json, a DeepSpeed JSON)
+#   models the workspace and every --data-root, or a hub id / built-in name
+#   nvme   only folders the operator named with --nvme-root (DeepSpeed writes its swap files there)
+# The command line keeps the user's own paths: the person at the terminal owns the machine.
+PATH_ROOTS = ("runs", "data", "models", "nvme")
+# ``names``: values of a path field that name no file (a hub id, a dataset_info.json entry, a DeepSpeed
+# shortcut, 'last'); ``many``: a comma list of paths or names.
+PATH_NAMES = ("model", "dataset", "deepspeed", "last")
 
 
 def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
     """A field with its metadata. Every int/float field declares ``range=(lo, hi)`` (inclusive; ``open="lo"``,
     ``"hi"`` or ``"both"`` excludes an end): the checks (studio/config/checks.py) refuse values outside it and
-    tests/robustness/test_ranges.py fails for a number field without one."""
+    tests/robustness/test_ranges.py fails for a number field without one. Every field naming a file or folder
+    declares ``root=`` one of PATH_ROOTS (tests/robustness/test_path_fields.py fails for one without it)."""
     meta = {"help": help, "group": group, **extra}
+    assert meta.get("root") in (None, *PATH_ROOTS) and meta.get("names") in (None, *PATH_NAMES), meta
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -52,7 +66,8 @@ class RunConfig:
                                              "Apache-2.0) and 'gemma3-270m' (268M, Chinese + English, Gemma Terms "
                                              "of Use: https://ai.google.dev/gemma/terms; the Model list shows the "
                                              "time per step here), "
-                                             "a .gguf file, a local folder, or a hub id", "model")
+                                             "a .gguf file, a local folder, or a hub id", "model", root="models",
+                                             names="model")
     trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
     # --- method ---
     stage: Literal["sft"] = _f("sft", "Training stage (LLaMA-Factory's key): sft = supervised fine-tuning, the only "
@@ -78,8 +93,9 @@ class RunConfig:
     double_quantization: bool = _f(True, "Quantize the 4-bit scales too (saves ~0.4 bit/param)", "method")
     # --- data ---
     dataset: str = _f("", "Training data: a .jsonl/.json file in alpaca format, or a name in dataset_info.json",
-                      "data")
-    dataset_dir: str = _f("data", "Folder holding dataset_info.json (LLaMA-Factory layout)", "data")
+                      "data", root="data", names="dataset", many=True)
+    dataset_dir: str = _f("data", "Folder holding dataset_info.json (LLaMA-Factory layout)", "data",
+                          root="data")
     template: str = _f("auto", "Prompt template: 'auto' uses the tokenizer's chat template (else the studio's "
                                "'### Instruction' format); LLaMA-Factory names render as there (default, alpaca, "
                                "llama3, qwen, chatml, gemma, smollm2, gemma3, mistral, ...); its other names use the "
@@ -118,9 +134,10 @@ class RunConfig:
     report_to: str = _f("none", "Where Trainer also logs: none, tensorboard, wandb, mlflow, ... (comma list)",
                         "train")
     resume_from_checkpoint: str | None = _f(None, "Continue from this checkpoint folder ('last' = the newest in "
-                                                  "the run folder)", "train")
+                                                  "the run folder)", "train", root="runs", names="last")
     seed: int = _f(42, "Random seed", "train", range=(0, 2 ** 32 - 1))
-    output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train")
+    output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train",
+                        root="runs")
     overwrite_output_dir: bool = _f(False, "Replace an earlier run in output_dir instead of refusing (LLaMA-Factory's "
                                            "key). Only a folder holding nothing but a studio run is replaced; a "
                                            "folder with other files is never emptied. To continue a run, resume it "
@@ -138,9 +155,14 @@ class RunConfig:
                     + "); adamw_8bit stores its states in 8 bits (bitsandbytes)", "memory")
     pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
                                 "precision); small learning rates may then change nothing", "memory")
-    deepspeed: str | None = _f(None, "DeepSpeed config: " + deepspeed_choices(), "memory")
+    deepspeed: str | None = _f(None, "DeepSpeed config: " + deepspeed_choices(), "memory", root="data",
+                               names="deepspeed")
     offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
-                                             "DeepSpeed swaps weights and optimizer states; needs libaio", "memory")
+                                             "DeepSpeed swaps weights and optimizer states; needs libaio", "memory",
+                                       root="nvme")
+    offload_activations: bool = _f(False, "Keep checkpointed activations in host RAM (pinned) instead of on the "
+                                          "card: less card memory for long rows, slower (they cross PCIe twice a "
+                                          "step); needs gradient checkpointing", "memory")
     layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
                                         "forward/backward", "memory")
     dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
@@ -153,6 +175,9 @@ class RunConfig:
                             "memory")
     selective_logits: bool = _f(True, "Compute the output layer only where the loss is (the answer tokens): same "
                                       "result, faster and leaner; checked on the first batch", "memory")
+    enable_liger_kernel: bool = _f(True, "On a GPU, Liger's fused kernels (output layer + cross-entropy, RMSNorm, "
+                                         "RoPE, SwiGLU) where transformers supports the model and liger-kernel is "
+                                         "installed (LLaMA-Factory's key); else the studio's own", "memory")
     oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
                             "memory")
     # --- multi-process ---
@@ -365,7 +390,9 @@ def field_meta() -> list[dict[str, Any]]:
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         out.append({"name": f.name, "kind": kind, "default": default, "help": f.metadata.get("help", ""),
                     "group": f.metadata.get("group", "train"), "choices": choices,
-                    "range": f.metadata.get("range"), "open": f.metadata.get("open", "")})
+                    "range": f.metadata.get("range"), "open": f.metadata.get("open", ""),
+                    "root": f.metadata.get("root"), "names": f.metadata.get("names"),
+                    "many": bool(f.metadata.get("many"))})
     return out
 
 

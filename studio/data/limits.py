@@ -7,6 +7,7 @@ same caps and the same messages.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import StudioError
 
@@ -15,6 +16,15 @@ from ..errors import StudioError
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 1000
 XLSX_UNPACK_FACTOR = 4  # an .xlsx (a zip) may unpack to at most this many times the file size limit
+# One cell of 4 MB sent to batch prediction once made the server try to allocate 17.6 TB: no cell a person typed
+# or pasted is this long (a long review is ~5,000 characters; a book chapter ~50,000), so a longer one is refused
+# by every reader, whichever page or command the file came through.
+MAX_CELL_CHARS = 200_000
+# A chat template is code that came with a model: its render gets a budget (studio/data/template_budget.py).
+# Real templates take a few hundred steps per message and write what the conversation holds.
+TEMPLATE_MAX_STEPS = 1_000_000
+TEMPLATE_MAX_CHARS = 2_000_000
+TEMPLATE_MAX_SECONDS = 3.0
 
 
 def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
@@ -57,6 +67,28 @@ def check_shape(path: Path, rows: int, columns: int) -> None:
         raise too_many(path, f"more than {MAX_ROWS:,} rows", MAX_ROWS)
     if columns > MAX_COLUMNS:
         raise too_many(path, f"{columns:,} columns, over the limit of {MAX_COLUMNS:,}", MAX_ROWS)
+
+
+def _longest(value: Any, depth: int = 0) -> int:
+    """The longest text in a cell; a JSON cell (a conversation) is searched two levels deep."""
+    if isinstance(value, str):
+        return len(value)
+    if depth < 3 and isinstance(value, dict):
+        return max((_longest(v, depth + 1) for v in value.values()), default=0)
+    if depth < 3 and isinstance(value, (list, tuple)):
+        return max((_longest(v, depth + 1) for v in value), default=0)
+    return 0
+
+
+def check_cells(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Raises StudioError naming the first cell over MAX_CELL_CHARS (its row, counting the header as 1, and column)."""
+    for n, row in enumerate(rows, 2):
+        for column in columns:
+            size = _longest(row.get(column))
+            if size > MAX_CELL_CHARS:
+                raise StudioError(f"'{path.name}' has a cell of {size:,} characters in row {n}, column '{column}', "
+                                  f"over the limit of {MAX_CELL_CHARS:,}",
+                                  "shorten that text (or split it into several rows)", code="data_too_large")
 
 
 def check_unpacked(path: Path, max_mb: float) -> None:

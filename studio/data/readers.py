@@ -402,7 +402,7 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
     """
     p = Path(path)
     try:
-        return _read_any(p, encoding, max_mb, sheet, delimiter)
+        table = _read_any(p, encoding, max_mb, sheet, delimiter)
     except StudioError:
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
@@ -411,6 +411,8 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
         raise StudioError(f"'{p.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
                           "export it again (CSV UTF-8 or JSONL are the safest), or delete the row it names",
                           code="data_read") from None
+    limits.check_cells(p, table.columns, table.rows)
+    return table
 
 
 def _read_any(p: Path, encoding: str, max_mb: float, sheet: str | None, delimiter: str | None) -> Table:

@@ -208,6 +208,8 @@ class ChatTemplate(Template):
                                bos_text=tokenizer.bos_token or "", eos_text=eos).items():
             object.__setattr__(self, key, value)
         object.__setattr__(self, "_tok", tokenizer)
+        from .template_budget import install
+        install()  # the model's own template is code it brought: it renders with a budget
 
     def _fill(self, text: str, content: str = "") -> str:
         # the tokenizer's own EOS text is literal here; only {content} is substituted

@@ -48,14 +48,31 @@ def _single_process_env() -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
 
 
-def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str) -> Any:
-    """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores)."""
-    if cfg.packing or cfg.neat_packing:
+def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: bool | None = None,
+                  padding_free: bool = False) -> Any:
+    """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores);
+    either way the batch also carries the counts the step needs, made on the host (batching.HostCounts)."""
+    from .batching import HostCounts, pad_collator
+    if cfg.packing or cfg.neat_packing or padding_free:
+        from .attention import restore_sdpa
         from .packing import PackingCollator, uses_flash_attention
+        restore_sdpa(model)   # flattened rows need transformers' mask builder (their block-diagonal mask)
         model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
-        return PackingCollator(neat=cfg.neat_packing, flash_kwargs=uses_flash_attention(model))
-    from .batching import pad_collator
-    return pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
+        # padding-free (batching.card_batching) keeps every example to itself, as neat packing does
+        collate: Any = PackingCollator(neat=cfg.neat_packing or padding_free, flash_kwargs=uses_flash_attention(model))
+    else:
+        collate = pad_collator(tok, pad_to_multiple_of=8 if device == "cuda" else None)
+        # pad_collator pads on the right, so a causal LM needs no mask, except where the mask means more than
+        # attention: a mixture of experts' load-balancing loss uses it to leave pads out of the expert counts
+        config = getattr(model, "config", None)
+        text_cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+        drop = text_cfg is not None and not getattr(text_cfg, "output_router_logits", False) and \
+            not getattr(text_cfg, "is_encoder_decoder", False)
+        if drop:
+            from .attention import use_maskless_sdpa
+            use_maskless_sdpa(model)
+        return HostCounts(collate, loss_index=cfg.selective_logits if selective is None else selective, drop_mask=drop)
+    return HostCounts(collate, loss_index=cfg.selective_logits if selective is None else selective)
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False,
@@ -96,6 +113,9 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         # only add process start-up and copies
         dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
         save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
+        # Trainer's filter asks the card whether each step's loss is NaN (a sync every micro-batch); the studio's
+        # divergence guard stops on a non-finite loss anyway (StudioTrainer.check_divergence)
+        logging_nan_inf_filter=False,
     )
 
 

@@ -71,6 +71,22 @@ class TokenBudgetBatchSampler:
         return len(self._batches)
 
 
+def card_batching(device: str, attention: str | None, packing: bool) -> str:
+    """How a run batches its rows: "as_configured" (CPU, or packing asked for), "padding_free" or "token_budget".
+
+    On a card padding is wasted work, so rows go padding-free (flattened into one row, ``position_ids``
+    restarting at each example, transformers' DataCollatorWithFlattening) where the attention kernel runs such a
+    row without a mask: FlashAttention's varlen kernel and flex attention's block mask. SDPA would need the block-
+    diagonal mask materialised (rows x rows per flattened row), which takes it off its flash kernel and computes
+    attention across the whole flattened row; there the token-budget batches (similar lengths, little padding,
+    no mask) are the cheaper way. On a CPU the configured batching stays (its speed was measured there).
+    """
+    if device != "cuda" or packing:
+        return "as_configured"
+    impl = attention or ""
+    return "padding_free" if "flash" in impl or impl == "flex_attention" else "token_budget"
+
+
 def pad_collator(tokenizer: Any, pad_to_multiple_of: int | None = None) -> Any:
     """transformers' DataCollatorForSeq2Seq, padding on the right whatever side the tokenizer pads on.
 
@@ -84,3 +100,49 @@ def pad_collator(tokenizer: Any, pad_to_multiple_of: int | None = None) -> Any:
     right.padding_side = "right"
     return DataCollatorForSeq2Seq(right, pad_to_multiple_of=pad_to_multiple_of, label_pad_token_id=IGNORE_INDEX,
                                   return_tensors="pt")
+
+
+# Keys the host adds to a collated batch: counted on the host before the batch moves, so the step never asks the
+# card for them (an ``.item()`` there waits for every queued kernel). StudioTrainer pops them before the forward.
+TOKENS_KEY = "studio_tokens"          # real (non-padding) input tokens: the progress log's tokens/s
+ITEMS_KEY = "studio_items"            # next-token labels that carry loss: num_items_in_batch
+LOSS_INDEX_KEY = "studio_loss_index"  # flat [rows x (seq-1)] positions that carry loss: the selective loss
+HOST_KEYS = (TOKENS_KEY, ITEMS_KEY, LOSS_INDEX_KEY)
+
+
+class HostCounts:
+    """Wraps a collator: the batch it returns also carries the counts the step needs (``HOST_KEYS``).
+
+    Why a wrapper and not a count in the step: the collator runs on the host (in a loader worker on a card), where
+    ``nonzero`` and ``sum`` cost nothing and need no card; the same count inside the step is a host-device sync.
+    """
+
+    def __init__(self, collate: Any, loss_index: bool = True, drop_mask: bool = False):
+        self.collate = collate
+        self.loss_index = loss_index
+        # A right-padded row of a causal LM needs no attention mask: each real token attends only to earlier
+        # positions, all real, and the pads after it carry no loss. Without the mask, transformers' mask builder
+        # does not ask the card whether the mask is all ones (two syncs a forward with SDPA) and SDPA runs its
+        # causal kernel with no mask in memory. make_collator turns this on only where it holds.
+        self.drop_mask = drop_mask
+
+    def __call__(self, features: list[dict[str, Any]]) -> Any:
+        import torch
+        batch = self.collate(features)
+        ids = batch["input_ids"]
+        mask = batch.get("attention_mask")
+        batch[TOKENS_KEY] = int(mask.sum()) if mask is not None else int(ids.numel())
+        if self.drop_mask and mask is not None:
+            del batch["attention_mask"]
+        labels = batch.get("labels")
+        if labels is not None:
+            keep = labels[:, 1:] != IGNORE_INDEX
+            batch[ITEMS_KEY] = int(keep.sum())
+            if self.loss_index:
+                batch[LOSS_INDEX_KEY] = keep.reshape(-1).nonzero().flatten().to(torch.long)
+        return batch
+
+
+def pop_host_counts(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Take the host's counts out of a batch (the model's forward must not see them)."""
+    return {key: inputs.pop(key) for key in HOST_KEYS if key in inputs}

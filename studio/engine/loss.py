@@ -60,11 +60,15 @@ def selected_positions(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
 
 
 def selective_causal_lm_loss(model: nn.Module, inputs: dict[str, Any], num_items_in_batch: Any = None,
-                             chunk_rows: int | None = None) -> torch.Tensor | None:
+                             chunk_rows: int | None = None, loss_index: torch.Tensor | None = None
+                             ) -> torch.Tensor | None:
     """The model's causal-LM loss (sum over answer tokens / ``num_items_in_batch`` or their count).
 
     Same value and gradients as ``model(**inputs).loss``; returns None when the model does not split
-    into decoder + head (the caller then uses the normal forward).
+    into decoder + head (the caller then uses the normal forward). ``loss_index``: the flat positions of
+    ``labels[:, 1:]`` that carry loss, found on the host by the collator (batching.HostCounts); with it the
+    step gathers those positions without asking the card how many there are (a boolean mask would: its
+    result's size is data, so a card must finish every queued kernel and report it before going on).
     """
     parts = split_causal_lm(model)
     if parts is None or "labels" not in inputs:
@@ -74,8 +78,13 @@ def selective_causal_lm_loss(model: nn.Module, inputs: dict[str, Any], num_items
     kwargs = {k: v for k, v in inputs.items() if k not in ("labels", "num_items_in_batch")}
     kwargs["use_cache"] = False
     hidden = decoder(**kwargs).last_hidden_state        # [batch, seq, hidden]: every position
-    keep, targets = selected_positions(labels)
-    picked = hidden[:, :-1][keep]                       # only the positions that carry loss
+    if loss_index is not None:
+        index = loss_index.to(hidden.device, non_blocking=True)
+        picked = hidden[:, :-1].reshape(-1, hidden.shape[-1]).index_select(0, index)
+        targets = labels[:, 1:].reshape(-1).index_select(0, index.to(labels.device))
+    else:
+        keep, targets = selected_positions(labels)
+        picked = hidden[:, :-1][keep]                   # only the positions that carry loss
     rows = chunk_rows or chunk_rows_for(head.weight.shape[0] if hasattr(head, "weight") else 32768)
     total = linear_cross_entropy_sum(picked, head, targets, softcap, rows)
     denom = num_items_in_batch if num_items_in_batch is not None else targets.numel()

@@ -103,11 +103,26 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
 def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan) -> tuple[Any, Any]:
     from ..models.loading import apply_method, load_base
     model, tok = load_base(cfg, device, plan)
-    if cfg.gradient_checkpointing or cfg.layerwise_offload:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        model.config.use_cache = False
+    enable_checkpointing(model, cfg, device)
     model = apply_method(model, cfg, device, plan)
     return model, tok
+
+
+def enable_checkpointing(model: Any, cfg: RunConfig, device: str) -> bool:
+    """Gradient checkpointing as the config asks; True when its activations are offloaded to host RAM.
+
+    Offload: transformers 5.24 wraps each layer's checkpoint in torch's ``save_on_cpu`` (pinned host RAM), so the
+    inputs saved for the recompute wait on the host. It is an argument of ``activation_checkpointing_enable``, not
+    a checkpoint kwarg (``gradient_checkpointing_kwargs={"offload": True}`` reaches torch.utils.checkpoint, which
+    refuses it). Only on a card: on a CPU the activations are in host RAM already, and pinning needs an
+    accelerator (torch refuses ``pin_memory`` without one).
+    """
+    offload = cfg.offload_activations and device == "cuda"
+    if cfg.gradient_checkpointing or cfg.layerwise_offload or cfg.offload_activations:
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False},
+                                              offload=offload)
+        model.config.use_cache = False
+    return offload
 
 
 def parameter_counts(model: Any) -> tuple[int, int]:
@@ -252,13 +267,14 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     import torch
     from ..data.dataset import load_rows
     from .callbacks import EventCallback, GradNormGuard, StopRequested
-    from ..models.precision import device_caps, precision_plan
+    from ..models.precision import device_caps, precision_plan, rocm_notices
     from .studio_trainer import StudioTrainer
 
     import transformers
     transformers.logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    plan = precision_plan(device_caps(device), cfg)   # the run's one precision decision, handed to all below
+    caps = device_caps(device)
+    plan = precision_plan(caps, cfg)   # the run's one precision decision, handed to all below
     rows = load_rows(cfg.dataset, cfg.dataset_dir)
     _ensure_demo_base(cfg, run, rows)  # before the DeepSpeed config exists: it must not be built partitioned
     # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
@@ -275,6 +291,18 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
         deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
     model, tok = _build_model(cfg, device, plan)
+    from ..models.kernels import model_kernel_plan
+    # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
+    # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
+    kernels = model_kernel_plan(device, model.config, cfg.enable_liger_kernel)
+    args.use_liger_kernel = kernels.liger
+    selective = cfg.selective_logits and not kernels.liger
+    from .batching import card_batching
+    batching = card_batching(device, getattr(model.config, "_attn_implementation", None),
+                             cfg.packing or cfg.neat_packing)
+    if batching != "as_configured":
+        log.info("batches on the card: %s", batching.replace("_", " "))
+    log.info(kernels.english())
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
@@ -295,14 +323,15 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # move the whole model onto the card
         offloader = LayerwiseOffloader(model, device)
     trainer = StudioTrainer(model=model, args=args, train_dataset=train, eval_dataset=val or None,
-                            data_collator=make_collator(cfg, model, tok, device), processing_class=tok,
+                            data_collator=make_collator(cfg, model, tok, device, selective,
+                                                        padding_free=batching == "padding_free"), processing_class=tok,
                             callbacks=[events, GradNormGuard(clipping=cfg.max_grad_norm > 0,
                                                              fp16=plan.autocast == "fp16")],
                             optimizers=(loraplus_optimizer(cfg, model), None),
-                            dynamic_batching=cfg.dynamic_batching,
+                            dynamic_batching=cfg.dynamic_batching or batching != "as_configured",
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens, selective_logits=cfg.selective_logits,
-                            packed=cfg.packing or cfg.neat_packing)
+                            notify=notify, token_counter=count_tokens, selective_logits=selective,
+                            packed=cfg.packing or cfg.neat_packing or batching == "padding_free")
     from transformers import PrinterCallback
     trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
     if main:
@@ -310,9 +339,9 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
         run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
                          trainable_params=n_train, total_params=n_all, device=device,
-                         precision=plan.mode)
+                         precision=plan.mode, kernels="liger" if kernels.liger else kernels.reason)
         from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
-        for message in list(plan.warnings) + startup_notices(cfg, device) + [
+        for message in list(plan.warnings) + list(rocm_notices(caps, cfg)) + startup_notices(cfg, device) + [
                 m for m in [chat_template_mismatch(cfg.template, tok), llamafactory_fallback_notice(cfg.template, tok)]
                 if m]:
             notify(message)
@@ -334,6 +363,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     mark = busy_mark()
     t0 = mark[0]
     result = train_or_resume(trainer, checkpoint)
+    trainer.check_divergence()   # the steps since the last logging step, before the model is saved
     # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
     others = others_since(mark)
     step = trainer.state.global_step

@@ -2,14 +2,18 @@
 
 1. dynamic batching (token-budget, length-grouped batches),
 2. OOM-adaptive micro-batches (split the batch, same effective batch, carry on),
-3. a divergence guard (stop before a NaN/inf loss reaches the weights),
+3. a divergence guard (a NaN/inf loss or an exploding gradient stops the run before a checkpoint keeps it),
 4. crash-safe checkpoints (write to a staging folder, then rename),
 5. logits only where the loss is (studio/engine/loss.py), checked once against the model's own loss.
 Everything else (optimizers, DeepSpeed, mixed precision, resume) is the stock Trainer.
+
+None of it waits for the card inside a step: the counts come from the host (batching.HostCounts) and the guard's
+values are read in one go on the steps that log, save or evaluate (tests/test_step_sync.py counts the waits).
 """
 from __future__ import annotations
 
 import gc
+import math
 import os
 import shutil
 import weakref
@@ -23,7 +27,7 @@ from torch.utils.data import DataLoader
 from transformers import Trainer
 
 from ..notices import Notice
-from .batching import TokenBudgetBatchSampler
+from .batching import ITEMS_KEY, TOKENS_KEY, TokenBudgetBatchSampler, pop_host_counts
 from .callbacks import DivergenceError, GradNormGuard
 from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
 
@@ -55,6 +59,10 @@ class StudioTrainer(Trainer):
         self._staging: str | None = None
         self._hooked: set[int] = set()
         self._touched: set[torch.Tensor] | None = None
+        self._loss_index: torch.Tensor | None = None   # the whole micro-batch's loss positions (host-made)
+        self._step_loss: torch.Tensor | None = None    # this optimizer step's loss so far, on the card
+        # (step, loss or None, grad norm or None) not yet looked at: read on the next logging/saving step
+        self._unchecked: list[tuple[int, Any, Any]] = []
         if getattr(self.model, "studio_offloader", None) is not None:
             # Layer-wise offload under mixed precision: autocast caches the 16-bit copy of every weight it casts
             # until the forward ends, so all layers' copies piled up on the card however few layers were
@@ -82,12 +90,16 @@ class StudioTrainer(Trainer):
     # 2 + 3. OOM-adaptive step with divergence guard --------------------------------
     def training_step(self, model: torch.nn.Module, inputs: dict[str, Any],
                       num_items_in_batch: Any = None) -> torch.Tensor:
-        if self.token_counter is not None and "input_ids" in inputs:  # packed rows have no padding, no mask
-            self.token_counter(int(inputs["attention_mask"].sum()) if "attention_mask" in inputs
-                               else inputs["input_ids"].numel())
+        host = pop_host_counts(inputs)
+        if self.token_counter is not None and "input_ids" in inputs:
+            # a batch from another collator has no host count: the sync it costs is that collator's
+            self.token_counter(host[TOKENS_KEY] if TOKENS_KEY in host else
+                               int(inputs["attention_mask"].sum()) if "attention_mask" in inputs
+                               else inputs["input_ids"].numel())  # packed rows have no padding, no mask
         if num_items_in_batch is None and "labels" in inputs:
             # per-token normalisation over the whole batch keeps sliced and unsliced steps identical
-            num_items_in_batch = int((inputs["labels"] != -100).sum()) * self.args.gradient_accumulation_steps
+            items = host[ITEMS_KEY] if ITEMS_KEY in host else int((inputs["labels"] != -100).sum())
+            num_items_in_batch = items * self.args.gradient_accumulation_steps
         rows = inputs["input_ids"].shape[0]
         self._watch_grads(model)
         boundary = self.accelerator.sync_gradients
@@ -104,6 +116,8 @@ class StudioTrainer(Trainer):
                 # only the batch's last slice may end DeepSpeed's accumulation window (and step its optimizer)
                 with _sync_gradients(self.accelerator, boundary and not pending), _frozen(done):
                     _maybe_inject_oom(end - start)
+                    # the host's positions index the whole micro-batch; a slice (after an OOM) finds its own
+                    self._loss_index = host.get("studio_loss_index") if end - start == rows else None
                     loss = super().training_step(model, part, num_items_in_batch)
             except torch.OutOfMemoryError:
                 if not self.oom_adaptive or end - start <= 1 or (self.is_deepspeed_enabled and self._touched):
@@ -127,9 +141,14 @@ class StudioTrainer(Trainer):
                 continue
             total = loss if total is None else total + loss
         self._touched = None
+        self._loss_index = None
         assert total is not None
-        if not torch.isfinite(total).all():
-            raise DivergenceError(self.state.global_step + 1, float(total), self.args.output_dir)
+        # noted, not read: reading it here would make the host wait for the card every micro-batch
+        step_loss = total.detach()
+        self._step_loss = step_loss if self._step_loss is None else self._step_loss + step_loss
+        if boundary:
+            self._unchecked.append((self.state.global_step + 1, self._step_loss, None))
+            self._step_loss = None
         return total
 
     # 5. logits only where the loss is (studio/engine/loss.py) ------------------------
@@ -146,7 +165,7 @@ class StudioTrainer(Trainer):
         # accelerate applies mixed precision by wrapping model.forward; the selective path calls the decoder and
         # the head directly, so it must enter the same autocast itself (else bf16/fp16 runs compute in fp32)
         with self.accelerator.autocast():
-            loss = selective_causal_lm_loss(model, inputs, n_items)
+            loss = selective_causal_lm_loss(model, inputs, n_items, loss_index=self._loss_index)
         if loss is None:
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         if self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs and n_items is not None:
@@ -201,18 +220,62 @@ class StudioTrainer(Trainer):
             offloader.send_all_home()
 
     def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
-        """Trainer's gradient norm, shown to the divergence guard before the optimizer step applies it."""
+        """Trainer's gradient norm, noted for the divergence guard (read with the step's loss, see below)."""
         norm = super()._get_grad_norm(model, grad_norm)
-        for cb in self.callback_handler.callbacks:
-            if isinstance(cb, GradNormGuard):
-                cb.check(self.state.global_step + 1, norm, self.args.output_dir)
+        if norm is not None:
+            self._unchecked.append((self.state.global_step + 1, None, norm.detach() if torch.is_tensor(norm) else norm))
         return norm
+
+    def _get_num_items_in_batch(self, batch_samples: list, device: Any) -> Any:
+        """The label count from the host (batching.HostCounts), so no count is made on the card; Trainer's own
+        where a batch lacks it or several processes must agree on it (a gather)."""
+        if batch_samples and all(ITEMS_KEY in b for b in batch_samples) and self._loss_shifts_labels and \
+                self.args.world_size == 1 and self.args.n_gpu <= 1 and (
+                    self.model_accepts_loss_kwargs or self.compute_loss_func is not None):
+            return sum(int(b[ITEMS_KEY]) for b in batch_samples)
+        return super()._get_num_items_in_batch(batch_samples, device)
+
+    def _prepare_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        pop_host_counts(inputs)   # evaluation batches carry them too; the model's forward must not
+        return super()._prepare_inputs(inputs)
+
+    def check_divergence(self) -> None:
+        """Read the losses and gradient norms noted since the last look (one transfer) and stop at the first bad one.
+
+        Called before anything is logged, saved or evaluated, and when training ends: a checkpoint is never
+        written from weights that a bad step reached, and the error names the step where it went wrong. The
+        price of not stopping the moment it happens (that needs a sync every step) is at most logging_steps
+        wasted steps.
+
+        Raises:
+            DivergenceError: a loss was not finite, or the guard judged a gradient norm to have exploded.
+        """
+        pending, self._unchecked = self._unchecked, []
+        if not pending:
+            return
+        tensors = [v for _, loss, norm in pending for v in (loss, norm) if torch.is_tensor(v)]
+        values = iter(torch.stack([t.float().reshape(()) for t in tensors]).cpu().tolist() if tensors else [])
+        guards = [cb for cb in self.callback_handler.callbacks if isinstance(cb, GradNormGuard)]
+        for step, loss, norm in pending:
+            loss_v = next(values) if torch.is_tensor(loss) else loss
+            norm_v = next(values) if torch.is_tensor(norm) else norm
+            if loss_v is not None and not math.isfinite(loss_v):
+                raise DivergenceError(step, loss_v, self.args.output_dir)
+            for guard in guards:
+                guard.check(step, norm_v, self.args.output_dir)
+
+    def _maybe_log_save_evaluate(self, *args: Any, **kwargs: Any) -> None:
+        control = self.control
+        if control.should_log or control.should_save or control.should_evaluate or control.should_training_stop:
+            self.check_divergence()
+        super()._maybe_log_save_evaluate(*args, **kwargs)
 
     # 4. crash-safe checkpoints -------------------------------------------------------
     def _get_output_dir(self, trial: Any) -> str:
         return self._staging or super()._get_output_dir(trial)
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        self.check_divergence()   # never keep weights that a bad step has reached
         root = Path(self.args.output_dir)
         staging = root / ".staging"
         if self.args.should_save:

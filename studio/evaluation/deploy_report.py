@@ -47,7 +47,9 @@ def _finished(run: Path) -> tuple[Path, Any]:
     """
     from ..config.run_config import RunConfig
     from ..runs.run_dir import RunDir
+    from ..safe_files import refuse_links_out
     folder = RunDir(run)
+    refuse_links_out(run, "run folder")  # before any form of the model is read or written
     final = folder.final_model() if folder.config.is_file() else None
     if final is None:
         raise StudioError(f"'{run}' is not a finished run", "pick a run folder (runs/<name>) whose training "

@@ -119,7 +119,9 @@ def generate(model: Any, tokenizer: Any, template: Template, instruction: str, i
     With ``stream=True`` returns an iterator of the answer so far (for the playground); ``control`` (a
     ``streaming.Control``) lets another request stop it.
     """
-    ids = prompt_ids(tokenizer, template, instruction, input)
+    from .limits import context_of, cut, fit_ids
+    ids = fit_ids(prompt_ids(tokenizer, template, cut(instruction), cut(input)),
+                  context_of(model) - max_new_tokens)
     return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
 
 
@@ -143,7 +145,10 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
     """
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
-    limit = (max_context or getattr(model.config, "max_position_embeddings", 2048) or 2048) - max_new_tokens
+    from .limits import bound_history, context_of, cut
+    turns = [{**m, "content": cut(m["content"])} for m in bound_history(turns)]
+    message = cut(message)
+    limit = (max_context or context_of(model)) - max_new_tokens
     bos: list[int] = []  # the template's own prefix carries BOS, as in training (studio/data/templates.py)
     while True:
         msgs = turns + [{"role": "user", "content": message}]
@@ -167,8 +172,10 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     from .lora_merge import merged_lora
     from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
+    from .limits import context_of
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
-    prompts = prompt_token_ids(tokenizer, template, rows)
+    prompts = prompt_token_ids(tokenizer, template, rows,
+                               max_tokens=context_of(model) - max(map(len, answers), default=0))
     shared = shared_prefix_len(prompts)  # the instruction's tokens, the same in every row: run once a batch
     # similar lengths share a batch: less padding (token-budget batches, smaller ones for the long tail, measured no
     # faster on Gemma's 500 held-out reviews: 47.8/51.1 CPU-s against 47.5/46.8, so rows are batched 32 at a time)
@@ -188,7 +195,9 @@ def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequenc
     from .generation import generate_batch
     from .prompts import prompt_token_ids
     stops = _stop_strings(tokenizer, template)
-    return generate_batch(model, tokenizer, prompt_token_ids(tokenizer, template, rows), max_new_tokens,
+    from .limits import context_of
+    prompts = prompt_token_ids(tokenizer, template, rows, max_tokens=context_of(model) - max_new_tokens)
+    return generate_batch(model, tokenizer, prompts, max_new_tokens,
                           lambda text: _cut(text, stops), max_time=MAX_GENERATE_S)
 
 
@@ -386,6 +395,8 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if not run.config.exists():
         raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",
                           code="eval_data")
+    from ..safe_files import refuse_links_out
+    refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
     cfg = RunConfig.load(run.config)
     if not cfg.val_size:
         raise StudioError("This run kept no validation split (val_size is 0)",

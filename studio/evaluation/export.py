@@ -23,6 +23,7 @@ from typing import Any
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from ..safe_files import copytree, refuse_links_out
 
 MARKER = "studio_export.json"
 
@@ -31,6 +32,8 @@ def _source(source: str | Path) -> tuple[Path, RunConfig | None]:
     """(folder holding the final adapter/model, run config or None) for a run or model folder."""
     p = Path(source)
     run = RunDir(p)
+    # before anything reads it (a copy, a merge, GGUF, bitsandbytes): no link in it may lead out of the studio
+    refuse_links_out(p, "run folder" if run.config.exists() else "model folder")
     if run.config.exists():
         final = run.final_model()
         if final is None:
@@ -110,10 +113,10 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             _write_merged(source, tmp)
         elif kind == "adapter":
             # training_args.bin is a pickle of trainer settings: useless to a user of the adapter
-            shutil.copytree(final, tmp, ignore=shutil.ignore_patterns("training_args.bin"))
+            copytree(final, tmp, skip=("training_args.bin",))
             base = _point_adapter_at_base(tmp, out, base, cfg)
         else:
-            shutil.copytree(final, tmp, ignore=shutil.ignore_patterns("training_args.bin"))
+            copytree(final, tmp, skip=("training_args.bin",))
         info = {"kind": kind, "what": {
             "merged": "A standalone model: the LoRA adapter merged into the base weights.",
             "adapter": "A LoRA adapter; load the base model, then this adapter on top.",
@@ -161,7 +164,7 @@ def _point_adapter_at_base(tmp: Path, out: Path, base: str, cfg: RunConfig | Non
     """
     local = Path(base)
     if cfg is not None and cfg.model_name_or_path == DEMO_MODEL:
-        shutil.copytree(base, tmp / "base_model")
+        copytree(base, tmp / "base_model")
         local, base = tmp / "base_model", str(out / "base_model")
     elif local.exists():
         base = str(local.resolve())

@@ -34,14 +34,12 @@ from ..errors import StudioError
 from ..workspace import confine, safe_name
 from ..models.loading import LOAD_LOCK
 from ..runs.run_dir import RunDir, list_runs
-from . import streaming
+from . import limits, streaming
+from .limits import MAX_HISTORY_CHARS, MAX_NEW_TOKENS, MAX_PROMPT_CHARS  # noqa: F401  (callers import them here)
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
-# Per-request caps: one 400 KB prompt once kept a core busy for 7 minutes and blocked
-# everyone else. Generation time itself is capped by evaluate.MAX_GENERATE_S (generate's max_time).
-MAX_PROMPT_CHARS = 20_000      # instruction + input of one playground request, or one chat message
-MAX_HISTORY_CHARS = 100_000    # chat history kept (oldest turns dropped first); the model's context is smaller
-MAX_NEW_TOKENS = 4096
+# What one request may cost lives in limits.py (one table for every service below); generation time itself is
+# capped by evaluate.MAX_GENERATE_S (generate's max_time).
 GENERATION_WAIT_S = 30.0       # how long a request waits for the model another request is using
 LOAD_WAIT_S = 600.0            # how long a request waits for another request's load of its model
 
@@ -191,7 +189,12 @@ def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> li
 
 def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
     from .evaluate import load_rows, validation_rows
-    rows = load_rows(data_file, None) if data_file else validation_rows(run_path)
+    if data_file:
+        limits.check_batch_file(data_file)
+        rows = load_rows(data_file, None)
+        limits.check_batch_rows(len(rows))
+    else:
+        rows = validation_rows(run_path)
     return rows[:int(max_rows)] if max_rows else rows
 
 
@@ -244,17 +247,9 @@ def stop_generation(key: str | None) -> bool:
 
 
 def _check_request(what: str, text: str, max_new_tokens: Any) -> None:
-    """Refuse prompts and token budgets over the caps, before the model is touched."""
-    if len(text) > MAX_PROMPT_CHARS:
-        raise StudioError(f"The {what} is {len(text):,} characters long, over the limit of {MAX_PROMPT_CHARS:,}",
-                          "shorten it; a fine-tuned model only sees its context window anyway", code="eval_prompt")
-    try:
-        n = int(max_new_tokens)
-    except (TypeError, ValueError):
-        n = 0
-    if not 1 <= n <= MAX_NEW_TOKENS:
-        raise StudioError(f"Max new tokens must be between 1 and {MAX_NEW_TOKENS} (got {max_new_tokens})",
-                          "lower Max new tokens", code="eval_prompt")
+    """Refuse prompts and token budgets over the caps (limits.py), before the model is touched."""
+    limits.check_prompt(what, text)
+    limits.check_new_tokens(max_new_tokens)
 
 
 class _hold:
@@ -344,7 +339,7 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
     ``stop_generation(stop_key)`` (or ``control.stop()``) ends the reply at its next token."""
     from .evaluate import chat
     _check_request("message", message or "", max_new_tokens)
-    history = _trim_history(list(history or []))
+    history = limits.bound_history(history)
     loaded = get_model(run_path)
     control = streaming.start(stop_key, control)
     try:
@@ -353,14 +348,6 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
                             float(temperature), float(top_p), stream=True, control=control)  # type: ignore[misc]
     finally:
         streaming.finish(stop_key, control)
-
-
-def _trim_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop the oldest turns until the history's text is under MAX_HISTORY_CHARS (cheap, before tokenizing)."""
-    sizes = [len(str(m.get("content", ""))) if isinstance(m, dict) else 0 for m in history]
-    while history and sum(sizes) > MAX_HISTORY_CHARS:
-        history, sizes = history[1:], sizes[1:]
-    return [m for m in history if isinstance(m, dict)]
 
 
 # ------------------------------------------------------------------ files
@@ -375,13 +362,14 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     from .evaluate import batch_predict, load_rows
     if not data_file:
         raise StudioError("No file to predict", "upload a .jsonl or .csv file first", code="eval_data")
+    limits.check_batch_file(data_file)
     try:
         rows = load_rows(data_file)
-    except StudioError:  # no label column: predicting unlabelled rows is the main use of this
+    except StudioError as exc:  # no label column: predicting unlabelled rows is the main use of this
+        if exc.code == "data_too_large":
+            raise
         rows = unlabelled_rows(data_file, run_path)
-    if max_rows and len(rows) > max_rows:
-        raise StudioError(f"The file has {len(rows):,} rows, over this page's limit of {max_rows:,}",
-                          "split it into smaller files", code="eval_data")
+    limits.check_batch_rows(len(rows), max_rows)
     labels = None
     if mode in ("auto", "score"):
         try:

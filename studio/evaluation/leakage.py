@@ -19,7 +19,7 @@ def training_keys(run_path: str | Path) -> set[str] | None:
     from ..data.dataset import load_rows, split_rows
     from ..runs.run_dir import RunDir
     run = RunDir(run_path)
-    if run.train_keys.is_file():
+    if run.train_keys.is_file() and run.own(run.train_keys):
         return {line.strip() for line in run.train_keys.read_text(encoding="utf-8").splitlines() if line.strip()}
     if not run.config.is_file():
         return None

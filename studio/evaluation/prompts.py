@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from ..data.cache import cached_features, tokenizer_fingerprint
 from ..data.templates import Template
+from .limits import cut, fit_ids
 
 KEEP = 8  # prompt lists kept in memory (one per row set x tokenizer x template)
 _memo: "OrderedDict[str, list[list[int]]]" = OrderedDict()
@@ -40,9 +41,20 @@ def _tokenizer_key(tokenizer: Any) -> str:
 
 
 def prompt_token_ids(tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
-                     folder: str | Path | None = None) -> list[list[int]]:
-    """``prompt_ids`` of every row (instruction, input), from the cache when these rows were tokenized before."""
-    texts = [template.prompt(r.get("instruction", ""), r.get("input", "")) for r in rows]
+                     folder: str | Path | None = None, max_tokens: int | None = None) -> list[list[int]]:
+    """``prompt_ids`` of every row (instruction, input), from the cache when these rows were tokenized before.
+
+    Bounded before it is read (limits.py): each text is cut to MAX_PROMPT_CHARS characters before it is templated
+    and tokenized, and with ``max_tokens`` (the model's context less the answer) each row's ids are fitted to it,
+    so one long cell costs one context, not its length."""
+    texts = [template.prompt(cut(r.get("instruction", "")), cut(r.get("input", ""))) for r in rows]
+    if max_tokens:
+        return [fit_ids(ids, max_tokens) for ids in prompt_token_ids_of(tokenizer, texts, folder)]
+    return prompt_token_ids_of(tokenizer, texts, folder)
+
+
+def prompt_token_ids_of(tokenizer: Any, texts: list[str], folder: str | Path | None = None) -> list[list[int]]:
+    """The token ids of rendered prompt texts, cached under their content and the tokenizer."""
     h = hashlib.sha256(b"eval-prompt-1")
     h.update(_tokenizer_key(tokenizer).encode())
     h.update(json.dumps(texts, ensure_ascii=False).encode())

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from ..safe_files import copyfile
 from .export import MARKER, _base_of, _check_target, _size_mb, _source, export_model
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
@@ -115,13 +116,13 @@ def quantize_export(source: str | Path, out_dir: str | Path, bits: Literal[4, 8]
             for name in TOKENIZER_FILES:
                 found = next((d / name for d in tok_from if (d / name).is_file()), None)
                 if found is not None:
-                    shutil.copy2(found, tmp / name)
+                    copyfile(found, tmp / name, metadata=True)
             how = "AutoModelForCausalLM.from_pretrained(folder) with bitsandbytes installed"
             if adapter is not None:
                 (tmp / "adapter").mkdir()
                 for f in adapter.iterdir():
                     if f.is_file() and f.name.startswith("adapter_"):
-                        shutil.copy2(f, tmp / "adapter" / f.name)
+                        copyfile(f, tmp / "adapter" / f.name, metadata=True)
                 footprint += sum(f.stat().st_size for f in (tmp / "adapter").glob("*.safetensors"))
                 how += ", then model.load_adapter(folder + '/adapter') (peft installed)"
             info = {"kind": f"quantized-{bits}bit" + ("+adapter" if adapter else ""),

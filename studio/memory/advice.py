@@ -16,12 +16,25 @@ ADAMW = short_optimizer(TORCH_ADAMW[0])   # torch's AdamW, which DeepSpeed's off
 _Candidate = tuple[str, str, dict[str, Any], dict[str, Any]]
 
 
-def _candidates(p: dict[str, Any]) -> list[_Candidate]:
+def _activations_dominate(est: Any) -> bool:
+    """The saved activations are the largest term of the card's peak (long rows, big batches)."""
+    parts = est.breakdown if est is not None else {}
+    act = parts.get("activations", 0.0)
+    return act > 0 and act >= max(v for k, v in parts.items() if k not in ("activations", "overhead"))
+
+
+def _candidates(p: dict[str, Any], est: Any = None) -> list[_Candidate]:
     out: list[_Candidate] = []
     full_like = p["method"] in ("full", "freeze")
     if not p["grad_ckpt"]:
         out.append(("turn on gradient checkpointing", "about 30% slower", {"grad_ckpt": True},
                     {"gradient_checkpointing": True}))
+    if p["device"] == "cuda" and not p.get("offload_activations") and _activations_dominate(est):
+        # transformers' own offload (activation_checkpointing_enable(offload=True)): the checkpointed inputs wait
+        # in pinned host RAM; each step copies them out and back over PCIe on the compute stream
+        out.append(("keep checkpointed activations in host RAM", "slower: they cross PCIe twice a step",
+                    {"grad_ckpt": True, "offload_activations": True},
+                    {"gradient_checkpointing": True, "offload_activations": True}))
     if full_like and is_torch_adamw(p["optim"]) and p["deepspeed"] == "none":
         out.append(("use the 8-bit optimizer", "needs bitsandbytes",
                     {"optim": EIGHT_BIT_ADAMW}, {"optim": EIGHT_BIT_ADAMW}))
@@ -66,7 +79,11 @@ def _run(estimate: Callable[..., Any], card: Any, plan: dict[str, Any], gpu_mem_
          ram_gb: float | None) -> Any:
     keys = ("method", "quant_bits", "deepspeed", "seq_len", "batch", "grad_ckpt", "optim", "precision", "lora_rank",
             "lora_target", "freeze_layers", "layerwise_offload", "device")
-    return estimate(card, **{k: plan[k] for k in keys}, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, suggest=False)
+    # the plan's loss and quantization details too: a re-estimate without the chunked loss counted every
+    # position's logits, so each change looked larger than the plan it was meant to shrink
+    return estimate(card, **{k: plan[k] for k in keys}, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, suggest=False,
+                    offload_activations=bool(plan.get("offload_activations")),
+                    chunked_loss=bool(plan.get("chunked_loss")), double_quant=plan.get("double_quant", True))
 
 
 def _keys(settings: dict[str, Any]) -> str:
@@ -75,7 +92,10 @@ def _keys(settings: dict[str, Any]) -> str:
 
 
 def _host_note(est: Any) -> str:
-    return f", needs {est.cpu_gb:,.0f} GB host RAM" if est.host_breakdown.get("offloaded_states", 0) > 1 else ""
+    host = est.host_breakdown.get("offloaded_states", 0) + est.host_breakdown.get("offloaded_activations", 0)
+    pcie = est.plan.get("activation_pcie_s", 0)
+    return (f", needs {est.cpu_gb:,.0f} GB host RAM" if host > 1 else "") + \
+        (f", ~{pcie:.2f} s a step over PCIe" if pcie else "")
 
 
 def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float | None,
@@ -90,7 +110,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
     used = (lambda e: e.cpu_gb) if on_host else (lambda e: e.gpu_gb)
     unit = " host RAM" if on_host else ""
     singles: list[dict[str, Any]] = []
-    for label, cost, change, settings in _candidates(base):
+    for label, cost, change, settings in _candidates(base, est):
         new = _run(estimate, card, {**base, **change}, gpu_mem_gb, ram_gb)
         saving = used(est) - used(new)
         if saving < 0.05:
@@ -105,7 +125,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
     if any(s["fits"] for s in singles):
         return ordered
     plan, steps, settings_all, new = dict(base), [], {}, est
-    for label, _cost, change, settings in _candidates(base):
+    for label, _cost, change, settings in _candidates(base, est):
         trial_plan = {**plan, **change}
         if not _compatible(trial_plan):
             continue

@@ -103,7 +103,7 @@ def _check_choice(name: str, value: Any, choices: tuple) -> None:
 
 def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, batch: int, grad_ckpt: bool,
            optim: str, chunked_loss: bool, precision: str, lora_rank: int, lora_target: str, freeze_layers: int,
-           layerwise_offload: bool, device: str, double_quant: bool) -> Setup:
+           layerwise_offload: bool, device: str, double_quant: bool, offload_activations: bool = False) -> Setup:
     """The checked plan.
 
     Raises:
@@ -132,7 +132,8 @@ def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, ba
     return Setup(method=method, quant_bits=quant_bits, ds=ds, precision=precision, tokens=seq_len * batch,
                  grad_ckpt=grad_ckpt or layerwise_offload, layerwise=layerwise_offload and ds == "none",
                  device=device, optim=optim, lora_rank=lora_rank, lora_target=lora_target,
-                 freeze_layers=freeze_layers, double_quant=double_quant, chunked_loss=chunked_loss)
+                 freeze_layers=freeze_layers, double_quant=double_quant, chunked_loss=chunked_loss,
+                 offload_act=offload_activations and (grad_ckpt or layerwise_offload))
 
 
 def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
@@ -140,7 +141,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
              chunked_loss: bool = False,
              precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
              layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
-             device: str = "cuda", double_quant: bool = True, suggest: bool = True) -> Estimate:
+             device: str = "cuda", double_quant: bool = True, suggest: bool = True,
+             offload_activations: bool = False) -> Estimate:
     """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
 
     The peak is weights + optimizer states + the larger of (activations + logits + autocast copies) and
@@ -152,11 +154,14 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
     """
     s = _setup(method, quant_bits, deepspeed, seq_len, batch, grad_ckpt, optim, chunked_loss, precision, lora_rank,
-               lora_target, freeze_layers, layerwise_offload, device, double_quant)
+               lora_target, freeze_layers, layerwise_offload, device, double_quant, offload_activations)
     plan = dict(method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
                 seq_len=seq_len, batch=batch, grad_ckpt=s.grad_ckpt, optim=short_optimizer(optim),
                 precision=s.precision, lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
-                layerwise_offload=s.layerwise, device=device, ram_gb=ram_gb)
+                layerwise_offload=s.layerwise, device=device, ram_gb=ram_gb,
+                offload_activations=terms.offloads_activations(s), chunked_loss=s.chunked_loss,
+                double_quant=s.double_quant,
+                activation_pcie_s=round(terms.activation_pcie_seconds(card, s), 3))
     where = terms.placement(card, s)
     act, lg = terms.activations(card, s), terms.logits(card, s)
     dyn, slack = terms.dynamic(card, s)
@@ -173,6 +178,8 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         gpu_gb = peak / GB + overhead
         host = {"baseline": CUDA_HOST_BASELINE_GB,
                 "nvme_swap_buffers" if s.ds == "z3-nvme" else "offloaded_states": where.host_states / GB}
+        if terms.offloads_activations(s):
+            host["offloaded_activations"] = terms.offloaded_activations(card, s) / GB
         cpu_gb = sum(host.values())
         host_short = ram_gb is not None and cpu_gb > ram_gb
         fits = None if gpu_mem_gb is None and ram_gb is None else (
@@ -247,11 +254,13 @@ def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: st
     precision = plan.estimator_precision
     est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
                    seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,
-                   grad_ckpt=cfg.gradient_checkpointing, optim=cfg.optim, precision=precision,
+                   grad_ckpt=cfg.gradient_checkpointing or bool(getattr(cfg, "offload_activations", False)),
+                   optim=cfg.optim, precision=precision,
                    chunked_loss=bool(getattr(cfg, "selective_logits", False)),
                    lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
                    layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
-                   double_quant=cfg.double_quantization)
+                   double_quant=cfg.double_quantization,
+                   offload_activations=bool(getattr(cfg, "offload_activations", False)))
     for detail in est.suggestion_details:
         settings = detail.get("settings", {})
         if settings.get("per_device_train_batch_size") == 1:   # keep the effective batch the same

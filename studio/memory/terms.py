@@ -49,6 +49,7 @@ class Setup:
     freeze_layers: int
     double_quant: bool
     chunked_loss: bool
+    offload_act: bool = False  # checkpointed layers' inputs kept in pinned host RAM (only with grad_ckpt, on a card)
 
     @property
     def adapter(self) -> bool:
@@ -183,12 +184,37 @@ def activations(card: ArchCard, s: Setup) -> float:
     head's input (4h + 2bh per token)."""
     L, h, b = card.num_layers, card.hidden_size, s.b
     layer = layer_activation_bytes_per_token(card, s) * s.tokens
-    if s.grad_ckpt:
+    if s.grad_ckpt and offloads_activations(s):
+        # the L saved inputs live in host RAM (offloaded_activations); the card holds the one being copied back
+        # for the layer recomputed now, and the next one's copy in flight
+        act = 2 * b * h * s.tokens + 1.5 * layer
+    elif s.grad_ckpt:
         act = L * b * h * s.tokens + 1.5 * layer
     else:
         live = L if (s.adapter or s.method == "full") else min(s.freeze_layers, L)
         act = live * layer + 0.5 * layer
     return act + (4 * h + 2 * b * h) * s.tokens
+
+
+# PCIe 4.0 x16 moves ~25 GB/s each way in practice (32 GB/s on paper); a PCIe 5 card about twice that. The
+# estimate uses the slower one: the time is a floor on what offload adds, not a measurement on a card
+PCIE_BYTES_PER_S = 25e9
+
+
+def offloads_activations(s: Setup) -> bool:
+    """Activation offload applies to checkpointed activations on a card (on a CPU they are host RAM already)."""
+    return s.offload_act and s.grad_ckpt and s.device == "cuda"
+
+
+def offloaded_activations(card: ArchCard, s: Setup) -> float:
+    """Bytes of checkpointed activations held in pinned host RAM by activation offload: each layer's input."""
+    return card.num_layers * s.b * card.hidden_size * s.tokens if offloads_activations(s) else 0.0
+
+
+def activation_pcie_seconds(card: ArchCard, s: Setup) -> float:
+    """Seconds a step spends copying offloaded activations: out in forward, back in backward (PCIE_BYTES_PER_S).
+    transformers runs both copies on the compute stream, so they add to the step rather than overlap it."""
+    return 2 * offloaded_activations(card, s) / PCIE_BYTES_PER_S
 
 
 LOSS_CHUNK_LOGITS = 2 ** 24  # logits per chunk (64 MiB in fp32): 128 rows of a 128k vocabulary, 4096 of a 4k one

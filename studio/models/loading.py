@@ -247,8 +247,15 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
         else:
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
         kwargs["device_map"] = _device_map(device)
+    from .kernels import training_attention
+    attention = training_attention(device) if cfg is not None else None
     try:
         with LOAD_LOCK:
+            if attention:
+                try:
+                    return AutoModelForCausalLM.from_pretrained(path, attn_implementation=attention, **kwargs)
+                except (ValueError, ImportError):   # an architecture without FlashAttention-2: the default
+                    pass
             return AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except OSError as exc:
         raise StudioError(f"Could not load model '{path}'", "check that the folder holds config.json and "
@@ -362,6 +369,8 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
     """
     p = Path(path)
     cfg: RunConfig | None = None
+    from ..safe_files import refuse_links_out
+    refuse_links_out(p, "run folder" if RunDir(p).config.exists() else "model folder")  # before a library reads it
     if RunDir(p).config.exists():
         run = RunDir(p)
         cfg = RunConfig.load(run.config)

@@ -40,19 +40,51 @@ PURE_BF16_ON_CPU = Notice("pure_bf16 is on but this run has no GPU, so it trains
                           "on a CPU); set precision: bf16 to train in bf16 on the CPU anyway", "pure_bf16_cpu")
 
 
+# AMD gfx targets with bf16 matrix units: MI200 (gfx90a), MI300 (gfx940-942), MI350 (gfx950), RDNA3 (gfx110x), RDNA4
+# (gfx120x). Older Radeons (RDNA2, gfx103x) compute bf16 only by emulation: the plan trains those in fp16.
+HIP_BF16_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103",
+                  "gfx1150", "gfx1151", "gfx1200", "gfx1201")
+
+# What the libraries the studio uses for a card do on AMD ROCm, said once (docs/GPU.md repeats it for readers)
+ROCM_SUPPORT = {
+    "bitsandbytes": "QLoRA (4-bit/8-bit) needs bitsandbytes built for ROCm: its multi-backend releases support "
+                    "MI200/MI300 and RDNA3 (install the ROCm wheel; check with `python -m bitsandbytes`); 8-bit "
+                    "optimizers likewise. Where it is missing, use LoRA in bf16 (MI-class cards have the memory)",
+    "deepspeed": "DeepSpeed runs on ROCm (ZeRO-1/2/3 and CPU offload; its C++/HIP ops build on first use and need "
+                 "the ROCm development headers, hipcc); ZeRO-Infinity's NVMe offload needs libaio as on CUDA",
+    "liger": "liger-kernel's Triton kernels run on ROCm with the ROCm build of triton (pytorch-triton-rocm)",
+    "flash_attn": "FlashAttention-2 has a ROCm build for MI200/MI300 (Composable Kernel); else SDPA is used",
+}
+
+
+def hip_bf16(arch: str) -> bool:
+    """bf16 on an AMD card of gfx target ``arch`` ("gfx90a:sramecc+:xnack-" counts as gfx90a)."""
+    return arch.split(":")[0] in HIP_BF16_ARCHS
+
+
 @dataclass(frozen=True)
 class DeviceCaps:
-    """What the card can do; ``cuda`` False means a CPU run."""
+    """What the card can do; ``cuda`` False means a CPU run. ``hip``: an AMD card under ROCm (torch's ROCm build
+    keeps the ``torch.cuda`` API and the "cuda" device name), ``arch`` its gfx target."""
 
     cuda: bool
     bf16: bool = False
+    hip: bool = False
+    arch: str = ""
 
     @classmethod
     def detect(cls) -> "DeviceCaps":
         import torch
         if torch.cuda.is_available():
+            if getattr(torch.version, "hip", None):
+                arch = str(getattr(torch.cuda.get_device_properties(0), "gcnArchName", "")).split(":")[0]
+                return cls(cuda=True, bf16=hip_bf16(arch), hip=True, arch=arch)
             return cls(cuda=True, bf16=torch.cuda.is_bf16_supported())
         return cls(cuda=False, bf16=True)  # torch runs bf16 on any CPU (slowly): only pure_bf16 asks for it
+
+    @property
+    def vendor(self) -> str:
+        return "amd" if self.hip else "nvidia" if self.cuda else "cpu"
 
     @property
     def device(self) -> str:
@@ -105,6 +137,26 @@ def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
     Raises:
         StudioError: pure_bf16 on a card without bf16, or combined with fp16/fp32.
     """
+    return _precision_plan(caps, cfg)
+
+
+def rocm_notices(caps: DeviceCaps, cfg: RunConfig) -> tuple[Notice, ...]:
+    """What an AMD card changes for this plan, said before the run (ROCM_SUPPORT has the facts); the engine sends
+    them with the plan's warnings."""
+    if not caps.hip:
+        return ()
+    arch = caps.arch or "gfx?"
+    out = []
+    if cfg.quantization_bit:
+        out.append(Notice(f"AMD card ({arch}): quantization_bit needs bitsandbytes built for ROCm; "
+                          + ROCM_SUPPORT["bitsandbytes"], "rocm_bitsandbytes", card=f"AMD ROCm {arch}"))
+    if cfg.deepspeed and cfg.deepspeed != "none":
+        out.append(Notice(f"AMD card ({arch}): " + ROCM_SUPPORT["deepspeed"], "rocm_deepspeed",
+                          card=f"AMD ROCm {arch}"))
+    return tuple(out)
+
+
+def _precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
     resolved = cfg.resolved_precision(caps.device, bf16_ok=caps.bf16)
     if cfg.pure_bf16:
         if resolved in ("fp16", "fp32") and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):

@@ -25,6 +25,7 @@ from ..errors import StudioError
 from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
 from ..workspace import is_disk_full
+from ..safe_files import open_append
 from .run_dir import DISK_FULL_FIX, RunDir, disk_full_reason, list_runs
 
 log = logging.getLogger("studio.jobs")
@@ -212,7 +213,7 @@ class JobRunner:
             "checkpoint": str(ckpt) if ckpt else None, "final_model": str(run.final_model() or "") or None,
             "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
             "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"),
-            "log_tail": tail(run.stdout, 30),
+            "log_tail": tail(run.stdout, 30) if run.own(run.stdout) else "",
         }
 
     def past_runs(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -255,7 +256,7 @@ class JobRunner:
             if run.read_status().get("stopped_by"):
                 who["stopped_by"] = None
             run.write_status("starting", reason="", launched=time.time(), pid=None, **who)
-            out = open(run.stdout, "ab")
+            out = open_append(run.stdout)  # never through a link planted in the run folder
         except OSError as exc:
             raise _write_error(exc, run, "preparing the run folder") from None
         self._pending.pop(run.path, None)

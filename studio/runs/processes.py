@@ -88,6 +88,6 @@ def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, str]:
         hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
                 if -rc == signal.SIGKILL else "")
         return "failed", f"the training process was killed ({signal_name(-rc)}, signal {-rc}).{hint}{keep}"
-    last = [ln for ln in tail(run.stdout, 15).splitlines() if ln.strip()]
+    last = [ln for ln in (tail(run.stdout, 15) if run.own(run.stdout) else "").splitlines() if ln.strip()]
     return "failed", (f"the training process exited with code {rc} before finishing"
                       + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")

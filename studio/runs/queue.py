@@ -4,7 +4,8 @@ The job runner trains one run at a time (the card's memory belongs to that run).
 has two ideas to try should not have to wait by the page to press Start again, so the page keeps
 a first-in-first-out list of configs and starts the next one when the runner is idle. It lives
 in the server (``ctx.extra``), next to the runner, so every browser sees the same queue, and in
-the workspace (``queue.json``, rewritten atomically on every change), so a restarted server still
+the workspace (``queue.json``, rewritten atomically on every change, the previous good copy kept as
+``queue.json.bak``), so a restarted server still
 starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..workspace import atomic_write_text
+from ..state_files import read_state, write_json_with_backup
 from .jobs import JobRunner
 
 
@@ -31,6 +33,10 @@ class QueueHost(Protocol):
 
 
 _LOCK = threading.Lock()
+# A shared server: one login pressing Start forty times must not fill the card for a day (40 Starts in 2.4 s
+# were all queued), and a double click must not train the same settings twice.
+MAX_QUEUED_PER_LOGIN = 5
+SAME_START_S = 30.0   # a Start of the same settings by the same login within this is "already queued"
 FILE = "queue.json"
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
 log = logging.getLogger("studio.runs")
@@ -42,15 +48,15 @@ def _file(ctx: QueueHost) -> Path | None:
 
 
 def _restore(ctx: QueueHost) -> list[RunConfig]:
-    """The queue a previous server left in the workspace (a run that no longer loads is dropped, logged)."""
+    """The queue a previous server left in the workspace; an unreadable queue.json is kept aside
+    (studio/state_files.py, the page says so) and the queue comes back from queue.json.bak, its last good copy.
+    A run that no longer loads is dropped, logged."""
     path = _file(ctx)
-    if path is None or not path.exists():
+    if path is None:
         return []
-    try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("ignoring the unreadable run queue %s: %s", path, exc)
-        return []
+    items = read_state(path, kind="json", expect=list)
+    if items is None:
+        items = read_state(path.with_name(path.name + ".bak"), kind="json", expect=list) or []
     out = []
     for item in items if isinstance(items, list) else []:
         try:
@@ -82,7 +88,7 @@ def _save(ctx: QueueHost) -> None:
     if path is None:
         return
     try:
-        atomic_write_text(path, json.dumps([_entry(c) for c in _queue(ctx)], ensure_ascii=False, indent=1))
+        write_json_with_backup(path, [_entry(c) for c in _queue(ctx)])
     except OSError as exc:  # a full disk must not stop the run itself from starting
         log.warning("cannot keep the run queue in %s: %s", path, exc)
 
@@ -107,7 +113,9 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
     """
     cfg = _mark(cfg, by)
     with _LOCK:
+        _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
+            _refuse_over_cap(ctx, by)
             _queue(ctx).append(cfg)
             _save(ctx)
             return len(_queue(ctx))
@@ -122,7 +130,32 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
     return 0
 
 
-def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
+def _settings_key(cfg: RunConfig) -> str:
+    """The settings a person chose (the form's, before a run folder is made for them)."""
+    return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+
+
+def _refuse_repeat(ctx: QueueHost, cfg: RunConfig, by: str | None) -> None:
+    """A second Start of the same settings by the same login: already queued (or just started)."""
+    now = time.monotonic()
+    key = _settings_key(cfg)
+    recent = [(t, b, k) for t, b, k in ctx.extra.get("recent_starts", []) if now - t < SAME_START_S]
+    same = any(b == by and k == key for _, b, k in recent) or any(
+        _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
+    ctx.extra["recent_starts"] = recent + [(now, by, key)]
+    if same:
+        raise StudioError("These settings are already queued (or just started) by this login",
+                          "wait for that run, or change a setting to queue another one", code="already_queued")
+
+
+def _refuse_over_cap(ctx: QueueHost, by: str | None) -> None:
+    mine = sum(1 for c in _queue(ctx) if _by(c) == by)
+    if mine >= MAX_QUEUED_PER_LOGIN:
+        raise StudioError(f"This login already has {mine} runs waiting in the queue, the most one login may queue",
+                          "wait until one of them starts, or clear the queue on the Train tab", code="queue_full")
+
+
+def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
     """Start the first queued run when the runner is idle (called by the status poll); its folder name."""
     with _LOCK:
         if not _queue(ctx) or ctx.runner.snapshot().get("busy"):

@@ -69,10 +69,16 @@ class RunDir:
     @property
     def stop_flag(self) -> Path: return self.path / "STOP"
 
+    def own(self, path: Path) -> bool:
+        """True when ``path`` (a file of this run) is no link leading out of the run folder: only such a file is
+        read or shown (a planted link could name any file of the machine)."""
+        from ..workspace import is_inside
+        return not path.is_symlink() or is_inside(path, self.path)
+
     def stop_reason(self) -> str:
         """'stopped on request' and, when the STOP flag names who asked, 'by <name>'."""
         try:
-            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80]
+            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80] if self.own(self.stop_flag) else ""
         except OSError:
             who = ""
         return f"stopped on request by {who}" if who else "stopped on request"
@@ -83,10 +89,37 @@ class RunDir:
 
     # status
     def read_status(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.status_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        """status.json; an unreadable one is kept aside (studio/state_files.py) and the state rebuilt from what
+        the run recorded elsewhere (its end event, its final model), so a finished run stays finished."""
+        from ..state_files import read_state
+        status = read_state(self.status_file, kind="json", expect=dict)
+        if status is not None or not self.path.is_dir():
+            return status or {}
+        from ..state_files import problems
+        lost = [q for q in problems() if q.file == self.status_file]
+        if not lost:
             return {}
+        return self._rebuild_status(lost[-1].kept_as)
+
+    def _rebuild_status(self, kept_as: Path | None) -> dict[str, Any]:
+        """The state a run's log and folder prove (its 'end' event, else 'finished' with a final model, else
+        'failed'); timestamps only where an event recorded them. Written back, so the page reads it next time."""
+        events = self.events()
+        end = next((e for e in reversed(events) if e.get("type") == "end"), None)
+        steps = [e.get("step") for e in events if isinstance(e.get("step"), int)]
+        state = str(end.get("state")) if end and end.get("state") else (
+            "finished" if self.final_model() is not None else "failed")
+        reason = (f"status.json could not be read (kept as {kept_as.name}); the state was rebuilt from the run's log"
+                  if kept_as else "status.json could not be read; the state was rebuilt from the run's log")
+        status: dict[str, Any] = {"state": state, "step": max(steps) if steps else None, "reason": reason}
+        times = [e["time"] for e in events if isinstance(e.get("time"), (int, float))]
+        if times:
+            status.update(started=min(times), ended=max(times) if end else None)
+        try:
+            atomic_write_text(self.status_file, json.dumps(status, ensure_ascii=False, indent=1))
+        except OSError:
+            pass  # a read-only run folder: the rebuilt state is still shown
+        return status
 
     def write_status(self, state: str, **extra: Any) -> dict[str, Any]:
         status = self.read_status()
@@ -99,13 +132,14 @@ class RunDir:
     # events
     def append_event(self, event: dict[str, Any]) -> None:
         event.setdefault("time", time.time())
-        with open(self.log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(event, ensure_ascii=False) + "\n")
+        from ..safe_files import open_append
+        with open_append(self.log) as fh:  # never through a link planted in the run folder
+            fh.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
             fh.flush()
 
     def events(self, start: int = 0) -> list[dict[str, Any]]:
         """Events from line ``start`` on; a partly written last line is skipped."""
-        if not self.log.exists():
+        if not self.log.exists() or not self.own(self.log):
             return []
         out = []
         with open(self.log, encoding="utf-8") as fh:
@@ -146,7 +180,8 @@ def list_runs(root: str | Path) -> Iterator[RunDir]:
     root = Path(root)
     if not root.is_dir():
         return iter(())
-    runs = [RunDir(p) for p in root.iterdir() if (p / "config.yaml").exists()]
+    # a run folder is never a link: one in the runs folder could name any folder of the machine
+    runs = [RunDir(p) for p in root.iterdir() if not p.is_symlink() and (p / "config.yaml").exists()]
     return iter(sorted(runs, key=lambda r: r.config.stat().st_mtime, reverse=True))
 
 

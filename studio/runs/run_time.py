@@ -306,13 +306,17 @@ def train_parts(status: dict[str, Any], seconds: float, resumed: bool) -> dict[s
 
 
 def run_seconds(status: dict[str, Any]) -> float | None:
-    """How long a run trained, every part of it (an Abort + Resume adds the resumed part to the first)."""
+    """How long a run trained, every part of it (an Abort + Resume adds the resumed part to the first), only from
+    what it recorded: its training seconds, else ended - started when both are numbers in order; None otherwise
+    (an orphaned run once showed ended - 0 = "499033h 52m")."""
+    def number(key: str) -> float | None:
+        v = status.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v > 0 else None
     for key in ("train_seconds_total", "train_seconds"):
-        value = status.get(key)
-        if isinstance(value, (int, float)) and value > 0:
-            return float(value)
-    span = (status.get("ended") or 0) - (status.get("started") or 0)
-    return span if isinstance(span, (int, float)) and span > 0 else None
+        if number(key) is not None:
+            return number(key)
+    started, ended = number("started"), number("ended")
+    return ended - started if started is not None and ended is not None and ended >= started else None
 
 
 def past_runs(runs_root: str | Path | None, cfg: RunConfig, device: str) -> list[dict[str, Any]]:

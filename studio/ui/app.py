@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import StudioError
 from .guard import auth_guard_middleware
+from ..app.upload_quota import DEFAULT_QUOTA_MB, DEFAULT_VIEWER_QUOTA_MB, UploadPolicy
 from ..app.uploads import DATA_MB, MODEL_MB, model_upload_mb, server_limit_bytes
 
 from ..app.roles import ROLES
@@ -48,8 +49,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"largest accepted data or settings upload in MB (default {DATA_MB:g})")
     p.add_argument("--max-model-upload-mb", type=float, default=MODEL_MB,
                    help=f"largest accepted .gguf model upload in MB (default {MODEL_MB:g})")
+    p.add_argument("--upload-quota-mb", type=float, default=DEFAULT_QUOTA_MB,
+                   help=f"uploads one owner login keeps on disk at once, oldest removed first (default "
+                        f"{DEFAULT_QUOTA_MB:g}); uploads are removed after a day")
+    p.add_argument("--viewer-upload-quota-mb", type=float, default=DEFAULT_VIEWER_QUOTA_MB,
+                   help=f"the same for a viewer login (default {DEFAULT_VIEWER_QUOTA_MB:g}); a viewer may upload "
+                        "data files to predict only, each within the spreadsheet limit")
     p.add_argument("--data-root", action="append", default=[], metavar="DIR",
                    help="an extra folder the studio may read data/models from (repeatable)")
+    p.add_argument("--nvme-root", action="append", default=[], metavar="DIR",
+                   help="a folder on a fast local disk the page may name as offload_nvme_path for DeepSpeed "
+                        "z3-nvme (repeatable; without it the page cannot use z3-nvme, the command line can)")
     p.add_argument("--workspace", default="workspace", help="the studio's folder for data, runs and settings")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow runs with trust_remote_code (the model's own Python code runs on this server); "
@@ -111,8 +121,13 @@ def parse_logins(args: argparse.Namespace, quiet: bool = False) -> list[tuple[st
         if not path.is_file():
             raise StudioError(f"Auth file '{path}' does not exist", "create it with one USER:PASS per line",
                               code="auth")
-        pairs += [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()
-                  if ln.strip() and not ln.strip().startswith("#")]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:  # the operator's file: refused, never moved or rewritten
+            raise StudioError(f"Auth file '{path}' cannot be read ({getattr(exc, 'reason', None) or exc})",
+                              "save it as UTF-8 text with one USER:PASS or USER:PASS:ROLE per line, readable by "
+                              "the user who starts the studio", code="auth") from None
+        pairs += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     logins = [_split_login(pair) for pair in pairs]
     if (args.auth or args.auth_file or env_auth) and not logins:
         raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
@@ -136,7 +151,10 @@ def check_flags(args: argparse.Namespace) -> None:
         StudioError: --max-upload-mb not a positive finite number, a port out of range or already in use.
     """
     for flag, value, example in (("--max-upload-mb", args.max_upload_mb, DATA_MB),
-                                 ("--max-model-upload-mb", model_upload_mb(args), MODEL_MB)):
+                                 ("--max-model-upload-mb", model_upload_mb(args), MODEL_MB),
+                                 ("--upload-quota-mb", getattr(args, "upload_quota_mb", 1.0), DEFAULT_QUOTA_MB),
+                                 ("--viewer-upload-quota-mb", getattr(args, "viewer_upload_quota_mb", 1.0),
+                                  DEFAULT_VIEWER_QUOTA_MB)):
         if not (math.isfinite(value) and value > 0):
             raise StudioError(f"{flag} must be a number above 0 (got {value:g})", f"use e.g. {flag} {example:g}",
                               code="args")
@@ -159,6 +177,7 @@ def check_flags(args: argparse.Namespace) -> None:
 def build_app(ctx: Any) -> Any:
     """The gr.Blocks with every tab; nothing is launched."""
     import gradio as gr
+    from .text import Markdown
     from .data_tab import build_data_tab
     from .i18n import make_i18n
     from .settings_tab import build_settings_tab
@@ -168,17 +187,18 @@ def build_app(ctx: Any) -> Any:
     from .common import CLOSE_TOASTS_JS
     ctx.lang_source, ctx.user_source = session_lang, session_user  # the services ask the page who is asking
     T = make_i18n()
-    with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False) as app:
+    # uploads and other temp files go after a day (Gradio's own sweep; the guard keeps per-login quotas)
+    with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         with gr.Row():
-            gr.Markdown(T("app.title"))
+            Markdown(T("app.title"))
             # the page's own language switch: this browser only (a cookie), labels and server messages alike
             lang_pick = gr.Radio([("English", "en"), ("中文", "zh")], value=ctx.default_lang, show_label=False,
                                  container=False, scale=0, min_width=160, elem_id="lang-switch")
             lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
-        banner = gr.Markdown(visible=False, elem_id="role-banner")  # a viewer's page says so (page_role.py)
-        gr.Markdown(T("app.intro"))
+        banner = Markdown(visible=False, elem_id="role-banner")  # a viewer's page says so (page_role.py)
+        Markdown(T("app.intro"))
         with gr.Tabs() as tabs:
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
                 data = build_data_tab(ctx, T)
@@ -190,7 +210,7 @@ def build_app(ctx: Any) -> Any:
                 try:
                     from .evaluate_tab import build_evaluate_tab
                 except ImportError:
-                    gr.Markdown(T("eval.placeholder"))
+                    Markdown(T("eval.placeholder"))
                 else:
                     evaluate = build_evaluate_tab(ctx)
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
@@ -226,6 +246,16 @@ def build_app(ctx: Any) -> Any:
     return app
 
 
+def upload_policy(args: argparse.Namespace) -> UploadPolicy:
+    """Per-role upload sizes and per-login quotas (upload_quota.py) from the flags. A viewer uploads files to predict:
+    at most the spreadsheet limit of a batch file, whatever --max-upload-mb allows owners' data."""
+    from ..evaluation.limits import MAX_BATCH_MB
+    data = float(args.max_upload_mb)
+    return UploadPolicy(data_mb=min(data, MAX_BATCH_MB), model_mb=max(data, model_upload_mb(args)),
+                        quota_mb=float(getattr(args, "upload_quota_mb", DEFAULT_QUOTA_MB)),
+                        viewer_quota_mb=float(getattr(args, "viewer_upload_quota_mb", DEFAULT_VIEWER_QUOTA_MB)))
+
+
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware, msg
@@ -233,7 +263,8 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
     from .export_download import route as download_route
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     roles = parse_roles(args) if auth else {}
-    middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles), lang_middleware(args.lang)]
+    middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles, uploads=upload_policy(args)),
+                  lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message=msg("login", "en") if auth else None, i18n=i18n,
                 # the export download route (export_download.py): a FastAPI argument, so it serves from the
@@ -264,7 +295,8 @@ def main(args: argparse.Namespace) -> int:
     from ..app.context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
-                            max_model_upload_mb=model_upload_mb(args))
+                            max_model_upload_mb=model_upload_mb(args),
+                            nvme_roots=getattr(args, "nvme_root", []))
     ctx.extra["auth"] = bool(auth)
     ctx.extra["roles"] = parse_roles(args) if auth else {}  # the page says "viewer" and switches owner controls off
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins

@@ -34,8 +34,12 @@ def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
     if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
         from ..words.error_words import page_message
         return page_message(exc, lang)
-    log.exception("unexpected error in %s", name, exc_info=exc)
     from .i18n import msg
+    from ..workspace import is_disk_full
+    if is_disk_full(exc):  # a full disk is the operator's to fix, not a bug: what stopped, and what to do
+        log.warning("disk full in %s: %s", name, exc)
+        return msg("disk.full", lang, what=msg(f"disk.what_{_doing(name)}", lang))
+    log.exception("unexpected error in %s", name, exc_info=exc)
     return msg("err.internal", lang, name=name)
 
 
@@ -47,6 +51,11 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     from .session_lang import session_lang
     return gr.Error(error_text(exc, name, lang), duration=TOAST_S, print_exception=False,
                     title=msg("err.title", session_lang(lang)))
+
+
+def _doing(name: str) -> str:
+    """Which write a handler's name says it was doing (the words of disk.what_*)."""
+    return next((w for w in ("export", "convert", "upload", "checkpoint") if w in name.lower()), "other")
 
 
 def ui_errors(fn: Callable) -> Callable:

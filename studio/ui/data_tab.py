@@ -6,10 +6,13 @@ this module wires widgets to them and writes the result into the workspace's dat
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+
+from .text import Markdown
 
 from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, label_column_problem,
@@ -19,6 +22,8 @@ from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
 from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
+from ..state_files import read_state
+from ..words.state_words import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from ..app.context import AppContext
@@ -115,6 +120,8 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     if not path:
         raise StudioError(msg("no_file", ctx.lang), msg("data.no_file_fix", ctx.lang), code="data_none")
     table = open_table(path, ctx)
+    info, since = ctx.data_root / "dataset_info.json", time.time()
+    read_state(info, kind="json", expect=dict, empty={})  # garbage is kept aside (the CLI refuses it instead)
     clean = re.sub(r"[^\w.-]+", "_", (name or Path(path).stem)).strip("_.") or "dataset"
     result = convert_table(table, task, text_column=cols.get("text") or None, label_column=cols.get("label") or None,
                            label_map=label_map or None, instruction=instruction or None,
@@ -131,7 +138,8 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     register_dataset(ctx.data_root, clean, out, result.rows)
     remember_dataset(ctx, out, task, len(result.rows), source=source)
     report = validation_report(result.rows, cutoff_len=256)
-    lines = [f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
+    lines = [problem_lines(ctx.lang, files=[info], since=since),
+             f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang
     if result.label_map:
         lines.append(msg("data.label_map_line", lang, map=format_label_map(result.label_map)))
@@ -149,7 +157,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
-    gr.Markdown(T("data.intro"))
+    Markdown(T("data.intro"))
     src = gr.State(None)
     with gr.Row():
         upload = gr.File(label=T("data.upload"), file_types=list(SUPPORTED_SUFFIXES), type="filepath",
@@ -158,7 +166,7 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             sample = gr.Button(T("data.sample"), elem_id="sample-btn")
             server_path = gr.Textbox(label=T("data.path"), max_lines=1, elem_id="data-path")
             open_btn = gr.Button(T("data.open"), size="sm")
-    info = gr.Markdown(elem_id="data-info")
+    info = Markdown(elem_id="data-info")
     table_view = gr.Dataframe(label=T("data.preview"), interactive=False, wrap=True, max_height=300,
                               elem_id="data-preview")
     stats = gr.Dataframe(headers=headers("stats_headers", ctx.lang), label=T("data.stats"), interactive=False,
@@ -176,9 +184,9 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                scale=2)
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
-    label_check = gr.Markdown(elem_id="label-check")
+    label_check = Markdown(elem_id="label-check")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
-    report = gr.Markdown(elem_id="data-report")
+    report = Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
     loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 

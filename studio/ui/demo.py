@@ -19,6 +19,8 @@ from typing import Any, Iterator, Literal
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..errors import StudioError
 from ..evaluation import inference
 from .common import ui_errors
@@ -145,10 +147,10 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
     title = "demo.title_labels" if run.task == "labels" else "demo.title_chat"
     with gr.Blocks(title=f"{run.name} · Fine-Tune Studio", analytics_enabled=False) as app:
         with gr.Row():
-            gr.Markdown(T(title), elem_id="demo-title")
+            Markdown(T(title), elem_id="demo-title")
             if auth:  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
-        header = gr.Markdown(_header(run, lang or "en"), elem_id="demo-header")
+        header = Markdown(_header(run, lang or "en"), elem_id="demo-header")
         # again per browser: msg() answers in the language of the session asking (session_lang.py)
         app.load(lambda: _header(run, lang or "en"), None, header, api_visibility="private")
         if run.task == "labels":
@@ -192,7 +194,7 @@ def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> None:
                              elem_id="demo-batch-file")
         predict = gr.Button(T("ev.predict"), elem_id="demo-predict")
         batch_out = gr.File(label=T("ev.csv"), interactive=False, elem_id="demo-csv")
-        batch_info = gr.Markdown(elem_id="demo-batch-info")
+        batch_info = Markdown(elem_id="demo-batch-info")
     predict.click(functools.partial(on_predict_file, run, limit_mb=limit_mb), batch_file, [batch_out, batch_info],
                   api_name="predict_file")
 

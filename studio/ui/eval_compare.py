@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..evaluation.compare import exports
 from ..evaluation.gen_defaults import generation_defaults
 from .i18n import msg
@@ -88,9 +90,9 @@ def build_deploy_panel(T: Any, lang: str, run: Any, rows_inputs: list[Any], rows
     The run comes from the run picker, whose value Gradio checks against the runs it listed.
     """
     with gr.Accordion(T("ev.d_title"), open=False):
-        gr.Markdown(T("ev.d_intro"))
+        Markdown(T("ev.d_intro"))
         go = gr.Button(T("ev.d_go"), variant="primary")
-        out = gr.Markdown(elem_id="ev-deploy")
+        out = Markdown(elem_id="ev-deploy")
 
     def handler(run_v: str, *row_values: Any) -> str:
         *rest, mode = row_values
@@ -121,13 +123,13 @@ def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs
     """The "Full vs quantized" accordion; ``rows_of(*rows_inputs)`` gives the rows the check above would use."""
     full_choices, quant_choices_ = quant_choices(exports_dir, lang)
     with gr.Accordion(T("ev.q_title"), open=False):
-        gr.Markdown(T("ev.q_intro"))
+        Markdown(T("ev.q_intro"))
         with gr.Row():
             full_pick = gr.Dropdown(full_choices, value="", label=T("ev.q_full"), scale=3)
             quant_pick = gr.Dropdown(quant_choices_, value="4", label=T("ev.q_quant"), scale=3)
             refresh = gr.Button(T("ev.refresh"), scale=1)
         go = gr.Button(T("ev.q_go"), variant="primary")
-        out = gr.Markdown(elem_id="ev-quant")
+        out = Markdown(elem_id="ev-quant")
     # the choice names were written in the server's language: each page load re-sends them in the browser's
     full_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[0])
     quant_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[1])

@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from .text import Markdown, HTML
+
 from .common import ui_errors
 from ..app.roles import owner_only
 from .share_demo import build_share_panel
@@ -223,8 +225,9 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
                 # the Modelfile names ./model.gguf: it works beside the zip's copy, not beside a renamed file
                 key = "ev.download_file_modelfile" if (entry.path / "Modelfile").is_file() else "ev.download_file"
                 items.insert(0, (one, saved, msg(key, lang, name=saved, mb=round(f.stat().st_size / 2**20, 1))))
-    return "".join(f'<p><a href="{html.escape(link(t, name))}" download="{html.escape(name)}" class="export-link">'
-                   f"{html.escape(text)}</a></p>" for t, name, text in items)
+    from .text import Escaped
+    return Escaped("".join(f'<p><a href="{html.escape(link(t, name))}" download="{html.escape(name)}" class="export-link">'
+                   f"{html.escape(text)}</a></p>" for t, name, text in items))
 
 
 def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -269,12 +272,12 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         with gr.Row():
             check_btn = gr.Button(T("ev.run_check"), variant="primary")
             score_btn = gr.Button(T("ev.scorecard"))
-        summary = gr.Markdown()
+        summary = Markdown()
         with gr.Row():
             per_class = gr.Dataframe(headers=headers("ev.per_class_headers", lang), interactive=False,
                                      label=T("ev.per_class"))
             confusion = gr.Plot(label=T("ev.confusion"))
-        card = gr.Markdown()
+        card = Markdown()
         # the text gets half the width, so expected label and answer stay on screen beside it
         wrong = gr.Dataframe(headers=headers("ev.wrong_headers", lang), interactive=False, label=T("ev.wrong"),
                              wrap=True, column_widths=["50%", "15%", "20%", "15%"], elem_id="ev-wrong")
@@ -334,7 +337,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             chat_temp = gr.Slider(0.0, 2.0, value=chat_d["temperature"], step=0.05, label=T("ev.temp"))
             chat_top_p = gr.Slider(0.05, 1.0, value=chat_d["top_p"], step=0.05, label=T("ev.top_p"))
             clear = gr.Button(T("ev.clear"))
-        gr.Markdown(T("ev.defaults_note"))
+        Markdown(T("ev.defaults_note"))
 
     def chat_handler(text: str, history: list | None, run_v: str, n: float, temp: float, tp: float,
                      request: gr.Request) -> Iterator[tuple[str, list]]:
@@ -357,7 +360,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath", elem_id="ev-batch-file")
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
-        batch_info = gr.Markdown()
+        batch_info = Markdown()
     predict_btn.click(lambda r, f: on_predict(r, f, predictions_dir, lang, limit), [run, batch_file],
                       [batch_out, batch_info], api_name="predict_file")
 
@@ -370,8 +373,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             overwrite = gr.Checkbox(value=False, label=T("ev.overwrite"))
             export_name = gr.Textbox(label=T("ev.name"), placeholder=f"{exports_dir}/<run>-merged")
         export_btn = gr.Button(T("ev.do_export"), elem_id="export-btn")
-        export_info = gr.Markdown()
-        export_file = gr.HTML(elem_id="export-download")  # links only: nothing is copied to make them
+        export_info = Markdown()
+        export_file = HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
     def links_for(folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
         from .export_download import owner_of

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import StudioError
+from ..safe_files import iter_files, zip_writer
 from ..workspace import confine
 
 ROUTE = "/gradio_api/studio-download"
@@ -106,14 +107,7 @@ def _inside(target: str | Path | None, exports_dir: str | Path) -> tuple[Path, P
 
 def folder_files(folder: Path) -> list[Path]:
     """The regular files under ``folder`` (symlinks neither followed nor sent), in a stable order."""
-    files = []
-    for top, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(top, d)))
-        for n in sorted(names):
-            p = Path(top) / n
-            if p.is_file() and not p.is_symlink():
-                files.append(p)
-    return files
+    return iter_files(folder)
 
 
 class _Pipe:
@@ -139,7 +133,7 @@ def stream_zip(folder: str | Path, chunk: int = CHUNK) -> Iterator[bytes]:
     """``folder`` as a zip (entries ``<folder name>/<relative path>``), produced piece by piece as it is read."""
     folder = Path(folder)
     pipe = _Pipe()
-    with zipfile.ZipFile(pipe, "w", allowZip64=True) as zf:  # type: ignore[arg-type]
+    with zip_writer(pipe) as zf:
         for f in folder_files(folder):
             info = zipfile.ZipInfo.from_file(f, f"{folder.name}/{f.relative_to(folder).as_posix()}")
             info.compress_type = zipfile.ZIP_STORED if f.suffix.lower() in STORED else zipfile.ZIP_DEFLATED

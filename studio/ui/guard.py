@@ -20,6 +20,7 @@ server, whatever the page shows.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -28,6 +29,8 @@ import threading
 import time
 from http.cookies import SimpleCookie
 from typing import Any, Callable
+
+from ..app.upload_quota import KEEP_S, UploadPolicy, remove, sweep
 
 LOCK_AFTER = 5         # failed logins from one client before it must wait
 FIRST_LOCK_S = 30      # the first wait; each further failure doubles it
@@ -74,17 +77,23 @@ class AuthGuard:
     """ASGI middleware; ``enabled`` is False when the studio runs without a login."""
 
     def __init__(self, app: Any, enabled: bool = True, clock: Callable[[], float] = time.monotonic,
-                 roles: dict[str, str] | None = None):
+                 roles: dict[str, str] | None = None, uploads: UploadPolicy | None = None):
         self.app = app
         self.enabled = enabled
         self.roles = dict(roles or {})  # user -> 'owner' | 'viewer'; a user not listed is an owner
         self.backoff = LoginBackoff(clock)
         self._owners: OrderedDict[str, set[str]] = OrderedDict()  # real path of an upload -> session tokens
+        self.uploads = uploads or UploadPolicy()  # per-role sizes, per-login quotas (upload_quota.py)
+        self._swept = 0.0
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not self.enabled:
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "").rstrip("/") or "/"
+        if not self.enabled:  # one person's studio: no roles or quotas, but a full disk still gets words
+            if path == UPLOAD and scope.get("method") == "POST":
+                return await self._upload(scope, receive, send, None)
+            return await self.app(scope, receive, send)
         client = (scope.get("client") or ("?",))[0]
         if path == "/login" and scope.get("method") == "POST":
             return await self._login(scope, receive, send, client)
@@ -97,6 +106,12 @@ class AuthGuard:
                 return await self._file(scope, receive, send, served, token)
             if scope.get("method") == "POST" and any(path.startswith(r) for r in EVENT_ROUTES):
                 return await self._event(scope, receive, send, path, token)
+            length = _content_length(scope)  # Gradio's other body routes (a screen recording, a stream) likewise
+            role = self.role(scope, token)
+            if length is not None and length > self.uploads.body_limit(role):
+                return await _json(send, 413, {"detail": _msg("upload.role_too_big", _lang(scope), mb=length / 2**20,
+                                                              limit=self.uploads.body_limit(role) / 2**20,
+                                                              role=role)})
             return await self.app(scope, receive, send)
         if path.startswith("/gradio_api") and path not in ANON_ALLOWED or path in ("/config", "/info"):
             return await _json(send, 401, {"detail": "Not authenticated"})
@@ -197,32 +212,66 @@ class AuthGuard:
                 return cookie[key].value
         return None
 
-    async def _upload(self, scope: dict, receive: Any, send: Any, token: str) -> None:
-        """Pass the upload through and remember the paths it answers with as this session's."""
+    async def _upload(self, scope: dict, receive: Any, send: Any, token: str | None) -> None:
+        """Pass the upload through within this role's size, keep it within this login's quota, and remember the
+        paths it answers with as this session's. A full disk is a message in the page's language."""
+        role = self.role(scope, token) if token else "owner"
+        limit = self.uploads.body_limit(role)
+        length = _content_length(scope)
+        lang = _lang(scope)
+        if length is None and role != "owner":  # counted before it is read: a viewer says how much it sends
+            return await _json(send, 411, {"detail": _msg("upload.length", lang)})
+        if length is not None and length > limit:
+            return await _json(send, 413, {"detail": _msg("upload.role_too_big", lang, mb=length / 2**20,
+                                                          limit=limit / 2**20, role=role)})
+        upload_dir = getattr(scope.get("app"), "uploaded_file_dir", None)
+        before = _temp_files(upload_dir)
+        start: dict[str, Any] = {}
         body = bytearray()
-        status: list[int] = []
 
-        async def watch(message: dict) -> None:
+        async def keep(message: dict) -> None:  # the answer is a short JSON list: held until it is checked
             if message["type"] == "http.response.start":
-                status.append(message["status"])
+                start.update(message)
             elif message["type"] == "http.response.body":
                 body.extend(message.get("body", b""))
-            await send(message)
 
-        await self.app(scope, receive, watch)
-        if not status or status[0] != 200:
-            return
         try:
-            paths = json.loads(bytes(body))
-        except ValueError:
+            await self.app(scope, receive, keep)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # Gradio writes each part to a temp file in the upload folder and leaves it on an OSError
+            remove([p for p in _temp_files(upload_dir) - before])
+            return await _json(send, 507, {"detail": _msg("disk.full", lang, what=_msg("disk.what_upload", lang))})
+        paths = _paths(bytes(body)) if start.get("status") == 200 else []
+        if any(not self.uploads.allowed(role, p) for p in paths):
+            remove([p for p in paths if token not in self._owners.get(os.path.realpath(p), set())])  # viewers only
+            return await _json(send, 403, {"detail": _msg("upload.viewer_kind", lang)})
+        await send(start)
+        await send({"type": "http.response.body", "body": bytes(body)})
+        if token is None:
             return
-        for p in paths if isinstance(paths, list) else []:
-            if isinstance(p, str):
-                real = os.path.realpath(p)
-                self._owners.setdefault(real, set()).add(token)
-                self._owners.move_to_end(real)
+        for p in paths:
+            real = os.path.realpath(p)
+            self._owners.setdefault(real, set()).add(token)
+            self._owners.move_to_end(real)
         while len(self._owners) > MAX_OWNED:
             self._owners.popitem(last=False)
+        self._keep_quota(scope, token, role, [os.path.realpath(p) for p in paths], upload_dir)
+
+    def _keep_quota(self, scope: dict, token: str, role: str, paths: list[str], upload_dir: str | None) -> None:
+        """This login's oldest uploads go when it is over its quota; the whole cache is swept of day-old files."""
+        tokens = getattr(scope.get("app"), "tokens", None) or {}
+        user = tokens.get(token, token)
+        others = {p for p, owners in self._owners.items() if any(tokens.get(t, t) != user for t in owners)}
+        gone = self.uploads.kept(user, paths, role, others)
+        remove(gone)
+        for p in gone:
+            self._owners.pop(p, None)
+        now = time.time()
+        if upload_dir and now - self._swept > KEEP_S / 24:  # at most hourly: a walk of the cache
+            self._swept = now
+            sweep(upload_dir)
 
     async def _login(self, scope: dict, receive: Any, send: Any, client: str) -> None:
         wait = self.backoff.wait_s(client)
@@ -285,6 +334,45 @@ def _owner_only(scope: dict, path: str, body: dict) -> bool:
     return fn is not None and is_owner_only(fn.fn)
 
 
+def _content_length(scope: dict) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _lang(scope: dict) -> str:
+    from starlette.datastructures import Headers
+    from .session_lang import from_headers
+    return from_headers(Headers(scope=scope), None) or "en"
+
+
+def _msg(key: str, lang: str, **values: Any) -> str:
+    from .i18n import msg
+    return msg(key, lang, **values)
+
+
+def _temp_files(folder: str | None) -> set[str]:
+    """Gradio's in-progress upload files: ``tmp*`` directly in the upload folder."""
+    if not folder:
+        return set()
+    try:
+        return {e.path for e in os.scandir(folder) if e.name.startswith("tmp") and e.is_file(follow_symlinks=False)}
+    except OSError:
+        return set()
+
+
+def _paths(body: bytes) -> list[str]:
+    try:
+        paths = json.loads(body)
+    except ValueError:
+        return []
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+
 async def _json(send: Any, status: int, content: dict, headers: list | None = None) -> None:
     data = json.dumps(content).encode()
     await send({"type": "http.response.start", "status": status,
@@ -294,6 +382,6 @@ async def _json(send: Any, status: int, content: dict, headers: list | None = No
 
 
 def auth_guard_middleware(enabled: bool = True, clock: Callable[[], float] = time.monotonic,
-                          roles: dict[str, str] | None = None) -> Any:
+                          roles: dict[str, str] | None = None, uploads: UploadPolicy | None = None) -> Any:
     from starlette.middleware import Middleware
-    return Middleware(AuthGuard, enabled=enabled, clock=clock, roles=roles)
+    return Middleware(AuthGuard, enabled=enabled, clock=clock, roles=roles, uploads=uploads)

@@ -12,12 +12,14 @@ from typing import Any
 from ..words import catalog
 from ..words.catalog import (FIELD_HELP_ZH, FIELD_LABELS, GRADIO_KEYS, LANGS, MESSAGES, UI,  # noqa: F401 (the page's names)
                              model_langs as _model_langs)
+from .text import text_value
 from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
 
 
 def msg(key: str, lang: str = "en", **fmt: Any) -> str:
     """A server-side message in the language of the browser being answered (else ``lang``)."""
-    return catalog.msg(key, session_lang(lang), **fmt)
+    # a name in a message is text: toasts show their message as HTML (studio/ui/text.py)
+    return catalog.msg(key, session_lang(lang), **{k: text_value(v) for k, v in fmt.items()})
 
 
 def headers(key: str, lang: str = "en") -> list[str]:

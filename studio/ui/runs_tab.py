@@ -14,6 +14,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
@@ -28,10 +30,11 @@ from .train_tab import plot_lang
 
 
 def _status(path: str) -> dict[str, Any]:
-    try:
-        return json.loads((Path(path) / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return RunDir(path).read_status()
+
+
+# how long a run trained, all its parts (Abort + Resume) together, only from what it recorded (run_time.run_seconds)
+recorded_seconds = run_seconds
 
 
 def run_table(ctx: AppContext) -> list[dict[str, Any]]:
@@ -51,7 +54,7 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
         return "" if v is None else round(v, 4)
     return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
              r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
-             fmt_seconds(r["seconds"], lang) if r["seconds"] else "", num(r["final_loss"]), r["when"],
+             fmt_seconds(r["seconds"], lang) if r["seconds"] else NOBODY, num(r["final_loss"]), r["when"],
              r.get("started_by") or NOBODY] for r in runs]
 
 
@@ -91,7 +94,7 @@ def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
 def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Runs tab; ``refresh`` reloads the table and the choices."""
     lang = ctx.lang
-    gr.Markdown(T("runs.intro"))
+    Markdown(T("runs.intro"))
     table = gr.Dataframe(headers=headers("runs.headers", lang), interactive=False, wrap=True, elem_id="runs-table")
     # built in the server's language; each page load re-sends the empty headers in the browser's (localize.py)
     table.studio_localize = lambda lg: gr.update(value={"headers": headers("runs.headers", lg), "data": []},
@@ -102,9 +105,9 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         new_name = gr.Textbox(label=T("runs.new_name"), max_lines=1, scale=2, elem_id="runs-new-name")
         rename_btn = gr.Button(T("runs.rename"), size="sm", elem_id="runs-rename")
         delete_btn = gr.Button(T("runs.delete"), size="sm", variant="stop", elem_id="runs-delete")
-    manage_info = gr.Markdown(elem_id="runs-manage-info")
+    manage_info = Markdown(elem_id="runs-manage-info")
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
-    cards = gr.Markdown(elem_id="runs-cards")
+    cards = Markdown(elem_id="runs-cards")
 
     def refresh(current: list[str] | None) -> tuple[Any, Any]:
         runs = run_table(ctx)

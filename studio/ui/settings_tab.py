@@ -13,8 +13,11 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..app.roles import owner_only
 from ..config.run_config import RunConfig, load_yaml_dict
+from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from ..workspace import studio_command
@@ -23,6 +26,7 @@ from ..app import gguf_upload, model_download
 from .common import ui_errors
 from ..app.context import AppContext
 from .i18n import MESSAGES, msg
+from .session_lang import session_lang
 from ..app.paths import estimate_paths, resolve_run_paths
 from ..app.uploads import check_data_upload
 from ..app.model_list import model_choices
@@ -78,6 +82,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
         if d["host_short"]:
             lines += [msg("host_short", lang, need=d["cpu_gb"], ram=ram_gb or 0), ""]
     lines += [f"- {_part(k, lang)}: {v:.2f} GB" for k, v in d["breakdown"].items()]
+    lines += ["", kernel_line(cfg, getattr(est.card, "model_type", "") or None, hw.device, lang)]
     if disk:
         lines += ["", f"❌ {reason_text(disk, lang)}"]
     if d["suggestions"]:
@@ -93,6 +98,17 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
             msg("check.no_fit", lang, gpu=d["gpu_gb"], ram=d["cpu_gb"]) if hw.device == "cuda" else
             msg("check.no_fit_cpu", lang, ram=d["cpu_gb"]))
     return "\n".join(lines), problem
+
+
+def kernel_line(cfg: RunConfig, model_type: str | None, device: str, lang: str = "en") -> str:
+    """The plan's kernels on the page: "Fast kernels: Liger" or the studio's own and why (models/kernels.py)."""
+    from ..models.kernels import KERNEL_REASONS, SOFTCAPPED_MODEL_TYPES, kernel_plan
+    plan = kernel_plan(device, model_type, 30.0 if model_type in SOFTCAPPED_MODEL_TYPES else None,
+                       cfg.enable_liger_kernel)
+    if plan.liger:
+        return msg("kernels.liger", lang)
+    pair = KERNEL_REASONS[plan.reason]
+    return msg("kernels.not", lang, why=(pair[1] if session_lang(lang) == "zh" else pair[0]).format(**plan.values))
 
 
 def _free_disk(where: str | Path | None = None) -> float | None:
@@ -149,10 +165,13 @@ def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None 
 
 
 def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en",
-                       ram_gb: float | None = None) -> list[tuple[str, int]]:
-    """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value."""
+                       ram_gb: float | None = None, ctx: AppContext | None = None) -> list[tuple[str, int]]:
+    """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value or, with the
+    page's ``ctx``, a path outside its root (the estimate would read that model's config.json or DeepSpeed JSON)."""
     try:
         cfg = forms.values_to_config(values)
+        if ctx is not None:
+            cfg = estimate_paths(cfg, ctx)
     except StudioError:
         return []
     return [(suggestion_label(d, lang), i) for i, d in enumerate(_suggestions(cfg, gpu_mem, ram_gb))]
@@ -177,7 +196,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
         ConfigError: a form value of the wrong type.
     """
     cfg = forms.values_to_config(values)
-    details = _suggestions(cfg, gpu_mem, target_ram(ctx, ram))
+    details = _suggestions(estimate_paths(cfg, ctx), gpu_mem, target_ram(ctx, ram))  # paths confined first
     if index is None or not 0 <= int(index) < len(details):
         raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
     new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
@@ -261,18 +280,18 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     hw = hardware(ctx)
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
-            gr.Markdown(T("set.simple_intro"))
+            Markdown(T("set.simple_intro"))
             model_pick = gr.Dropdown(choices=model_choices(hw, None, "sentiment", lang, ctx=ctx), value=DEMO_MODEL,
                                      allow_custom_value=True, label=T("set.model"), info=T("set.model_info"),
                                      elem_id="simple-model")
             with gr.Row(equal_height=True):
                 get_btn = gr.Button(T("set.model_get"), elem_id="model-get", scale=1,
                                     **model_download.button(DEMO_MODEL, lang))
-                get_info = gr.Markdown(elem_id="model-get-info")
+                get_info = Markdown(elem_id="model-get-info")
             with gr.Row(equal_height=True):
                 gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
                                   elem_id="gguf-upload", height=90, scale=2)
-                gguf_info = gr.Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
+                gguf_info = Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
                 task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"),
                                 elem_id="simple-task")
@@ -280,9 +299,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                   label=T("set.budget"), info=T("set.budget_info"), elem_id="simple-budget")
             data_pick = gr.Dropdown(choices=dataset_choices(ctx, lang), value=None, label=T("set.data"),
                                     info=T("set.data_info"), elem_id="simple-data")
-            why = gr.Markdown(elem_id="why")
+            why = Markdown(elem_id="why")
             with gr.Accordion(T("set.advanced"), open=False, elem_id="advanced"):
-                demo_note = gr.Markdown(T("set.demo"), elem_id="demo-note")  # only while tiny-demo is the model
+                demo_note = Markdown(T("set.demo"), elem_id="demo-note")  # only while tiny-demo is the model
                 preset = gr.Dropdown(choices=preset_choices(), value=None, label=T("set.preset"),
                                      info=T("set.preset_info"), elem_id="preset")
                 form = forms.build_form(T)
@@ -297,16 +316,21 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
                 command = gr.Code(label=T("set.command"), language="shell", interactive=False)
         with gr.Column(scale=2):
-            gr.Markdown(T("set.check_title"))
-            check = gr.Markdown(elem_id="check")
-            gr.Markdown(T("set.fit_title"))
-            fit = gr.Markdown(elem_id="fit")
+            Markdown(T("set.check_title"))
+            check = Markdown(elem_id="check")
+            Markdown(T("set.fit_title"))
+            fit = Markdown(elem_id="fit")
             with gr.Row(equal_height=True):
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
+            from ..memory.gpus import gpu_choices, gpu_memory
+            gpu_pick = gr.Dropdown(choices=gpu_choices(), value=None, label=T("set.gpu_pick"), elem_id="gpu-pick")
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
+            # a listed card fills in its memory; any other value (from the browser) changes nothing
+            gpu_pick.input(lambda name: gpu_memory(name) or gr.skip(), gpu_pick, gpu_mem, api_visibility="private",
+                           show_progress="hidden")
             host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
                                  elem_id="host-ram")
     comps = list(form.values())
@@ -453,7 +477,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def save(*values: Any) -> str:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
-        shutil.copy(path, tmp)
+        copyfile(path, tmp, [ctx.workspace])
         gr.Info(msg("saved", ctx.lang, path=path))
         return str(tmp)
 
@@ -466,13 +490,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.Warning(msg("trust_warning", ctx.lang))
 
     def refresh_suggestions(*args: Any) -> Any:
-        choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]))
+        choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]), ctx=ctx)
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
     def apply(*args: Any) -> list[Any]:
         values, fit_md, check_md = apply_suggestion(ctx, list(args[:-3]), args[-3], args[-1], args[-2])
-        choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]))
+        choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]), ctx=ctx)
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale

@@ -26,6 +26,8 @@ from typing import Any, Iterator
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..errors import StudioError
 from ..runs.run_dir import find_finished_run
 from ..workspace import REPO_ROOT, studio_command
@@ -207,12 +209,12 @@ def stop_demo(ctx: Any, run: str | None, lang: str = "en") -> str:
 def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[str, Any]:
     """The panel inside the caller's layout; its text follows ``run_dropdown``. Returns its components."""
     with gr.Accordion(T("demo.share"), open=False):
-        gr.Markdown(T("demo.share_intro"))
-        command = gr.Markdown(command_markdown(ctx, run_dropdown.value, lang), elem_id="share-demo-command")
+        Markdown(T("demo.share_intro"))
+        command = Markdown(command_markdown(ctx, run_dropdown.value, lang), elem_id="share-demo-command")
         with gr.Row():
             start = gr.Button(T("demo.start"), variant="primary", elem_id="share-demo-start")
             stop = gr.Button(T("demo.stop"), elem_id="share-demo-stop")
-        status = gr.Markdown(elem_id="share-demo-status")
+        status = Markdown(elem_id="share-demo-status")
 
     @ui_errors
     def on_start(run: str | None) -> Iterator[str]:

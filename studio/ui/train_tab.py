@@ -12,6 +12,8 @@ from typing import Any
 
 import gradio as gr
 
+from .text import Markdown
+
 from ..app.roles import owner_only
 from .page_role import page_role
 from ..runs.plots import drawable, loss_figure
@@ -22,13 +24,17 @@ from ..app.context import AppContext
 from .i18n import headers, msg
 from ..words.notice_words import notice_text
 from .session_lang import session_lang
+from ..words.state_words import state_problems_markdown
 from ..workspace import confine
-from ..app.paths import resolve_run_paths
+from ..app.paths import confine_config, resolve_run_paths
+from ..config.run_config import RunConfig
+from ..runs.run_dir import RunDir
 from ..app.settings import plain
 from ..runs import queue as run_queue
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
+STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the status for a day
 
 
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
@@ -253,6 +259,9 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         status = f"{head}\n\n{line}\n\n{rest}"
     if run_queue.waiting(ctx):
         status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
+    lost = state_problems_markdown(ctx.lang, since=time.time() - STATE_PROBLEMS_SHOWN_S)
+    if lost:  # a garbled state file is said on every page, not only in the server log
+        status += "\n\n" + lost
     return (status, plot, page_log(snap.get("log_tail") or "", ctx.runner.events(), ctx.lang), snap, runs, pick,
             *button_states(snap), seen)
 
@@ -282,6 +291,20 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
+def resume_run(ctx: AppContext, path: str | None) -> Any:
+    """Resume a stopped run from the page: the run lives in the runs folder, and the paths its saved config names
+    are confined as a Start's are (a config.yaml written by hand or by the CLI may name any folder).
+
+    Raises:
+        StudioError: a run outside the runs folder, a path of its config outside its root, or nothing to resume.
+    """
+    target = confine(path, [ctx.runs_root]) if path else None
+    run = RunDir(target) if target else ctx.runner.current
+    if run is not None and run.config.is_file():
+        confine_config(RunConfig.load(run.config), ctx)
+    return ctx.runner.resume(target)
+
+
 def start_line(model: str | None, data: str | None, method: str | None, lang: str) -> str:
     """'Start trains **model** (method) on **data**': the Settings this tab's Start button will use."""
     if not (model or "").strip() or not (data or "").strip():
@@ -293,13 +316,13 @@ def start_line(model: str | None, data: str | None, method: str | None, lang: st
 
 def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
     """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
-    gr.Markdown(T("train.intro"))
-    will_train = gr.Markdown(elem_id="train-will")  # what Start uses, from the Settings form
+    Markdown(T("train.intro"))
+    will_train = Markdown(elem_id="train-will")  # what Start uses, from the Settings form
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
         resume = gr.Button(T("train.resume"), elem_id="resume-btn")
-    status = gr.Markdown(msg("idle", ctx.lang), elem_id="train-status")
+    status = Markdown(msg("idle", ctx.lang), elem_id="train-status")
     plot = gr.Plot(label=T("train.plot"), elem_id="loss-plot", format="png")
     log_box = gr.Textbox(label=T("train.log"), lines=8, max_lines=12, interactive=False, elem_id="train-log",
                          autoscroll=True)
@@ -340,8 +363,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     @ui_errors
     def on_resume(path: str | None) -> tuple[Any, ...]:
-        target = confine(path, ctx.allowed_roots) if path else None
-        run = ctx.runner.resume(target)
+        run = resume_run(ctx, path)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()
         return (snap_v, status_markdown(snap_v, ctx.lang), *button_states(snap_v))

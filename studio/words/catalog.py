@@ -65,6 +65,8 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "neat_packing": ("Packing without cross-attention", "无交叉注意力的打包"),
     "mask_history": ("Loss on the last reply only", "只在最后一轮回复上计算损失"),
     "selective_logits": ("Output layer only on answers", "只在答案处计算输出层"),
+    "enable_liger_kernel": ("Liger kernels on a GPU", "GPU 上使用 Liger 内核"),
+    "offload_activations": ("Keep checkpointed activations in host RAM", "将检查点激活保存在主机内存中"),
     "oom_adaptive": ("Adapt on out-of-memory", "显存不足时自动调整"),
     "nproc": ("Processes (cards)", "进程数（显卡数）"),
     "stage": ("Training stage", "训练阶段"),
@@ -132,6 +134,8 @@ FIELD_HELP_ZH: dict[str, str] = {
     "packing": "把多个样本拼进同一行、不加填充（GPU 上更快；不开 neat_packing 时注意力会跨样本）",
     "neat_packing": "打包但每个样本只看见自己，不互相注意（自动打开序列打包）",
     "mask_history": "多轮对话：只让最后一轮回复参与损失（默认：每一轮助手回复都参与，与 LLaMA-Factory 相同）",
+    "offload_activations": "把梯度检查点保存的激活放在主机内存（锁页）而不是显卡上：长序列时省显存，但更慢（每步经 PCIe 往返两次）；需要开启梯度检查点",
+    "enable_liger_kernel": "在 GPU 上、transformers 支持该模型且已安装 liger-kernel 时，使用 Liger 的融合内核（输出层+交叉熵、RMSNorm、RoPE、SwiGLU）；否则用工作室自己的（LLaMA-Factory 的键）",
     "selective_logits": "只在有损失的位置（答案 token）计算输出层：结果相同，更快更省内存；第一批会自动核对",
     "oom_adaptive": "显存不足时把微批次减半、累积步数加倍，然后继续",
     "nproc": "数据并行的进程数（每张卡一个）；大于 1 需要 deepspeed",
@@ -203,6 +207,7 @@ UI: dict[str, tuple[str, str]] = {
                  "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
                  "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
     "set.gpu_mem": ("Card memory (GB)", "显存（GB）"),
+    "set.gpu_pick": ("Plan for a card (NVIDIA or AMD)", "按显卡规划（NVIDIA 或 AMD）"),
     "set.host_ram": ("Host RAM (GB)", "内存（GB）"),
     "set.host_ram_info": ("of the machine that will train (0 = this one); ZeRO offload and layer-wise offload "
                           "keep weights and optimizer states there", "训练用机器的内存（0 = 本机）；ZeRO 卸载和逐层卸载"
@@ -361,6 +366,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "settings_stale": ("Your settings were changed in another page since this one was opened, so this change was not "
                        "saved. Fix: reload this page to see the newer settings.",
                        "自从打开此页面后，您的设置已在另一个页面中更改，因此本次更改未保存。解决办法：重新加载此页面以查看较新的设置。"),
+    "kernels.liger": ("Fast kernels: Liger (fused output layer and cross-entropy, RMSNorm, RoPE, SwiGLU)",
+                      "快速内核：Liger（融合的输出层与交叉熵、RMSNorm、RoPE、SwiGLU）"),
+    "kernels.not": ("Fast kernels: the studio's chunked output layer, not Liger: {why}",
+                    "快速内核：工作室的分块输出层，未用 Liger：{why}"),
     "fits": ("Fits", "放得下"), "no_fit": ("Does not fit", "放不下"), "tight": ("fits, but tight", "放得下，但很紧"),
     "gpu": ("card", "显卡"), "cpu": ("host RAM", "内存"),
     "no_problems": ("No problems found.", "没有发现问题。"),
@@ -653,6 +662,25 @@ MESSAGES.update({
                       "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
     "upload.too_big": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
                        "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
+    "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
+                      "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
+    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for a {role} login. Fix: use a "
+                            "smaller file (split it), or ask an owner of the studio to upload it",
+                            "这次上传有 {mb:.1f} MB，超过了 {role} 登录的上限 {limit:g} MB。解决：请换用更小的文件（拆分），"
+                            "或请工作室的所有者上传"),
+    "upload.viewer_kind": ("A viewer login may upload data files only (.csv, .tsv, .xlsx, .json, .jsonl, .parquet). "
+                           "Fix: upload a spreadsheet to predict, or ask an owner of the studio to upload models",
+                           "查看者登录只能上传数据文件（.csv、.tsv、.xlsx、.json、.jsonl、.parquet）。"
+                           "解决：请上传要预测的表格，或请工作室的所有者上传模型"),
+    "disk.full": ("The server's disk is full: {what} stopped and nothing half-written was kept. Fix: ask whoever runs "
+                  "the studio to free disk space (old runs, exports, uploads), then try again",
+                  "服务器磁盘已满：{what}已停止，没有留下写了一半的文件。解决：请运行本工作室的人腾出磁盘空间"
+                  "（旧的运行、导出、上传），然后再试一次"),
+    "disk.what_upload": ("the upload", "上传"),
+    "disk.what_convert": ("converting the data", "数据转换"),
+    "disk.what_export": ("the export", "导出"),
+    "disk.what_checkpoint": ("saving the checkpoint", "保存检查点"),
+    "disk.what_other": ("writing the file", "写入文件"),
     "upload.too_big_fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started "
                            "the studio to raise its upload limit", "请换用更小的文件（拆分，或只保留需要的列），"
                            "或请启动本工作室的人调高上传上限"),

@@ -44,6 +44,13 @@ DATA_ERRORS: dict[str, str] = {
     "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding explicitly if you know it":
         "把文件重新另存为“CSV UTF-8”（或改好那几行）；如果知道文件的编码，也可以直接选择它",
     "'{file}' has more than {n} rows": "“{file}”超过 {n} 行",
+    "'{file}' has a cell of {n} characters in row {row}, column '{column}', over the limit of {limit}":
+        "“{file}”第 {row} 行“{column}”列有一个 {n} 个字符的单元格，超过了上限 {limit}",
+    "shorten that text (or split it into several rows)": "请缩短这段文字（或把它拆成几行）",
+    "The model's chat template went over its rendering limits: it {reason}":
+        "模型自带的对话模板超出了渲染限制：{reason}",
+    "use a chat template without such loops or sizes (or set Template to one of the built-in ones on the Settings "
+    "tab)": "请使用没有这类循环或尺寸的对话模板（或在“设置”页把“模板”设为内置模板之一）",
     "'{file}' has {n} columns, over the limit of {limit}": "“{file}”有 {n} 列，超过了 {limit} 列的上限",
     "split the file into parts of at most {rows} rows and {columns} columns (keep only the columns you need)":
         "把文件拆成每份最多 {rows} 行、{columns} 列的几部分（只保留需要的列）",

@@ -53,10 +53,25 @@ PAGE_ERRORS: dict[str, str] = {
     "type a plain name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入一个简单的名字",
     "type another name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入另一个名字",
     "free some space, then press Convert again": "腾出一些磁盘空间，然后再按一次“转换”",
+    "These settings are already queued (or just started) by this login": "这组设置已经由本登录排队（或刚刚开始）",
+    "wait for that run, or change a setting to queue another one": "请等待那次运行，或修改某项设置后再排队另一次",
+    "This login already has {n} runs waiting in the queue, the most one login may queue":
+        "本登录已有 {n} 次运行在队列中等待，这是一个登录最多可排队的数量",
+    "wait until one of them starts, or clear the queue on the Train tab": "请等其中一次开始，或在“训练”页清空队列",
     "merge them in the Label map box on the Data tab, e.g. {example}": "在“数据”页的“标签映射”框中合并它们，例如 {example}",
     "use a path inside {roots} (whoever runs the studio can add a folder)":
         "请使用 {roots} 之内的路径（运行本工作室的人可以添加文件夹）",
     "pick a finished run on the Evaluate tab": "在“评估”页选择一个已完成的运行",
+    "The {what} '{name}' holds a link to a file outside the studio's folders ({names})":
+        "{what}“{name}”中有一个指向本工作室文件夹之外的链接（{names}）",
+    "remove the link, or copy the file itself into the folder; the studio never reads, copies or exports through a "
+    "link that leads out of its folders": "请删除这个链接，或把文件本身复制到该文件夹中；本工作室从不通过指向其文件夹之外的链接读取、复制或导出",
+    "ask whoever runs the studio to allow an NVMe folder, or choose another DeepSpeed setting":
+        "请运行本工作室的人允许一个 NVMe 文件夹，或选择另一个 DeepSpeed 设置",
+    "The NVMe offload folder (offload_nvme_path) can only be a folder the operator allowed, and none was allowed":
+        "NVMe 卸载文件夹（offload_nvme_path）只能是运行本工作室的人允许的文件夹，而目前没有允许任何文件夹",
+    "'{path}' is not a complete checkpoint": "“{path}”不是一个完整的检查点",
+    "pick a checkpoints/checkpoint-N folder of a run, or 'last'": "选择某个运行的 checkpoints/checkpoint-N 文件夹，或填 'last'",
     "set Method to LoRA, or Quantization bits (QLoRA) to none": "把“微调方法”设为 LoRA，或把“量化位数（QLoRA）”设为 none",
     "set Quantization bits (QLoRA) to 4 or 8": "把“量化位数（QLoRA）”设为 4 或 8",
     "resume with {n} processes (Processes (cards) on the Settings tab)":

@@ -13,6 +13,17 @@ from typing import Any
 from .catalog import FIELD_LABELS
 
 NOTICES: dict[str, tuple[str, str]] = {
+    "rocm_bitsandbytes": (
+        "This is an {card} card: {f_quantization_bit} needs bitsandbytes built for ROCm (MI200/MI300 and "
+        "RDNA3); if it is missing the run stops at the model load: set {f_quantization_bit} to none and train LoRA "
+        "in bf16",
+        "这是 {card} 显卡：{f_quantization_bit}需要为该平台构建的 bitsandbytes（支持 MI200/MI300 和 "
+        "RDNA3）；若未安装，运行会在加载模型时停止：请把{f_quantization_bit}设为 none，用 bf16 训练 LoRA"),
+    "rocm_deepspeed": (
+        "This is an {card} card: DeepSpeed runs there, and builds its HIP operations (CPU Adam for "
+        "offload) on first use, which needs the ROCm development tools (hipcc)",
+        "这是 {card} 显卡：DeepSpeed 可以运行，首次使用时会编译其显卡算子（把状态卸载到内存时用的 CPU Adam），"
+        "需要该平台的开发工具"),
     "pure_bf16": (
         "{f_pure_bf16} is on: weights, gradients and Adam states are bf16 (8-bit mantissa), so an update smaller than "
         "about 1/256 of a weight rounds away; with a small {f_learning_rate} (below ~1e-5) much of the model may not "

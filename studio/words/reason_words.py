@@ -22,6 +22,9 @@ def _f(name: str) -> str:
 
 RESUME = "“继续”"  # the Train tab's Resume button
 REASON_PHRASES: dict[str, str] = {
+    "status.json could not be read (kept as {name}); the state was rebuilt from the run's log":
+        "status.json 无法读取（已另存为 {name}）；状态已根据运行日志重建",
+    "status.json could not be read; the state was rebuilt from the run's log": "status.json 无法读取；状态已根据运行日志重建",
     "stopped on request by {who} at step {step}; resume continues from here":
         f"应 {{who}} 的请求在第 {{step}} 步停止；按{RESUME}会从这里接着训练",
     "stopped on request at step {step}; resume continues from here":

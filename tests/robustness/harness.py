@@ -23,7 +23,8 @@ from typing import Any, Callable
 from studio.errors import StudioError
 
 ROOT = Path(__file__).resolve().parents[2]
-GROUPS = ("bad data files", "bad configs and flags", "faults", "security")
+GROUPS = ("bad data files", "bad configs and flags", "faults", "security", "bounded requests", "quotas",
+          "names as text")
 COLUMNS = ("tried", "clear error", "wrong but survived", "crash or raw traceback", "data lost or escaped")
 _COLUMN_OF = {"clear": 1, "survived": 2, "crash": 3, "escaped": 4}
 RESULTS: list[dict[str, Any]] = []

@@ -10,6 +10,12 @@ it is wired, because the list of events comes from the app, not from this file.
 It asserts: no canary (a secret file outside the workspace, another session's upload) appears in any
 answer or in any file an answer points to (zips opened); nothing outside the workspace is written;
 no traceback or "internal error" text; the server still answers; a viewer is refused every owner action.
+
+The server and every training run it starts run under a Python audit hook (tests/audit_hook/sitecustomize.py):
+every open, listdir/scandir, copy, rmtree, remove, rename and mkdir outside the allowed folders is recorded, and
+any event that touches the planted canary folder fails the test whatever the answer said (a model or checkpoint
+read from outside never shows in an answer). Every path field of the Settings form (RunConfig's ``root``
+metadata) is also sent, one at a time, inside an otherwise valid form to every event that reads the form.
 """
 from __future__ import annotations
 
@@ -46,15 +52,53 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     (outside / "secret-folder").mkdir(parents=True)
     (outside / "canary.txt").write_text(CANARY)
     (outside / "secret-folder" / "canary.txt").write_text(CANARY)
+    (outside / "checkpoint-9").mkdir()  # the report's attack: a checkpoint (or a model) read from outside
+    (outside / "checkpoint-9" / "trainer_state.json").write_text('{"global_step": 9, "log_history": []}')
+    (outside / "checkpoint-9" / "config.json").write_text('{"model_type": "llama"}')
+    (outside / "ds.json").write_text('{"train_batch_size": 1}')
     logins = base / "logins"
     logins.write_text(f"{OWNER[0]}:{OWNER[1]}:owner\n{VIEWER[0]}:{VIEWER[1]}:viewer\n", encoding="utf-8")
     ws = base / "ws"
     _finished_run(ws / "runs" / "done")
     _finished_full_run(ws / "runs" / "full")
-    srv = Server(ws, "--auth-file", str(logins)).wait_ready()
+    (ws / "data").mkdir(parents=True)
+    (ws / "data" / "fuzz.jsonl").write_text("".join(
+        f'{{"instruction": "Is it good? {i}", "input": "", "output": "{"yes" if i % 2 else "no"}"}}\n'
+        for i in range(16)))
+    srv = Server(ws, "--auth-file", str(logins), audit={"allow": _allowed(ws), "canary": [outside]}).wait_ready()
     srv.outside = outside
+    srv.outside_hash = _tree_hash(outside)
     yield srv
     srv.stop()
+
+
+def _allowed(ws: Path) -> list[Path]:
+    """Where the server may touch files without the audit recording it: its workspace, the model cache, temp,
+    the interpreter and its packages, the repository's own code and presets, and the system's read-only places."""
+    import sysconfig
+    import tempfile
+    from studio.workspace import cache_dir
+    root = Path(__file__).resolve().parents[2]
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return [ws, cache_dir(), Path(tempfile.gettempdir()), Path(sys.prefix), Path(sys.base_prefix),
+            Path(sys.exec_prefix), *map(Path, paths), root / "studio", root / "presets", root / "launch.py",
+            root / "tests", Path.home() / ".cache", Path("/proc"), Path("/sys"), Path("/dev"), Path("/etc"),
+            Path("/usr"), Path("/lib"), Path("/lib64"), Path("/bin"), Path("/run")]
+
+
+def _tree_hash(folder: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        h.update(str(p.relative_to(folder)).encode())
+        if p.is_file() and not p.is_symlink():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _canary_events(server: Any, seen: int = 0) -> list[dict]:
+    """File events the audit hook saw touching the canary folder (from the ``seen``-th recorded event on)."""
+    return [e for e in server.audit_events()[seen:] if e.get("canary")]
 
 
 def _finished_full_run(path: Path) -> None:
@@ -79,11 +123,36 @@ def _file(path: str) -> dict:
     return {"path": path, "orig_name": Path(path).name, "meta": {"_type": "gradio.FileData"}}
 
 
+def _huge_file(client: httpx.Client, tmp: Path) -> dict:
+    """The caller's own upload of the worst spreadsheet a viewer may send: one 4 MB cell (issue 36: the server
+    tried to allocate 17.6 TB for it) beside a cell just under the cell limit."""
+    from studio.data.limits import MAX_CELL_CHARS
+    path = tmp / f"huge-{uuid.uuid4().hex[:6]}.csv"
+    path.write_text("text,label\n" + "x" * 4_000_000 + ",positive\n" + "y" * (MAX_CELL_CHARS - 10) + ",negative\n",
+                    encoding="utf-8")
+    res = client.post("gradio_api/upload", files={"files": (path.name, path.read_bytes())})
+    assert res.status_code == 200, res.text[:300]
+    return _file(res.json()[0])
+
+
+def _huge(huge_file: dict | None) -> dict[str, Any]:
+    """The "huge" class: the largest value of each kind an input can be sent (text, number, list, file)."""
+    kinds: dict[str, Any] = {
+        "huge text (2 MB)": "A" * 2_000_000,
+        "huge number": 10**18,
+        "huge list (2,000 chat turns)": [{"role": "user", "content": "x" * 500}] * 2_000,
+    }
+    if huge_file is not None:
+        kinds["huge file (a 4 MB cell)"] = huge_file
+    return kinds
+
+
 def _hostile(outside: Path, foreign: str) -> dict[str, Any]:
     """One value per kind; every input of an event gets the same one (so every field meets every kind)."""
     return {
         "outside path": str(outside / "canary.txt"),
         "outside folder": str(outside / "secret-folder"),
+        "outside checkpoint": str(outside / "checkpoint-9"),
         "path in backticks": f"Exported **merged** model to `{outside / 'secret-folder'}` (1 MB).",
         "root": "/",
         "another session's upload": foreign,
@@ -142,10 +211,8 @@ def _leaks(text: str, outside: Path, originals: set[Path]) -> str | None:
     return None
 
 
-def _outside_unchanged(outside: Path) -> bool:
-    names = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
-    return names == ["canary.txt", "secret-folder", "secret-folder/canary.txt"] and \
-        (outside / "canary.txt").read_text() == CANARY
+def _outside_unchanged(server: Any) -> bool:
+    return _tree_hash(server.outside) == server.outside_hash
 
 
 def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> None:
@@ -162,22 +229,29 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
     clients = {"anonymous": httpx.Client(base_url=server.url, timeout=TIMEOUT_S),
                "viewer": _login(server, VIEWER), "owner, second session": _login(server, OWNER)}
     problems: list[str] = []
+    checked: list[str] = []
     for who, client in clients.items():
         kinds = _hostile(server.outside, foreign)
         if who == "anonymous":  # every call is refused before Gradio: one value per event is enough
             kinds = {"outside path": kinds["outside path"]}
+        else:
+            kinds.update(_huge(_huge_file(client, server.outside.parent)))
         for dep in deps:
             fn, trigger = dep["id"], (dep.get("targets") or [[None]])[0][0]
             refused_first = who == "viewer" and dep.get("api_name") in OWNER_ACTIONS
             # a viewer's owner action is refused at queue/join, before any value is read: one value shows it
             for kind, value in ({"outside path": kinds["outside path"]} if refused_first else kinds).items():
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
+                seen = len(server.audit_events())
                 try:
                     status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)
                 except httpx.HTTPError as exc:
                     status, text = 599, f"no answer: {exc!r}"
                 leak = _leaks(text, server.outside, originals)
-                if leak or not _outside_unchanged(server.outside):
+                touched = _canary_events(server, seen)
+                if touched:  # the server (or a run it started) opened, listed or changed the canary folder
+                    leak = "file events on the canary: " + "; ".join(f"{e['event']} {e['path']}" for e in touched[:3])
+                if leak or not _outside_unchanged(server):
                     outcome, detail = "escaped", leak or "a file outside the workspace changed"
                 elif status >= 500 or "Traceback (most recent call last)" in text or "internal error" in text.lower():
                     outcome, detail = "crash", f"{status}: {text[:200]}"
@@ -191,9 +265,16 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
                     record(GROUP, "fuzz", name, outcome, detail)
                 if outcome != "clear":
                     problems.append(f"{outcome}: {name}: {detail}")
+            checked.append(f"{who}: {fn} {dep.get('api_name') or 'private'}")
             assert owner_a.get("config").status_code == 200, f"the server stopped answering after {who}'s calls"
     owner_a.post("gradio_api/queue/join", json={"data": [], "fn_index": _fn(deps, "abort"),
                                                 "session_hash": "cleanup", "trigger_id": None})
+    late = _canary_events(server)  # a child process may reach the canary after its event answered
+    problems += [f"escaped: file event on the canary after the calls: {e['event']} {e['path']}" for e in late[:10]]
+    outside = sorted({f"{e['event']} {e['path']}" for e in server.audit_events()})
+    print(f"\naudit-hook fuzz: {len(checked)} event x client pairs checked:\n  " + "\n  ".join(checked)
+          + f"\nfile events outside the allowed folders ({len(outside)}, none on the canary):\n  "
+          + "\n  ".join(outside[:40]))
     assert problems == [], "\n".join(problems[:40])
 
 
@@ -292,6 +373,73 @@ def test_an_export_download_link_serves_only_the_session_that_exported(server: A
     record(GROUP, "http", "owner GET a forged export link", "clear", "404")
 
 
+def _form_events(config: dict) -> tuple[list[dict], dict[int, str]]:
+    """The events that read the Settings form (inputs named field-<RunConfig field>) and component id -> field."""
+    fields = {c["id"]: c["props"]["elem_id"][len("field-"):] for c in config["components"]
+              if str(c.get("props", {}).get("elem_id") or "").startswith("field-")}
+    deps = [d for d in config["dependencies"] if sum(i in fields for i in d.get("inputs", [])) >= 10]
+    return deps, fields
+
+
+def test_every_path_field_of_every_form_event_under_the_audit_hook(server: Any) -> None:
+    """Each path field of RunConfig (its ``root`` metadata), pointed at the canary, inside an otherwise valid form
+    (a real dataset, the defaults), sent to every event that reads the form: nothing may touch the canary, also
+    in a training run such an event starts; waits for such a run so its child's file events are seen."""
+    from studio.config.run_config import field_meta
+    owner = _login(server, OWNER)
+    config = owner.get("config").json()
+    deps, fields = _form_events(config)
+    assert any(d.get("api_name") == "start" for d in deps), [d.get("api_name") for d in deps]
+    values = {c["id"]: c.get("props", {}).get("value") for c in config["components"]}
+    valid = {"dataset": str(server.workspace / "data" / "fuzz.jsonl"), "max_steps": 2, "val_size": 0.0}
+    out = server.outside
+    hostile = {"resume_from_checkpoint": str(out / "checkpoint-9"), "offload_nvme_path": str(out / "secret-folder"),
+               "deepspeed": str(out / "ds.json"), "dataset": str(out / "canary.txt"),
+               "model_name_or_path": str(out / "checkpoint-9")}
+    rooted = [m["name"] for m in field_meta() if m["root"]]
+    problems, checked = [], []
+    for dep in deps:
+        for field in rooted:
+            data = []
+            for i in dep["inputs"]:
+                name = fields.get(i)
+                value = valid.get(name, values.get(i)) if name else values.get(i)
+                if name == field:
+                    value = hostile.get(field, str(out / "secret-folder"))
+                if name == "deepspeed" and field == "offload_nvme_path":
+                    value = "z3-nvme"
+                data.append(value)
+            seen = len(server.audit_events())
+            status, text = _call(owner, dep["id"], data, (dep.get("targets") or [[None]])[0][0])
+            if '"success":true' in text.replace(" ", "") and dep.get("api_name") == "start":
+                _wait_idle(server, owner, config)  # a run started: let its child read what it was given
+            touched = _canary_events(server, seen)
+            name = f"form event {dep['id']} ({dep.get('api_name') or 'private'}) <- {field} outside"
+            checked.append(name)
+            if touched or not _outside_unchanged(server) or _leaks(text, out, set()):
+                detail = "; ".join(f"{e['event']} {e['path']}" for e in touched[:3]) or "changed or leaked"
+                problems.append(f"{name}: {detail}")
+                record(GROUP, "fuzz", name, "escaped", detail)
+            else:
+                record(GROUP, "fuzz", name, "clear", f"{status}")
+    print(f"\naudit-hook form fuzz: {len(checked)} cases:\n  " + "\n  ".join(checked))
+    assert problems == [], "\n".join(problems)
+
+
+def _wait_idle(server: Any, client: httpx.Client, config: dict, limit_s: float = 90.0) -> None:
+    """Until no run goes (or ``limit_s``), then abort whatever still goes and clear the queue."""
+    import time
+    deps = config["dependencies"]
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        _, text = _call(client, _fn(deps, "poll"), [None], None)
+        if '"busy":true' not in text.replace(" ", ""):
+            break
+        time.sleep(2)
+    for action in ("clear_queue", "abort"):
+        _call(client, _fn(deps, action), [], None)
+
+
 def test_zz_login_backoff_counts_the_real_peer_not_x_forwarded_for(server: Any) -> None:
     """Finding 4: rotating X-Forwarded-For gives no extra guesses (runs last: it locks this peer out)."""
     statuses = []
@@ -301,4 +449,5 @@ def test_zz_login_backoff_counts_the_real_peer_not_x_forwarded_for(server: Any) 
         statuses.append(res.status_code)
     assert 429 in statuses, statuses  # the guesses were counted against this peer, whatever the header said
     record(GROUP, "http", "login back-off with a rotating X-Forwarded-For", "clear", str(statuses))
+
 

@@ -1,0 +1,113 @@
+"""Which kernels a run uses for the output layer and the blocks: Liger's (on a card) or the studio's own.
+
+Decided once, beside the precision plan (precision.py), from the same facts: the device the run trains on, the
+model's architecture and the config. On a card where transformers supports the architecture and liger-kernel
+imports, Trainer's own switch (``TrainingArguments(use_liger_kernel=True)``) patches RMSNorm, RoPE, SwiGLU and the
+fused linear cross-entropy into the model (2.04x the studio's chunked cross-entropy in tokens/s on an H200,
+docs/BENCHMARKS.md "GPU"). Everywhere else the studio's chunked head (engine/loss.py) stays: on a CPU (Liger is
+Triton, GPU only), for architectures Liger does not patch, and for softcapped heads (Gemma 2's
+``final_logit_softcapping``), whose chunked loss the studio checks against the model's own.
+"""
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Any
+
+# liger-kernel 0.8.5's MODEL_TYPE_TO_APPLY_LIGER_FN keys: used only when liger-kernel is not installed here, to
+# say on a CPU page whether a card would use Liger for this model. Where it is installed its own table decides.
+LIGER_MODEL_TYPES = frozenset(
+    "deepseek_v2 deepseek_v3 deepseek_v4 gemma gemma2 gemma3_text gemma3 gemma4_text gemma4 glm4 glm4v glm4v_moe "
+    "gpt_oss internvl llama llama4_text llama4 llava granite mllama mllama_text_model ministral mistral mixtral "
+    "nemotron olmo2 pixtral olmo3 qwen2 qwen3 qwen3_moe qwen2_vl qwen2_vl_text qwen2_5_vl qwen2_5_vl_text "
+    "qwen3_next qwen3_5 qwen3_5_text qwen3_5_moe qwen3_5_moe_text qwen3_vl qwen3_vl_text qwen3_vl_moe "
+    "qwen3_vl_moe_text smollm3 phi3 paligemma falcon_h1 smolvlm hunyuan_v1_dense hunyuan_v1_moe exaone4".split())
+
+
+# architectures whose output layer is softcapped by default (the page plans from a card, not a loaded config)
+SOFTCAPPED_MODEL_TYPES = frozenset({"gemma2"})
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """``liger`` True: Trainer applies Liger; else ``reason`` (a code of studio/ui/reason_words-style catalogs,
+    with ``values``) says why the studio's own kernels run."""
+
+    liger: bool
+    reason: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def english(self) -> str:
+        """The plan in the command line's words."""
+        if self.liger:
+            return "fast kernels: Liger (fused linear cross-entropy, RMSNorm, RoPE, SwiGLU)"
+        return "fast kernels: the studio's chunked output layer, not Liger: " + KERNEL_REASONS[self.reason][0].format(
+            **self.values)
+
+
+# code -> (English, Chinese); the page's words live with the other messages in studio/ui/i18n.py (kernels.*)
+KERNEL_REASONS: dict[str, tuple[str, str]] = {
+    "cpu": ("no GPU (Liger's kernels are Triton, GPU only)", "没有 GPU（Liger 内核基于 Triton，只能在 GPU 上运行）"),
+    "off": ("enable_liger_kernel is off", "已关闭 enable_liger_kernel"),
+    "missing": ("liger-kernel is not installed (pip install liger-kernel; docs/GPU.md)",
+                "未安装 liger-kernel（pip install liger-kernel；见 docs/GPU.md）"),
+    "arch": ("Liger has no kernels for the {model_type} architecture", "Liger 没有适用于 {model_type} 架构的内核"),
+    "softcap": ("the output layer is softcapped ({model_type}); the studio's chunked loss applies the cap",
+                "输出层带 softcap（{model_type}）；由工作室的分块损失处理"),
+    "unknown_arch": ("the model's architecture is not known before it loads", "模型加载前无法得知其架构"),
+}
+
+
+def liger_installed() -> bool:
+    """liger-kernel and triton import here (find_spec only: importing triton on a CPU machine is slow)."""
+    return importlib.util.find_spec("liger_kernel") is not None and importlib.util.find_spec("triton") is not None
+
+
+def liger_model_types() -> frozenset[str]:
+    """The architectures Liger patches: its own table where installed, else the copy above."""
+    if liger_installed():
+        try:
+            from liger_kernel.transformers.monkey_patch import MODEL_TYPE_TO_APPLY_LIGER_FN
+            return frozenset(MODEL_TYPE_TO_APPLY_LIGER_FN)
+        except ImportError:
+            return frozenset()
+    return LIGER_MODEL_TYPES
+
+
+def kernel_plan(device: str, model_type: str | None, softcap: float | None, enabled: bool = True,
+                installed: bool | None = None) -> KernelPlan:
+    """The kernel choice for a run on ``device`` ("cuda" or "cpu") of a ``model_type`` model.
+
+    ``installed`` None asks this machine (a run); the page planning for a card it may not have passes what it knows.
+    """
+    if device != "cuda":
+        return KernelPlan(False, "cpu")
+    if not enabled:
+        return KernelPlan(False, "off")
+    if installed is None:
+        installed = liger_installed()
+    if not installed:
+        return KernelPlan(False, "missing")
+    if not model_type:
+        return KernelPlan(False, "unknown_arch")
+    if model_type not in liger_model_types():
+        return KernelPlan(False, "arch", {"model_type": model_type})
+    if softcap:
+        return KernelPlan(False, "softcap", {"model_type": model_type})
+    return KernelPlan(True)
+
+
+def training_attention(device: str) -> str | None:
+    """The attention kernel a training load asks for: FlashAttention-2 on a card where flash-attn imports (its
+    varlen kernel runs padding-free rows without a mask, engine/batching.card_batching), else transformers'
+    default (None: SDPA)."""
+    if device == "cuda" and importlib.util.find_spec("flash_attn") is not None:
+        return "flash_attention_2"
+    return None
+
+
+def model_kernel_plan(device: str, model_config: Any, enabled: bool = True) -> KernelPlan:
+    """``kernel_plan`` from a loaded model's config (its text config for a multimodal model)."""
+    text = model_config.get_text_config() if hasattr(model_config, "get_text_config") else model_config
+    return kernel_plan(device, getattr(model_config, "model_type", None),
+                       getattr(text, "final_logit_softcapping", None), enabled)

@@ -75,12 +75,9 @@ def label_check_markdown(table: Table, label_col: str | None, task: str, lang: s
     own refusal when there is none to use (a file of texts alone), else the label checks of the chosen one."""
     if task != "sentiment":
         return ""
-    if text_col is not None or not label_col:
-        problem = label_column_problem(table, text_col, label_col if label_col in table.columns else None)
-        if problem is not None:
-            return f"⚠️ {error_text(problem, 'label_check', lang)}"
-    if not label_col or label_col not in table.columns:
-        return ""
+    if not label_col or label_col not in table.columns:  # none to check: say why Convert would refuse, if it would
+        problem = label_column_problem(table, text_col, None)
+        return f"⚠️ {error_text(problem, 'label_check', lang)}" if problem is not None else ""
     warnings = label_warnings(table.values(label_col), label_col)
     return "\n\n".join(f"⚠️ {msg('label.' + code, lang, **facts)}" for code, facts in warnings)
 

@@ -26,7 +26,7 @@ import pytest
 
 from studio.errors import StudioError
 from tests.robustness.test_endpoint_fuzz import CANARY, SECRET_ROW, _call, _hostile, _leaks, _login, \
-    _outside_unchanged
+    _outside_unchanged, _tree_hash
 
 RUN = "reviews-lora"
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
@@ -338,7 +338,8 @@ def server(ws: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simpl
     demo = ctx.extra["demos"][str((ws / "runs" / RUN).resolve())]
     url = demo.urls[0]
     assert url.startswith("http://127.0.0.1:") and url in said[-1], said
-    srv = SimpleNamespace(url=url, outside=outside, workspace=ws, before=before, log=demo.log)
+    srv = SimpleNamespace(url=url, outside=outside, outside_hash=_tree_hash(outside), workspace=ws, before=before,
+                          log=demo.log)
     yield srv
     assert "Stopped the demo" in share_demo.stop_demo(ctx, str(ws / "runs" / RUN))
     assert demo.proc.poll() is not None
@@ -406,7 +407,7 @@ def test_every_endpoint_refuses_writes_and_reads_nothing_outside_the_run(server:
                 status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
                 answered += status == 200 and "process_completed" in text
-                if _leaks(text, server.outside, originals) or not _outside_unchanged(server.outside):
+                if _leaks(text, server.outside, originals) or not _outside_unchanged(server):
                     problems.append(f"escaped: {name}: {text[:200]}")
                 elif status >= 500 or "Traceback (most recent call last)" in text or "internal error" in text.lower():
                     problems.append(f"crash: {name}: {status} {text[:200]}")

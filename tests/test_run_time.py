@@ -305,3 +305,15 @@ def test_a_cpu_run_beside_a_busy_core_trains_with_the_free_cores(tmp_path, tiny_
         assert in_loop[1:] == [4] and json.loads((tmp_path / "r2" / "status.json").read_text())["threads"] == 4
     finally:
         torch.set_num_threads(given)
+
+
+def test_a_resumed_run_adds_its_parts() -> None:
+    """Abort + Resume: the run's time is the first part and the resumed part together, on the Runs tab too."""
+    from studio.runs.run_time import run_seconds, train_parts
+    first = train_parts({}, 40.0, resumed=False)
+    aborted = {"train_seconds": 40.0, **first}
+    second = {"train_seconds": 25.0, **train_parts(aborted, 25.0, resumed=True)}
+    assert second["train_parts"] == [40.0, 25.0] and run_seconds(second) == 65.0
+    assert train_parts({"train_seconds": 40.0}, 25.0, resumed=True)["train_seconds_total"] == 65.0  # older status
+    assert train_parts(aborted, 25.0, resumed=False)["train_parts"] == [25.0]  # a fresh start counts alone
+    assert run_seconds({"started": 10.0, "ended": 70.0}) == 60.0 and run_seconds({}) is None

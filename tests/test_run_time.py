@@ -248,7 +248,8 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
 
 def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     """Only datasets the studio converted into its data folder are read for the estimate; a typed path (a file the
-    server can read elsewhere) gets the placeholder rows and is never opened."""
+    server can read elsewhere) is refused by the page's path rule and never opened; the estimate itself gives such a
+    name the placeholder rows."""
     from studio.ui import forms
     from studio.app import run_estimate
     from studio.ui.settings_tab import on_change
@@ -260,7 +261,7 @@ def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     values = forms.config_to_values(RunConfig(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora",
                                               dataset=str(outside)))
     panel, _ = on_change(ctx, values, 0, None)
-    assert "About " in panel and opened == []
+    assert "is outside the folders this studio may use" in panel and opened == []
     assert run_estimate.rows_for(ctx, str(outside), "sentiment")[0].get(run_estimate.PLACEHOLDER)
 
 

@@ -4,8 +4,8 @@
     .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/test_guide_errors.py)
 
 The words are not written here: each row names an error's what and its fix exactly as the studio raises them
-(the English keys of the page's error table, whose values are the Chinese the page shows), and the tables are
-made from that table. A changed message therefore changes the guide when this script runs again, and a
+(an error code of the catalog, studio/words/errors.py, or for the words not yet by code the English keys of the
+page's error table, whose values are the Chinese the page shows), and the tables are made from those. A changed message therefore changes the guide when this script runs again, and a
 removed one makes it fail instead of printing stale advice. Which errors are listed, and in which order, is the
 choice below: the ones a newcomer meets first, tab by tab.
 """
@@ -22,32 +22,15 @@ sys.path.insert(0, str(ROOT))
 BEGIN, END = "<!-- errors: made by docs/make_error_guide.py -->", "<!-- /errors -->"
 GUIDES = {"en": ROOT / "docs" / "GUIDE.md", "zh": ROOT / "docs" / "GUIDE.zh.md"}
 
-# (where it shows, the error's what, its fix as the page shows it); "" = no separate fix (the text says it)
+# (where it shows, an error code of studio/words/errors.py): its what and the fix the page shows, in each language;
+# or (where it shows, a text as the studio writes it, its fix) for the words not yet by code (why a run ended),
+# "" = no separate fix (the text says it)
 DATA, SETTINGS, TRAIN = "data", "settings", "train"
-PICKED: list[tuple[str, str, str]] = [
-    (DATA, "'{file}' is not a text file: it looks like an Excel/zip file",
-     "rename it to '{name}.xlsx', or save the sheet as 'CSV UTF-8' in Excel"),
-    (DATA, "'{file}' is not a text file: it looks like a binary file",
-     "export the data as CSV (UTF-8), Excel (.xlsx) or JSONL"),
-    (DATA, "'{file}' cannot be read as {encoding} (bad byte at position {pos})",
-     "use encoding 'auto', or save the file as UTF-8"),
-    (DATA, "'{file}' mixes encodings: {n} line(s) are UTF-8 but line {lines} (counting the header as line 1) are "
-     "not, so any one decoding would garble part of it",
-     "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding explicitly if you know it"),
-    (DATA, "'{file}' is {mb} MB, over the {limit} MB limit",
-     "split the file into smaller parts, or ask whoever runs the studio to raise its upload limit to at least {mb} MB"),
-    (DATA, "'{file}' has a header row ({columns}) but no data rows", "export the sheet again including its rows"),
-    (DATA, "Label column '{column}' is empty in every row",
-     "fill in the labels, or pick the column that holds them under Label column on the Data tab"),
-    (DATA, "Label column '{column}' has {n} different values (at most {most} for a classification task)",
-     "check that it is the label column (Label column on the Data tab); for free-text answers set Task to instruction"),
-    (DATA, "Label column '{column}' spells the same label differently: {spellings}",
-     "merge them in the Label map box on the Data tab, e.g. {example}"),
-    (DATA, "No usable rows in '{file}' ({detail})", "check that the chosen columns are the right ones and are filled"),
-    (SETTINGS, "No dataset given",
-     "convert a file on the Data tab, then pick it under Training data on the Settings tab"),
-    (SETTINGS, "val_size asks for {n} validation rows, but the data has only {rows} rows",
-     "use a fraction such as 0.1, or a count well below the number of rows"),
+PICKED: list[tuple[str, str] | tuple[str, str, str]] = [
+    (DATA, "data.binary_zip"), (DATA, "data.binary"), (DATA, "data.bad_encoding"), (DATA, "data.mixed_encodings"),
+    (DATA, "data.too_large"), (DATA, "data.header_only"), (DATA, "data.label_empty"), (DATA, "data.labels_many"),
+    (DATA, "data.label_spellings"), (DATA, "data.no_usable_rows"),
+    (SETTINGS, "dataset.none"), (SETTINGS, "data.val_rows"),
     (TRAIN, "The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller Batch size / Max "
      "tokens per example (cutoff_len), or enable DeepSpeed offload (see the memory estimate)", ""),
     (TRAIN, "the training process was killed ({signal}, signal {n}).",
@@ -77,14 +60,26 @@ def catalog() -> dict[str, str]:
     return {**PAGE_ERRORS, **REASON_PHRASES}
 
 
+def _cell(text: str) -> str:
+    out = re.sub(r"\{[^{}]*\}", "…", text).replace("{{", "{").replace("}}", "}")
+    return out.replace("|", "\\|") if out else "–"
+
+
 def _shown(text: str, lang: str, table: dict[str, str]) -> str:
     if not text:
         return "–"
     if text not in table:
         raise SystemExit(f"not in the studio's error table any more (update PICKED): {text!r}")
-    out = text if lang == "en" else table[text].replace("{{", "{").replace("}}", "}")
-    out = re.sub(r"\{\w+\}", "…", out)
-    return out.replace("|", "\\|")
+    return _cell(text if lang == "en" else table[text])
+
+
+def _row(row: tuple[str, ...], lang: str, table: dict[str, str]) -> str:
+    if len(row) == 2:  # a code: its words from the catalog (an unknown code fails here)
+        from studio.words.errors import LANGS, entry
+        words = entry(row[1])
+        i = LANGS.index(lang)
+        return f"| {_cell(words['what'][i])} | {_cell(words.get('page_fix', words.get('fix', ('', '')))[i])} |"
+    return f"| {_shown(row[1], lang, table)} | {_shown(row[2], lang, table)} |"
 
 
 def section(lang: str) -> str:
@@ -92,9 +87,8 @@ def section(lang: str) -> str:
     table, words = catalog(), HEAD[lang]
     lines = [BEGIN, words["intro"], ""]
     for where in (DATA, SETTINGS, TRAIN):
-        rows = [(w, f) for tab, w, f in PICKED if tab == where]
         lines += [f"**{words[where]}**", "", f"| {words['cols'][0]} | {words['cols'][1]} |", "|---|---|"]
-        lines += [f"| {_shown(w, lang, table)} | {_shown(f, lang, table)} |" for w, f in rows]
+        lines += [_row(row, lang, table) for row in PICKED if row[0] == where]
         lines.append("")
     return "\n".join(lines + [END])
 

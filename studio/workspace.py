@@ -38,10 +38,9 @@ def confine(path: str | Path, roots: list[Path]) -> Path:
     """
     text = str(path).strip()
     if not text:
-        raise StudioError("The path is empty", "type a file or folder inside the workspace", code="path")
+        raise StudioError.of("path.empty")
     if any(c in text for c in "\x00\n\r"):
-        raise StudioError("The path contains a control character (NUL or line break)",
-                          "type the path again without pasting hidden characters", code="path")
+        raise StudioError.of("path.control_char")
     p = Path(os.path.expanduser(text))
     if not p.is_absolute():
         p = roots[0] / p
@@ -49,15 +48,12 @@ def confine(path: str | Path, roots: list[Path]) -> Path:
     for root in roots:
         if is_inside(real, root):
             return real
-    raise StudioError(f"The path '{text}' is outside the folders this studio may use",
-                      "use a path inside " + " or ".join(f"'{r}'" for r in roots)
-                      + " (start the studio with --data-root DIR to add a folder)", code="path_outside",
-                      page_fix="use a path inside " + " or ".join(f"'{r}'" for r in roots)
-                      + " (whoever runs the studio can add a folder)")
+    raise StudioError.of("path.outside", path=text, roots=[str(r) for r in roots])
 
 
-def safe_name(name: str, *, what: str = "name", code: str = "name") -> str:
-    """A single folder/file name a user typed: no separators, no '..', no control characters.
+def safe_name(name: str, *, code: str = "name.plain") -> str:
+    """A single folder/file name a user typed: no separators, no '..', no control characters (``code``: the error
+    that names what the name is for: name.plain, name.file, name.export or name.run).
 
     Raises:
         StudioError: the name could step out of its folder or is not a plain name.
@@ -66,9 +62,7 @@ def safe_name(name: str, *, what: str = "name", code: str = "name") -> str:
     bad = (not text or text in {".", ".."} or "/" in text or "\\" in text or os.sep in text
            or any(ord(c) < 32 for c in text) or len(text) > 120)
     if bad:
-        raise StudioError(f"The {what} '{text[:60]}' is not a plain folder name",
-                          "use letters, digits, '-', '_' or '.', without '/' or '..' (at most 120 characters)",
-                          code=code)
+        raise StudioError.of(code, name=text[:60])
     return text
 
 

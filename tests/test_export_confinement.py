@@ -31,7 +31,7 @@ def test_export_name_cannot_leave_the_exports_folder(runs: dict, tmp_path: Path,
     name = name.replace("/ABS", str(tmp_path))
     with pytest.raises(StudioError) as err:
         export_run(str(runs["lora"]), exports, merge=False, overwrite=True, name=name)
-    assert err.value.code == "export_name"
+    assert err.value.code == "name.export"
     assert (victim / "precious.txt").read_text() == "keep me" and sorted(p.name for p in victim.iterdir()) == [
         "precious.txt"]
     assert list(exports.iterdir()) == []

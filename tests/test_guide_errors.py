@@ -64,7 +64,10 @@ def unpaired(script, picked: list[tuple[str, str, str]]) -> list[str]:
     pairs = _raised_pairs()
     written = _string_constants()
     unpaired = []
-    for tab, what, fix in picked:
+    for row in picked:
+        if len(row) == 2:  # an error code: its what and its fix are one catalog entry, paired by construction
+            continue
+        tab, what, fix = row
         if tab == script.TRAIN:  # a run's end reason is written in phrases: each phrase must still be written
             for text in filter(None, (what, fix)):
                 longest = max(re.split(r"\{\w+\}", text), key=len).strip(" .")
@@ -82,8 +85,11 @@ def test_each_listed_error_is_paired_with_its_own_fix():
     script = _script()
     assert unpaired(script, script.PICKED) == []
     # an error with another error's fix (errors of different calls: one call may pick among several pairs)
-    swapped = [(script.DATA, "Label column '{column}' is empty in every row", "use encoding 'auto', or save the file as UTF-8")]
+    swapped = [(script.SETTINGS, "pure_bf16 needs a card that supports bf16 (Ampere or newer)",
+                "turn pure_bf16 off, or set precision to bf16 or auto")]
     assert unpaired(script, swapped) == [f"{swapped[0][1]!r} -> {swapped[0][2]!r}"]
+    kept = [(script.SETTINGS, swapped[0][1], "turn pure_bf16 off: this card trains with fp16 mixed precision")]
+    assert unpaired(script, kept) == []
 
 
 def test_the_check_fails_on_a_guide_out_of_step_and_on_a_message_that_is_gone(tmp_path, monkeypatch):
@@ -95,6 +101,10 @@ def test_the_check_fails_on_a_guide_out_of_step_and_on_a_message_that_is_gone(tm
         doctored.write_text(stale if lang == "en" else text, encoding="utf-8")
         monkeypatch.setitem(script.GUIDES, lang, doctored)
     assert script.main(["--check"]) == 1
-    monkeypatch.setattr(script, "PICKED", [(script.DATA, "An error the studio no longer raises", "")])
+    monkeypatch.setattr(script, "PICKED", [(script.TRAIN, "An error the studio no longer raises", "")])
     with pytest.raises(SystemExit, match="not in the studio's error table"):
+        script.section("en")
+    from studio.words.errors import UnknownCode
+    monkeypatch.setattr(script, "PICKED", [(script.DATA, "data.a_code_that_is_gone")])
+    with pytest.raises(UnknownCode):
         script.section("en")

@@ -45,5 +45,6 @@ def test_converting_the_same_file_again_replaces_only_its_own_dataset(tmp_path: 
     cols = {"text": "text", "label": "label"}
     convert(ctx, str(first), "sentiment", cols, "", "", "mine")
     convert(ctx, str(first), "sentiment", cols, "positive=good, negative=bad", "", "mine")  # the same file again: replaced
-    with pytest.raises(StudioError, match="type another name under Dataset name on the Data tab"):
+    with pytest.raises(StudioError) as err:
         convert(ctx, str(other), "sentiment", cols, "", "", "mine")
+    assert "type another name under Dataset name on the Data tab" in err.value.page_message  # what the page shows

@@ -56,7 +56,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
     check_coverage(read_header(src), name)  # metadata without the tensors it implies: refused before the copy
     folder = uploads_dir(ctx.workspace)
     folder.mkdir(parents=True, exist_ok=True)
-    target = confine(folder / safe_name(name, what="file name", code="gguf_upload"), [folder])
+    target = confine(folder / safe_name(name, code="name.file"), [folder])
     fresh = not (target.is_file() and filecmp.cmp(src, target, shallow=False))
     if fresh:  # the same file uploaded again keeps its copy (and so its prepared folder)
         part = target.with_name(f".{target.name}.part")

@@ -96,6 +96,8 @@ def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) 
     try:  # the same words whether the folder exists or not: the page is no oracle for what lies outside
         return confine(full, folders)
     except StudioError as exc:  # name the path as the person typed it
+        if exc.coded:
+            raise exc.with_values(path=value.strip()) from None
         raise StudioError(exc.what.replace(f"'{full}'", f"'{value.strip()}'"), exc.fix, why=exc.why, code=exc.code,
                           page_fix=exc.page_fix) from None
 

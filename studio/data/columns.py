@@ -33,8 +33,9 @@ def closest_column(name: str, columns: list[str]) -> str | None:
     return by_norm[hit[0]] if hit else None
 
 
-def require_column(table: Table, name: str, role: str, flag: str) -> str:
-    """``name`` if the table has it (also matched ignoring case/spaces), else a StudioError.
+def require_column(table: Table, name: str, role: str) -> str:
+    """``name`` if the table has it (also matched ignoring case/spaces), else a StudioError (``role``: text, label,
+    instruction, input, output, system or messages; the command's flag is --<role>-column).
 
     Raises:
         StudioError: lists the available columns and suggests the closest one.
@@ -45,11 +46,11 @@ def require_column(table: Table, name: str, role: str, flag: str) -> str:
         if _norm(c) == _norm(name):
             return c
     guess = closest_column(name, table.columns)
-    hint = f" (did you mean '{guess}'?)" if guess else ""
-    raise StudioError(f"Column '{name}' not found in '{Path(table.source).name}'{hint}. Available columns: "
-                      f"{', '.join(table.columns)}",
-                      f"choose the {role} column from that list (CLI: {flag} {guess or 'NAME'})", code="data_column",
-                      page_fix=f"pick one of those under {role.capitalize()} column on the Data tab")
+    file = Path(table.source).name
+    if guess:
+        raise StudioError.of("data.column_missing_guess", name=name, file=file, guess=guess, columns=table.columns,
+                             role=role)
+    raise StudioError.of("data.column_missing", name=name, file=file, columns=table.columns, role=role)
 
 
 def _find(columns: list[str], names: list[str], exclude: set[str]) -> str | None:

@@ -48,16 +48,9 @@ MAX_LABELS = 50  # more distinct answers than this is free text, and the instruc
 def _check_label_count(table: Table, label_col: str, counts: Counter) -> None:
     """Raises StudioError for an all-empty label column or one with too many distinct values."""
     if not counts:
-        raise StudioError(f"Label column '{label_col}' is empty in every row",
-                          "fill in the labels, or choose the column that holds them (CLI: --label-column NAME)",
-                          code="data_label_empty", page_fix="fill in the labels, or pick the column that holds them "
-                          "under Label column on the Data tab")
+        raise StudioError.of("data.label_empty", column=label_col)
     if len(counts) > MAX_LABELS:
-        raise StudioError(f"Label column '{label_col}' has {len(counts)} different values (at most {MAX_LABELS} "
-                          "for a classification task)", "check that it is the label column; for free-text answers "
-                          "use the instruction task (CLI: --task instruction)", code="data_labels_many",
-                          page_fix="check that it is the label column (Label column on the Data tab); for free-text "
-                          "answers set Task to instruction")
+        raise StudioError.of("data.labels_many", column=label_col, n=len(counts), most=MAX_LABELS)
 
 
 def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_col: str) -> None:
@@ -65,10 +58,7 @@ def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_
     otherwise train the model to echo its input)."""
     pairs = [(t.strip(), v.strip()) for t, v in zip(texts, labels) if v.strip()]
     if len(pairs) >= 2 and all(t == v for t, v in pairs):
-        raise StudioError(f"Label column '{label_col}' holds the same values as the text column '{text_col}' in "
-                          "every row", "choose the column that holds the labels (CLI: --label-column NAME)",
-                          code="data_label_is_text",
-                          page_fix="pick the column that holds the labels under Label column on the Data tab")
+        raise StudioError.of("data.label_is_text", label=label_col, text=text_col)
 
 
 def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[str]:
@@ -91,15 +81,12 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
         StudioError: missing columns, unmapped label values, case-only label variants, no usable rows.
     """
     guessed = guess_columns(table)
-    text_col = require_column(table, text_column, "text", "--text-column") if text_column else guessed.get("text")
-    label_col = require_column(table, label_column, "label", "--label-column") if label_column \
+    text_col = require_column(table, text_column, "text") if text_column else guessed.get("text")
+    label_col = require_column(table, label_column, "label") if label_column \
         else guessed.get("label")
     if not text_col or not label_col or text_col == label_col:
         missing = "text" if not text_col else "label"
-        raise StudioError(f"Could not tell which column holds the {missing} in '{Path(table.source).name}'. "
-                          f"Available columns: {', '.join(table.columns)}",
-                          f"name it (CLI: --{missing}-column NAME)", code="data_column",
-                          page_fix=f"pick it under {missing.capitalize()} column on the Data tab")
+        raise StudioError.of("data.column_unknown", role=missing, file=Path(table.source).name, columns=table.columns)
     texts = [cell_str(r.get(text_col)) for r in table.rows]
     raw_labels = [cell_str(r.get(label_col)) for r in table.rows]
     _check_not_a_copy(texts, raw_labels, text_col, label_col)
@@ -119,10 +106,8 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
             else:
                 mapping[v] = target
         if unmapped:
-            shown = ", ".join(f"'{v}' ({n} row{'s' if n != 1 else ''})" for v, n in unmapped.most_common(10))
-            raise StudioError(f"Label values not in the label map: {shown}",
-                              f"add them to the label map (e.g. {format_label_map({v: '...' for v in unmapped})}) "
-                              "or remove those rows", code="data_label_unmapped")
+            raise StudioError.of("data.label_unmapped", values=unmapped.most_common(10),
+                                 example=format_label_map({v: "..." for v in unmapped}))
     else:
         mapping = suggest_label_map(list(counts), lang)
         merged = {t: sorted(k for k in mapping if mapping[k] == t) for t in set(mapping.values())}
@@ -154,19 +139,14 @@ def convert_instruction(table: Table, instruction_column: str | None = None, inp
         StudioError: no output column, neither instruction nor input, or no usable rows.
     """
     g = guess_columns(table)
-    ins = require_column(table, instruction_column, "instruction", "--instruction-column") if instruction_column \
+    ins = require_column(table, instruction_column, "instruction") if instruction_column \
         else g.get("instruction")
-    inp = require_column(table, input_column, "input", "--input-column") if input_column else g.get("input")
-    out = require_column(table, output_column, "output", "--output-column") if output_column else g.get("output")
-    sys_col = require_column(table, system_column, "system", "--system-column") if system_column else \
+    inp = require_column(table, input_column, "input") if input_column else g.get("input")
+    out = require_column(table, output_column, "output") if output_column else g.get("output")
+    sys_col = require_column(table, system_column, "system") if system_column else \
         next((c for c in table.columns if _norm(c) == "system"), None)
     if not out or not (ins or inp or instruction):
-        raise StudioError(f"'{Path(table.source).name}' needs an output column and an instruction or input column. "
-                          f"Available columns: {', '.join(table.columns)}",
-                          "name them (CLI: --instruction-column/--input-column/--output-column), or use "
-                          "--task sentiment for a text + label file", code="data_column",
-                          page_fix="pick them under Instruction column, Input column and Output column on the Data "
-                          "tab, or set Task to sentiment for a text + label file")
+        raise StudioError.of("data.instruction_columns", file=Path(table.source).name, columns=table.columns)
     rows, skipped = [], {"empty instruction and input": [], "empty output": []}
     for n, r in enumerate(table.rows, 1):
         row = {"instruction": instruction or (cell_str(r.get(ins)).strip() if ins else ""),
@@ -195,18 +175,15 @@ def _messages(value: Any, n: int) -> list[dict[str, str]]:
         try:
             value = json.loads(value) if value.strip() else []
         except ValueError:
-            raise StudioError(f"Row {n}: the conversation is not valid JSON",
-                              'write it as [{"role": "user", "content": "..."}, ...]', code="data_chat") from None
+            raise StudioError.of("data.chat_not_json", row=n) from None
     if not isinstance(value, list):
-        raise StudioError(f"Row {n}: the conversation must be a list of messages",
-                          'write it as [{"role": "user", "content": "..."}, ...]', code="data_chat")
+        raise StudioError.of("data.chat_not_list", row=n)
     out = []
     for m in value:
         role = m.get("role", m.get("from")) if isinstance(m, dict) else None
         content = m.get("content", m.get("value")) if isinstance(m, dict) else None
         if role is None or content is None:
-            raise StudioError(f"Row {n}: a message lacks role/content (OpenAI) or from/value (ShareGPT)",
-                              'write messages like {"role": "user", "content": "..."}', code="data_chat")
+            raise StudioError.of("data.chat_message", row=n)
         if str(role).lower() in _ROLES:  # tool/function turns are not trained on
             out.append({"role": _ROLES[str(role).lower()], "content": cell_str(content)})
     return out
@@ -219,14 +196,10 @@ def convert_chat(table: Table, messages_column: str | None = None) -> Conversion
     Raises:
         StudioError: no conversation column, malformed messages (with the row number), no usable rows.
     """
-    col = require_column(table, messages_column, "messages", "--messages-column") if messages_column \
+    col = require_column(table, messages_column, "messages") if messages_column \
         else guess_columns(table).get("messages")
     if not col:
-        raise StudioError(f"No conversation column in '{Path(table.source).name}'. Available columns: "
-                          f"{', '.join(table.columns)}", "use a 'messages' (OpenAI) or 'conversations' (ShareGPT) "
-                          "column, or name it (CLI: --messages-column)", code="data_column",
-                          page_fix="pick the column that holds the conversations under Messages column on the Data "
-                          "tab")
+        raise StudioError.of("data.no_chat_column", file=Path(table.source).name, columns=table.columns)
     # files that mix OpenAI and ShareGPT rows have both columns, each filled in some rows
     others = [c for c in table.columns if c != col and _norm(c) in CHAT_NAMES]
     rows, skipped = [], {"no assistant reply": []}
@@ -258,9 +231,10 @@ def convert_chat(table: Table, messages_column: str | None = None) -> Conversion
 
 def _require_rows(rows: list, table: Table, skipped: dict[str, list[int]]) -> None:
     if not rows:
-        why = ", ".join(f"{len(v)} with {k}" for k, v in skipped.items() if v)
-        raise StudioError(f"No usable rows in '{Path(table.source).name}' ({why or 'no rows'})",
-                          "check that the chosen columns are the right ones and are filled", code="data_no_rows")
+        why = [(len(v), k) for k, v in skipped.items() if v]
+        if not why:
+            raise StudioError.of("data.no_rows_at_all", file=Path(table.source).name)
+        raise StudioError.of("data.no_usable_rows", file=Path(table.source).name, skipped=why)
 
 
 def convert_table(table: Table, task: str | None = None, **options: Any) -> ConversionResult:
@@ -271,7 +245,7 @@ def convert_table(table: Table, task: str | None = None, **options: Any) -> Conv
     """
     task = task or guess_task(table)
     if task not in TASKS:
-        raise StudioError(f"Unknown task '{task}'", f"use one of: {', '.join(TASKS)}", code="data_task")
+        raise StudioError.of("data.unknown_task", task=task, choices=TASKS)
     fn = {"sentiment": convert_sentiment, "instruction": convert_instruction, "chat": convert_chat}[task]
     allowed = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
     return fn(table, **{k: v for k, v in options.items() if k in allowed and v is not None})
@@ -282,9 +256,6 @@ def write_jsonl(rows: list[dict[str, Any]], out: str | Path) -> Path:
     path = Path(out)
     atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return path
-
-
-REPLACE_FIX = "choose another dataset name, or replace it on purpose (CLI: --replace)"
 
 
 def _read_info(info: Path) -> dict[str, Any]:
@@ -298,29 +269,28 @@ def _read_info(info: Path) -> dict[str, Any]:
         try:
             data = json.loads(info.read_text(encoding="utf-8-sig"))
         except ValueError as exc:
-            raise StudioError(f"'{info}' is not valid JSON ({exc})", "fix or delete it, then convert again",
-                              code="data_info") from None
+            raise StudioError.of("data.info_invalid", file=info, detail=str(exc)) from None
         if not isinstance(data, dict):
-            raise StudioError(f"'{info}' must hold a JSON object of datasets", "fix or delete it", code="data_info")
+            raise StudioError.of("data.info_not_object", file=info)
     return data
 
 
-def refuse_replacing(dataset_dir: str | Path, name: str, out: str | Path, fix: str = REPLACE_FIX) -> None:
+def refuse_replacing(dataset_dir: str | Path, name: str, out: str | Path) -> None:
     """Before anything is written: a dataset name already registered, or an output file that exists, is not
     replaced without asking; the caller passes replace=True once the user said so.
 
     Raises:
-        StudioError (code 'data_exists'): names the dataset and the file that would be replaced.
+        StudioError (data.name_taken, data.out_exists): names the dataset and the file that would be replaced.
     """
     info = Path(dataset_dir) / "dataset_info.json"
     entry = _read_info(info).get(name)
     if entry is not None:
         old = entry.get("file_name") if isinstance(entry, dict) else None
-        raise StudioError(f"A dataset named '{name}' is already registered in '{info}'"
-                          + (f" (file '{old}')" if old else "") + "; converting would replace it", fix,
-                          code="data_exists")
+        if old:
+            raise StudioError.of("data.name_taken_file", name=name, info=info, old=old)
+        raise StudioError.of("data.name_taken", name=name, info=info)
     if Path(out).exists():
-        raise StudioError(f"'{out}' already exists; converting would replace it", fix, code="data_exists")
+        raise StudioError.of("data.out_exists", file=out, name=name)
 
 
 def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
@@ -333,10 +303,7 @@ def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
     try:
         return str(fp.relative_to(Path(dataset_dir).resolve()))
     except ValueError:
-        raise StudioError(f"'{fp}' is outside the dataset folder '{dataset_dir}', so dataset_info.json cannot "
-                          "name it", "write the output inside the dataset folder (CLI: --out inside --dataset-dir, "
-                          "or leave --dataset-dir out)", code="data_out",
-                          page_fix="type a plain name (no folders) under Dataset name on the Data tab") from None
+        raise StudioError.of("data.out_outside", file=fp, folder=dataset_dir) from None
 
 
 def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
@@ -379,16 +346,13 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     from .report import validation_report
     src, out = Path(src), Path(out)
     if out.suffix.lower() != ".jsonl":
-        raise StudioError(f"Output '{out.name}' must end in .jsonl", f"use --out {out.with_suffix('.jsonl')}",
-                          code="data_out", page_fix="type a plain name under Dataset name on the Data tab")
+        raise StudioError.of("data.out_suffix", file=out.name, suggestion=out.with_suffix(".jsonl"))
     if out.resolve() == src.resolve():
-        raise StudioError("The output file is the input file", "choose another --out path", code="data_out",
-                          page_fix="type another name under Dataset name on the Data tab")
+        raise StudioError.of("data.out_is_input")
     folder, name = Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem
     _file_name(folder, out)
     if not replace:
-        refuse_replacing(folder, name, out, f"choose another --dataset-name / --out, or pass --replace to replace "
-                                            f"'{name}'")
+        refuse_replacing(folder, name, out)
     table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
     result = convert_table(table, task, **options)
     report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
@@ -397,8 +361,7 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
         info = register_dataset(folder, name, out, result.rows)
     except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
         from ..workspace import is_disk_full
-        what = "The disk is full" if is_disk_full(exc) else f"Cannot write '{out}' ({exc.strerror or exc})"
-        raise StudioError(f"{what} while saving the converted data", "free some space or choose another --out "
-                          "folder you can write to", code="data_write",
-                          page_fix="free some space, then press Convert again") from None
+        if is_disk_full(exc):
+            raise StudioError.of("data.disk_full") from None
+        raise StudioError.of("data.cannot_write", file=out, detail=str(exc.strerror or exc)) from None
     return table, result, report, info

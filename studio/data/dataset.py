@@ -10,13 +10,10 @@ from .split import split_rows  # noqa: F401  (re-exported: callers load and spli
 
 
 # the page's fix for a dataset file that is broken: the Data tab converts it again (the CLI names its command)
-AGAIN_ON_DATA_TAB = "convert the source file again on the Data tab"
 
 
 def _too_deep(path: Path) -> StudioError:
-    return StudioError(f"Dataset '{path.name}' is nested too deeply to read", "convert the source again with "
-                       "'python -m studio convert' (rows are flat objects)", code="data_json",
-                       page_fix=AGAIN_ON_DATA_TAB)
+    return StudioError.of("dataset.too_deep", name=path.name)
 
 
 def _read_json_rows(path: Path) -> list[Any]:
@@ -27,11 +24,9 @@ def _read_json_rows(path: Path) -> list[Any]:
         except RecursionError:
             raise _too_deep(path) from None
         except ValueError as exc:
-            raise StudioError(f"Dataset '{path}' is not valid JSON ({exc})", "fix the file or convert it again "
-                              "with 'python -m studio convert'", page_fix=AGAIN_ON_DATA_TAB) from None
+            raise StudioError.of("dataset.json_invalid", name=path, detail=str(exc)) from None
         if not isinstance(data, list):
-            raise StudioError(f"Dataset '{path}' must hold a JSON list of rows", "convert it with 'python -m studio convert'",
-                              page_fix=AGAIN_ON_DATA_TAB)
+            raise StudioError.of("dataset.not_list", name=path)
         return data
     rows = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -42,8 +37,7 @@ def _read_json_rows(path: Path) -> list[Any]:
         except RecursionError:
             raise _too_deep(path) from None
         except ValueError:
-            raise StudioError(f"Line {n} of '{path}' is not valid JSON",
-                              "fix or delete that line, or convert the source again") from None
+            raise StudioError.of("dataset.line_invalid", line=n, file=path) from None
     return rows
 
 
@@ -68,10 +62,8 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
     except StudioError:
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
-        raise StudioError(f"Dataset '{path.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
-                          "fix the file, or convert the source again with 'python -m studio convert'",
-                          page_fix=AGAIN_ON_DATA_TAB,
-                          code="data_read") from None
+        raise StudioError.of("dataset.unreadable", name=path.name, error=type(exc).__name__,
+                             detail=str(exc)[:160]) from None
 
 
 def _file_rows(path: Path, entry: dict[str, Any] | None, any_table: bool) -> list[dict[str, Any]]:
@@ -83,8 +75,7 @@ def _file_rows(path: Path, entry: dict[str, Any] | None, any_table: bool) -> lis
             from .lf_dataset import convert_rows
             for r in rows:
                 if not isinstance(r, dict):
-                    raise StudioError(f"Dataset '{path}' has a row that is not an object",
-                                      "each row needs instruction/input/output")
+                    raise StudioError.of("dataset.row_not_object", name=path)
             return convert_rows(rows, entry or {}, str(path))
     table = read_table(path, max_mb=0)
     return (convert_table(table) if any_table else convert_instruction(table)).rows
@@ -101,8 +92,7 @@ def _in_dataset_dir(name: str, file_name: str, dataset_dir: str) -> Path:
     try:
         return confine(file_name, [Path(dataset_dir).resolve()])
     except StudioError:
-        raise StudioError(f"Dataset '{name}': file_name '{file_name}' is outside the dataset folder '{dataset_dir}'",
-                          "put the data file inside that folder and name it relative to it", code="data_info") from None
+        raise StudioError.of("dataset.outside", name=name, file=file_name, folder=dataset_dir) from None
 
 
 def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
@@ -113,9 +103,7 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
     """
     names = [d.strip() for d in dataset.split(",") if d.strip()]
     if not names:
-        raise StudioError("No dataset given", "set 'dataset' to a .jsonl file made by 'python -m studio convert'",
-                          page_fix="convert a file on the Data tab, then pick it under Training data on the "
-                          "Settings tab")
+        raise StudioError.of("dataset.none")
     rows: list[dict[str, Any]] = []
     for name in names:
         p = Path(name)
@@ -126,22 +114,18 @@ def load_rows(dataset: str, dataset_dir: str = "data") -> list[dict[str, Any]]:
                 try:
                     registry = json.loads(info.read_text(encoding="utf-8"))
                 except ValueError:
-                    raise StudioError(f"'{info}' is not valid JSON", "fix or delete it") from None
+                    raise StudioError.of("dataset.info_invalid", file=info) from None
                 if not isinstance(registry, dict):
-                    raise StudioError(f"'{info}' must hold a JSON object of datasets (name -> entry)",
-                                      "fix or delete it", code="data_info")
+                    raise StudioError.of("dataset.info_not_object", file=info)
                 entry = registry.get(name)
             if entry is None:
-                raise StudioError(f"Dataset '{name}' not found: no such file, and no entry of that name in {info}",
-                                  "give the path of a .jsonl file (python -m studio convert makes one) or register it",
-                                  page_fix="convert the file on the Data tab, then pick it under Training data on the "
-                                  "Settings tab")
+                raise StudioError.of("dataset.not_found", name=name, info=info)
             from .lf_dataset import check_entry
             check_entry(name, entry)
             p = _in_dataset_dir(name, entry["file_name"], dataset_dir)
             if not p.is_file():
-                raise StudioError(f"Dataset '{name}' points to '{p}', which does not exist", "convert the data again")
+                raise StudioError.of("dataset.file_missing", name=name, file=p)
         rows.extend(read_file_rows(p, entry))
     if not rows:
-        raise StudioError(f"Dataset '{dataset}' has no rows", "check the file; convert the source again")
+        raise StudioError.of("dataset.no_rows", name=dataset)
     return rows

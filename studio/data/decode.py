@@ -24,16 +24,13 @@ def check_size(path: Path, max_mb: float = DEFAULT_MAX_MB) -> int:
         StudioError: missing file, a folder, or a file over ``max_mb``.
     """
     if not path.exists():
-        raise StudioError(f"File '{path}' does not exist", "check the path and the file name", code="data_missing")
+        raise StudioError.of("data.missing_file", file=path)
     if not path.is_file():
-        raise StudioError(f"'{path}' is a folder, not a file", "give the path of one data file", code="data_missing")
+        raise StudioError.of("data.not_a_file", file=path)
     size = path.stat().st_size
     if max_mb and size > max_mb * 1024 * 1024:
-        raise StudioError(
-            f"'{path.name}' is {size / 1024 / 1024:.1f} MB, over the {max_mb:g} MB limit",
-            f"split the file into smaller parts, or raise the limit (CLI: --max-mb {int(size / 1024 / 1024) + 1})",
-            code="data_too_large", page_fix=f"split the file into smaller parts, or ask whoever runs the studio to "
-            f"raise its upload limit to at least {int(size / 1024 / 1024) + 1} MB")
+        raise StudioError.of("data.too_large", file=path.name, mb=size / 1024 / 1024, limit=max_mb,
+                             need=int(size / 1024 / 1024) + 1)
     return size
 
 
@@ -88,14 +85,14 @@ def is_binary(raw: bytes) -> bool:
 
 def _binary_error(path: Path, raw: bytes) -> StudioError:
     if raw.startswith(b"PK\x03\x04"):
-        kind, fix = "an Excel/zip file", f"rename it to '{path.stem}.xlsx', or save the sheet as 'CSV UTF-8' in Excel"
+        code = "data.binary_zip"
     elif raw.startswith(OLE_MAGIC):
-        kind, fix = "an old Excel (.xls) file", f"rename it to '{path.stem}.xls'"
+        code = "data.binary_xls"
     elif raw.startswith(b"PAR1"):
-        kind, fix = "a Parquet file", f"rename it to '{path.stem}.parquet'"
+        code = "data.binary_parquet"
     else:
-        kind, fix = "a binary file", "export the data as CSV (UTF-8), Excel (.xlsx) or JSONL"
-    return StudioError(f"'{path.name}' is not a text file: it looks like {kind}", fix, code="data_binary")
+        code = "data.binary"
+    return StudioError.of(code, file=path.name, stem=path.stem)
 
 
 def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB) -> tuple[str, str]:
@@ -108,8 +105,7 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
     check_size(path, max_mb)
     raw = path.read_bytes()
     if not raw.strip():
-        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no content",
-                          code="data_empty")
+        raise StudioError.of("data.empty_file", file=path.name)
     if is_binary(raw):
         raise _binary_error(path, raw)
     auto = encoding in ("", "auto", None)
@@ -119,13 +115,10 @@ def read_text(path: Path, encoding: str = "auto", max_mb: float = DEFAULT_MAX_MB
     try:
         text = raw.decode(enc)
     except LookupError:
-        raise StudioError(f"Unknown encoding '{encoding}'", "use auto, utf-8, utf-8-sig, gbk or gb18030",
-                          code="data_encoding") from None
+        raise StudioError.of("data.unknown_encoding", encoding=encoding) from None
     except UnicodeDecodeError as exc:
-        raise StudioError(f"'{path.name}' cannot be read as {enc} (bad byte at position {exc.start})",
-                          "use encoding 'auto', or save the file as UTF-8", code="data_encoding") from None
+        raise StudioError.of("data.bad_encoding", file=path.name, encoding=enc, pos=exc.start) from None
     nul = text.find("\x00")
     if nul >= 0:  # past the first 8 KB the binary sniff cannot see it; NUL is never part of text data
-        raise StudioError(f"'{path.name}' contains a NUL byte (line {text.count(chr(10), 0, nul) + 1})",
-                          "remove the NUL characters or export the data again as CSV (UTF-8)", code="data_binary")
+        raise StudioError.of("data.nul_byte", file=path.name, line=text.count(chr(10), 0, nul) + 1)
     return text.lstrip("\ufeff"), enc

@@ -77,8 +77,7 @@ def parse_label_map(spec: str | dict[str, str] | None) -> dict[str, str]:
             continue
         key, sep, value = part.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise StudioError(f"Label map entry '{part.strip()}' is not of the form value=label",
-                              "write it like 1=positive,0=negative", code="data_label_map")
+            raise StudioError.of("data.label_map_entry", entry=part.strip())
         out[key.strip()] = value.strip()
     return out
 
@@ -143,15 +142,10 @@ def check_spellings(label_map: dict[str, str], counts: Counter[str], column: str
     per_target = Counter()
     for raw, n in counts.items():
         per_target[label_map[raw]] += n
-    def rows(s: str) -> str:
-        return f"'{s}' ({per_target[s]} row{'s' if per_target[s] != 1 else ''})"
-    shown = "; ".join(" / ".join(rows(s) for s in g) for g in list(mixed.values())[:5])
+    shown = [[(s, per_target[s]) for s in g] for g in list(mixed.values())[:5]]
     fix_map = format_label_map({raw.strip(): label_map[raw].casefold() for raw in sorted(label_map)
                                 if label_map[raw].casefold() in mixed})
-    raise StudioError(f"Label column '{column}' spells the same label differently: {shown}",
-                      f"give a label map that merges them, e.g. --label-map '{fix_map}'",
-                      code="data_label_spelling", page_fix=f"merge them in the Label map box on the Data tab, e.g. "
-                      f"'{fix_map}'")
+    raise StudioError.of("data.label_spellings", column=column, spellings=shown, example=fix_map)
 
 
 def _labels_text(labels: list[str], language: str) -> str:

@@ -17,7 +17,6 @@ ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output
                   "system": None}
 SHAREGPT_TAGS = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
                  "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system"}
-_FIX = "train it with LLaMA-Factory, or give the studio a supervised dataset (instruction/input/output or ShareGPT)"
 
 
 def check_entry(name: str, entry: dict[str, Any]) -> None:
@@ -27,35 +26,29 @@ def check_entry(name: str, entry: dict[str, Any]) -> None:
         StudioError: hub dataset, ranking/preference, KTO, multimodal or tool columns, unknown formatting.
     """
     if not isinstance(entry, dict):
-        raise StudioError(f"dataset_info.json entry '{name}' is not an object", "write {\"file_name\": \"...\"}")
+        raise StudioError.of("lf.entry_not_object", name=name)
     for hub in ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name"):
         if hub in entry and "file_name" not in entry:
-            raise StudioError(f"Dataset '{name}' is downloaded from a hub ({hub}); this machine reads local files only",
-                              "download it, save it as .json/.jsonl next to dataset_info.json and set file_name")
+            raise StudioError.of("lf.hub", name=name, hub=hub)
     if "file_name" not in entry:
-        raise StudioError(f"dataset_info.json entry '{name}' has no file_name", "add the data file's name")
+        raise StudioError.of("lf.no_file_name", name=name)
     _check_shapes(name, entry)
     columns = entry.get("columns") or {}
     if entry.get("ranking") or "chosen" in columns or "rejected" in columns:
-        raise StudioError(f"Dataset '{name}' is a ranking/preference dataset (chosen/rejected answers, for "
-                          "DPO/ORPO/reward modelling); those stages are not supported yet", _FIX, code="dataset_kind")
+        raise StudioError.of("lf.preference", name=name)
     if "kto_tag" in columns:
-        raise StudioError(f"Dataset '{name}' is a KTO dataset (kto_tag); stage kto is not supported yet", _FIX,
-                          code="dataset_kind")
+        raise StudioError.of("lf.kto", name=name)
     for media in ("images", "videos", "audios"):
         if media in columns:
-            raise StudioError(f"Dataset '{name}' has {media}: multimodal training is not supported here", _FIX,
-                              code="dataset_kind")
+            raise StudioError.of("lf.media", name=name, media=media)
     if "tools" in columns:
-        raise StudioError(f"Dataset '{name}' has tool definitions (tools): tool-call training is not supported yet",
-                          _FIX, code="dataset_kind")
+        raise StudioError.of("lf.tools", name=name)
     formatting = entry.get("formatting", "alpaca")
     if formatting not in ("alpaca", "sharegpt"):
-        raise StudioError(f"Dataset '{name}' has formatting '{formatting}'", "use alpaca or sharegpt")
+        raise StudioError.of("lf.formatting", name=name, formatting=formatting)
     if formatting == "alpaca" and "prompt" in columns and "response" not in columns and \
             columns.get("prompt") not in (None, "instruction"):
-        raise StudioError(f"Dataset '{name}' maps only a text column ({columns['prompt']}) and no response: it is a "
-                          "pre-training dataset (stage pt), which is not supported yet", _FIX, code="dataset_kind")
+        raise StudioError.of("lf.pretrain", name=name, column=columns["prompt"])
 
 
 def _check_shapes(name: str, entry: dict[str, Any]) -> None:
@@ -64,25 +57,17 @@ def _check_shapes(name: str, entry: dict[str, Any]) -> None:
     Raises:
         StudioError: file_name not a non-empty string, columns/tags not objects of names, formatting not a name.
     """
-    where = f"dataset_info.json entry '{name}'"
     if not isinstance(entry["file_name"], str) or not entry["file_name"].strip():
-        raise StudioError(f"{where}: file_name must be the name of one data file (got {entry['file_name']!r})",
-                          'write "file_name": "data.json"; list several datasets as separate entries',
-                          code="data_info")
+        raise StudioError.of("lf.file_name_shape", name=name, got=repr(entry["file_name"]))
     for key, example in (("columns", '{"prompt": "instruction", "response": "output"}'),
                          ("tags", '{"role_tag": "from", "content_tag": "value"}')):
         value = entry.get(key)
         if value is not None and (not isinstance(value, dict) or
                                   not all(isinstance(v, (str, type(None))) for v in value.values())):
-            raise StudioError(f"{where}: {key} must be an object of names (got {type(value).__name__} "
-                              f"{str(value)[:60]})", f"write \"{key}\": {example}", code="data_info")
+            raise StudioError.of("lf.names_shape", name=name, key=key, kind=type(value).__name__,
+                                 got=str(value)[:60], example=example)
     if not isinstance(entry.get("formatting", "alpaca"), str):
-        raise StudioError(f"{where}: formatting must be \"alpaca\" or \"sharegpt\" (got {entry['formatting']!r})",
-                          'write "formatting": "alpaca"', code="data_info")
-
-
-def _row_error(where: str, n: int, what: str, fix: str) -> StudioError:
-    return StudioError(f"Row {n} of '{where}': {what}", fix, code="data_row")
+        raise StudioError.of("lf.formatting_shape", name=name, got=repr(entry["formatting"]))
 
 
 def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -101,19 +86,15 @@ def convert_rows(rows: list[dict[str, Any]], entry: dict[str, Any], where: str) 
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
             # the boundary of this reader: a shape the checks below did not foresee is still the user's to fix
-            raise _row_error(where, n, f"the row does not have the shape its dataset_info.json entry describes "
-                             f"({type(exc).__name__}: {str(exc)[:120]})", "fix that row, or the entry's columns/"
-                             "formatting") from None
+            raise StudioError.of("lf.row_shape", file=where, row=n, error=type(exc).__name__,
+                                 detail=str(exc)[:120]) from None
     if rows and not entry and not any(r["output"] for r in out):
         if any("conversations" in r or "messages" in r for r in rows):
-            raise StudioError(f"'{where}' holds ShareGPT conversations, not instruction/input/output rows",
-                              "register it in dataset_info.json with \"formatting\": \"sharegpt\" and use its name")
+            raise StudioError.of("lf.sharegpt_rows", file=where)
         if any("chosen" in r for r in rows):
-            raise StudioError(f"'{where}' is a preference dataset (chosen/rejected); DPO is not supported yet", _FIX,
-                              code="dataset_kind")
+            raise StudioError.of("lf.preference_rows", file=where)
         if any("text" in r for r in rows):
-            raise StudioError(f"'{where}' holds plain text (pre-training data, stage pt), which is not supported yet",
-                              _FIX, code="dataset_kind")
+            raise StudioError.of("lf.pretrain_rows", file=where)
     return out
 
 
@@ -136,8 +117,7 @@ def _alpaca_row(r: dict[str, Any], entry: dict[str, Any], where: str, n: int) ->
     history = get("history")
     if history:
         if not isinstance(history, list) or not all(isinstance(h, (list, tuple)) and len(h) == 2 for h in history):
-            raise _row_error(where, n, f"history must be a list of [question, answer] pairs (got "
-                             f"{str(history)[:60]!r})", 'write "history": [["earlier question", "its answer"]]')
+            raise StudioError.of("lf.row_history", file=where, row=n, got=repr(str(history)[:60]))
         row["history"] = [[str(u), str(a)] for u, a in history]
     return row
 
@@ -148,8 +128,8 @@ def _sharegpt_row(r: dict[str, Any], entry: dict[str, Any], where: str, n: int) 
     role, content = tags["role_tag"], tags["content_tag"]
     value = r.get(cols["messages"]) or []
     if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
-        raise _row_error(where, n, f"'{cols['messages']}' must be a list of message objects (got "
-                         f"{str(value)[:60]!r})", f'write [{{"{role}": "human", "{content}": "..."}}, ...]')
+        raise StudioError.of("lf.row_messages", file=where, row=n, column=cols["messages"], got=repr(str(value)[:60]),
+                             role_tag=role, content_tag=content)
     messages = list(value)
     system = r.get(cols["system"]) if cols.get("system") else None
     if messages and messages[0].get(role) == tags["system_tag"] and not cols.get("system"):
@@ -157,8 +137,7 @@ def _sharegpt_row(r: dict[str, Any], entry: dict[str, Any], where: str, n: int) 
     odd, even = tags["user_tag"], tags["assistant_tag"]
     for m in messages:
         if m.get(role) in (tags["function_tag"], tags["observation_tag"]):
-            raise StudioError(f"'{where}' has tool-call turns ({m.get(role)}); tool-call training is not supported "
-                              "yet", _FIX, code="dataset_kind")
+            raise StudioError.of("lf.tool_turns", file=where, turn=m.get(role))
     turns = [(m.get(role), str(m.get(content) or "")) for m in messages]
     if not turns or len(turns) % 2 or any(t[0] != (odd if i % 2 == 0 else even) for i, t in enumerate(turns)):
         # LLaMA-Factory drops such rows with "Invalid role tag"; here they become rows without answers and are

@@ -50,23 +50,19 @@ def refuse_mixed_encodings(path: Path, raw: bytes) -> None:
     # in a GBK/cp1252 file a line is valid UTF-8 only by chance: require UTF-8 to be a real share
     if utf8_lines and bad_lines and utf8_lines * 4 >= len(bad_lines):
         shown = ", ".join(map(str, bad_lines[:10])) + (" …" if len(bad_lines) > 10 else "")
-        raise StudioError(f"'{path.name}' mixes encodings: {utf8_lines} line(s) are UTF-8 but line {shown} "
-                          "(counting the header as line 1) are not, so any one decoding would garble part of it",
-                          "save the file again as 'CSV UTF-8' (or fix those lines); or choose the encoding "
-                          "explicitly if you know it", code="data_encoding")
+        raise StudioError.of("data.mixed_encodings", file=path.name, n=utf8_lines, lines=shown)
 
 
-def too_many(path: Path, what: str, limit: int) -> StudioError:
-    return StudioError(f"'{path.name}' has {what}", f"split the file into parts of at most {limit:,} rows and "
-                       f"{MAX_COLUMNS:,} columns (keep only the columns you need)", code="data_too_large")
+def too_many_rows(path: Path) -> StudioError:
+    return StudioError.of("data.too_many_rows", file=path.name, rows=MAX_ROWS, columns=MAX_COLUMNS)
 
 
 def check_shape(path: Path, rows: int, columns: int) -> None:
     """Raises StudioError when a table is over MAX_ROWS rows or MAX_COLUMNS columns."""
     if rows > MAX_ROWS:
-        raise too_many(path, f"more than {MAX_ROWS:,} rows", MAX_ROWS)
+        raise too_many_rows(path)
     if columns > MAX_COLUMNS:
-        raise too_many(path, f"{columns:,} columns, over the limit of {MAX_COLUMNS:,}", MAX_ROWS)
+        raise StudioError.of("data.too_many_columns", file=path.name, n=columns, rows=MAX_ROWS, columns=MAX_COLUMNS)
 
 
 def _longest(value: Any, depth: int = 0) -> int:
@@ -86,9 +82,8 @@ def check_cells(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> N
         for column in columns:
             size = _longest(row.get(column))
             if size > MAX_CELL_CHARS:
-                raise StudioError(f"'{path.name}' has a cell of {size:,} characters in row {n}, column '{column}', "
-                                  f"over the limit of {MAX_CELL_CHARS:,}",
-                                  "shorten that text (or split it into several rows)", code="data_too_large")
+                raise StudioError.of("data.cell_too_long", file=path.name, n=size, row=n, column=column,
+                                     limit=MAX_CELL_CHARS)
 
 
 def check_unpacked(path: Path, max_mb: float) -> None:
@@ -104,7 +99,5 @@ def check_unpacked(path: Path, max_mb: float) -> None:
         return  # not a zip: openpyxl's own error below says so
     limit = max_mb * XLSX_UNPACK_FACTOR
     if total > limit * 1024 * 1024:
-        raise StudioError(f"'{path.name}' unpacks to {total / 1024 / 1024:.1f} MB of sheet data, over the "
-                          f"{limit:g} MB limit ({XLSX_UNPACK_FACTOR}x the {max_mb:g} MB file limit)",
-                          "save the sheet as 'CSV UTF-8' and split it into smaller files (or remove unused "
-                          "rows and columns)", code="data_too_large")
+        raise StudioError.of("data.sheet_unpacks", file=path.name, mb=total / 1024 / 1024, limit=limit,
+                             x=XLSX_UNPACK_FACTOR, file_mb=max_mb)

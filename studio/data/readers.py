@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import StudioError
 from . import limits
 from .decode import DEFAULT_MAX_MB, OLE_MAGIC, check_size, is_binary, read_text
-from .limits import check_shape, check_unpacked, too_many
+from .limits import check_shape, check_unpacked, too_many_rows
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet", ".xlsx", ".xls")
 _DELIMITERS = (",", "\t", ";", "|")
@@ -106,11 +106,11 @@ def _unique_columns(header: list[Any], notes: list[str] | None = None) -> list[s
     return out
 
 
-def _frame_table(path: Path, frame: Any, fmt: str, header_fix: str, **meta: Any) -> Table:
+def _frame_table(path: Path, frame: Any, fmt: str, header_only: str, **meta: Any) -> Table:
     """A header-less frame (a CSV's records or a sheet's rows, read with at most MAX_ROWS + 2 rows) -> Table:
     the caps, blank rows dropped, the first row the header, empty cells None (sheets) or '' (text)."""
     if len(frame) > limits.MAX_ROWS + 1:  # rows holding only delimiters count here too
-        raise too_many(path, f"more than {limits.MAX_ROWS:,} rows", limits.MAX_ROWS)
+        raise too_many_rows(path)
     check_shape(path, 0, frame.shape[1])
     text = frame.map(cell_str) if fmt != "csv" else frame
     frame = frame[text.apply(lambda col: col.str.strip().ne("")).any(axis=1)] if len(frame) else frame
@@ -122,8 +122,7 @@ def _frame_table(path: Path, frame: Any, fmt: str, header_fix: str, **meta: Any)
     notes: list[str] = []
     columns = _unique_columns(records[0], notes)
     if len(records) == 1:
-        raise StudioError(f"'{path.name}' has a header row ({', '.join(columns)}) but no data rows", header_fix,
-                          code="data_header_only")
+        raise StudioError.of(header_only, file=path.name, columns=columns)
     return Table(columns, [dict(zip(columns, r)) for r in records[1:]], str(path), fmt, **meta,
                  warnings=[f"'{path.name}': {n}" for n in notes])
 
@@ -175,12 +174,11 @@ def _delimited_table(path: Path, text: str, enc: str, delim: str) -> Table:
     try:
         frame, long_lines, notes = _parse_delimited(text, delim)
     except pd.errors.ParserError as exc:
-        raise StudioError(f"'{path.name}' is not a readable CSV file ({exc})",
-                          "export it again as CSV (UTF-8) from the spreadsheet", code="data_csv") from None
-    table = _frame_table(path, frame, "csv", "export the sheet again including its rows", encoding=enc,
+        raise StudioError.of("data.bad_csv", file=path.name, detail=str(exc)) from None
+    table = _frame_table(path, frame, "csv", "data.header_only", encoding=enc,
                          delimiter=delim)
     if not table.columns:
-        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no rows", code="data_empty")
+        raise StudioError.of("data.no_rows", file=path.name)
     if long_lines:
         table.warnings.append(
             f"{len(long_lines)} row(s) have more fields than the header (data rows near line "
@@ -212,16 +210,15 @@ def _records_table(path: Path, records: list[Any], fmt: str, enc: str | None) ->
     for r in records:
         columns.update(dict.fromkeys(r))
     if not records:
-        raise StudioError(f"'{path.name}' has no rows", "the file holds an empty list; export the data again",
-                          code="data_empty")
+        raise StudioError.of("data.empty_list", file=path.name)
     check_shape(path, len(records), len(columns))
     return Table([str(c) for c in columns], [{str(k): v for k, v in r.items()} for r in records], str(path), fmt, enc)
 
 
-def _too_deep(path: Path, where: str) -> StudioError:
-    return StudioError(f"'{path.name}' is nested too deeply to read ({where} has lists/objects inside each other "
-                       "hundreds of levels deep)", "export flat rows: one object per row with text fields",
-                       code="data_json")
+def _too_deep(path: Path, line: int | None = None) -> StudioError:
+    if line is None:
+        return StudioError.of("data.too_deep", file=path.name)
+    return StudioError.of("data.too_deep_line", file=path.name, line=line)
 
 
 class _NonFinite(Exception):
@@ -236,10 +233,10 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant)
 
 
-def _non_finite(path: Path, where: str, name: str) -> StudioError:
-    return StudioError(f"{where}'{path.name}' holds {name}, which is not a value JSON allows (Python writes it for "
-                       "a missing or broken number)", f"replace {name} with the real value or null, or delete that "
-                       "row", code="data_json")
+def _non_finite(path: Path, name: str, line: int | None = None) -> StudioError:
+    if line is None:
+        return StudioError.of("data.non_finite", file=path.name, value=name)
+    return StudioError.of("data.non_finite_line", file=path.name, value=name, line=line)
 
 
 def _json_reason(exc: ValueError, line: bool = False) -> str:
@@ -263,15 +260,13 @@ def _read_jsonl(path: Path, encoding: str, max_mb: float) -> Table:
         try:
             rec = _loads(line)
         except RecursionError:
-            raise _too_deep(path, f"line {n}") from None
+            raise _too_deep(path, n) from None
         except _NonFinite as exc:
-            raise _non_finite(path, f"Line {n} of ", str(exc)) from None
+            raise _non_finite(path, str(exc), n) from None
         except ValueError as exc:
-            raise StudioError(f"Line {n} of '{path.name}' is not valid JSON ({_json_reason(exc)})",
-                              f"fix or delete line {n}; each line must be one JSON object", code="data_json") from None
+            raise StudioError.of("data.json_line_invalid", file=path.name, line=n, detail=_json_reason(exc)) from None
         if not isinstance(rec, dict):
-            raise StudioError(f"Line {n} of '{path.name}' is a JSON {type(rec).__name__}, not an object",
-                              'each line must look like {"text": "...", "label": "..."}', code="data_json")
+            raise StudioError.of("data.json_line_not_object", file=path.name, line=n, kind=type(rec).__name__)
         records.append(rec)
     return _records_table(path, records, "jsonl", enc)
 
@@ -281,20 +276,20 @@ def _read_json(path: Path, encoding: str, max_mb: float) -> Table:
     try:
         data = _loads(text)
     except RecursionError:
-        raise _too_deep(path, "the file") from None
+        raise _too_deep(path) from None
     except _NonFinite as exc:
-        raise _non_finite(path, "", str(exc)) from None
+        raise _non_finite(path, str(exc)) from None
     except ValueError as exc:
         if getattr(exc, "msg", "") == "Extra data":  # one object per line: JSONL saved as .json
             return _read_jsonl(path, encoding, max_mb)
-        near = f" near line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise StudioError(f"'{path.name}' is not valid JSON ({_json_reason(exc, line=True)})", f"fix the file{near}",
-                          code="data_json") from None
+        detail = _json_reason(exc, line=True)
+        if isinstance(exc, json.JSONDecodeError):
+            raise StudioError.of("data.json_invalid_near", file=path.name, detail=detail, line=exc.lineno) from None
+        raise StudioError.of("data.json_invalid", file=path.name, detail=detail) from None
     if isinstance(data, dict):
         data = _unwrap(path, data)
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise StudioError(f"'{path.name}' must hold a list of JSON objects (one per row)",
-                          'shape it like [{"text": "...", "label": "..."}, ...]', code="data_json")
+        raise StudioError.of("data.json_not_rows", file=path.name)
     return _records_table(path, data, "json", enc)
 
 
@@ -308,10 +303,7 @@ def _unwrap(path: Path, data: dict[str, Any]) -> Any:
     if len(lists) > 1 and len(lists) == len(data) and not any(isinstance(x, dict) for v in lists.values() for x in v):
         lengths = {k: len(v) for k, v in lists.items()}
         if len(set(lengths.values())) > 1:
-            shown = ", ".join(f"'{k}' {n}" for k, n in lengths.items())
-            raise StudioError(f"'{path.name}' holds one list per column, but the lists differ in length ({shown})",
-                              "give every column the same number of values, or export one object per row",
-                              code="data_json")
+            raise StudioError.of("data.json_lists_differ", file=path.name, lengths=list(lengths.items()))
         keys = list(lists)
         return [dict(zip(keys, values)) for values in zip(*lists.values())]
     return [data]
@@ -326,9 +318,7 @@ def _decode_bytes(path: Path, records: list[dict[str, Any]]) -> None:
                 try:
                     r[k] = bytes(v).decode("utf-8")
                 except UnicodeDecodeError:
-                    raise StudioError(f"Column '{k}' of '{path.name}' holds binary data that is not text "
-                                      f"(row {n})", f"store '{k}' as a string column, or choose another column",
-                                      code="data_parquet") from None
+                    raise StudioError.of("data.parquet_binary", column=k, file=path.name, row=n) from None
 
 
 def _read_parquet(path: Path, max_mb: float) -> Table:
@@ -343,11 +333,9 @@ def _read_parquet(path: Path, max_mb: float) -> Table:
     except StudioError:
         raise
     except Exception as exc:  # pyarrow raises several types for a corrupt file
-        raise StudioError(f"'{path.name}' is not a readable Parquet file ({type(exc).__name__})",
-                          "export it again, or use CSV/JSONL", code="data_parquet") from None
+        raise StudioError.of("data.bad_parquet", file=path.name, detail=type(exc).__name__) from None
     if not records:
-        raise StudioError(f"'{path.name}' has columns but no data rows", "export it again including its rows",
-                          code="data_header_only")
+        raise StudioError.of("data.parquet_no_rows", file=path.name)
     _decode_bytes(path, records)
     return _records_table(path, records, "parquet", None)
 
@@ -364,32 +352,26 @@ def _read_excel(path: Path, max_mb: float, sheet: str | None) -> Table:
     elif head.startswith(OLE_MAGIC):  # not compressed: the file size limit bounds what it holds
         engine, fmt = "calamine", "xls"
     elif not head.strip():
-        raise StudioError(f"'{path.name}' is empty", "export the data again; the file has no content",
-                          code="data_empty")
+        raise StudioError.of("data.empty_file", file=path.name)
     elif not is_binary(head):
-        raise StudioError(f"'{path.name}' is not an Excel file: it looks like text (CSV?)",
-                          f"rename it to '{path.stem}.csv'", code="data_xlsx")
+        raise StudioError.of("data.xlsx_is_text", file=path.name, stem=path.stem)
     else:
-        raise StudioError(f"'{path.name}' is not a readable Excel file (not .xlsx or .xls inside)",
-                          "open it in Excel and save it again as .xlsx", code="data_xlsx")
+        raise StudioError.of("data.xlsx_not_excel", file=path.name)
     import pandas as pd
     try:
         with pd.ExcelFile(path, engine=engine) as book:
             names = [str(n) for n in book.sheet_names]
             if sheet and sheet not in names:
-                raise StudioError(f"Sheet '{sheet}' not found in '{path.name}'", f"use one of: {', '.join(names)}",
-                                  code="data_xlsx")
+                raise StudioError.of("data.sheet_missing", sheet=sheet, file=path.name, choices=names)
             name = sheet or names[0]
             frame = pd.read_excel(book, sheet_name=name, header=None, dtype=object, nrows=limits.MAX_ROWS + 2)
     except StudioError:
         raise
     except Exception as exc:  # zipfile, openpyxl and calamine raise many types for a corrupt file
-        raise StudioError(f"'{path.name}' is not a readable Excel file ({type(exc).__name__})",
-                          "open it in Excel and save it again as .xlsx", code="data_xlsx") from None
-    table = _frame_table(path, frame, fmt, "add the data rows under the header")
+        raise StudioError.of("data.bad_xlsx", file=path.name, detail=type(exc).__name__) from None
+    table = _frame_table(path, frame, fmt, "data.header_only_sheet")
     if not table.columns:
-        raise StudioError(f"Sheet '{name}' of '{path.name}' is empty",
-                          "put the data on the first sheet, or choose the sheet that holds it", code="data_empty")
+        raise StudioError.of("data.sheet_empty", sheet=name, file=path.name)
     return table
 
 
@@ -408,9 +390,8 @@ def read_table(path: str | Path, *, encoding: str = "auto", max_mb: float = DEFA
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, LookupError, RecursionError) as exc:
         # the boundary of every reader: a library's own error about a malformed file is the user's to fix
         # anything else (OSError is named by the callers, MemoryError) stays a bug
-        raise StudioError(f"'{p.name}' could not be read ({type(exc).__name__}: {str(exc)[:160]})",
-                          "export it again (CSV UTF-8 or JSONL are the safest), or delete the row it names",
-                          code="data_read") from None
+        raise StudioError.of("data.unreadable", file=p.name, error=type(exc).__name__,
+                             detail=str(exc)[:160]) from None
     limits.check_cells(p, table.columns, table.rows)
     return table
 
@@ -419,8 +400,8 @@ def _read_any(p: Path, encoding: str, max_mb: float, sheet: str | None, delimite
     suffix = p.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         check_size(p, 0)
-        raise StudioError(f"Cannot read '{p.name}': unsupported file type '{suffix or '(none)'}'",
-                          f"use one of: {', '.join(SUPPORTED_SUFFIXES)}", code="data_type")
+        raise StudioError.of("data.unsupported_type", file=p.name, suffix=suffix or "(none)",
+                             choices=SUPPORTED_SUFFIXES)
     if suffix in (".csv", ".tsv"):
         return _read_delimited(p, encoding, max_mb, delimiter)
     if suffix == ".txt":

@@ -15,8 +15,7 @@ def split_rows(rows: list[dict], val_size: float, seed: int) -> tuple[list[dict]
     random.Random(seed).shuffle(order)
     n_val = int(round(len(rows) * val_size)) if val_size < 1 else int(val_size)
     if val_size >= 1 and n_val >= len(rows):
-        raise StudioError(f"val_size asks for {n_val} validation rows, but the data has only {len(rows)} rows",
-                          "use a fraction such as 0.1, or a count well below the number of rows", code="val_size")
+        raise StudioError.of("data.val_rows", n=n_val, rows=len(rows))
     n_val = min(max(n_val, 1), len(rows) - 1)
     val = [rows[i] for i in order[:n_val]]
     train = [rows[i] for i in order[n_val:]]

@@ -45,10 +45,9 @@ class _Budget:
 _current: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("template_budget", default=None)
 
 
-def _refuse(reason: str) -> StudioError:
-    return StudioError(f"The model's chat template went over its rendering limits: it {reason}",
-                       "use a chat template without such loops or sizes (or set Template to one of the built-in ones "
-                       "on the Settings tab)", code="template_budget")
+def _refuse(code: str, **values: Any) -> StudioError:
+    """One of the template.* errors (studio/words/dataset_errors.py): what the template went over."""
+    return StudioError.of(code, **values)
 
 
 def _budget() -> _Budget:
@@ -63,18 +62,20 @@ def _tick(n: int = 1) -> None:
     b = _budget()
     b.steps += n
     if b.steps > MAX_STEPS:
-        raise _refuse(f"takes more than {MAX_STEPS:,} steps to render")
+        raise _refuse("template.steps", limit=MAX_STEPS)
     if not b.steps & 255 and time.monotonic() > b.deadline:
-        raise _refuse(f"takes longer than {MAX_SECONDS:g} s to render")
+        raise _refuse("template.slow", seconds=MAX_SECONDS)
 
 
 def _size(value: Any) -> int:
     return len(value) if isinstance(value, (str, bytes, list, tuple)) else 0
 
 
-def _check_size(n: int, what: str = "would make") -> None:
+def _check_size(n: int, code: str = "template.would_make") -> None:
+    """``code``: template.would_make (an operation about to run), template.made (its result), template.is (the
+    template's own text)."""
     if n > MAX_CHARS:
-        raise _refuse(f"{what} a text or list of {n:,} items, over the limit of {MAX_CHARS:,}")
+        raise _refuse(code, n=n, limit=MAX_CHARS)
 
 
 def budget_iter(iterable: Any) -> Iterator[Any]:
@@ -89,7 +90,7 @@ def budget_out(value: Any) -> Any:
     b = _budget()
     b.chars += len(value) if isinstance(value, str) else 16
     if b.chars > MAX_CHARS:
-        raise _refuse(f"writes more than {MAX_CHARS:,} characters")
+        raise _refuse("template.writes", limit=MAX_CHARS)
     _tick()
     return value
 
@@ -105,9 +106,9 @@ def budget_concat(*parts: Any) -> str:
 def _check_args(args: Iterable[Any], formatting: bool = False) -> None:
     for a in args:
         if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_CHARS:
-            raise _refuse(f"asks for a size of {a:,}, over the limit of {MAX_CHARS:,}")
+            raise _refuse("template.asks_size", n=a, limit=MAX_CHARS)
         if formatting and isinstance(a, str) and _WIDE_FORMAT.search(a):
-            raise _refuse("asks for a format width over the limit")
+            raise _refuse("template.format_width")
 
 
 def _estimate(name: str, obj: Any, args: tuple) -> int:
@@ -133,7 +134,7 @@ def _wrap_filter(name: str, fn: Any) -> Any:
         if name in ("join", "replace") and values:
             _check_size(_estimate(name, values[0], tuple(values[1:])))
         out = fn(*args, **kwargs)
-        _check_size(_size(out), "made")
+        _check_size(_size(out), "template.made")
         return out
     return bounded
 
@@ -192,7 +193,7 @@ def _environment_class() -> Any:
                 try:
                     return super().render(*args, **kwargs)
                 except RecursionError:
-                    raise _refuse("calls itself too deeply to render") from None
+                    raise _refuse("template.recursion") from None
                 finally:
                     _current.reset(token)
 
@@ -211,7 +212,7 @@ def _environment_class() -> Any:
                             _check_size(_size(seq) * max(n, 0))
                 elif operator == "**":
                     if isinstance(right, (int, float)) and abs(right) > 4096 and abs(left) > 1:
-                        raise _refuse(f"raises a number to the power {right}, over the limit of 4096")
+                        raise _refuse("template.power", power=right, limit=4096)
                 elif operator == "+":
                     _check_size(_size(left) + _size(right))
                 return super().call_binop(context, operator, left, right)
@@ -232,7 +233,7 @@ def _environment_class() -> Any:
                 if name in ("join", "replace") and owner is not None:
                     _check_size(_estimate(name, owner, args))
                 out = ImmutableSandboxedEnvironment.call(__self, __context, __obj, *args, **kwargs)
-                _check_size(_size(out), "made")
+                _check_size(_size(out), "template.made")
                 return out
 
         _env_class = BoundedSandbox
@@ -243,7 +244,7 @@ def bounded_compile(chat_template: str, like: Any) -> Any:
     """``chat_template`` compiled in the counting sandbox, with the filters, globals and extensions of
     ``like`` (the environment transformers built for it)."""
     if len(chat_template) > MAX_CHARS:
-        _check_size(len(chat_template), "is")
+        _check_size(len(chat_template), "template.is")
     src = like.environment
     env = _environment_class()(trim_blocks=src.trim_blocks, lstrip_blocks=src.lstrip_blocks,
                                extensions=[type(e) for e in src.extensions.values()])

@@ -258,12 +258,13 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
         if _has_chat_template(tokenizer):
             return ChatTemplate(tokenizer)
         if key != "auto" and tokenizer is not None:
-            raise StudioError(f"template '{name}' is one of LLaMA-Factory's that the studio serves with the model's "
-                              "own chat template, and this model has none",
-                              f"choose a built-in template: {', '.join(TEMPLATE_NAMES[1:])}", code="template")
+            raise StudioError.of("data.template_no_chat", name=name, names=TEMPLATE_NAMES[1:])
         return _bind(TEMPLATES["studio"], tokenizer)  # no tokenizer (a prompt preview) or none of its own
     if key not in TEMPLATES:
-        raise StudioError(f"Unknown template '{name}'", template_fix(name), code="template")
+        guess = _closest_template(name)
+        if guess:
+            raise StudioError.of("data.template_unknown_guess", name=name, guess=guess, names=TEMPLATE_NAMES)
+        raise StudioError.of("data.template_unknown", name=name, names=TEMPLATE_NAMES)
     return _bind(TEMPLATES[key], tokenizer)
 
 
@@ -271,10 +272,15 @@ def _has_chat_template(tokenizer: Any) -> bool:
     return bool(getattr(tokenizer, "chat_template", None))
 
 
-def template_fix(name: str) -> str:
+def _closest_template(name: str) -> str | None:
     import difflib
     close = difflib.get_close_matches((name or "").lower(), [*TEMPLATE_NAMES, *sorted(LLAMAFACTORY_ONLY)], n=1)
-    return (f"did you mean '{close[0]}'? " if close else "") + f"Built-in templates: {', '.join(TEMPLATE_NAMES)}"
+    return close[0] if close else None
+
+
+def template_fix(name: str) -> str:
+    close = _closest_template(name)
+    return (f"did you mean '{close}'? " if close else "") + f"Built-in templates: {', '.join(TEMPLATE_NAMES)}"
 
 
 def llamafactory_fallback_notice(name: str, tokenizer: Any) -> Notice | None:

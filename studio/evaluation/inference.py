@@ -448,7 +448,7 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
                           code="export")
     is_lora = RunDir(run_path).adapter.is_dir()
     suffix = f"gguf-{fmt}" if fmt != "folder" else ("merged" if merge else "adapter") if is_lora else "model"
-    folder = safe_name(name, what="export name", code="export_name") if name and name.strip() \
+    folder = safe_name(name, code="name.export") if name and name.strip() \
         else f"{Path(run_path).name}-{suffix}"
     root = Path(exports_root)
     root.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,7 @@ def rename_run(runner: JobRunner, path: str | Path, new_name: str) -> RunDir:
         StudioError: a bad or taken name, or a run that may not be touched (see ``_own_run``).
     """
     run = _own_run(runner, path)
-    name = safe_name(new_name, what="run name", code="run_name")
+    name = safe_name(new_name, code="name.run")
     target = run.path.parent / name
     if target.exists():
         raise StudioError(f"A run or folder named '{name}' already exists", "type another name", code="run_name")

@@ -41,14 +41,10 @@ def open_table(path: str | Path, ctx: AppContext) -> Table:
     try:
         return read_table(path, max_mb=ctx.max_upload_mb)
     except StudioError as exc:
-        if exc.code != "data_too_large":
+        if exc.code != "data.too_large":
             raise
         # the reader's fix names the convert CLI's --max-mb; the studio's limit is launch.py's --max-upload-mb
-        need = int(Path(path).stat().st_size / 1024 / 1024) + 1
-        raise StudioError(exc.what, f"split the file into smaller parts, or restart the studio with "
-                          f"--max-upload-mb {need}", code=exc.code,
-                          page_fix=f"split the file into smaller parts, or ask whoever runs the studio to raise its "
-                          f"upload limit to at least {need} MB") from None
+        raise StudioError.of("data.upload_too_large", **(exc.values or {})) from None
 
 
 def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:
@@ -124,8 +120,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     # under a name already taken is refused, so nobody's dataset disappears without asking
     source = Path(path).name
     if not replace and catalog(ctx).get(f"{clean}.jsonl", {}).get("source") != source:
-        refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl",
-                         "type another name under Dataset name on the Data tab")
+        refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl")
     out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
     register_dataset(ctx.data_root, clean, out, result.rows)
     remember_dataset(ctx, out, task, len(result.rows), source=source)

@@ -21,6 +21,7 @@ from ..config.run_config import RunConfig, load_yaml_dict
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
+from ..words.error_words import page_message
 from . import forms
 from ..app import gguf_upload, model_download
 from .common import ui_errors
@@ -64,7 +65,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     try:
         est = fit_estimate(cfg, hw, estimate_for_config)
     except StudioError as exc:
-        return f"⚠️ {plain(exc.page_message, lang)}", None
+        return f"⚠️ {plain(page_message(exc, lang), lang)}", None
     d = est.to_dict()
     # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
     disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
@@ -211,7 +212,7 @@ def check_markdown(cfg: RunConfig, ctx: AppContext, no_fit: str | None = None) -
     try:
         resolve_run_paths(cfg, ctx)
     except StudioError as exc:
-        problems.append(plain(exc.page_message, ctx.lang))
+        problems.append(plain(page_message(exc, ctx.lang), ctx.lang))
     if not problems:
         return "✅ " + msg("no_problems", ctx.lang)
     return "\n".join(f"- ❌ {p}" for p in dict.fromkeys(problems))
@@ -224,12 +225,12 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
-        return "", "- ❌ " + plain(exc.page_message, ctx.lang)
+        return "", "- ❌ " + plain(page_message(exc, ctx.lang), ctx.lang)
     gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
     try:
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
-        return f"⚠️ {plain(exc.page_message, ctx.lang)}", check_markdown(cfg, ctx)
+        return f"⚠️ {plain(page_message(exc, ctx.lang), ctx.lang)}", check_markdown(cfg, ctx)
     panel, no_fit = fit_panel(confined, gpu_mem, ctx.lang, target_ram(ctx, ram))
     timing = time_line(ctx, confined)  # how long on this machine (the confined model folder only)
     return (f"{panel}\n\n{timing}" if timing else panel), check_markdown(cfg, ctx, no_fit)
@@ -460,6 +461,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path
+            if exc.coded:  # a coded error keeps its code (the page words it in its language)
+                raise exc.with_values(**{k: Path(path).name for k, v in (exc.values or {}).items()
+                                         if v == str(path)}) from None
             raise StudioError(exc.what.replace(str(path), Path(path).name), exc.fix, why=exc.why,
                               code=exc.code, page_fix=exc.page_fix) from None
 

@@ -1,15 +1,14 @@
-"""The words of errors raised below the UI, in the page's language ("English left in the Chinese page").
+"""The words of errors raised below the UI, in the page's language.
 
-A ``StudioError`` is written once, in English, where it is raised (studio/data, studio/models, ...): those
-layers may not import the UI, and the CLI prints them as they are. The page shows ``page_message``: the fix in
-the page's words (``page_fix``). A Chinese page shows the same error through ``PAGE_ERRORS``: the English text
-exactly as the error writes it, with ``{name}`` where the error puts a runtime value (a file, a column, a
-number), and its Chinese. A runtime value that is itself a page label ("Label column") is shown as the page's
-Chinese label.
+A coded error (``StudioError.of(code, **values)``: all of studio/data and the workspace's path checks) is worded
+by its code from the catalog (studio/words/errors.py), in the page's language and with the page's fix: nothing
+here matches its sentences.
 
-The rule, for the whole class: every ``page_fix`` written in studio/ has its entry here
-(tests/test_page_messages.py scans them all), so a Chinese page never shows an English fix. The what / why of
-the Data tab's common errors are here too; an error whose what or why is not is shown in English.
+The errors not yet coded (studio/models, engine, evaluation, memory, ...) are still written once, in English,
+where they are raised; the page shows ``page_message`` (the fix in the page's words, ``page_fix``), and a Chinese
+page finds their Chinese in ``PAGE_ERRORS``: the English text exactly as the error writes it, with ``{name}``
+where the error puts a runtime value, and its Chinese. Every ``page_fix`` written in studio/ has its entry here
+(tests/test_page_messages.py scans them all). These entries go as their subsystems move to codes.
 """
 from __future__ import annotations
 
@@ -18,15 +17,14 @@ import re
 from typing import Any
 
 from ..errors import StudioError
-from .data_error_words import DATA_ERRORS
+from .catalog import UI, msg
+from .errors import UnknownCode
 
 PAGE_ERRORS: dict[str, str] = {
     # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/test_page_messages.py)
     "correct the listed fields on the Settings tab": "在“设置”页改正列出的字段",
     "untick Trust remote code on the Settings tab; only whoever runs the studio can allow a model's own code to run "
     "on the server": "在“设置”页取消勾选“信任远程代码”；只有运行本工作室的人才能允许模型自带的代码在服务器上运行",
-    "split the file into smaller parts, or ask whoever runs the studio to raise its upload limit to at least {mb} MB":
-        "把文件拆成几个更小的文件，或请运行本工作室的人把上传上限提高到至少 {mb} MB",
     "ask whoever runs the studio to reinstall the package {package}, or pick another Base model on the Settings tab":
         "请运行本工作室的人重新安装软件包 {package}，或在“设置”页选择另一个“基础模型”",
     "ask whoever runs the studio to install the package {package} (README: built-in models), or pick another Base "
@@ -36,31 +34,11 @@ PAGE_ERRORS: dict[str, str] = {
         "在“设置”页的模型下按“下载”（{mb} MB），或选择另一个“基础模型”",
     "check that this machine reaches PyPI (pip's index), then press Download again, or ask whoever runs the studio "
     "to run install.sh": "检查本机能否访问 PyPI（pip 的软件包索引），然后再按一次“下载”；或请运行本工作室的人运行 install.sh",
-    "pick one of those under {field} on the Data tab": "在“数据”页的“{field}”中选择其中一列",
-    "fill in the labels, or pick the column that holds them under Label column on the Data tab":
-        "填写标签，或在“数据”页的“标签列”中选择存放标签的那一列",
-    "check that it is the label column (Label column on the Data tab); for free-text answers set Task to instruction":
-        "检查它是否确实是标签列（“数据”页的“标签列”）；答案是自由文本时，请把“任务”设为“指令”",
-    "pick the column that holds the labels under Label column on the Data tab":
-        "在“数据”页的“标签列”中选择存放标签的那一列",
-    "pick it under {field} on the Data tab": "在“数据”页的“{field}”中选择它",
-    "pick them under Instruction column, Input column and Output column on the Data tab, or set Task to sentiment "
-    "for a text + label file": "在“数据”页的“指令列”“输入列”和“输出列”中选择它们；文件是文本 + 标签时，请把“任务”设为“情感分类”",
-    "pick the column that holds the conversations under Messages column on the Data tab":
-        "在“数据”页的“对话消息列”中选择存放对话的那一列",
-    "type a plain name (no folders) under Dataset name on the Data tab":
-        "在“数据”页的“数据集名称”中输入一个简单的名字（不含文件夹）",
-    "type a plain name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入一个简单的名字",
-    "type another name under Dataset name on the Data tab": "在“数据”页的“数据集名称”中输入另一个名字",
-    "free some space, then press Convert again": "腾出一些磁盘空间，然后再按一次“转换”",
     "These settings are already queued (or just started) by this login": "这组设置已经由本登录排队（或刚刚开始）",
     "wait for that run, or change a setting to queue another one": "请等待那次运行，或修改某项设置后再排队另一次",
     "This login already has {n} runs waiting in the queue, the most one login may queue":
         "本登录已有 {n} 次运行在队列中等待，这是一个登录最多可排队的数量",
     "wait until one of them starts, or clear the queue on the Train tab": "请等其中一次开始，或在“训练”页清空队列",
-    "merge them in the Label map box on the Data tab, e.g. {example}": "在“数据”页的“标签映射”框中合并它们，例如 {example}",
-    "use a path inside {roots} (whoever runs the studio can add a folder)":
-        "请使用 {roots} 之内的路径（运行本工作室的人可以添加文件夹）",
     "pick a finished run on the Evaluate tab": "在“评估”页选择一个已完成的运行",
     "The {what} '{name}' holds a link to a file outside the studio's folders ({names})":
         "{what}“{name}”中有一个指向本工作室文件夹之外的链接（{names}）",
@@ -94,29 +72,10 @@ PAGE_ERRORS: dict[str, str] = {
     "Lost contact with another process of this multi-process run (a node stopped, was killed, or the network "
     "between nodes failed)": "与这次多进程运行的另一个进程失去了联系（某个节点停止了、被终止了，或节点之间的网络出了故障）",
     "Detail: {detail}": "详情：{detail}",
-    # ---- what / why of the Data tab's common errors (studio/data: columns.py, convert.py, labels.py, decode.py)
-    "Column '{name}' not found in '{file}' (did you mean '{guess}'?). Available columns: {columns}":
-        "文件“{file}”中没有列“{name}”（是不是“{guess}”？）。现有的列：{columns}",
-    "Column '{name}' not found in '{file}'. Available columns: {columns}":
-        "文件“{file}”中没有列“{name}”。现有的列：{columns}",
-    "Label column '{column}' is empty in every row": "标签列“{column}”在每一行都是空的",
-    "Label column '{column}' has {n} different values (at most {most} for a classification task)":
-        "标签列“{column}”有 {n} 个不同的值（分类任务最多 {most} 个）",
-    "Label column '{label}' holds the same values as the text column '{text}' in every row":
-        "标签列“{label}”每一行的值都和文本列“{text}”相同",
-    "Could not tell which column holds the text in '{file}'. Available columns: {columns}":
-        "无法判断“{file}”中哪一列是文本。现有的列：{columns}",
-    "Could not tell which column holds the label in '{file}'. Available columns: {columns}":
-        "无法判断“{file}”中哪一列是标签。现有的列：{columns}",
-    "'{file}' needs an output column and an instruction or input column. Available columns: {columns}":
-        "“{file}”需要一个输出列，以及一个指令列或输入列。现有的列：{columns}",
-    "No conversation column in '{file}'. Available columns: {columns}": "“{file}”中没有对话列。现有的列：{columns}",
-    "Label column '{column}' spells the same label differently: {spellings}":
-        "标签列“{column}”把同一个标签写成了不同的样子：{spellings}",
-    "'{file}' is {mb} MB, over the {limit} MB limit": "“{file}”有 {mb} MB，超过了 {limit} MB 的上限",
+    # ---- fixes that errors outside studio/data share with its words (engine/arguments.py, autoconfig.py)
+    "fix the file": "改正这个文件",
+    "use one of: {choices}": "请使用其中之一：{choices}",
 }
-
-PAGE_ERRORS.update(DATA_ERRORS)  # every error the Data tab can meet below the UI (tests/test_page_errors_zh.py)
 
 _SLOT = re.compile(r"\{(\w+)\}")
 
@@ -135,35 +94,27 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
     return [(p, zh) for p, zh, _ in sorted(out, key=lambda t: -t[2])]
 
 
-@functools.lru_cache(maxsize=1)
-def _zh_labels() -> dict[str, str]:
-    """The page's English labels -> its Chinese ones (a runtime value that names a page field)."""
-    from .catalog import FIELD_LABELS, UI
-    out: dict[str, str] = {}
-    for en, zh in list(FIELD_LABELS.values()) + list(UI.values()):
-        out.setdefault(en, zh)
-    return out
-
-
-def _zh_value(value: str) -> str:
-    value = _zh_labels().get(value, value)
-    value = re.sub(r"\((\d+) rows?\)", r"（\1 行）", value)  # labels.py's "'Apple' (3 rows)"
-    return value.replace("' or '", "' 或 '")  # workspace.py's "'/a' or '/b'"
-
-
 def zh_text(text: str) -> str | None:
     """``text`` (an error's what, why or page fix, as raised below the UI) in Chinese; None when not in the table."""
     text = text.strip().rstrip(".")
     for pattern, zh in _patterns():
         m = pattern.fullmatch(text)
         if m:
-            return zh.format(**{k: _zh_value(v) for k, v in m.groupdict().items()})
+            return zh.format(**m.groupdict())
     return None
 
 
+def _tab_label(key: str, lang: str) -> str | None:
+    """A Data tab label in ``lang`` (a coded error's ``{role_label}``); None for a key the page has no label for."""
+    return msg(key, lang) if key in UI else None
+
+
 def page_message(exc: StudioError, lang: str = "en") -> str:
-    """What the page shows for ``exc`` in ``lang``: ``exc.page_message``, in Chinese for a Chinese page (each part
+    """What the page shows for ``exc`` in ``lang``. A coded error (``StudioError.of``) is worded by its code
+    (studio/words/errors.py); an older one is ``exc.page_message``, in Chinese for a Chinese page (each part
     that ``PAGE_ERRORS`` knows; the others as written)."""
+    if exc.coded:
+        return exc.text(lang, "page", labels=_tab_label)
     if lang != "zh":
         return exc.page_message
     fix = exc.fix if exc.page_fix is None else exc.page_fix
@@ -183,5 +134,11 @@ def page_message(exc: StudioError, lang: str = "en") -> str:
 def from_dict(d: dict[str, Any]) -> StudioError:
     """The error back from ``StudioError.to_dict()`` (as a run's status.json keeps it: the engine writes the error
     that ended a run, and the page shows it in its own words and language)."""
+    code = str(d.get("error") or d.get("code") or "error")
+    if isinstance(d.get("values"), dict):
+        try:
+            return StudioError.of(code, **d["values"])
+        except UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
+            pass
     return StudioError(str(d.get("what", "")), str(d.get("fix") or ""), why=str(d.get("why") or ""),
-                       code=str(d.get("code") or "error"), page_fix=d.get("page_fix"))
+                       code=code, page_fix=d.get("page_fix"))

@@ -89,7 +89,7 @@ def test_too_many_distinct_labels(tmp_path: Path) -> None:
     with pytest.raises(StudioError) as err:
         convert_sentiment(_table(tmp_path, [(f"text {i}", f"label{i}") for i in range(500)]), "text", "label")
     assert err.value.what.startswith("Label column 'label' has 500 different values")
-    assert err.value.code == "data_labels_many"
+    assert err.value.code == "data.labels_many"
 
 
 def test_predictions_csv_neutralises_formulas(tmp_path: Path) -> None:

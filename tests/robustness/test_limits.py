@@ -37,7 +37,7 @@ def test_xlsx_zip_bomb_refused_before_parsing(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 200_000  # small on disk, ~6 MB of XML inside
     with pytest.raises(StudioError) as err:
         read_table(bomb, max_mb=1)
-    assert err.value.code == "data_too_large"
+    assert err.value.code == "data.sheet_unpacks"
     assert "unpacks to" in err.value.what and "over the" in err.value.what
 
 
@@ -48,7 +48,7 @@ def test_row_and_column_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     csv_file.write_text("text,label\n" + "a,b\n" * 101)
     with pytest.raises(StudioError, match="more than 100 rows") as err:
         read_table(csv_file)
-    assert err.value.code == "data_too_large"
+    assert err.value.code == "data.too_many_rows"
     with pytest.raises(StudioError, match="more than 100 rows"):
         read_table(_xlsx(tmp_path / "rows.xlsx", 150))
     with pytest.raises(StudioError, match="11 columns, over the limit of 10"):
@@ -142,7 +142,7 @@ def test_mixed_utf8_and_cp1252_rows_refused_naming_the_rows(tmp_path: Path) -> N
                   + "质量差,negative\n".encode("utf-8"))
     with pytest.raises(StudioError) as err:
         read_table(f)
-    assert err.value.code == "data_encoding"
+    assert err.value.code == "data.mixed_encodings"
     assert "mixes encodings" in err.value.what and "line 22" in err.value.what
 
 
@@ -151,7 +151,7 @@ def test_nul_byte_after_8kb_refused(tmp_path: Path) -> None:
     f.write_bytes(b"text,label\n" + b"hello world,positive\n" * 1000 + b"bad\x00row,negative\n")
     with pytest.raises(StudioError) as err:
         read_table(f)
-    assert err.value.code == "data_binary" and "NUL" in err.value.what and "line 1002" in err.value.what
+    assert err.value.code == "data.nul_byte" and "NUL" in err.value.what and "line 1002" in err.value.what
 
 
 # ------------------------------------------------------------------ finding 4: reads outside the roots

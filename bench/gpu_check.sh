@@ -84,7 +84,7 @@ PYTEST=("$PY" -m pytest -q -p no:cacheprovider -o addopts= -W ignore)
 # Llama-3.1-8B-shape LoRA and QLoRA, studio vs the library-savvy script, the 70B-shape QLoRA built layer by layer
 # and the 8B ZeRO-3 offload row (bench/gpu_8b.py; writes gpu_8b.json, its table is in the summary)
 if [ "$DRY" = 1 ]; then
-    section eight_b 110 "$PY" bench/gpu_8b.py --dry-run --json "$WORK/gpu_8b.json"
+    section eight_b 170 "$PY" bench/gpu_8b.py --dry-run --json "$WORK/gpu_8b.json"   # ~50 s on an idle 2-core box
 else
     section eight_b "${EIGHT_B_CAP:-470}" "$PY" bench/gpu_8b.py --json "$WORK/gpu_8b.json" ${EIGHT_B_ARGS:-}
 fi

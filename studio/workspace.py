@@ -20,6 +20,27 @@ ASSETS_DIR = PACKAGE_DIR / "assets"
 CACHE_ENV = "STUDIO_MODEL_CACHE"  # moves the model cache (tests, a second disk)
 
 
+def studio_python() -> str:
+    """The studio's own Python as a user types it in the studio's folder (``.venv/bin/python``).
+
+    A bare ``python`` in a terminal is whatever the shell finds first, usually not the studio's .venv ("No module
+    named 'gradio'"). ``sys.executable`` stays unresolved: a venv's python is a symlink to the base interpreter.
+    """
+    import sys
+    exe = Path(sys.executable)
+    try:
+        return str(exe.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(exe)
+
+
+def studio_command(args: list[str]) -> str:
+    """A shell line (POSIX quoting) that runs ``python ARGS`` with the studio's Python from any folder: it enters
+    the studio's folder first, where ``-m studio`` imports from and the relative interpreter path points."""
+    import shlex
+    return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.join([studio_python(), *args])}"
+
+
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 

@@ -128,4 +128,7 @@ def test_the_gpu_check_dry_run_exercises_every_section_within_two_minutes(tmp_pa
     assert sections == {"lora", "qlora", "qlora 70b (layer by layer)", "8b full ZeRO-3 offload"}, summary
     assert not [ln for ln in rows if "failed" in ln], summary
     assert "| eight_b | ok |" in summary, summary
-    assert took < 120 or os.getloadavg()[0] > 4, f"dry run took {took:.0f} s (load {os.getloadavg()[0]:.1f})"
+    # under two minutes on a machine with a core free (47 s measured at load 2.5 on 2 cores); a shared box at load
+    # 4 took 82-110 s, so the bound widens only when the machine is that busy
+    load = os.getloadavg()[0]
+    assert took < (120 if load < 3 else 200), f"dry run took {took:.0f} s (load {load:.1f})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +26,7 @@ import pytest
 
 from studio.errors import StudioError
 from tests.robustness.test_endpoint_fuzz import CANARY, SECRET_ROW, _call, _hostile, _leaks, _login, \
-    _outside_unchanged
+    _outside_unchanged, _tree_hash
 
 RUN = "reviews-lora"
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
@@ -220,16 +221,55 @@ def _studio_ctx(ws: Path, host: str, **flags: Any) -> SimpleNamespace:
                            extra={"launch": args, "network": host not in ("127.0.0.1", "localhost", "::1")})
 
 
-def test_share_panel_shows_the_command_and_starts_only_on_a_network_studio(ws: Path) -> None:
+def test_share_panel_command_uses_the_studios_own_python(ws: Path, tmp_path: Path) -> None:
+    """Pasted into a terminal anywhere, each shown command runs the studio's CLI (a bare ``python`` there was
+    the system's: "No module named 'gradio'")."""
+    import shlex
+    from studio.ui import share_demo
+    local = _studio_ctx(ws, "127.0.0.1", auth_file="/srv/studio/logins.txt")
+    text = share_demo.command_markdown(local, str(ws / "runs" / RUN))
+    commands = [b.strip() for b in text.split("```")[1::2]]
+    assert len(commands) == 2 and f"--host 0.0.0.0 --auth-file /srv/studio/logins.txt" in commands[1]
+    for line in commands:
+        assert f"-m studio demo {RUN} --workspace {shlex.quote(str(ws))}" in line
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # a fresh terminal: no venv, no PYTHONPATH
+        proc = subprocess.run(["bash", "-c", line + " --help"], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0 and "--auth-file" in proc.stdout, (line, proc.stderr[-500:])
+
+
+def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                                    ) -> None:
+    """A studio on 127.0.0.1 starts the demo itself, on 127.0.0.1 (the child is a stand-in that says it is ready)."""
+    import gradio as gr
+    from studio.ui import share_demo
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def fake_popen(cmd: list[str], stdout: Any, **kw: Any) -> subprocess.Popen:
+        started.append(cmd)
+        stdout.write(b"* demo ready in 1.0 s\n")
+        stdout.flush()
+        return real_popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    monkeypatch.setattr(share_demo.subprocess, "Popen", fake_popen)
+    local = _studio_ctx(ws, "127.0.0.1")
+    said = list(share_demo.start_demo(local, str(ws / "runs" / RUN)))
+    assert started and started[0][started[0].index("--host") + 1] == "127.0.0.1"
+    assert "http://127.0.0.1:" in said[-1] and "this computer" in said[-1], said
+    demo = next(iter(local.extra["demos"].values()))
+    assert "Stopped the demo" in share_demo.stop_demo(local, str(ws / "runs" / RUN))
+    assert demo.proc.poll() is not None
+    with gr.Blocks():
+        run = gr.Dropdown(choices=[(RUN, str(ws / "runs" / RUN))], value=str(ws / "runs" / RUN))
+        panel = share_demo.build_share_panel(lambda k: k, "en", run, local)
+    assert panel["start"].visible is not False and panel["start"].parent.visible is not False
+
+
+def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_command_line(ws: Path) -> None:
     import gradio as gr
     from studio.ui import share_demo
     from studio.app.roles import is_owner_only
-    local = _studio_ctx(ws, "127.0.0.1", auth_file="/srv/studio/logins.txt")
-    text = share_demo.command_markdown(local, str(ws / "runs" / RUN))
-    assert f"python -m studio demo {RUN} --workspace {ws}\n" in text
-    assert f"--host 0.0.0.0 --auth-file /srv/studio/logins.txt" in text
-    with pytest.raises(StudioError, match="this computer only"):
-        next(share_demo.start_demo(local, str(ws / "runs" / RUN)))
     network = _studio_ctx(ws, "0.0.0.0")
     for hostile in ("/etc", str(ws / "runs"), "../../x", str(ws / "runs" / "other-run" / "val.jsonl"), ""):
         with pytest.raises(StudioError):
@@ -298,7 +338,8 @@ def server(ws: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simpl
     demo = ctx.extra["demos"][str((ws / "runs" / RUN).resolve())]
     url = demo.urls[0]
     assert url.startswith("http://127.0.0.1:") and url in said[-1], said
-    srv = SimpleNamespace(url=url, outside=outside, workspace=ws, before=before, log=demo.log)
+    srv = SimpleNamespace(url=url, outside=outside, outside_hash=_tree_hash(outside), workspace=ws, before=before,
+                          log=demo.log)
     yield srv
     assert "Stopped the demo" in share_demo.stop_demo(ctx, str(ws / "runs" / RUN))
     assert demo.proc.poll() is not None
@@ -366,7 +407,7 @@ def test_every_endpoint_refuses_writes_and_reads_nothing_outside_the_run(server:
                 status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
                 answered += status == 200 and "process_completed" in text
-                if _leaks(text, server.outside, originals) or not _outside_unchanged(server.outside):
+                if _leaks(text, server.outside, originals) or not _outside_unchanged(server):
                     problems.append(f"escaped: {name}: {text[:200]}")
                 elif status >= 500 or "Traceback (most recent call last)" in text or "internal error" in text.lower():
                     problems.append(f"crash: {name}: {status} {text[:200]}")

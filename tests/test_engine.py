@@ -11,6 +11,7 @@ from studio.engine import run_training
 from studio.engine.studio_trainer import INJECT_OOM_ENV, StudioTrainer
 from studio.errors import StudioError
 from studio.runs.run_dir import RunDir
+from studio.runs.run_time import run_seconds
 from tests.helpers import losses, run_cli
 
 
@@ -187,6 +188,11 @@ def test_abort_then_resume_continues_at_same_step(tmp_path, tiny_model_dir, samp
     start = [e for e in run.events() if e["type"] == "start"][-1]
     assert start["step"] == stopped_at
     assert json.loads(res.stdout.strip().splitlines()[-1])["step"] == 400
+    # the run's time is both parts: the Runs tab showed only the resumed part's
+    done = run.read_status()
+    assert done["train_parts"][0] == status["train_seconds"] and len(done["train_parts"]) == 2
+    assert done["train_seconds_total"] == pytest.approx(sum(done["train_parts"]), abs=0.02)
+    assert run_seconds(done) == done["train_seconds_total"] > done["train_seconds"]
 
 
 @pytest.mark.integration

@@ -210,3 +210,22 @@ def test_the_studio_launches_with_the_route() -> None:
     app.add_arguments(p)
     routes = app.launch_kwargs(p.parse_args([]), None, None)["app_kwargs"]["routes"]
     assert [r.path for r in routes] == [dl.ROUTE + "/{token}/{name}"]
+
+
+def test_the_single_gguf_link_says_where_its_modelfile_is(tmp_path: Path) -> None:
+    """The .gguf downloaded alone has no Modelfile (whose FROM names ./model.gguf): its link says the zip has it,
+    in the page's language; an export without a Modelfile says nothing of one."""
+    from studio.ui import evaluate_tab as tab
+    exports = tmp_path / "exports"
+    folder = exports / "run-gguf-q8_0"
+    folder.mkdir(parents=True)
+    (folder / "model.gguf").write_bytes(b"GGUF" + b"\0" * 100)
+    (folder / "Modelfile").write_text("FROM ./model.gguf\n")
+    reg = dl.Downloads()
+    html = tab.export_links(str(folder), exports, None, "en", downloads=reg)
+    gguf_line = next(p for p in html.split("</p>") if 'download="run-gguf-q8_0.gguf"' in p)
+    assert "Modelfile" in gguf_line and "zip" in gguf_line, gguf_line
+    assert "Modelfile" in next(p for p in tab.export_links(str(folder), exports, None, "zh", downloads=reg)
+                               .split("</p>") if ".gguf\"" in p)
+    (folder / "Modelfile").unlink()
+    assert "Modelfile" not in tab.export_links(str(folder), exports, None, "en", downloads=reg)

@@ -115,8 +115,11 @@ def test_data_tab_errors_name_the_data_tab_fields(ctx, tmp_path: Path) -> None: 
     ctx.max_upload_mb = 50.0
     none = {"text": None, "label": None}
     cases = [
-        # no label column at all: the fix named "--label-column NAME"
-        (_csv(tmp_path, "only_text.csv", "review\nnice\nbad\n"), "sentiment", none, "", "Label column"),
+        # no label column at all: the fix named "--label-column NAME", then a Label column with nothing to pick
+        (_csv(tmp_path, "only_text.csv", "review\nnice\nbad\n"), "sentiment", none, "",
+         "add a column with each row's label"),
+        # two columns, none of them named as labels: pick it
+        (_csv(tmp_path, "two.csv", "review,x\nnice,a\nbad,b\n"), "sentiment", none, "", "Label column"),
         # a label column that is empty in every row
         (_csv(tmp_path, "empty.csv", "review,stars\nnice,\nbad,\n"), "sentiment",
          {"text": "review", "label": "stars"}, "", "Label column"),
@@ -157,7 +160,7 @@ def test_a_too_large_file_and_a_path_outside_the_workspace_name_no_flag(ctx, tmp
 
 # Page texts that show a command on purpose (to copy into a terminal, and they say so); KNOWN_TEXTS: known
 # offenders, none now (a new one is still caught, and a fixed one must leave).
-COMMAND_TEXTS = {"demo.local_only_fix"}
+COMMAND_TEXTS: set[str] = set()
 KNOWN_TEXTS: set[str] = set()
 
 

@@ -248,7 +248,8 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
 
 def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     """Only datasets the studio converted into its data folder are read for the estimate; a typed path (a file the
-    server can read elsewhere) gets the placeholder rows and is never opened."""
+    server can read elsewhere) is refused by the page's path rule and never opened; the estimate itself gives such a
+    name the placeholder rows."""
     from studio.ui import forms
     from studio.app import run_estimate
     from studio.ui.settings_tab import on_change
@@ -260,7 +261,7 @@ def test_a_dataset_path_from_the_browser_is_never_read(tmp_path, monkeypatch):
     values = forms.config_to_values(RunConfig(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora",
                                               dataset=str(outside)))
     panel, _ = on_change(ctx, values, 0, None)
-    assert "About " in panel and opened == []
+    assert "is outside the folders this studio may use" in panel and opened == []
     assert run_estimate.rows_for(ctx, str(outside), "sentiment")[0].get(run_estimate.PLACEHOLDER)
 
 
@@ -305,3 +306,15 @@ def test_a_cpu_run_beside_a_busy_core_trains_with_the_free_cores(tmp_path, tiny_
         assert in_loop[1:] == [4] and json.loads((tmp_path / "r2" / "status.json").read_text())["threads"] == 4
     finally:
         torch.set_num_threads(given)
+
+
+def test_a_resumed_run_adds_its_parts() -> None:
+    """Abort + Resume: the run's time is the first part and the resumed part together, on the Runs tab too."""
+    from studio.runs.run_time import run_seconds, train_parts
+    first = train_parts({}, 40.0, resumed=False)
+    aborted = {"train_seconds": 40.0, **first}
+    second = {"train_seconds": 25.0, **train_parts(aborted, 25.0, resumed=True)}
+    assert second["train_parts"] == [40.0, 25.0] and run_seconds(second) == 65.0
+    assert train_parts({"train_seconds": 40.0}, 25.0, resumed=True)["train_seconds_total"] == 65.0  # older status
+    assert train_parts(aborted, 25.0, resumed=False)["train_parts"] == [25.0]  # a fresh start counts alone
+    assert run_seconds({"started": 10.0, "ended": 70.0}) == 60.0 and run_seconds({}) is None

@@ -54,9 +54,11 @@ def test_form_type_errors_name_the_field() -> None:
 def test_command_line_matches_the_cli(tmp_path: Path) -> None:
     from studio.app.context import AppContext
     from studio.ui.settings_tab import command_line
+    from studio.workspace import studio_command, studio_python
     ctx = AppContext.create(tmp_path / "ws")
     single = command_line(ctx, forms.config_to_values(RunConfig(dataset="d.jsonl")))
-    assert single == f"python -m studio train {ctx.workspace / 'configs' / 'settings.yaml'}"
+    assert single == studio_command(["-m", "studio", "train", str(ctx.workspace / "configs" / "settings.yaml")])
+    assert f"&& {studio_python()} -m studio train" in single  # the studio's Python, never a bare `python`
     assert RunConfig.load(ctx.workspace / "configs" / "settings.yaml").dataset == "d.jsonl"
     multi = command_line(ctx, forms.config_to_values(RunConfig(dataset="d.jsonl", nproc=2, deepspeed="z2")))
     assert "torch.distributed.run --standalone --nproc_per_node=2 -m studio train" in multi

@@ -140,6 +140,6 @@ def test_failed_convert_clears_the_previous_report(page: Any, server: Any) -> No
     page.get_by_role("option", name="text", exact=True).click()  # label = the text column: every value distinct
     expect(page.locator("#label-check")).to_contain_text("looks like free text")  # finding 5: before Convert
     page.locator("#convert-btn").click()
-    expect(page.locator("#data-report")).to_contain_text("Convert failed")
+    expect(page.locator("#data-report")).to_contain_text("❌ ")  # the reason, beside Convert
     expect(page.locator("#data-report")).not_to_contain_text("Wrote 427 rows")
     expect(page.locator("#dataset-out textarea, #dataset-out input").first).to_have_value("")

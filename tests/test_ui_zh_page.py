@@ -28,6 +28,8 @@ ALLOWED = {
     "instruction", "input", "output", "messages", "text", "label",  # column names of the data formats
     "proj", "all", "last", "cosine", "linear", "data", "root", "workspace", "runs", "latest", "dataset", "info",
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
+    "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
+    "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro",  # card names
 }
 NAMES_ONLY = {"field-template", "preset", "field-model_name_or_path"}  # choices that are names of formats/models
 PATH = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S*\.\w+\b|\S*[\d_-]\S*|'[^']*'")  # code, paths, file names, ids

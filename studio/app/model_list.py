@@ -12,16 +12,24 @@ from ..words.units import fmt_seconds
 from .context import AppContext
 from ..words.catalog import model_langs, msg
 from .model_download import availability_note
-from .run_estimate import placeholder_rows, plan_seconds, rows_for
+from .run_estimate import form_estimate, placeholder_rows, plan_seconds, rows_for
+from .settings import derive
 
 
 def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra: str | None = None, *,
                   ctx: AppContext | None = None, dataset: str | None = None,
-                  budget: str = "balanced") -> list[tuple[str, str]]:
+                  budget: str = "balanced", form: list[Any] | None = None,
+                  gpu_mem: float | None = None) -> list[tuple[str, str]]:
     """(label, value) for every model the estimator knows: size, languages and how long the plan the page would
     derive for it takes here (studio/runs/run_time.py: this machine's speed, this studio's earlier runs, the
-    chosen dataset's rows when ``ctx`` and ``dataset`` say which)."""
+    chosen dataset's rows when ``ctx`` and ``dataset`` say which).
+
+    With the Settings form's ``values`` (``form``), each model's time is ``form_estimate`` of the form the page
+    would hold after picking it (``derive``, the same call the short form makes), and the model the form holds
+    is timed on the form as it is: the number the Settings panel shows beside it."""
     rows = rows_for(ctx, dataset, task, n_rows) if ctx is not None else placeholder_rows(task, n_rows)
+    budget = budget if budget in BUDGETS else "balanced"
+    current = form_values.values_to_config(list(form)) if form is not None and ctx is not None else None
     out = []
     for name in form_values.WIDGET_CHOICES["model_name_or_path"]():
         facts = model_facts(name)
@@ -29,13 +37,18 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
             out.append((name, name))
             continue
         try:
-            seconds = plan_seconds(name, task, budget if budget in BUDGETS else "balanced", rows, hw,
-                                   ctx.runs_root if ctx is not None else None)
+            if current is not None and ctx is not None:
+                cfg = current if current.model_name_or_path.strip() == name else form_values.values_to_config(
+                    derive(ctx, name, task, budget, dataset, list(form or []), gpu_mem)[0])
+                est = form_estimate(ctx, cfg, task)
+                seconds = est.seconds if est is not None else None
+            else:
+                seconds = plan_seconds(name, task, budget, rows, hw, ctx.runs_root if ctx is not None else None)
         except StudioError:
             seconds = None
         size = _size(facts["params"])
         label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang),
-                    time=fmt_seconds(seconds))
+                    time=fmt_seconds(seconds, lang))
         out.append((label + availability_note(name, lang, facts.get("params")), name))
     if extra and extra not in [v for _, v in out]:
         out.append((extra, extra))

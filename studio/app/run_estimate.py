@@ -117,21 +117,34 @@ def _estimate(cfg: RunConfig, rows: list[dict[str, Any]], device: str, runs_root
                                  prepare_cpu_s=prepare)
 
 
+def form_estimate(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> Any:
+    """The one estimate of a form's settings: the Settings panel's time line and every Model list entry come from
+    here, so the two numbers on one screen cannot disagree (the list used to estimate a default config with
+    placeholder rows while the panel estimated the form on the chosen data). None: no card for the model.
+
+    Raises:
+        StudioError: a path in ``cfg`` outside the studio's folders.
+    """
+    from .paths import estimate_paths
+    confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json
+    return estimate(ctx, confined, rows_for(ctx, confined.dataset, task))
+
+
 def time_line(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> str:
     """One line for the Settings panel: the total, its largest parts and where the speed comes from."""
     try:
-        est = estimate(ctx, cfg, rows_for(ctx, cfg.dataset, task))
+        est = form_estimate(ctx, cfg, task)
     except StudioError:
         return ""
     if est is None:
         return ""
     lang = ctx.lang
-    parts = [msg(f"time.{k}", lang, t=fmt_seconds(v)) for k, v in est.parts.items() if v >= 1]
-    line = msg("time.total", lang, t=fmt_seconds(est.seconds), parts=" · ".join(parts))
+    parts = [msg(f"time.{k}", lang, t=fmt_seconds(v, lang)) for k, v in est.parts.items() if v >= 1]
+    line = msg("time.total", lang, t=fmt_seconds(est.seconds, lang), parts=" · ".join(parts))
     line += " " + (msg("time.history", lang, n=est.runs) if est.source == "history" else msg("time.measured", lang))
     if est.slowdown >= 1.2:
         line += " " + msg("time.busy", lang, x=est.slowdown)
     return line
 
 
-__all__ = ["estimate", "placeholder_rows", "plan_seconds", "rows_for", "time_line"]
+__all__ = ["estimate", "form_estimate", "placeholder_rows", "plan_seconds", "rows_for", "time_line"]

@@ -72,6 +72,22 @@ def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[str]:
             for c, group in sorted(spellings.items()) if len(group) > 1]
 
 
+def label_column_problem(table: Table, text_col: str | None, label_col: str | None) -> StudioError | None:
+    """Why a text + label conversion cannot use these columns (None when it can); the Data tab shows it before
+    Convert, and the conversion raises it.
+
+    A file of texts alone gets a fix that adds the labels: "pick the label column" cannot be followed when there is
+    no second column to pick.
+    """
+    if text_col and label_col and text_col != label_col:
+        return None
+    file = Path(table.source).name
+    if text_col and not [c for c in table.columns if c != text_col]:
+        return StudioError.of("data.no_label_column", file=file, column=text_col)
+    missing = "text" if not text_col else "label"
+    return StudioError.of("data.column_unknown", role=missing, file=file, columns=table.columns)
+
+
 def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
                       label_map: dict[str, str] | str | None = None, instruction: str | None = None,
                       language: str | None = None) -> ConversionResult:
@@ -84,9 +100,9 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
     text_col = require_column(table, text_column, "text") if text_column else guessed.get("text")
     label_col = require_column(table, label_column, "label") if label_column \
         else guessed.get("label")
-    if not text_col or not label_col or text_col == label_col:
-        missing = "text" if not text_col else "label"
-        raise StudioError.of("data.column_unknown", role=missing, file=Path(table.source).name, columns=table.columns)
+    problem = label_column_problem(table, text_col, label_col)
+    if problem is not None:
+        raise problem
     texts = [cell_str(r.get(text_col)) for r in table.rows]
     raw_labels = [cell_str(r.get(label_col)) for r in table.rows]
     _check_not_a_copy(texts, raw_labels, text_col, label_col)

@@ -68,6 +68,20 @@ class Template:
         """What follows the answer text (the evaluator stops generation there)."""
         return self._fill(self.assistant.split("{content}", 1)[1])
 
+    def stop_strings(self) -> list[str]:
+        """Texts that end an answer when the model writes them: the end-of-answer marker and the turn markers
+        around a user message (an untrained model that goes on writes the next turn: "### Response:" again and
+        again until the token limit). Blank pieces are left out, a piece that is only a line break says nothing."""
+        ends = [self.assistant_suffix, self.stop_word, self.eos_text]
+        if "{content}" in self.user:
+            ends += [line for part in self.user.split("{content}") for line in self._fill(part).splitlines()]
+        out: list[str] = []
+        for piece in ends:
+            piece = (piece or "").strip()
+            if len(piece) >= 2 and piece not in out:
+                out.append(piece)
+        return out
+
     def chat_prompt(self, messages: list[dict[str, str]]) -> str:
         """Multi-turn prompt; the last message must be the user's."""
         sys_msgs = [m["content"] for m in messages if m.get("role") == "system"]

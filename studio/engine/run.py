@@ -358,7 +358,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
             notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
                           f"were truncated; raise cutoff_len to keep them whole", "truncated",
                           n=counts["truncated"], cutoff=cfg.cutoff_len))
-    from ..runs.run_time import busy_mark, others_since
+    from ..runs.run_time import busy_mark, others_since, train_parts
     free.apply()
     mark = busy_mark()
     t0 = mark[0]
@@ -375,6 +375,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
                                "train_started": round(t0, 2), "train_tokens": events.tokens_seen,
                                "others_load": others, "threads": torch.get_num_threads() if device == "cpu" else None,
                                "micro_batch_splits": trainer.splits, **counts}
+    summary.update(train_parts(run.read_status(), time.time() - t0, resumed=checkpoint is not None))
     evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
     if val and not aborted:
         summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")

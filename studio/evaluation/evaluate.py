@@ -58,9 +58,10 @@ def _device(model: Any) -> Any:
 
 
 def _stop_strings(tokenizer: Any, template: Template) -> list[str]:
-    """Where an answer ends: the template's end-of-answer marker (a blank line for default) or EOS."""
-    suffix = template.assistant_suffix.strip() or template.assistant_suffix
-    return [s for s in (suffix, tokenizer.eos_token) if s]
+    """Where an answer ends: the template's end-of-answer and turn markers (``Template.stop_strings``), a blank
+    line where the end-of-answer marker is only that, or the tokenizer's EOS."""
+    blank = [template.assistant_suffix] if template.assistant_suffix and not template.assistant_suffix.strip() else []
+    return list(dict.fromkeys(s for s in (*template.stop_strings(), *blank, tokenizer.eos_token) if s))
 
 
 def _cut(text: str, stops: Sequence[str]) -> str:
@@ -77,13 +78,15 @@ MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the ca
 
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
-                  top_p: float, streamer: Any = None, control: Any = None) -> Any:
+                  top_p: float, streamer: Any = None, control: Any = None, stops: Sequence[str] = ()) -> Any:
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                   max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
                                   eos_token_id=tokenizer.eos_token_id, streamer=streamer,
                                   max_time=MAX_GENERATE_S)
+    if stops:  # generation itself ends at a marker (transformers' StopStringCriteria), not only the text shown
+        kwargs.update(stop_strings=list(stops), tokenizer=tokenizer)
     if control is not None:  # the Stop button (streaming.Control): checked after every token
         from .streaming import stopping_criteria
         kwargs["stopping_criteria"] = stopping_criteria(control)
@@ -99,12 +102,12 @@ def _generate_from_ids(model: Any, tokenizer: Any, template: Template, ids: list
                        temperature: float, top_p: float, stream: bool, control: Any = None) -> str | Iterator[str]:
     stops = _stop_strings(tokenizer, template)
     if not stream:
-        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, control=control)
+        out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, control=control, stops=stops)
         return _cut(tokenizer.decode(out, skip_special_tokens=False), stops)
     from .streaming import Control, stream_text
     control = control or Control()
     return stream_text(lambda streamer: _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p,
-                                                      streamer, control),
+                                                      streamer, control, stops),
                        tokenizer, lambda text: _cut(text, stops), control)
 
 

@@ -289,18 +289,38 @@ def playground(run_path: str, instruction: str, input_text: str = "", max_new_to
     """Yield (fine-tuned answer so far, base answer so far); the base runs after the fine-tuned one, with at
     least its own free-text budget (``base_play_tokens``).
 
+    A labels run given a bare text (no instruction) answers as its demo page does: the run's own instruction goes
+    with the text and the fine-tuned answer is the label the evaluator's scoring picks (``label_probabilities``);
+    the base model, compared, writes its free answer to the same prompt.
+
     ``stop_generation(stop_key)`` ends the answer being written (and skips the base's)."""
+    labels_like = label_task(run_path) if not (instruction or "").strip() and (input_text or "").strip() else None
+    if labels_like is not None:  # the text goes where the run's rows keep theirs, after their instruction
+        like = labels_like[1]
+        if bool(like.get("input")) or not like.get("instruction"):
+            instruction = like.get("instruction", "")
+        else:
+            instruction, input_text = input_text, ""
     if not (instruction or "").strip():
         raise StudioError("The prompt is empty", "type an instruction to send to the model", code="eval_prompt")
     _check_request("prompt", instruction + (input_text or ""), max_new_tokens)
-    loaded = get_model(run_path)
     tuned = base = ""
+    if labels_like is not None:
+        labels, like = labels_like
+        text = input_text or instruction
+        probs = label_probabilities(run_path, [text], labels, like)[0]
+        tuned = max(probs, key=lambda lab: probs[lab])
+        yield tuned, base
+        if not compare_base:
+            return
+    loaded = get_model(run_path)
     control = streaming.start(stop_key)
     try:
         with _hold(loaded):
-            for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p,
-                                 control):
-                yield tuned, base
+            if labels_like is None:
+                for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p,
+                                     control):
+                    yield tuned, base
             if compare_base and not control.event.is_set():
                 base_max = max(int(max_new_tokens), base_play_tokens(run_path))
                 for base in _answer(loaded, True, instruction, input_text, base_max, temperature, top_p,
@@ -363,6 +383,24 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     with loaded.lock:
         return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
                              mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
+
+
+def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:
+    """(labels, one held-out row's instruction and input) of a run trained to answer with a few labels (the rule
+    the demo page and the Settings page use, ``guess_task``); None for any other run."""
+    from ..autoconfig import guess_task
+    from .evaluate import validation_rows
+    from .metrics import label_set
+    try:
+        rows = validation_rows(run_path)
+        if not rows or guess_task(rows) != "sentiment":
+            return None
+        labels = label_set([str(r.get("output", "")) for r in rows])
+    except StudioError:
+        return None
+    if len(labels) < 2:
+        return None
+    return labels, {k: str(rows[0].get(k, "")) for k in ("instruction", "input")}
 
 
 def run_labels(run_path: str) -> list[str] | None:

@@ -162,7 +162,11 @@ def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
     Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
     """
     from matplotlib.figure import Figure
-    labels = list(confusion["labels"])
+
+    from ..runs.plots import drawable, use_plot_fonts
+    use_plot_fonts()
+    # a label no installed font can draw would be a row of empty boxes: its number says more
+    labels = [lab if drawable(lab) else f"label {i + 1}" for i, lab in enumerate(confusion["labels"])]
     matrix = [list(r) for r in confusion["matrix"]]
     unp = confusion.get("unparseable") or []
     cols = labels + (["(unparseable)"] if any(unp) else [])

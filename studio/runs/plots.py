@@ -1,6 +1,8 @@
 """Loss curves from a run's events (raw + smoothed + eval), for loss.png and the UI."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 from .run_dir import RunDir
@@ -30,8 +32,8 @@ def loss_figure(events: list[dict[str, Any]], title: str = "Training loss",
     steps = [e["step"] for e in events if e.get("type") == "progress" and e.get("loss") is not None]
     losses = [e["loss"] for e in events if e.get("type") == "progress" and e.get("loss") is not None]
     evals = [(e["step"], e["eval_loss"]) for e in events if e.get("type") == "eval"]
+    use_plot_fonts()
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    _cjk_font(words)
     if steps:
         # markers while there are few points: a one-point curve is a dot, not empty axes
         mark = "o" if len(steps) < 20 else None
@@ -58,8 +60,8 @@ def overlay_figure(runs: list[tuple[str, list[dict[str, Any]]]], title: str = "L
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     words = {**LABELS, **(labels or {})}
+    use_plot_fonts()
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    _cjk_font(words)
     for name, events in runs:
         pts = [(e["step"], e["loss"]) for e in events if e.get("type") == "progress" and e.get("loss") is not None]
         if pts:
@@ -75,18 +77,67 @@ def overlay_figure(runs: list[tuple[str, list[dict[str, Any]]]], title: str = "L
     return fig
 
 
-def _cjk_font(words: dict[str, str]) -> None:
-    """Pick an installed font with Chinese glyphs when the labels need one (else matplotlib draws boxes)."""
-    if not any("\u4e00" <= ch <= "\u9fff" for w in words.values() for ch in w):
-        return
-    import matplotlib
+# matplotlib draws a character missing from every font in its family list as an empty box; the first
+# that covers the Chinese page words is used as a fallback behind DejaVu Sans (per-glyph fallback, matplotlib >= 3.6)
+_CJK_NAMES = ("Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Zen Hei",
+              "WenQuanYi Micro Hei", "Droid Sans Fallback", "AR PL UMing CN", "SimHei", "Microsoft YaHei")
+_CJK_FILES = ("notosanscjk", "sourcehansans", "wqy", "droidsansfallback", "uming", "simhei", "msyh")
+
+
+@functools.cache
+def cjk_font() -> str | None:
+    """The name of an installed font with Chinese glyphs, or None.
+
+    matplotlib caches its font list the first time it runs and never rescans, so a font installed after that
+    (``apt-get install fonts-noto-cjk``) is invisible to it; the system's font files are added here when the
+    cached list has none.
+    """
     from matplotlib import font_manager
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    for cand in ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "AR PL UMing CN",
-                 "Droid Sans Fallback", "SimHei"):
-        if cand in names:
-            matplotlib.rcParams["font.sans-serif"] = [cand, "DejaVu Sans"]
-            return
+    fm = font_manager.fontManager
+    found = _first_known({f.name for f in fm.ttflist})
+    if found is None:
+        for path in font_manager.findSystemFonts():
+            if any(k in Path(path).name.lower() for k in _CJK_FILES):
+                try:
+                    fm.addfont(path)
+                except (OSError, RuntimeError, ValueError):  # an unreadable font file is not the plot's problem
+                    continue
+        found = _first_known({f.name for f in fm.ttflist})
+    return found
+
+
+def _first_known(names: set[str]) -> str | None:
+    return next((n for n in _CJK_NAMES if n in names), None)
+
+
+def font_family() -> list[str]:
+    """The fonts every plot uses, in fallback order."""
+    cjk = cjk_font()
+    return ["DejaVu Sans"] + ([cjk] if cjk else [])
+
+
+@functools.cache
+def _charmap(name: str) -> frozenset[int]:
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+    path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    return frozenset(FT2Font(path).get_charmap())
+
+
+def drawable(*texts: str) -> bool:
+    """True when the plot fonts have a glyph for every character of ``texts`` (no empty boxes)."""
+    covered = frozenset().union(*(_charmap(n) for n in font_family()))
+    return all(ord(ch) in covered or ch.isspace() for t in texts for ch in t)
+
+
+def use_plot_fonts() -> None:
+    """Set matplotlib's font family to ``font_family()``; every figure builder calls it first.
+
+    The family is the list itself, not the generic "sans-serif": matplotlib resolves a generic name to one
+    font, and only an explicit list falls back glyph by glyph.
+    """
+    import matplotlib
+    matplotlib.rcParams["font.family"] = font_family()
 
 
 def save_loss_plot(run: RunDir) -> None:

@@ -155,7 +155,7 @@ def _refuse_over_cap(ctx: QueueHost, by: str | None) -> None:
                           "wait until one of them starts, or clear the queue on the Train tab", code="queue_full")
 
 
-def start_next(ctx: AppContext, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
+def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str | None:
     """Start the first queued run when the runner is idle (called by the status poll); its folder name."""
     with _LOCK:
         if not _queue(ctx) or ctx.runner.snapshot().get("busy"):

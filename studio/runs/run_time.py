@@ -292,6 +292,33 @@ def run_work(cfg: RunConfig, rows: list[dict[str, Any]], tokenizer: Any = None, 
 
 
 # ------------------------------------------------------------------ history
+def train_parts(status: dict[str, Any], seconds: float, resumed: bool) -> dict[str, Any]:
+    """The status keys of a run's training time once this part (``seconds``) ends: ``train_parts``, one entry per
+    start or Resume, and their sum ``train_seconds_total``. ``train_seconds`` stays this part's alone (its tokens
+    are this part's too, and the estimate learns a speed from the pair)."""
+    parts: list[float] = []
+    if resumed:
+        before = status.get("train_parts")
+        parts = [float(x) for x in before] if isinstance(before, list) else (
+            [float(status["train_seconds"])] if isinstance(status.get("train_seconds"), (int, float)) else [])
+    parts.append(round(seconds, 2))
+    return {"train_parts": parts, "train_seconds_total": round(sum(parts), 2)}
+
+
+def run_seconds(status: dict[str, Any]) -> float | None:
+    """How long a run trained, every part of it (an Abort + Resume adds the resumed part to the first), only from
+    what it recorded: its training seconds, else ended - started when both are numbers in order; None otherwise
+    (an orphaned run once showed ended - 0 = "499033h 52m")."""
+    def number(key: str) -> float | None:
+        v = status.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v > 0 else None
+    for key in ("train_seconds_total", "train_seconds"):
+        if number(key) is not None:
+            return number(key)
+    started, ended = number("started"), number("ended")
+    return ended - started if started is not None and ended is not None and ended >= started else None
+
+
 def past_runs(runs_root: str | Path | None, cfg: RunConfig, device: str) -> list[dict[str, Any]]:
     """The newest finished runs here of the same model, method and device, with what they measured."""
     out = []

@@ -184,6 +184,7 @@ def build_app(ctx: Any) -> Any:
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     from .session_lang import SWITCH_JS, session_lang, session_user
+    from .common import CLOSE_TOASTS_JS
     ctx.lang_source, ctx.user_source = session_lang, session_user  # the services ask the page who is asking
     T = make_i18n()
     # uploads and other temp files go after a day (Gradio's own sweep; the guard keeps per-login quotas)
@@ -196,8 +197,9 @@ def build_app(ctx: Any) -> Any:
             lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
+        banner = Markdown(visible=False, elem_id="role-banner")  # a viewer's page says so (page_role.py)
         Markdown(T("app.intro"))
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab(T("tab.data"), id="data", elem_id="tab-data"):
                 data = build_data_tab(ctx, T)
             with gr.Tab(T("tab.settings"), id="settings", elem_id="tab-settings"):
@@ -219,6 +221,8 @@ def build_app(ctx: Any) -> Any:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
                             api_visibility="private")
+        # a toast belongs to the tab it was raised on (common.TOAST_S): picking another tab closes it
+        tabs.select(None, None, None, js=CLOSE_TOASTS_JS)
         form = settings["form"]
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
@@ -235,6 +239,8 @@ def build_app(ctx: Any) -> Any:
         app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
         from .localize import wire
         wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
+        from .page_role import wire_role
+        wire_role(app, banner, ctx.lang)  # last: it marks the controls of every owner-only event wired above
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
     return app
@@ -292,6 +298,7 @@ def main(args: argparse.Namespace) -> int:
                             max_model_upload_mb=model_upload_mb(args),
                             nvme_roots=getattr(args, "nvme_root", []))
     ctx.extra["auth"] = bool(auth)
+    ctx.extra["roles"] = parse_roles(args) if auth else {}  # the page says "viewer" and switches owner controls off
     ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))

@@ -8,33 +8,49 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
-from ..words.units import fmt_seconds  # noqa: F401 (the tabs' import)
+from ..words import units
 from ..errors import StudioError
 
 log = logging.getLogger("studio.ui")
 NOBODY = "—"  # a table's "started by" cell of a run started without a login (or from the CLI)
 
 
-def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
-    """The one rule for an error shown in the page: a StudioError's page message (its fix in the page's words,
+# A toast is for the moment it is raised: it fades after TOAST_S and the page closes every toast when another tab
+# is picked (CLOSE_TOASTS_JS, app.py), so none floats over a tab it is not about. What must stay (an upload's
+# or a Convert's problem) is written next to its control instead (``inline_errors``) until that control changes.
+TOAST_S = 15.0
+CLOSE_TOASTS_JS = "() => { document.querySelectorAll('[data-testid=\"toast-close\"]').forEach(b => b.click()); }"
+
+
+def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
+    """The one rule for an error's words on the page: a StudioError's page message (its fix in the page's words,
     never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
     (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
-    words: studio/words/error_words.py). ``duration=None``: the message stays until the
-    user closes it (a fading popup left only a bare red 'Error')."""
+    words: studio/words/error_words.py)."""
+    from .session_lang import session_lang
+    lang = session_lang(lang)
     if isinstance(exc, gr.Error):
-        return exc
+        return str(exc.message)
     if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
         from ..words.error_words import page_message
-        from .session_lang import session_lang
-        return gr.Error(page_message(exc, session_lang(lang)), duration=None, print_exception=False)
+        return page_message(exc, lang)
     from .i18n import msg
     from ..workspace import is_disk_full
     if is_disk_full(exc):  # a full disk is the operator's to fix, not a bug: what stopped, and what to do
         log.warning("disk full in %s: %s", name, exc)
-        return gr.Error(msg("disk.full", lang, what=msg(f"disk.what_{_doing(name)}", lang)), duration=None,
-                        print_exception=False)
+        return msg("disk.full", lang, what=msg(f"disk.what_{_doing(name)}", lang))
     log.exception("unexpected error in %s", name, exc_info=exc)
-    return gr.Error(msg("err.internal", lang, name=name), duration=None, print_exception=False)
+    return msg("err.internal", lang, name=name)
+
+
+def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
+    """``exc`` as a toast: ``error_text``'s words under a title in the page's language, for TOAST_S seconds."""
+    if isinstance(exc, gr.Error):
+        return exc
+    from .i18n import msg
+    from .session_lang import session_lang
+    return gr.Error(error_text(exc, name, lang), duration=TOAST_S, print_exception=False,
+                    title=msg("err.title", session_lang(lang)))
 
 
 def _doing(name: str) -> str:
@@ -61,3 +77,30 @@ def ui_errors(fn: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001
             raise user_error(exc, name) from None
     return wrapper
+
+
+def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
+    """A duration in the language of the browser being answered (else ``lang``)."""
+    from .session_lang import session_lang
+    return units.fmt_seconds(seconds, session_lang(lang))
+
+
+def inline_errors(slot: int, n: int, lang: str = "en") -> Callable[[Callable], Callable]:
+    """Wrap a handler with ``n`` outputs so an error is written into output ``slot`` (a Markdown beside the control
+    it is about: "❌ what. Fix: ...") and the other outputs are left as they are, instead of raised as a toast. The
+    message stays until that control's next event replaces it, and no output turns into a bare "Error" pill."""
+    def wrap(fn: Callable) -> Callable:
+        name = getattr(fn, "__name__", "handler")
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - every error is shown, bugs are logged
+                said = "❌ " + error_text(exc, name, lang)
+                if n == 1:
+                    return said
+                return tuple(said if i == slot else gr.skip() for i in range(n))
+        return wrapper
+    return wrap
+

@@ -15,8 +15,8 @@ import gradio as gr
 from .text import Markdown
 
 from ..app.roles import owner_only
-from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, refuse_replacing, register_dataset,
-                            write_jsonl)
+from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, label_column_problem,
+                            refuse_replacing, register_dataset, write_jsonl)
 from ..data.label_check import label_warnings
 from ..data.labels import detect_language, format_label_map, suggest_label_map
 from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
@@ -25,7 +25,7 @@ from ..errors import StudioError
 from ..state_files import read_state
 from ..words.state_words import problem_lines
 from ..workspace import ASSETS_DIR
-from .common import ui_errors
+from .common import error_text, inline_errors
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
 from ..app.settings import catalog, plain, remember_dataset
@@ -65,10 +65,15 @@ def label_map_text(table: Table, label_col: str | None, text_col: str | None) ->
     return format_label_map(suggest_label_map(table.values(label_col), detect_language(texts)))
 
 
-def label_check_markdown(table: Table, label_col: str | None, task: str, lang: str) -> str:
-    """Warnings about the chosen label column, shown before Convert ('' when it looks like labels)."""
-    if task != "sentiment" or not label_col or label_col not in table.columns:
+def label_check_markdown(table: Table, label_col: str | None, task: str, lang: str,
+                         text_col: str | None = None) -> str:
+    """Warnings about the label column, shown before Convert ('' when it looks like labels): the conversion's
+    own refusal when there is none to use (a file of texts alone), else the label checks of the chosen one."""
+    if task != "sentiment":
         return ""
+    if not label_col or label_col not in table.columns:  # none to check: say why Convert would refuse, if it would
+        problem = label_column_problem(table, text_col, None)
+        return f"⚠️ {error_text(problem, 'label_check', lang)}" if problem is not None else ""
     warnings = label_warnings(table.values(label_col), label_col)
     return "\n\n".join(f"⚠️ {msg('label.' + code, lang, **facts)}" for code, facts in warnings)
 
@@ -87,7 +92,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     stats = gr.update(value=stats_rows(table, ctx.lang), headers=headers("stats_headers", ctx.lang))
     return (info, gr.update(value=rows, headers=cols), stats, task, *columns,
             label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
-            label_check_markdown(table, guess.get("label"), task, ctx.lang))
+            label_check_markdown(table, guess.get("label"), task, ctx.lang, guess.get("text")))
 
 
 def _reason(reason: str, lang: str) -> str:
@@ -177,17 +182,20 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
     loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 
-    @ui_errors
+    # a file's problem stays in `info`, beside the upload, until another file is picked (forget() clears it)
+    opened = inline_errors(0, len(loaded), ctx.lang)
+
+    @opened
     def on_upload(path: str | None) -> tuple[Any, ...]:
         if not path:
             return tuple(gr.skip() for _ in loaded)
         return inspect(path, ctx)
 
-    @ui_errors
+    @opened
     def on_sample() -> tuple[Any, ...]:
         return inspect(str(SAMPLE), ctx)
 
-    @ui_errors
+    @opened
     def on_open(path: str) -> tuple[Any, ...]:
         return inspect(str(confine(path, ctx.allowed_roots)), ctx)
 
@@ -198,9 +206,10 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             table = open_table(path, ctx)
         except StudioError:
             return gr.skip(), gr.skip()
-        return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang)
+        return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang,
+                                                                                 text_col)
 
-    @ui_errors
+    @inline_errors(0, 2, ctx.lang)  # beside Convert, until the next Convert
     def on_convert(path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
         cols = dict(zip(ROLES, rest[:len(ROLES)]))
         lm, instr, nm = rest[len(ROLES):]
@@ -211,14 +220,16 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gr.update(visible=task_v == "sentiment")]
 
     task.change(show_for_task, task, [*col.values(), label_map], api_visibility="private")
-    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one
+    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one, and the
+    # previous Convert's report is about the previous file
     def forget() -> tuple[Any, ...]:
-        return None, "", None
+        return None, "", None, ""
 
-    forgotten = [src, info, table_view]
+    forgotten = [src, info, table_view, report]
     upload.upload(forget, None, forgotten, api_visibility="private").then(
         on_upload, upload, loaded, api_name="upload_data")
-    sample.click(on_sample, None, loaded, api_name="sample_data")
+    sample.click(forget, None, forgotten, api_visibility="private").then(
+        on_sample, None, loaded, api_name="sample_data")
     open_btn.click(forget, None, forgotten, api_visibility="private").then(
         on_open, server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
@@ -228,11 +239,8 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def clear_output() -> tuple[str, str]:
         return "", ""
 
-    def failed() -> str:
-        return "❌ " + msg("convert_failed", ctx.lang)
-
     # a failed Convert must not leave the previous report and dataset on screen
     convert_btn.click(clear_output, None, [report, dataset], api_visibility="private").then(
         owner_only(on_convert), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
-        api_name="convert").failure(failed, None, report, api_visibility="private")
+        api_name="convert")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

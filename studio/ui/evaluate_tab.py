@@ -222,8 +222,9 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
             saved = f"{entry.path.name}.gguf"  # not model.gguf: two runs' files would share the name
             one = reg.add(f, exports_dir, owner, saved)
             if one is not None:
-                items.insert(0, (one, saved, msg("ev.download_file", lang, name=saved,
-                                                   mb=round(f.stat().st_size / 2**20, 1))))
+                # the Modelfile names ./model.gguf: it works beside the zip's copy, not beside a renamed file
+                key = "ev.download_file_modelfile" if (entry.path / "Modelfile").is_file() else "ev.download_file"
+                items.insert(0, (one, saved, msg(key, lang, name=saved, mb=round(f.stat().st_size / 2**20, 1))))
     from .text import Escaped
     return Escaped("".join(f'<p><a href="{html.escape(link(t, name))}" download="{html.escape(name)}" class="export-link">'
                    f"{html.escape(text)}</a></p>" for t, name, text in items))

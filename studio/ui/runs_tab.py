@@ -19,28 +19,22 @@ from .text import Markdown
 from ..errors import StudioError
 from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
+from ..runs.run_time import run_seconds
 from ..runs.manage import delete_runs, rename_run
 from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
 from .i18n import headers, msg
 from ..app.roles import owner_only
+from .train_tab import plot_lang
 
 
 def _status(path: str) -> dict[str, Any]:
     return RunDir(path).read_status()
 
 
-def recorded_seconds(status: dict[str, Any]) -> float | None:
-    """How long a run trained, only from what it recorded: its training seconds, else ended - started when both
-    are numbers in order; None otherwise (an orphaned run once showed ended - 0 = "499033h 52m")."""
-    def number(key: str) -> float | None:
-        v = status.get(key)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v > 0 else None
-    if number("train_seconds") is not None:
-        return number("train_seconds")
-    started, ended = number("started"), number("ended")
-    return ended - started if started is not None and ended is not None and ended >= started else None
+# how long a run trained, all its parts (Abort + Resume) together, only from what it recorded (run_time.run_seconds)
+recorded_seconds = run_seconds
 
 
 def run_table(ctx: AppContext) -> list[dict[str, Any]]:
@@ -49,9 +43,8 @@ def run_table(ctx: AppContext) -> list[dict[str, Any]]:
     for r in ctx.runner.past_runs(limit=200):
         st = _status(r["path"])
         acc = ensure_scored(ctx, r["path"]) if r["state"] == "finished" else None
-        seconds = recorded_seconds(st)
         out.append({**r, "accuracy": acc.get("accuracy") if acc else None, "held_out": acc.get("n") if acc else None,
-                    "seconds": seconds if seconds and seconds > 0 else None,
+                    "seconds": run_seconds(st),
                     "when": time.strftime("%m-%d %H:%M", time.localtime(r["started"])) if r.get("started") else ""})
     return out
 
@@ -61,7 +54,7 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
         return "" if v is None else round(v, 4)
     return [[r["name"], msg(f"state.{r['state']}", lang) if r["state"] in STATES else r["state"], r["model"],
              r["method"], Path(str(r["dataset"])).stem, "" if r["accuracy"] is None else f"{r['accuracy']:.1%}",
-             fmt_seconds(r["seconds"]) if r["seconds"] else NOBODY, num(r["final_loss"]), r["when"],
+             fmt_seconds(r["seconds"], lang) if r["seconds"] else NOBODY, num(r["final_loss"]), r["when"],
              r.get("started_by") or NOBODY] for r in runs]
 
 
@@ -80,7 +73,7 @@ def scorecards(runs: list[dict[str, Any]], picked: list[str], lang: str) -> str:
             ("runs.lr", lambda r: r["learning_rate"]), ("runs.steps", lambda r: r["step"] or ""),
             ("runs.final_loss", lambda r: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
             ("runs.eval_loss", lambda r: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
-            ("runs.time", lambda r: fmt_seconds(r["seconds"]) if r["seconds"] else "")]
+            ("runs.time", lambda r: fmt_seconds(r["seconds"], lang) if r["seconds"] else "")]
     lines = ["| | " + " | ".join(r["name"] for r in chosen) + " |", "|---" * (len(chosen) + 1) + "|"]
     lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r)) for r in chosen) + " |" for key, get in rows]
     return "\n".join(lines)
@@ -91,8 +84,9 @@ def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
     import matplotlib.pyplot as plt
     runs = run_table(ctx)
     curves = [(r["name"], RunDir(r["path"]).events()) for r in runs if r["path"] in (picked or [])]
-    fig = overlay_figure(curves, title=msg("plot.compare", ctx.lang),
-                         labels={"step": msg("plot.step", ctx.lang), "loss": msg("plot.loss", ctx.lang)})
+    lang = plot_lang(ctx.lang)
+    fig = overlay_figure(curves, title=msg("plot.compare", lang),
+                         labels={"step": msg("plot.step", lang), "loss": msg("plot.loss", lang)})
     plt.close(fig)
     return fig, scorecards(runs, picked or [], ctx.lang)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from ..config.run_config import RunConfig, load_yaml_dict
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
+from ..workspace import studio_command
 from ..words.error_words import page_message
 from . import forms
 from ..app import gguf_upload, model_download
@@ -264,9 +264,9 @@ def command_line(ctx: AppContext, values: list[Any]) -> str:
     from ..engine.launch import torchrun_command
     cfg = forms.values_to_config(values)
     path = save_settings(ctx, values)
-    single = f"python -m studio train {path}"
+    single = studio_command(["-m", "studio", "train", str(path)])
     if cfg.nproc > 1:
-        multi = " ".join(torchrun_command(str(path), [], cfg.nproc, None)).replace(sys.executable, "python")
+        multi = studio_command(torchrun_command(str(path), [], cfg.nproc, None)[1:])
         return f"# {cfg.nproc} processes (what `{single}` launches):\n{multi}"
     return single
 
@@ -373,6 +373,16 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # loaded before the last save does not overwrite it
     keep = [loaded, task, budget, gpu_mem, host_ram] + comps
     estimate.then(remember, keep, loaded, api_visibility="private", show_progress="hidden")
+
+    def relist(model_v: str | None, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> Any:
+        """The Model list's times from the form the panel just estimated (the same function, the same form), so
+        they follow every change of it, a dataset chosen from the Data tab included."""
+        values, card = list(rest[:-1]), rest[-1]
+        card = card if isinstance(card, (int, float)) and not isinstance(card, bool) else None
+        return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx, dataset=data_v,
+                                               budget=budget_v, form=values, gpu_mem=card))
+
+    estimate.then(relist, short + comps + [gpu_mem], model_pick, api_visibility="private", show_progress="hidden")
     gr.on([task.change, budget.change], remember, keep, loaded, api_visibility="private", trigger_mode="always_last",
           show_progress="hidden")
 

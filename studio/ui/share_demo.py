@@ -1,5 +1,6 @@
-"""The Evaluate tab's "Share a demo" panel: the command that serves the picked run's demo page, and, when the studio
-itself listens on the network, a button that starts that page as a child process on a free port.
+"""The Evaluate tab's "Share a demo" panel: the command that serves the picked run's demo page, and a button that
+starts that page as a child process on a free port of the studio's own host (loopback included: then the page is for
+this computer, as the studio is).
 
 The child is ``python -m studio demo`` (studio/ui/demo_server.py) on the studio's own host with the studio's own logins:
 its --auth-file, or its one --auth / STUDIO_AUTH login handed over in the child's environment (never on a command
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shlex
 import socket
 import subprocess
 import sys
@@ -30,7 +30,7 @@ from .text import Markdown
 
 from ..errors import StudioError
 from ..runs.run_dir import find_finished_run
-from ..workspace import REPO_ROOT
+from ..workspace import REPO_ROOT, studio_command
 from ..app.addresses import urls
 from .common import ui_errors
 from .i18n import msg
@@ -63,13 +63,14 @@ def on_network(ctx: Any) -> bool:
 
 
 def demo_command(run: str, workspace: str | Path, host: str | None = None, auth_file: str | None = None) -> str:
-    """The shell line that serves ``run``'s demo page (quoted for a POSIX shell)."""
-    cmd = ["python", "-m", "studio", "demo", run, "--workspace", str(workspace)]
+    """The shell line that serves ``run``'s demo page (quoted for a POSIX shell), runnable from any folder:
+    it enters the studio's folder (``-m studio`` imports from there) and uses the studio's own interpreter."""
+    cmd = ["-m", "studio", "demo", run, "--workspace", str(workspace)]
     if host:
         cmd += ["--host", host]
     if auth_file:
         cmd += ["--auth-file", auth_file]
-    return shlex.join(cmd)
+    return studio_command(cmd)
 
 
 def command_markdown(ctx: Any, run: str | None, lang: str = "en") -> str:
@@ -125,12 +126,11 @@ def _stop_all(demos: dict[str, Demo]) -> None:
 def start_demo(ctx: Any, run: str | None, lang: str = "en") -> Iterator[str]:
     """Start (or find) the picked run's demo page on a free port; yields the panel's message as it goes.
 
+    The child listens where the studio does, so on a loopback studio the demo is for this computer too.
+
     Raises:
-        StudioError: the studio is not on the network (the command is the way then), no finished run picked,
-            MAX_DEMOS already running, or the child ended before it served.
+        StudioError: no finished run picked, MAX_DEMOS already running, or the child ended before it served.
     """
-    if not on_network(ctx):
-        raise StudioError(msg("demo.local_only", lang), msg("demo.local_only_fix", lang), code="demo_local")
     if not run:
         raise StudioError(msg("demo.no_run", lang), msg("demo.no_run_fix", lang), code="demo_run")
     found = find_finished_run(ctx.runs_root, str(run))
@@ -160,7 +160,8 @@ def start_demo(ctx: Any, run: str | None, lang: str = "en") -> Iterator[str]:
             demo.proc.terminate()
             raise StudioError(msg("demo.failed", lang, run=name, why=why), msg("demo.failed_fix", lang),
                               code="demo_failed")
-    yield msg("demo.running", lang, run=name, urls="\n".join(f"- {u}" for u in demo.urls))
+    yield msg("demo.running" if on_network(ctx) else "demo.running_local", lang, run=name,
+              urls="\n".join(f"- {u}" for u in demo.urls))
 
 
 def _ready(demo: Demo, sleep: Any, wait_s: float = 0.0) -> bool:
@@ -210,8 +211,7 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
     with gr.Accordion(T("demo.share"), open=False):
         Markdown(T("demo.share_intro"))
         command = Markdown(command_markdown(ctx, run_dropdown.value, lang), elem_id="share-demo-command")
-        network = on_network(ctx)
-        with gr.Row(visible=network):
+        with gr.Row():
             start = gr.Button(T("demo.start"), variant="primary", elem_id="share-demo-start")
             stop = gr.Button(T("demo.stop"), elem_id="share-demo-stop")
         status = Markdown(elem_id="share-demo-status")

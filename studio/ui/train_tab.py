@@ -15,7 +15,8 @@ import gradio as gr
 from .text import Markdown
 
 from ..app.roles import owner_only
-from ..runs.plots import loss_figure
+from .page_role import page_role
+from ..runs.plots import drawable, loss_figure
 from . import forms
 from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
@@ -53,7 +54,7 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     """One readable block: state, progress bar, speed, memory, and in the end the plain reason."""
     if snap.get("state") == "idle" or not snap.get("run"):
-        return msg("idle", lang)
+        return msg("idle_viewer" if page_role() == "viewer" else "idle", lang)
     state = snap["state"]
     icon = {"finished": "✅", "aborted": "⏹️", "failed": "❌"}.get(state, "⏳")
     head = f"### {icon} {msg('state.' + state, lang) if ('state.' + state) in _STATES else state}"
@@ -68,7 +69,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
         frac = min(step / total, 1.0)
         bar = "█" * int(frac * 20) + "░" * (20 - int(frac * 20))
         lines.append(f"{bar} **{msg('step', lang)} {step} / {total}** ({frac:.0%})"
-                     + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'))}" if state == "running" else ""))
+                     + (f" · {msg('eta', lang)} {fmt_seconds(snap.get('eta_s'), lang)}" if state == "running" else ""))
     facts = []
     if snap.get("loss") is not None:
         facts.append(f"{msg('loss', lang)} {snap['loss']:.4f}")
@@ -106,13 +107,25 @@ def who_line(snap: dict[str, Any], lang: str) -> str:
 _STATES = {"state.starting", "state.running", "state.finished", "state.aborted", "state.failed", "state.unknown"}
 
 
+_PLOT_KEYS = ("loss", "smoothed", "eval", "step", "waiting", "title", "compare")
+
+
+def plot_lang(lang: str) -> str:
+    """The page's language when the plot fonts can draw its words, else English (never empty boxes)."""
+    if lang == "en" or drawable(*(msg(f"plot.{k}", lang) for k in _PLOT_KEYS)):
+        return lang
+    return "en"
+
+
 def plot_words(lang: str) -> dict[str, str]:
+    lang = plot_lang(lang)
     return {k: msg(f"plot.{k}", lang) for k in ("loss", "smoothed", "eval", "step", "waiting")}
 
 
-def make_plot(events: list[dict[str, Any]], title: str, lang: str = "en") -> Any:
+def make_plot(events: list[dict[str, Any]], name: str, lang: str = "en") -> Any:
+    """The loss plot of run ``name`` worded in ``lang`` (English where no installed font has its glyphs)."""
     import matplotlib.pyplot as plt
-    fig = loss_figure(events, title=title, labels=plot_words(lang))
+    fig = loss_figure(events, title=msg("plot.title", plot_lang(lang), name=name), labels=plot_words(lang))
     plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
     return fig
 
@@ -230,8 +243,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     due = time.time() - seen.get("plotted", 0.0) >= PLOT_EVERY_S
     changed = bool(snap.get("run")) and key != seen.get("key") and (moved or due)
     if changed:
-        plot = make_plot(ctx.runner.events(), title=msg("plot.title", ctx.lang, name=Path(snap["run"]).name),
-                         lang=ctx.lang)
+        plot = make_plot(ctx.runner.events(), Path(snap["run"]).name, lang=ctx.lang)
         seen.update(key=key, plotted=time.time())
     if changed or moved or "state" not in seen:  # the table follows the same read as the status
         runs = gr.update(value=runs_rows(ctx, snap), headers=headers("runs_headers", ctx.lang))

@@ -311,6 +311,13 @@ UI: dict[str, tuple[str, str]] = {
 
 MESSAGES: dict[str, tuple[str, str]] = {
     "idle": ("No run yet. Press **Start**.", "还没有运行。点击 **开始**。"),
+    "idle_viewer": ("No run yet. Only an owner can start one: this login is a viewer.",
+                    "还没有运行。只有所有者可以开始训练：当前登录是查看者。"),
+    "role.viewer": ("👁️ Signed in as **{user}**, a **viewer**: you can watch runs, see results, try the models and "
+                    "chat with them. Converting, training, stopping, deleting, exporting and uploading are for "
+                    "owners, so those controls are off.",
+                    "👁️ 当前登录：**{user}**，身份是**查看者**：可以查看运行和结果、试用模型并与之对话。转换、训练、停止、"
+                    "删除、导出和上传只有所有者可以操作，这些控件已停用。"),
     "state.starting": ("Starting", "正在启动"), "state.running": ("Running", "训练中"),
     "state.finished": ("Finished", "已完成"), "state.aborted": ("Aborted", "已中止"),
     "state.failed": ("Failed", "失败"), "state.unknown": ("Unknown", "未知"),
@@ -374,8 +381,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
                          "Will it fit?", "放不下所规划的机器：需要 {ram:.1f} GB 内存；请在“显存够吗？”下选择一项修改"),
     "no_dataset": ("Training data is empty: convert a file on the Data tab, then pick it under Training data",
                    "训练数据为空：先在“数据”页转换一个文件，再在“训练数据”中选择它"),
-    "convert_failed": ("Convert failed (see the message); nothing new was written.",
-                       "转换失败（见提示信息）；没有写入新文件。"),
     "hw.cpu": ("**No GPU: training runs on the CPU.** Host RAM ({ram:.1f} GB) is the memory limit.",
                "**没有 GPU：在 CPU 上训练。** 以内存（{ram:.1f} GB）为上限。"),
     "hw.gpu": ("GPU with {gpu:.0f} GB; host RAM {ram:.1f} GB.", "GPU 显存 {gpu:.0f} GB；内存 {ram:.1f} GB。"),
@@ -585,11 +590,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "ev.download_zip": ("Download {name} ({mb} MB before compression; the zip is made while it downloads)",
                         "下载 {name}（压缩前 {mb} MB；压缩包边下载边生成）"),
     "ev.download_file": ("Download {name} ({mb} MB, the file itself)", "下载 {name}（{mb} MB，即该文件本身）"),
+    "ev.download_file_modelfile": ("Download {name} ({mb} MB, the file itself, for llama.cpp). For Ollama take the "
+                                   "zip below: it has the Modelfile beside model.gguf (ollama create my-model -f "
+                                   "Modelfile)",
+                                   "下载 {name}（{mb} MB，即该文件本身，供 llama.cpp 使用）。Ollama 请下载下面的压缩包："
+                                   "其中 model.gguf 旁边有 Modelfile（ollama create my-model -f Modelfile）"),
     "ev.download_making": ("Preparing the download link", "正在准备下载链接"),
     "ev.exported_modelfile": ("The `Modelfile` beside it sets up Ollama: `ollama create my-model -f Modelfile`.",
                               "旁边的 `Modelfile` 用于 Ollama：`ollama create my-model -f Modelfile`。"),
     "ev.exported_no_modelfile": ("No Ollama Modelfile: {why}. llama.cpp reads the format from the GGUF itself.",
                                  "没有 Ollama Modelfile：{why}。llama.cpp 会直接读取 GGUF 中的格式。"),
+    "err.title": ("Error", "错误"),
     "err.internal": ("Something went wrong inside the studio ({name}); the server log has the details.",
                      "工作室内部出错（{name}）；详情见服务器日志。"),
     "ev.no_upload": ("No file uploaded", "没有上传文件"),
@@ -653,7 +664,7 @@ MESSAGES.update({
                        "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
     "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
                       "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
-    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for a {role} login. Fix: use a "
+    "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for this login ({role}). Fix: use a "
                             "smaller file (split it), or ask an owner of the studio to upload it",
                             "这次上传有 {mb:.1f} MB，超过了 {role} 登录的上限 {limit:g} MB。解决：请换用更小的文件（拆分），"
                             "或请工作室的所有者上传"),
@@ -725,10 +736,9 @@ MESSAGES.update({
                      "with a line of the login file):\n```\n{network}\n```",
                      "仅本机可用：\n```\n{local}\n```\n给网络上的同事（用登录文件中的一行登录）：\n```\n{network}\n```"),
     "demo.no_run": ("No finished run is selected", "没有选择已完成的运行"),
-    "demo.local_only": ("This studio listens on this computer only, so teammates could not open a demo it starts",
-                        "本工作室只在本机监听，它启动的演示页面同事无法打开"),
-    "demo.local_only_fix": ("run the command shown above in a terminal (with --host 0.0.0.0 --auth-file FILE)",
-                            "请在终端中运行上面显示的命令（加上 --host 0.0.0.0 --auth-file FILE）"),
+    "demo.running_local": ("The demo of **{run}** is running; open it on this computer:\n{urls}\n\n(This studio "
+                           "listens on this computer only, so its demo does too.)",
+                           "**{run}** 的演示页面已启动，请在本机打开：\n{urls}\n\n（本工作室只在本机监听，演示页面也一样。）"),
     "demo.no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
     "demo.starting": ("Starting the demo of **{run}** (loading the model takes a few seconds)…",
                       "正在启动 **{run}** 的演示页面（加载模型需要几秒）…"),

@@ -194,6 +194,14 @@ CONVERT: dict[str, dict[str, tuple[str, str]]] = {
         "fix": ("choose the {role} column from that list (CLI: {role_flag} NAME)",
                 "从上面的列中选择{role}列（命令行：{role_flag} 列名）"),
         "page_fix": ("pick one of those under {role_label} on the Data tab", "在“数据”页的“{role_label}”中选择其中一列")},
+    "data.no_label_column": {
+        "what": ("'{file}' has only one column, '{column}', and no column of labels",
+                 "“{file}”只有一列“{column}”，没有标签列"),
+        "fix": ("add a column with each row's label (for example positive or negative) to the file, save it and "
+                "convert it again", "请在文件里加一列，写上每行的标签（例如 正面 或 负面），保存后重新转换"),
+        "page_fix": ("add a column with each row's label (for example positive or negative) to the spreadsheet, "
+                     "save it and upload it again",
+                     "请在表格里加一列，写上每行的标签（例如 正面 或 负面），保存后重新上传")},
     "data.column_unknown": {
         "what": ("Could not tell which column holds the {role} in '{file}'. Available columns: {columns}",
                  "无法判断“{file}”中哪一列是{role}。现有的列：{columns}"),

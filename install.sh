@@ -4,17 +4,27 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # The pinned packages (transformers, accelerate, TRL, numpy, pandas) need Python 3.11 or newer. PYTHON picks the
-# interpreter; otherwise the newest python3.X on PATH, then python3.
+# interpreter; otherwise the first that runs and is new enough of python3 (the machine's own), then python3.13,
+# python3.12, python3.11 (a name on PATH may be a stub of a version manager that runs nothing: each is tried).
 NEED_MAJOR=3 NEED_MINOR=11
+version_of() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "none"; }
+new_enough() {
+  local v=$1 major minor
+  [ "$v" != "none" ] || return 1
+  major=${v%%.*} minor=${v#*.}
+  [ "$major" -gt $NEED_MAJOR ] || { [ "$major" -eq $NEED_MAJOR ] && [ "$minor" -ge $NEED_MINOR ]; }
+}
 if [ -z "${PYTHON:-}" ]; then
-  for candidate in python3.13 python3.12 python3.11 python3; do
-    if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$candidate; break; fi
+  for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null 2>&1 && new_enough "$(version_of "$candidate")"; then
+      PYTHON=$candidate; break
+    fi
   done
 fi
-found=$("${PYTHON:-python3}" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "none")
-major=${found%%.*} minor=${found#*.}
-if [ "$found" = "none" ] || [ "$major" -lt $NEED_MAJOR ] || { [ "$major" -eq $NEED_MAJOR ] && [ "$minor" -lt $NEED_MINOR ]; }; then
-  echo "Fine-Tune Studio needs Python $NEED_MAJOR.$NEED_MINOR or newer; ${PYTHON:-python3} is ${found/none/not a working Python}." >&2
+PYTHON=${PYTHON:-python3}
+found=$(version_of "$PYTHON")
+if ! new_enough "$found"; then
+  echo "Fine-Tune Studio needs Python $NEED_MAJOR.$NEED_MINOR or newer; $PYTHON is ${found/none/not a working Python}." >&2
   echo "Install Python 3.11 or newer, then run this again:" >&2
   echo "  Debian/Ubuntu: sudo apt-get install python3.11 python3.11-venv   (then: PYTHON=python3.11 ./install.sh)" >&2
   echo "  macOS: brew install python@3.12   (then: PYTHON=python3.12 ./install.sh)" >&2

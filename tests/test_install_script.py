@@ -51,3 +51,24 @@ def test_the_required_version_is_what_the_pinned_packages_declare() -> None:
                 floors.append(tuple(int(x) for x in part[2:].split(".")[:2]))
     text = (ROOT / "install.sh").read_text(encoding="utf-8")
     assert f"NEED_MAJOR={max(floors)[0]} NEED_MINOR={max(floors)[1]}" in text, max(floors)
+
+
+def test_a_version_managers_stub_that_runs_nothing_is_passed_over(tmp_path: Path) -> None:
+    """pyenv puts a shim for every version it knows on PATH (python3.13 with no 3.13 installed): the script must not
+    pick a name that runs nothing over the machine's working python3."""
+    shutil.copy(ROOT / "install.sh", tmp_path / "install.sh")
+    (tmp_path / "requirements.txt").write_text("", encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "python3.13"
+    stub.write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n", encoding="utf-8")
+    good = bin_dir / "python3"
+    good.write_text('#!/bin/sh\ncase "$*" in *version_info*) echo 3.11;; *) echo "ran: $*" >&2; exit 3;; esac\n',
+                    encoding="utf-8")
+    for exe in (stub, good):
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    res = subprocess.run(["bash", str(tmp_path / "install.sh")], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert "not a working Python" not in res.stderr, res.stderr
+    assert "Python 3.11 has no venv module" in res.stderr, res.stderr  # python3 (3.11) passed the version gate

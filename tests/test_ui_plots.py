@@ -90,3 +90,25 @@ def test_compare_plot_follows_the_same_rule(fonts: Callable[[bool, bool], None])
     missing, texts = _render(lambda: plots.overlay_figure([("a", EVENTS)], title=msg(
         "plot.compare", train_tab.plot_lang("zh")), labels=train_tab.plot_words("zh")))
     assert not missing and msg("plot.compare", "en") in texts
+
+
+def test_the_evaluate_tabs_confusion_matrix_is_worded_in_the_pages_language(
+        fonts: Callable[[bool, bool], None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Evaluate tab redraws the service's (English, the CLI's) confusion matrix in the page's language: its
+    title and axes too, not only the labels."""
+    if not _cjk_files():
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+    fonts(True, True)
+    from studio.evaluation import inference
+    from studio.ui import evaluate_tab
+    confusion = {"labels": ["positive", "negative"], "matrix": [[3, 1], [0, 4]], "unparseable": [0, 1]}
+    result = {"accuracy": 0.8, "n": 9, "macro_f1": 0.8, "latency_ms_per_row": 1.0, "mode": "score",
+              "unparseable": 1, "per_class": {}, "misclassified": [], "confusion": confusion,
+              "figure": confusion_figure(confusion)}
+    monkeypatch.setattr(inference, "sentiment_check", lambda *a, **k: result)
+    fig = evaluate_tab.on_check("run", "validation", None, "score", None, lang="zh")[2]
+    missing, texts = _render(lambda: fig)
+    assert not missing, missing[:3]
+    for key in ("cm.title", "cm.answer", "cm.truth", "cm.unparseable"):
+        assert msg(key, "zh") in texts, (key, texts)
+    assert not {"model's answer", "true label", "Confusion matrix"} & set(texts)

@@ -156,20 +156,28 @@ def classification_metrics(y_true: Sequence[str], y_pred: Sequence[str | None],
     }
 
 
-def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
+CONFUSION_WORDS = {"title": "Confusion matrix", "answer": "model's answer", "truth": "true label",
+                   "unparseable": "(unparseable)"}
+
+
+def confusion_figure(confusion: dict, title: str | None = None, words: dict[str, str] | None = None) -> Any:
     """A matplotlib Figure of the confusion matrix (rows: true label, columns: model's answer).
+
+    ``words`` names the title, axes and the unparseable column (``CONFUSION_WORDS``: the CLI's English; a page
+    passes its own language's).
 
     Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
     """
     from matplotlib.figure import Figure
 
     from ..runs.plots import drawable, use_plot_fonts
+    words = {**CONFUSION_WORDS, **(words or {})}
     use_plot_fonts()
     # a label no installed font can draw would be a row of empty boxes: its number says more
     labels = [lab if drawable(lab) else f"label {i + 1}" for i, lab in enumerate(confusion["labels"])]
     matrix = [list(r) for r in confusion["matrix"]]
     unp = confusion.get("unparseable") or []
-    cols = labels + (["(unparseable)"] if any(unp) else [])
+    cols = labels + ([words["unparseable"]] if any(unp) else [])
     if any(unp):
         matrix = [r + [u] for r, u in zip(matrix, unp)]
     fig = Figure(figsize=(1.2 + 0.9 * len(cols), 1.0 + 0.8 * len(labels)), layout="constrained")
@@ -177,9 +185,9 @@ def confusion_figure(confusion: dict, title: str = "Confusion matrix") -> Any:
     ax.imshow(matrix, cmap="Blues")
     ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
     ax.set_yticks(range(len(labels)), labels)
-    ax.set_xlabel("model's answer")
-    ax.set_ylabel("true label")
-    ax.set_title(title)
+    ax.set_xlabel(words["answer"])
+    ax.set_ylabel(words["truth"])
+    ax.set_title(title or words["title"])
     top = max((v for r in matrix for v in r), default=0) or 1
     for i, r in enumerate(matrix):
         for j, v in enumerate(r):

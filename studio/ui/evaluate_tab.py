@@ -22,6 +22,8 @@ from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
 from .i18n import headers, make_i18n, msg
+from .train_tab import confusion_words
+from ..evaluation.metrics import confusion_figure
 from ..app.uploads import DATA_MB, check_data_upload
 
 log = logging.getLogger("studio.ui.evaluate")
@@ -103,7 +105,9 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
              for lab, c in r["per_class"].items()]
     wrong = [[_short(m["input"] or m["instruction"]), m["expected"], _short(m["answer"], 80), m["parsed"]]
              for m in r["misclassified"]]
-    return summary, table, r["figure"], wrong
+    # the service draws the CLI's English figure; the page redraws it in its own words
+    figure = confusion_figure(r["confusion"], words=confusion_words(lang)) if r.get("confusion") else r["figure"]
+    return summary, table, figure, wrong
 
 
 @_user_errors

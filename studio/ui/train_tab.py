@@ -117,6 +117,15 @@ def plot_lang(lang: str) -> str:
     return "en"
 
 
+def confusion_words(lang: str) -> dict[str, str]:
+    """The confusion matrix's title, axes and unparseable column in the page's language (English where no
+    installed font can draw it)."""
+    keys = ("title", "answer", "truth", "unparseable")
+    if lang != "en" and not drawable(*(msg(f"cm.{k}", lang) for k in keys)):
+        lang = "en"
+    return {k: msg(f"cm.{k}", lang) for k in keys}
+
+
 def plot_words(lang: str) -> dict[str, str]:
     lang = plot_lang(lang)
     return {k: msg(f"plot.{k}", lang) for k in ("loss", "smoothed", "eval", "step", "waiting")}

@@ -553,6 +553,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fix_on_settings": ("change it on the Settings tab (the problems list there shows every one)",
                         "在“设置”页修改（那里的问题列表会列出全部问题）"),
     "plot.title": ("Loss: {name}", "损失：{name}"), "plot.loss": ("loss", "损失"), "plot.smoothed": ("smoothed", "平滑"),
+    "cm.title": ("Confusion matrix", "混淆矩阵"), "cm.answer": ("model's answer", "模型的答案"),
+    "cm.truth": ("true label", "真实标签"), "cm.unparseable": ("(unparseable)", "（无法解析）"),
     "plot.eval": ("eval loss", "验证损失"), "plot.step": ("step", "步数"),
     "plot.waiting": ("waiting for the first logged step", "等待第一个记录的步骤"),
     "plot.compare": ("Loss of the chosen runs", "所选运行的损失"),

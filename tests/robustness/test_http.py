@@ -118,6 +118,8 @@ def _predict(server: Any, api_name: str, *args: Any) -> httpx.Response:
     status = 200
     if "event: error" in events.text:  # a StudioError says what and how to fix; anything else is a crash
         status = 400 if "Fix:" in events.text or "is not in the list of choices" in events.text else 500
+    elif "event: complete" in events.text and '["\\u274c' in events.text and "Fix:" in events.text:
+        status = 400  # a refusal the page shows beside its control (❌ what. Fix: how), not as a toast
     return httpx.Response(status, text=events.text)
 
 

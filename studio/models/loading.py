@@ -300,7 +300,8 @@ def _continue_adapter(model: Any, cfg: RunConfig) -> Any:
     if not (folder / "adapter_config.json").is_file():
         raise StudioError(f"'{folder}' holds no LoRA adapter (no adapter_config.json)",
                           "name a finished LoRA run's adapter folder (runs/NAME/adapter)", code="config")
-    model = PeftModel.from_pretrained(model, str(folder), is_trainable=True)
+    with LOAD_LOCK:  # transformers swaps module globals while it loads (load_lock.py)
+        model = PeftModel.from_pretrained(model, str(folder), is_trainable=True)
     if cfg.gradient_checkpointing:
         model.enable_input_require_grads()
     return model

@@ -27,6 +27,8 @@ WHITELIST = {
     "rank", "checkpoint", "checkpoints", "tokenizer", "template", "model", "models", "dynamic", "batching", "prompt",
     "python", "pip", "gguf", "cpp", "transformers", "id", "ids", "epochs", "step", "steps", "hf", "trainer", "apache",
     "license", "google",
+    "liger", "triton", "nvidia", "amd", "rocm", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, card makers, buses
+    "instinct", "radeon", "pro", "geforce", "rtx", "xtx", "tesla", "quadro",  # card names
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z]{2,}")
 

@@ -13,6 +13,7 @@ of the session (tests/robustness/conftest.py) and by ``python -m tests.robustnes
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -113,3 +114,14 @@ def table(results: list[dict[str, Any]] | None = None) -> str:
 def failures(results: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     results = RESULTS if results is None else results
     return [r for r in results if r["outcome"] in ("crash", "escaped", "survived")]
+
+
+def tree_hash(folder: Path) -> str:
+    """One hash of a folder's names and file bytes (links not followed): an outside canary tree is unchanged iff
+    its hash is."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        h.update(str(p.relative_to(folder)).encode())
+        if p.is_file() and not p.is_symlink():
+            h.update(p.read_bytes())
+    return h.hexdigest()

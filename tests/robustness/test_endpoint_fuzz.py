@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from tests.robustness.harness import record
+from tests.robustness.harness import record, tree_hash as _tree_hash
 
 pytestmark = pytest.mark.integration
 GROUP = "security"
@@ -86,15 +86,6 @@ def _allowed(ws: Path) -> list[Path]:
             root / "tests", Path.home() / ".cache", Path("/proc"), Path("/sys"), Path("/dev"), Path("/etc"),
             Path("/usr"), Path("/lib"), Path("/lib64"), Path("/bin"), Path("/run")]
 
-
-def _tree_hash(folder: Path) -> str:
-    import hashlib
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        h.update(str(p.relative_to(folder)).encode())
-        if p.is_file() and not p.is_symlink():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def _canary_events(server: Any, seen: int = 0) -> list[dict]:

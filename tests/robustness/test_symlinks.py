@@ -12,7 +12,6 @@ studio/safe_files.py, so tomorrow's export is covered the day it is written.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import re
@@ -24,20 +23,12 @@ from typing import Any, Callable
 import pytest
 
 from studio.errors import StudioError
-from tests.robustness.harness import record
+from tests.robustness.harness import record, tree_hash as _tree_hash
 
 GROUP = "security"
 CANARY = f"CANARY-LINK-{uuid.uuid4().hex}".encode()
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _tree_hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        h.update(str(p.relative_to(folder)).encode())
-        if p.is_file() and not p.is_symlink():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def _plant(folder: Path, outside: Path, tag: str) -> None:

@@ -44,14 +44,24 @@ def _feedback(tmp_path: Path, answer: str) -> dict:
 def test_pairs_give_a_dpo_run_from_the_old_adapter(tmp_path: Path, old_run: Path) -> None:
     from studio.engine import run_training
     made = _feedback(tmp_path, "no")
-    cfg = improvement_config(old_run, made, tmp_path / "data", tmp_path / "runs" / "new")
+    cfg = improvement_config(old_run, made, tmp_path / "data", tmp_path / "runs" / "new", method="dpo")
     assert (cfg.stage, cfg.dataset, cfg.adapter_name_or_path) == ("dpo", "fb_pref", str(RunDir(old_run).adapter))
     assert cfg.template == RunConfig.load(RunDir(old_run).config).template
     record_lineage(cfg)
     summary = run_training(cfg.replace(max_steps=3, per_device_train_batch_size=2))
     assert summary["state"] == "finished"
-    assert json.loads(RunDir(cfg.output_dir).lineage.read_text()) == {"run": "old", "method": "dpo",
-                                                                     "feedback_rows": 6}
+    assert json.loads(RunDir(cfg.output_dir).lineage.read_text()) == {
+        "run": "old", "method": "dpo", "feedback_rows": 6, "feedback_data": "fb", "data_dir": str(tmp_path / "data")}
+
+
+def test_auto_takes_sft_with_replay_for_a_labels_run_even_with_pairs(tmp_path: Path, old_run: Path) -> None:
+    made = _feedback(tmp_path, "no")
+    assert "ranking" in made  # pairs exist, yet the labels run gets SFT (the bench: 0.853 vs DPO's 0.507)
+    cfg = improvement_config(old_run, made, tmp_path / "data", tmp_path / "runs" / "new")
+    assert (cfg.stage, cfg.dataset) == ("sft", "fb_replay")
+    assert improvement_config(old_run, made, tmp_path / "data", tmp_path / "x", method="sft").stage == "sft"
+    with pytest.raises(StudioError, match="Unknown improvement method"):
+        improvement_config(old_run, made, tmp_path / "data", tmp_path / "y", method="kto")
 
 
 def test_corrections_alone_give_sft_with_a_replay_of_the_old_rows(tmp_path: Path, old_run: Path) -> None:
@@ -66,5 +76,7 @@ def test_corrections_alone_give_sft_with_a_replay_of_the_old_rows(tmp_path: Path
     replayed = [r for r in rows if (r["input"], r["output"]) not in fixes]
     old_val = [json.loads(x) for x in RunDir(old_run).val_data.read_text().splitlines()]
     assert replayed and not [r for r in replayed if r in old_val]  # held-out rows are never replayed
+    with pytest.raises(StudioError, match="DPO"):
+        improvement_config(old_run, made, tmp_path / "data", tmp_path / "z", method="dpo")
     with pytest.raises(StudioError):
         improvement_config(old_run, {"kto": {"name": "fb_kto", "rows": 3}}, tmp_path / "data", tmp_path / "x")

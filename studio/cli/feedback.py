@@ -7,6 +7,8 @@
     python -m studio feedback add --run RUN --input TEXT --answer TEXT --verdict down [--correction TEXT]
     python -m studio feedback make-dataset RUN NAME [--replace]   # NAME, NAME_pref, NAME_kto in WORKSPACE/data
     python -m studio feedback export FILE.csv|FILE.jsonl [--run RUN]
+    python -m studio feedback improve RUN [--name NEW] [--method auto|sft|dpo]   # train runs/NEW from the feedback
+    python -m studio feedback compare NEW [--json]   # old vs improved run: held-out rows and feedback rows
 
 The database is WORKSPACE/feedback.sqlite3 (studio/feedback/store.py), shared with the studio and demo pages.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import sys
 from pathlib import Path
 
 from ..errors import StudioError
@@ -52,6 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ex = sub.add_parser("export", help="rows as CSV (formula cells neutralised) or JSONL")
     ex.add_argument("file")
     ex.add_argument("--run")
+    im = sub.add_parser("improve", help="train a new run from RUN's adapter and its accepted feedback")
+    im.add_argument("run")
+    im.add_argument("--name", default=None, help="the new run's folder name (default: RUN-improved)")
+    im.add_argument("--method", choices=["auto", "sft", "dpo"], default="auto",
+                    help="auto (default): SFT on corrections + replay for a labels run, DPO on (correction, answer) "
+                         "pairs for an instruction or chat run that has them")
+    im.add_argument("--quiet", action="store_true", help="print only the final summary")
+    cp = sub.add_parser("compare", help="the improved run beside the run it came from")
+    cp.add_argument("run", help="the improved run (its folder holds improved_from.json)")
+    cp.add_argument("--json", action="store_true", help="print one JSON object on stdout, nothing else")
 
 
 def _line(r: object) -> str:
@@ -115,5 +128,61 @@ def main(args: argparse.Namespace) -> int:
         path = export_rows(store.list(run=args.run), Path(args.file))
         print(path)
         return 0
+    if action == "improve":
+        return _improve(workspace, args)
+    if action == "compare":
+        return _compare(workspace, args)
     raise StudioError(f"Unknown action '{action}'", "use list, summary, accept, drop, reopen, edit, add, "
-                      "make-dataset or export")
+                      "make-dataset, export, improve or compare")
+
+
+def _improve(workspace: Path, args: argparse.Namespace) -> int:
+    """Prepare the improving run, then train it in this process as ``python -m studio train`` does."""
+    from ..feedback.improving import prepare
+    from .train import EXIT, _print_progress_from_events, _stop
+    cfg = prepare(workspace, args.run, args.name, args.method)
+    lineage = getattr(cfg, "lineage", {})
+    print(f"improving {lineage.get('run')} into {Path(cfg.output_dir).name}: {lineage.get('feedback_rows')} "
+          f"feedback rows, method {cfg.stage}" + "".join(f"; {n}" for n in (cfg.notices or [])), file=sys.stderr)
+    follower = None if args.quiet else _print_progress_from_events(cfg)
+    from ..engine import run_training
+    from ..runs.run_dir import RunDir
+    try:
+        summary = run_training(cfg)
+    except StudioError:
+        raise
+    except Exception as exc:  # the run's own status names why; the user sees that line, not a traceback
+        _stop(follower)
+        print(f"Error: {RunDir(cfg.output_dir).read_status().get('reason') or exc}", file=sys.stderr)
+        return 1
+    finally:
+        _stop(follower)
+    print(json.dumps({"run": Path(cfg.output_dir).name, **{k: summary[k] for k in ("state", "step", "final_loss")
+                                                            if k in summary}}))
+    if summary.get("state") == "finished":
+        print(f"compare it: python -m studio feedback compare {Path(cfg.output_dir).name}", file=sys.stderr)
+    return EXIT.get(summary.get("state", ""), 1)
+
+
+def _compare(workspace: Path, args: argparse.Namespace) -> int:
+    import contextlib
+    from ..feedback.improving import compare
+    real_stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):  # library chatter never mixes with the JSON
+        result = compare(workspace / "runs" / safe_name(args.run, code="name.run"))
+    if args.json:
+        real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        return 0
+    info = result["lineage"]
+    print(f"{result['new_run']}: improved from {result['old_run']} with {info.get('feedback_rows')} feedback rows "
+          f"({info.get('method')})")
+    names = {"held_out": f"held-out rows of {result['old_run']}", "feedback": "feedback rows"}
+    for key, side in result["sets"].items():
+        print(f"\n{names[key]} (n={side['old']['n']})")
+        print(f"{'':<16}{'before':>10}{'after':>10}{'change':>10}")
+        print(f"{'accuracy':<16}{side['old']['accuracy']:>10.3f}{side['new']['accuracy']:>10.3f}"
+              f"{side['delta']['accuracy']:>+10.3f}")
+        for lab, change in side["delta"].get("per_class", {}).items():
+            print(f"{'F1 ' + lab:<16}{side['old']['per_class'][lab]['f1']:>10.3f}"
+                  f"{side['new']['per_class'][lab]['f1']:>10.3f}{change:>+10.3f}")
+    return 0

@@ -22,7 +22,8 @@ COMMANDS = {
     "models": ("studio.cli.models", "the built-in models this machine has; 'models get NAME' downloads one"),
     "estimate": ("studio.cli.estimate", "will it fit? memory estimate for a model and a memory plan"),
     "feedback": ("studio.cli.feedback", "teammates' feedback on a run's answers: list, accept, drop, edit, "
-                                        "make a dataset (instruction, ranking, KTO rows), export"),
+                                        "make a dataset (instruction, ranking, KTO rows), export, "
+                                        "improve a run with it and compare"),
     "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
     "demo": ("studio.ui.demo_server", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
 }

@@ -90,7 +90,7 @@ def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) 
 def _studio_names(run: RunDir) -> set[str]:
     """Every name the studio writes at the top of a run folder (the layout is RunDir's; temps beside it)."""
     made = {run.config, run.status_file, run.log, run.stdout, run.base_model, run.checkpoints, run.adapter,
-            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag}
+            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag, run.lineage}
     names = {p.name for p in made} | {"error.log", ".loss.tmp.png"}
     return names | {f"{p.name}.tmp" for p in (run.base_model, run.adapter, run.model)}
 
@@ -127,7 +127,8 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
         raise StudioError(f"output_dir '{out}' holds files the studio did not make ({shown})",
                           "train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a "
                           "folder it did not make, not even with overwrite_output_dir)", code="run_exists")
-    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name}
+    # improved_from.json: "Improve this run" writes it before the queue starts the run
+    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name}
     own_config = Path(config_file).resolve() == run.config.resolve()
     # the job runner may be rewriting status.json (a temp file beside it) while this child starts
     settled = {n for n in entries if not _is_studio_temp(n, names)}

@@ -1,0 +1,175 @@
+""""Improve this run", end to end for the CLI and the page: plan (what the feedback holds, which method), prepare
+(datasets + config + lineage), and compare the old and the new run side by side.
+
+Training itself is not here: the CLI trains in its own process as ``python -m studio train`` does, the page hands the
+config to the run queue like every other Train button.
+"""
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+from typing import Any
+
+from ..config.run_config import RunConfig
+from ..errors import StudioError
+from ..runs.run_dir import RunDir
+from ..workspace import safe_name
+from .datasets import build_rows, make_datasets, run_prompt_shape
+from .improve import improvement_config, pick_method, record_lineage
+from .store import FeedbackStore
+
+MAX_COMPARE_ROWS = 500  # rows per set scored by each run: the comparison must answer in minutes on a CPU
+
+
+def old_run_dir(workspace: str | Path, run: str) -> Path:
+    """The folder of a finished run of ``workspace`` named ``run``.
+
+    Raises:
+        StudioError: not a plain name, or no such run.
+    """
+    name = safe_name(run, code="name.run")
+    folder = Path(workspace) / "runs" / name
+    if not RunDir(folder).config.is_file():
+        raise StudioError(f"There is no run '{name}' in '{Path(workspace) / 'runs'}'",
+                          "name a finished run of that workspace (python -m studio feedback list shows the runs "
+                          "with feedback)", code="feedback_run")
+    return folder
+
+
+def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any]:
+    """What improving ``run`` would train on: {"corrections", "pairs", "method"} from its accepted feedback
+    (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
+    folder = old_run_dir(workspace, run)
+    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
+    made = {k: {"rows": len(built[kind])} for k, kind in (("sft", "sft"), ("ranking", "ranking")) if built[kind]}
+    out: dict[str, Any] = {"corrections": len(built["sft"]), "pairs": len(built["ranking"]),
+                           "skipped": built["skipped"], "method": None, "why": ""}
+    if not made:
+        out["why"] = "no accepted correction yet"
+        return out
+    try:
+        out["method"] = pick_method(folder, made, method)
+    except StudioError as exc:
+        out["why"] = exc.message
+    return out
+
+
+def prepare(workspace: str | Path, run: str, new: str | None = None, method: str = "auto",
+            seed: int = 42) -> RunConfig:
+    """Datasets from ``run``'s accepted feedback (NEW_feedback...), the improving run's config into runs/NEW and
+    its lineage file. Nothing trains yet.
+
+    Raises:
+        StudioError: no such run, a NEW that exists or is not plain, no accepted feedback, a method the feedback
+            cannot train with.
+    """
+    folder = old_run_dir(workspace, run)
+    name = safe_name(new or f"{folder.name}-improved", code="name.run")
+    out = Path(workspace) / "runs" / name
+    if out.exists():
+        raise StudioError(f"Run '{name}' already exists", "name the improving run something new (--name NEW)",
+                          code="run_exists")
+    data = Path(workspace) / "data"
+    # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
+    made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
+                         like=run_prompt_shape(folder), replace=True)
+    cfg = improvement_config(folder, made, data, out, seed=seed, method=method)
+    cfg.check()
+    record_lineage(cfg)
+    return cfg
+
+
+def lineage(run_path: str | Path) -> dict[str, Any] | None:
+    """improved_from.json of a run, None when it was not made by "Improve this run" (or the file is unreadable)."""
+    try:
+        data = json.loads(RunDir(run_path).lineage.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("run") else None
+
+
+def _rows(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in rows][:MAX_COMPARE_ROWS]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _score(path: Path, sets: dict[str, list[dict[str, str]]], labels: list[str] | None) -> dict[str, Any]:
+    """One run's results on each set: the sentiment check for a labels run, else how many answers match."""
+    import torch
+    from ..evaluation.evaluate import _generate_rows, sentiment_eval
+    from ..evaluation.inference import load_model
+    loaded = load_model(path)
+    out: dict[str, Any] = {}
+    try:
+        for key, rows in sets.items():
+            if not rows:
+                continue
+            if labels:
+                r = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, labels, "score")
+                out[key] = {k: r[k] for k in ("accuracy", "macro_f1", "per_class", "n", "skipped_rows")}
+            else:
+                answers = _generate_rows(loaded.model, loaded.tokenizer, loaded.template, rows, 128)
+                hits = sum(_norm(a) == _norm(r["output"]) for a, r in zip(answers, rows))
+                out[key] = {"accuracy": hits / len(rows), "n": len(rows)}
+    finally:
+        del loaded
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    return out
+
+
+def compare(new_run: str | Path) -> dict[str, Any]:
+    """The old and the improved run on the old run's held-out rows and on the feedback rows, side by side.
+
+    Returns {"old_run", "new_run", "lineage", "labels", "sets": {"held_out"|"feedback": {"old", "new", "delta"}}};
+    for a labels run each side has accuracy, macro-F1 and per-class P/R/F1 and the delta per-class F1 changes; for
+    another run "accuracy" is the share of answers equal to the expected one (spaces and case aside).
+
+    Raises:
+        StudioError: the run was not made by "Improve this run", has not finished, or its old run is gone.
+    """
+    from ..data.dataset import load_rows
+    from ..evaluation.evaluate import validation_rows
+    from ..evaluation.inference import label_task
+    new = Path(new_run)
+    info = lineage(new)
+    if info is None:
+        raise StudioError(f"Run '{new.name}' was not made by 'Improve this run' (no improved_from.json)",
+                          "pick a run that 'feedback improve' or the Improve button made", code="improve_compare")
+    if RunDir(new).final_model() is None:
+        raise StudioError(f"Run '{new.name}' has not finished training", "wait for it to finish, then compare",
+                          code="improve_compare")
+    old = new.parent / str(info["run"])
+    if RunDir(old).final_model() is None:
+        raise StudioError(f"The run it improved, '{old.name}', is gone or unfinished",
+                          "compare only while both runs are in the runs folder", code="improve_compare")
+    sets: dict[str, list[dict[str, str]]] = {}
+    try:
+        sets["held_out"] = _rows(validation_rows(old))
+    except StudioError:
+        sets["held_out"] = []  # no split kept: the feedback rows alone
+    if info.get("feedback_data"):
+        sets["feedback"] = _rows(load_rows(str(info["feedback_data"]), str(info.get("data_dir") or "data")))
+    if not any(sets.values()):
+        raise StudioError("There are no rows to compare the runs on", "the old run kept no held-out rows and the "
+                          "feedback dataset is gone", code="improve_compare")
+    task = label_task(str(old))  # the labels the old run was trained to answer; None for a free-text run
+    labels = task[0] if task else None
+    before, after = _score(old, sets, labels), _score(new, sets, labels)
+    out: dict[str, Any] = {"old_run": old.name, "new_run": new.name, "lineage": info, "labels": labels, "sets": {}}
+    for key in sets:
+        if key not in before:
+            continue
+        a, b = before[key], after[key]
+        delta: dict[str, Any] = {"accuracy": b["accuracy"] - a["accuracy"]}
+        if labels:
+            delta["macro_f1"] = b["macro_f1"] - a["macro_f1"]
+            delta["per_class"] = {lab: b["per_class"][lab]["f1"] - a["per_class"][lab]["f1"]
+                                  for lab in a["per_class"] if lab in b["per_class"]}
+        out["sets"][key] = {"old": a, "new": b, "delta": delta}
+    return out

@@ -1,0 +1,103 @@
+"""`python -m studio feedback improve|compare`: a tiny labels run, its accepted corrections, the improving run
+trained for real (a few steps) and both runs scored side by side; and the errors users get instead of tracebacks."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from studio.cli.main import main as cli
+from studio.config.run_config import RunConfig
+from studio.feedback.store import FeedbackStore
+from studio.runs.run_dir import RunDir
+
+try:
+    from conftest import make_review_rows, write_jsonl
+except ImportError:  # tests/ as a package
+    from tests.conftest import make_review_rows, write_jsonl
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
+    """runs/old trained on 40 reviews, with 6 accepted corrections of answers it gave (and one row left new)."""
+    from studio.engine import run_training
+    ws = tmp_path_factory.mktemp("ws")
+    data = write_jsonl(ws / "train.jsonl", make_review_rows(40, seed=2))
+    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(ws / "runs" / "old"),
+                    finetuning_type="lora", max_steps=4, per_device_train_batch_size=4, logging_steps=1,
+                    plot_loss=False, cutoff_len=64, val_size=0.2, gradient_checkpointing=False)
+    assert run_training(cfg)["state"] == "finished"
+    store = FeedbackStore.in_workspace(ws)
+    for i, r in enumerate(make_review_rows(7, seed=9)):
+        wrong = "negative" if r["output"] == "positive" else "positive"
+        fid = store.add(run="old", login=f"t{i}", input=r["input"], answer=wrong, verdict="down",
+                        correction=r["output"])
+        if i < 6:
+            store.review(fid, reviewer="owner", status="accepted")
+    return ws
+
+
+def _cli(ws: Path, *args: str) -> list[str]:
+    return ["feedback", "--workspace", str(ws), *args]
+
+
+def test_improve_trains_a_new_run_and_compare_shows_both_runs_side_by_side(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli(_cli(workspace, "improve", "old", "--name", "new", "--quiet")) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out.strip().splitlines()[-1])["state"] == "finished"
+    assert "method sft" in out.err  # auto on a labels run: SFT with replay, although pairs exist
+    new = RunDir(workspace / "runs" / "new")
+    assert json.loads(new.lineage.read_text()) == {"run": "old", "method": "sft", "feedback_rows": 6,
+                                                   "feedback_data": "new_feedback",
+                                                   "data_dir": str(workspace / "data")}
+    cfg = RunConfig.load(new.config)
+    assert cfg.adapter_name_or_path == str(RunDir(workspace / "runs" / "old").adapter)
+
+    assert cli(_cli(workspace, "compare", "new", "--json")) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["old_run"], result["new_run"], result["labels"]) == ("old", "new", ["negative", "positive"])
+    held, fb = result["sets"]["held_out"], result["sets"]["feedback"]
+    assert held["old"]["n"] == held["new"]["n"] == 8  # 20% of 40 held out by the old run
+    assert fb["old"]["n"] == 6  # the accepted corrections only
+    for side in (held, fb):
+        assert side["delta"]["accuracy"] == pytest.approx(side["new"]["accuracy"] - side["old"]["accuracy"])
+        for lab in ("negative", "positive"):
+            assert side["delta"]["per_class"][lab] == pytest.approx(
+                side["new"]["per_class"][lab]["f1"] - side["old"]["per_class"][lab]["f1"])
+
+    assert cli(_cli(workspace, "compare", "new")) == 0
+    table = capsys.readouterr().out
+    assert "improved from old with 6 feedback rows (sft)" in table
+    assert "held-out rows of old (n=8)" in table and "feedback rows (n=6)" in table and "F1 positive" in table
+
+
+def test_dpo_is_chosen_only_when_asked_for_a_labels_run(workspace: Path) -> None:
+    from studio.feedback.improving import plan, prepare
+    assert plan(workspace, "old") == {"corrections": 6, "pairs": 6, "skipped": 0, "method": "sft", "why": ""}
+    assert plan(workspace, "old", "dpo")["method"] == "dpo"
+    cfg = prepare(workspace, "old", "as-dpo", method="dpo")
+    assert (cfg.stage, cfg.dataset) == ("dpo", "as-dpo_feedback_pref")
+    assert json.loads(RunDir(cfg.output_dir).lineage.read_text())["method"] == "dpo"
+
+
+@pytest.mark.parametrize("args, words", [
+    (("improve", "nope"), "There is no run 'nope'"),
+    (("improve", "old", "--name", "old"), "Run 'old' already exists"),
+    (("improve", "old", "--name", "../x"), "name"),
+    (("compare", "old"), "was not made by 'Improve this run'"),
+    (("compare", "ghost"), "was not made by 'Improve this run'"),
+])
+def test_errors_are_one_plain_line(workspace: Path, capsys: pytest.CaptureFixture, args: tuple, words: str) -> None:
+    assert cli(_cli(workspace, *args)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: ") and words in err and "Traceback" not in err
+
+
+def test_a_run_without_accepted_feedback_is_refused(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    import shutil
+    shutil.copytree(workspace / "runs" / "old", workspace / "runs" / "quiet")
+    assert cli(_cli(workspace, "improve", "quiet")) == 2
+    assert "no accepted feedback" in capsys.readouterr().err
+    assert not (workspace / "runs" / "quiet-improved").exists()  # nothing half-made

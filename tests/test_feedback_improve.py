@@ -57,8 +57,10 @@ def test_pairs_give_a_dpo_run_from_the_old_adapter(tmp_path: Path, old_run: Path
 def test_auto_takes_sft_with_replay_for_a_labels_run_even_with_pairs(tmp_path: Path, old_run: Path) -> None:
     made = _feedback(tmp_path, "no")
     assert "ranking" in made  # pairs exist, yet the labels run gets SFT (the bench: 0.853 vs DPO's 0.507)
-    cfg = improvement_config(old_run, made, tmp_path / "data", tmp_path / "runs" / "new")
+    cfg = improvement_config(old_run, made, tmp_path / "data", tmp_path / "runs" / "new", labels_run=True)
     assert (cfg.stage, cfg.dataset) == ("sft", "fb_replay")
+    # an instruction / chat run with pairs: auto takes DPO
+    assert improvement_config(old_run, made, tmp_path / "data", tmp_path / "w").stage == "dpo"
     assert improvement_config(old_run, made, tmp_path / "data", tmp_path / "x", method="sft").stage == "sft"
     with pytest.raises(StudioError, match="Unknown improvement method"):
         improvement_config(old_run, made, tmp_path / "data", tmp_path / "y", method="kto")

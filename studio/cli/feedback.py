@@ -138,7 +138,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _improve(workspace: Path, args: argparse.Namespace) -> int:
     """Prepare the improving run, then train it in this process as ``python -m studio train`` does."""
-    from ..feedback.improving import prepare
+    from ..app.improve import prepare
     from .train import EXIT, _print_progress_from_events, _stop
     cfg = prepare(workspace, args.run, args.name, args.method)
     lineage = getattr(cfg, "lineage", {})
@@ -166,7 +166,7 @@ def _improve(workspace: Path, args: argparse.Namespace) -> int:
 
 def _compare(workspace: Path, args: argparse.Namespace) -> int:
     import contextlib
-    from ..feedback.improving import compare
+    from ..app.improve import compare
     real_stdout = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):  # library chatter never mixes with the JSON
         result = compare(workspace / "runs" / safe_name(args.run, code="name.run"))

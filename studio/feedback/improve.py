@@ -34,14 +34,9 @@ REPLAY_PER_CORRECTION = 4  # old training rows replayed per correction (at most 
 METHODS = ("auto", "sft", "dpo")
 
 
-def is_labels_run(run_path: str | Path) -> bool:
-    """A run trained to answer with a few labels (the rule the demo page and the Evaluate tab use)."""
-    from ..evaluation.inference import label_task
-    return label_task(str(run_path)) is not None
-
-
-def pick_method(run_path: str | Path, made: dict[str, Any], method: str = "auto") -> str:
+def pick_method(made: dict[str, Any], method: str = "auto", labels_run: bool = False) -> str:
     """"sft" or "dpo" for ``method`` (auto / sft / dpo); see the module docstring for why auto picks as it does.
+    ``labels_run``: the old run answers with a few labels (the caller knows: evaluation's label_task, a layer up).
 
     Raises:
         StudioError: an unknown method, or one the feedback has no rows for.
@@ -49,7 +44,7 @@ def pick_method(run_path: str | Path, made: dict[str, Any], method: str = "auto"
     if method not in METHODS:
         raise StudioError(f"Unknown improvement method '{method}'", "use auto, sft or dpo", code="improve_method")
     if method == "auto":
-        return "dpo" if "ranking" in made and not is_labels_run(run_path) else "sft"
+        return "dpo" if "ranking" in made and not labels_run else "sft"
     if method == "dpo" and "ranking" not in made:
         raise StudioError("The feedback holds no (correction, model answer) pair for DPO",
                           "use --method sft (or auto), or collect corrections of answers the model gave",
@@ -58,9 +53,9 @@ def pick_method(run_path: str | Path, made: dict[str, Any], method: str = "auto"
 
 
 def improvement_config(run_path: str | Path, made: dict[str, Any], data_dir: str | Path, output_dir: str | Path,
-                       *, seed: int = 42, method: str = "auto") -> RunConfig:
-    """The config of the improving run, from ``made`` (feedback.datasets.make_datasets' answer for this run) and
-    ``method`` (auto / sft / dpo, pick_method).
+                       *, seed: int = 42, method: str = "auto", labels_run: bool = False) -> RunConfig:
+    """The config of the improving run, from ``made`` (feedback.datasets.make_datasets' answer for this run),
+    ``method`` (auto / sft / dpo) and whether the old run is a labels run (both for pick_method).
 
     Raises:
         StudioError: the run is not a finished LoRA run, or ``made`` holds no correction.
@@ -74,7 +69,7 @@ def improvement_config(run_path: str | Path, made: dict[str, Any], data_dir: str
     common: dict[str, Any] = {**old.to_dict(), "model_name_or_path": base, "adapter_name_or_path": str(run.adapter),
                               "dataset_dir": str(data_dir), "output_dir": str(output_dir), "val_size": 0.0,
                               "resume_from_checkpoint": None, "overwrite_output_dir": False, "seed": seed}
-    chosen = pick_method(run.path, made, method) if ("sft" in made or "ranking" in made) else ""
+    chosen = pick_method(made, method, labels_run) if ("sft" in made or "ranking" in made) else ""
     if chosen == "dpo":
         cfg = RunConfig.from_dict({**common, "stage": "dpo", "dataset": made["ranking"]["name"],
                                    "packing": False, "neat_packing": False, "dynamic_batching": False})

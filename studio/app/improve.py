@@ -15,9 +15,16 @@ from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
 from ..workspace import safe_name
-from .datasets import build_rows, make_datasets, run_prompt_shape
-from .improve import improvement_config, pick_method, record_lineage
-from .store import FeedbackStore
+from ..feedback.datasets import build_rows, make_datasets, run_prompt_shape
+from ..feedback.improve import improvement_config, pick_method, record_lineage
+from ..feedback.store import FeedbackStore
+
+def is_labels_run(run_path: str | Path) -> bool:
+    """A run trained to answer with a few labels (the rule the demo page and the Evaluate tab use); evaluation/ is a layer above feedback/, so
+    the page and the CLI ask it here and tell feedback.improve."""
+    from ..evaluation.inference import label_task
+    return label_task(str(run_path)) is not None
+
 
 MAX_COMPARE_ROWS = 500  # rows per set scored by each run: the comparison must answer in minutes on a CPU
 
@@ -49,7 +56,7 @@ def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any
         out["why"] = "no accepted correction yet"
         return out
     try:
-        out["method"] = pick_method(folder, made, method)
+        out["method"] = pick_method(made, method, is_labels_run(folder))
     except StudioError as exc:
         out["why"] = exc.message
     return out
@@ -74,7 +81,8 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
     made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
                          like=run_prompt_shape(folder), replace=True)
-    cfg = improvement_config(folder, made, data, out, seed=seed, method=method)
+    cfg = improvement_config(folder, made, data, out, seed=seed, method=method,
+                             labels_run=is_labels_run(folder))
     cfg.check()
     record_lineage(cfg)
     return cfg

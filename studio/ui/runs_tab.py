@@ -21,6 +21,7 @@ from ..runs.plots import overlay_figure
 from ..runs.run_dir import RunDir
 from ..runs.run_time import run_seconds
 from ..runs.manage import delete_runs, rename_run
+from ..app import improve_page
 from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
@@ -44,7 +45,7 @@ def run_table(ctx: AppContext) -> list[dict[str, Any]]:
         st = _status(r["path"])
         acc = ensure_scored(ctx, r["path"]) if r["state"] == "finished" else None
         out.append({**r, "accuracy": acc.get("accuracy") if acc else None, "held_out": acc.get("n") if acc else None,
-                    "seconds": run_seconds(st),
+                    "seconds": run_seconds(st), "lineage": improve_page.lineage_line(r["path"], ctx.lang),
                     "when": time.strftime("%m-%d %H:%M", time.localtime(r["started"])) if r.get("started") else ""})
     return out
 
@@ -73,7 +74,8 @@ def scorecards(runs: list[dict[str, Any]], picked: list[str], lang: str) -> str:
             ("runs.lr", lambda r: r["learning_rate"]), ("runs.steps", lambda r: r["step"] or ""),
             ("runs.final_loss", lambda r: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
             ("runs.eval_loss", lambda r: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
-            ("runs.time", lambda r: fmt_seconds(r["seconds"], lang) if r["seconds"] else "")]
+            ("runs.time", lambda r: fmt_seconds(r["seconds"], lang) if r["seconds"] else ""),
+            ("runs.origin", lambda r: r.get("lineage") or "")]  # improved_from.json: "Improve this run" made it
     lines = ["| | " + " | ".join(r["name"] for r in chosen) + " |", "|---" * (len(chosen) + 1) + "|"]
     lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r)) for r in chosen) + " |" for key, get in rows]
     return "\n".join(lines)

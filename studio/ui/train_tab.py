@@ -341,6 +341,8 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         runs = gr.Dataframe(headers=headers("runs_headers", ctx.lang), interactive=False, wrap=True)
         refresh = gr.Button(T("train.refresh"), size="sm")
     clear_queue = gr.Button(T("train.clear_queue"), size="sm", elem_id="clear-queue")
+    from .improve_box import build_improve_box
+    build_improve_box(ctx, T)
     seen = gr.State({})
     timer = gr.Timer(1.0)
     outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]

@@ -909,3 +909,35 @@ def model_langs(text: str, lang: str = "en") -> str:
 def en_help() -> dict[str, str]:
     """Each field's English help, from RunConfig's metadata."""
     return {f"h.{m['name']}": m["help"] for m in field_meta()}
+
+
+UI.update({  # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)
+    "imp.title": ("Improve this run with its feedback", "用反馈改进这次运行"),
+    "imp.run": ("Finished run with accepted feedback", "有已接受反馈的已完成运行"),
+    "imp.method": ("Method", "方法"),
+    "imp.go": ("Improve this run", "改进这次运行"),
+})
+MESSAGES.update({
+    "imp.choice": ("{run} · {n} accepted", "{run} · {n} 条已接受"),
+    "imp.none": ("No finished run has accepted feedback yet: accept rows on the Feedback tab first.",
+                 "还没有带已接受反馈的已完成运行：请先在“反馈”页接受一些行。"),
+    "imp.counts": ("{corrections} correction(s), {pairs} preference pair(s).", "{corrections} 条更正，{pairs} 组偏好对。"),
+    "imp.method_sft": ("Method: **SFT** on the corrections plus a replay of the run's own training rows.",
+                       "方法：在更正上做 **SFT**，并重放这次运行自己的训练行。"),
+    "imp.method_dpo": ("Method: **DPO** on (correction, model answer) pairs.", "方法：在（更正，模型答案）对上做 **DPO**。"),
+    "imp.no_corrections": ("There is no accepted correction to train on.", "没有可以训练的已接受更正。"),
+    "imp.no_pairs": ("DPO needs (correction, model answer) pairs: choose auto or sft.",
+                     "DPO 需要（更正，模型答案）对：请选择 auto 或 sft。"),
+    "imp.waiting": ("⏳ **{run}** is training (or waiting in the queue); the before / after appears here when it "
+                    "finishes.", "⏳ **{run}** 正在训练（或在排队）；完成后这里会显示改进前后的对比。"),
+    "imp.ended": ("❌ **{run}** ended ({state}); see the Train tab's status and log.",
+                  "❌ **{run}** 已结束（{state}）；请查看“训练”页的状态和日志。"),
+    "imp.head": ("**{new}**: improved from **{old}** with {n} feedback rows ({method})",
+                 "**{new}**：由 **{old}** 用 {n} 条反馈改进（{method}）"),
+    "imp.set_held_out": ("held-out rows of {old}", "{old} 的验证行"),
+    "imp.set_feedback": ("feedback rows", "反馈行"),
+    "imp.headers": ("|before|after|change", "|改进前|改进后|变化"),
+    "imp.accuracy": ("accuracy", "准确率"),
+    "runs.origin": ("made from", "来源"),
+    "runs.lineage": ("improved from {run} with {n} feedback rows ({method})", "由 {run} 用 {n} 条反馈改进（{method}）"),
+})

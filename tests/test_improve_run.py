@@ -101,3 +101,39 @@ def test_a_run_without_accepted_feedback_is_refused(workspace: Path, capsys: pyt
     assert cli(_cli(workspace, "improve", "quiet")) == 2
     assert "no accepted feedback" in capsys.readouterr().err
     assert not (workspace / "runs" / "quiet-improved").exists()  # nothing half-made
+
+
+def test_the_page_box_plans_queues_and_shows_before_and_after(workspace: Path, tiny_model_dir: Path) -> None:
+    """What the Train tab's box calls (app/improve_page.py): the real run queue trains the improving run in its
+    own process, then the comparison appears."""
+    import time
+    from studio.app import improve_page
+    from studio.app.context import AppContext
+    ctx = AppContext.create(workspace, data_roots=[tiny_model_dir])  # its base model is allowed, as when it trained
+    assert improve_page.feedback_runs(ctx)[0] == ("old · 6 accepted", "old")
+    said = improve_page.plan_text(ctx, "old", "auto")
+    assert "6 correction(s), 6 preference pair(s)" in said and "**SFT**" in said
+    assert "**DPO**" in improve_page.plan_text(ctx, "old", "dpo")
+    ctx.lang = "zh"
+    assert "6 条更正" in improve_page.plan_text(ctx, "old", "auto")
+    ctx.lang = "en"
+    made = improve_page.queue_improvement(ctx, "old", "auto")
+    assert made["place"] == 0 and Path(made["run"]).name.startswith("old-improved")
+    deadline = time.time() + 300
+    text, done = improve_page.progress_text(ctx, made["run"])
+    while not done and time.time() < deadline:
+        time.sleep(1)
+        text, done = improve_page.progress_text(ctx, made["run"])
+    assert done and "improved from **old** with 6 feedback rows (sft)" in text, text
+    assert "held-out rows of old" in text and "| F1 positive |" in text and "| accuracy |" in text
+    assert improve_page.lineage_line(made["run"], "en") == "improved from old with 6 feedback rows (sft)"
+    assert improve_page.lineage_line(workspace / "runs" / "old", "en") == ""
+
+
+def test_the_improve_button_is_an_owner_action(tmp_path: Path) -> None:
+    from studio.app.context import AppContext
+    from studio.app.roles import is_owner_only
+    from studio.ui.app import build_app
+    app = build_app(AppContext.create(tmp_path / "ws"))
+    named = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
+    assert is_owner_only(named["improve"])

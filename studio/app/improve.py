@@ -6,7 +6,6 @@ config to the run queue like every other Train button.
 """
 from __future__ import annotations
 
-import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,7 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     out = Path(workspace) / "runs" / name
     if out.exists():
         raise StudioError(f"Run '{name}' already exists", "name the improving run something new (--name NEW)",
-                          code="run_exists")
+                          code="run_exists", page_fix="improve it again: the page picks a new name")
     data = Path(workspace) / "data"
     # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
     made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
@@ -107,7 +106,7 @@ def _norm(text: str) -> str:
 
 def _score(path: Path, sets: dict[str, list[dict[str, str]]], labels: list[str] | None) -> dict[str, Any]:
     """One run's results on each set: the sentiment check for a labels run, else how many answers match."""
-    import torch
+    from ..evaluation.compare import _free  # frees the card between the two runs (torch is imported there)
     from ..evaluation.evaluate import _generate_rows, sentiment_eval
     from ..evaluation.inference import load_model
     loaded = load_model(path)
@@ -125,9 +124,7 @@ def _score(path: Path, sets: dict[str, list[dict[str, str]]], labels: list[str] 
                 out[key] = {"accuracy": hits / len(rows), "n": len(rows)}
     finally:
         del loaded
-        gc.collect()
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
+        _free()
     return out
 
 

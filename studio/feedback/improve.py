@@ -48,7 +48,7 @@ def pick_method(made: dict[str, Any], method: str = "auto", labels_run: bool = F
     if method == "dpo" and "ranking" not in made:
         raise StudioError("The feedback holds no (correction, model answer) pair for DPO",
                           "use --method sft (or auto), or collect corrections of answers the model gave",
-                          code="improve_method")
+                          code="improve_method", page_fix="choose auto or sft as the method")
     return method
 
 

@@ -23,6 +23,8 @@ from .errors import UnknownCode
 PAGE_ERRORS: dict[str, str] = {
     # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/test_page_messages.py)
     "correct the listed fields on the Settings tab": "在“设置”页改正列出的字段",
+    "improve it again: the page picks a new name": "再改进一次：页面会选一个新名字",
+    "choose auto or sft as the method": "方法请选择 auto 或 sft",
     "untick Trust remote code on the Settings tab; only whoever runs the studio can allow a model's own code to run "
     "on the server": "在“设置”页取消勾选“信任远程代码”；只有运行本工作室的人才能允许模型自带的代码在服务器上运行",
     "ask whoever runs the studio to reinstall the package {package}, or pick another Base model on the Settings tab":

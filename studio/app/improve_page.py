@@ -5,6 +5,7 @@ The service (datasets, config, lineage, comparison) is app/improve.py, shared wi
 """
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,12 @@ from ..words.catalog import msg
 from . import improve
 from .context import AppContext
 from .paths import resolve_run_paths
+
+
+# the box's timer asks every few seconds while the comparison (two model loads) may still be running: one
+# comparison per finished run, computed once under the lock, then answered from here
+_compared: dict[str, dict[str, Any]] = {}
+_compare_lock = threading.Lock()
 
 
 def feedback_runs(ctx: AppContext) -> list[tuple[str, str]]:
@@ -73,7 +80,11 @@ def progress_text(ctx: AppContext, new_run: str) -> tuple[str, bool]:
         return msg("imp.ended", ctx.lang, run=name, state=state), True
     if state != "finished":
         return msg("imp.waiting", ctx.lang, run=name), False
-    return comparison_markdown(ctx, improve.compare(new_run)), True
+    with _compare_lock:
+        if new_run not in _compared:
+            _compared[new_run] = improve.compare(new_run)
+        result = _compared[new_run]
+    return comparison_markdown(ctx, result), True
 
 
 def _pct(v: float) -> str:

@@ -3,6 +3,7 @@ the feedback holds, queue the improving run (owners only, like Start), and read 
 finished. The logic is studio/app/improve_page.py; this file only draws and wires it."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -41,7 +42,7 @@ def build_improve_box(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_go(run_v: str | None, method_v: str) -> tuple[str, str]:
         made = improve_page.queue_improvement(ctx, run_v, method_v)
         gr.Info(msg("queued", ctx.lang, n=made["place"]) if made["place"] else
-                msg("started", ctx.lang, name=made["run"].rsplit("/", 1)[-1]))
+                msg("started", ctx.lang, name=Path(made["run"]).name))
         text, _ = improve_page.progress_text(ctx, made["run"])
         return text, made["run"]
 

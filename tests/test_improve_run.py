@@ -103,6 +103,20 @@ def test_a_run_without_accepted_feedback_is_refused(workspace: Path, capsys: pyt
     assert not (workspace / "runs" / "quiet-improved").exists()  # nothing half-made
 
 
+
+def test_dpo_without_pairs_is_refused_before_any_dataset_is_written(workspace: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    import shutil
+    shutil.copytree(workspace / "runs" / "old", workspace / "runs" / "plain")
+    store = FeedbackStore.in_workspace(workspace)
+    for i, r in enumerate(make_review_rows(2, seed=4)):  # corrections with no model answer: no pair
+        store.review(store.add(run="plain", login=f"p{i}", input=r["input"], answer="", verdict="down",
+                               correction=r["output"]), reviewer="owner", status="accepted")
+    assert cli(_cli(workspace, "improve", "plain", "--method", "dpo")) == 2
+    assert "no (correction, model answer) pair" in capsys.readouterr().err
+    assert not list((workspace / "data").glob("plain-improved*")) and not (workspace / "runs" / "plain-improved").exists()
+
+
 def test_the_page_box_plans_queues_and_shows_before_and_after(workspace: Path, tiny_model_dir: Path) -> None:
     """What the Train tab's box calls (app/improve_page.py): the real run queue trains the improving run in its
     own process, then the comparison appears."""

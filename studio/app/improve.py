@@ -77,6 +77,9 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
         raise StudioError(f"Run '{name}' already exists", "name the improving run something new (--name NEW)",
                           code="run_exists", page_fix="improve it again: the page picks a new name")
     data = Path(workspace) / "data"
+    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
+    if built["sft"]:  # a method the feedback cannot train with is refused before any dataset is written
+        pick_method({"sft": 1, **({"ranking": 1} if built["ranking"] else {})}, method, is_labels_run(folder))
     # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
     made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
                          like=run_prompt_shape(folder), replace=True)

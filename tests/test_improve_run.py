@@ -87,7 +87,7 @@ def test_dpo_is_chosen_only_when_asked_for_a_labels_run(workspace: Path) -> None
     (("improve", "old", "--name", "old"), "Run 'old' already exists"),
     (("improve", "old", "--name", "../x"), "name"),
     (("compare", "old"), "was not made by 'Improve this run'"),
-    (("compare", "ghost"), "was not made by 'Improve this run'"),
+    (("compare", "ghost"), "There is no run 'ghost'"),
 ])
 def test_errors_are_one_plain_line(workspace: Path, capsys: pytest.CaptureFixture, args: tuple, words: str) -> None:
     assert cli(_cli(workspace, *args)) == 2

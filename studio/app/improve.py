@@ -28,8 +28,8 @@ def is_labels_run(run_path: str | Path) -> bool:
 MAX_COMPARE_ROWS = 500  # rows per set scored by each run: the comparison must answer in minutes on a CPU
 
 
-def old_run_dir(workspace: str | Path, run: str) -> Path:
-    """The folder of a finished run of ``workspace`` named ``run``.
+def workspace_run(workspace: str | Path, run: str) -> Path:
+    """The folder of the run of ``workspace`` named ``run`` (it has its config.yaml).
 
     Raises:
         StudioError: not a plain name, or no such run.
@@ -46,7 +46,7 @@ def old_run_dir(workspace: str | Path, run: str) -> Path:
 def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any]:
     """What improving ``run`` would train on: {"corrections", "pairs", "method"} from its accepted feedback
     (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
-    folder = old_run_dir(workspace, run)
+    folder = workspace_run(workspace, run)
     built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
     made = {k: {"rows": len(built[kind])} for k, kind in (("sft", "sft"), ("ranking", "ranking")) if built[kind]}
     out: dict[str, Any] = {"corrections": len(built["sft"]), "pairs": len(built["ranking"]),
@@ -70,7 +70,7 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
         StudioError: no such run, a NEW that exists or is not plain, no accepted feedback, a method the feedback
             cannot train with.
     """
-    folder = old_run_dir(workspace, run)
+    folder = workspace_run(workspace, run)
     name = safe_name(new or f"{folder.name}-improved", code="name.run")
     out = Path(workspace) / "runs" / name
     if out.exists():

@@ -166,10 +166,10 @@ def _improve(workspace: Path, args: argparse.Namespace) -> int:
 
 def _compare(workspace: Path, args: argparse.Namespace) -> int:
     import contextlib
-    from ..app.improve import compare
+    from ..app.improve import compare, workspace_run
     real_stdout = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):  # library chatter never mixes with the JSON
-        result = compare(workspace / "runs" / safe_name(args.run, code="name.run"))
+        result = compare(workspace_run(workspace, args.run))  # "There is no run X" before "X was not improved"
     if args.json:
         real_stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         return 0

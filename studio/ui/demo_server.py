@@ -1,9 +1,9 @@
 """python -m studio demo RUN [--host --port --auth USER:PASS | --auth-file FILE --lang en|zh]
 
 A page with one finished run's model for teammates (studio/ui/demo.py). It is served exactly as the studio is:
-the same flag checks, logins and exposure rule (a network host needs a login) and the same login guard in front
-of every route (studio/ui/app.py: ``check_flags``, ``parse_auth``, ``launch_kwargs``). It reads the run and its
-base model and writes into the workspace only teammates' feedback (WORKSPACE/feedback.sqlite3, shared with the
+the same flag checks, logins and exposure rule (a network host needs a login; studio/app/server_flags.py) and the
+same login guard in front of every route (studio/ui/app.py: ``launch_kwargs``). It reads the run and its base
+model and writes into the workspace only teammates' feedback (WORKSPACE/feedback.sqlite3, shared with the
 studio); the model is loaded once, before the address is printed.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .app import AUTH_ENV
+from ..app.server_flags import AUTH_ENV
 from ..app.uploads import DATA_MB
 
 DEFAULT_PORT = 7861  # the studio's is 7860: both can run side by side
@@ -46,7 +46,7 @@ def prepare(args: argparse.Namespace) -> tuple[object, list[tuple[str, str]] | N
             not a run, or not finished.
     """
     from ..runs.run_dir import find_finished_run
-    from .app import check_flags, parse_auth
+    from ..app.server_flags import check_flags, parse_auth
     args.share = False  # no public gradio.live link for a demo
     args.max_model_upload_mb = args.max_upload_mb  # no model uploads here: Gradio's one limit is the data limit
     check_flags(args)
@@ -69,7 +69,8 @@ def main(args: argparse.Namespace) -> int:
     # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
     from ..evaluation import inference
     from ..app.addresses import urls
-    from .app import is_loopback, launch_kwargs
+    from ..app.server_flags import is_loopback
+    from .app import launch_kwargs
     from .demo import build_demo, describe_run
     from .i18n import make_i18n
     print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]

@@ -246,6 +246,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
                                                                     ) -> None:
     """A studio on 127.0.0.1 starts the demo itself, on 127.0.0.1 (the child is a stand-in that says it is ready)."""
     import gradio as gr
+    from studio.app import shared_demos
     from studio.ui import share_demo
     started: list[list[str]] = []
     real_popen = subprocess.Popen
@@ -256,7 +257,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
         stdout.flush()
         return real_popen([sys.executable, "-c", "import time; time.sleep(60)"])
 
-    monkeypatch.setattr(share_demo.subprocess, "Popen", fake_popen)
+    monkeypatch.setattr(shared_demos.subprocess, "Popen", fake_popen)
     local = _studio_ctx(ws, "127.0.0.1")
     said = list(share_demo.start_demo(local, str(ws / "runs" / RUN)))
     assert started and started[0][started[0].index("--host") + 1] == "127.0.0.1"
@@ -272,6 +273,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
 
 def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_command_line(ws: Path) -> None:
     import gradio as gr
+    from studio.app import shared_demos
     from studio.ui import share_demo
     from studio.app.roles import is_owner_only
     network = _studio_ctx(ws, "0.0.0.0")
@@ -280,9 +282,9 @@ def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_comma
             next(share_demo.start_demo(network, hostile))
     assert network.extra.get("demos", {}) == {}, "no child started for a refused run"
     # the studio's logins reach the child by file or environment, never on its command line
-    cmd, env = share_demo._child(_studio_ctx(ws, "0.0.0.0", auth_file="logins"), "run", 7999)
+    cmd, env = shared_demos.child_command(_studio_ctx(ws, "0.0.0.0", auth_file="logins"), "run", 7999)
     assert cmd[-2:] == ["--auth-file", str(Path("logins").resolve())] and "STUDIO_AUTH" not in env
-    cmd, env = share_demo._child(_pw_ctx(ws), "run", 7999)
+    cmd, env = shared_demos.child_command(_pw_ctx(ws), "run", 7999)
     assert env["STUDIO_AUTH"] == "alice:s3cret" and not any("s3cret" in c for c in cmd)
     with gr.Blocks() as app:
         run = gr.Dropdown(choices=[(RUN, str(ws / "runs" / RUN))], value=str(ws / "runs" / RUN))

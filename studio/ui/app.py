@@ -135,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
                             nvme_roots=getattr(args, "nvme_root", []))
     ctx.extra["auth"] = bool(auth)
     ctx.extra["roles"] = parse_roles(args) if auth else {}  # the page says "viewer" and switches owner controls off
-    ctx.extra["launch"] = args  # the Share-a-demo panel (share_demo.py) starts a run's demo with these host and logins
+    ctx.extra["launch"] = args  # the Share-a-demo panel (app/shared_demos.py) starts a run's demo with these host and logins
     ctx.extra["network"] = not is_loopback(args.host)
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once per user into zoo.cache_dir() (STUDIO_MODEL_CACHE moves it)

@@ -56,8 +56,9 @@ def ws(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(*argv: str) -> int:
+    from studio.__main__ import PAGE_VERBS
     from studio.cli.main import main
-    return main(["demo", *argv])
+    return main(["demo", *argv], extra=PAGE_VERBS)
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -93,17 +94,17 @@ def test_a_run_that_is_unknown_outside_or_unfinished_is_refused(ws: Path, tmp_pa
 def test_a_network_host_needs_a_login_and_the_studios_login_file_is_taken(ws: Path, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture) -> None:
     import argparse
-    from studio.ui import demo_server as demo
+    from studio.app import server_flags
     from tests.ui_server import free_port
     assert _cli(RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port())) == 2
     assert "Refusing to start without a password" in capsys.readouterr().err
     logins = tmp_path / "logins"
     logins.write_text(f"{OWNER[0]}:{OWNER[1]}:owner\n{VIEWER[0]}:{VIEWER[1]}:viewer\n")
     parser = argparse.ArgumentParser()
-    demo.add_arguments(parser)
+    server_flags.add_demo_arguments(parser)
     args = parser.parse_args([RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port()),
                               "--auth-file", str(logins)])
-    run, auth = demo.prepare(args)
+    run, auth = server_flags.check_demo_flags(args)
     assert run.path == (ws / "runs" / RUN).resolve() and auth == [OWNER, VIEWER]
     assert _cli(RUN, "--workspace", str(ws), "--port", "0") == 2  # the studio's own port check
     assert "--port must be between 1 and 65535" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from .roles import ROLES
 from .upload_quota import DEFAULT_QUOTA_MB, DEFAULT_VIEWER_QUOTA_MB, UploadPolicy
 from .uploads import DATA_MB, MODEL_MB, model_upload_mb
 
+DEMO_PORT = 7861  # the studio's is 7860: both can run side by side
 AUTH_ENV = "STUDIO_AUTH"  # USER:PASS from the environment: unlike --auth, not visible in the process list
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -176,3 +177,38 @@ def upload_policy(args: argparse.Namespace) -> UploadPolicy:
     return UploadPolicy(data_mb=min(data, MAX_BATCH_MB), model_mb=max(data, model_upload_mb(args)),
                         quota_mb=float(getattr(args, "upload_quota_mb", DEFAULT_QUOTA_MB)),
                         viewer_quota_mb=float(getattr(args, "viewer_upload_quota_mb", DEFAULT_VIEWER_QUOTA_MB)))
+
+
+def add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``python -m studio demo RUN``: the studio's host, login and upload flags, and the run."""
+    p.add_argument("run", help="a finished run: its folder name in WORKSPACE/runs (or a path to it)")
+    p.add_argument("--workspace", default="workspace", help="the studio's folder whose runs/ holds RUN")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only; "
+                   "0.0.0.0 for teammates on the network, which needs a login)")
+    p.add_argument("--port", type=int, default=DEMO_PORT, help=f"port (default {DEMO_PORT})")
+    p.add_argument("--auth", metavar="USER:PASS", help="require this login (visible in the process list: prefer "
+                   f"--auth-file or the {AUTH_ENV} environment variable)")
+    p.add_argument("--auth-file", metavar="FILE", help="require a login from FILE (one USER:PASS[:ROLE] per line, "
+                   "the studio's own login file works as is)")
+    p.add_argument("--no-auth", action="store_true", help="allow a network host without a login")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   help="the address of a reverse proxy in front of the demo (repeatable)")
+    p.add_argument("--lang", choices=["en", "zh"], default=None, help="page language (default: the browser's)")
+    p.add_argument("--max-upload-mb", type=float, default=DATA_MB,
+                   help=f"largest file accepted for batch prediction in MB (default {DATA_MB:g})")
+
+
+def check_demo_flags(args: argparse.Namespace) -> tuple[object, list[tuple[str, str]] | None]:
+    """The flag, login and run checks, before anything is loaded: (the run folder, the logins).
+
+    Raises:
+        StudioError: a bad flag or port, an exposed host without a login, a run outside WORKSPACE/runs,
+            not a run, or not finished.
+    """
+    from ..runs.run_dir import find_finished_run
+    args.share = False  # no public gradio.live link for a demo
+    args.max_model_upload_mb = args.max_upload_mb  # no model uploads here: Gradio's one limit is the data limit
+    check_flags(args)
+    auth = parse_auth(args)
+    workspace = Path(args.workspace).expanduser().resolve()
+    return find_finished_run(workspace / "runs", args.run), auth

@@ -1,7 +1,7 @@
 """The demo pages the studio started for teammates: one child process per finished run, on a free port of the
 studio's own host, with the studio's own logins.
 
-The child is ``python -m studio demo`` (studio/ui/demo_server.py) on the studio's own host (loopback included: then
+The child is ``python -m studio demo`` (studio/ui/demo.py) on the studio's own host (loopback included: then
 the page is for this computer, as the studio is) with the studio's logins: its --auth-file, or its one --auth /
 STUDIO_AUTH login handed over in the child's environment (never on a command line, where ``ps`` shows it). The
 caller resolves the run on the server first (``find_finished_run``). The child's output goes to a temp folder, not

@@ -12,8 +12,19 @@ from typing import Any
 
 from .guard import auth_guard_middleware
 from ..app.server_flags import check_flags, is_loopback, parse_auth, parse_roles, upload_policy
-from ..app.server_flags import add_arguments  # noqa: F401  # this verb's flags (launch.py, cli/main.py)
+from ..app.server_flags import add_arguments  # noqa: F401  # this verb's flags (launch.py, studio/__main__.py)
 from ..app.uploads import model_upload_mb, server_limit_bytes
+
+
+# The studio's own CSS (launch(css=...)); one rule per fix, each saying why.
+CSS = """
+/* Evaluate chat: Gradio floats the chatbot's toolbar over the top of the message list, so
+   the first message (and any message scrolled to the top) sat under it. The list now starts below the toolbar. */
+#ev-chat .bubble-wrap { margin-top: 30px; height: calc(100% - 30px); }
+/* A viewer's page (page_role.py): the controls of owner-only actions look off and cannot be pressed; the server
+   refuses them to a viewer anyway, and an enabled Start beside "Press Start" promised what it would not do. */
+body.studio-viewer .owner-action { pointer-events: none; opacity: 0.45; filter: grayscale(1); }
+"""
 
 
 def build_app(ctx: Any) -> Any:
@@ -95,7 +106,6 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware, msg
-    from .styles import CSS as STUDIO_CSS
     from .export_download import route as download_route
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     roles = parse_roles(args) if auth else {}
@@ -108,7 +118,7 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
                 app_kwargs={"middleware": middleware, "routes": [download_route()]},
                 allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, model_upload_mb(args)),
                 show_error=True,
-                css=STUDIO_CSS,
+                css=CSS,
                 ssr_mode=False,
                 # not Gradio's footer Settings: its language switch changes the labels only, not the
                 # server's messages; the page's own English / 中文 switch changes both

@@ -1,7 +1,9 @@
 """The demo page of one finished run: what a teammate needs to try the model, and nothing else of the studio.
 
-``python -m studio demo RUN`` (studio/ui/demo_server.py) builds it and serves it with the studio's own login, exposure
-rules and login guard (studio/ui/app.py). The run is fixed on the server when the page is built: no handler takes a
+``python -m studio demo RUN`` (``main`` below; its flags are studio/app/server_flags.py's ``add_demo_arguments``)
+builds it and serves it with the studio's own flag checks, logins, exposure rule and login guard (studio/ui/app.py).
+It reads the run and its base model and writes into the workspace only teammates' feedback
+(WORKSPACE/feedback.sqlite3, shared with the studio); the model is loaded once, before the address is printed. The run is fixed on the server when the page is built: no handler takes a
 run, a folder or a path from the browser, none trains, exports or deletes; a handler writes a batch prediction's
 CSV into a fresh temp folder and teammates' feedback into the workspace's feedback database (studio/feedback).
 The page depends on the run's task:
@@ -12,8 +14,12 @@ The page depends on the run's task:
 """
 from __future__ import annotations
 
+import argparse
 import functools
+import os
+import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal
@@ -28,6 +34,8 @@ from .common import ui_errors
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
 from .i18n import msg
 from ..app.uploads import DATA_MB, check_data_upload
+from ..app.server_flags import add_demo_arguments as add_arguments  # noqa: F401  # this verb's flags
+from ..app.server_flags import check_demo_flags, is_loopback
 
 EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
 BATCH = 16             # texts scored together when many users classify at once
@@ -230,3 +238,38 @@ def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
     stop.click(stop_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
     return chatbot
+
+
+# ------------------------------------------------------------------ the verb
+def main(args: argparse.Namespace) -> int:
+    """Check, load the model, serve until interrupted.
+
+    Raises:
+        StudioError: see ``server_flags.check_demo_flags``; a model that cannot be loaded.
+    """
+    started = time.perf_counter()
+    run, auth = check_demo_flags(args)
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # as the studio does (app.py): X-Forwarded-For is believed only from a proxy named by --trusted-proxy
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(args.trusted_proxy or []) or "no-proxy-trusted"
+    # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
+    from ..app.addresses import urls
+    from .app import launch_kwargs
+    from .i18n import make_i18n
+    print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
+    info = describe_run(run.path)  # type: ignore[attr-defined]
+    inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)
+    from ..feedback.store import FeedbackStore
+    store = FeedbackStore.in_workspace(Path(args.workspace).expanduser().resolve())
+    app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth), store=store)
+    app.studio_forced_lang = args.lang  # type: ignore[attr-defined]
+    app.queue(default_concurrency_limit=4)
+    app.launch(**launch_kwargs(args, make_i18n(), auth), prevent_thread_lock=True)
+    port = getattr(app, "server_port", None) or args.port
+    print(f"Demo of '{info.name}' ({info.task}) ready in {time.perf_counter() - started:.1f} s. Open it at:\n"
+          + "\n".join(f"  {u}" for u in urls(args.host, port)), flush=True)
+    if not auth and is_loopback(args.host):
+        print("No login: only people on this machine can open it (use --host 0.0.0.0 --auth-file FILE to share it).",
+              file=sys.stderr, flush=True)
+    app.block_thread()
+    return 0

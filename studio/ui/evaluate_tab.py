@@ -335,7 +335,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground")
 
     with gr.Accordion(T("ev.chat"), open=False):
-        # no floating label, and the toolbar gets its own strip (studio/ui/styles.py)
+        # no floating label, and the toolbar gets its own strip (studio/ui/app.py, CSS)
         chatbot = gr.Chatbot(height=360, label=T("ev.chat"), show_label=False, elem_id="ev-chat",
                              buttons=["copy", "copy_all"])
         with gr.Row(equal_height=True):

@@ -139,3 +139,11 @@ def test_every_page_module_uses_the_web_framework() -> None:
 def test_every_package_has_a_layer() -> None:
     """A new top-level package must be placed in the layering on purpose, not fall through a default."""
     assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []
+
+
+UI_MAX_LINES = 4000  # issue 39: the page stays small enough to read; services go below it, to app/
+
+
+def test_the_pages_stay_under_their_line_budget() -> None:
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PKG / "ui").rglob("*.py"))
+    assert lines <= UI_MAX_LINES, f"studio/ui/ has {lines} lines; move what does not draw the page to studio/app/"

@@ -120,7 +120,8 @@ def _elem_ids(config: dict) -> set[str]:
 
 
 def test_a_sentiment_run_gets_the_classifier_page_a_free_text_run_the_chat(ws: Path) -> None:
-    from studio.ui.demo import build_demo, describe_run
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import build_demo
     info = describe_run(ws / "runs" / RUN)
     assert info.task == "labels" and info.labels == ["negative", "positive"]
     held_out = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
@@ -154,7 +155,8 @@ def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: p
     """The chat page's own handlers (as wired), on the tiny run: the reply grows; Stop names this session's reply."""
     from dataclasses import replace
     from studio.evaluation import inference
-    from studio.ui.demo import build_demo, describe_run
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import build_demo
     info = replace(describe_run(ws / "runs" / RUN), task="chat")
     app = build_demo(info, "en")
     fns = {fn.api_name: fn.fn for fn in app.fns.values()}
@@ -175,7 +177,8 @@ def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: p
 def test_the_page_scores_like_the_evaluator(ws: Path) -> None:
     """The demo's label scores pick exactly the labels the sentiment check picks, row by row."""
     from studio.evaluation import inference
-    from studio.ui.demo import check_text, describe_run, on_classify_batch
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import check_text, on_classify_batch
     info = describe_run(ws / "runs" / RUN)
     rows = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
     probs = inference.label_probabilities(info.path, [r["input"] for r in rows], info.labels, info.like)
@@ -199,8 +202,9 @@ def test_the_page_scores_like_the_evaluator(ws: Path) -> None:
 
 def test_batch_prediction_writes_a_csv_in_a_temp_folder_only(ws: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.app.demo_run import describe_run
     from studio.ui import demo
-    info = demo.describe_run(ws / "runs" / RUN)
+    info = describe_run(ws / "runs" / RUN)
     upload = tmp_path / "reviews.csv"
     upload.write_text("text\nThe bag is lovely.\nThe chair is awful.\n=cmd|' /C calc'!A0\n", encoding="utf-8")
     before = _snapshot(ws)
@@ -368,7 +372,7 @@ def test_the_demo_needs_a_login(server: SimpleNamespace) -> None:
 def test_ten_concurrent_users_get_the_evaluators_answers(server: SimpleNamespace, ws: Path) -> None:
     from gradio_client import Client
     from studio.evaluation import inference
-    from studio.ui.demo import describe_run
+    from studio.app.demo_run import describe_run
     info = describe_run(ws / "runs" / RUN)
     rows = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
     texts = [r["input"] for r in rows[:8]] + [rows[0]["input"], rows[0]["input"]]  # the same text three times

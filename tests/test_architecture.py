@@ -3,8 +3,8 @@
 ui/ (the pages) and cli/ on top; app/ (what the page does that is not drawing it) under ui/; evaluation/,
 engine/, memory/ and autoconfig in the middle; data/, models/, config/, runs/, words/, errors and workspace at
 the bottom. A module may import its own layer or lower, never higher; no group of modules imports each other in
-a circle; only ui/ imports the web framework; cli/ never imports ui/ (the verbs that serve a page, webui and demo,
-are the page's own modules, named by cli/main.py as any verb is).
+a circle; only ui/ imports the web framework, and every ui/ module does; cli/ never imports ui/, not even by name
+(the verbs that serve a page, webui and demo, are added to the command line by studio/__main__.py).
 """
 from __future__ import annotations
 
@@ -113,6 +113,37 @@ def test_cli_never_imports_the_pages() -> None:
     assert bad == []
 
 
+def _named_modules(path: Path) -> set[str]:
+    """Module names a file spells as strings (``importlib.import_module("studio.ui.app")``, a verb table)."""
+    return {node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.startswith("studio.") and " " not in node.value}
+
+
+def test_cli_never_names_the_pages_either() -> None:
+    """An import spelled as a string is still an import: cli/ loads no ui/ module by name (the verbs that serve a
+    page are named by studio/__main__.py, above both)."""
+    bad = sorted(f"{name} names {m}" for name, path in _modules().items() if name.startswith("studio.cli")
+                 for m in _named_modules(path) if m == "studio.ui" or m.startswith("studio.ui."))
+    assert bad == []
+
+
+def test_every_page_module_uses_the_web_framework() -> None:
+    """ui/ holds only what builds or serves the page: a module there that never imports the web framework is a
+    service and belongs in app/ (or runs/, data/)."""
+    bad = sorted(name for name, path in _modules().items()
+                 if name.startswith("studio.ui.") and not any(m.split(".")[0] in WEB for m in _imports(name, path)))
+    assert bad == []
+
+
 def test_every_package_has_a_layer() -> None:
     """A new top-level package must be placed in the layering on purpose, not fall through a default."""
     assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []
+
+
+UI_MAX_LINES = 4000  # issue 39: the page stays small enough to read; services go below it, to app/
+
+
+def test_the_pages_stay_under_their_line_budget() -> None:
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PKG / "ui").rglob("*.py"))
+    assert lines <= UI_MAX_LINES, f"studio/ui/ has {lines} lines; move what does not draw the page to studio/app/"

@@ -56,8 +56,9 @@ def ws(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(*argv: str) -> int:
+    from studio.__main__ import PAGE_VERBS
     from studio.cli.main import main
-    return main(["demo", *argv])
+    return main(["demo", *argv], extra=PAGE_VERBS)
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -93,17 +94,17 @@ def test_a_run_that_is_unknown_outside_or_unfinished_is_refused(ws: Path, tmp_pa
 def test_a_network_host_needs_a_login_and_the_studios_login_file_is_taken(ws: Path, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture) -> None:
     import argparse
-    from studio.ui import demo_server as demo
+    from studio.app import server_flags
     from tests.ui_server import free_port
     assert _cli(RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port())) == 2
     assert "Refusing to start without a password" in capsys.readouterr().err
     logins = tmp_path / "logins"
     logins.write_text(f"{OWNER[0]}:{OWNER[1]}:owner\n{VIEWER[0]}:{VIEWER[1]}:viewer\n")
     parser = argparse.ArgumentParser()
-    demo.add_arguments(parser)
+    server_flags.add_demo_arguments(parser)
     args = parser.parse_args([RUN, "--workspace", str(ws), "--host", "0.0.0.0", "--port", str(free_port()),
                               "--auth-file", str(logins)])
-    run, auth = demo.prepare(args)
+    run, auth = server_flags.check_demo_flags(args)
     assert run.path == (ws / "runs" / RUN).resolve() and auth == [OWNER, VIEWER]
     assert _cli(RUN, "--workspace", str(ws), "--port", "0") == 2  # the studio's own port check
     assert "--port must be between 1 and 65535" in capsys.readouterr().err
@@ -119,7 +120,8 @@ def _elem_ids(config: dict) -> set[str]:
 
 
 def test_a_sentiment_run_gets_the_classifier_page_a_free_text_run_the_chat(ws: Path) -> None:
-    from studio.ui.demo import build_demo, describe_run
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import build_demo
     info = describe_run(ws / "runs" / RUN)
     assert info.task == "labels" and info.labels == ["negative", "positive"]
     held_out = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
@@ -153,7 +155,8 @@ def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: p
     """The chat page's own handlers (as wired), on the tiny run: the reply grows; Stop names this session's reply."""
     from dataclasses import replace
     from studio.evaluation import inference
-    from studio.ui.demo import build_demo, describe_run
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import build_demo
     info = replace(describe_run(ws / "runs" / RUN), task="chat")
     app = build_demo(info, "en")
     fns = {fn.api_name: fn.fn for fn in app.fns.values()}
@@ -174,7 +177,8 @@ def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: p
 def test_the_page_scores_like_the_evaluator(ws: Path) -> None:
     """The demo's label scores pick exactly the labels the sentiment check picks, row by row."""
     from studio.evaluation import inference
-    from studio.ui.demo import check_text, describe_run, on_classify_batch
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import check_text, on_classify_batch
     info = describe_run(ws / "runs" / RUN)
     rows = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
     probs = inference.label_probabilities(info.path, [r["input"] for r in rows], info.labels, info.like)
@@ -198,8 +202,9 @@ def test_the_page_scores_like_the_evaluator(ws: Path) -> None:
 
 def test_batch_prediction_writes_a_csv_in_a_temp_folder_only(ws: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.app.demo_run import describe_run
     from studio.ui import demo
-    info = demo.describe_run(ws / "runs" / RUN)
+    info = describe_run(ws / "runs" / RUN)
     upload = tmp_path / "reviews.csv"
     upload.write_text("text\nThe bag is lovely.\nThe chair is awful.\n=cmd|' /C calc'!A0\n", encoding="utf-8")
     before = _snapshot(ws)
@@ -246,6 +251,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
                                                                     ) -> None:
     """A studio on 127.0.0.1 starts the demo itself, on 127.0.0.1 (the child is a stand-in that says it is ready)."""
     import gradio as gr
+    from studio.app import shared_demos
     from studio.ui import share_demo
     started: list[list[str]] = []
     real_popen = subprocess.Popen
@@ -256,7 +262,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
         stdout.flush()
         return real_popen([sys.executable, "-c", "import time; time.sleep(60)"])
 
-    monkeypatch.setattr(share_demo.subprocess, "Popen", fake_popen)
+    monkeypatch.setattr(shared_demos.subprocess, "Popen", fake_popen)
     local = _studio_ctx(ws, "127.0.0.1")
     said = list(share_demo.start_demo(local, str(ws / "runs" / RUN)))
     assert started and started[0][started[0].index("--host") + 1] == "127.0.0.1"
@@ -272,6 +278,7 @@ def test_share_panel_starts_and_stops_the_demo_on_a_loopback_studio(ws: Path, mo
 
 def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_command_line(ws: Path) -> None:
     import gradio as gr
+    from studio.app import shared_demos
     from studio.ui import share_demo
     from studio.app.roles import is_owner_only
     network = _studio_ctx(ws, "0.0.0.0")
@@ -280,9 +287,9 @@ def test_share_panel_refuses_runs_it_does_not_own_and_keeps_logins_off_the_comma
             next(share_demo.start_demo(network, hostile))
     assert network.extra.get("demos", {}) == {}, "no child started for a refused run"
     # the studio's logins reach the child by file or environment, never on its command line
-    cmd, env = share_demo._child(_studio_ctx(ws, "0.0.0.0", auth_file="logins"), "run", 7999)
+    cmd, env = shared_demos.child_command(_studio_ctx(ws, "0.0.0.0", auth_file="logins"), "run", 7999)
     assert cmd[-2:] == ["--auth-file", str(Path("logins").resolve())] and "STUDIO_AUTH" not in env
-    cmd, env = share_demo._child(_pw_ctx(ws), "run", 7999)
+    cmd, env = shared_demos.child_command(_pw_ctx(ws), "run", 7999)
     assert env["STUDIO_AUTH"] == "alice:s3cret" and not any("s3cret" in c for c in cmd)
     with gr.Blocks() as app:
         run = gr.Dropdown(choices=[(RUN, str(ws / "runs" / RUN))], value=str(ws / "runs" / RUN))
@@ -365,7 +372,7 @@ def test_the_demo_needs_a_login(server: SimpleNamespace) -> None:
 def test_ten_concurrent_users_get_the_evaluators_answers(server: SimpleNamespace, ws: Path) -> None:
     from gradio_client import Client
     from studio.evaluation import inference
-    from studio.ui.demo import describe_run
+    from studio.app.demo_run import describe_run
     info = describe_run(ws / "runs" / RUN)
     rows = [json.loads(ln) for ln in (ws / "runs" / RUN / "val.jsonl").read_text().splitlines()]
     texts = [r["input"] for r in rows[:8]] + [rows[0]["input"], rows[0]["input"]]  # the same text three times

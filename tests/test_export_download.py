@@ -1,6 +1,6 @@
 """Issue 28: an export downloads without a second copy on disk, only by a server-side link, only for its login.
 
-The zip is written while it is sent (``export_download.stream_zip``), the GGUF is the file itself; the route
+The zip is written while it is sent (studio/app/downloads.py ``stream_zip``), the GGUF is the file itself; the route
 refuses a forged or another session's token, a target outside the exports folder, and a caller without a login.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from studio.app import downloads
 from studio.ui import export_download as dl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def _export(exports: Path, name: str = "run-adapter") -> Path:
     folder = exports / name
     (folder / "sub" / "deeper").mkdir(parents=True)
-    (folder / "adapter_model.safetensors").write_bytes(os.urandom(3 * dl.CHUNK + 12345))
+    (folder / "adapter_model.safetensors").write_bytes(os.urandom(3 * downloads.CHUNK + 12345))
     (folder / "adapter_config.json").write_text('{"r": 8, "lora_alpha": 16}\n' * 200)
     (folder / "sub" / "deeper" / "tokenizer.json").write_text('{"vocab": {}}')
     (folder / "README.md").write_text("# How to load it\n")
@@ -41,7 +42,7 @@ def test_the_streamed_zip_is_the_folder_and_a_valid_zip(tmp_path: Path) -> None:
     outside = tmp_path / "secret.txt"
     outside.write_text("canary")
     (folder / "link.txt").symlink_to(outside)  # a symlink in an export is neither followed nor sent
-    data = b"".join(dl.stream_zip(folder))
+    data = b"".join(downloads.stream_zip(folder))
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         got = {n: zf.read(n) for n in zf.namelist()}
@@ -67,11 +68,11 @@ def test_the_zip_is_sent_piece_by_piece_and_writes_no_copy(tmp_path: Path, monke
         monkeypatch.setattr(tempfile, name, no_temp)
     before = sorted(str(p) for p in tmp_path.rglob("*"))
     total = sum(len(v) for v in _files(folder).values())
-    pieces = dl.stream_zip(folder)
+    pieces = downloads.stream_zip(folder)
     first = next(pieces)
     assert len(first) < total / 2, "the first piece came only after the whole zip was made"
     sizes = [len(first)] + [len(p) for p in pieces]
-    assert len(sizes) > 3 and max(sizes) <= dl.CHUNK + 64 * 1024, sizes
+    assert len(sizes) > 3 and max(sizes) <= downloads.CHUNK + 64 * 1024, sizes
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before, "a file appeared while the zip was sent"
 
 
@@ -81,7 +82,7 @@ def test_links_only_for_what_is_inside_exports(tmp_path: Path) -> None:
     secret.mkdir()
     (secret / "canary.txt").write_text("canary")
     (exports / "escape").symlink_to(secret)
-    reg = dl.Downloads()
+    reg = downloads.Downloads()
     for bad in (str(secret), str(secret / "canary.txt"), f"Exported to `{secret}`", str(exports / ".." / "secret"),
                 str(exports), str(exports / "escape"), str(exports / "missing"), "", None, "/", "\x00"):
         assert reg.add(bad, exports, None) is None, bad
@@ -98,7 +99,7 @@ def test_links_only_for_what_is_inside_exports(tmp_path: Path) -> None:
 
 def test_links_expire_and_are_bounded() -> None:
     now = [1000.0]
-    reg = dl.Downloads(limit=2, ttl_s=60, clock=lambda: now[0])
+    reg = downloads.Downloads(limit=2, ttl_s=60, clock=lambda: now[0])
     root = Path(tempfile.mkdtemp())
     try:
         for n in "abc":
@@ -119,7 +120,7 @@ def test_export_links_name_no_path_and_give_the_gguf_itself(tmp_path: Path) -> N
     folder.mkdir(parents=True)
     (folder / "model.gguf").write_bytes(b"GGUF" + b"\0" * 100)
     (folder / "Modelfile").write_text("FROM ./model.gguf\n")
-    reg = dl.Downloads()
+    reg = downloads.Downloads()
     html = tab.export_links(str(folder), exports, None, "en", downloads=reg)
     assert str(tmp_path) not in html and html.count("<a ") == 2
     assert 'download="run-gguf-q8_0.gguf"' in html and 'download="run-gguf-q8_0.zip"' in html
@@ -141,7 +142,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from studio.ui.guard import auth_guard_middleware
     exports = tmp_path_factory.mktemp("dl") / "exports"
     folder = _export(exports)
-    reg = dl.Downloads()
+    reg = downloads.Downloads()
     with gr.Blocks() as demo:
         gr.Markdown("x")
     port = free_port()
@@ -187,7 +188,7 @@ def test_the_route_checks_the_login_itself_without_the_guard(tmp_path: Path) -> 
     from ui_server import free_port
     exports = tmp_path / "exports"
     folder = _export(exports)
-    reg = dl.Downloads()
+    reg = downloads.Downloads()
     token = reg.add(str(folder), exports, None)
     with gr.Blocks() as demo:
         gr.Markdown("x")
@@ -221,7 +222,7 @@ def test_the_single_gguf_link_says_where_its_modelfile_is(tmp_path: Path) -> Non
     folder.mkdir(parents=True)
     (folder / "model.gguf").write_bytes(b"GGUF" + b"\0" * 100)
     (folder / "Modelfile").write_text("FROM ./model.gguf\n")
-    reg = dl.Downloads()
+    reg = downloads.Downloads()
     html = tab.export_links(str(folder), exports, None, "en", downloads=reg)
     gguf_line = next(p for p in html.split("</p>") if 'download="run-gguf-q8_0.gguf"' in p)
     assert "Modelfile" in gguf_line and "zip" in gguf_line, gguf_line

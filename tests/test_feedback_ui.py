@@ -23,7 +23,8 @@ def ws(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
-    from studio.ui.demo import build_demo, describe_run
+    from studio.app.demo_run import describe_run
+    from studio.ui.demo import build_demo
     info = describe_run(ws / "runs" / RUN)
     if task != info.task:
         info = replace(info, task=task)

@@ -310,7 +310,7 @@ def test_export_panel_writes_gguf_and_hides_merge_for_it(runs, tmp_path):
     assert "已把 **GGUF Q8_0** 模型导出到" in zh
     import io
     import zipfile
-    from studio.ui.export_download import stream_zip
+    from studio.app.downloads import stream_zip
     assert 'download="lora-gguf-q8_0.gguf"' in tab.export_links(folder, exports)  # the file itself, and the zip
     with zipfile.ZipFile(io.BytesIO(b"".join(stream_zip(folder)))) as zf:
         assert "lora-gguf-q8_0/model.gguf" in zf.namelist() and "lora-gguf-q8_0/Modelfile" in zf.namelist()

@@ -13,6 +13,7 @@ import pytest
 
 from studio.errors import StudioError
 from tests.test_ui_i18n import tab_components
+from studio.app import server_flags
 from studio.ui import app
 from studio.ui.i18n import translations
 from studio.app.paths import confine
@@ -24,36 +25,36 @@ MARK = re.compile(r'__i18n__\{"__type__": "translation_metadata", "key": "([^"]+
 
 def args(*flags: str) -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    app.add_arguments(p)
+    server_flags.add_arguments(p)
     return p.parse_args(list(flags))
 
 
 def test_loopback_without_auth_is_fine() -> None:
-    assert app.parse_auth(args()) is None
-    assert app.parse_auth(args("--host", "::1")) is None
+    assert server_flags.parse_auth(args()) is None
+    assert server_flags.parse_auth(args("--host", "::1")) is None
 
 
 @pytest.mark.parametrize("flags,where", [(["--share"], "a public --share link"),
                                          (["--host", "0.0.0.0"], "--host 0.0.0.0 (reachable from other machines)")])
 def test_exposed_without_auth_refuses(flags: list[str], where: str) -> None:
     with pytest.raises(StudioError) as err:
-        app.parse_auth(args(*flags))
+        server_flags.parse_auth(args(*flags))
     assert err.value.message.startswith(f"Refusing to start without a password on {where}.")
     assert "Fix: add --auth USER:PASS or --auth-file FILE; or pass --no-auth" in err.value.message
-    assert app.parse_auth(args(*flags, "--no-auth")) is None
-    assert app.parse_auth(args(*flags, "--auth", "a:b")) == [("a", "b")]
+    assert server_flags.parse_auth(args(*flags, "--no-auth")) is None
+    assert server_flags.parse_auth(args(*flags, "--auth", "a:b")) == [("a", "b")]
 
 
 def test_auth_forms(tmp_path: Path) -> None:
     f = tmp_path / "logins"
     f.write_text("# team\nalice:s3cret:with:colons\n\nbob:pw\n", encoding="utf-8")
-    assert app.parse_auth(args("--auth-file", str(f), "--share")) == [("alice", "s3cret:with:colons"), ("bob", "pw")]
+    assert server_flags.parse_auth(args("--auth-file", str(f), "--share")) == [("alice", "s3cret:with:colons"), ("bob", "pw")]
     with pytest.raises(StudioError, match="A login must look like USER:PASS"):
-        app.parse_auth(args("--auth", "alice"))
+        server_flags.parse_auth(args("--auth", "alice"))
     with pytest.raises(StudioError, match="does not exist"):
-        app.parse_auth(args("--auth-file", str(tmp_path / "nope")))
+        server_flags.parse_auth(args("--auth-file", str(tmp_path / "nope")))
     with pytest.raises(StudioError, match="--no-auth contradicts --auth/--auth-file"):
-        app.parse_auth(args("--auth", "a:b", "--no-auth"))
+        server_flags.parse_auth(args("--auth", "a:b", "--no-auth"))
 
 
 def test_share_without_auth_does_not_start_and_says_why(tmp_path: Path) -> None:
@@ -190,7 +191,7 @@ def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
 ])
 def test_bad_launch_flags_are_clear(tmp_path: Path, flags: list[str], expected: str) -> None:
     with pytest.raises(StudioError) as err:
-        app.check_flags(args(*flags))
+        server_flags.check_flags(args(*flags))
     assert err.value.message.startswith(expected[len("Error: "):])
 
 
@@ -201,15 +202,15 @@ def test_port_in_use_is_a_clear_message(tmp_path: Path) -> None:
         s.listen()
         port = s.getsockname()[1]
         with pytest.raises(StudioError) as err:
-            app.check_flags(args("--port", str(port)))
+            server_flags.check_flags(args("--port", str(port)))
     assert err.value.what == f"Port {port} on 127.0.0.1 is already in use"
 
 
 def test_password_from_env_and_auth_flag_warns(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("STUDIO_AUTH", "carol:pw1")
-    assert app.parse_auth(args("--share")) == [("carol", "pw1")]
+    assert server_flags.parse_auth(args("--share")) == [("carol", "pw1")]
     monkeypatch.delenv("STUDIO_AUTH")
-    assert app.parse_auth(args("--auth", "a:b")) == [("a", "b")]
+    assert server_flags.parse_auth(args("--auth", "a:b")) == [("a", "b")]
     assert "shows the password in the process list" in capsys.readouterr().err
 
 

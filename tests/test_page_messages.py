@@ -22,9 +22,9 @@ from studio.ui.common import user_error
 ROOT = Path(__file__).resolve().parents[1]
 # a command-line flag (--label-column, --max-mb), or the "(CLI: ...)" hints that introduce them
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
-# Errors raised only where no page exists yet (launch.py's arguments, the workspace chosen at launch) or only by a
+# Errors raised only where no page exists yet (the server's flags, the workspace chosen at launch) or only by a
 # command: they speak to whoever typed the command.
-COMMAND_ONLY = {"studio/cli", "studio/ui/app.py", "studio/app/context.py"}
+COMMAND_ONLY = {"studio/cli", "studio/app/server_flags.py", "studio/app/context.py"}
 # Known offenders, none now (the GGUF export's and the reshard's got their page_fix): an entry here would still let
 # the scan catch every new one, and the test fails while a fixed entry stays listed.
 KNOWN: set[str] = set()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from studio.errors import StudioError
+from studio.app import server_flags
 from studio.ui import app
 from studio.app.roles import is_owner_only
 
@@ -17,7 +18,7 @@ OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|
 
 def _args(*flags: str) -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    app.add_arguments(p)
+    server_flags.add_arguments(p)
     return p.parse_args(list(flags))
 
 
@@ -37,12 +38,12 @@ def test_logins_with_roles(tmp_path: Path) -> None:
     f = tmp_path / "logins"
     f.write_text("alice:pw:owner\nbob:pw:with:colons:viewer\ncarol:pw:with:colons\ndave:pw:Viewer\n", encoding="utf-8")
     args = _args("--auth-file", str(f))
-    assert app.parse_auth(args) == [("alice", "pw"), ("bob", "pw:with:colons"), ("carol", "pw:with:colons"),
+    assert server_flags.parse_auth(args) == [("alice", "pw"), ("bob", "pw:with:colons"), ("carol", "pw:with:colons"),
                                     ("dave", "pw")]
-    assert app.parse_roles(args) == {"alice": "owner", "bob": "viewer", "carol": "owner", "dave": "viewer"}
+    assert server_flags.parse_roles(args) == {"alice": "owner", "bob": "viewer", "carol": "owner", "dave": "viewer"}
     f.write_text("eve::viewer\n", encoding="utf-8")
     with pytest.raises(StudioError, match="USER:PASS:ROLE"):
-        app.parse_auth(_args("--auth-file", str(f)))
+        server_flags.parse_auth(_args("--auth-file", str(f)))
 
 
 def test_trusted_proxy_flag() -> None:

@@ -102,7 +102,7 @@ def test_a_garbage_dataset_info_does_not_stop_the_data_tab(tmp_path: Path) -> No
 
 
 def test_an_unreadable_login_file_is_a_clear_refusal(tmp_path: Path) -> None:
-    from studio.ui import app
+    from studio.app import server_flags as app
     p = argparse.ArgumentParser()
     app.add_arguments(p)
     logins = tmp_path / "logins"

@@ -53,7 +53,7 @@ def test_form_type_errors_name_the_field() -> None:
 
 def test_command_line_matches_the_cli(tmp_path: Path) -> None:
     from studio.app.context import AppContext
-    from studio.ui.settings_tab import command_line
+    from studio.app.form_values import command_line
     from studio.workspace import studio_command, studio_python
     ctx = AppContext.create(tmp_path / "ws")
     single = command_line(ctx, forms.config_to_values(RunConfig(dataset="d.jsonl")))

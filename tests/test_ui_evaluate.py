@@ -97,7 +97,7 @@ def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dic
     assert 'download="full-dl.zip"' in tab.export_links(folder, tmp_path / "exports")
     import io
     import zipfile
-    from studio.ui.export_download import stream_zip
+    from studio.app.downloads import stream_zip
     with zipfile.ZipFile(io.BytesIO(b"".join(stream_zip(folder)))) as zf:
         assert any(n.startswith("full-dl/") and n.endswith("model.safetensors") for n in zf.namelist())
     assert tab.merge_visible(str(runs["full"]))["visible"] is False

@@ -16,7 +16,6 @@ from gradio.context import LocalContext
 from studio.app.context import AppContext
 from studio.app.roles import is_owner_only
 from studio.ui import app, page_role, train_tab
-from studio.ui.styles import CSS
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +43,7 @@ def test_every_owner_only_control_is_marked_and_nothing_else(built: Any) -> None
 
 
 def test_a_viewers_page_cannot_press_them() -> None:
-    rule = re.search(r"body\.studio-viewer \.owner-action \{([^}]*)\}", CSS)
+    rule = re.search(r"body\.studio-viewer \.owner-action \{([^}]*)\}", app.CSS)
     assert rule and "pointer-events: none" in rule.group(1)
     assert page_role.VIEWER_CLASS == "studio-viewer" and page_role.OWNER_CLASS == "owner-action"
 

@@ -9,6 +9,7 @@ import gradio as gr
 import pytest
 
 from studio.errors import StudioError
+from studio.app import server_flags
 from studio.ui import app, evaluate_tab
 from studio.app.context import AppContext
 from studio.app.gguf_upload import accept_gguf, note
@@ -19,7 +20,7 @@ from test_gguf_import import write_tiny_llama_gguf
 
 def _args(*flags: str) -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    app.add_arguments(p)
+    server_flags.add_arguments(p)
     return p.parse_args(list(flags))
 
 
@@ -34,7 +35,7 @@ def test_the_server_limit_is_the_larger_of_the_two():
 def test_a_bad_model_limit_is_refused_by_its_flag_name(value: str):
     with pytest.raises(StudioError, match=rf"--max-model-upload-mb must be a number above 0 \(got {value.lstrip('-')}"
                                           r"|--max-model-upload-mb must be a number above 0"):
-        app.check_flags(_args("--max-model-upload-mb", value, "--port", "1"))
+        server_flags.check_flags(_args("--max-model-upload-mb", value, "--port", "1"))
 
 
 def test_a_model_over_the_data_limit_is_accepted_under_the_model_limit(tmp_path: Path):

@@ -1,16 +1,19 @@
 """The Settings form's values, one per RunConfig field in ``FIELD_NAMES`` order, to and from a RunConfig.
 
 Values flow back through ``RunConfig.from_dict`` so the page gets the same coercion and checks as YAML and the CLI.
-The widgets themselves are drawn by studio/ui/forms.py from the same field metadata.
+The widgets themselves are drawn by studio/ui/forms.py from the same field metadata. Also here: a preset or YAML
+loaded onto the form, the form saved as the YAML the CLI takes, and the command line that runs it.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
-from ..config.run_config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta
+from ..config.run_config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta, load_yaml_dict
 from ..data.templates import TEMPLATE_NAMES
 from ..models import zoo
-from ..workspace import PRESETS_DIR
+from ..workspace import PRESETS_DIR, studio_command
+from .context import AppContext
 
 def _model_choices() -> list[str]:
     # built-in models first (tiny-demo, then the real ones shipped in packages), then the architecture cards
@@ -61,3 +64,35 @@ def config_to_values(cfg: RunConfig) -> list[Any]:
         out.append(value)
     return out
 
+
+def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
+    """A preset/YAML onto the form: keys the file does not set keep their defaults, except the
+    dataset, which stays what the user converted (a recipe has no data of its own).
+
+    Raises:
+        StudioError: unreadable YAML, unknown keys or wrong types.
+    """
+    data = load_yaml_dict(path)
+    cfg = RunConfig.from_dict(data, source=Path(path).name)
+    if "dataset" not in data:
+        keep = dict(zip(FIELD_NAMES, current))
+        cfg = cfg.replace(dataset=keep.get("dataset") or "", dataset_dir=keep.get("dataset_dir") or "data")
+    return config_to_values(cfg)
+
+def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") -> Path:
+    """Write the form as RunConfig YAML into workspace/configs (the file the CLI takes)."""
+    cfg = values_to_config(values)
+    path = ctx.workspace / "configs" / f"{name}.yaml"
+    cfg.save(path)
+    return path
+
+def command_line(ctx: AppContext, values: list[Any]) -> str:
+    """The `python -m studio train` line (torchrun line when nproc > 1) for the saved settings."""
+    from ..engine.launch import torchrun_command
+    cfg = values_to_config(values)
+    path = save_settings(ctx, values)
+    single = studio_command(["-m", "studio", "train", str(path)])
+    if cfg.nproc > 1:
+        multi = studio_command(torchrun_command(str(path), [], cfg.nproc, None)[1:])
+        return f"# {cfg.nproc} processes (what `{single}` launches):\n{multi}"
+    return single

@@ -12,10 +12,12 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from ..models import zoo
 from ..config.run_config import DEEPSPEED_SHORTCUTS, DEMO_MODEL, RunConfig, field_meta
 from ..errors import StudioError
+from ..runs.run_dir import RunDir
 from ..workspace import confine
 from .context import AppContext
 
@@ -182,3 +184,17 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
         while out.exists():
             out, n = out.with_name(f"{out.name.rsplit('~', 1)[0]}~{n}"), n + 1
     return dataclasses.replace(confined, output_dir=str(out))
+
+
+def resume_run(ctx: AppContext, path: str | None) -> Any:
+    """Resume a stopped run from the page: the run lives in the runs folder, and the paths its saved config names
+    are confined as a Start's are (a config.yaml written by hand or by the CLI may name any folder).
+
+    Raises:
+        StudioError: a run outside the runs folder, a path of its config outside its root, or nothing to resume.
+    """
+    target = confine(path, [ctx.runs_root]) if path else None
+    run = RunDir(target) if target else ctx.runner.current
+    if run is not None and run.config.is_file():
+        confine_config(RunConfig.load(run.config), ctx)
+    return ctx.runner.resume(target)

@@ -1,7 +1,8 @@
-"""python -m studio convert|train|eval|export|estimate|models|cluster|webui|demo
+"""python -m studio convert|train|eval|export|estimate|models|cluster|feedback (and webui|demo)
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``main(args)``;
-this file only dispatches and turns StudioError into a plain message and exit code 2.
+this file only dispatches and turns StudioError into a plain message and exit code 2. The two verbs that serve a
+page (webui, demo) are handed in by studio/__main__.py as ``extra``: cli/ never names a module of ui/.
 """
 from __future__ import annotations
 
@@ -24,18 +25,20 @@ COMMANDS = {
     "feedback": ("studio.cli.feedback", "teammates' feedback on a run's answers: list, accept, drop, edit, "
                                         "make a dataset (instruction, ranking, KTO rows), export, "
                                         "improve a run with it and compare"),
-    "webui": ("studio.ui.app", "start the web studio (same as launch.py)"),
-    "demo": ("studio.ui.demo_server", "a page with one finished run's model for teammates (try it, batch-predict, chat)"),
 }
 
 
-def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
-    """Parser with every subcommand listed; only ``command``'s module is imported (gradio, torch and
-    DeepSpeed are slow to import, and ``train`` should not pay for the web UI)."""
+Verbs = dict[str, tuple[str, str]]  # name -> (module with add_arguments and main, help)
+
+
+def build_parser(command: str | None = None, extra: Verbs | None = None
+                 ) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """Parser with every subcommand listed (``extra``: more verbs, after COMMANDS); only ``command``'s module is
+    imported (gradio, torch and DeepSpeed are slow to import, and ``train`` should not pay for the web UI)."""
     parser = argparse.ArgumentParser(prog="python -m studio", description="Fine-Tune Studio command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
-    for name, (module_name, help_text) in COMMANDS.items():
+    for name, (module_name, help_text) in {**COMMANDS, **(extra or {})}.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if name != command:
             continue
@@ -49,13 +52,15 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
     return parser, modules
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, extra: Verbs | None = None) -> int:
+    """Run one verb of ``argv`` (default: the process's arguments); ``extra``: verbs beyond COMMANDS."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     # bitsandbytes warns at import that optional CPU kernels are missing; it works without them
     logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser, modules = build_parser(command if command in COMMANDS else None)
+    verbs = {**COMMANDS, **(extra or {})}
+    parser, modules = build_parser(command if command in verbs else None, extra)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

@@ -1,7 +1,9 @@
 """The demo page of one finished run: what a teammate needs to try the model, and nothing else of the studio.
 
-``python -m studio demo RUN`` (studio/ui/demo_server.py) builds it and serves it with the studio's own login, exposure
-rules and login guard (studio/ui/app.py). The run is fixed on the server when the page is built: no handler takes a
+``python -m studio demo RUN`` (``main`` below; its flags are studio/app/server_flags.py's ``add_demo_arguments``)
+builds it and serves it with the studio's own flag checks, logins, exposure rule and login guard (studio/ui/app.py).
+It reads the run and its base model and writes into the workspace only teammates' feedback
+(WORKSPACE/feedback.sqlite3, shared with the studio); the model is loaded once, before the address is printed. The run is fixed on the server when the page is built: no handler takes a
 run, a folder or a path from the browser, none trains, exports or deletes; a handler writes a batch prediction's
 CSV into a fresh temp folder and teammates' feedback into the workspace's feedback database (studio/feedback).
 The page depends on the run's task:
@@ -12,11 +14,14 @@ The page depends on the run's task:
 """
 from __future__ import annotations
 
+import argparse
 import functools
+import os
+import sys
 import tempfile
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator
 
 import gradio as gr
 
@@ -27,76 +32,13 @@ from ..evaluation import inference
 from .common import ui_errors
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
 from .i18n import msg
+from ..app.demo_run import EXAMPLES, DemoRun, describe_run
 from ..app.uploads import DATA_MB, check_data_upload
+from ..app.server_flags import add_demo_arguments as add_arguments  # noqa: F401  # this verb's flags
+from ..app.server_flags import check_demo_flags, is_loopback
 
-EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
 BATCH = 16             # texts scored together when many users classify at once
 MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour while everyone else waits
-
-
-@dataclass
-class DemoRun:
-    """What the page shows of a run, read once on the server when the demo starts."""
-    path: str
-    name: str
-    task: Literal["labels", "chat"]
-    model: str
-    method: str
-    template: str
-    labels: list[str] = field(default_factory=list)
-    examples: list[dict[str, str]] = field(default_factory=list)
-    like: dict[str, str] | None = None  # one held-out row: where a typed text goes (input or instruction)
-
-
-def describe_run(run_path: str | Path) -> DemoRun:
-    """The run's task, labels and example rows, from its config and its recorded held-out split.
-
-    Labels when the held-out answers are a few labels (the rule the Settings page uses, ``guess_task``),
-    else a chat. A run that kept no held-out rows is judged by its training rows and gets no examples.
-    """
-    from ..autoconfig import guess_task
-    from ..config.run_config import RunConfig
-    from ..data.dataset import load_rows
-    from ..evaluation.evaluate import validation_rows
-    from ..evaluation.metrics import label_set
-    from ..runs.run_dir import RunDir
-    run = RunDir(run_path)
-    cfg = RunConfig.load(run.config)
-    try:
-        held_out = validation_rows(run.path)
-        rows: list[dict[str, Any]] = list(held_out)
-    except StudioError:
-        held_out = []
-        try:
-            rows = load_rows(cfg.dataset, cfg.dataset_dir)[:200]
-        except (StudioError, OSError):
-            rows = []
-    labels: list[str] = []
-    if rows and guess_task(rows) == "sentiment":
-        try:
-            labels = label_set([str(r.get("output", "")) for r in rows])
-        except StudioError:
-            labels = []
-    task: Literal["labels", "chat"] = "labels" if labels else "chat"
-    model = Path(str(cfg.model_name_or_path)).name  # a local base's folder name, not the server's path to it
-    like = {k: str(rows[0].get(k, "")) for k in ("instruction", "input")} if rows else None
-    return DemoRun(str(run.path), run.path.name, task, model, cfg.finetuning_type, str(cfg.template), labels,
-                   pick_examples(held_out, labels) if labels else [], like)
-
-
-def pick_examples(rows: list[dict[str, str]], labels: list[str], k: int = EXAMPLES) -> list[dict[str, str]]:
-    """Up to ``k`` held-out rows, taking the labels in turn, so every label has an example."""
-    from ..evaluation.metrics import normalize
-    by_label: dict[str, list[dict[str, str]]] = {normalize(lab): [] for lab in labels}
-    for r in rows:
-        if (r.get("input") or r.get("instruction")) and normalize(r.get("output", "")) in by_label:
-            by_label[normalize(r.get("output", ""))].append(r)
-    picked: list[dict[str, str]] = []
-    while len(picked) < k and any(by_label.values()):
-        for group in by_label.values():
-            if group and len(picked) < k:
-                picked.append(group.pop(0))
-    return picked
 
 
 # ------------------------------------------------------------------ handlers (module level: tests call them)
@@ -230,3 +172,38 @@ def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
     stop.click(stop_handler, None, None, api_name="stop_chat", queue=False)
     clear.click(lambda: [], None, chatbot, api_name="clear_chat")
     return chatbot
+
+
+# ------------------------------------------------------------------ the verb
+def main(args: argparse.Namespace) -> int:
+    """Check, load the model, serve until interrupted.
+
+    Raises:
+        StudioError: see ``server_flags.check_demo_flags``; a model that cannot be loaded.
+    """
+    started = time.perf_counter()
+    run, auth = check_demo_flags(args)
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # as the studio does (app.py): X-Forwarded-For is believed only from a proxy named by --trusted-proxy
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(args.trusted_proxy or []) or "no-proxy-trusted"
+    # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
+    from ..app.addresses import urls
+    from .app import launch_kwargs
+    from .i18n import make_i18n
+    print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
+    info = describe_run(run.path)  # type: ignore[attr-defined]
+    inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)
+    from ..feedback.store import FeedbackStore
+    store = FeedbackStore.in_workspace(Path(args.workspace).expanduser().resolve())
+    app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth), store=store)
+    app.studio_forced_lang = args.lang  # type: ignore[attr-defined]
+    app.queue(default_concurrency_limit=4)
+    app.launch(**launch_kwargs(args, make_i18n(), auth), prevent_thread_lock=True)
+    port = getattr(app, "server_port", None) or args.port
+    print(f"Demo of '{info.name}' ({info.task}) ready in {time.perf_counter() - started:.1f} s. Open it at:\n"
+          + "\n".join(f"  {u}" for u in urls(args.host, port)), flush=True)
+    if not auth and is_loopback(args.host):
+        print("No login: only people on this machine can open it (use --host 0.0.0.0 --auth-file FILE to share it).",
+              file=sys.stderr, flush=True)
+    app.block_thread()
+    return 0

@@ -205,10 +205,11 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
 
     Nothing is copied to make them: a folder downloads as a zip written while it is sent, a GGUF
     export also as its ``model.gguf`` itself; the links name server-side tokens bound to this login
-    session (``export_download.py``). An empty string when the folder is not a finished export inside exports/.
+    session (studio/app/downloads.py). An empty string when the folder is not a finished export inside exports/.
     """
     import html
-    from .export_download import DOWNLOADS, folder_files, link
+    from ..app.downloads import DOWNLOADS, folder_files
+    from .export_download import link
     reg = downloads if downloads is not None else DOWNLOADS
     if progress is not None:
         progress(0.0, desc=msg("ev.download_making", lang))
@@ -334,7 +335,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground")
 
     with gr.Accordion(T("ev.chat"), open=False):
-        # no floating label, and the toolbar gets its own strip (studio/ui/styles.py)
+        # no floating label, and the toolbar gets its own strip (studio/ui/app.py, CSS)
         chatbot = gr.Chatbot(height=360, label=T("ev.chat"), show_label=False, elem_id="ev-chat",
                              buttons=["copy", "copy_all"])
         with gr.Row(equal_height=True):
@@ -388,7 +389,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_file = HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
     def links_for(folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
-        from .export_download import owner_of
+        from ..app.downloads import owner_of
         return export_links(folder, exports_dir, owner_of(request), lang, progress=progress)
 
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"

@@ -158,7 +158,7 @@ def _as_label(runs_root: Any, name: str, typed: str) -> str:
     from ..autoconfig import guess_task
     from ..evaluation.evaluate import validation_rows
     from ..evaluation.metrics import label_set, normalize
-    try:  # the rule the demo page uses (ui/demo.py describe_run): a few labels among the held-out answers
+    try:  # the rule the demo page uses (app/demo_run.py describe_run): a few labels among the held-out answers
         rows = list(validation_rows(Path(runs_root) / name))
         labels = label_set([str(r.get("output", "")) for r in rows]) if rows and guess_task(rows) == "sentiment" \
             else []

@@ -1,4 +1,5 @@
-"""The login guard in front of Gradio's routes: failed-login backoff and nothing for anonymous callers.
+"""The login guard in front of Gradio's routes: failed-login backoff (studio/app/login_backoff.py) and nothing for
+anonymous callers.
 
 Why our own middleware: Gradio 6 checks the password on ``POST /login`` with no limit on attempts,
 and with a login set it still embeds the full API description (every endpoint and its parameters)
@@ -25,16 +26,13 @@ import json
 import os
 import re
 from collections import OrderedDict
-import threading
 import time
 from http.cookies import SimpleCookie
 from typing import Any, Callable
 
+from ..app.login_backoff import LoginBackoff
 from ..app.upload_quota import KEEP_S, UploadPolicy, remove, sweep
 
-LOCK_AFTER = 5         # failed logins from one client before it must wait
-FIRST_LOCK_S = 30      # the first wait; each further failure doubles it
-MAX_LOCK_S = 15 * 60
 # what an anonymous caller may reach under /gradio_api: the login page's own checks, nothing else
 ANON_ALLOWED = ("/gradio_api/login_check", "/gradio_api/app_id", "/gradio_api/startup-events")
 _API_INFO = re.compile(rb"window\.gradio_api_info = .*?;</script>", re.S)
@@ -44,33 +42,6 @@ FILE_ROUTES = ("/gradio_api/file=", "/file=", "/gradio_api/file/")
 EVENT_ROUTES = ("/gradio_api/queue/join", "/gradio_api/run/", "/gradio_api/api/", "/gradio_api/call/")
 MAX_EVENT_BODY = 64 * 2**20  # an event payload larger than this is refused before it is parsed
 MAX_OWNED = 20_000     # remembered uploads (oldest forgotten first); each is one path and one token
-
-
-class LoginBackoff:
-    """Failed logins per client; after LOCK_AFTER failures the client waits, longer each time."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic):
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._fails: dict[str, tuple[int, float]] = {}  # client -> (failures, locked until)
-
-    def wait_s(self, client: str) -> int:
-        with self._lock:
-            _, until = self._fails.get(client, (0, 0.0))
-        return max(0, int(until - self.clock() + 0.999))
-
-    def failed(self, client: str) -> None:
-        with self._lock:
-            n, _ = self._fails.get(client, (0, 0.0))
-            n += 1
-            until = 0.0
-            if n >= LOCK_AFTER:
-                until = self.clock() + min(MAX_LOCK_S, FIRST_LOCK_S * 2 ** (n - LOCK_AFTER))
-            self._fails[client] = (n, until)
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            self._fails.pop(client, None)
 
 
 class AuthGuard:

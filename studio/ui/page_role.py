@@ -4,7 +4,7 @@ handler is switched off there.
 The server refuses those handlers to viewers anyway (guard.py); this is the page telling the truth about it. The
 controls are found from the built page itself (every trigger of a handler marked ``owner_only``), so a button
 wired tomorrow is covered without a list to keep: each gets the class OWNER_CLASS, and a viewer's page carries
-VIEWER_CLASS on <body>, which styles.py turns into a control that cannot be pressed.
+VIEWER_CLASS on <body>, which app.py's CSS turns into a control that cannot be pressed.
 """
 from __future__ import annotations
 

@@ -16,11 +16,10 @@ import gradio as gr
 from .text import Markdown
 
 from ..app.roles import owner_only
-from ..config.run_config import RunConfig, load_yaml_dict
+from ..config.run_config import RunConfig
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
-from ..workspace import studio_command
 from ..words.error_words import page_message
 from . import forms
 from ..app import gguf_upload, model_download
@@ -29,6 +28,7 @@ from ..app.context import AppContext
 from .i18n import MESSAGES, msg
 from .session_lang import session_lang
 from ..app.paths import estimate_paths, resolve_run_paths
+from ..app.form_values import command_line, load_settings, save_settings
 from ..app.uploads import check_data_upload
 from ..app.model_list import model_choices
 from ..app.run_estimate import time_line
@@ -234,41 +234,6 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     panel, no_fit = fit_panel(confined, gpu_mem, ctx.lang, target_ram(ctx, ram))
     timing = time_line(ctx, confined)  # how long on this machine (the confined model folder only)
     return (f"{panel}\n\n{timing}" if timing else panel), check_markdown(cfg, ctx, no_fit)
-
-
-def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
-    """A preset/YAML onto the form: keys the file does not set keep their defaults, except the
-    dataset, which stays what the user converted (a recipe has no data of its own).
-
-    Raises:
-        StudioError: unreadable YAML, unknown keys or wrong types.
-    """
-    data = load_yaml_dict(path)
-    cfg = RunConfig.from_dict(data, source=Path(path).name)
-    if "dataset" not in data:
-        keep = dict(zip(forms.FIELD_NAMES, current))
-        cfg = cfg.replace(dataset=keep.get("dataset") or "", dataset_dir=keep.get("dataset_dir") or "data")
-    return forms.config_to_values(cfg)
-
-
-def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") -> Path:
-    """Write the form as RunConfig YAML into workspace/configs (the file the CLI takes)."""
-    cfg = forms.values_to_config(values)
-    path = ctx.workspace / "configs" / f"{name}.yaml"
-    cfg.save(path)
-    return path
-
-
-def command_line(ctx: AppContext, values: list[Any]) -> str:
-    """The `python -m studio train` line (torchrun line when nproc > 1) for the saved settings."""
-    from ..engine.launch import torchrun_command
-    cfg = forms.values_to_config(values)
-    path = save_settings(ctx, values)
-    single = studio_command(["-m", "studio", "train", str(path)])
-    if cfg.nproc > 1:
-        multi = studio_command(torchrun_command(str(path), [], cfg.nproc, None)[1:])
-        return f"# {cfg.nproc} processes (what `{single}` launches):\n{multi}"
-    return single
 
 
 def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:

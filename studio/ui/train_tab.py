@@ -25,10 +25,7 @@ from .i18n import headers, msg
 from ..words.notice_words import notice_text
 from .session_lang import session_lang
 from ..words.state_words import state_problems_markdown
-from ..workspace import confine
-from ..app.paths import confine_config, resolve_run_paths
-from ..config.run_config import RunConfig
-from ..runs.run_dir import RunDir
+from ..app.paths import resolve_run_paths, resume_run
 from ..app.settings import plain
 from ..runs import queue as run_queue
 from ..errors import StudioError
@@ -298,20 +295,6 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     else:
         gr.Info(msg("started", ctx.lang, name=Path(snap["run"]).name))
     return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
-
-
-def resume_run(ctx: AppContext, path: str | None) -> Any:
-    """Resume a stopped run from the page: the run lives in the runs folder, and the paths its saved config names
-    are confined as a Start's are (a config.yaml written by hand or by the CLI may name any folder).
-
-    Raises:
-        StudioError: a run outside the runs folder, a path of its config outside its root, or nothing to resume.
-    """
-    target = confine(path, [ctx.runs_root]) if path else None
-    run = RunDir(target) if target else ctx.runner.current
-    if run is not None and run.config.is_file():
-        confine_config(RunConfig.load(run.config), ctx)
-    return ctx.runner.resume(target)
 
 
 def start_line(model: str | None, data: str | None, method: str | None, lang: str) -> str:

@@ -173,7 +173,7 @@ def test_resume_from_the_page_confines_the_runs_saved_paths(area: dict[str, Any]
     """A run folder whose config.yaml (written by hand or by the CLI) names data outside: the page's Resume refuses
     it as a Start would, and never a run outside the runs folder."""
     from studio.runs.run_dir import RunDir
-    from studio.ui.train_tab import resume_run
+    from studio.app.paths import resume_run
     ctx = area["ctx"]
     run = RunDir(ctx.runs_root / "handmade").ensure()
     RunConfig(dataset=str(area["outside"] / "d.jsonl"), output_dir=str(run.path)).save(run.config)

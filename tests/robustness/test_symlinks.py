@@ -127,7 +127,7 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from studio.evaluation.quantize import quantize_export
     from studio.models.loading import load_for_inference
     from studio.runs.manage import delete_runs, rename_run
-    from studio.ui.export_download import stream_zip
+    from studio.app.downloads import stream_zip
     ctx = area["ctx"]
     runs, exports = ctx.runs_root, ctx.workspace / "exports"
 

@@ -64,7 +64,7 @@ def _child_eval(base: str, runs: list[str], data: str) -> None:
     """Each run's accuracy on ``data``, scored as the demo page scores: the labels and prompt shape of the labels
     run ``base`` (an improving run continues its task; a DPO run keeps no label rows of its own to read them from)."""
     from studio.evaluation import inference
-    from studio.ui.demo import describe_run
+    from studio.app.demo_run import describe_run
     info = describe_run(base)
     rows = [json.loads(ln) for ln in Path(data).read_text(encoding="utf-8").splitlines() if ln.strip()]
     out = {}
@@ -295,9 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         raise RuntimeError(f"no pairs or no corrections to improve from: {made}")
 
     # 5. improve twice from the same feedback
-    dpo_cfg = improvement_config(run_path, made, ws / "data", ws / "runs" / "improved-dpo", seed=a.seed)
+    dpo_cfg = improvement_config(run_path, made, ws / "data", ws / "runs" / "improved-dpo", seed=a.seed,
+                                 method="dpo")
     sft_cfg = improvement_config(run_path, {k: v for k, v in made.items() if k != "ranking"}, ws / "data",
-                                 ws / "runs" / "improved-sft", seed=a.seed)
+                                 ws / "runs" / "improved-sft", seed=a.seed, method="sft")
     assert (dpo_cfg.stage, sft_cfg.stage) == ("dpo", "sft"), (dpo_cfg.stage, sft_cfg.stage)
     for cfg in (sft_cfg, dpo_cfg):
         record_lineage(cfg)

@@ -180,7 +180,8 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
                 (ws / "data" / registered["bob_fixes"]["file_name"]).read_text(encoding="utf-8").splitlines()]
         assert sorted(r["output"] for r in made) == sorted(f["output"] for f in fixes)
 
-        # 4. Train tab: Improve this run, then the before / after
+        # 4. Train tab: Improve this run, then the before / after. (Improve builds its own old-improved_feedback
+        # datasets from the same accepted rows: it does not train on "bob_fixes", the dataset Make dataset wrote.)
         pg.get_by_role("tab", name="3. Train").click()
         pg.get_by_text("Improve this run with its feedback").click()
         expect(pg.locator("#improve-plan")).to_contain_text(f"{N_FIX} correction(s)")

@@ -114,7 +114,7 @@ def test_the_studio_has_the_feedback_tab_and_its_owner_actions_are_marked(tmp_pa
     from studio.ui.app import build_app
     app = build_app(AppContext.create(tmp_path / "ws"))
     named = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
-    owner = {"review_accept", "review_drop", "review_edit", "feedback_make_dataset", "feedback_export_csv",
+    owner = {"review_accept", "review_accept_new", "review_drop", "review_edit", "feedback_make_dataset", "feedback_export_csv",
              "feedback_export_jsonl"}
     assert owner <= set(named) and all(is_owner_only(named[n]) for n in owner)
     assert not is_owner_only(named["feedback_runs"])
@@ -141,3 +141,24 @@ def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
         fns["playground_feedback_up"]("/etc", "a", "b", "c", _req("carol"))
     with pytest.raises(gr.Error, match="not one of this run's labels"):  # a labels run takes its labels only
         fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", "meh", _req("carol"))
+
+
+def test_accept_all_new_accepts_only_the_picked_runs_new_rows_that_match_the_filters(tmp_path: Path) -> None:
+    """One click for the common case (every new correction of a run is right): new rows of the picked run that
+    match the filters become accepted; dropped rows, other runs and rows filtered out are left as they were."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.feedback_tab import on_accept_new
+    ctx = AppContext.create(tmp_path / "ws")
+    store = FeedbackStore.in_workspace(ctx.workspace)
+    a = store.add(run="r1", login="ann", input="late", answer="neutral", verdict="down", correction="negative")
+    b = store.add(run="r1", login="bob", input="fine", answer="positive", verdict="up")
+    c = store.add(run="r1", login="ann", input="meh", answer="positive", verdict="down", correction="neutral")
+    d = store.add(run="r2", login="ann", input="ok", answer="negative", verdict="down", correction="positive")
+    store.review(c, reviewer="owner", status="dropped")
+    assert "1 row" in on_accept_new(ctx, "r1", "", "ann", "")  # the login filter leaves bob's row new
+    assert {r.id: r.status for r in store.list()} == {a: "accepted", b: "new", c: "dropped", d: "new"}
+    assert "1 row" in on_accept_new(ctx, "r1", "", "", "")
+    assert store.list(run="r1", status="new") == [] and store.list(run="r2")[0].status == "new"
+    with pytest.raises(gr.Error):
+        on_accept_new(ctx, "../../etc", "", "", "")  # a run is named only as the database lists it

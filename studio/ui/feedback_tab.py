@@ -78,6 +78,19 @@ def on_review(ctx: AppContext, ids: Any, status: str) -> str:
 
 
 @ui_errors
+def on_accept_new(ctx: AppContext, run: Any, status: Any, login: Any, label: Any) -> str:
+    """Accept every new row of the picked run that the filters show (the common case: the corrections are right)."""
+    name = _run(ctx, run)
+    pick = {k: v.strip()[:200] if isinstance(v, str) and v.strip() else None for k, v in
+            (("login", login), ("label", label))}
+    store = _store(ctx)
+    found = [r.id for r in store.list(run=name, status="new", **pick)] if status in (None, "", "new") else []
+    for fid in found:
+        store.review(fid, reviewer=ctx.user, status="accepted")
+    return msg("fb.reviewed", ctx.lang, n=len(found), status="accepted")
+
+
+@ui_errors
 def on_edit(ctx: AppContext, ids: Any, text: Any) -> str:
     (fid, *rest) = _ids(ids)
     if rest:
@@ -124,6 +137,7 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         ids = gr.Textbox(label=T("fb.ids"), max_lines=1, max_length=2000, elem_id="fb-ids", scale=2)
         accept = gr.Button(T("fb.accept"), size="sm", elem_id="fb-accept")
         drop = gr.Button(T("fb.drop"), size="sm", variant="stop", elem_id="fb-drop")
+        accept_new = gr.Button(T("fb.accept_new"), size="sm", elem_id="fb-accept-new")
     with gr.Row():
         edit_text = gr.Textbox(label=T("fb.edit_text"), max_lines=3, elem_id="fb-edit-text", scale=3)
         edit = gr.Button(T("fb.edit"), size="sm", elem_id="fb-edit")
@@ -133,7 +147,7 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         make = gr.Button(T("fb.make"), variant="primary", size="sm", elem_id="fb-make")
         csv_btn = gr.Button(T("fb.export_csv"), size="sm", elem_id="fb-export-csv")
         jsonl_btn = gr.Button(T("fb.export_jsonl"), size="sm", elem_id="fb-export-jsonl")
-    info = gr.Textbox(show_label=False, interactive=False, elem_id="fb-info")
+    info = gr.Textbox(label=T("fb.result"), interactive=False, elem_id="fb-info")
     file = gr.File(label=T("fb.file"), interactive=False, elem_id="fb-file")
 
     def refresh(current: Any) -> Any:
@@ -155,6 +169,9 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def accept_fn(i: Any) -> str:
         return on_review(ctx, i, "accepted")
 
+    def accept_new_fn(r: Any, s: Any, lg: Any, lb: Any) -> str:
+        return on_accept_new(ctx, r, s, lg, lb)
+
     def drop_fn(i: Any) -> str:
         return on_review(ctx, i, "dropped")
 
@@ -172,6 +189,8 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     accept.click(owner_only(accept_fn), ids, info, api_name="review_accept").success(shown, filters, outs,
                                                                                      api_visibility="private")
+    accept_new.click(owner_only(accept_new_fn), filters, info, api_name="review_accept_new").success(
+        shown, filters, outs, api_visibility="private")
     drop.click(owner_only(drop_fn), ids, info, api_name="review_drop").success(shown, filters, outs,
                                                                                api_visibility="private")
     edit.click(owner_only(edit_fn), [ids, edit_text], info, api_name="review_edit").success(

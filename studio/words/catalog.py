@@ -830,6 +830,8 @@ UI.update({  # feedback on answers (studio/ui/feedback_panel.py) and the owners'
     "fb.ids": ("Row ids (comma-separated)", "行号（逗号分隔）"),
     "fb.accept": ("Accept", "接受"),
     "fb.drop": ("Drop", "丢弃"),
+    "fb.accept_new": ("Accept every new row shown", "接受列表中所有新的行"),
+    "fb.result": ("Result", "结果"),
     "fb.edit_text": ("Edited correction", "修改后的更正"),
     "fb.edit": ("Save the edit", "保存修改"),
     "fb.dataset_name": ("Dataset name", "数据集名称"),

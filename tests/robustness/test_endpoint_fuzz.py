@@ -36,8 +36,8 @@ GROUP = "security"
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
 OWNER_ACTIONS = {"start", "abort", "resume", "clear_queue", "export_run", "upload_gguf", "convert", "rename_run",
                  "start_demo", "stop_demo", "deploy_report", "download_model",
-                 "delete_runs", "review_accept", "review_drop", "review_edit", "feedback_make_dataset",
-                 "feedback_export_csv", "feedback_export_jsonl"}
+                 "delete_runs", "improve", "review_accept", "review_accept_new", "review_drop", "review_edit",
+                 "feedback_make_dataset", "feedback_export_csv", "feedback_export_jsonl"}
 CANARY = f"CANARY-{uuid.uuid4().hex}"
 SECRET_ROW = f"SECRET-ROW-{uuid.uuid4().hex}"
 TIMEOUT_S = 60

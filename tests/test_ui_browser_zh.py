@@ -69,6 +69,10 @@ def test_every_tab_reads_chinese(tmp_path: Any, flags: tuple[str, ...]) -> None:
             for tab in ("1. 数据", "2. 设置", "3. 训练", "4. 评估", "5. 历次运行"):
                 pg.get_by_role("tab", name=tab).click()
                 pg.wait_for_timeout(1500)
+                # Gradio's own status line ("processing | 2.1s", not translatable) shows while an event of the tab
+                # runs; on a loaded machine the tab's first events outlast the pause: read the settled page
+                pg.wait_for_function("() => ![...document.querySelectorAll('[role=tabpanel]')].some("
+                                     "p => p.offsetParent && /processing \\|/.test(p.innerText))", timeout=60_000)
                 panel = pg.locator("[role=tabpanel]:visible").first
                 # the user's own data (preview and statistics tables) may be English; the page may not
                 text = panel.evaluate(

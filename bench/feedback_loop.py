@@ -28,6 +28,7 @@ are reported, and the DPO / SFT peak RSS ratio (issue goal: <= 1.3). Writes OUT/
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
@@ -218,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(text)
 
     started, load0 = time.time(), os.getloadavg()
-    say(f"feedback loop bench ({'quick' if a.quick else 'full'}), started {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC")
+    say(f"feedback loop bench ({'quick' if a.quick else 'full'}), started "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC")
     say(f"command: python bench/feedback_loop.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     say(f"load average at start: {' '.join(f'{x:.2f}' for x in load0)}")
 
@@ -226,7 +228,6 @@ def main(argv: list[str] | None = None) -> int:
     sets = review_sets(sizes, a.seed)
     csv_path = out / "train.csv"
     with open(csv_path, "w", encoding="utf-8", newline="") as fh:
-        import csv
         w = csv.DictWriter(fh, fieldnames=["text", "label"])
         w.writeheader()
         w.writerows(sets["train"])

@@ -9,10 +9,10 @@ of two methods:
 * ``dpo``: DPO on (correction, the model's answer) pairs, its reference being the old adapter.
 
 ``auto`` (the default everywhere) picks SFT with replay for a labels run and DPO for an instruction / chat run
-that has preference pairs (SFT when it has none). Why: on a labels run (Gemma-3-270M, reviews) the bench measured
-SFT on corrections + replay at 0.853 held-out accuracy and DPO on the same feedback at 0.507, with DPO using twice
-the memory (it holds a reference model's activations too). A label is one token or two: a pair teaches little a
+that has preference pairs (SFT when it has none). Why: a label is one token or two: a pair teaches little a
 correction does not, while free text has many right answers, where "this one, not that one" is the clearer signal.
+DPO also runs the chosen and the rejected answer of each pair and a reference pass, so it costs more per row.
+bench/feedback_loop.py measures both methods on the same feedback (docs/BENCHMARKS.md, "Feedback loop").
 
 The new run folder records where it came from (RunDir.lineage, improved_from.json).
 """

@@ -12,7 +12,7 @@ of two methods:
 that has preference pairs (SFT when it has none). Why: a label is one token or two: a pair teaches little a
 correction does not, while free text has many right answers, where "this one, not that one" is the clearer signal.
 DPO also runs the chosen and the rejected answer of each pair and a reference pass, so it costs more per row.
-bench/feedback_loop.py measures both methods on the same feedback (docs/BENCHMARKS.md, "Feedback loop").
+bench/feedback_loop.py measures both methods on the same feedback (docs/BENCHMARKS.md, "Improving a run from feedback").
 
 The new run folder records where it came from (RunDir.lineage, improved_from.json).
 """

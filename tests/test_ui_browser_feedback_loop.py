@@ -13,15 +13,10 @@ before / after appears on the page.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
@@ -31,44 +26,8 @@ try:
 except ImportError:  # tests/ as a package
     from tests.conftest import make_review_rows, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
 N_FIX = 4  # reviews bob corrects
-
-
-class DemoServer:
-    """``python -m studio demo RUN`` as a child process on a free port (the verb a teammate is given)."""
-
-    def __init__(self, workspace: Path, run: str, *flags: str):
-        from ui_server import free_port
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log = workspace.parent / f"demo-{self.port}.log"
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "*"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "studio", "demo", run, "--workspace", str(workspace),
-                                      "--port", str(self.port), *flags], cwd=str(ROOT), env=env,
-                                     stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait_ready(self, timeout: float = 120) -> "DemoServer":
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"demo exited with {self.proc.returncode}: {self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(self.url, timeout=2).status_code in (200, 401):
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"demo did not start in {timeout}s: {self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
 
 
 @pytest.fixture()
@@ -122,7 +81,7 @@ def _login(browser: Any, url: str, who: tuple[str, str]) -> Any:
 def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dict[str, Any], browser: Any) -> None:
     from playwright.sync_api import expect
     from studio.feedback.store import FeedbackStore
-    from ui_server import Server
+    from ui_server import DemoServer, Server
     ws, fixes = finished["ws"], finished["fixes"]
     store = FeedbackStore.in_workspace(ws)
     assert store.list(run="old") == []

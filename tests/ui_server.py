@@ -1,4 +1,4 @@
-"""Start launch.py as a real server on a free port (used by the UI, security and browser tests)."""
+"""Start launch.py (or the demo verb) as a real server on a free port (used by the UI, security and browser tests)."""
 from __future__ import annotations
 
 import os
@@ -23,6 +23,10 @@ def free_port() -> int:
 class Server:
     """A launch.py child process; ``url`` once it serves; ``stop()`` ends it (and its runs)."""
 
+    def command(self) -> list[str]:
+        """What the child runs before ``--port`` and ``--workspace``."""
+        return [str(ROOT / "launch.py")]
+
     def __init__(self, workspace: Path, *flags: str, port: int | None = None,
                  audit: dict[str, list[Path]] | None = None):
         """``audit``: run the server (and the training runs it starts) under the file-event audit hook
@@ -40,7 +44,7 @@ class Server:
             env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(AUDIT_HOOK)]), STUDIO_AUDIT_LOG=str(self.audit_dir),
                        STUDIO_AUDIT_ALLOW=os.pathsep.join(str(p) for p in audit.get("allow", [])),
                        STUDIO_AUDIT_CANARY=os.pathsep.join(str(p) for p in audit.get("canary", [])))
-        self.proc = subprocess.Popen([sys.executable, str(ROOT / "launch.py"), "--port", str(self.port),
+        self.proc = subprocess.Popen([sys.executable, *self.command(), "--port", str(self.port),
                                       "--workspace", str(self.workspace), *flags], cwd=str(ROOT), env=env,
                                      stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -76,3 +80,14 @@ class Server:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+class DemoServer(Server):
+    """``python -m studio demo RUN`` (the verb a teammate is given) as a child process on a free port."""
+
+    def __init__(self, workspace: Path, run: str, *flags: str, **kwargs: object):
+        self.run = run
+        super().__init__(workspace, *flags, **kwargs)  # type: ignore[arg-type]
+
+    def command(self) -> list[str]:
+        return ["-m", "studio", "demo", self.run]

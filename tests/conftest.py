@@ -40,6 +40,20 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def train_tiny_labels_run(ws: Path, model_dir: Path, name: str = "old") -> Path:
+    """ws/runs/NAME: a finished LoRA labels run of the tiny model on 40 reviews (4 steps; 20% held out), the run a
+    feedback or Improve test starts from."""
+    from studio.config.run_config import RunConfig
+    from studio.engine import run_training
+    (ws / "runs").mkdir(parents=True, exist_ok=True)
+    data = write_jsonl(ws / "train.jsonl", make_review_rows(40, seed=2))
+    cfg = RunConfig(model_name_or_path=str(model_dir), dataset=str(data), output_dir=str(ws / "runs" / name),
+                    finetuning_type="lora", max_steps=4, per_device_train_batch_size=4, logging_steps=1,
+                    plot_loss=False, cutoff_len=64, val_size=0.2, gradient_checkpointing=False)
+    assert run_training(cfg)["state"] == "finished"
+    return Path(cfg.output_dir)
+
+
 @pytest.fixture(scope="session")
 def sample_reviews_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_jsonl(tmp_path_factory.mktemp("data") / "reviews.jsonl", make_review_rows(240))

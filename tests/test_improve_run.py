@@ -13,21 +13,16 @@ from studio.feedback.store import FeedbackStore
 from studio.runs.run_dir import RunDir
 
 try:
-    from conftest import make_review_rows, write_jsonl
+    from conftest import make_review_rows, train_tiny_labels_run
 except ImportError:  # tests/ as a package
-    from tests.conftest import make_review_rows, write_jsonl
+    from tests.conftest import make_review_rows, train_tiny_labels_run
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
     """runs/old trained on 40 reviews, with 6 accepted corrections of answers it gave (and one row left new)."""
-    from studio.engine import run_training
     ws = tmp_path_factory.mktemp("ws")
-    data = write_jsonl(ws / "train.jsonl", make_review_rows(40, seed=2))
-    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(ws / "runs" / "old"),
-                    finetuning_type="lora", max_steps=4, per_device_train_batch_size=4, logging_steps=1,
-                    plot_loss=False, cutoff_len=64, val_size=0.2, gradient_checkpointing=False)
-    assert run_training(cfg)["state"] == "finished"
+    train_tiny_labels_run(ws, tiny_model_dir)
     store = FeedbackStore.in_workspace(ws)
     for i, r in enumerate(make_review_rows(7, seed=9)):
         wrong = "negative" if r["output"] == "positive" else "positive"

@@ -22,9 +22,9 @@ import pytest
 from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
-    from conftest import make_review_rows, write_jsonl
+    from conftest import make_review_rows, train_tiny_labels_run
 except ImportError:  # tests/ as a package
-    from tests.conftest import make_review_rows, write_jsonl
+    from tests.conftest import make_review_rows, train_tiny_labels_run
 
 OWNER, VIEWER = ("alice", "owner-pw"), ("bob", "viewer-pw")
 N_FIX = 4  # reviews bob corrects
@@ -34,16 +34,10 @@ N_FIX = 4  # reviews bob corrects
 def finished(tmp_path: Path, tiny_model_dir: Path) -> dict[str, Any]:
     """A finished tiny LoRA labels run "old", its login file, and N_FIX reviews it labels wrongly."""
     from studio.app.demo_run import describe_run
-    from studio.config.run_config import RunConfig
-    from studio.engine import run_training
     from studio.evaluation import inference
     ws = tmp_path / "ws"
     (ws / "runs").mkdir(parents=True)
-    data = write_jsonl(ws / "train.jsonl", make_review_rows(40, seed=2))
-    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(ws / "runs" / "old"),
-                    finetuning_type="lora", max_steps=4, per_device_train_batch_size=4, logging_steps=1,
-                    plot_loss=False, cutoff_len=64, val_size=0.2, gradient_checkpointing=False)
-    assert run_training(cfg)["state"] == "finished"
+    train_tiny_labels_run(ws, tiny_model_dir)
     info = describe_run(ws / "runs" / "old")
     assert info.task == "labels", info
     # reviews the run answers wrongly (the demo computes the same answer on its server): each "right answer" is a

@@ -11,24 +11,18 @@ import pytest
 from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
-    from conftest import make_review_rows, write_jsonl
+    from conftest import make_review_rows, train_tiny_labels_run
 except ImportError:  # tests/ as a package
-    from tests.conftest import make_review_rows, write_jsonl
+    from tests.conftest import make_review_rows, train_tiny_labels_run
 
 
 @pytest.fixture()
 def studio(tmp_path: Path, tiny_model_dir: Path) -> Iterator[Any]:
-    from studio.config.run_config import RunConfig
-    from studio.engine import run_training
     from studio.feedback.store import FeedbackStore
     from ui_server import Server
     ws = tmp_path / "ws"
     (ws / "runs").mkdir(parents=True)
-    data = write_jsonl(ws / "train.jsonl", make_review_rows(40, seed=2))
-    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(ws / "runs" / "old"),
-                    finetuning_type="lora", max_steps=4, per_device_train_batch_size=4, logging_steps=1,
-                    plot_loss=False, cutoff_len=64, val_size=0.2, gradient_checkpointing=False)
-    assert run_training(cfg)["state"] == "finished"
+    train_tiny_labels_run(ws, tiny_model_dir)
     store = FeedbackStore.in_workspace(ws)
     for i, r in enumerate(make_review_rows(6, seed=9)):
         wrong = "negative" if r["output"] == "positive" else "positive"

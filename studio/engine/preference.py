@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..config.run_config import RunConfig
 from ..data.preference import encode_preference
+from ..memory.terms import preference_micro_batch
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
 from .arguments import training_arguments
@@ -37,8 +38,13 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
     # gradient checkpointing: the studio turns it on on the model itself (engine/run.py) as for SFT; TRL's config
     # defaults it on and would enable it a second time. Sampling: TRL's datasets carry no input_ids to group by
     # length. max_length: rows arrive cut to cutoff_len by the studio's own rule (studio/data/preference.py)
+    # Rows per forward: a DPO row is two sequences, so the micro-batch is halved and accumulation doubled where the
+    # batch divides (memory/terms.preference_micro_batch says why; the estimator plans with the same rule)
+    micro, accumulation = preference_micro_batch(cfg.stage, cfg.per_device_train_batch_size,
+                                                 cfg.gradient_accumulation_steps)
     common = dict(gradient_checkpointing=False, max_length=None, beta=cfg.pref_beta, precompute_ref_log_probs=False,
-                  train_sampling_strategy="random")
+                  train_sampling_strategy="random", per_device_train_batch_size=micro,
+                  gradient_accumulation_steps=accumulation)
     if cfg.stage == "dpo":
         from trl import DPOConfig
         losses, weights = [cfg.pref_loss], [1.0]

@@ -156,10 +156,11 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
     """
     pref = terms.PREFERENCE_SEQUENCES.get(stage, 1)
-    s = _setup(method, quant_bits, deepspeed, seq_len, batch * pref, grad_ckpt, optim, chunked_loss and stage == "sft",
+    rows, _ = terms.preference_micro_batch(stage, batch, 1)   # the rows per forward the engine will run
+    s = _setup(method, quant_bits, deepspeed, seq_len, rows * pref, grad_ckpt, optim, chunked_loss and stage == "sft",
                precision, lora_rank, lora_target, freeze_layers, layerwise_offload, device, double_quant,
                offload_activations)
-    reference = terms.reference_forward(card, s, stage, seq_len * batch)
+    reference = terms.reference_forward(card, s, stage, seq_len * rows)
     plan = dict(stage=stage, method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
                 seq_len=seq_len, batch=batch, grad_ckpt=s.grad_ckpt, optim=short_optimizer(optim),
                 precision=s.precision, lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,

@@ -242,6 +242,21 @@ PREFERENCE_SEQUENCES = {"sft": 1, "dpo": 2, "kto": 1}
 REFERENCE_SEQUENCES = {"sft": 0, "dpo": 2, "kto": 3}
 
 
+def preference_micro_batch(stage: str, batch: int, accumulation: int) -> tuple[int, int]:
+    """(rows per forward, accumulation steps) a run of ``stage`` trains with, for the page's Batch size and
+    Gradient accumulation.
+
+    A DPO row is PREFERENCE_SEQUENCES (2) sequences in one forward, so at the page's batch a DPO step would hold
+    twice the activations of the SFT step of the same plan (measured: its peak RSS >= 1.8x SFT's at batch 8, the
+    feedback-loop bench). Where the batch divides, the engine runs batch / 2 rows per forward and accumulates twice
+    as many: the same sequences per forward as SFT and the same rows per optimizer step, so the loss and the
+    schedule are those the user asked for. An odd batch is kept (halving it would change the effective batch)."""
+    per_row = PREFERENCE_SEQUENCES.get(stage, 1)
+    if per_row > 1 and batch % per_row == 0:
+        return batch // per_row, accumulation * per_row
+    return batch, accumulation
+
+
 def reference_forward(card: ArchCard, s: Setup, stage: str, tokens_per_row: int) -> float:
     """Bytes of the reference model's forward (stage dpo / kto). The reference is the same weights with the adapter
     switched off (studio/engine/preference.py), so it adds no weights; its forward runs without gradients before the

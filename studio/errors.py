@@ -45,6 +45,19 @@ class StudioError(Exception):
         exc.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
         return exc
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StudioError:
+        """The error back from ``to_dict()`` (as a run's status.json keeps it: the engine writes the error that ended
+        a run, and the page shows it in its own words and language)."""
+        code = str(d.get("error") or d.get("code") or "error")
+        if isinstance(d.get("values"), dict):
+            try:
+                return cls.of(code, **d["values"])
+            except error_words.UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
+                pass
+        return cls(str(d.get("what", "")), str(d.get("fix") or ""), why=str(d.get("why") or ""),
+                   code=code, page_fix=d.get("page_fix"))
+
     def with_values(self, **changes: Any) -> StudioError:
         """The same coded error with some of its values changed (a path named as the person typed it)."""
         return StudioError.of(self.code, **{**(self.values or {}), **changes})

@@ -52,7 +52,7 @@ def test_a_garbage_status_json_keeps_the_finished_run_and_says_so(tmp_path: Path
 
 
 def test_the_page_names_the_file_and_the_fix_in_both_languages(tmp_path: Path) -> None:
-    from studio.words.state_words import state_problems_markdown
+    from studio.app.state_problems import state_problems_markdown
     ctx = _ctx(tmp_path)
     run = _finished(ctx.runs_root / "done2")
     run.status_file.write_bytes(GARBAGE)

@@ -243,6 +243,6 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
                          form_values.config_to_values(RunConfig()))
-    from ..words.state_words import problem_lines
+    from .state_problems import problem_lines
     lost = problem_lines(ctx.lang, files=[path], since=since)
     return values, choices, (lost + "\n\n" + why) if lost else why

@@ -23,7 +23,7 @@ from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_ta
 from ..data.report import column_stats, format_report, validation_report
 from ..errors import StudioError
 from ..state_files import read_state
-from ..words.state_words import problem_lines
+from ..app.state_problems import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from ..app.context import AppContext

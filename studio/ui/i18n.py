@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config.run_config import field_meta
+from ..config.vocabulary import DEEPSPEED_SHORTCUTS
 from ..words import catalog
 from ..words.catalog import (FIELD_HELP_ZH, FIELD_LABELS, GRADIO_KEYS, LANGS, MESSAGES, UI,  # noqa: F401 (the page's names)
                              model_langs as _model_langs)
@@ -37,13 +39,20 @@ def translations() -> dict[str, dict[str, str]]:
     zh: dict[str, str] = {k: v[1] for k, v in UI.items()}
     for name, (e, z) in FIELD_LABELS.items():
         en[f"f.{name}"], zh[f"f.{name}"] = e, z
-    en.update(catalog.en_help())
-    zh.update({f"h.{k}": v for k, v in FIELD_HELP_ZH.items()})
+    en.update({f"h.{m['name']}": m["help"] for m in field_meta()})   # English help: RunConfig's own metadata
+    zh.update({f"h.{k}": v for k, v in field_help_zh().items()})
     # Gradio's own status announcements, whose keys its zh locale lacks: shown raw ('common.complete') otherwise
     for key, (e, z) in GRADIO_KEYS.items():
         en.setdefault(key, e)
         zh.setdefault(key, z)
     return {"en": en, "zh": zh}
+
+
+def field_help_zh() -> dict[str, str]:
+    """Each field's Chinese help, with the values the catalog leaves to the code that owns them (the DeepSpeed
+    plans of config/vocabulary.py, so both languages list the same plans)."""
+    plans = "、".join(DEEPSPEED_SHORTCUTS)
+    return {k: v.replace("{deepspeed_plans}", plans) for k, v in FIELD_HELP_ZH.items()}
 
 
 def make_i18n() -> Any:

@@ -24,7 +24,7 @@ from ..app.context import AppContext
 from .i18n import headers, msg
 from ..words.notice_words import notice_text
 from .session_lang import session_lang
-from ..words.state_words import state_problems_markdown
+from ..app.state_problems import state_problems_markdown
 from ..app.paths import resolve_run_paths, resume_run
 from ..app.settings import plain
 from ..runs import queue as run_queue
@@ -39,8 +39,8 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason (in
     Chinese too: studio/words/reason_words.py)."""
     if isinstance(snap.get("page_error"), dict):
-        from ..words.error_words import from_dict, page_message
-        return page_message(from_dict(snap["page_error"]), session_lang(lang))
+        from ..words.error_words import page_message
+        return page_message(StudioError.from_dict(snap["page_error"]), session_lang(lang))
     reason = snap.get("reason") or ""
     if reason and session_lang(lang) == "zh":
         from ..words.reason_words import zh_reason

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config.run_config import field_meta
-from ..config.vocabulary import DEEPSPEED_SHORTCUTS
 
 LANGS = ("en", "zh")
 
@@ -127,7 +125,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "pure_bf16": "权重和优化器状态也用 bf16（比混合精度省一半显存）；学习率较小时模型可能几乎不更新",
     "gradient_checkpointing": "反向传播时重新计算激活：更省显存，约慢 30%",
     "optim": "优化器；adamw_8bit 以 8 位保存优化器状态（bitsandbytes）",
-    "deepspeed": "DeepSpeed 配置：" + "、".join(DEEPSPEED_SHORTCUTS) + " 或 JSON 路径",   # the vocabulary's plans
+    "deepspeed": "DeepSpeed 配置：{deepspeed_plans} 或 JSON 路径",   # the plans: filled from config/vocabulary.py
     "layerwise_offload": "解码层放在 CPU 上，只在前向/反向时逐层搬到显卡",
     "dynamic_batching": "把长度相近的样本放在一起，按 token 预算填满每个批次",
     "max_tokens_per_batch": "动态批处理时每个微批次的 token 预算（默认：批大小 × 最大 token 数）",
@@ -906,11 +904,6 @@ def model_langs(text: str, lang: str = "en") -> str:
         if MESSAGES[key][0] == text:
             return msg(key, lang)
     return text
-
-
-def en_help() -> dict[str, str]:
-    """Each field's English help, from RunConfig's metadata."""
-    return {f"h.{m['name']}": m["help"] for m in field_meta()}
 
 
 UI.update({  # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)

@@ -16,9 +16,7 @@ import functools
 import re
 from typing import Any
 
-from ..errors import StudioError
 from .catalog import UI, msg
-from .errors import UnknownCode
 
 PAGE_ERRORS: dict[str, str] = {
     # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/test_page_messages.py)
@@ -111,8 +109,9 @@ def _tab_label(key: str, lang: str) -> str | None:
     return msg(key, lang) if key in UI else None
 
 
-def page_message(exc: StudioError, lang: str = "en") -> str:
-    """What the page shows for ``exc`` in ``lang``. A coded error (``StudioError.of``) is worded by its code
+def page_message(exc: Any, lang: str = "en") -> str:
+    """What the page shows for ``exc`` (a StudioError: this package sits below studio/errors.py and names no
+    class of it) in ``lang``. A coded error (``StudioError.of``) is worded by its code
     (studio/words/errors.py); an older one is ``exc.page_message``, in Chinese for a Chinese page (each part
     that ``PAGE_ERRORS`` knows; the others as written)."""
     if exc.coded:
@@ -130,17 +129,3 @@ def page_message(exc: StudioError, lang: str = "en") -> str:
         else:
             out += (" " if out and not out.endswith("。") else "") + lead + part.rstrip(".") + "."
     return out
-
-
-
-def from_dict(d: dict[str, Any]) -> StudioError:
-    """The error back from ``StudioError.to_dict()`` (as a run's status.json keeps it: the engine writes the error
-    that ended a run, and the page shows it in its own words and language)."""
-    code = str(d.get("error") or d.get("code") or "error")
-    if isinstance(d.get("values"), dict):
-        try:
-            return StudioError.of(code, **d["values"])
-        except UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
-            pass
-    return StudioError(str(d.get("what", "")), str(d.get("fix") or ""), why=str(d.get("why") or ""),
-                       code=code, page_fix=d.get("page_fix"))

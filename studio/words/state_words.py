@@ -1,14 +1,13 @@
 """A state file the studio could not read, in the page's words: which file, where its bytes are kept, what to do.
 
-studio/state_files.py moves such a file aside and records it; the page shows each one here (the Train tab's
-status, the Settings tab's why, the Data tab's report), so a garbled status.json, queue.json, settings.yaml or
-dataset_info.json is never handled in silence.
+studio/state_files.py moves such a file aside and records it; studio/app/state_problems.py lists them in these
+words for the page (the Train tab's status, the Settings tab's why, the Data tab's report), so a garbled
+status.json, queue.json, settings.yaml or dataset_info.json is never handled in silence.
 """
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
-from ..state_files import Quarantined, problems
 from .catalog import MESSAGES, msg
 
 MESSAGES.update({
@@ -34,21 +33,10 @@ MESSAGES.update({
 })
 
 
-def problem_line(q: Quarantined, lang: str) -> str:
-    """One quarantined file in ``lang``: which, why, where it is kept, what to do."""
+def problem_line(q: Any, lang: str) -> str:
+    """One quarantined file (a state_files.Quarantined: its file, reason, kept_as) in ``lang``: which, why, where it
+    is kept, what to do."""
     key = f"state.fix.{q.file.name}"
     fix = msg(key if key in MESSAGES else "state.fix.other", lang)
     kept = str(q.kept_as) if q.kept_as else msg("state.not_moved", lang)
     return msg("state.corrupt", lang, file=str(q.file), reason=q.reason[:120], kept=kept, fix=fix)
-
-
-def problem_lines(lang: str, *, files: list[Path] | None = None, since: float = 0.0) -> str:
-    """Markdown: the files moved aside since ``since`` (only ``files`` when given), one line each; '' if none."""
-    wanted = {Path(f) for f in files} if files is not None else None
-    found = [q for q in problems(since) if wanted is None or q.file in wanted]
-    return "\n\n".join(problem_line(q, lang) for q in found)
-
-
-def state_problems_markdown(lang: str, since: float = 0.0) -> str:
-    """Every state file this server moved aside (the Train tab's status shows it to every page)."""
-    return problem_lines(lang, since=since)

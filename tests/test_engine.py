@@ -232,7 +232,7 @@ def test_config_collects_every_problem():
     cfg = RunConfig(dataset="", learning_rate=2.0, quantization_bit=4, finetuning_type="full", nproc=2)
     problems = cfg.validate()
     assert any(p.startswith("dataset is empty") for p in problems)
-    assert any(p.startswith("learning_rate must be between 0 and 1 (got 2.0)") for p in problems)
+    assert any(p.startswith("learning_rate must be below 1 (got 2.0)") for p in problems)
     assert any(p.startswith("quantization_bit needs finetuning_type: lora") for p in problems)
     assert any(p.startswith("nproc > 1 needs deepspeed") for p in problems)
     with pytest.raises(StudioError) as err:

@@ -24,6 +24,7 @@ from ..state_files import read_state
 from . import form_values
 from .context import AppContext
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
+from ..words.config_problems import PROBLEMS, problem_words
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -160,9 +161,14 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
 def plain(problem: str, lang: str) -> str:
-    """A config check's sentence with the page's field names instead of config keys and CLI flags."""
-    if problem.startswith("dataset is empty"):
+    """A config check's sentence with the page's field names instead of config keys and CLI flags: a coded problem
+    (studio/config/checks.py) from its words in ``lang``; another sentence with each config key it names replaced
+    by the field's label."""
+    code = getattr(problem, "code", None)
+    if code == "config.dataset_empty":
         return msg("no_dataset", lang)
+    if code in PROBLEMS:
+        return problem_words(code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
     for name in sorted(FIELD_LABELS, key=len, reverse=True):
         problem = re.sub(rf"(?<![\w']){re.escape(name)}(?![\w'])", f"'{field_label(name, lang)}'", problem)
     return _FLAG.sub(lambda m: m.group(0).lstrip("-").replace("-", " "), problem)

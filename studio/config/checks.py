@@ -9,73 +9,82 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, clashes_with_deepspeed, deepspeed_choices, is_optimizer,
-                         optimizer_problem, scheduler_problem)
+from ..notices import Notice
+from ..words.config_problems import problem_words
+from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
+                         closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
+
+
+def problem(code: str, **values: Any) -> Notice:
+    """One problem: its command line's English (the text every caller prints, joins and compares) with its code and
+    values, which the page words in its own fields and language (studio/words/config_problems.py)."""
+    return Notice(problem_words(code, values), code, **values)
+
+
+def _unknown(kind: str, name: str, close: str | None, **values: Any) -> Notice:
+    """An unknown name among a closed set: the closest accepted one where there is one, else the set."""
+    return problem(f"config.{kind}_{'close' if close else 'unknown'}", name=name, close=close, **values)
 
 
 def problems(cfg: Any) -> list[str]:
-    """Every problem of a RunConfig (empty list: valid)."""
+    """Every problem of a RunConfig (empty list: valid), each a ``problem``."""
     p: list[str] = []
     if not cfg.model_name_or_path.strip():
-        p.append("model_name_or_path is empty: use 'tiny-demo', a local folder or a hub id")
+        p.append(problem("config.model_empty"))
     if not cfg.dataset.strip():
-        p.append("dataset is empty: give a .jsonl file made by 'python -m studio convert' or a dataset name")
-    from ..data.templates import template_fix, known_template
+        p.append(problem("config.dataset_empty"))
+    from ..data.templates import TEMPLATE_NAMES, closest_template, known_template
     if not known_template(cfg.template):
-        p.append(f"template '{cfg.template}' is not known here: {template_fix(cfg.template)} "
-                 "(LLaMA-Factory's names render as there; its others use the model's own chat template)")
+        p.append(_unknown("template", cfg.template, closest_template(cfg.template), builtin=", ".join(TEMPLATE_NAMES)))
     if cfg.lr_scheduler_type not in LR_SCHEDULERS:
-        p.append(scheduler_problem(cfg.lr_scheduler_type))
+        p.append(_unknown("scheduler", cfg.lr_scheduler_type, closest_scheduler(cfg.lr_scheduler_type),
+                          choices=", ".join(LR_SCHEDULERS)))
     if not is_optimizer(cfg.optim):
-        p.append(optimizer_problem(cfg.optim))
+        p.append(_unknown("optim", cfg.optim, closest_optimizer(cfg.optim), choices=", ".join(accepted_optimizers())))
     if (cfg.use_dora or cfg.pissa_init or cfg.use_rslora or cfg.loraplus_lr_ratio) and \
             cfg.finetuning_type != "lora":
-        p.append("use_dora / use_rslora / pissa_init / loraplus_lr_ratio need finetuning_type: lora")
+        p.append(problem("config.lora_extras"))
     if cfg.loraplus_lr_ratio and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append("loraplus_lr_ratio cannot be combined with DeepSpeed (it builds its own optimizer): turn one off")
-    if not (0 < cfg.learning_rate < 1):
-        p.append(f"learning_rate must be between 0 and 1 (got {cfg.learning_rate}); 1e-5..5e-4 is typical")
+        p.append(problem("config.loraplus_deepspeed"))
     if cfg.max_steps == 0 or cfg.max_steps < -1:
-        p.append("max_steps must be -1 (use epochs) or a positive number")
+        p.append(problem("config.max_steps"))
     if cfg.max_steps == -1 and cfg.num_train_epochs <= 0:
-        p.append("num_train_epochs must be above 0 when max_steps is -1")
+        p.append(problem("config.epochs"))
     if 1 <= cfg.val_size != int(cfg.val_size):
-        p.append("val_size must be a fraction in (0, 1) or a whole number of rows")
+        p.append(problem("config.val_size"))
     if cfg.quantization_bit not in (None, 4, 8):
-        p.append(f"quantization_bit must be 4, 8 or empty (got {cfg.quantization_bit})")
+        p.append(problem("config.quant_bits", value=cfg.quantization_bit))
     if cfg.quantization_bit and cfg.finetuning_type != "lora":
-        p.append("quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be trained directly")
+        p.append(problem("config.quant_needs_lora"))
     if cfg.quantization_bit and cfg.deepspeed and "z3" in str(cfg.deepspeed):
         # ZeRO-2 keeps the 4-bit base whole on each rank (one card per rank, models/loading.py _device_map) and
         # partitions only the adapters' states, so QLoRA + z2 on several processes is fine. ZeRO-3 shards the
         # weights themselves, which for 4-bit ones needs bnb_4bit_quant_storage = the compute dtype
-        p.append("quantization_bit with DeepSpeed ZeRO-3 is not supported here (ZeRO-3 shards the 4-bit weights, "
-                 "which needs bnb_4bit_quant_storage; the studio does not set it): use ZeRO-2 or no DeepSpeed")
+        p.append(problem("config.quant_zero3"))
     if cfg.pure_bf16 and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
-        p.append("pure_bf16 needs bf16: set precision to bf16 or auto, or turn pure_bf16 off")
+        p.append(problem("config.pure_bf16_precision"))
     if cfg.pure_bf16 and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append("pure_bf16 cannot be combined with deepspeed (DeepSpeed keeps its own fp32 master weights): "
-                 "turn pure_bf16 off")
+        p.append(problem("config.pure_bf16_deepspeed"))
     if cfg.bf16 and cfg.fp16:
-        p.append("bf16 and fp16 are both on: choose one (or set precision: auto)")
+        p.append(problem("config.bf16_fp16"))
     if cfg.deepspeed and cfg.deepspeed not in DEEPSPEED_SHORTCUTS and not str(cfg.deepspeed).endswith(".json"):
-        p.append(f"deepspeed must be one of {deepspeed_choices()} (got '{cfg.deepspeed}')")
+        p.append(problem("config.deepspeed_choice", choices=deepspeed_choices(), value=cfg.deepspeed))
     if cfg.deepspeed and cfg.layerwise_offload:
-        p.append("layerwise_offload and deepspeed both move weights: choose one")
+        p.append(problem("config.layerwise_deepspeed"))
     if cfg.layerwise_offload and cfg.quantization_bit:
-        p.append("layerwise_offload with a quantized model is not supported: turn one off")
+        p.append(problem("config.layerwise_quant"))
     if cfg.deepspeed == "z3-nvme" and not (cfg.offload_nvme_path or "").strip():
-        p.append("deepspeed z3-nvme needs offload_nvme_path: a folder on a fast local disk (NVMe)")
+        p.append(problem("config.nvme_path_missing"))
     if (cfg.offload_nvme_path or "").strip() and cfg.deepspeed != "z3-nvme":
-        p.append("offload_nvme_path is only used by deepspeed z3-nvme: set deepspeed to z3-nvme or clear it")
+        p.append(problem("config.nvme_path_unused"))
     if cfg.nproc > 1 and not cfg.deepspeed:
-        p.append("nproc > 1 needs deepspeed (z2 or z3) for data-parallel training")
+        p.append(problem("config.nproc_deepspeed"))
     if clashes_with_deepspeed(cfg.optim) and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append(f"optim {cfg.optim} cannot be combined with DeepSpeed (it brings its own optimizer): use adamw_torch")
+        p.append(problem("config.optim_deepspeed", name=cfg.optim))
     if cfg.adapter_name_or_path and cfg.finetuning_type != "lora":
-        p.append("adapter_name_or_path continues a LoRA adapter: set finetuning_type: lora")
+        p.append(problem("config.adapter_needs_lora"))
     if cfg.adapter_name_or_path and cfg.pissa_init:
-        p.append("adapter_name_or_path continues an adapter as it is: turn pissa_init off")
+        p.append(problem("config.adapter_pissa"))
     p += _preference(cfg)
     p += _ranges(cfg, p)
     return p
@@ -86,23 +95,17 @@ def _preference(cfg: Any) -> list[str]:
     if cfg.stage == "sft":
         return []
     p: list[str] = []
-    stage = f"stage: {cfg.stage}"
     if cfg.finetuning_type != "lora":
-        p.append(f"{stage} needs finetuning_type: lora (LoRA or QLoRA): the reference model is the same weights with "
-                 f"the adapter switched off; {cfg.finetuning_type} training would need a second full copy of the "
-                 "model in memory")
+        p.append(problem("config.pref_needs_lora", stage=cfg.stage, method=cfg.finetuning_type))
     for name in ("packing", "neat_packing", "dynamic_batching", "layerwise_offload"):
         if getattr(cfg, name):
-            p.append(f"{name} is not supported with {stage} (TRL's preference trainers batch pairs themselves): "
-                     f"turn {name} off")
+            p.append(problem("config.pref_batching", name=name, stage=cfg.stage))
     if cfg.deepspeed and cfg.deepspeed != "none" or cfg.nproc > 1:
-        p.append(f"{stage} runs on one process without DeepSpeed here: clear deepspeed and set nproc to 1")
+        p.append(problem("config.pref_one_process", stage=cfg.stage))
     if cfg.stage == "kto" and cfg.pref_ftx:
-        p.append("pref_ftx is not supported with stage: kto (TRL's KTO trainer has no supervised term): set "
-                 "pref_ftx to 0")
+        p.append(problem("config.kto_ftx"))
     if cfg.stage == "kto" and cfg.per_device_train_batch_size < 2:
-        p.append("stage: kto needs per_device_train_batch_size of at least 2 (KTO estimates its reference KL from "
-                 "the other answers in the batch)")
+        p.append(problem("config.kto_batch"))
     return p
 
 def _ranges(cfg: Any, found: list[str]) -> list[str]:
@@ -113,8 +116,8 @@ def _ranges(cfg: Any, found: list[str]) -> list[str]:
     for f in fields(cfg):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
         value = getattr(cfg, f.name)
         if isinstance(value, float) and not math.isfinite(value):
-            p.append(f"{f.name} must be a finite number (got {value})")
-    named = {q.split(" ", 1)[0].rstrip(":") for q in found + p}
+            p.append(problem("config.not_finite", name=f.name, value=value))
+    named = {getattr(q, "params", {}).get("name") or q.split(" ", 1)[0].rstrip(":") for q in found + p}
     for f in fields(cfg):
         if "range" in f.metadata and f.name not in named:
             p += _outside_range(f.name, getattr(cfg, f.name), f.metadata, optional=f.default is None)
@@ -122,7 +125,7 @@ def _ranges(cfg: Any, found: list[str]) -> list[str]:
                  "adapter_name_or_path"):
         value = getattr(cfg, name)
         if value and any(ord(c) < 32 for c in str(value)):
-            p.append(f"{name} contains a control character (line break, tab or NUL): type it again on one line")
+            p.append(problem("config.control_char", name=name))
     return p
 
 
@@ -137,14 +140,14 @@ def _outside_range(name: str, value: Any, meta: Any, optional: bool = False) -> 
     lo, hi = meta["range"]
     opened = meta.get("open", "")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return [f"{name} must be a number (got {value!r})"]
+        return [problem("config.not_number", name=name, value=repr(value))]
     low_ok = value > lo if opened in ("lo", "both") else value >= lo
     high_ok = value < hi if opened in ("hi", "both") else value <= hi
     if low_ok and high_ok:
         return []
-    empty = ", or empty" if optional else ""
+    empty = "_or_empty" if optional else ""
     if not low_ok:
-        return [f"{name} must be {'above' if opened in ('lo', 'both') else 'at least'} {_number_text(lo)}{empty} "
-                f"(got {value})"]
-    return [f"{name} must be {'below' if opened in ('hi', 'both') else 'at most'} {_number_text(hi)}{empty} "
-            f"(got {value})"]
+        kind = "above" if opened in ("lo", "both") else "at_least"
+        return [problem(f"config.{kind}{empty}", name=name, bound=_number_text(lo), value=value)]
+    kind = "below" if opened in ("hi", "both") else "at_most"
+    return [problem(f"config.{kind}{empty}", name=name, bound=_number_text(hi), value=value)]

@@ -128,7 +128,7 @@ class RunConfig:
     per_device_train_batch_size: int = _f(4, "Examples per step on the card", "train", range=(1, 65_536))
     gradient_accumulation_steps: int = _f(1, "Steps whose gradients add up before one update", "train",
                                           range=(1, 65_536))
-    learning_rate: float = _f(2e-4, "Peak learning rate", "train", range=(0.0, 1.0), open="both")
+    learning_rate: float = _f(2e-4, "Peak learning rate (1e-5..5e-4 is typical)", "train", range=(0.0, 1.0), open="both")
     num_train_epochs: float = _f(3.0, "Passes over the training data", "train", range=(0.0, 100_000.0), open="lo")
     max_steps: int = _f(-1, "Stop after this many updates (-1: use epochs)", "train", range=(-1, 1_000_000_000))
     lr_scheduler_type: str = _f("cosine", "How the learning rate changes over the run (any transformers "

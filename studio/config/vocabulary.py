@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import difflib
 
+from ..words.config_problems import problem_words
+
 LR_SCHEDULERS = ["linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
                  "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr",
                  "warmup_stable_decay", "greedy"]
@@ -99,18 +101,21 @@ def accepted_optimizers() -> list[str]:
     return list(OPTIMIZERS) + list(OPTIMIZER_ALIASES)
 
 
-def optimizer_problem(name: str) -> str:
-    """One-line error for an unknown optimizer name, naming the closest accepted one."""
+def closest_optimizer(name: str) -> str | None:
     close = difflib.get_close_matches(name, accepted_optimizers(), n=1)
-    return (f"optim '{name}' is not a transformers optimizer"
-            + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(accepted_optimizers())}"))
+    return close[0] if close else None
 
 
-def scheduler_problem(name: str) -> str:
-    """One-line error for an unknown scheduler name."""
+def closest_scheduler(name: str) -> str | None:
     close = difflib.get_close_matches(name, LR_SCHEDULERS, n=1)
-    return (f"lr_scheduler_type '{name}' is not a transformers scheduler"
-            + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(LR_SCHEDULERS)}"))
+    return close[0] if close else None
+
+
+def optimizer_problem(name: str) -> str:
+    """One-line error for an unknown optimizer name, naming the closest accepted one (the words of config checks')."""
+    close = closest_optimizer(name)
+    return problem_words(f"config.optim_{'close' if close else 'unknown'}",
+                         {"name": name, "close": close, "choices": ", ".join(accepted_optimizers())})
 
 
 # DeepSpeed plan shortcuts -> their preset file under presets/deepspeed/ ("none": no DeepSpeed)

@@ -275,7 +275,7 @@ def get_template(name: str, tokenizer: Any = None) -> Template:
             raise StudioError.of("data.template_no_chat", name=name, names=TEMPLATE_NAMES[1:])
         return _bind(TEMPLATES["studio"], tokenizer)  # no tokenizer (a prompt preview) or none of its own
     if key not in TEMPLATES:
-        guess = _closest_template(name)
+        guess = closest_template(name)
         if guess:
             raise StudioError.of("data.template_unknown_guess", name=name, guess=guess, names=TEMPLATE_NAMES)
         raise StudioError.of("data.template_unknown", name=name, names=TEMPLATE_NAMES)
@@ -286,15 +286,10 @@ def _has_chat_template(tokenizer: Any) -> bool:
     return bool(getattr(tokenizer, "chat_template", None))
 
 
-def _closest_template(name: str) -> str | None:
+def closest_template(name: str) -> str | None:
     import difflib
     close = difflib.get_close_matches((name or "").lower(), [*TEMPLATE_NAMES, *sorted(LLAMAFACTORY_ONLY)], n=1)
     return close[0] if close else None
-
-
-def template_fix(name: str) -> str:
-    close = _closest_template(name)
-    return (f"did you mean '{close}'? " if close else "") + f"Built-in templates: {', '.join(TEMPLATE_NAMES)}"
 
 
 def llamafactory_fallback_notice(name: str, tokenizer: Any) -> Notice | None:

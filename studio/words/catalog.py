@@ -104,7 +104,7 @@ FIELD_HELP_ZH: dict[str, str] = {
     "max_samples": "最多使用这么多训练行（用于快速尝试）",
     "per_device_train_batch_size": "每一步在显卡上处理的样本数",
     "gradient_accumulation_steps": "累积多少步的梯度再更新一次",
-    "learning_rate": "峰值学习率",
+    "learning_rate": "峰值学习率（通常在 1e-5 到 5e-4 之间）",
     "num_train_epochs": "遍历训练数据的次数",
     "max_steps": "更新这么多步后停止（-1：按轮数）",
     "lr_scheduler_type": "训练过程中学习率如何变化",

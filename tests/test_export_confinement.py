@@ -42,7 +42,7 @@ def test_overwrite_never_deletes_a_folder_the_studio_did_not_create(runs: dict, 
     victim = _victim(tmp_path)
     with pytest.raises(StudioError) as err:
         export_model(runs["lora"], victim, merge=False, overwrite=True)
-    assert err.value.code == "export_exists"
+    assert err.value.code == "export.exists_not_ours"
     assert (victim / "precious.txt").read_text() == "keep me"
 
 

@@ -38,7 +38,7 @@ def ask(i):
                                         8, 0.7, 0.9))
         results[i] = "ok" if out and isinstance(out[-1][0], str) else "empty"
     except StudioError as e:
-        results[i] = "busy" if e.code == "eval_busy" else "studio: " + e.message
+        results[i] = "busy" if e.code in ("eval.busy", "eval.busy_loading") else "studio: " + e.message
     except Exception as e:  # what the issue saw: ImportError, 'probability tensor contains inf/nan'
         results[i] = f"{type(e).__name__}: {e}"
 threads = [threading.Thread(target=ask, args=(i,)) for i in range(20)]
@@ -206,7 +206,7 @@ def test_a_wait_for_a_load_that_never_ends_is_a_plain_busy_error(tmp_path: Path,
     time.sleep(0.1)
     with pytest.raises(StudioError) as e:
         inference.get_model(tmp_path)
-    assert e.value.code == "eval_busy" and "loading" in e.value.what
+    assert e.value.code == "eval.busy_loading" and "loading" in e.value.what
     release.set()
     first.join(10)
 

@@ -23,6 +23,7 @@ CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
 # the names of training stages and formats, and what the command line takes as typed (convert, DIR, sentiment)
 LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",
            "dpo", "kto", "pt", "convert", "dir", "sentiment"}
+LITERAL |= {"export", "run", "from"}  # the export command and its RUN argument as typed, a Modelfile's FROM line
 
 
 def _texts() -> list[tuple[str, str, str, str]]:

@@ -60,8 +60,7 @@ def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
     if device == "cuda":
         place_on_card(model)
     if "bit" in _weights(model):
-        raise StudioError(f"'{Path(source).name}' is already quantized", "pick a run or a full/merged export as "
-                          "the full model", code="eval_quant")
+        raise StudioError.of("eval.already_quantized", name=Path(source).name)
     return model.eval(), tok, get_template(cfg.template if cfg else "auto", tok)
 
 
@@ -69,18 +68,14 @@ def _load_quantized(folder: Path, device: str) -> Any:
     from transformers import AutoModelForCausalLM
     if not (folder / "config.json").is_file() or \
             "quantization_config" not in json.loads((folder / "config.json").read_text(encoding="utf-8")):
-        raise StudioError(f"'{folder.name}' is not a 4-bit or 8-bit export",
-                          "export the run with 'Quantize' 4 or 8 first, or pick 4-bit / 8-bit to quantize now",
-                          code="eval_quant")
+        raise StudioError.of("eval.not_quantized", name=folder.name)
     try:
         from ..models.loading import LOAD_LOCK
         with LOAD_LOCK:  # see models/loading.py
             model = AutoModelForCausalLM.from_pretrained(folder, device_map={"": 0 if device == "cuda" else "cpu"})
     except (OSError, ValueError, ImportError) as exc:
-        raise StudioError(f"Could not load the quantized model '{folder.name}'",
-                          "check that bitsandbytes is installed and the folder is complete",
-                          why=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                          code="eval_quant") from None
+        raise StudioError.of("eval.quantized_unloadable", name=folder.name,
+                             detail=str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return model.eval()
 
 
@@ -116,8 +111,7 @@ def compare_full_quantized(full: str | Path, quantized: str | int | Path, rows: 
     bits = _bits(quantized)
     qfolder = None if bits is not None else Path(quantized)
     if qfolder is not None and not qfolder.is_dir():
-        raise StudioError(f"Quantized model folder '{quantized}' does not exist",
-                          "pick a quantized export or 4-bit / 8-bit", code="eval_quant")
+        raise StudioError.of("eval.quantized_missing", folder=str(quantized))
     model, tok, template = _load_full(str(full), device)
     first = sentiment_eval(model, tok, template, rows, labels, mode, max_misclassified=20)  # type: ignore[arg-type]
     first.update(memory_bytes=model_bytes(model), source=str(full))

@@ -52,8 +52,7 @@ def _finished(run: Path) -> tuple[Path, Any]:
     refuse_links_out(run, "run folder")  # before any form of the model is read or written
     final = folder.final_model() if folder.config.is_file() else None
     if final is None:
-        raise StudioError(f"'{run}' is not a finished run", "pick a run folder (runs/<name>) whose training "
-                          "finished; the report measures that run's model in each deployable form", code="eval_deploy")
+        raise StudioError.of("eval.not_finished", run=str(run))
     return final, RunConfig.load(folder.config)
 
 
@@ -143,12 +142,12 @@ def deploy_report(run: str | Path, rows: Sequence[dict[str, str]], labels: Seque
     run = Path(run).expanduser()
     final, cfg = _finished(run)
     if not rows:
-        raise StudioError("There are no rows to measure the forms on", "give a labelled file, or a run that kept "
-                          "a validation split", code="eval_data")
+        raise StudioError.of("eval.no_rows_report")
     unknown = [f for f in forms if f not in FORMS]
     if unknown or "full" not in forms:
-        raise StudioError(f"Unknown deploy report forms {unknown}" if unknown else "The report needs the full form",
-                          "use 'full' and any of: " + ", ".join(FORMS[1:]), code="eval_deploy")
+        if unknown:
+            raise StudioError.of("eval.report_forms", forms=str(unknown), others=list(FORMS[1:]))
+        raise StudioError.of("eval.report_full", others=list(FORMS[1:]))
     device = _device()
     full_row, reference = _measure("full", lambda: _load_full(str(run), device), rows, labels, mode, None)
     files = _as_trained_files(final, cfg)

@@ -46,7 +46,7 @@ def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, s
     from ..data.dataset import read_file_rows
     p = Path(path)
     if not p.is_file():
-        raise StudioError(f"Data file '{p}' does not exist", "check the path", code="eval_data")
+        raise StudioError.of("eval.data_missing", file=p)
     rows = read_file_rows(p, any_table=True)
     out = [{k: "" if r.get(k) is None else str(r.get(k)) for k in ("instruction", "input", "output")} for r in rows]
     return out[:max_rows] if max_rows else out
@@ -220,10 +220,9 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         StudioError: no rows, or the outputs do not look like a small label set.
     """
     if not rows:
-        raise StudioError("There are no rows to evaluate", "give a labelled file or a run with a validation split",
-                          code="eval_data")
+        raise StudioError.of("eval.no_rows")
     if mode not in ("score", "generate"):
-        raise StudioError(f"Unknown evaluation mode '{mode}'", "use score or generate", code="eval_mode")
+        raise StudioError.of("eval.mode", mode=mode)
     labels = list(labels) if labels else label_set([r.get("output", "") for r in rows])
     aliases = label_aliases(labels)
     gold: list[tuple[dict[str, str], str]] = []
@@ -233,8 +232,7 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
             gold.append((r, t))
     skipped = len(rows) - len(gold)
     if not gold:
-        raise StudioError(f"No row's output is one of the labels {labels}",
-                          "check the labels or the output column", code="eval_data")
+        raise StudioError.of("eval.no_gold", labels=str(labels))
     was_training = model.training
     model.eval()
     start = time.perf_counter()
@@ -301,8 +299,7 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     base = None
     if not hasattr(model, "disable_adapter"):
         if cfg is None:
-            raise StudioError("Cannot find the base model of this model folder", "pick a run folder",
-                              code="eval_base")
+            raise StudioError.of("eval.no_base_model")
         base = load_base(cfg.replace(quantization_bit=None))
     return compare_loaded(model, tok, template, rows, base, mode, labels)
 
@@ -343,7 +340,7 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     import io
     data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     if not data:
-        raise StudioError("There are no rows to predict", "give a file with at least one row", code="eval_data")
+        raise StudioError.of("eval.no_rows_predict")
     use_score = mode == "score" or (mode is None and labels)
     if use_score and not labels:
         labels = label_set([r.get("output", "") for r in data])
@@ -387,15 +384,12 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     from ..runs.run_dir import RunDir
     run = RunDir(run_dir)
     if not run.config.exists():
-        raise StudioError(f"'{run_dir}' is not a run folder (no config.yaml)", "pick a folder under runs/",
-                          code="eval_data")
+        raise StudioError.of("eval.not_run", folder=run_dir)
     from ..safe_files import refuse_links_out
     refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
     cfg = RunConfig.load(run.config)
     if not cfg.val_size:
-        raise StudioError("This run kept no validation split (val_size is 0)",
-                          "upload a labelled file to check it on, or train with val_size such as 0.1",
-                          code="eval_data")
+        raise StudioError.of("eval.no_val")
     if run.val_data.exists():  # saved by the engine at training time
         val = load_dataset(str(run.val_data))
     else:

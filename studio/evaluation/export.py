@@ -37,30 +37,23 @@ def _source(source: str | Path) -> tuple[Path, RunConfig | None]:
     if run.config.exists():
         final = run.final_model()
         if final is None:
-            raise StudioError(f"Run '{p}' has no finished model to export",
-                              "wait for training to finish (or resume it); checkpoints are not exported",
-                              code="export")
+            raise StudioError.of("export.unfinished", run=p)
         return final, RunConfig.load(run.config)
     if (p / "adapter_config.json").exists() or (p / "config.json").exists():
         return p, None
-    raise StudioError(f"Nothing to export at '{p}'", "pick a run folder (runs/<name>) or a model/adapter folder",
-                      code="export")
+    raise StudioError.of("export.nothing", path=p)
 
 
 def _check_target(out: Path, overwrite: bool) -> None:
     """Refuse a target that is a file, or a non-empty folder unless it is an earlier export and
     ``overwrite`` is set: overwrite never deletes a folder the studio did not create."""
     if out.exists() and not out.is_dir():
-        raise StudioError(f"Export target '{out}' is a file", "choose a folder name", code="export")
+        raise StudioError.of("export.target_file", path=out)
     if out.is_dir() and any(out.iterdir()):
         if not (out / MARKER).is_file():
-            raise StudioError(f"Export folder '{out}' already exists and was not made by an export",
-                              "choose a new folder name; the studio only replaces its own earlier exports",
-                              code="export_exists")
+            raise StudioError.of("export.exists_not_ours", path=out)
         if not overwrite:
-            raise StudioError(f"Export folder '{out}' already exists",
-                              "choose another name, or allow overwriting to replace that earlier export",
-                              code="export_exists")
+            raise StudioError.of("export.exists", path=out)
 
 
 def _size_mb(folder: Path) -> float:

@@ -45,16 +45,9 @@ _CONFIG_KEYS = ("hidden_size", "num_hidden_layers", "intermediate_size", "num_at
 
 def _refuse_type(gguf_type: str) -> None:
     if gguf_type not in GGUF_TYPES:
-        raise StudioError(f"Unknown GGUF type '{gguf_type}'", "use one of: " + ", ".join(GGUF_TYPES), code="export")
+        raise StudioError.of("export.gguf_type", type=gguf_type, types=list(GGUF_TYPES))
     if gguf_type == "q4_k_m":
-        raise StudioError("GGUF q4_k_m cannot be written here", "export f16 (python -m studio export RUN --gguf f16 "
-                          "--out DIR), then run llama.cpp's quantizer on it: llama-quantize DIR/model.gguf "
-                          "DIR/model-q4_k_m.gguf Q4_K_M (and point the Modelfile's FROM at the new file)",
-                          page_fix="export with Format set to GGUF f16 on the Evaluate tab, then run llama.cpp's "
-                          "quantizer (llama-quantize, type Q4_K_M) on that model.gguf",
-                          why="the gguf Python package reads Q4_K but cannot write it, and Q4_K_M's mix of types per "
-                              "tensor is llama-quantize's; a q4_k_m file made any other way would not be one",
-                          code="export")
+        raise StudioError.of("export.gguf_k_quant")
 
 
 def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "q8_0", overwrite: bool = False,
@@ -153,7 +146,7 @@ def _tensors(folder: Path) -> dict[str, Any]:
     from safetensors.torch import load_file
     files = sorted(folder.glob("*.safetensors"))
     if not files:
-        raise StudioError(f"'{folder}' holds no .safetensors weights to convert", "export the run again", code="export")
+        raise StudioError.of("export.gguf_no_weights", folder=folder)
     state: dict[str, Any] = {}
     for f in files:
         state.update(load_file(str(f)))
@@ -179,13 +172,7 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
     mtype = text.get("model_type") or conf.get("model_type")
     arch = ARCHES.get(mtype)
     if arch is None:
-        raise StudioError(f"GGUF export does not know the '{mtype}' architecture",
-                          "export the merged model folder instead (python -m studio export RUN --merge --out DIR) "
-                          "and convert it with llama.cpp's convert_hf_to_gguf.py",
-                          why="supported: llama (SmolLM2, tiny-demo), gemma3 (Gemma 3) and qwen2", code="export",
-                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
-                          "adapter into a standalone model ticked) and convert it with llama.cpp's "
-                          "convert_hf_to_gguf.py")
+        raise StudioError.of("export.gguf_arch", arch=mtype)
     layers, heads = int(text["num_hidden_layers"]), int(text["num_attention_heads"])
     kv_heads = int(text.get("num_key_value_heads") or heads)
     head_dim = int(text.get("head_dim") or text["hidden_size"] // heads)
@@ -206,11 +193,7 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
         base, suffix = hf_name.rsplit(".", 1)
         gname = names.get_name(base)
         if gname is None:
-            raise StudioError(f"GGUF export has no name for the tensor '{hf_name}'",
-                              "export the merged model folder instead (--merge) and convert it with llama.cpp",
-                              code="export",
-                              page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the "
-                              "LoRA adapter into a standalone model ticked) and convert it with llama.cpp")
+            raise StudioError.of("export.gguf_tensor", tensor=hf_name)
         data = tensor.float().numpy()
         if arch == "llama" and gname.endswith(".attn_q"):
             data = _permute(data, heads)
@@ -315,12 +298,7 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
         for name, split in GGUF_PRE_TOKENIZER_SPLITS.items():
             if split == regex:
                 return name
-    raise StudioError("GGUF export does not know this tokenizer's way of splitting text",
-                      "export the merged model folder instead (--merge) and convert it with llama.cpp's "
-                      "convert_hf_to_gguf.py", why=f"pre-tokenizer {json.dumps(spec)[:200]}", code="export",
-                      page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
-                          "adapter into a standalone model ticked) and convert it with llama.cpp's "
-                          "convert_hf_to_gguf.py")
+    raise StudioError.of("export.gguf_pre_tokenizer", spec=json.dumps(spec)[:200])
 
 
 def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
@@ -329,13 +307,8 @@ def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
     spec = json.loads(tok.backend_tokenizer.to_str())
     model = spec.get("model") or {}
     if model.get("type") != "BPE" or model.get("byte_fallback"):
-        raise StudioError("GGUF export writes byte-level BPE vocabularies, and models prepared from a GGUF",
-                          "export the merged model folder instead (--merge) and convert it with llama.cpp",
-                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
-                          "adapter into a standalone model ticked) and convert it with llama.cpp",
-                          why=f"this tokenizer is {model.get('type')}"
-                              f"{' with byte fallback (sentencepiece style)' if model.get('byte_fallback') else ''}",
-                          code="export")
+        code = "export.gguf_vocab_fallback" if model.get("byte_fallback") else "export.gguf_vocab"
+        raise StudioError.of(code, kind=str(model.get("type")))
     pre = _pre_tokenizer(spec.get("pre_tokenizer"))
     vocab = tok.backend_tokenizer.get_vocab(with_added_tokens=True)
     size = max(n_vocab, max(vocab.values()) + 1)
@@ -374,10 +347,7 @@ def check_config(folder: Path, gguf_path: Path) -> None:
     diffs = [f"{k}: trained {getattr(trained, k)!r}, GGUF {getattr(back, k, None)!r}" for k in _CONFIG_KEYS
              if hasattr(trained, k) and _norm(getattr(trained, k)) != _norm(getattr(back, k, None))]
     if diffs:
-        raise StudioError("The GGUF file cannot describe this model exactly", "export the merged model folder "
-                          "instead (--merge)", why="; ".join(diffs[:4]), code="export",
-                          page_fix="export a Model folder instead (Format on the Evaluate tab, with Merge the LoRA "
-                          "adapter into a standalone model ticked)")
+        raise StudioError.of("export.gguf_config", detail="; ".join(diffs[:4]))
 
 
 def _norm(value: Any) -> Any:

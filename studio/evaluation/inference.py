@@ -116,8 +116,7 @@ def _key(path: str | Path) -> tuple[str, float]:
 def get_model(path: str | Path) -> Loaded:
     """The cached model for ``path`` (loaded on first use; the least recently used one is dropped)."""
     if not path:
-        raise StudioError("No run is selected", "pick a finished run in the list (refresh it after training)",
-                          code="eval_run")
+        raise StudioError.of("eval.no_run")
     key = _key(path)
     with _cache_lock:
         if key in _cache:
@@ -125,9 +124,7 @@ def get_model(path: str | Path) -> Loaded:
             return _cache[key]
         key_lock = _key_locks.setdefault(key, threading.Lock())
     if not key_lock.acquire(timeout=LOAD_WAIT_S):
-        raise StudioError("The model is still loading for another request",
-                          "try again in a moment (a large model takes a while to load the first time)",
-                          code="eval_busy")
+        raise StudioError.of("eval.busy_loading")
     try:
         with _cache_lock:  # loaded by the request this one waited for
             if key in _cache:
@@ -156,8 +153,7 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
         return None
     if loaded.base is None:
         if loaded.cfg is None:
-            raise StudioError("This model folder does not say which base model it came from",
-                              "pick a run folder to compare with its base", code="eval_base")
+            raise StudioError.of("eval.no_base")
         from ..models.loading import load_base
         _import_once()
         with _load_lock:
@@ -260,8 +256,7 @@ class _hold:
 
     def __enter__(self) -> None:
         if not self.lock.acquire(timeout=GENERATION_WAIT_S):
-            raise StudioError("The model is busy answering another request",
-                              "try again in a moment (one generation runs at a time per model)", code="eval_busy")
+            raise StudioError.of("eval.busy")
 
     def __exit__(self, *exc: Any) -> None:
         self.lock.release()
@@ -302,7 +297,7 @@ def playground(run_path: str, instruction: str, input_text: str = "", max_new_to
         else:
             instruction, input_text = input_text, ""
     if not (instruction or "").strip():
-        raise StudioError("The prompt is empty", "type an instruction to send to the model", code="eval_prompt")
+        raise StudioError.of("eval.empty_prompt")
     _check_request("prompt", instruction + (input_text or ""), max_new_tokens)
     tuned = base = ""
     if labels_like is not None:
@@ -361,12 +356,12 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     from .metrics import label_set
     from .evaluate import batch_predict, load_rows
     if not data_file:
-        raise StudioError("No file to predict", "upload a .jsonl or .csv file first", code="eval_data")
+        raise StudioError.of("eval.no_file")
     limits.check_batch_file(data_file)
     try:
         rows = load_rows(data_file)
     except StudioError as exc:  # no label column: predicting unlabelled rows is the main use of this
-        if exc.code == "data_too_large":
+        if exc.code == "data.too_large":
             raise
         rows = unlabelled_rows(data_file, run_path)
     limits.check_batch_rows(len(rows), max_rows)
@@ -428,8 +423,7 @@ def label_probabilities(run_path: str, texts: Sequence[str], labels: Sequence[st
     import math
     from .evaluate import _score_labels  # the scoring sentiment_eval and batch_predict use, not a copy of it
     if len(labels) < 2:
-        raise StudioError("This run has fewer than two labels to choose from",
-                          "train it on rows whose output is a label (e.g. positive / negative)", code="eval_data")
+        raise StudioError.of("eval.run_labels")
     for text in texts:
         _check_request("text", text, 1)
     like = like or {}
@@ -465,8 +459,7 @@ def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:
     rows = [{"instruction": instruction, "input": cell_str(r.get(col)), "output": ""} for r in table.rows
             if cell_str(r.get(col)).strip()]
     if not rows:
-        raise StudioError(f"'{Path(data_file).name}' has no text to predict", "give a file with one text per row",
-                          code="eval_data")
+        raise StudioError.of("eval.no_text", file=Path(data_file).name)
     return rows
 
 
@@ -480,10 +473,9 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
     run's prompt format has no Ollama equivalent the GGUF comes without a Modelfile, and ``no_modelfile`` says why."""
     from .export import export_model
     if not run_path:
-        raise StudioError("No run is selected", "pick a finished run first", code="eval_run")
+        raise StudioError.of("eval.no_run_export")
     if fmt not in EXPORT_FORMATS:
-        raise StudioError(f"Unknown export format '{fmt}'", "choose one of: " + ", ".join(EXPORT_FORMATS),
-                          code="export")
+        raise StudioError.of("eval.export_format", format=fmt, formats=list(EXPORT_FORMATS))
     is_lora = RunDir(run_path).adapter.is_dir()
     suffix = f"gguf-{fmt}" if fmt != "folder" else ("merged" if merge else "adapter") if is_lora else "model"
     folder = safe_name(name, code="name.export") if name and name.strip() \
@@ -492,14 +484,14 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
     root.mkdir(parents=True, exist_ok=True)
     target = confine(root / folder, [root])  # symlinked names cannot lead out either
     if target == Path(os.path.realpath(root)):
-        raise StudioError("The export name is empty", "type a folder name for the export", code="export_name")
+        raise StudioError.of("eval.export_name")
     if fmt == "folder":
         return export_model(run_path, target, merge=merge, overwrite=overwrite)
     from .gguf_export import gguf_export
     try:
         return gguf_export(run_path, target, fmt, overwrite=overwrite)  # type: ignore[arg-type]
     except StudioError as exc:
-        if exc.code != "export_template":
+        if exc.code != "export.no_modelfile":
             raise
         info = gguf_export(run_path, target, fmt, overwrite=overwrite, modelfile=False)  # type: ignore[arg-type]
         return {**info, "no_modelfile": exc.why or exc.what}

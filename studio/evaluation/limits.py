@@ -36,11 +36,15 @@ __all__ = ["MAX_BATCH_MB", "MAX_BATCH_ROWS", "MAX_CELL_CHARS", "MAX_CHAT_TURNS",
            "context_of", "cut", "fit_ids"]
 
 
+# the error of a typed text over MAX_PROMPT_CHARS, by what it is
+_TOO_LONG = {"prompt": "eval.prompt_too_long", "message": "eval.message_too_long", "text": "eval.text_too_long"}
+
+
 def check_prompt(what: str, text: str) -> None:
-    """Raises StudioError when a typed prompt or message is over MAX_PROMPT_CHARS."""
+    """Raises StudioError when a typed ``what`` (prompt, message or text) is over MAX_PROMPT_CHARS."""
     if len(text) > MAX_PROMPT_CHARS:
-        raise StudioError(f"The {what} is {len(text):,} characters long, over the limit of {MAX_PROMPT_CHARS:,}",
-                          "shorten it; a fine-tuned model only sees its context window anyway", code="eval_prompt")
+        code = _TOO_LONG[what]
+        raise StudioError.of(code, n=len(text), limit=MAX_PROMPT_CHARS)
 
 
 def check_new_tokens(max_new_tokens: Any) -> int:
@@ -50,8 +54,7 @@ def check_new_tokens(max_new_tokens: Any) -> int:
     except (TypeError, ValueError, OverflowError):
         n = 0
     if not 1 <= n <= MAX_NEW_TOKENS:
-        raise StudioError(f"Max new tokens must be between 1 and {MAX_NEW_TOKENS} (got {str(max_new_tokens)[:40]})",
-                          "lower Max new tokens", code="eval_prompt")
+        raise StudioError.of("eval.max_new_tokens", limit=MAX_NEW_TOKENS, got=str(max_new_tokens)[:40])
     return n
 
 
@@ -73,9 +76,7 @@ def check_batch_file(path: str | Path) -> None:
     p = Path(path)
     size = p.stat().st_size if p.is_file() else 0
     if size > MAX_BATCH_MB * 2**20:
-        raise StudioError(f"'{p.name}' is {size / 2**20:.1f} MB, over the limit of {MAX_BATCH_MB:g} MB for a "
-                          "file to predict or check", f"split it into files of at most {MAX_BATCH_MB:g} MB",
-                          code="eval_data")
+        raise StudioError.of("eval.file_too_large", file=p.name, mb=size / 2**20, limit=MAX_BATCH_MB)
 
 
 def check_batch_rows(n: int, limit: int | None = None) -> None:
@@ -83,9 +84,8 @@ def check_batch_rows(n: int, limit: int | None = None) -> None:
     page = bool(limit) and limit < MAX_BATCH_ROWS  # a page's own smaller limit (the shared demo page)
     limit = min(limit or MAX_BATCH_ROWS, MAX_BATCH_ROWS)
     if n > limit:
-        where = "this page's limit" if page else "the limit"
-        raise StudioError(f"The file has {n:,} rows, over {where} of {limit:,} for one prediction or check",
-                          f"split it into files of at most {limit:,} rows", code="eval_data")
+        code = "eval.too_many_rows_page" if page else "eval.too_many_rows"  # this page's limit, or the limit
+        raise StudioError.of(code, n=n, limit=limit)
 
 
 def cut(text: Any, limit: int = MAX_PROMPT_CHARS) -> str:

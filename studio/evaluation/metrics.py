@@ -104,12 +104,9 @@ def label_set(outputs: Sequence[str], max_labels: int = 20) -> list[str]:
         if key and key not in seen:
             seen[key] = str(o).strip()
     if len(seen) < 2:
-        raise StudioError(f"The data has {len(seen)} distinct label(s); a sentiment check needs at least 2",
-                          "use rows whose output is the label, e.g. positive / negative", code="eval_data")
+        raise StudioError.of("eval.few_labels", n=len(seen))
     if len(seen) > max_labels:
-        raise StudioError(f"The data has {len(seen)} distinct outputs, which does not look like labels",
-                          "use the sentiment check on labelled rows (output = the label), or use the "
-                          "generation playground for free-text answers", code="eval_data")
+        raise StudioError.of("eval.not_labels", n=len(seen))
     return sorted(seen.values(), key=lambda s: normalize(s))
 
 

@@ -54,7 +54,7 @@ def jinja_template(t: Template) -> str:
     """
     user, answer = _split(t, t.user), _split(t, t.assistant)
     if user is None or answer is None:
-        raise StudioError(f"Template '{t.name}' drops the message text", "use another template", code="export")
+        raise StudioError.of("export.template_drops_text", name=t.name)
     system = _split(t, t.system_fmt)
     out = ["{%- set ns = namespace(system='', found=false, fold='') -%}",
            "{%- for m in messages -%}{%- if m['role'] == 'system' and not ns.found -%}"
@@ -84,7 +84,7 @@ def go_template(t: Template) -> str:
     """
     user, answer = _split(t, t.user), _split(t, t.assistant)
     if user is None or answer is None:
-        raise StudioError(f"Template '{t.name}' drops the message text", "use another template", code="export")
+        raise StudioError.of("export.template_drops_text", name=t.name)
     system = _split(t, t.system_fmt)
 
     def text(s: str) -> str:
@@ -104,8 +104,7 @@ def go_template(t: Template) -> str:
               "{{- end }}"]
     out = "\n".join(lines)
     if '"""' in out:  # the Modelfile quotes TEMPLATE with triple quotes
-        raise StudioError(f"Template '{t.name}' cannot be written into a Modelfile", "use another template",
-                          why='its text contains """', code="export")
+        raise StudioError.of("export.template_quotes", name=t.name)
     return out
 
 
@@ -129,11 +128,7 @@ def expressible_template(template: Template) -> Template:
     for form in forms:
         if form is not None and [form.chat_prompt(p) for p in _PROBES] == wanted:
             return form
-    raise StudioError("This run's prompt format (the model's own chat template) cannot be written as an Ollama "
-                      "Modelfile", "export the GGUF without the Modelfile (llama.cpp reads the chat template embedded "
-                      "in the GGUF), or train with a named template (studio, chatml, alpaca, gemma, llama3, ...)",
-                      why="the tokenizer's Jinja template renders like none of the built-in templates, and only those "
-                          "have a Go-template equivalent", code="export_template")
+    raise StudioError.of("export.no_modelfile")
 
 
 def _own_default_system(t: Template, wanted: str) -> Template | None:

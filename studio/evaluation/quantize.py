@@ -48,9 +48,7 @@ def _base_and_adapter(source: Path) -> tuple[Path, Path, Any]:
     """
     final, cfg = _source(source)
     if not (final / "adapter_config.json").is_file():
-        raise StudioError(f"'{source}' holds no LoRA adapter to keep beside the quantized base",
-                          "keep the adapter only for LoRA/QLoRA runs; other models are quantized whole",
-                          code="export")
+        raise StudioError.of("export.no_adapter", source=str(source))
     return Path(_base_of(final, cfg)), final, cfg
 
 
@@ -80,8 +78,7 @@ def quantize_export(source: str | Path, out_dir: str | Path, bits: Literal[4, 8]
         ``overwrite``.
     """
     if bits not in (4, 8):
-        raise StudioError(f"Quantized export supports 4 or 8 bits, not {bits}", "use 4 (NF4) or 8",
-                          code="export")
+        raise StudioError.of("export.bits", bits=bits)
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     src = Path(source).expanduser().resolve()

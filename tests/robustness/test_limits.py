@@ -123,7 +123,7 @@ def test_busy_model_answers_busy_instead_of_blocking(monkeypatch: pytest.MonkeyP
     t.start()
     t.join(5)
     assert not t.is_alive(), "a second generate request blocked behind the first"
-    assert isinstance(result[0], StudioError) and result[0].code == "eval_busy"
+    assert isinstance(result[0], StudioError) and result[0].code == "eval.busy"
 
 
 def test_generate_has_a_time_cap() -> None:

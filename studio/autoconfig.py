@@ -139,8 +139,7 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
         StudioError: an unknown budget.
     """
     if budget not in BUDGETS:
-        raise StudioError(f"Time budget '{budget}' is not known", f"use one of: {', '.join(BUDGETS)}",
-                          code="budget")
+        raise StudioError.of("autoconfig.budget_unknown", budget=budget, choices=list(BUDGETS))
     model = (model or DEMO_MODEL).strip()
     val, val_reason = _val(n_rows)
     changes: dict[str, Any] = {"model_name_or_path": model, "val_size": val}

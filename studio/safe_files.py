@@ -67,6 +67,10 @@ def links_out(folder: str | Path, roots: list[Path] | None = None) -> list[Path]
     return found
 
 
+# the kind of folder refuse_links_out names -> its error's code (studio/words/app_errors.py)
+_LINK_OUT = {"folder": "files.link_out", "run folder": "files.link_out_run", "model folder": "files.link_out_model"}
+
+
 def refuse_links_out(folder: str | Path, what: str = "folder") -> None:
     """Before a library reads ``folder`` (a run, a model): refuse when a link in it leads out.
 
@@ -77,9 +81,8 @@ def refuse_links_out(folder: str | Path, what: str = "folder") -> None:
     found = links_out(folder, roots_for(folder.parent if folder.is_symlink() else folder))
     if found:
         names = ", ".join(f"'{p.relative_to(folder.parent)}'" for p in found[:3])
-        raise StudioError(f"The {what} '{folder.name}' holds a link to a file outside the studio's folders ({names})",
-                          "remove the link, or copy the file itself into the folder; the studio never reads, copies "
-                          "or exports through a link that leads out of its folders", code="link_out")
+        code = _LINK_OUT[what]  # the folder's kind is part of the words: a code of its own
+        raise StudioError.of(code, name=folder.name, names=names)
 
 
 def copytree(src: str | Path, dst: str | Path, *, skip: tuple[str, ...] = ()) -> None:

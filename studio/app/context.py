@@ -67,9 +67,7 @@ class AppContext:
             try:
                 p.mkdir(parents=True, exist_ok=True)
             except OSError as exc:  # a read-only disk, no permission: not a bare '[Errno 30]'
-                raise StudioError(f"The workspace folder '{p}' cannot be created ({exc.strerror or exc})",
-                                  "start the studio with --workspace DIR on a disk you can write to",
-                                  code="workspace") from None
+                raise StudioError.of("app.workspace_unwritable", path=p, detail=str(exc.strerror or exc)) from None
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
         from ..safe_files import register_roots
         register_roots(roots)  # links into these are not links out (studio/safe_files.py)

@@ -37,9 +37,7 @@ def workspace_run(workspace: str | Path, run: str) -> Path:
     name = safe_name(run, code="name.run")
     folder = Path(workspace) / "runs" / name
     if not RunDir(folder).config.is_file():
-        raise StudioError(f"There is no run '{name}' in '{Path(workspace) / 'runs'}'",
-                          "name a finished run of that workspace (python -m studio feedback list shows the runs "
-                          "with feedback)", code="feedback_run")
+        raise StudioError.of("improve.no_run", name=name, folder=Path(workspace) / "runs")
     return folder
 
 
@@ -74,8 +72,7 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     name = safe_name(new or f"{folder.name}-improved", code="name.run")
     out = Path(workspace) / "runs" / name
     if out.exists():
-        raise StudioError(f"Run '{name}' already exists", "name the improving run something new (--name NEW)",
-                          code="run_exists", page_fix="improve it again: the page picks a new name")
+        raise StudioError.of("improve.run_exists", name=name)
     data = Path(workspace) / "data"
     built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
     if built["sft"]:  # a method the feedback cannot train with is refused before any dataset is written
@@ -147,15 +144,12 @@ def compare(new_run: str | Path) -> dict[str, Any]:
     new = Path(new_run)
     info = lineage(new)
     if info is None:
-        raise StudioError(f"Run '{new.name}' was not made by 'Improve this run' (no improved_from.json)",
-                          "pick a run that 'feedback improve' or the Improve button made", code="improve_compare")
+        raise StudioError.of("improve.not_improved", name=new.name)
     if RunDir(new).final_model() is None:
-        raise StudioError(f"Run '{new.name}' has not finished training", "wait for it to finish, then compare",
-                          code="improve_compare")
+        raise StudioError.of("improve.unfinished", name=new.name)
     old = new.parent / str(info["run"])
     if RunDir(old).final_model() is None:
-        raise StudioError(f"The run it improved, '{old.name}', is gone or unfinished",
-                          "compare only while both runs are in the runs folder", code="improve_compare")
+        raise StudioError.of("improve.old_gone", name=old.name)
     sets: dict[str, list[dict[str, str]]] = {}
     try:
         sets["held_out"] = _rows(validation_rows(old))
@@ -164,8 +158,7 @@ def compare(new_run: str | Path) -> dict[str, Any]:
     if info.get("feedback_data"):
         sets["feedback"] = _rows(load_rows(str(info["feedback_data"]), str(info.get("data_dir") or "data")))
     if not any(sets.values()):
-        raise StudioError("There are no rows to compare the runs on", "the old run kept no held-out rows and the "
-                          "feedback dataset is gone", code="improve_compare")
+        raise StudioError.of("improve.no_rows")
     task = label_task(str(old))  # the labels the old run was trained to answer; None for a free-text run
     labels = task[0] if task else None
     before, after = _score(old, sets, labels), _score(new, sets, labels)

@@ -65,8 +65,7 @@ def queue_improvement(ctx: AppContext, run: str | None, method: str) -> dict[str
         StudioError: no run picked, no accepted feedback, a method the feedback cannot train with, a bad path.
     """
     if not run:
-        raise StudioError("No run is picked", "pick a finished run with accepted feedback",
-                          code="improve_run")
+        raise StudioError.of("improve.none_picked")
     cfg = improve.prepare(ctx.workspace, run, _free_name(ctx, run), method or "auto")
     place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
     return {"run": str(Path(cfg.output_dir)), "place": place}

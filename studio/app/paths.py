@@ -88,11 +88,7 @@ def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) 
     """
     folders = _folders(root, ctx)
     if root == "nvme" and not folders:
-        raise StudioError("The NVMe offload folder (offload_nvme_path) can only be a folder the operator allowed, "
-                          "and none was allowed", "start the studio with --nvme-root DIR (a folder on a fast "
-                          "local disk), then pick a folder inside it; or choose another DeepSpeed setting",
-                          code="nvme_root", page_fix="ask whoever runs the studio to allow an NVMe folder, or "
-                          "choose another DeepSpeed setting")
+        raise StudioError.of("app.nvme_root")
     p = Path(os.path.expanduser(value.strip()))
     full = p if p.is_absolute() else base / p
     try:  # the same words whether the folder exists or not: the page is no oracle for what lies outside
@@ -156,11 +152,7 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
             to resume that is not one.
     """
     if cfg.trust_remote_code and not getattr(ctx, "allow_remote_code", False):
-        raise StudioError("Trust remote code is off for this studio",
-                          "untick Trust remote code; whoever runs the server can allow it by starting it with "
-                          "'python launch.py --trust-remote-code' (the model's own code would run on the server)",
-                          code="remote_code", page_fix="untick Trust remote code on the Settings tab; only whoever "
-                          "runs the studio can allow a model's own code to run on the server")
+        raise StudioError.of("app.remote_code")
     if cfg.output_dir.strip() in ("", DEFAULT_OUTPUT):
         cfg = dataclasses.replace(cfg, output_dir=f"runs/{run_name(cfg)}")
     if not (cfg.dataset_dir or "").strip():
@@ -170,13 +162,10 @@ def resolve_run_paths(cfg: RunConfig, ctx: AppContext) -> RunConfig:
     if confined.model_name_or_path != model:
         target = Path(confined.model_name_or_path)
         if not target.is_dir() and not (target.is_file() and target.suffix.lower() == ".gguf"):
-            raise StudioError(f"Model folder '{model}' does not exist",
-                              "pick an existing folder with config.json, a hub id such as Qwen/Qwen2.5-0.5B, "
-                              f"or '{DEMO_MODEL}'", code="path")
+            raise StudioError.of("app.model_missing", model=model, demo=DEMO_MODEL)
     resume = confined.resume_from_checkpoint
     if resume and resume != "last" and not (Path(resume) / "trainer_state.json").is_file():
-        raise StudioError(f"'{cfg.resume_from_checkpoint}' is not a complete checkpoint",
-                          "pick a checkpoints/checkpoint-N folder of a run, or 'last'", code="path")
+        raise StudioError.of("app.checkpoint_incomplete", path=cfg.resume_from_checkpoint)
     out = Path(confined.output_dir)
     if (out / "config.yaml").exists():  # every Start is a new run; old ones stay for comparison
         out = out.with_name(f"{out.name}-{time.strftime('%Y%m%d-%H%M%S')}")

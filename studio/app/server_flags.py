@@ -89,9 +89,7 @@ def _split_login(pair: str) -> tuple[str, str, str]:
     if ":" in rest and last.strip().lower() in ROLES:
         password, role = head, last.strip().lower()
     if not sep or not user.strip() or not password:
-        raise StudioError("A login must look like USER:PASS or USER:PASS:ROLE",
-                          "write it as --auth alice:secret (or one USER:PASS[:owner|viewer] per line in the auth file)",
-                          code="auth")
+        raise StudioError.of("server.login_shape")
     return user.strip(), password, role
 
 
@@ -114,28 +112,23 @@ def parse_logins(args: argparse.Namespace, quiet: bool = False) -> list[tuple[st
     if args.auth_file:
         path = Path(args.auth_file)
         if not path.is_file():
-            raise StudioError(f"Auth file '{path}' does not exist", "create it with one USER:PASS per line",
-                              code="auth")
+            raise StudioError.of("server.auth_file_missing", path=path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:  # the operator's file: refused, never moved or rewritten
-            raise StudioError(f"Auth file '{path}' cannot be read ({getattr(exc, 'reason', None) or exc})",
-                              "save it as UTF-8 text with one USER:PASS or USER:PASS:ROLE per line, readable by "
-                              "the user who starts the studio", code="auth") from None
+            raise StudioError.of("server.auth_file_unreadable", path=path,
+                                 detail=str(getattr(exc, "reason", None) or exc)) from None
         pairs += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     logins = [_split_login(pair) for pair in pairs]
     if (args.auth or args.auth_file or env_auth) and not logins:
-        raise StudioError(f"Auth file '{args.auth_file}' has no logins", "add one USER:PASS per line", code="auth")
+        raise StudioError.of("server.auth_file_empty", path=str(args.auth_file))
     if logins and args.no_auth:
-        raise StudioError("--no-auth contradicts --auth/--auth-file", "pass one or the other", code="auth")
+        raise StudioError.of("server.auth_conflict", flag="--no-auth", others="--auth/--auth-file")
     exposed = args.share or not is_loopback(args.host)
     if exposed and not logins and not args.no_auth:
-        where = "a public --share link" if args.share else f"--host {args.host} (reachable from other machines)"
-        raise StudioError(f"Refusing to start without a password on {where}",
-                          "add --auth USER:PASS or --auth-file FILE; or pass --no-auth if everyone who can reach it "
-                          "may use this machine's GPU, files and models",
-                          why="Anyone who can open the page could train, read the workspace and run models",
-                          code="auth")
+        if args.share:
+            raise StudioError.of("server.no_password_share", flag="--share")
+        raise StudioError.of("server.no_password_host", flag="--host", host=args.host)
     return logins or None
 
 
@@ -151,22 +144,17 @@ def check_flags(args: argparse.Namespace) -> None:
                                  ("--viewer-upload-quota-mb", getattr(args, "viewer_upload_quota_mb", 1.0),
                                   DEFAULT_VIEWER_QUOTA_MB)):
         if not (math.isfinite(value) and value > 0):
-            raise StudioError(f"{flag} must be a number above 0 (got {value:g})", f"use e.g. {flag} {example:g}",
-                              code="args")
+            raise StudioError.of("server.flag_not_positive", flag=flag, value=value, example=example)
     if not 1 <= args.port <= 65535:
-        raise StudioError(f"--port must be between 1 and 65535 (got {args.port})", "use e.g. --port 7860",
-                          code="args")
+        raise StudioError.of("server.port_range", flag="--port", port=args.port)
     try:
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as s:
             s.bind((args.host, args.port))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise StudioError(f"Port {args.port} on {args.host} is already in use",
-                              "stop the other program (or studio) using it, or pick another port with --port",
-                              code="args") from None
-        raise StudioError(f"Cannot listen on {args.host}:{args.port} ({exc.strerror})",
-                          "check --host (an address of this machine) and --port", code="args") from None
+            raise StudioError.of("server.port_in_use", port=args.port, host=args.host) from None
+        raise StudioError.of("server.cannot_listen", host=args.host, port=args.port, detail=str(exc.strerror)) from None
 
 
 def upload_policy(args: argparse.Namespace) -> UploadPolicy:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from string import Formatter
 from typing import Any
 
+from .app_errors import APP_ERRORS
 from .data_errors import DATA_ERRORS
 from .dataset_errors import DATASET_ERRORS
 from .evaluation_errors import EVALUATION_ERRORS
@@ -33,7 +34,7 @@ LANGS = ("en", "zh")
 PARTS = ("what", "why", "fix", "page_fix")
 SURFACES = ("cli", "page")
 
-ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS, **EVALUATION_ERRORS}
+ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS, **EVALUATION_ERRORS, **APP_ERRORS}
 
 
 

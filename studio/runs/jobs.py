@@ -43,7 +43,8 @@ def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
     """``doing``: "config" or "folder" (``_WRITE_CODES``)."""
     full, other = _WRITE_CODES[doing]
     if is_disk_full(exc):
-        return StudioError.of(full, run=run.path.name, detail=getattr(exc, "strerror", None) or "No space left on device")
+        return StudioError.of(full, run=run.path.name,
+                              detail=getattr(exc, "strerror", None) or "No space left on device")
     return StudioError.of(other, path=run.path, detail=str(exc))
 
 

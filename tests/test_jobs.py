@@ -209,7 +209,8 @@ def test_start_on_a_full_disk_is_a_clear_error(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr("studio.runs.run_dir.atomic_write_text", _enospc)
     with pytest.raises(StudioError) as err:
         runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "nospace")))
-    assert err.value.what.startswith("The disk is full") and err.value.code == "disk_full"
+    assert err.value.what.startswith("The disk is full")
+    assert err.value.code in ("run.disk_full_config", "run.disk_full_folder")
     assert not runner.busy
 
 

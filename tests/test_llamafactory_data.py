@@ -72,7 +72,7 @@ def test_a_run_without_any_answer_fails_before_training(tmp_path: Path) -> None:
     rows = [{"instruction": "q", "input": "", "output": ""}] * 5
     with pytest.raises(StudioError, match="has an answer to learn") as err:
         prepare_data(RunConfig(dataset="x.jsonl", template="studio"), word_tokenizer("q"), rows)
-    assert err.value.code == "no_trainable_tokens"
+    assert err.value.code == "engine.no_trainable_tokens"
 
 
 def test_a_numeric_answer_zero_is_kept(tmp_path: Path) -> None:

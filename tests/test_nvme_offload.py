@@ -38,7 +38,7 @@ def test_preflight_names_libaio_and_the_fix(tmp_path, no_libaio):
     from studio.engine.nvme import check_nvme_ready
     with pytest.raises(StudioError) as e:
         check_nvme_ready(str(tmp_path / "swap"))
-    assert e.value.code == "nvme"
+    assert e.value.code == "engine.nvme_libaio"
     assert "async_io" in e.value.message and "libaio" in e.value.message
     assert "apt-get install libaio-dev" in e.value.fix and "z3-offload" in e.value.fix
 

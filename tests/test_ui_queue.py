@@ -22,7 +22,7 @@ class FakeRunner:
 
     def start(self, cfg: RunConfig, *, by: str | None = None) -> Any:
         if self.busy:
-            raise StudioError("A training run is already going", "wait", code="busy")
+            raise StudioError.of("run.busy", name="another")  # as the real runner refuses
         self.busy = True
         self.started.append(cfg.output_dir)
         return SimpleNamespace(path=Path(cfg.output_dir))

@@ -66,12 +66,11 @@ def _resolve_auto(args: argparse.Namespace) -> None:
     if args.gpu_mem == "auto":
         args.gpu_mem = detect_gpu_mem_gb()
         if args.gpu_mem is None:
-            raise StudioError("--gpu-mem auto found no NVIDIA GPU (nvidia-smi is missing or failed)",
-                              "give the card's memory in GB, e.g. --gpu-mem 24")
+            raise StudioError.of("cli.gpu_mem_auto", flag="--gpu-mem")
     if args.ram == "auto":
         args.ram = host_ram_gb()
         if args.ram is None:
-            raise StudioError("--ram auto cannot read this machine's RAM size", "give it in GB, e.g. --ram 64")
+            raise StudioError.of("cli.ram_auto", flag="--ram")
 
 
 def _from_config(args: argparse.Namespace) -> Estimate:
@@ -171,7 +170,7 @@ def main(args: argparse.Namespace) -> int:
     for name in ("seq_len", "batch"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            raise StudioError(f"--{name.replace('_', '-')} must be at least 1 (got {value})", "give a positive number")
+            raise StudioError.of("cli.at_least_one", flag=f"--{name.replace('_', '-')}", got=value)
     _resolve_auto(args)
     est = run_estimate(args)
     print(json.dumps(est.to_dict(), indent=1) if args.json else format_estimate(est))

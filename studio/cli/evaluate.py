@@ -110,7 +110,7 @@ def _generate(args: argparse.Namespace, loaded: Any) -> dict:
 def _compare_quantized(args: argparse.Namespace) -> dict:
     from ..evaluation.compare import compare_full_quantized
     if args.task != "sentiment":
-        raise StudioError("--compare-quantized needs --task sentiment", "drop --task generate", code="eval_args")
+        raise StudioError.of("cli.compare_quantized_task", flag="--compare-quantized", needs="--task sentiment")
     result = compare_full_quantized(args.model, args.compare_quantized, _rows(args), args.mode)
     result["task"] = "compare-quantized"
     return result
@@ -120,16 +120,12 @@ def _deploy_report(args: argparse.Namespace) -> dict:
     from ..evaluation.deploy_report import deploy_report
     from ..runs.run_dir import RunDir
     if args.task != "sentiment":
-        raise StudioError("--deploy-report needs --task sentiment", "drop --task generate (the report scores "
-                          "labels: use --task sentiment, the default)", code="eval_args")
+        raise StudioError.of("cli.deploy_report_task", flag="--deploy-report", needs="--task sentiment")
     if args.compare_quantized or args.compare_base or args.predictions_out:
-        raise StudioError("--deploy-report runs alone", "drop --compare-quantized / --compare-base / "
-                          "--predictions-out (the report already holds the 8-bit and NF4 rows)", code="eval_args")
+        raise StudioError.of("cli.deploy_report_alone", flag="--deploy-report")
     run = RunDir(args.model)
     if not run.config.is_file() or run.final_model() is None:
-        raise StudioError(f"--model '{args.model}' is not a finished run folder",
-                          "pass --model runs/<name>: a run whose training finished (config.yaml and its adapter/ "
-                          "or model/); the report exports that run's model in each form", code="eval_args")
+        raise StudioError.of("cli.deploy_report_run", flag="--model", model=args.model)
     result = deploy_report(args.model, _rows(args), mode=args.mode)
     result["task"] = "deploy-report"
     return result
@@ -214,8 +210,8 @@ def main(args: argparse.Namespace) -> int:
         if args.task == "generate" and args.prompt is None and not args.data:
             from ..runs.run_dir import RunDir
             if not RunDir(args.model).config.exists():
-                raise StudioError("--task generate needs --prompt TEXT or --data FILE", "add one of them",
-                                  code="eval_args")
+                raise StudioError.of("cli.generate_input", flag="--task generate", prompt="--prompt TEXT",
+                                     data="--data FILE")
         if getattr(args, "deploy_report", False):  # loads each form itself, one after the other
             return _emit(args, _deploy_report(args), real_stdout)
         if getattr(args, "compare_quantized", None):  # loads both models itself, one after the other

@@ -32,17 +32,13 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import StudioError
     from ..evaluation.export import export_model
     if getattr(args, "keep_adapter", False) and not getattr(args, "quantize", None):
-        raise StudioError("--keep-adapter only applies with --quantize 4 or 8",
-                          "add --quantize 4, or drop --keep-adapter (without --merge the adapter is exported as is)",
-                          code="export")
+        raise StudioError.of("cli.keep_adapter_alone", flag="--keep-adapter", needs="--quantize")
     if getattr(args, "no_modelfile", False) and not getattr(args, "gguf", None):
-        raise StudioError("--no-modelfile only applies with --gguf", "add --gguf q8_0, or drop --no-modelfile",
-                          code="export")
+        raise StudioError.of("cli.no_modelfile_alone", flag="--no-modelfile", needs="--gguf")
     if getattr(args, "gguf", None):
         if args.merge or getattr(args, "quantize", None) or getattr(args, "keep_adapter", False):
-            raise StudioError("--gguf writes its own merged model and cannot be combined with --merge, --quantize or "
-                              "--keep-adapter", "drop those flags (a GGUF export always merges the LoRA adapter)",
-                              code="export")
+            raise StudioError.of("cli.gguf_combined", flag="--gguf", others="--merge, --quantize",
+                                 last="--keep-adapter")
         from ..evaluation.gguf_export import gguf_export
         with contextlib.redirect_stdout(sys.stderr):
             g = gguf_export(args.run, args.out, gguf_type=args.gguf, overwrite=args.overwrite,

@@ -112,9 +112,7 @@ def main(args: argparse.Namespace) -> int:
         run = safe_name(args.run, code="name.run")
         run_dir = workspace / "runs" / run
         if not run_dir.is_dir():
-            raise StudioError(f"There is no run '{run}' in '{workspace / 'runs'}'", "name a run folder of that "
-                              "workspace (python -m studio feedback list shows the runs with feedback)",
-                              code="feedback_run")
+            raise StudioError.of("cli.feedback_run", run=run, runs=workspace / "runs")
         made = make_datasets(store, run, workspace / "data", args.name, like=run_prompt_shape(run_dir),
                              replace=args.replace)
         for kind in ("sft", "ranking", "kto"):
@@ -132,8 +130,9 @@ def main(args: argparse.Namespace) -> int:
         return _improve(workspace, args)
     if action == "compare":
         return _compare(workspace, args)
-    raise StudioError(f"Unknown action '{action}'", "use list, summary, accept, drop, reopen, edit, add, "
-                      "make-dataset, export, improve or compare")
+    raise StudioError.of("cli.feedback_action", action=action,
+                         actions="list, summary, accept, drop, reopen, edit, add, make-dataset, export, improve",
+                         last="compare")
 
 
 def _improve(workspace: Path, args: argparse.Namespace) -> int:

@@ -41,8 +41,7 @@ def main(args: argparse.Namespace) -> int:
     if args.all:
         names += [n for n in zoo.builtin_names() if zoo.download_mb(n) and n not in names]
     if not names:
-        raise StudioError("Name a model to get", "python -m studio models get NAME (or --all); the names: "
-                          + ", ".join(zoo.builtin_names()))
+        raise StudioError.of("cli.models_get_none", names=list(zoo.builtin_names()))
     for name in names:
         state = zoo.availability(name)
         if state == "missing":

@@ -116,17 +116,15 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
     if resume or not out.exists():
         return
     if not out.is_dir():
-        raise StudioError(f"output_dir '{out}' is a file", "train into a folder: --set output_dir=NEW_FOLDER",
-                          code="run_exists")
+        raise StudioError.of("cli.output_is_file", path=out)
     run = RunDir(out)
     names = _studio_names(run)
     entries = sorted(p.name for p in out.iterdir())
     foreign = [n for n in entries if n not in names and not _is_studio_temp(n, names)]
     if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise StudioError(f"output_dir '{out}' holds files the studio did not make ({shown})",
-                          "train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a "
-                          "folder it did not make, not even with overwrite_output_dir)", code="run_exists")
+        if len(foreign) > 5:
+            raise StudioError.of("cli.output_foreign_more", path=out, files=foreign[:5], more=len(foreign) - 5)
+        raise StudioError.of("cli.output_foreign", path=out, files=foreign)
     # improved_from.json: "Improve this run" writes it before the queue starts the run
     prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name}
     own_config = Path(config_file).resolve() == run.config.resolve()
@@ -138,14 +136,11 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
     status = run.read_status()
     state = status.get("state") or "unknown"
     if state in ("starting", "running") and _alive(status.get("pid")):
-        raise StudioError(f"output_dir '{out}' holds a run that is training now (pid {status.get('pid')})",
-                          "train into a new folder with --set output_dir=NEW_FOLDER, or stop that run first",
-                          code="run_exists")
+        raise StudioError.of("cli.output_training", path=out, pid=status.get("pid"))
     if not cfg.overwrite_output_dir:
-        step = f" at step {status['step']}" if status.get("step") else ""
-        raise StudioError(f"output_dir '{out}' already holds a run ({state}{step})",
-                          "train into a new folder with --set output_dir=NEW_FOLDER, continue that run with "
-                          "--resume last, or replace it with --set overwrite_output_dir=true", code="run_exists")
+        if status.get("step"):
+            raise StudioError.of("cli.output_has_run_step", path=out, state=state, step=status["step"])
+        raise StudioError.of("cli.output_has_run", path=out, state=state)
     for name in entries:  # only studio names reach here
         p = out / name
         if p.is_dir() and not p.is_symlink():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import DEMO_MODEL, RunConfig
-from ..config.vocabulary import DEEPSPEED_FILES, deepspeed_choices
+from ..config.vocabulary import DEEPSPEED_FILES, DEEPSPEED_SHORTCUTS
 from ..errors import StudioError
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
@@ -27,14 +27,13 @@ def deepspeed_config(spec: str | None) -> dict | None:
     from ..config.lf_keys import resolve_deepspeed_path
     path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
     if not path.is_file():
-        raise StudioError(f"DeepSpeed config '{spec}' not found", f"use one of {deepspeed_choices()}")
+        raise StudioError.of("engine.deepspeed_missing", spec=spec, choices=list(DEEPSPEED_SHORTCUTS))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as exc:
-        raise StudioError(f"DeepSpeed config '{path}' is not valid JSON", "fix the file", why=str(exc)) from None
+        raise StudioError.of("engine.deepspeed_json", path=path, detail=str(exc)) from None
     if not isinstance(data, dict):
-        raise StudioError(f"DeepSpeed config '{path}' must be a JSON object, not a {type(data).__name__}",
-                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+        raise StudioError.of("engine.deepspeed_not_object", path=path, kind=type(data).__name__)
     return data
 
 
@@ -165,11 +164,9 @@ def _check_reporters(report: list[str]) -> None:
             continue
         pkgs = needs.get(name)
         if pkgs is None:
-            raise StudioError(f"report_to: '{name}' is not a logger Trainer knows",
-                              f"use none or one of {', '.join(needs)}", code="config")
+            raise StudioError.of("engine.report_to_unknown", name=name, loggers=list(needs))
         if not any(importlib.util.find_spec(p) for p in pkgs):
-            raise StudioError(f"report_to: {name} needs the '{pkgs[0]}' package, which is not installed",
-                              f"pip install {pkgs[0]}, or set report_to: none", code="config")
+            raise StudioError.of("engine.report_to_missing", name=name, package=pkgs[0])
 
 
 def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:

@@ -180,11 +180,7 @@ def peer_lost_error(exc: BaseException) -> StudioError | None:
     if not any(m in text for m in markers):
         return None
     first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-    return StudioError("Lost contact with another process of this multi-process run (a node stopped, was killed, "
-                       "or the network between nodes failed)",
-                       "check that node's log, then start all nodes again with --resume last", why=f"Detail: {first}",
-                       code="peer_lost", page_fix="check that node's log, then start all nodes again, resuming from "
-                       "the last checkpoint")
+    return StudioError.of("engine.peer_lost", detail=first)
 
 
 def leave_process_group() -> None:

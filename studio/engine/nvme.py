@@ -14,8 +14,12 @@ from typing import Any
 from ..errors import StudioError
 
 MIN_FREE_GB = 1.0  # below this the swap files of even a small model do not fit
-LIBAIO_FIX = ("install libaio and its headers (Debian/Ubuntu: sudo apt-get install libaio-dev; RHEL/Rocky: "
-              "sudo dnf install libaio-devel), or choose the z3-offload plan (host RAM instead of disk)")
+# the missing pieces (the folder's, then libaio) -> the error's code (studio/words/run_errors.py words each)
+NVME_CODES = {("no_path",): "engine.nvme_no_path", ("unwritable",): "engine.nvme_unwritable",
+              ("low_space",): "engine.nvme_low_space", ("libaio",): "engine.nvme_libaio",
+              ("no_path", "libaio"): "engine.nvme_no_path_and_libaio",
+              ("unwritable", "libaio"): "engine.nvme_unwritable_and_libaio",
+              ("low_space", "libaio"): "engine.nvme_low_space_and_libaio"}
 
 
 def with_nvme_path(ds: dict[str, Any], nvme_path: str) -> dict[str, Any]:
@@ -29,25 +33,22 @@ def with_nvme_path(ds: dict[str, Any], nvme_path: str) -> dict[str, Any]:
     return out
 
 
-def async_io_problem() -> str | None:
-    """DeepSpeed's own verdict on its async_io op (libaio), or None when it can be built/loaded."""
+def async_io_missing() -> bool:
+    """DeepSpeed's own verdict on its async_io op (libaio): True when it cannot be built/loaded here."""
     from deepspeed.ops.op_builder import AsyncIOBuilder
-    builder = AsyncIOBuilder()
-    if builder.is_compatible(verbose=False):
-        return None
-    return "DeepSpeed's async_io op cannot be built here: libaio (the .so and its headers) was not found"
+    return not AsyncIOBuilder().is_compatible(verbose=False)
 
 
 def check_nvme_ready(nvme_path: str | None, *, need_gb: float = MIN_FREE_GB) -> None:
     """Every prerequisite of disk offload at once: the folder, its free space, and async_io (libaio).
 
     Raises:
-        StudioError: code 'nvme', naming each missing piece and its fix.
+        StudioError: code engine.nvme_* (NVME_CODES), naming each missing piece and its fix.
     """
-    problems, fixes = [], []
+    missing: list[str] = []
+    values: dict[str, Any] = {}
     if not (nvme_path or "").strip():
-        problems.append("no offload_nvme_path is set")
-        fixes.append("set offload_nvme_path to a folder on a fast local disk")
+        missing.append("no_path")
     else:
         folder = Path(nvme_path).expanduser()
         try:
@@ -56,21 +57,18 @@ def check_nvme_ready(nvme_path: str | None, *, need_gb: float = MIN_FREE_GB) -> 
             probe.write_bytes(b"0")
             probe.unlink()
         except OSError as exc:
-            problems.append(f"the offload folder '{folder}' cannot be written ({exc.strerror or exc})")
-            fixes.append("pick a folder you can write to on a local disk")
+            missing.append("unwritable")
+            values.update(folder=folder, detail=exc.strerror or str(exc))
         else:
             free = shutil.disk_usage(folder).free / 1024 ** 3
             if free < need_gb:
-                problems.append(f"the offload folder '{folder}' has {free:.1f} GB free, the plan needs "
-                                f"about {need_gb:.1f} GB")
-                fixes.append("free space there or pick a larger disk")
-    aio = async_io_problem()
-    if aio:
-        problems.append(aio)
-        fixes.append(LIBAIO_FIX)
-    if problems:
-        raise StudioError("Disk offload (z3-nvme) cannot start: " + "; ".join(problems),
-                          "; ".join(fixes), code="nvme")
+                missing.append("low_space")
+                values.update(folder=folder, free=free, need=need_gb)
+    if async_io_missing():
+        missing.append("libaio")
+    if missing:
+        code = NVME_CODES[tuple(missing)]
+        raise StudioError.of(code, **values)
 
 
 def disk_is_tmpfs(path: str) -> bool:

@@ -107,8 +107,7 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
     train, truncated = encode_preference(tok, template, train_rows, cfg.cutoff_len)
     val, _ = encode_preference(tok, template, val_rows, cfg.cutoff_len)
     if not train:
-        raise StudioError(f"Dataset '{cfg.dataset}' has no preference row to train on",
-                          "check its chosen/rejected (or kto_tag) columns", code="no_trainable_tokens")
+        raise StudioError.of("engine.no_preference_rows", dataset=cfg.dataset)
     args = preference_arguments(cfg, run, device, has_val=bool(val), plan=plan)
     cls = _trainer_class(cfg.stage)
     trainer = cls(model=model, ref_model=None, args=args, train_dataset=Dataset.from_list(train),

@@ -48,15 +48,12 @@ def prepare_universal(checkpoint: Path | None, world_size: int, is_main: bool, w
         try:
             ds_to_universal.main(args)
         except Exception as exc:  # noqa: BLE001 - a library failure becomes a plain reason
-            raise StudioError(f"Cannot convert checkpoint '{checkpoint}' (saved by {saved} processes) for "
-                              f"{world_size} processes", f"resume with {saved} processes (--nproc / --nnodes)",
-                              why=str(exc), code="reshard",
-                              page_fix=f"resume with {saved} processes (Processes (cards) on the Settings "
-                                       "tab)") from None
+            raise StudioError.of("engine.reshard", checkpoint=checkpoint, saved=saved, world_size=world_size,
+                                 detail=str(exc)) from None
     deadline = time.time() + wait_s
     while not marker.is_file():
         if time.time() > deadline:
-            raise StudioError(f"Rank {os.environ.get('RANK')} waited {wait_s:.0f}s for rank 0 to convert "
-                              f"'{checkpoint}'", "put output_dir on storage every node shares", code="reshard")
+            raise StudioError.of("engine.reshard_wait", rank=os.environ.get("RANK"), wait_s=wait_s,
+                                 checkpoint=checkpoint)
         time.sleep(0.5)
     return True

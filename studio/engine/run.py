@@ -76,10 +76,7 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     feats, extra, hit = cached_features(folder, key, build)
     train, val, t_trunc = feats[:extra["n_train"]], feats[extra["n_train"]:], extra["truncated"]
     if not train:
-        raise StudioError(f"No training row of '{cfg.dataset}' has an answer to learn: all {len(train_rows)} rows "
-                          "have an empty output (nothing carries loss)",
-                          "fill the dataset's output (answer) column, or check its columns in dataset_info.json",
-                          code="no_trainable_tokens")
+        raise StudioError.of("engine.no_trainable_tokens", dataset=cfg.dataset, rows=len(train_rows))
     return train, val, {"train_rows": len(train), "val_rows": len(val), "truncated": t_trunc,
                         "history_masked": extra.get("history_masked", 0), "tokenized_from_cache": hit}
 
@@ -457,10 +454,8 @@ def train_or_resume(trainer: Any, checkpoint: Path | None) -> Any:
             if seen is None:
                 break
             if type(seen).__name__ in _CHECKPOINT_ERRORS or any(w in str(seen) for w in _CHECKPOINT_WORDS):
-                raise StudioError(f"Checkpoint '{checkpoint}' cannot be loaded: its files are damaged or "
-                                  f"incomplete ({type(seen).__name__}: {str(seen)[:120]})",
-                                  "start a new run, or resume from another checkpoint of this run (an older "
-                                  "checkpoint-N folder)", code="checkpoint") from None
+                raise StudioError.of("engine.checkpoint_damaged", checkpoint=checkpoint, error=type(seen).__name__,
+                                     detail=str(seen)[:120]) from None
             seen = seen.__cause__ or seen.__context__
         raise
 
@@ -484,12 +479,11 @@ def _resolve_resume(run: RunDir, resume_from: str | None) -> Path | None:
     if resume_from == "last":
         last = run.last_checkpoint()
         if last is None:
-            raise StudioError(f"Nothing to resume in '{run.path}': no complete checkpoint",
-                              "start a new run, or lower save_steps so checkpoints are written sooner")
+            raise StudioError.of("engine.nothing_to_resume", path=run.path)
         return last
     p = Path(resume_from)
     if not (p / "trainer_state.json").exists():
-        raise StudioError(f"'{resume_from}' is not a complete checkpoint", "pick a checkpoints/checkpoint-N folder")
+        raise StudioError.of("engine.not_a_checkpoint", path=resume_from)
     return p
 
 

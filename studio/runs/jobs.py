@@ -34,12 +34,18 @@ TERMINAL = ("finished", "aborted", "failed")
 ACTIVE = ("starting", "running")
 
 
+# what was being written -> the codes of (a full disk, another write error)
+_WRITE_CODES = {"config": ("run.disk_full_config", "run.write_config"),  # saving the run's config
+                "folder": ("run.disk_full_folder", "run.write_folder")}  # preparing the run folder
+
+
 def _write_error(exc: OSError, run: RunDir, doing: str) -> StudioError:
+    """``doing``: "config" or "folder" (``_WRITE_CODES``)."""
+    full, other = _WRITE_CODES[doing]
     if is_disk_full(exc):
-        return StudioError(disk_full_reason(exc, doing + f" in '{run.path.name}'"),
-                           "free some space, then press Start again", code="disk_full")
-    return StudioError(f"Cannot write the run folder '{run.path}' while {doing}",
-                       "check that the folder is writable", why=str(exc), code="run_write")
+        return StudioError.of(full, run=run.path.name,
+                              detail=getattr(exc, "strerror", None) or "No space left on device")
+    return StudioError.of(other, path=run.path, detail=str(exc))
 
 
 def _login(name: str | None) -> str | None:
@@ -100,13 +106,12 @@ class JobRunner:
             self._refuse_if_busy()
             run = RunDir(Path(cfg.output_dir).resolve())
             if run.log.exists() and not resume:  # a fresh run must not mix its events with an old one's
-                raise StudioError(f"The run folder '{run.path}' already holds a run",
-                                  "choose another output_dir, or resume that run", code="run_exists")
+                raise StudioError.of("run.exists", path=run.path)
             try:
                 run.ensure()
                 cfg.save(run.config)
             except OSError as exc:
-                raise _write_error(exc, run, "saving the run's config") from None
+                raise _write_error(exc, run, "config") from None
             return self._launch(run, resume, started_by=_login(by))
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
@@ -119,12 +124,11 @@ class JobRunner:
             self._refuse_if_busy()
             run = RunDir(run_dir) if run_dir else self.current
             if run is None or not run.config.exists():
-                raise StudioError("There is no run to resume", "start a run first, or pick one in the run list")
+                raise StudioError.of("run.nothing_to_resume")
             if run.last_checkpoint() is None:
-                raise StudioError(f"Run '{run.path.name}' has no complete checkpoint to resume from",
-                                  "start it again, or lower save_steps so checkpoints are written sooner")
+                raise StudioError.of("run.no_checkpoint", name=run.path.name)
             if run.read_status().get("state") == "finished":
-                raise StudioError(f"Run '{run.path.name}' already finished", "start a new run to train more")
+                raise StudioError.of("run.finished", name=run.path.name)
             return self._launch(run, "last")
 
     def abort(self, by: str | None = None) -> bool:
@@ -238,9 +242,7 @@ class JobRunner:
     # ------------------------------------------------------------ internals
     def _refuse_if_busy(self) -> None:
         if self._run is not None:
-            raise StudioError(f"A training run is already going ('{self._run.path.name}')",
-                              "wait for it to finish, or press Abort first; one run at a time keeps the "
-                              "card's memory for that run", code="busy")
+            raise StudioError.of("run.busy", name=self._run.path.name)
 
     def command(self, run: RunDir, resume: str | None) -> list[str]:
         """The child's command line (the same one a person would type)."""
@@ -258,7 +260,7 @@ class JobRunner:
             run.write_status("starting", reason="", launched=time.time(), pid=None, **who)
             out = open_append(run.stdout)  # never through a link planted in the run folder
         except OSError as exc:
-            raise _write_error(exc, run, "preparing the run folder") from None
+            raise _write_error(exc, run, "folder") from None
         self._pending.pop(run.path, None)
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
@@ -267,7 +269,7 @@ class JobRunner:
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             self._write_end(run, {"state": "failed", "reason": f"could not start the training process: {exc}"})
-            raise StudioError("Could not start the training process", "check the Python install", why=str(exc))
+            raise StudioError.of("run.start_failed", detail=str(exc))
         finally:
             out.close()
         try:

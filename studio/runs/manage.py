@@ -25,12 +25,10 @@ def _own_run(runner: JobRunner, path: str | Path) -> RunDir:
     run = RunDir(Path(os.path.realpath(path)))
     root = Path(os.path.realpath(runner.runs_root))
     if run.path.parent != root or not is_inside(run.path, root) or not run.config.is_file():
-        raise StudioError(f"'{Path(path).name}' is not a run in this studio's runs folder",
-                          "pick a run from the list", code="run_pick")
+        raise StudioError.of("run.pick", name=Path(path).name)
     current = runner.current
     if runner.busy and current is not None and Path(os.path.realpath(current.path)) == run.path:
-        raise StudioError(f"Run '{run.path.name}' is training now", "abort it first, or wait until it ends",
-                          code="run_busy")
+        raise StudioError.of("run.training_now", name=run.path.name)
     return run
 
 
@@ -44,7 +42,7 @@ def rename_run(runner: JobRunner, path: str | Path, new_name: str) -> RunDir:
     name = safe_name(new_name, code="name.run")
     target = run.path.parent / name
     if target.exists():
-        raise StudioError(f"A run or folder named '{name}' already exists", "type another name", code="run_name")
+        raise StudioError.of("run.name_taken", name=name)
     os.rename(run.path, target)
     moved = RunDir(target)
     try:

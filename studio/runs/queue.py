@@ -122,7 +122,7 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
         try:
             ctx.runner.start(resolve(cfg), by=by)
         except StudioError as exc:
-            if exc.code != "busy":  # another browser started one a moment ago: wait behind it
+            if exc.code != "run.busy":  # another browser started one a moment ago: wait behind it
                 raise
             _queue(ctx).append(cfg)
             _save(ctx)
@@ -144,15 +144,13 @@ def _refuse_repeat(ctx: QueueHost, cfg: RunConfig, by: str | None) -> None:
         _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
     ctx.extra["recent_starts"] = recent + [(now, by, key)]
     if same:
-        raise StudioError("These settings are already queued (or just started) by this login",
-                          "wait for that run, or change a setting to queue another one", code="already_queued")
+        raise StudioError.of("run.already_queued")
 
 
 def _refuse_over_cap(ctx: QueueHost, by: str | None) -> None:
     mine = sum(1 for c in _queue(ctx) if _by(c) == by)
     if mine >= MAX_QUEUED_PER_LOGIN:
-        raise StudioError(f"This login already has {mine} runs waiting in the queue, the most one login may queue",
-                          "wait until one of them starts, or clear the queue on the Train tab", code="queue_full")
+        raise StudioError.of("run.queue_full", n=mine)
 
 
 def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str | None:

@@ -207,19 +207,13 @@ def find_finished_run(runs_root: str | Path, run: str | Path) -> RunDir:
     try:
         path = confine(given, [root])
     except StudioError:  # confine's fix names --data-root, which a demo does not take
-        raise StudioError(f"'{text}' is outside the runs folder '{root}'",
-                          "give the name of a run in that folder (the demo shows nothing else of this machine)",
-                          code="demo_run_outside") from None
+        raise StudioError.of("run.demo_outside", text=text, root=root) from None
     if path.parent != root or not (path / "config.yaml").is_file():
         names = [r.path.name for r in list_runs(root)][:5]
-        raise StudioError(f"'{text}' is not a run folder in '{root}'",
-                          "give the name of a finished run" + (f", e.g. {', '.join(names)}" if names else
-                                                               " (train one first)")
-                          + "; --workspace says which workspace's runs folder to look in", code="demo_run",
-                          page_fix="pick a finished run on the Evaluate tab")
+        if names:
+            raise StudioError.of("run.demo_not_run", text=text, root=root, names=names)
+        raise StudioError.of("run.demo_no_runs", text=text, root=root)
     found = RunDir(path)
     if found.read_status().get("state") != "finished" or found.final_model() is None:
-        raise StudioError(f"The run '{path.name}' has not finished (no final model to show)",
-                          "wait for it to finish, or pick a finished run from the Evaluate tab's list",
-                          code="demo_run")
+        raise StudioError.of("run.demo_unfinished", name=path.name)
     return found

@@ -28,13 +28,20 @@ from .app_errors import APP_ERRORS
 from .data_errors import DATA_ERRORS
 from .dataset_errors import DATASET_ERRORS
 from .evaluation_errors import EVALUATION_ERRORS
+from .run_errors import RUN_ERRORS
 
 Pair = tuple[str, str]  # (English, Chinese)
 LANGS = ("en", "zh")
 PARTS = ("what", "why", "fix", "page_fix")
 SURFACES = ("cli", "page")
 
-ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS, **EVALUATION_ERRORS, **APP_ERRORS}
+ERRORS: dict[str, dict[str, Pair]] = {
+    **DATA_ERRORS,
+    **DATASET_ERRORS,
+    **EVALUATION_ERRORS,
+    **APP_ERRORS,
+    **RUN_ERRORS,
+}
 
 
 

@@ -99,11 +99,18 @@ def accepted_optimizers() -> list[str]:
     return list(OPTIMIZERS) + list(OPTIMIZER_ALIASES)
 
 
-def optimizer_problem(name: str) -> str:
-    """One-line error for an unknown optimizer name, naming the closest accepted one."""
+def closest_optimizer(name: str) -> str | None:
+    """The accepted optimizer name closest to ``name``, None when none is close."""
     close = difflib.get_close_matches(name, accepted_optimizers(), n=1)
+    return close[0] if close else None
+
+
+def optimizer_problem(name: str) -> str:
+    """One-line error for an unknown optimizer name, naming the closest accepted one (the estimator's coded error,
+    memory.optimizer_close / memory.optimizer_unknown, says the same)."""
+    close = closest_optimizer(name)
     return (f"optim '{name}' is not a transformers optimizer"
-            + (f" (did you mean '{close[0]}'?)" if close else f"; use one of {', '.join(accepted_optimizers())}"))
+            + (f" (did you mean '{close}'?)" if close else f"; use one of {', '.join(accepted_optimizers())}"))
 
 
 def scheduler_problem(name: str) -> str:

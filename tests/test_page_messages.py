@@ -208,9 +208,9 @@ def _page_fixes() -> dict[str, list[str]]:
 def test_every_page_fix_has_a_chinese_version() -> None:
     from studio.words.error_words import zh_text
     fixes = _page_fixes()
-    # the scan sees them (models, memory, engine, evaluation, app); studio/data's errors are coded, and their page
-    # fixes are the catalog's (tests/test_words_catalog.py)
-    assert len(fixes) >= 15, sorted(fixes)
+    # the scan sees them (engine, evaluation, app); studio/data's, models' and memory's errors are coded, and their
+    # page fixes are the catalog's (tests/test_words_catalog.py)
+    assert len(fixes) >= 10, sorted(fixes)
     missing = {where: t for where, texts in fixes.items() for t in texts if zh_text(t) is None}
     assert not missing, ("page fixes a Chinese page would show in English (add them to "
                          "studio/words/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v!r}" for k, v in

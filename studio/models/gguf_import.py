@@ -68,6 +68,10 @@ MAX_NESTING = 3
 MAX_DIMS = 8  # ggml uses 4
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
+# the errors of reading a string of the header: (too short, declared too long, not UTF-8 text)
+_KEY_NAME = ("model.gguf_short_key_name", "model.gguf_long_key_name", "model.gguf_not_text_key_name")
+_TENSOR_NAME = ("model.gguf_short_tensor_name", "model.gguf_long_tensor_name", "model.gguf_not_text_tensor_name")
+_STRING_VALUE = ("model.gguf_short_string", "model.gguf_long_string", "model.gguf_not_text_string")
 
 
 @dataclass(frozen=True)
@@ -109,42 +113,43 @@ class _Walk:
         studio/words/model_errors.py) with its ``values``."""
         return StudioError.of(code, name=self.name, **values)
 
-    # ``part``: which part of the header a count or a string belongs to (model_errors.GGUF_PARTS), ``key`` the
-    # key or tensor it is of; a short file is refused as model.gguf_short_<part>, a string as _long_ / _not_text_
-    def need(self, n: int, part: str, key: str = "") -> None:
+    # ``short``: the code of a file too short for what is read (model.gguf_short_<part>: the part of the header it
+    # belongs to), ``key`` the key or tensor it is of
+    def need(self, n: int, short: str, key: str = "") -> None:
         left = self.size - self.pos
         if n > left:
-            raise self.refuse(f"model.gguf_short_{part}", key=key, n=n, pos=self.pos, left=left)
+            raise self.refuse(short, key=key, n=n, pos=self.pos, left=left)
 
-    def unpack(self, fmt: str, part: str, key: str = "") -> Any:
+    def unpack(self, fmt: str, short: str, key: str = "") -> Any:
         n = struct.calcsize(fmt)
-        self.need(n, part, key)
+        self.need(n, short, key)
         value = struct.unpack_from(self.order + fmt, self.buf, self.pos)[0]
         self.pos += n
         return value
 
-    def string(self, limit: int, part: str, key: str = "") -> str:
-        n = self.unpack("Q", part, key)
+    def string(self, limit: int, codes: tuple[str, str, str], key: str = "") -> str:
+        """A length-prefixed string; ``codes``: its (too short, too long, not text) errors (_KEY_NAME, ...)."""
+        short, long, not_text = codes
+        n = self.unpack("Q", short, key)
         if n > limit or n > self.size - self.pos:
-            raise self.refuse(f"model.gguf_long_{part}", key=key, n=n, pos=self.pos - 8, left=self.size - self.pos,
-                              limit=limit)
+            raise self.refuse(long, key=key, n=n, pos=self.pos - 8, left=self.size - self.pos, limit=limit)
         raw = bytes(self.buf[self.pos:self.pos + n])
         self.pos += n
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise self.refuse(f"model.gguf_not_text_{part}", key=key, pos=self.pos - n) from None
+            raise self.refuse(not_text, key=key, pos=self.pos - n) from None
 
     def value(self, vtype: int, key: str, depth: int = 0) -> Any:
         if vtype in _SCALARS:
-            return self.unpack(_SCALARS[vtype], "value", key)
+            return self.unpack(_SCALARS[vtype], "model.gguf_short_value", key)
         if vtype == _STRING:
-            return self.string(MAX_STRING_BYTES, "string", key)
+            return self.string(MAX_STRING_BYTES, _STRING_VALUE, key)
         if vtype != _ARRAY:
             raise self.refuse("model.gguf_value_type", key=key, vtype=vtype)
         if depth >= MAX_NESTING:
             raise self.refuse("model.gguf_nested", key=key, limit=MAX_NESTING)
-        item, count = self.unpack("I", "array", key), self.unpack("Q", "array", key)
+        item, count = self.unpack("I", "model.gguf_short_array", key), self.unpack("Q", "model.gguf_short_array", key)
         smallest = {_STRING: 8, _ARRAY: 12}.get(item, struct.calcsize(_SCALARS.get(item, "B")))
         if item not in _SCALARS and item not in (_STRING, _ARRAY):
             raise self.refuse("model.gguf_item_type", key=key, item=item)
@@ -159,16 +164,17 @@ class _Walk:
         return Array(item, count)
 
     def header(self) -> GGUFHeader:
-        self.need(24, "header")
+        self.need(24, "model.gguf_short_header")
         if bytes(self.buf[:4]) != b"GGUF":
             raise self.refuse("model.gguf_magic")
         self.pos = 4
-        version = self.unpack("I", "version")
+        version = self.unpack("I", "model.gguf_short_version")
         if version & 0xFFFF == 0:  # written on a big-endian machine (the library's own test)
             self.order, version = ">", struct.unpack_from(">I", self.buf, 4)[0]
         if version not in (2, 3):
             raise self.refuse("model.gguf_version", version=version)
-        n_tensors, n_kv = self.unpack("Q", "tensor_count"), self.unpack("Q", "kv_count")
+        n_tensors = self.unpack("Q", "model.gguf_short_tensor_count")
+        n_kv = self.unpack("Q", "model.gguf_short_kv_count")
         left = self.size - self.pos
         if n_kv > MAX_KV or n_kv * 13 > left:  # a key/value takes at least 13 bytes
             raise self.refuse("model.gguf_kv_count", n=n_kv, limit=MAX_KV, left=left)
@@ -176,21 +182,22 @@ class _Walk:
             raise self.refuse("model.gguf_tensor_count", n=n_tensors, limit=MAX_TENSORS, left=left)
         head = GGUFHeader(version)
         for _ in range(n_kv):
-            key = self.string(MAX_KEY_BYTES, "key_name")
+            key = self.string(MAX_KEY_BYTES, _KEY_NAME)
             if key in head.metadata:
                 raise self.refuse("model.gguf_key_twice", key=key)
-            head.metadata[key] = self.value(self.unpack("I", "type", key), key)
+            head.metadata[key] = self.value(self.unpack("I", "model.gguf_short_type", key), key)
         align = head.metadata.get("general.alignment", 32)
         if not isinstance(align, int) or align <= 0 or align & (align - 1):
             raise self.refuse("model.gguf_alignment", align=repr(align))
         offsets = []
         for _ in range(n_tensors):
-            name = self.string(MAX_KEY_BYTES, "tensor_name")
-            n_dims = self.unpack("I", "shape", name)
+            name = self.string(MAX_KEY_BYTES, _TENSOR_NAME)
+            n_dims = self.unpack("I", "model.gguf_short_shape", name)
             if n_dims > MAX_DIMS:
                 raise self.refuse("model.gguf_dims", tensor=name, n=n_dims, limit=MAX_DIMS)
-            shape = tuple(self.unpack("Q", "shape", name) for _ in range(n_dims))
-            gtype, offset = self.unpack("I", "type", name), self.unpack("Q", "offset", name)
+            shape = tuple(self.unpack("Q", "model.gguf_short_shape", name) for _ in range(n_dims))
+            gtype = self.unpack("I", "model.gguf_short_type", name)
+            offset = self.unpack("Q", "model.gguf_short_offset", name)
             if name in head.tensors:
                 raise self.refuse("model.gguf_tensor_twice", tensor=name)
             head.tensors[name] = (shape, gtype)

@@ -14,8 +14,9 @@ Pair = tuple[str, str]
 _GGUF_WHAT = ("'{name}' is not a readable GGUF file", "“{name}”不是可读的 GGUF 文件")
 _GGUF_FIX = ("pick a complete .gguf model file (llama.cpp format); download it again if it was cut short",
              "请选择一个完整的 .gguf 模型文件（llama.cpp 格式）；如果它被截断了，请重新下载")
-# the part of the header a count or a string belongs to (gguf_import: the ``part`` of need / unpack / string)
-GGUF_PARTS: dict[str, Pair] = {
+# the part of the header a count or a string belongs to (gguf_import: model.gguf_short_<part>; a string also
+# model.gguf_long_<part> and model.gguf_not_text_<part>)
+_GGUF_PARTS: dict[str, Pair] = {
     "header": ("the GGUF header", "GGUF 文件头"),
     "version": ("the version", "版本号"),
     "tensor_count": ("the tensor count", "张量数量"),
@@ -29,7 +30,7 @@ GGUF_PARTS: dict[str, Pair] = {
     "shape": ("the shape of '{key}'", "“{key}”的形状"),
     "offset": ("the offset of '{key}'", "“{key}”的偏移量"),
 }
-GGUF_STRING_PARTS = ("key_name", "tensor_name", "string")  # the parts read by _Walk.string (their own two reasons)
+_GGUF_STRING_PARTS = ("key_name", "tensor_name", "string")  # the parts read by _Walk.string (their own two reasons)
 
 
 def _gguf(en: str, zh: str) -> dict[str, Pair]:
@@ -38,11 +39,11 @@ def _gguf(en: str, zh: str) -> dict[str, Pair]:
 
 def _gguf_parts() -> dict[str, dict[str, Pair]]:
     out = {}
-    for part, (en, zh) in GGUF_PARTS.items():
+    for part, (en, zh) in _GGUF_PARTS.items():
         out[f"model.gguf_short_{part}"] = _gguf(
             en + " needs {n:,} bytes at byte {pos:,} but the file holds only {left:,} more (cut short or a false count)",
             zh + "需要从第 {pos:,} 字节起的 {n:,} 字节，但文件只剩 {left:,} 字节（文件被截断或计数有误）")
-        if part in GGUF_STRING_PARTS:
+        if part in _GGUF_STRING_PARTS:
             out[f"model.gguf_long_{part}"] = _gguf(
                 en + " of {n:,} bytes is declared at byte {pos:,}, but the file holds only {left:,} more (limit {limit:,})",
                 "第 {pos:,} 字节处声明的" + zh + "有 {n:,} 字节，但文件只剩 {left:,} 字节（上限 {limit:,}）")

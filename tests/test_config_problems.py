@@ -69,8 +69,8 @@ def test_broken_configs_meet_every_problem_and_each_has_its_code() -> None:
     codes = {getattr(p, "code", None) for p in found}
     assert None not in codes
     # every code but the alternatives a single config cannot show at once is met here
-    alternatives = {"config.not_number", "config.above_or_empty", "config.at_least_or_empty", "config.below_or_empty",
-                    "config.at_most_or_empty", "config.at_most"}
+    alternatives = {"check.not_number", "check.above_or_empty", "check.at_least_or_empty", "check.below_or_empty",
+                    "check.at_most_or_empty", "check.at_most"}
     assert set(PROBLEMS) - codes <= alternatives, sorted(set(PROBLEMS) - codes - alternatives)
 
 
@@ -103,7 +103,7 @@ def test_the_cli_keeps_the_config_keys() -> None:
 
 def test_every_entry_has_both_languages_with_the_same_values() -> None:
     for code, (en, zh) in PROBLEMS.items():
-        assert re.fullmatch(r"config\.[a-z0-9_]+", code), code
+        assert re.fullmatch(r"check\.[a-z0-9_]+", code), code
         assert placeholders(en) == placeholders(zh), (code, en, zh)
         left = latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL
         assert not left, (code, sorted(left))

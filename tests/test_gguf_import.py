@@ -193,7 +193,7 @@ def test_unsupported_architecture_is_a_clear_error(tmp_path):
     path = write_rwkv7_gguf(tmp_path / "odd.gguf")
     with pytest.raises(StudioError) as e:
         prepare_gguf(path, tmp_path / "models")
-    assert e.value.code == "model_arch"
+    assert e.value.code == "model.gguf_arch"
     assert "'rwkv7' model, which this version of transformers cannot read" in e.value.message
     assert "llama" in e.value.message and not (tmp_path / "models").exists()
 

@@ -19,6 +19,7 @@ from test_ui_zh_page import latin_words
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
+FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py"}  # config.json is a file's name, not a config. code
 # what a data file or dataset_info.json holds literally (keys and column names, JSON's null, the NUL character),
 # the names of training stages and formats, and what the command line takes as typed (convert, DIR, sentiment)
 LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",
@@ -125,7 +126,8 @@ def _codes_written_in_studio() -> dict[str, str]:
         if variable:
             for n in ast.walk(tree):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and CODE.match(n.value) \
-                        and n.value.split(".")[0] in {c.split(".")[0] for c in ERRORS}:
+                        and n.value.split(".")[0] in {c.split(".")[0] for c in ERRORS} \
+                        and n.value.split(".")[1] not in FILE_TYPES:
                     found[n.value] = f"{rel}:{n.lineno}"
     return found
 

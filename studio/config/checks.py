@@ -23,16 +23,16 @@ def problem(code: str, **values: Any) -> Notice:
 
 def _unknown(kind: str, name: str, close: str | None, **values: Any) -> Notice:
     """An unknown name among a closed set: the closest accepted one where there is one, else the set."""
-    return problem(f"config.{kind}_{'close' if close else 'unknown'}", name=name, close=close, **values)
+    return problem(f"check.{kind}_{'close' if close else 'unknown'}", name=name, close=close, **values)
 
 
 def problems(cfg: Any) -> list[str]:
     """Every problem of a RunConfig (empty list: valid), each a ``problem``."""
     p: list[str] = []
     if not cfg.model_name_or_path.strip():
-        p.append(problem("config.model_empty"))
+        p.append(problem("check.model_empty"))
     if not cfg.dataset.strip():
-        p.append(problem("config.dataset_empty"))
+        p.append(problem("check.dataset_empty"))
     from ..data.templates import TEMPLATE_NAMES, closest_template, known_template
     if not known_template(cfg.template):
         p.append(_unknown("template", cfg.template, closest_template(cfg.template), builtin=", ".join(TEMPLATE_NAMES)))
@@ -43,48 +43,48 @@ def problems(cfg: Any) -> list[str]:
         p.append(_unknown("optim", cfg.optim, closest_optimizer(cfg.optim), choices=", ".join(accepted_optimizers())))
     if (cfg.use_dora or cfg.pissa_init or cfg.use_rslora or cfg.loraplus_lr_ratio) and \
             cfg.finetuning_type != "lora":
-        p.append(problem("config.lora_extras"))
+        p.append(problem("check.lora_extras"))
     if cfg.loraplus_lr_ratio and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append(problem("config.loraplus_deepspeed"))
+        p.append(problem("check.loraplus_deepspeed"))
     if cfg.max_steps == 0 or cfg.max_steps < -1:
-        p.append(problem("config.max_steps"))
+        p.append(problem("check.max_steps"))
     if cfg.max_steps == -1 and cfg.num_train_epochs <= 0:
-        p.append(problem("config.epochs"))
+        p.append(problem("check.epochs"))
     if 1 <= cfg.val_size != int(cfg.val_size):
-        p.append(problem("config.val_size"))
+        p.append(problem("check.val_size"))
     if cfg.quantization_bit not in (None, 4, 8):
-        p.append(problem("config.quant_bits", value=cfg.quantization_bit))
+        p.append(problem("check.quant_bits", value=cfg.quantization_bit))
     if cfg.quantization_bit and cfg.finetuning_type != "lora":
-        p.append(problem("config.quant_needs_lora"))
+        p.append(problem("check.quant_needs_lora"))
     if cfg.quantization_bit and cfg.deepspeed and "z3" in str(cfg.deepspeed):
         # ZeRO-2 keeps the 4-bit base whole on each rank (one card per rank, models/loading.py _device_map) and
         # partitions only the adapters' states, so QLoRA + z2 on several processes is fine. ZeRO-3 shards the
         # weights themselves, which for 4-bit ones needs bnb_4bit_quant_storage = the compute dtype
-        p.append(problem("config.quant_zero3"))
+        p.append(problem("check.quant_zero3"))
     if cfg.pure_bf16 and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
-        p.append(problem("config.pure_bf16_precision"))
+        p.append(problem("check.pure_bf16_precision"))
     if cfg.pure_bf16 and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append(problem("config.pure_bf16_deepspeed"))
+        p.append(problem("check.pure_bf16_deepspeed"))
     if cfg.bf16 and cfg.fp16:
-        p.append(problem("config.bf16_fp16"))
+        p.append(problem("check.bf16_fp16"))
     if cfg.deepspeed and cfg.deepspeed not in DEEPSPEED_SHORTCUTS and not str(cfg.deepspeed).endswith(".json"):
-        p.append(problem("config.deepspeed_choice", choices=deepspeed_choices(), value=cfg.deepspeed))
+        p.append(problem("check.deepspeed_choice", choices=deepspeed_choices(), value=cfg.deepspeed))
     if cfg.deepspeed and cfg.layerwise_offload:
-        p.append(problem("config.layerwise_deepspeed"))
+        p.append(problem("check.layerwise_deepspeed"))
     if cfg.layerwise_offload and cfg.quantization_bit:
-        p.append(problem("config.layerwise_quant"))
+        p.append(problem("check.layerwise_quant"))
     if cfg.deepspeed == "z3-nvme" and not (cfg.offload_nvme_path or "").strip():
-        p.append(problem("config.nvme_path_missing"))
+        p.append(problem("check.nvme_path_missing"))
     if (cfg.offload_nvme_path or "").strip() and cfg.deepspeed != "z3-nvme":
-        p.append(problem("config.nvme_path_unused"))
+        p.append(problem("check.nvme_path_unused"))
     if cfg.nproc > 1 and not cfg.deepspeed:
-        p.append(problem("config.nproc_deepspeed"))
+        p.append(problem("check.nproc_deepspeed"))
     if clashes_with_deepspeed(cfg.optim) and cfg.deepspeed and cfg.deepspeed != "none":
-        p.append(problem("config.optim_deepspeed", name=cfg.optim))
+        p.append(problem("check.optim_deepspeed", name=cfg.optim))
     if cfg.adapter_name_or_path and cfg.finetuning_type != "lora":
-        p.append(problem("config.adapter_needs_lora"))
+        p.append(problem("check.adapter_needs_lora"))
     if cfg.adapter_name_or_path and cfg.pissa_init:
-        p.append(problem("config.adapter_pissa"))
+        p.append(problem("check.adapter_pissa"))
     p += _preference(cfg)
     p += _ranges(cfg, p)
     return p
@@ -96,16 +96,16 @@ def _preference(cfg: Any) -> list[str]:
         return []
     p: list[str] = []
     if cfg.finetuning_type != "lora":
-        p.append(problem("config.pref_needs_lora", stage=cfg.stage, method=cfg.finetuning_type))
+        p.append(problem("check.pref_needs_lora", stage=cfg.stage, method=cfg.finetuning_type))
     for name in ("packing", "neat_packing", "dynamic_batching", "layerwise_offload"):
         if getattr(cfg, name):
-            p.append(problem("config.pref_batching", name=name, stage=cfg.stage))
+            p.append(problem("check.pref_batching", name=name, stage=cfg.stage))
     if cfg.deepspeed and cfg.deepspeed != "none" or cfg.nproc > 1:
-        p.append(problem("config.pref_one_process", stage=cfg.stage))
+        p.append(problem("check.pref_one_process", stage=cfg.stage))
     if cfg.stage == "kto" and cfg.pref_ftx:
-        p.append(problem("config.kto_ftx"))
+        p.append(problem("check.kto_ftx"))
     if cfg.stage == "kto" and cfg.per_device_train_batch_size < 2:
-        p.append(problem("config.kto_batch"))
+        p.append(problem("check.kto_batch"))
     return p
 
 def _ranges(cfg: Any, found: list[str]) -> list[str]:
@@ -116,7 +116,7 @@ def _ranges(cfg: Any, found: list[str]) -> list[str]:
     for f in fields(cfg):  # a NaN/inf set in Python (not via YAML/--set, which _coerce checks)
         value = getattr(cfg, f.name)
         if isinstance(value, float) and not math.isfinite(value):
-            p.append(problem("config.not_finite", name=f.name, value=value))
+            p.append(problem("check.not_finite", name=f.name, value=value))
     named = {getattr(q, "params", {}).get("name") or q.split(" ", 1)[0].rstrip(":") for q in found + p}
     for f in fields(cfg):
         if "range" in f.metadata and f.name not in named:
@@ -125,7 +125,7 @@ def _ranges(cfg: Any, found: list[str]) -> list[str]:
                  "adapter_name_or_path"):
         value = getattr(cfg, name)
         if value and any(ord(c) < 32 for c in str(value)):
-            p.append(problem("config.control_char", name=name))
+            p.append(problem("check.control_char", name=name))
     return p
 
 
@@ -140,7 +140,7 @@ def _outside_range(name: str, value: Any, meta: Any, optional: bool = False) -> 
     lo, hi = meta["range"]
     opened = meta.get("open", "")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return [problem("config.not_number", name=name, value=repr(value))]
+        return [problem("check.not_number", name=name, value=repr(value))]
     low_ok = value > lo if opened in ("lo", "both") else value >= lo
     high_ok = value < hi if opened in ("hi", "both") else value <= hi
     if low_ok and high_ok:
@@ -148,6 +148,6 @@ def _outside_range(name: str, value: Any, meta: Any, optional: bool = False) -> 
     empty = "_or_empty" if optional else ""
     if not low_ok:
         kind = "above" if opened in ("lo", "both") else "at_least"
-        return [problem(f"config.{kind}{empty}", name=name, bound=_number_text(lo), value=value)]
+        return [problem(f"check.{kind}{empty}", name=name, bound=_number_text(lo), value=value)]
     kind = "below" if opened in ("hi", "both") else "at_most"
-    return [problem(f"config.{kind}{empty}", name=name, bound=_number_text(hi), value=value)]
+    return [problem(f"check.{kind}{empty}", name=name, bound=_number_text(hi), value=value)]

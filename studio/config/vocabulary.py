@@ -102,6 +102,7 @@ def accepted_optimizers() -> list[str]:
 
 
 def closest_optimizer(name: str) -> str | None:
+    """The accepted optimizer name closest to ``name``, None when none is close."""
     close = difflib.get_close_matches(name, accepted_optimizers(), n=1)
     return close[0] if close else None
 
@@ -114,7 +115,7 @@ def closest_scheduler(name: str) -> str | None:
 def optimizer_problem(name: str) -> str:
     """One-line error for an unknown optimizer name, naming the closest accepted one (the words of config checks')."""
     close = closest_optimizer(name)
-    return problem_words(f"config.optim_{'close' if close else 'unknown'}",
+    return problem_words(f"check.optim_{'close' if close else 'unknown'}",
                          {"name": name, "close": close, "choices": ", ".join(accepted_optimizers())})
 
 

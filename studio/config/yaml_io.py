@@ -35,13 +35,9 @@ class _AliasBomb(yaml.YAMLError):
     pass
 
 
-def _alias_error(where: str) -> StudioError:
-    return StudioError(f"{where} uses more than {MAX_YAML_ALIASES} YAML aliases ('*name' references)",
-                       "write the values out instead of referring to anchors ('&name')", code="yaml")
-
-
-def safe_yaml(text: str, where: str = "The YAML text") -> Any:
-    """yaml.safe_load with the alias cap.
+def safe_yaml(text: str, where: str = "config.text_aliases", **values: Any) -> Any:
+    """yaml.safe_load with the alias cap; ``where`` is the error's code that names the text (config.text_aliases,
+    config.file_aliases with its ``path``, config.set_aliases with its ``option``), ``values`` its values.
 
     Raises:
         StudioError: too many aliases.
@@ -51,7 +47,7 @@ def safe_yaml(text: str, where: str = "The YAML text") -> Any:
     try:
         return loader.get_single_data()
     except _AliasBomb:
-        raise _alias_error(where) from None
+        raise StudioError.of(where, limit=MAX_YAML_ALIASES, **values) from None
     finally:
         loader.dispose()
 
@@ -70,7 +66,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             continue
         key, raw = pair.split("=", 1)
         try:
-            out[key.strip()] = safe_yaml(raw, f"--set {key.strip()}") if raw.strip() else ""
+            out[key.strip()] = safe_yaml(raw, "config.set_aliases", option=f"--set {key.strip()}") if raw.strip() else ""
         except yaml.YAMLError:
             out[key.strip()] = raw
     if bad:
@@ -86,25 +82,23 @@ def load_yaml_dict(path: str | Path) -> dict[str, Any]:
     """
     p = Path(path)
     if not p.is_file():
-        raise StudioError(f"Config file '{p}' does not exist", "check the path, or start from presets/recipes/")
+        raise StudioError.of("config.file_missing", path=str(p))
     size = p.stat().st_size
     if size > MAX_YAML_BYTES:
-        raise StudioError(f"Config file '{p}' is {size / 1024:.0f} KB, over the {MAX_YAML_BYTES // 1024} KB limit "
-                          "for a run config", "keep only 'key: value' settings in it (data goes in the dataset file)",
-                          code="yaml")
+        raise StudioError.of("config.file_too_large", path=str(p), size=f"{size / 1024:.0f} KB",
+                             limit=f"{MAX_YAML_BYTES // 1024} KB")
     try:
-        data = safe_yaml(p.read_text(encoding="utf-8"), f"Config file '{p}'")
+        data = safe_yaml(p.read_text(encoding="utf-8"), "config.file_aliases", path=str(p))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise StudioError(f"Config file '{p}' is not valid YAML{where}",
-                          "fix the indentation or quoting there (each line is 'key: value')",
-                          code="yaml") from None
+        if mark:
+            raise StudioError.of("config.yaml_invalid_at", path=str(p), line=mark.line + 1,
+                                 column=mark.column + 1) from None
+        raise StudioError.of("config.yaml_invalid", path=str(p)) from None
     except UnicodeDecodeError:
-        raise StudioError(f"Config file '{p}' is not UTF-8 text", "save it as UTF-8", code="yaml") from None
+        raise StudioError.of("config.not_text", path=str(p)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise StudioError(f"Config file '{p}' must be a mapping of 'key: value' lines, not a {type(data).__name__}",
-                          "write one 'key: value' per line", code="yaml")
+        raise StudioError.of("config.not_mapping", path=str(p), kind=type(data).__name__)
     return data

@@ -166,8 +166,7 @@ def _parse_card(file: str, _mtime_ns: int, _size: int) -> ArchCard:
     names = {f.name for f in dataclasses.fields(ArchCard)}
     unknown = set(data) - names
     if unknown:
-        raise StudioError(f"Model card '{path.name}' has unknown keys: {', '.join(sorted(unknown))}",
-                          f"use only {', '.join(sorted(names))}")
+        raise StudioError.of("memory.card_keys", file=path.name, keys=sorted(unknown), names=sorted(names))
     data["aliases"] = tuple(data.get("aliases") or ())
     return ArchCard(**{"name": path.stem, "source": f"presets/models/{path.name}", **data})
 
@@ -181,9 +180,7 @@ def card_from_hf_config(cfg: dict[str, Any], name: str = "local") -> ArchCard:
         layers = int(cfg.get("num_hidden_layers") or cfg["n_layer"])
         vocab = int(cfg["vocab_size"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise StudioError(f"The model config of '{name}' lacks the size field {exc}",
-                          "point to a decoder-only language model's folder (config.json with hidden_size, "
-                          "num_hidden_layers, num_attention_heads, vocab_size)") from None
+        raise StudioError.of("memory.config_size_missing", name=name, field=str(exc)) from None
     return ArchCard(
         name=name, hidden_size=hidden, intermediate_size=int(cfg.get("intermediate_size") or 4 * hidden),
         num_layers=layers, num_heads=heads, num_kv_heads=int(cfg.get("num_key_value_heads") or heads),
@@ -196,7 +193,7 @@ def card_from_hf_config(cfg: dict[str, Any], name: str = "local") -> ArchCard:
 def card_config(card: ArchCard) -> dict[str, Any]:
     """The transformers config.json a card stands for (tests build it on meta to check the card's formula)."""
     if not card.model_type:
-        raise StudioError(f"Card '{card.name}' names no model_type", "add model_type (transformers' name) to it")
+        raise StudioError.of("memory.card_no_type", card=card.name)
     cfg: dict[str, Any] = {
         "model_type": card.model_type, "hidden_size": card.hidden_size, "intermediate_size": card.intermediate_size,
         "num_hidden_layers": card.num_layers, "num_attention_heads": card.num_heads,
@@ -261,8 +258,8 @@ def load_card(name_or_path: str) -> ArchCard:
             try:
                 data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
-                raise StudioError(f"Cannot read {folder / 'config.json'}", "check that it is valid JSON",
-                                  why=str(exc)) from None
+                raise StudioError.of("memory.config_unreadable", path=str(folder / "config.json"),
+                                     detail=str(exc)) from None
             return card_from_config(data, name=str(folder))
     if path.is_file() and path.name.endswith("config.json"):
         return card_from_config(json.loads(path.read_text(encoding="utf-8")), name=str(path.parent))
@@ -273,6 +270,4 @@ def load_card(name_or_path: str) -> ArchCard:
         names = (card_path.stem, *ids, *(i.split("/")[-1] for i in ids))
         if wanted in {_loose(n) for n in names}:
             return card
-    raise StudioError(f"No architecture card for model '{key}'",
-                      "use one of: " + ", ".join(available_cards()) + "; or give a local model folder that "
-                      "holds config.json", code="model_card")
+    raise StudioError.of("memory.no_card", model=key, cards=list(available_cards()))

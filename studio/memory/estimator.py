@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config.vocabulary import PRECISIONS as RUN_PRECISIONS
-from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, is_optimizer,
-                                 optimizer_problem, short_optimizer)
+from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, closest_optimizer,
+                                 is_optimizer, short_optimizer)
 from ..errors import StudioError
 from . import terms
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
@@ -98,7 +98,7 @@ class Estimate:
 
 def _check_choice(name: str, value: Any, choices: tuple) -> None:
     if value not in choices:
-        raise StudioError(f"{name} '{value}' is not known", f"use one of: {', '.join(map(str, choices))}")
+        raise StudioError.of("memory.choice_unknown", name=name, value=str(value), choices=[str(c) for c in choices])
 
 
 def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, batch: int, grad_ckpt: bool,
@@ -112,20 +112,19 @@ def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, ba
     _check_choice("method", method, METHODS)
     _check_choice("deepspeed", deepspeed or "none", DEEPSPEED_PLANS)
     if not is_optimizer(optim):
-        raise StudioError(optimizer_problem(optim), "use a transformers optimizer name such as adamw_torch, "
-                          "adamw_8bit or adafactor (RunConfig accepts the same names)")
+        close = closest_optimizer(optim)
+        raise (StudioError.of("memory.optimizer_close", name=optim, close=close) if close else
+               StudioError.of("memory.optimizer_unknown", name=optim, names=accepted_optimizers()))
     _check_choice("precision", precision, PRECISIONS)
     _check_choice("device", device, ("cuda", "cpu"))
     if method == "qlora" and not quant_bits:
         quant_bits = 4
     if quant_bits and method not in ("lora", "qlora"):
-        raise StudioError("quant_bits needs method lora or qlora", "pick --method qlora, or drop --quant-bits",
-                          page_fix="set Method to LoRA, or Quantization bits (QLoRA) to none")
+        raise StudioError.of("memory.quant_needs_lora")
     if quant_bits not in (None, 4, 8):
-        raise StudioError(f"quant_bits must be 4 or 8 (got {quant_bits})", "use --quant-bits 4 or 8",
-                          page_fix="set Quantization bits (QLoRA) to 4 or 8")
+        raise StudioError.of("memory.quant_bits", bits=str(quant_bits))
     if seq_len < 1 or batch < 1:
-        raise StudioError("seq_len and batch must be at least 1", "give positive numbers")
+        raise StudioError.of("memory.sizes_positive")
     ds = "none" if device == "cpu" else (deepspeed or "none")
     if precision == "auto":
         precision = "fp32" if device == "cpu" else "bf16"
@@ -221,11 +220,9 @@ def deepspeed_plan(value: str | None) -> str:
     try:
         data = json.loads(Path(value).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
-        raise StudioError(f"Cannot read the DeepSpeed config '{value}'", "check the path and that it is JSON",
-                          why=str(exc)) from None
+        raise StudioError.of("memory.deepspeed_unreadable", path=value, detail=str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("zero_optimization", {}), dict):
-        raise StudioError(f"DeepSpeed config '{value}' must be a JSON object with a zero_optimization object",
-                          "start from presets/deepspeed/ds_z2.json", code="deepspeed")
+        raise StudioError.of("memory.deepspeed_shape", path=value)
     zero = data.get("zero_optimization", {})
     stage = int(zero.get("stage", 0))
     offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)

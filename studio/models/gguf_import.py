@@ -68,6 +68,10 @@ MAX_NESTING = 3
 MAX_DIMS = 8  # ggml uses 4
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
+# the errors of reading a string of the header: (too short, declared too long, not UTF-8 text)
+_KEY_NAME = ("model.gguf_short_key_name", "model.gguf_long_key_name", "model.gguf_not_text_key_name")
+_TENSOR_NAME = ("model.gguf_short_tensor_name", "model.gguf_long_tensor_name", "model.gguf_not_text_tensor_name")
+_STRING_VALUE = ("model.gguf_short_string", "model.gguf_long_string", "model.gguf_not_text_string")
 
 
 @dataclass(frozen=True)
@@ -104,52 +108,54 @@ class _Walk:
     def __init__(self, buf: Any, size: int, name: str):
         self.buf, self.size, self.name, self.pos, self.order = buf, size, name, 0, "<"
 
-    def refuse(self, why: str) -> StudioError:
-        return StudioError(f"'{self.name}' is not a readable GGUF file",
-                           "pick a complete .gguf model file (llama.cpp format); download it again if it was cut short",
-                           why=why, code="model_load")
+    def refuse(self, code: str, **values: Any) -> StudioError:
+        """The file is no readable GGUF, for the reason ``code`` (a model.gguf_* entry of
+        studio/words/model_errors.py) with its ``values``."""
+        return StudioError.of(code, name=self.name, **values)
 
-    def need(self, n: int, what: str) -> None:
+    # ``short``: the code of a file too short for what is read (model.gguf_short_<part>: the part of the header it
+    # belongs to), ``key`` the key or tensor it is of
+    def need(self, n: int, short: str, key: str = "") -> None:
         left = self.size - self.pos
         if n > left:
-            raise self.refuse(f"{what} needs {n:,} bytes at byte {self.pos:,} but the file holds only {left:,} more "
-                              "(cut short or a false count)")
+            raise self.refuse(short, key=key, n=n, pos=self.pos, left=left)
 
-    def unpack(self, fmt: str, what: str) -> Any:
+    def unpack(self, fmt: str, short: str, key: str = "") -> Any:
         n = struct.calcsize(fmt)
-        self.need(n, what)
+        self.need(n, short, key)
         value = struct.unpack_from(self.order + fmt, self.buf, self.pos)[0]
         self.pos += n
         return value
 
-    def string(self, limit: int, what: str) -> str:
-        n = self.unpack("Q", what)
+    def string(self, limit: int, codes: tuple[str, str, str], key: str = "") -> str:
+        """A length-prefixed string; ``codes``: its (too short, too long, not text) errors (_KEY_NAME, ...)."""
+        short, long, not_text = codes
+        n = self.unpack("Q", short, key)
         if n > limit or n > self.size - self.pos:
-            raise self.refuse(f"{what} of {n:,} bytes is declared at byte {self.pos - 8:,}, but the file holds only "
-                              f"{self.size - self.pos:,} more (limit {limit:,})")
+            raise self.refuse(long, key=key, n=n, pos=self.pos - 8, left=self.size - self.pos, limit=limit)
         raw = bytes(self.buf[self.pos:self.pos + n])
         self.pos += n
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise self.refuse(f"{what} at byte {self.pos - n:,} is not UTF-8 text") from None
+            raise self.refuse(not_text, key=key, pos=self.pos - n) from None
 
     def value(self, vtype: int, key: str, depth: int = 0) -> Any:
         if vtype in _SCALARS:
-            return self.unpack(_SCALARS[vtype], f"the value of '{key}'")
+            return self.unpack(_SCALARS[vtype], "model.gguf_short_value", key)
         if vtype == _STRING:
-            return self.string(MAX_STRING_BYTES, f"a string in '{key}'")
+            return self.string(MAX_STRING_BYTES, _STRING_VALUE, key)
         if vtype != _ARRAY:
-            raise self.refuse(f"'{key}' has value type {vtype}, which GGUF does not define")
+            raise self.refuse("model.gguf_value_type", key=key, vtype=vtype)
         if depth >= MAX_NESTING:
-            raise self.refuse(f"'{key}' holds arrays nested more than {MAX_NESTING} deep")
-        item, count = self.unpack("I", f"the array '{key}'"), self.unpack("Q", f"the array '{key}'")
+            raise self.refuse("model.gguf_nested", key=key, limit=MAX_NESTING)
+        item, count = self.unpack("I", "model.gguf_short_array", key), self.unpack("Q", "model.gguf_short_array", key)
         smallest = {_STRING: 8, _ARRAY: 12}.get(item, struct.calcsize(_SCALARS.get(item, "B")))
         if item not in _SCALARS and item not in (_STRING, _ARRAY):
-            raise self.refuse(f"the array '{key}' has item type {item}, which GGUF does not define")
+            raise self.refuse("model.gguf_item_type", key=key, item=item)
         if count > MAX_ARRAY_ITEMS or count * smallest > self.size - self.pos:
-            raise self.refuse(f"the array '{key}' declares {count:,} items, but the file holds only "
-                              f"{self.size - self.pos:,} more bytes (limit {MAX_ARRAY_ITEMS:,} items)")
+            raise self.refuse("model.gguf_array_count", key=key, count=count, left=self.size - self.pos,
+                              limit=MAX_ARRAY_ITEMS)
         if item in _SCALARS:  # fixed size: skip without a loop
             self.pos += count * smallest
         else:
@@ -158,56 +164,55 @@ class _Walk:
         return Array(item, count)
 
     def header(self) -> GGUFHeader:
-        self.need(24, "the GGUF header")
+        self.need(24, "model.gguf_short_header")
         if bytes(self.buf[:4]) != b"GGUF":
-            raise self.refuse("it does not start with GGUF")
+            raise self.refuse("model.gguf_magic")
         self.pos = 4
-        version = self.unpack("I", "the version")
+        version = self.unpack("I", "model.gguf_short_version")
         if version & 0xFFFF == 0:  # written on a big-endian machine (the library's own test)
             self.order, version = ">", struct.unpack_from(">I", self.buf, 4)[0]
         if version not in (2, 3):
-            raise self.refuse(f"it is GGUF version {version}; versions 2 and 3 are supported")
-        n_tensors, n_kv = self.unpack("Q", "the tensor count"), self.unpack("Q", "the key/value count")
+            raise self.refuse("model.gguf_version", version=version)
+        n_tensors = self.unpack("Q", "model.gguf_short_tensor_count")
+        n_kv = self.unpack("Q", "model.gguf_short_kv_count")
         left = self.size - self.pos
         if n_kv > MAX_KV or n_kv * 13 > left:  # a key/value takes at least 13 bytes
-            raise self.refuse(f"it declares {n_kv:,} key/value pairs (limit {MAX_KV:,}) but the file holds only "
-                              f"{left:,} more bytes")
+            raise self.refuse("model.gguf_kv_count", n=n_kv, limit=MAX_KV, left=left)
         if n_tensors > MAX_TENSORS or n_tensors * 24 > left:  # a tensor description takes at least 24 bytes
-            raise self.refuse(f"it declares {n_tensors:,} tensors (limit {MAX_TENSORS:,}) but the file holds only "
-                              f"{left:,} more bytes")
+            raise self.refuse("model.gguf_tensor_count", n=n_tensors, limit=MAX_TENSORS, left=left)
         head = GGUFHeader(version)
         for _ in range(n_kv):
-            key = self.string(MAX_KEY_BYTES, "a key name")
+            key = self.string(MAX_KEY_BYTES, _KEY_NAME)
             if key in head.metadata:
-                raise self.refuse(f"the key '{key}' appears twice")
-            head.metadata[key] = self.value(self.unpack("I", f"the type of '{key}'"), key)
+                raise self.refuse("model.gguf_key_twice", key=key)
+            head.metadata[key] = self.value(self.unpack("I", "model.gguf_short_type", key), key)
         align = head.metadata.get("general.alignment", 32)
         if not isinstance(align, int) or align <= 0 or align & (align - 1):
-            raise self.refuse(f"general.alignment is {align!r}, not a power of two")
+            raise self.refuse("model.gguf_alignment", align=repr(align))
         offsets = []
         for _ in range(n_tensors):
-            name = self.string(MAX_KEY_BYTES, "a tensor name")
-            n_dims = self.unpack("I", f"the shape of '{name}'")
+            name = self.string(MAX_KEY_BYTES, _TENSOR_NAME)
+            n_dims = self.unpack("I", "model.gguf_short_shape", name)
             if n_dims > MAX_DIMS:
-                raise self.refuse(f"the tensor '{name}' declares {n_dims:,} dimensions (limit {MAX_DIMS})")
-            shape = tuple(self.unpack("Q", f"the shape of '{name}'") for _ in range(n_dims))
-            gtype, offset = self.unpack("I", f"the type of '{name}'"), self.unpack("Q", f"the offset of '{name}'")
+                raise self.refuse("model.gguf_dims", tensor=name, n=n_dims, limit=MAX_DIMS)
+            shape = tuple(self.unpack("Q", "model.gguf_short_shape", name) for _ in range(n_dims))
+            gtype = self.unpack("I", "model.gguf_short_type", name)
+            offset = self.unpack("Q", "model.gguf_short_offset", name)
             if name in head.tensors:
-                raise self.refuse(f"the tensor '{name}' appears twice")
+                raise self.refuse("model.gguf_tensor_twice", tensor=name)
             head.tensors[name] = (shape, gtype)
             offsets.append((name, shape, gtype, offset))
         data_start = -(-self.pos // align) * align
         for name, shape, gtype, offset in offsets:  # each tensor's bytes lie inside the file
             nbytes = _tensor_bytes(shape, gtype)
             if nbytes is None:
-                raise self.refuse(f"the tensor '{name}' has ggml type {gtype}, which this gguf package does not know")
+                raise self.refuse("model.gguf_ggml_type", tensor=name, gtype=gtype)
             if nbytes < 0:
-                raise self.refuse(f"the tensor '{name}' {list(shape)} does not split into blocks of its ggml type "
-                                  f"{gtype}")
+                raise self.refuse("model.gguf_blocks", tensor=name, shape=str(list(shape)), gtype=gtype)
             end = data_start + offset + nbytes
             if offset % align or end > self.size:
-                raise self.refuse(f"the tensor '{name}' {list(shape)} needs bytes up to {end:,}, but the file holds "
-                                  f"only {self.size:,} (cut short or a false shape)")
+                raise self.refuse("model.gguf_tensor_bytes", tensor=name, shape=str(list(shape)), end=end,
+                                  size=self.size)
         return head
 
 
@@ -233,11 +238,11 @@ def read_header(gguf_path: str | Path) -> GGUFHeader:
     """
     p = Path(gguf_path)
     if not p.is_file():
-        raise StudioError(f"GGUF file '{p}' does not exist", "check the path to the .gguf file", code="model_path")
+        raise StudioError.of("model.gguf_missing", path=str(p))
     size = p.stat().st_size
     walk = _Walk(b"", size, p.name)
     if size < 24:
-        raise walk.refuse(f"it holds only {size} bytes (cut short)")
+        raise walk.refuse("model.gguf_tiny", size=size)
     with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         walk.buf = buf
         return walk.header()
@@ -251,7 +256,7 @@ def gguf_architecture(gguf_path: str | Path) -> str:
     """
     head = read_header(gguf_path)
     if not head.architecture:
-        raise _Walk(b"", 0, Path(gguf_path).name).refuse("it names no general.architecture")
+        raise _Walk(b"", 0, Path(gguf_path).name).refuse("model.gguf_no_arch")
     return head.architecture
 
 
@@ -264,22 +269,21 @@ def check_coverage(head: GGUFHeader, name: str) -> None:
     """
     arch = head.architecture
 
-    def refuse(why: str) -> StudioError:
-        return StudioError(f"'{name}' does not hold the weights of the {arch} model it describes",
-                           "use a complete GGUF of the model (its converter writes every tensor)", why=why,
-                           code="model_load")
+    def refuse(code: str, **values: Any) -> StudioError:  # a model.gguf_* code whose what names the file and model
+        return StudioError.of(code, name=name, arch=arch, **values)
     if not head.tensors:
-        raise refuse("it has no tensors")
+        raise refuse("model.gguf_no_tensors")
     if not any(t.startswith("token_embd.") for t in head.tensors):
-        raise refuse("it has no token embedding (token_embd.weight)")
+        raise refuse("model.gguf_no_embedding")
     blocks = head.metadata.get(f"{arch}.block_count")
     if not isinstance(blocks, int) or blocks <= 0:
-        raise refuse(f"it gives no {arch}.block_count")
+        raise refuse("model.gguf_no_block_count")
     present = {int(m.group(1)) for t in head.tensors if (m := re.match(r"blk\.(\d+)\.", t))}
     missing = [i for i in range(blocks) if i not in present]
+    if len(missing) > 1:
+        raise refuse("model.gguf_blocks_missing", block=missing[0], blocks=blocks, missing=len(missing))
     if missing:
-        raise refuse(f"block {missing[0]} of the {blocks} that {arch}.block_count declares has no tensors"
-                     + (f" ({len(missing)} blocks missing)" if len(missing) > 1 else ""))
+        raise refuse("model.gguf_block_missing", block=missing[0], blocks=blocks)
 
 
 def supported_architectures() -> list[str]:
@@ -310,9 +314,7 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
     arch = gguf_architecture(src)
     known = supported_architectures()
     if arch not in known:
-        raise StudioError(f"'{src.name}' is a '{arch}' model, which this version of transformers cannot read "
-                          "from GGUF", "use a GGUF of one of these architectures: " + ", ".join(known)
-                          + " (or a model folder with config.json)", code="model_arch")
+        raise StudioError.of("model.gguf_arch", file=src.name, arch=arch, known=list(known))
     started = time.time()
     head = read_header(src)
     check_coverage(head, src.name)
@@ -409,16 +411,12 @@ def _check_room(name: str, n_params: int, cache_dir: Path) -> None:
     ram_need, disk_need = 3 * 4 * n_params + (256 << 20), 4 * n_params + (16 << 20)
     ram = free_ram_bytes()
     if ram is not None and ram < ram_need:
-        raise StudioError(f"Preparing '{name}' needs about {_size(ram_need)} of free memory",
-                          "close other programs or jobs, or use a smaller (fewer-parameter) model",
-                          why=f"it becomes a {n_params:,}-parameter fp32 model; {_size(ram)} are available",
-                          code="model_memory")
+        raise StudioError.of("model.prepare_memory", name=name, need=_size(ram_need), params=n_params,
+                             have=_size(ram))
     disk = free_disk_bytes(cache_dir)
     if disk is not None and disk < disk_need:
-        raise StudioError(f"Preparing '{name}' needs about {_size(disk_need)} of free disk space",
-                          "free some space there, or point the model cache to another disk (STUDIO_MODEL_CACHE)",
-                          why=f"the prepared fp32 model is written to {cache_dir}; {_size(disk)} are free there",
-                          code="model_disk")
+        raise StudioError.of("model.prepare_disk", name=name, need=_size(disk_need), folder=str(cache_dir),
+                             have=_size(disk))
 
 
 @contextmanager
@@ -464,17 +462,13 @@ def _check_weights_cover_model(src: Path, head: GGUFHeader, least: float = 0.97)
         with torch.device("meta"):
             model = AutoModelForCausalLM.from_config(config)
     except (ValueError, KeyError, OSError, RuntimeError, TypeError) as exc:
-        raise StudioError(f"transformers could not read the model in '{src.name}'",
-                          "check that the file is a complete GGUF of a supported text model",
-                          why=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                          code="model_load") from None
+        raise StudioError.of("model.gguf_load", file=src.name,
+                             detail=str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     n_params = sum(p.numel() for p in model.parameters())
     have = head.n_elements
     if have < least * n_params:
-        raise StudioError(f"'{src.name}' does not hold the weights of the {head.architecture} model it describes",
-                          "use a complete GGUF of the model (its converter writes every tensor)",
-                          why=f"its tensors hold {have:,} of the {n_params:,} weights the {head.architecture} model "
-                              "it describes has; the rest would be random", code="model_load")
+        raise StudioError.of("model.gguf_weights_short", name=src.name, arch=head.architecture, have=have,
+                             n_params=n_params)
     return max(n_params, have), config
 
 
@@ -488,10 +482,8 @@ def _load_gguf(src: Path, say: Progress, config: Any = None) -> tuple[Any, Any]:
         say(0.2, f"Dequantizing the weights of {file} to fp32")
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=file, dtype=torch.float32, config=config)
     except (ValueError, KeyError, OSError, RuntimeError, TypeError) as exc:
-        raise StudioError(f"transformers could not read the model in '{file}'",
-                          "check that the file is a complete GGUF of a supported text model",
-                          why=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                          code="model_load") from None
+        raise StudioError.of("model.gguf_load", file=file,
+                             detail=str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return model, tok
 
 
@@ -513,9 +505,7 @@ def _plain_copy(model: Any) -> Any:
     missing, unexpected = plain.load_state_dict(model.state_dict(), strict=False)
     tied = {k for k in missing if "lm_head" in k} if getattr(config, "tie_word_embeddings", False) else set()
     if set(missing) - tied or unexpected:
-        raise StudioError("The GGUF's tensors do not match the model transformers built from its metadata",
-                          "report this file; it may be a variant transformers does not support",
-                          why=f"missing {sorted(set(missing) - tied)[:3]}, unexpected {sorted(unexpected)[:3]}",
-                          code="model_load")
+        raise StudioError.of("model.gguf_mismatch", missing=str(sorted(set(missing) - tied)[:3]),
+                             unexpected=str(sorted(unexpected)[:3]))
     plain.tie_weights()
     return plain

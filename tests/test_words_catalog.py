@@ -19,7 +19,7 @@ from test_ui_zh_page import latin_words
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
-FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py"}  # config.json is a file's name, not a config. code
+FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py", "gguf", "safetensors", "bin"}  # config.json is a file's name, not a config. code
 # what a data file or dataset_info.json holds literally (keys and column names, JSON's null, the NUL character),
 # the names of training stages and formats, and what the command line takes as typed (convert, DIR, sentiment)
 LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",

@@ -26,13 +26,14 @@ from typing import Any
 
 from .data_errors import DATA_ERRORS
 from .dataset_errors import DATASET_ERRORS
+from .feedback_errors import FEEDBACK_ERRORS
 
 Pair = tuple[str, str]  # (English, Chinese)
 LANGS = ("en", "zh")
 PARTS = ("what", "why", "fix", "page_fix")
 SURFACES = ("cli", "page")
 
-ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS}
+ERRORS: dict[str, dict[str, Pair]] = {**DATA_ERRORS, **DATASET_ERRORS, **FEEDBACK_ERRORS}
 
 
 

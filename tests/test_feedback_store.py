@@ -63,7 +63,7 @@ def test_every_text_is_bounded_with_a_reason(tmp_path: Path, field: str) -> None
     args[field] = "a" * (LIMITS[field] + 1)
     with pytest.raises(StudioError) as err:
         store.add(**args)
-    assert err.value.code == "feedback_too_long" and field in err.value.message and f"{LIMITS[field]:,}" in \
+    assert err.value.code == "feedback.too_long" and field in err.value.message and f"{LIMITS[field]:,}" in \
         err.value.message
     assert store.count() == 0
 
@@ -82,7 +82,7 @@ def test_a_login_changes_or_withdraws_only_its_own(tmp_path: Path) -> None:
     store.review(fid, reviewer="owner", status="accepted", edited="negative")
     with pytest.raises(StudioError) as err:
         store.change(fid, "bob", correction="positive")
-    assert err.value.code == "feedback_not_yours"
+    assert err.value.code == "feedback.not_yours"
     with pytest.raises(StudioError):
         store.withdraw(fid, "bob")
     store.change(fid, "ann", correction="negative")
@@ -137,5 +137,5 @@ def test_a_login_has_an_hourly_quota(tmp_path: Path, monkeypatch: pytest.MonkeyP
         store.add(run="r", login="bot", input=f"x{i}", answer="y", verdict="up")
     with pytest.raises(StudioError) as err:
         store.add(run="r", login="bot", input="x3", answer="y", verdict="up")
-    assert err.value.code == "feedback_quota" and store.count() == 3
+    assert err.value.code == "feedback.quota" and store.count() == 3
     store.add(run="r", login="ann", input="x", answer="y", verdict="up")  # others are not held back

@@ -168,16 +168,18 @@ def test_data_tab_report_follows_the_ui_language(tmp_path: Path) -> None:
         assert Path(path).is_file() and skipped in text and problem in text, text
     with pytest.raises(StudioError) as err:
         convert(AppContext.create(tmp_path / "ws-none", lang="zh"), None, "sentiment", cols, "", "", "x")
-    assert err.value.message == "请先上传文件或点击示例数据按钮. Fix: 使用上传框或示例数据按钮."
+    from studio.words.error_words import page_message
+    assert err.value.code == "page.no_file"  # worded when shown, in the page's language
+    assert page_message(err.value, "zh") == "请先上传文件或点击示例数据按钮。解决办法：使用上传框或示例数据按钮。"
 
 
 def test_evaluate_messages_follow_the_ui_language() -> None:
     from studio.ui import evaluate_tab as tab
-    with pytest.raises(gr.Error, match="没有上传文件. Fix: 上传带标签的"):
+    with pytest.raises(gr.Error, match="没有上传文件。解决办法：上传带标签的"):
         tab.on_check("some-run", "upload", None, "score", 0, lang="zh")
     with pytest.raises(gr.Error, match="No file uploaded. Fix: upload a labelled"):
         tab.on_scorecard("some-run", "upload", None, "score", 0)
-    with pytest.raises(gr.Error, match="消息为空. Fix: 输入内容后再发送"):
+    with pytest.raises(gr.Error, match="消息为空。解决办法：输入内容后再发送"):
         list(tab.on_chat(" ", [], "some-run", 5, 0.0, 1.0, lang="zh"))
 
 

@@ -128,9 +128,9 @@ def make_datasets(store: FeedbackStore, run: str, dataset_dir: str | Path, name:
     plan = [(kind, name + suffix, built[kind]) for kind, suffix in (("sft", ""), ("ranking", "_pref"), ("kto", "_kto"))
             if built[kind]]
     if not plan:
-        raise StudioError(f"Run '{run}' has no accepted feedback to turn into data"
-                          + (f" ({built['skipped']} accepted rows are in conflict)" if built["skipped"] else ""),
-                          "accept some rows first (and settle conflicting corrections)", code="feedback_empty")
+        if built["skipped"]:
+            raise StudioError.of("feedback.nothing_accepted_conflicts", run=run, skipped=built["skipped"])
+        raise StudioError.of("feedback.nothing_accepted", run=run)
     if not replace:
         for _, dataset, _ in plan:
             refuse_replacing(folder, dataset, folder / f"{dataset}.jsonl")
@@ -161,6 +161,5 @@ def export_rows(rows: list[Feedback], path: str | Path) -> Path:
             writer.writerow([csv_safe(rec.get(c)) for c in EXPORT_COLUMNS])
         atomic_write_text(target, buf.getvalue())
     else:
-        raise StudioError(f"'{target.name}' is neither .csv nor .jsonl", "export to a .csv or .jsonl file",
-                          code="feedback_export")
+        raise StudioError.of("feedback.export_suffix", file=target.name)
     return target

@@ -42,13 +42,11 @@ def pick_method(made: dict[str, Any], method: str = "auto", labels_run: bool = F
         StudioError: an unknown method, or one the feedback has no rows for.
     """
     if method not in METHODS:
-        raise StudioError(f"Unknown improvement method '{method}'", "use auto, sft or dpo", code="improve_method")
+        raise StudioError.of("feedback.method", method=method)
     if method == "auto":
         return "dpo" if "ranking" in made and not labels_run else "sft"
     if method == "dpo" and "ranking" not in made:
-        raise StudioError("The feedback holds no (correction, model answer) pair for DPO",
-                          "use --method sft (or auto), or collect corrections of answers the model gave",
-                          code="improve_method", page_fix="choose auto or sft as the method")
+        raise StudioError.of("feedback.no_pair")
     return method
 
 
@@ -63,8 +61,7 @@ def improvement_config(run_path: str | Path, made: dict[str, Any], data_dir: str
     run = RunDir(run_path)
     old = RunConfig.load(run.config)
     if old.finetuning_type != "lora" or not (run.adapter / "adapter_config.json").is_file():
-        raise StudioError(f"Run '{run.path.name}' has no LoRA adapter to improve",
-                          "pick a finished LoRA or QLoRA run", code="improve_run")
+        raise StudioError.of("feedback.no_adapter", run=run.path.name)
     base = str(run.base_model) if old.model_name_or_path == DEMO_MODEL else old.model_name_or_path
     common: dict[str, Any] = {**old.to_dict(), "model_name_or_path": base, "adapter_name_or_path": str(run.adapter),
                               "dataset_dir": str(data_dir), "output_dir": str(output_dir), "val_size": 0.0,
@@ -90,9 +87,7 @@ def improvement_config(run_path: str | Path, made: dict[str, Any], data_dir: str
         rows = len(fixes)
         cfg.notices = [f"replay: {len(replay)} of the old run's training rows mixed with {len(fixes)} corrections"]
     else:
-        raise StudioError(f"The feedback of run '{run.path.name}' holds no correction to train on",
-                          "give right answers (not only 👍 / 👎), accept them, then make the dataset again",
-                          code="improve_run")
+        raise StudioError.of("feedback.no_correction", run=run.path.name)
     # the feedback rows (always the corrections) are named so that the comparison can score both runs on them
     cfg.lineage = {"run": run.path.name, "method": cfg.stage, "feedback_rows": rows,  # type: ignore[attr-defined]
                    "feedback_data": made["sft"]["name"] if "sft" in made else None, "data_dir": str(data_dir)}

@@ -98,17 +98,14 @@ def input_key(text: str) -> str:
 def _bounded(field: str, value: str | None, *, required: bool = False) -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise StudioError(f"The feedback's {field} is empty", f"give a {field}", code="feedback_empty")
+            raise StudioError.of("feedback.empty", field=field)
         return None
     if not isinstance(value, str):
-        raise StudioError(f"The feedback's {field} is not text", f"send the {field} as text", code="feedback_type")
+        raise StudioError.of("feedback.not_text", field=field)
     if "\x00" in value:
-        raise StudioError(f"The feedback's {field} contains a NUL character", "type it again without hidden "
-                          "characters", code="feedback_text")
+        raise StudioError.of("feedback.nul", field=field)
     if len(value) > LIMITS[field]:
-        raise StudioError(f"The feedback's {field} has {len(value):,} characters, over the limit of "
-                          f"{LIMITS[field]:,}", f"shorten the {field} to at most {LIMITS[field]:,} characters",
-                          code="feedback_too_long")
+        raise StudioError.of("feedback.too_long", field=field, n=len(value), limit=LIMITS[field])
     return value
 
 
@@ -122,8 +119,7 @@ def _scores(scores: dict[str, Any] | None) -> str | None:
     try:
         text = json.dumps(scores, ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise StudioError("The model's scores are not plain numbers and names", str(exc),
-                          code="feedback_scores") from exc
+        raise StudioError.of("feedback.scores", detail=str(exc)) from exc
     return _bounded("scores", text)
 
 
@@ -172,9 +168,7 @@ class FeedbackStore:
         row = con.execute("SELECT version FROM schema_version").fetchone()
         version = row[0] if row else 0
         if version > SCHEMA_VERSION:
-            raise StudioError(f"The feedback database '{self.path.name}' was written by a newer studio (schema "
-                              f"{version}, this one knows {SCHEMA_VERSION})", "update the studio",
-                              code="feedback_schema")
+            raise StudioError.of("feedback.schema", file=self.path.name, version=version, known=SCHEMA_VERSION)
         for target, statements in MIGRATIONS:
             if target > version:
                 for sql in statements:
@@ -197,11 +191,9 @@ class FeedbackStore:
             StudioError: an unknown verdict or source, an empty run/input, a text over its limit.
         """
         if verdict not in VERDICTS:
-            raise StudioError(f"The verdict '{str(verdict)[:20]}' is not one of {', '.join(VERDICTS)}",
-                              "press 👍 or 👎", code="feedback_verdict")
+            raise StudioError.of("feedback.verdict", verdict=str(verdict)[:20], verdicts=list(VERDICTS))
         if source not in SOURCES:
-            raise StudioError(f"The feedback source '{str(source)[:20]}' is unknown", "use one of "
-                              + ", ".join(SOURCES), code="feedback_source")
+            raise StudioError.of("feedback.source", source=str(source)[:20], sources=list(SOURCES))
         values = (_bounded("run", run, required=True), _login(login), _bounded("input", input, required=True),
                   _bounded("answer", answer) or "", verdict, _bounded("correction", correction), _scores(scores))
         now = time.time()
@@ -209,8 +201,7 @@ class FeedbackStore:
             recent = con.execute("SELECT COUNT(*) FROM feedback WHERE login = ? AND created > ?",
                                  (values[1], now - 3600)).fetchone()[0]
             if recent >= QUOTA_PER_HOUR:
-                raise StudioError(f"'{values[1]}' gave {recent:,} answers' feedback in the last hour, the most one "
-                                  "login may", "wait an hour, or ask the studio's owner", code="feedback_quota")
+                raise StudioError.of("feedback.quota", login=values[1], n=recent)
             cur = con.execute(
                 "INSERT INTO feedback (run, login, created, updated, input, input_key, answer, verdict, correction,"
                 " scores, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -222,8 +213,7 @@ class FeedbackStore:
         row = con.execute("SELECT * FROM feedback WHERE id = ?", (int(feedback_id),)).fetchone()
         if row is None or row["login"] != _login(login):
             # the same words for "absent" and "someone else's": a login learns nothing about others' rows
-            raise StudioError(f"There is no feedback {int(feedback_id)} of yours", "pick one of your own answers",
-                              code="feedback_not_yours")
+            raise StudioError.of("feedback.not_yours", id=int(feedback_id))
         return row
 
     def change(self, feedback_id: int, login: str | None, *, verdict: str | None = None,
@@ -234,8 +224,7 @@ class FeedbackStore:
             StudioError: not this login's row, or a bad verdict / too long a correction.
         """
         if verdict is not None and verdict not in VERDICTS:
-            raise StudioError(f"The verdict '{str(verdict)[:20]}' is not one of {', '.join(VERDICTS)}",
-                              "press 👍 or 👎", code="feedback_verdict")
+            raise StudioError.of("feedback.verdict", verdict=str(verdict)[:20], verdicts=list(VERDICTS))
         text = _bounded("correction", correction)
         with self._write() as con:
             row = self._own(con, feedback_id, login)
@@ -262,14 +251,12 @@ class FeedbackStore:
             StudioError: no such row, an unknown status, too long an edit.
         """
         if status is not None and status not in STATUSES:
-            raise StudioError(f"The status '{str(status)[:20]}' is not one of {', '.join(STATUSES)}",
-                              "pick accept, drop or new", code="feedback_status")
+            raise StudioError.of("feedback.status", status=str(status)[:20], statuses=list(STATUSES))
         text = _bounded("correction", edited)
         with self._write() as con:
             row = con.execute("SELECT * FROM feedback WHERE id = ?", (int(feedback_id),)).fetchone()
             if row is None:
-                raise StudioError(f"There is no feedback {int(feedback_id)}", "refresh the list",
-                                  code="feedback_missing")
+                raise StudioError.of("feedback.missing", id=int(feedback_id))
             con.execute("UPDATE feedback SET status = ?, edited = ?, reviewer = ?, updated = ? WHERE id = ?",
                         (status or row["status"], text if edited is not None else row["edited"], _login(reviewer),
                          time.time(), row["id"]))

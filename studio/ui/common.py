@@ -58,16 +58,38 @@ def _doing(name: str) -> str:
     return next((w for w in ("export", "convert", "upload", "checkpoint") if w in name.lower()), "other")
 
 
+def _handler_lang(fn: Callable) -> Callable[[tuple, dict], str]:
+    """How to read a handler's ``lang`` argument (the language its tab was built in) from a call: a coded error
+    is worded when shown, so the page's words fall back to that language outside a request, as the handler's
+    own messages do (``msg(key, lang)``); "en" for a handler without one."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is None or "lang" not in sig.parameters:
+        return lambda args, kwargs: "en"
+
+    def lang_of(args: tuple, kwargs: dict) -> str:
+        try:
+            lang = sig.bind_partial(*args, **kwargs).arguments.get("lang", sig.parameters["lang"].default)
+        except TypeError:
+            return "en"
+        return lang if isinstance(lang, str) and lang in ("en", "zh") else "en"
+    return lang_of
+
+
 def ui_errors(fn: Callable) -> Callable:
-    """Wrap a handler (plain or generator) so every error reaches the page through ``user_error``."""
+    """Wrap a handler (plain or generator) so every error reaches the page through ``user_error`` (in the language
+    of the browser being answered; outside a request, the handler's ``lang`` argument)."""
     name = getattr(fn, "__name__", "handler")
+    lang_of = _handler_lang(fn)
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen(*args: Any, **kwargs: Any) -> Iterator[Any]:
             try:
                 yield from fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - every error is shown, bugs are logged
-                raise user_error(exc, name) from None
+                raise user_error(exc, name, lang_of(args, kwargs)) from None
         return gen
 
     @functools.wraps(fn)
@@ -75,7 +97,7 @@ def ui_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            raise user_error(exc, name) from None
+            raise user_error(exc, name, lang_of(args, kwargs)) from None
     return wrapper
 
 

@@ -111,7 +111,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
         StudioError: no file, unreadable file, wrong columns, label problems, or a dataset of that name exists.
     """
     if not path:
-        raise StudioError(msg("no_file", ctx.lang), msg("data.no_file_fix", ctx.lang), code="data_none")
+        raise StudioError.of("page.no_file")
     table = open_table(path, ctx)
     info, since = ctx.data_root / "dataset_info.json", time.time()
     read_state(info, kind="json", expect=dict, empty={})  # garbage is kept aside (the CLI refuses it instead)

@@ -54,9 +54,10 @@ def text_problem(text: Any) -> str | None:
 @ui_errors
 def check_text(text: Any) -> None:
     """The page's first step: a clear message to the one who typed an empty or oversized text."""
-    problem = text_problem(text)
-    if problem:
-        raise StudioError(problem, msg("demo.empty_fix"), code="demo_text")
+    if not isinstance(text, str) or not text.strip():
+        raise StudioError.of("page.demo_empty")
+    if len(text) > inference.MAX_PROMPT_CHARS:
+        raise StudioError.of("page.demo_too_long", n=len(text), limit=inference.MAX_PROMPT_CHARS)
 
 
 @ui_errors
@@ -75,7 +76,7 @@ def on_classify_batch(run: DemoRun, texts: list[Any]) -> list[list[Any]]:
 def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB) -> tuple[str, str]:
     """A whole uploaded file -> (CSV in a fresh temp folder, for download; a one-line summary)."""
     if not file:
-        raise StudioError(msg("ev.no_upload"), msg("demo.no_file_fix"), code="eval_data")
+        raise StudioError.of("page.demo_no_file")
     check_data_upload(file, limit_mb)
     out_dir = tempfile.mkdtemp(prefix="studio-demo-")  # never the workspace; Gradio serves it from here
     info = inference.predict_file(run.path, file, out_dir, max_rows=MAX_PREDICT_ROWS)

@@ -51,9 +51,9 @@ def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None
     from ..evaluation.compare import compare_full_quantized
     full = full_pick or run
     if not full:
-        raise StudioError(msg("ev.q_no_full", lang), msg("ev.q_no_full_fix", lang), code="eval_run")
+        raise StudioError.of("page.no_full_model")
     if not quant_pick:
-        raise StudioError(msg("ev.q_no_quant", lang), msg("ev.q_no_quant_fix", lang), code="eval_quant")
+        raise StudioError.of("page.no_quantized_model")
     rows = rows_of()
     return compare_markdown(compare_full_quantized(full, quant_pick, rows, mode), lang)
 
@@ -78,7 +78,7 @@ def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str 
     from ..errors import StudioError
     from ..evaluation.deploy_report import deploy_report
     if not run:
-        raise StudioError(msg("ev.d_no_run", lang), msg("ev.d_no_run_fix", lang), code="eval_run")
+        raise StudioError.of("page.no_run")
     return deploy_markdown(deploy_report(run, rows_of(), mode=mode), lang)
 
 

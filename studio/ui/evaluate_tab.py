@@ -72,7 +72,7 @@ def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: 
 def _data_file(source: str, file: str | None, lang: str = "en", limit_mb: float = DATA_MB) -> str | None:
     if source == "upload":
         if not file:
-            raise StudioError(msg("ev.no_upload", lang), msg("ev.no_upload_fix", lang))
+            raise StudioError.of("page.no_upload")
         check_data_upload(file, limit_mb, lang)
         return file
     return None
@@ -159,7 +159,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
             request: Any = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Yield ("" for the textbox, the chat history with the reply growing at its end)."""
     if not (message or "").strip():
-        raise StudioError(msg("ev.empty_message", lang), msg("ev.empty_message_fix", lang))
+        raise StudioError.of("page.empty_message")
     history = list(history or [])
     shown = history + [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
     yield "", shown

@@ -21,6 +21,7 @@ from ..evaluation import inference
 from ..feedback.store import LIMITS, FeedbackStore
 from .common import ui_errors
 from .i18n import msg
+from .text import text_value
 
 
 def _login(request: gr.Request | None) -> str | None:
@@ -29,7 +30,7 @@ def _login(request: gr.Request | None) -> str | None:
 
 def _off(store: FeedbackStore | None) -> FeedbackStore:
     if store is None:
-        raise StudioError(msg("fb.off"), msg("fb.off_fix"), code="feedback_off")
+        raise StudioError.of("feedback.off")
     return store
 
 
@@ -40,14 +41,13 @@ def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict:
     browser; ``correction`` must be one of the run's labels. Returns (the reply, the new row's id)."""
     store = _off(store)
     if not isinstance(text, str) or not text.strip():
-        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+        raise StudioError.of("feedback.no_answer")
     fix = correction if isinstance(correction, str) and correction.strip() else None
     if fix is not None and fix not in run.labels:
-        raise StudioError(msg("fb.not_label", value=fix[:60]), msg("fb.not_label_fix", labels=", ".join(run.labels)),
-                          code="feedback_label")
+        raise StudioError.of("feedback.not_label", value=text_value(fix[:60]),
+                             labels=[text_value(lab) for lab in run.labels])
     if len(text) > LIMITS["input"]:
-        raise StudioError(msg("demo.too_long", n=len(text), limit=LIMITS["input"]), msg("demo.empty_fix"),
-                          code="feedback_too_long")
+        raise StudioError.of("feedback.text_too_long", n=len(text), limit=LIMITS["input"])
     (scores,) = inference.label_probabilities(run.path, [text], run.labels, run.like)
     answer = max(scores, key=scores.get) if scores else ""
     if fix is not None:
@@ -77,7 +77,7 @@ def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdic
     turns = history if isinstance(history, list) else []
     last = [m for m in turns if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
     if len(last) < 2 or last[-1].get("role") != "assistant" or last[-2].get("role") != "user":
-        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+        raise StudioError.of("feedback.no_answer")
     fix = correction if isinstance(correction, str) and correction.strip() else None
     fid = store.add(run=run.name, login=_login(request), input=_text(last[-2].get("content")),
                     answer=_text(last[-1].get("content")), verdict="down" if fix else verdict, correction=fix,
@@ -144,7 +144,7 @@ def _finished_run_name(runs_root: Any, run_v: Any) -> str:
     compared with that list, never opened as a path)."""
     listed = {path: Path(path).name for _, path in inference.finished_runs(runs_root)}
     if not isinstance(run_v, str) or run_v not in listed:
-        raise StudioError(msg("fb.no_run"), msg("fb.no_run_fix"), code="feedback_run")
+        raise StudioError.of("feedback.no_run")
     return listed[run_v]
 
 
@@ -168,8 +168,8 @@ def _as_label(runs_root: Any, name: str, typed: str) -> str:
         return typed
     match = next((lab for lab in labels if normalize(lab) == normalize(typed)), None)
     if match is None:
-        raise StudioError(msg("fb.not_label", value=typed[:60]), msg("fb.not_label_fix", labels=", ".join(labels)),
-                          code="feedback_label")
+        raise StudioError.of("feedback.not_label", value=text_value(typed[:60]),
+                             labels=[text_value(lab) for lab in labels])
     return match
 
 
@@ -180,7 +180,7 @@ def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, pro
     name = _finished_run_name(runs_root, run_v)
     text = input_text if isinstance(input_text, str) and input_text.strip() else prompt
     if not isinstance(text, str) or not text.strip() or not isinstance(answer, str) or not answer.strip():
-        raise StudioError(msg("fb.no_answer"), msg("fb.no_answer_fix"), code="feedback_empty")
+        raise StudioError.of("feedback.no_answer")
     fix = correction if isinstance(correction, str) and correction.strip() else None
     if fix is not None:
         fix = _as_label(runs_root, name, fix)

@@ -38,14 +38,14 @@ def _run(ctx: AppContext, run: Any) -> str:
         StudioError: no run picked, or one the database does not know.
     """
     if not isinstance(run, str) or run not in _store(ctx).runs():
-        raise StudioError(msg("fb.no_run"), msg("fb.no_run_fix"), code="feedback_run")
+        raise StudioError.of("feedback.no_run")
     return run
 
 
 def _ids(text: Any) -> list[int]:
     parts = [p for p in re.split(r"[,\s]+", str(text or "")) if p]
     if not parts or len(parts) > 10_000 or not all(p.isdigit() and len(p) < 12 for p in parts):
-        raise StudioError(msg("fb.bad_ids", text=str(text)[:40]), msg("fb.bad_ids_fix"), code="feedback_ids")
+        raise StudioError.of("feedback.bad_ids", text=text_value(str(text)[:40]))
     return [int(p) for p in parts]
 
 
@@ -94,7 +94,7 @@ def on_accept_new(ctx: AppContext, run: Any, status: Any, login: Any, label: Any
 def on_edit(ctx: AppContext, ids: Any, text: Any) -> str:
     (fid, *rest) = _ids(ids)
     if rest:
-        raise StudioError(msg("fb.bad_ids", text=str(ids)[:40]), msg("fb.bad_ids_fix"), code="feedback_ids")
+        raise StudioError.of("feedback.bad_ids", text=text_value(str(ids)[:40]))
     _store(ctx).review(fid, reviewer=ctx.user, edited=text if isinstance(text, str) else None)
     return msg("fb.edited", ctx.lang, id=fid)
 

@@ -125,7 +125,7 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     @ui_errors
     def on_rename(paths: list[str] | None, name: str) -> str:
         if len(paths or []) != 1:
-            raise StudioError(msg("runs.pick_one", ctx.lang), msg("runs.pick_one_fix", ctx.lang), code="run_pick")
+            raise StudioError.of("page.pick_one_run")
         moved = rename_run(ctx.runner, paths[0], name)
         return msg("runs.renamed", ctx.lang, name=moved.path.name)
 

@@ -199,7 +199,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
     cfg = forms.values_to_config(values)
     details = _suggestions(estimate_paths(cfg, ctx), gpu_mem, target_ram(ctx, ram))  # paths confined first
     if index is None or not 0 <= int(index) < len(details):
-        raise StudioError(msg("no_suggestion", ctx.lang), msg("no_suggestion_fix", ctx.lang), code="ui_suggestion")
+        raise StudioError.of("page.no_suggestion")
     new_values = forms.config_to_values(cfg.replace(**details[int(index)]["settings"]))
     fit, check = on_change(ctx, new_values, gpu_mem, ram)
     return new_values, fit, check

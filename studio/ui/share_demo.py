@@ -22,6 +22,7 @@ from ..app import shared_demos
 from ..app.shared_demos import demo_command, launch_flags, on_network
 from .common import ui_errors
 from .i18n import msg
+from .text import text_value
 from ..app.roles import owner_only
 
 
@@ -42,21 +43,21 @@ def start_demo(ctx: Any, run: str | None, lang: str = "en") -> Iterator[str]:
         StudioError: no finished run picked, MAX_DEMOS already running, or the child ended before it served.
     """
     if not run:
-        raise StudioError(msg("demo.no_run", lang), msg("demo.no_run_fix", lang), code="demo_run")
+        raise StudioError.of("page.demo_no_run")
     found = find_finished_run(ctx.runs_root, str(run))
     name = found.path.name
     try:
         demo = shared_demos.start(ctx, str(found.path))
     except shared_demos.TooManyDemos as busy:
-        raise StudioError(msg("demo.too_many", lang, n=busy.running), msg("demo.too_many_fix", lang),
-                          code="demo_busy") from None
+        raise StudioError.of("page.demo_too_many", n=busy.running) from None
     if not shared_demos.ready(demo, lambda _s: None):
         yield msg("demo.starting", lang, run=name)
         if not shared_demos.ready(demo, time.sleep, shared_demos.READY_S):
-            why = shared_demos.last_line(demo.log) or "it did not answer in time"
+            why = shared_demos.last_line(demo.log)
             demo.proc.terminate()
-            raise StudioError(msg("demo.failed", lang, run=name, why=why), msg("demo.failed_fix", lang),
-                              code="demo_failed")
+            if not why:
+                raise StudioError.of("page.demo_silent", run=text_value(name))
+            raise StudioError.of("page.demo_failed", run=text_value(name), detail=text_value(why))
     yield msg("demo.running" if on_network(ctx) else "demo.running_local", lang, run=name,
               urls="\n".join(f"- {u}" for u in demo.urls))
 
@@ -64,7 +65,7 @@ def start_demo(ctx: Any, run: str | None, lang: str = "en") -> Iterator[str]:
 def stop_demo(ctx: Any, run: str | None, lang: str = "en") -> str:
     """Stop the picked run's demo page (its child process), if this studio started one."""
     if not run:
-        raise StudioError(msg("demo.no_run", lang), msg("demo.no_run_fix", lang), code="demo_run")
+        raise StudioError.of("page.demo_no_run")
     found = find_finished_run(ctx.runs_root, str(run))
     stopped = shared_demos.stop(ctx, str(found.path))
     return msg("demo.stopped" if stopped else "demo.none_running", lang, run=found.path.name)

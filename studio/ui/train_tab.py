@@ -284,7 +284,7 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
         raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
     problems = [plain(p, ctx.lang) for p in cfg.validate()]
     if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()
-        raise StudioError("; ".join(problems), msg("fix_on_settings", ctx.lang), code="config")
+        raise StudioError.of("page.settings_invalid", problems="; ".join(problems))
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))

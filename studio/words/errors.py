@@ -28,6 +28,7 @@ from .app_errors import APP_ERRORS
 from .data_errors import DATA_ERRORS
 from .dataset_errors import DATASET_ERRORS
 from .evaluation_errors import EVALUATION_ERRORS
+from .feedback_errors import FEEDBACK_ERRORS
 from .model_errors import MODEL_ERRORS
 from .run_errors import RUN_ERRORS
 
@@ -43,6 +44,7 @@ ERRORS: dict[str, dict[str, Pair]] = {
     **APP_ERRORS,
     **RUN_ERRORS,
     **MODEL_ERRORS,
+    **FEEDBACK_ERRORS,
 }
 
 

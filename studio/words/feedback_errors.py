@@ -1,0 +1,133 @@
+"""The words of the errors of teammates' feedback and of the page's own handlers: the feedback database and its
+bounds (studio/feedback/store.py), the datasets and exports made from it (feedback/datasets.py), the improving run
+built from it (feedback/improve.py), the feedback row under an answer and the Feedback tab (studio/ui/
+feedback_panel.py, feedback_tab.py): codes ``feedback.*``; and what the other tabs of the page refuse before any
+work starts (an empty pick, an empty message, no file: studio/ui/demo.py, share_demo.py, eval_compare.py,
+evaluate_tab.py, data_tab.py, runs_tab.py, settings_tab.py, train_tab.py): codes ``page.*``.
+
+Each code: what / why / fix in (English, Chinese); ``fix`` is the command line's, ``page_fix`` the page's where
+they differ (see studio/words/errors.py for the values and the rule). A literal brace is doubled. ``{field}`` is
+the name of a feedback row's column (run, login, input, answer, correction, scores), as the database and the
+exported files spell it.
+"""
+from __future__ import annotations
+
+_NO_RUN_FIX = ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行")
+_NOTHING_ACCEPTED_FIX = ("accept some rows first (and settle conflicting corrections)",
+                         "请先接受一些行（并解决相互矛盾的更正）")
+_VERDICT = {"what": ("The verdict '{verdict}' is not one of {verdicts}", "评价“{verdict}”不是 {verdicts} 之一"),
+            "fix": ("press 👍 or 👎", "请按 👍 或 👎")}
+_TEXT_FIX = ("type or paste a text to classify", "请输入或粘贴要分类的文字")
+_TEXT_TOO_LONG = ("The text is {n:,} characters long, over the limit of {limit:,}",
+                  "文字有 {n:,} 个字符，超过了 {limit:,} 的上限")
+
+
+FEEDBACK_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
+    # ---- the feedback database (feedback/store.py); {field} is a row's column
+    "feedback.empty": {"what": ("The feedback's {field} is empty", "反馈的“{field}”为空"),
+                       "fix": ("give a {field}", "请填写“{field}”")},
+    "feedback.not_text": {"what": ("The feedback's {field} is not text", "反馈的“{field}”不是文字"),
+                          "fix": ("send the {field} as text", "请以文字形式发送“{field}”")},
+    "feedback.nul": {"what": ("The feedback's {field} contains a NUL character", "反馈的“{field}”含有 NUL 字符"),
+                     "fix": ("type it again without hidden characters", "请重新输入，不要带隐藏字符")},
+    "feedback.too_long": {"what": ("The feedback's {field} has {n:,} characters, over the limit of {limit:,}",
+                                   "反馈的“{field}”有 {n:,} 个字符，超过了 {limit:,} 的上限"),
+                          "fix": ("shorten the {field} to at most {limit:,} characters",
+                                  "请把“{field}”缩短到最多 {limit:,} 个字符")},
+    "feedback.scores": {"what": ("The model's scores are not plain numbers and names", "模型的分数不是简单的数字和名字"),
+                        "fix": ("{detail}", "{detail}")},  # the JSON encoder's words, as the old error gave them
+    "feedback.schema": {"what": ("The feedback database '{file}' was written by a newer studio (schema {version}, this "
+                                 "one knows {known})",
+                                 "反馈数据库“{file}”是由更新版本的工作室写入的（结构版本 {version}，本版本只认识 {known}）"),
+                        "fix": ("update the studio", "请更新本工作室")},
+    "feedback.verdict": _VERDICT,
+    "feedback.source": {"what": ("The feedback source '{source}' is unknown", "未知的反馈来源“{source}”"),
+                        "fix": ("use one of {sources}", "请使用其中之一：{sources}")},
+    "feedback.quota": {"what": ("'{login}' gave {n:,} answers' feedback in the last hour, the most one login may",
+                                "“{login}”在过去一小时内对 {n:,} 个答案给出了反馈，已达到一个登录的上限"),
+                       "fix": ("wait an hour, or ask the studio's owner", "请等一小时，或联系本工作室的所有者")},
+    # the same words for "absent" and "someone else's": a login learns nothing about others' rows
+    "feedback.not_yours": {"what": ("There is no feedback {id} of yours", "你没有编号为 {id} 的反馈"),
+                           "fix": ("pick one of your own answers", "请选择你自己的一条反馈")},
+    "feedback.status": {"what": ("The status '{status}' is not one of {statuses}", "状态“{status}”不是 {statuses} 之一"),
+                        "fix": ("pick accept, drop or new", "请选择接受、丢弃或新")},
+    "feedback.missing": {"what": ("There is no feedback {id}", "没有编号为 {id} 的反馈"),
+                         "fix": ("refresh the list", "请刷新列表")},
+    # ---- datasets and exports made from the feedback (feedback/datasets.py)
+    "feedback.nothing_accepted": {"what": ("Run '{run}' has no accepted feedback to turn into data",
+                                           "运行“{run}”没有可以转成数据的已接受反馈"),
+                                  "fix": _NOTHING_ACCEPTED_FIX},
+    "feedback.nothing_accepted_conflicts": {
+        "what": ("Run '{run}' has no accepted feedback to turn into data ({skipped} accepted rows are in conflict)",
+                 "运行“{run}”没有可以转成数据的已接受反馈（有 {skipped} 条已接受的行相互矛盾）"),
+        "fix": _NOTHING_ACCEPTED_FIX},
+    "feedback.export_suffix": {"what": ("'{file}' is neither .csv nor .jsonl", "“{file}”既不是 .csv 也不是 .jsonl"),
+                               "fix": ("export to a .csv or .jsonl file", "请导出为 .csv 或 .jsonl 文件")},
+    # ---- the improving run (feedback/improve.py)
+    "feedback.method": {"what": ("Unknown improvement method '{method}'", "未知的改进方法“{method}”"),
+                        "fix": ("use auto, sft or dpo", "请使用 auto、sft 或 dpo")},
+    "feedback.no_pair": {"what": ("The feedback holds no (correction, model answer) pair for DPO",
+                                  "反馈中没有可用于 DPO 的（更正，模型答案）对"),
+                         "fix": ("use --method sft (or auto), or collect corrections of answers the model gave",
+                                 "请使用 --method sft（或 auto），或收集对模型所给答案的更正"),
+                         "page_fix": ("choose auto or sft as the method", "方法请选择 auto 或 sft")},
+    "feedback.no_adapter": {"what": ("Run '{run}' has no LoRA adapter to improve", "运行“{run}”没有可改进的 LoRA 适配器"),
+                            "fix": ("pick a finished LoRA or QLoRA run", "请选择一个已完成的 LoRA 或 QLoRA 运行")},
+    "feedback.no_correction": {"what": ("The feedback of run '{run}' holds no correction to train on",
+                                        "运行“{run}”的反馈中没有可用于训练的更正"),
+                               "fix": ("give right answers (not only 👍 / 👎), accept them, then make the dataset again",
+                                       "请给出正确答案（不只是 👍 / 👎），接受它们，然后重新生成数据集")},
+    # ---- the feedback row under an answer and the Feedback tab (ui/feedback_panel.py, ui/feedback_tab.py)
+    "feedback.off": {"what": ("Feedback is not recorded on this page", "本页不记录反馈"),
+                     "fix": ("start the demo from the studio's workspace", "请从工作室的工作区启动演示页面")},
+    "feedback.no_answer": {"what": ("There is no answer to judge yet", "还没有可以评价的答案"),
+                           "fix": ("ask the model first", "请先让模型回答")},
+    "feedback.not_label": {"what": ("'{value}' is not one of this run's labels", "“{value}”不是这个运行的标签"),
+                           "fix": ("pick one of: {labels}", "请从以下标签中选择：{labels}")},
+    "feedback.text_too_long": {"what": _TEXT_TOO_LONG, "fix": _TEXT_FIX},
+    "feedback.no_run": {"what": ("Pick a run with feedback", "请选择一个有反馈的运行"),
+                        "fix": ("pick a run in the list at the top of the tab", "请在本页顶部的列表中选择一个运行")},
+    "feedback.bad_ids": {"what": ("'{text}' is not a list of row ids", "“{text}”不是行号列表"),
+                         "fix": ("type the numbers from the table's id column, e.g. 3, 7, 12",
+                                 "请输入表格 id 列中的数字，例如 3, 7, 12")},
+    # ---- the demo page (ui/demo.py) and the Share-a-demo panel (ui/share_demo.py)
+    "page.demo_empty": {"what": ("The text is empty", "文字为空"), "fix": _TEXT_FIX},
+    "page.demo_too_long": {"what": _TEXT_TOO_LONG, "fix": _TEXT_FIX},
+    "page.demo_no_file": {"what": ("No file uploaded", "没有上传文件"),
+                          "fix": ("upload a .csv, .jsonl or .xlsx file with one text per row",
+                                  "请上传每行一段文字的 .csv、.jsonl 或 .xlsx 文件")},
+    "page.demo_no_run": {"what": ("No finished run is selected", "没有选择已完成的运行"), "fix": _NO_RUN_FIX},
+    "page.demo_too_many": {"what": ("{n} demos are running already", "已有 {n} 个演示页面在运行"),
+                           "fix": ("stop one first (each holds a model in memory)", "请先停止一个（每个都占用一份模型内存）")},
+    # {detail}: the last line the demo's process wrote
+    "page.demo_failed": {"what": ("The demo of {run} did not start: {detail}", "{run} 的演示页面没有启动：{detail}"),
+                         "fix": ("run the command above in a terminal to see the whole message",
+                                 "请在终端中运行上面的命令，查看完整信息")},
+    "page.demo_silent": {"what": ("The demo of {run} did not start: it did not answer in time",
+                                  "{run} 的演示页面没有启动：它没有及时响应"),
+                         "fix": ("run the command above in a terminal to see the whole message",
+                                 "请在终端中运行上面的命令，查看完整信息")},
+    # ---- the Evaluate tab (ui/evaluate_tab.py, ui/eval_compare.py)
+    "page.no_upload": {"what": ("No file uploaded", "没有上传文件"),
+                       "fix": ("upload a labelled .jsonl or .csv file, or check the validation split",
+                               "上传带标签的 .jsonl 或 .csv 文件，或改为检查验证集")},
+    "page.empty_message": {"what": ("The message is empty", "消息为空"), "fix": ("type something to send", "输入内容后再发送")},
+    "page.no_full_model": {"what": ("No full model is picked", "没有选择完整模型"),
+                           "fix": ("pick a finished run at the top, or a full/merged export",
+                                   "在顶部选择已完成的运行，或选择完整/合并后的导出")},
+    "page.no_quantized_model": {"what": ("No quantized model is picked", "没有选择量化模型"),
+                                "fix": ("pick 4-bit or 8-bit (quantize now) or a quantized export",
+                                        "选择 4 位或 8 位（现在量化），或已导出的量化模型")},
+    "page.no_run": {"what": ("No finished run is picked", "没有选择已完成的运行"), "fix": _NO_RUN_FIX},
+    # ---- the Data, Runs, Settings and Train tabs
+    "page.no_file": {"what": ("Upload a file or press the sample button first", "请先上传文件或点击示例数据按钮"),
+                     "fix": ("use the upload box or the sample button", "使用上传框或示例数据按钮")},
+    "page.pick_one_run": {"what": ("Tick exactly one run to rename", "请只勾选一个要重命名的运行"),
+                          "fix": ("untick the others in 'Runs to compare'", "在“要对比的运行”中取消勾选其他运行")},
+    "page.no_suggestion": {"what": ("Pick a suggested change first", "请先选择一条建议的修改"),
+                           "fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议")},
+    # {problems}: the settings' problems, already in the page's language (the Train tab's Start)
+    "page.settings_invalid": {"what": ("{problems}", "{problems}"),
+                              "fix": ("change it on the Settings tab (the problems list there shows every one)",
+                                      "在“设置”页修改（那里的问题列表会列出全部问题）")},
+}

@@ -44,12 +44,16 @@ def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
 
 
 def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
-    """``exc`` as a toast: ``error_text``'s words under a title in the page's language, for TOAST_S seconds."""
+    """``exc`` as a toast: ``error_text``'s words under a title in the page's language, for TOAST_S seconds.
+
+    A toast shows its message as HTML and a coded error's values (a file, a run, a label) are a person's text, so
+    the whole message is made text here, once for every error (the studio's own words hold no HTML)."""
     if isinstance(exc, gr.Error):
         return exc
     from .i18n import msg
     from .session_lang import session_lang
-    return gr.Error(error_text(exc, name, lang), duration=TOAST_S, print_exception=False,
+    from .text import text_value
+    return gr.Error(text_value(error_text(exc, name, lang)), duration=TOAST_S, print_exception=False,
                     title=msg("err.title", session_lang(lang)))
 
 

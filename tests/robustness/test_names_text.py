@@ -95,3 +95,25 @@ def test_the_runs_tab_scorecards_of_a_renamed_run(tmp_path: Path, pages: dict[st
     record(GROUP, "python", "Runs tab scorecards of a run renamed to <img …>", outcome, str(out)[:120])
     expect(outcome, str(out), "clear")
     assert isinstance(cards, gr.Markdown) and NAME.replace("<", "&lt;") in str(out)
+
+
+def test_every_coded_error_toast_carries_its_values_as_text() -> None:
+    """Every error of the catalog, raised with a planted name in each of its values, reaches a toast as text (the
+    values of a coded error are worded when shown, so the toast itself makes its message text: ui/common.py)."""
+    from string import Formatter
+    from studio.errors import StudioError
+    from studio.ui.common import user_error
+    from studio.words.errors import ERRORS
+    shown = 0
+    for code, entry in ERRORS.items():
+        names = {n for part in entry.values() for t in part for _, n, spec, _ in Formatter().parse(t)
+                 if n and not spec and not n.endswith(("_flag", "_label"))}
+        try:
+            exc = StudioError.of(code, **{n: NAME for n in names})
+        except Exception:  # a value the words format as a number or a closed set: no name can be planted there
+            continue
+        for lang in ("en", "zh"):
+            text = str(user_error(exc, "test", lang).message)
+            assert not _tag(text), (code, lang, text[:200])
+        shown += 1
+    assert shown >= 200, shown

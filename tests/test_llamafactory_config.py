@@ -62,7 +62,7 @@ def test_bf16_on_a_cpu_trains_in_fp32_and_says_so() -> None:
 
 
 def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path) -> None:
-    from studio.engine.arguments import deepspeed_config
+    from studio.config.deepspeed import deepspeed_json as deepspeed_config
     from studio.workspace import PRESETS_DIR
     (tmp_path / "cfg.yaml").write_text("deepspeed: examples/deepspeed/ds_z3_offload_config.json\n")
     cfg = RunConfig.load(tmp_path / "cfg.yaml")

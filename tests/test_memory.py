@@ -18,7 +18,8 @@ import yaml
 
 from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, deepspeed_plan, estimate,
+from studio.config.deepspeed import deepspeed_plan
+from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, estimate,
                            estimate_for_config, load_card)
 
 ROOT = Path(__file__).resolve().parents[1]

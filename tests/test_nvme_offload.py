@@ -24,7 +24,7 @@ def test_config_needs_a_folder_and_the_folder_needs_the_plan():
 
 def test_deepspeed_config_points_both_offloads_at_the_chosen_folder(tmp_path):
     from studio.engine.nvme import with_nvme_path
-    from studio.engine.arguments import deepspeed_config
+    from studio.config.deepspeed import deepspeed_json as deepspeed_config
     ds = with_nvme_path(deepspeed_config("z3-nvme"), str(tmp_path / "swap"))
     zero = ds["zero_optimization"]
     assert zero["stage"] == 3
@@ -82,7 +82,8 @@ def test_cli_config_error_names_the_key(tmp_path):
 
 
 def test_estimate_splits_host_ram_and_disk():
-    from studio.memory.estimator import deepspeed_plan, estimate, load_card
+    from studio.config.deepspeed import deepspeed_plan
+    from studio.memory.estimator import estimate, load_card
     card = load_card("llama3-70b")
     ram = estimate(card, method="full", deepspeed="z3-offload", grad_ckpt=True, gpu_mem_gb=80, ram_gb=256)
     disk = estimate(card, method="full", deepspeed="z3-nvme", grad_ckpt=True, gpu_mem_gb=80, ram_gb=256)

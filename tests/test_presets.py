@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from studio.config.run_config import RunConfig
-from studio.engine.arguments import DS_FILES, deepspeed_config
+from studio.config.deepspeed import deepspeed_json as deepspeed_config
+from studio.config.vocabulary import DEEPSPEED_FILES as DS_FILES
 
 PRESETS = Path(__file__).resolve().parents[1] / "presets"
 RECIPES = sorted((PRESETS / "recipes").glob("*.yaml"))

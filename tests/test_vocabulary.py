@@ -51,12 +51,15 @@ def test_state_bytes_follow_the_optimizer_kind() -> None:
 
 
 def test_schedulers_and_deepspeed_plans_come_from_the_vocabulary() -> None:
-    from studio.config import checks, lf_keys
-    from studio.engine import arguments
+    from studio.config import checks, deepspeed, lf_keys
     from studio.memory import estimator
     assert checks.DEEPSPEED_SHORTCUTS is vocabulary.DEEPSPEED_SHORTCUTS
     assert estimator.DEEPSPEED_PLANS is vocabulary.DEEPSPEED_SHORTCUTS
-    assert set(arguments.DS_FILES) == set(vocabulary.DEEPSPEED_SHORTCUTS) - {"none"}
+    assert set(vocabulary.DEEPSPEED_FILES) == set(vocabulary.DEEPSPEED_SHORTCUTS) - {"none"}
+    from studio.workspace import PRESETS_DIR
+    files = {p: str(PRESETS_DIR / "deepspeed" / f) for p, f in vocabulary.DEEPSPEED_FILES.items()}
+    assert {p: deepspeed.deepspeed_plan(f) for p, f in files.items()} == {p: p for p in files}  # each preset decodes
+    # to its own plan
     assert lf_keys.OPTIMIZERS is vocabulary.OPTIMIZERS and lf_keys.LR_SCHEDULERS is vocabulary.LR_SCHEDULERS
     assert "z3-nvme" in " ".join(RunConfig(deepspeed="z9").validate())
 

@@ -3,38 +3,15 @@ loggers), the LoRA+ optimizer and the padding or packing collator. run.py assemb
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
-from pathlib import Path
 from typing import Any
 
 from ..config.run_config import DEMO_MODEL, RunConfig
-from ..config.vocabulary import DEEPSPEED_FILES, DEEPSPEED_SHORTCUTS
+from ..config.deepspeed import deepspeed_json
 from ..errors import StudioError
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
-from ..workspace import PRESETS_DIR
-
-PRESETS = PRESETS_DIR
-DS_FILES = DEEPSPEED_FILES   # shortcut -> preset file; studio/config/vocabulary.py owns the names
-
-
-def deepspeed_config(spec: str | None) -> dict | None:
-    """Shortcut (z2, z3-offload, ...) or JSON path -> DeepSpeed config dict (None = no DeepSpeed)."""
-    if not spec or spec == "none":
-        return None
-    from ..config.lf_keys import resolve_deepspeed_path
-    path = PRESETS / "deepspeed" / DS_FILES[spec] if spec in DS_FILES else Path(resolve_deepspeed_path(spec))
-    if not path.is_file():
-        raise StudioError.of("engine.deepspeed_missing", spec=spec, choices=list(DEEPSPEED_SHORTCUTS))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise StudioError.of("engine.deepspeed_json", path=path, detail=str(exc)) from None
-    if not isinstance(data, dict):
-        raise StudioError.of("engine.deepspeed_not_object", path=path, kind=type(data).__name__)
-    return data
 
 
 def _single_process_env() -> None:
@@ -88,7 +65,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     autocast = plan.autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     _check_reporters(report)
-    ds = deepspeed_config(cfg.deepspeed)
+    ds = deepspeed_json(cfg.deepspeed)
     if ds is not None and cfg.offload_nvme_path:
         from .nvme import with_nvme_path
         ds = with_nvme_path(ds, cfg.offload_nvme_path)

@@ -33,21 +33,20 @@ measured on CPU (bench/memory_bench.py).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..config.vocabulary import PRECISIONS as RUN_PRECISIONS
 from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, closest_optimizer,
                                  is_optimizer, short_optimizer)
+from ..config.deepspeed import deepspeed_plan
 from ..errors import StudioError
 from . import terms
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
 from .terms import (CPU_ALLOC_FACTOR, CPU_ALLOC_FACTOR_ADAPTER, CPU_BASELINE_GB, CUDA_CONTEXT_GB,  # noqa: F401
                     CUDA_HOST_BASELINE_GB, FRAGMENTATION, GB, NVME_HOST_BUFFERS, ZERO_HOST_BUFFERS, Setup)
 
-__all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config", "deepspeed_plan",
+__all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config",
            "detect_gpu_mem_gb", "estimate", "estimate_for_config", "host_ram_gb", "load_card"]
 
 METHODS = ("full", "freeze", "lora", "qlora")
@@ -205,34 +204,6 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb, estimate)
         est.suggestions = [d["text"] for d in est.suggestion_details]
     return est
-
-
-def deepspeed_plan(value: str | None) -> str:
-    """A RunConfig ``deepspeed`` value (shortcut or JSON path) as one of DEEPSPEED_PLANS.
-
-    Raises:
-        StudioError: a JSON path that cannot be read.
-    """
-    if not value or value == "none":
-        return "none"
-    if value in DEEPSPEED_PLANS:
-        return value
-    try:
-        data = json.loads(Path(value).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise StudioError.of("memory.deepspeed_unreadable", path=value, detail=str(exc)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("zero_optimization", {}), dict):
-        raise StudioError.of("memory.deepspeed_shape", path=value)
-    zero = data.get("zero_optimization", {})
-    stage = int(zero.get("stage", 0))
-    offload = any((zero.get(k) or {}).get("device", "none") not in ("none", None)
-                  for k in ("offload_optimizer", "offload_param"))
-    nvme = any((zero.get(k) or {}).get("device") == "nvme" for k in ("offload_optimizer", "offload_param"))
-    if stage >= 3:
-        return "z3-nvme" if nvme else "z3-offload" if offload else "z3"
-    if stage >= 1:
-        return "z2-offload" if offload else "z2"
-    return "none"
 
 
 def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: str = "cuda",

@@ -38,11 +38,10 @@ def test_precise_validation_errors(pairs: list[str], expected: str) -> None:
 
 
 def test_deepspeed_json_that_is_a_list(tmp_path: Path) -> None:
-    from studio.engine.arguments import deepspeed_config
-    from studio.memory.estimator import deepspeed_plan
+    from studio.config.deepspeed import deepspeed_json, deepspeed_plan
     ds = tmp_path / "ds.json"
     ds.write_text("[1, 2]")
-    for call in (deepspeed_config, deepspeed_plan):
+    for call in (deepspeed_json, deepspeed_plan):
         with pytest.raises(StudioError) as err:
             call(str(ds))
         assert "must be a JSON object" in err.value.what

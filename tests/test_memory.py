@@ -142,6 +142,19 @@ def test_verdict_and_suggestions_that_really_fit() -> None:
     assert estimate_for_config(cfg).fits is None
 
 
+@pytest.mark.parametrize("model,method,card_gb", [("qwen2.5-72b", "full", 8), ("llama3-8b", "full", 6),
+                                                   ("qwen2.5-72b", "lora", 8), ("qwen2.5-7b", "freeze", 4)])
+def test_every_suggestion_is_a_config_the_checks_accept(model: str, method: str, card_gb: int) -> None:
+    """The combinations the advice builds step by step are asked of config/checks.py, so no suggestion (the
+    'together' one included) sets what RunConfig.validate() refuses (QLoRA with ZeRO-3, offload with 4 bits...)."""
+    cfg = RunConfig(model_name_or_path=model, dataset="d.jsonl", finetuning_type=method, cutoff_len=2048,
+                    per_device_train_batch_size=4, precision="bf16")
+    est = estimate_for_config(cfg, gpu_mem_gb=card_gb)
+    assert est.suggestion_details
+    for detail in est.suggestion_details:
+        assert cfg.replace(**detail["settings"]).validate() == [], detail["text"]
+
+
 def test_batch_suggestion_keeps_the_effective_batch() -> None:
     cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="lora", cutoff_len=2048,
                     per_device_train_batch_size=8, gradient_accumulation_steps=2, gradient_checkpointing=True)

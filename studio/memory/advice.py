@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..config.vocabulary import EIGHT_BIT_ADAMW, TORCH_ADAMW, clashes_with_deepspeed, is_torch_adamw, short_optimizer
+from ..config.run_config import RunConfig
+from ..config.vocabulary import EIGHT_BIT_ADAMW, TORCH_ADAMW, canonical_optimizer, is_torch_adamw, short_optimizer
 
 ADAMW = short_optimizer(TORCH_ADAMW[0])   # torch's AdamW, which DeepSpeed's offload plans run (its short name)
 
@@ -68,11 +69,26 @@ def _candidates(p: dict[str, Any], est: Any = None) -> list[_Candidate]:
     return out
 
 
-def _compatible(p: dict[str, Any]) -> bool:
-    """The combinations RunConfig.validate() rejects are never suggested."""
-    ds = p["deepspeed"]
-    return not ((p["quant_bits"] and "z3" in ds) or (p["layerwise_offload"] and (ds != "none" or p["quant_bits"]))
-                or (clashes_with_deepspeed(p["optim"]) and ds != "none"))
+def plan_settings(p: dict[str, Any]) -> dict[str, Any]:
+    """An estimator plan in RunConfig's fields: what a run of this plan would set (the inverse of
+    estimator.estimate_for_config's mapping)."""
+    precision = p.get("precision", "auto")
+    return {"finetuning_type": "lora" if p["method"] == "qlora" else p["method"],
+            "quantization_bit": p.get("quant_bits"), "deepspeed": p["deepspeed"], "cutoff_len": p["seq_len"],
+            "per_device_train_batch_size": p["batch"], "gradient_checkpointing": bool(p["grad_ckpt"]),
+            "optim": canonical_optimizer(p["optim"]), "layerwise_offload": bool(p["layerwise_offload"]),
+            "pure_bf16": precision == "pure_bf16", "precision": "bf16" if precision == "pure_bf16" else precision,
+            "offload_activations": bool(p.get("offload_activations"))}
+
+
+def _problems(p: dict[str, Any]) -> set[str]:
+    return set(RunConfig(model_name_or_path="plan", dataset="plan", **plan_settings(p)).validate())
+
+
+def _compatible(p: dict[str, Any], base: dict[str, Any]) -> bool:
+    """A combination RunConfig.validate() rejects is never suggested: the rules are config/checks.py's, asked of
+    the plan as the run would set it (problems the plan had already are not the combination's)."""
+    return not (_problems(p) - _problems(base))
 
 
 def _run(estimate: Callable[..., Any], card: Any, plan: dict[str, Any], gpu_mem_gb: float | None,
@@ -127,7 +143,7 @@ def suggest_fixes(card: Any, est: Any, gpu_mem_gb: float | None, ram_gb: float |
     plan, steps, settings_all, new = dict(base), [], {}, est
     for label, _cost, change, settings in _candidates(base, est):
         trial_plan = {**plan, **change}
-        if not _compatible(trial_plan):
+        if not _compatible(trial_plan, base):
             continue
         trial = _run(estimate, card, trial_plan, gpu_mem_gb, ram_gb)
         if used(trial) < used(new) - 0.05 and (on_host or trial.gpu_gb < new.gpu_gb - 0.05):

@@ -331,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                  for k, v in made.items() if isinstance(v, dict)))
     if "ranking" not in made or "sft" not in made:
         raise RuntimeError(f"no pairs or no corrections to improve from: {made}")
+    # the corrected rows as text + the teammate's label: what each run answers on them after improving
+    corrected_jsonl = write_jsonl([{"text": r.input, "label": r.correction} for r in rows], out / "fbrows.jsonl")
 
     # 5. improve twice from the same feedback
     dpo_cfg = improvement_config(run_path, made, ws / "data", ws / "runs" / "improved-dpo", seed=a.seed,
@@ -346,12 +348,16 @@ def main(argv: list[str] | None = None) -> int:
 
     # 6. held-out accuracy
     names = {"before": RUN, "after_sft": "improved-sft", "after_dpo": "improved-dpo"}
-    r = run_child(["_eval", str(run_path), str(test_jsonl), *(str(ws / "runs" / n) for n in names.values())],
-                  logs / "eval.log", a.threads)
+    runs = [str(ws / "runs" / n) for n in names.values()]
+    r = run_child(["_eval", str(run_path), str(test_jsonl), *runs], logs / "eval.log", a.threads)
+    fixed = run_child(["_eval", str(run_path), str(corrected_jsonl), *runs], logs / "eval-corrected.log", a.threads)
     acc: dict[str, dict[str, Any]] = {}
+    learned: dict[str, dict[str, Any]] = {}
     for key, name in names.items():
         acc[key] = {**r["runs"][name], "run": name}
-        say(f"  test accuracy {key}: {acc[key]['accuracy']:.3f} ({acc[key]['correct']}/{acc[key]['n']})")
+        learned[key] = {**fixed["runs"][name], "run": name}
+        say(f"  test accuracy {key}: {acc[key]['accuracy']:.3f} ({acc[key]['correct']}/{acc[key]['n']}); "
+            f"corrected rows right: {learned[key]['correct']}/{learned[key]['n']}")
 
     load1 = os.getloadavg()
     ratio = round(trainings["improved-dpo"]["peak_rss_gib"] / trainings["improved-sft"]["peak_rss_gib"], 2)
@@ -366,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                      "demo_start_s": demo_start_s},
         "datasets": {k: v["rows"] for k, v in made.items() if isinstance(v, dict)},
         "sft_replay_note": (getattr(sft_cfg, "notices", []) or [""])[0],
-        "accuracy": acc, "trainings": trainings, "dpo_sft_peak_rss_ratio": ratio,
+        "accuracy": acc, "corrected_rows": learned, "trainings": trainings, "dpo_sft_peak_rss_ratio": ratio,
         "dpo_beats_sft": acc["after_dpo"]["accuracy"] > acc["after_sft"]["accuracy"],
         "load_start": [round(x, 2) for x in load0], "load_end": [round(x, 2) for x in load1],
         "reused_phases": reused_phases,
@@ -374,11 +380,12 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
     }
     say("")
-    say("| model | test accuracy | training | CPU-s | wall s | peak RSS GiB |")
-    say("|---|---:|---|---:|---:|---:|")
+    say("| model | test accuracy | corrected rows right | training | CPU-s | wall s | peak RSS GiB |")
+    say("|---|---:|---:|---|---:|---:|---:|")
     for key, name in (("before", RUN), ("after_sft", "improved-sft"), ("after_dpo", "improved-dpo")):
         tr = trainings[name]
-        say(f"| {name} | {acc[key]['accuracy']:.3f} ({acc[key]['correct']}/{acc[key]['n']}) | {tr['stage']}, "
+        say(f"| {name} | {acc[key]['accuracy']:.3f} ({acc[key]['correct']}/{acc[key]['n']}) | "
+            f"{learned[key]['correct']}/{learned[key]['n']} | {tr['stage']}, "
             f"{tr['steps']} steps | {tr['cpu_s']} | {tr['wall_s']} | {tr['peak_rss_gib']} |")
     say(f"DPO / SFT peak RSS: {ratio}x (goal <= 1.3x); DPO beats SFT: {'yes' if result['dpo_beats_sft'] else 'NO'}")
     say(f"load average at end: {' '.join(f'{x:.2f}' for x in load1)}; wall {result['wall_s']} s")

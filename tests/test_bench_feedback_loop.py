@@ -51,6 +51,10 @@ def test_feedback_loop_quick(tmp_path: Path, tiny_model_dir: Path) -> None:
     for key in ("before", "after_sft", "after_dpo"):
         acc = r["accuracy"][key]
         assert acc["n"] == 30 and 0 <= acc["correct"] <= 30 and acc["accuracy"] == round(acc["correct"] / 30, 4)
+    for key in ("before", "after_sft", "after_dpo"):   # the runs' answers on the rows the teammate corrected
+        fixed = r["corrected_rows"][key]
+        assert fixed["n"] == fb["corrections_sent"] and 0 <= fixed["correct"] <= fixed["n"]
+    assert r["corrected_rows"]["before"]["correct"] == 0   # each was a wrong answer of the labels run
     stages = {"labels": "sft", "improved-sft": "sft", "improved-dpo": "dpo"}
     for name, stage in stages.items():
         tr = r["trainings"][name]

@@ -1,4 +1,4 @@
-"""How close the page's "about N here" is to the run it promises (issue 27 item 6: within ±35% on an idle machine).
+"""How close the page's "about N here" is to the run it promises (the aim: within ±35% on an idle machine).
 
 For each model: the plan the Settings tab derives (``autoconfig.suggest_settings``: the model, the 427 sample
 reviews, task sentiment, this machine, the time budget), estimated exactly as the page estimates it

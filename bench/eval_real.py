@@ -1,4 +1,4 @@
-"""Before/after scoring speed on a real built-in model (issue 27 item 7): python bench/eval_real.py [--model gemma3-270m]
+"""Before/after scoring speed on a real built-in model: python bench/eval_real.py [--model gemma3-270m]
 
 What a user runs after training: ``python -m studio eval --model RUN --data held.jsonl --task sentiment
 --compare-base --json``, timed as a whole process (CPU-seconds of the command and its children, wall, peak RSS).

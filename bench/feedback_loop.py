@@ -1,6 +1,6 @@
 """The feedback loop on real reviews: train, serve, collect a teammate's corrections over HTTP, improve by SFT and DPO.
 
-    nice -n 5 python bench/feedback_loop.py                 # 200 / 300 / 300 rows, Gemma 3 270M (issue 38 item 6)
+    nice -n 5 python bench/feedback_loop.py                 # 200 / 300 / 300 rows, Gemma 3 270M
     python bench/feedback_loop.py --quick --out /tmp/fb     # 20 / 30 / 30 rows, 2 steps per training (the test)
     python bench/feedback_loop.py --out DIR --resume        # go on from the phases a stopped run in DIR finished
 

@@ -1,6 +1,6 @@
 """The page's first run with a real model: what a newcomer gets who converts the sample and picks a built-in model.
 
-Why it exists: the README's first-run path names a real model only if it fits the laptop budget (issue 12). This
+Why it exists: the README's first-run path names a real model only if it fits the laptop budget. This
 runs exactly the settings the Settings tab derives without a preset (``autoconfig.suggest_settings``: model, the
 427 sample rows, task sentiment, this machine, the chosen time budget), trains them with ``python -m studio train``
 under ``/usr/bin/time -v`` (wall, CPU, peak RSS of the whole command, model preparation excluded), scores the

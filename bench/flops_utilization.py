@@ -1,6 +1,6 @@
 """Achieved training FLOP/s over this CPU's matmul peak: python bench/flops_utilization.py [--quick] [--profile]
 
-Issue 16 benchmark 4. One fresh child process per repeat, each with the same torch thread count, does:
+One fresh child process per repeat, each with the same torch thread count, does:
 
 1. **peak**: the best of several ``torch.matmul`` of two 2048 x 2048 fp32 matrices (2 n^3 FLOPs each);
 2. **train**: the studio's engine (``run_training``; dynamic batching, selective logits, full fine-tuning, fp32,

@@ -1,4 +1,4 @@
-"""LoRA throughput of the built-in models' shapes on a card (issue 24): python bench/gpu_real_lora.py --assets DIR
+"""LoRA throughput of the built-in models' shapes on a card: python bench/gpu_real_lora.py --assets DIR
 
 The lent GPU machine has no network and the built-in models' packages (GGUF inside pip packages) are too large to
 carry, so this bench carries what decides the speed and nothing else: each model's own ``config.json`` and

@@ -1,6 +1,6 @@
 """GPU kernel toggles, one card, ~2 minutes: python bench/gpu_toggles.py [--allow-missing] [--device cpu --tiny]
 
-Issue 16: the same training step (full fine-tuning, bf16 weights, AdamW, a random Llama with hidden 1024, 4 layers,
+The same training step (full fine-tuning, bf16 weights, AdamW, a random Llama with hidden 1024, 4 layers,
 a 128,256-token vocabulary, 8 rows x 1024 tokens, loss on every token) timed with
 
 1. attention: ``attn_implementation="sdpa"`` vs ``"flash_attention_2"`` (needs the flash-attn package);

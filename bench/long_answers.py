@@ -1,4 +1,4 @@
-"""Long answers: the studio's chunked head vs transformers' own ``logits_to_keep`` mask (issue 27 item 3):
+"""Long answers: the studio's chunked head vs transformers' own ``logits_to_keep`` mask:
 python bench/long_answers.py [--repeats 2] [--answer-tokens 200]
 
 Both arms compute logits only where the loss is. transformers' native path (a boolean ``logits_to_keep`` mask of

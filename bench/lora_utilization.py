@@ -1,4 +1,4 @@
-"""SmolLM2-135M LoRA step: useful FLOPs per CPU-second over the measured matmul peak (issue 27 item 4)
+"""SmolLM2-135M LoRA step: useful FLOPs per CPU-second over the measured matmul peak
 
     python bench/lora_utilization.py [--quick] [--rows 64] [--repeats 2] [--profile] [--shapes]
                                      [--set KEY=JSON] [--compare KEY=JSON]    # e.g. --compare max_tokens_per_batch=2048

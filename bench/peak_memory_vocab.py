@@ -1,6 +1,6 @@
 """Peak RSS with a 128k-vocabulary model at 1024 tokens, studio vs plain Trainer: python bench/peak_memory_vocab.py
 
-Issue 16, benchmark 3 (goal: studio <= 0.75x the plain Trainer's peak). A Llama with a
+Goal: studio <= 0.75x the plain Trainer's peak. A Llama with a
 128,256-entry vocabulary (Llama-3's size; hidden 256, 2 layers, so the vocabulary dominates as
 in small modern models) is LoRA-trained (r 8, all linear layers, fp32 on CPU) for a few steps on
 rows of 1024 tokens, batch 1, in fresh subprocesses; the peak is the process's ``VmHWM``.

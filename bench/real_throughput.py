@@ -1,4 +1,4 @@
-"""Real-model LoRA throughput against the library-savvy baseline (issue 27 item 1): python bench/real_throughput.py
+"""Real-model LoRA throughput against the library-savvy baseline: python bench/real_throughput.py
 
 On the built-in real models (SmolLM2-135M-Instruct, Gemma-3-270M), LoRA r 8 / alpha 16 on all linear layers, fp32,
 one torch thread per arm, every arm a fresh child process, the same real reviews (half from

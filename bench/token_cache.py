@@ -1,6 +1,6 @@
 """Time to first training step, first run vs a run with tokenized data cached: python bench/token_cache.py [--quick]
 
-Issue 16, benchmark 5 (goal: the cached run starts >= 5x sooner on a 50k-row file). Both arms
+Goal: the cached run starts >= 5x sooner on a 50k-row file. Both arms
 are studio's ``run_training`` on the same file, model and settings, in fresh subprocesses:
 
 * ``first``: an empty token cache (``STUDIO_TOKEN_CACHE`` points at a new folder), so the run

@@ -168,7 +168,7 @@ def test_every_package_has_a_layer() -> None:
     assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []
 
 
-UI_MAX_LINES = 4000  # issue 39: the page stays small enough to read; services go below it, to app/
+UI_MAX_LINES = 4000  # the page stays small enough to read; services go below it, to app/
 
 
 def test_the_pages_stay_under_their_line_budget() -> None:

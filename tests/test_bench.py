@@ -45,7 +45,7 @@ def _quick(script: str) -> str:
 
 @pytest.mark.integration
 def test_studio_beats_trainer_group_by_length_above_noise() -> None:
-    """Issue 16 bench 1 (quick): studio's tokens per CPU-second over plain Trainer + group_by_length >= 1.1.
+    """Throughput (quick): studio's tokens per CPU-second over plain Trainer + group_by_length >= 1.1.
 
     Why 1.1 and CPU time: on this shared 2-core machine wall time swings 2-4x with other people's load,
     while CPU time of equal work moved by at most ~10% (docs/BENCHMARKS.md section 1: identical-work arms,
@@ -59,7 +59,7 @@ def test_studio_beats_trainer_group_by_length_above_noise() -> None:
 
 @pytest.mark.integration
 def test_peak_memory_with_128k_vocabulary_below_trainer() -> None:
-    """Issue 16 bench 3 (quick): studio's peak RSS <= 0.9x the plain Trainer's.
+    """Peak memory (quick): studio's peak RSS <= 0.9x the plain Trainer's.
 
     Why 0.9: peak RSS of the same run repeats within ~3% (bench/memory_bench.py runs), so 0.9 is
     outside noise; the full bench measured 0.34 against the 0.75 goal (docs/BENCHMARKS.md section 8).
@@ -70,7 +70,7 @@ def test_peak_memory_with_128k_vocabulary_below_trainer() -> None:
 
 @pytest.mark.integration
 def test_cached_tokenization_prepares_data_sooner() -> None:
-    """Issue 16 bench 5 (quick, 5k rows): loading cached features is >= 2x faster than tokenizing them.
+    """Token cache (quick, 5k rows): loading cached features is >= 2x faster than tokenizing them.
 
     Why the data-preparation span and 2x: on 5k rows the whole time to first step is dominated by
     model loading and Trainer set-up (the 5x goal is for 50k rows, full bench); the preparation span
@@ -83,7 +83,7 @@ def test_cached_tokenization_prepares_data_sooner() -> None:
 
 @pytest.mark.integration
 def test_eval_label_scoring_beats_the_naive_per_label_loop() -> None:
-    """Issue 16 evaluation speed (quick, 64 rows, 2 labels): studio's scoring >= 1.3x the naive loop, same scores.
+    """Evaluation speed (quick, 64 rows, 2 labels): studio's scoring >= 1.3x the naive loop, same scores.
 
     Why 1.3: with the prompt computed once instead of once per label, two labels of 2 tokens after ~55-token prompts
     leave ~1/2 of the naive work (ideal ratio ~1.9; measured 1.83 and 2.03 per ABBA block, docs/BENCHMARKS.md
@@ -96,7 +96,7 @@ def test_eval_label_scoring_beats_the_naive_per_label_loop() -> None:
 
 @pytest.mark.integration
 def test_training_flops_utilization_above_noise_floor() -> None:
-    """Issue 16 bench 4 (quick, 48 rows): achieved 6N FLOP/s >= 0.3x the matmul peak measured in the same process.
+    """FLOP utilization (quick, 48 rows): achieved 6N FLOP/s >= 0.3x the matmul peak measured in the same process.
 
     Why 0.3: the quick run measured 0.44 (CPU-second basis; the full run and the 0.5 aim are in docs/BENCHMARKS.md
     section 11); CPU-time ratios of the same work repeat within ~10%, so 0.3 is well below noise, while a

@@ -103,7 +103,7 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
     expect(page.locator("#train-status")).to_contain_text("Step 30 / 30")
     expect(page.locator("#abort-btn")).to_be_disabled()
     expect(page.locator("#start-btn")).to_be_enabled()
-    # the log box: progress as plain lines, never a progress bar (issue 28 item 9)
+    # the log box: progress as plain lines, never a progress bar
     log_text = page.locator("#train-log textarea").input_value()
     assert re.search(r"step \d+ of 30 · loss \d", log_text) and "it/s]" not in log_text and "%|" not in log_text, log_text
     page.wait_for_timeout(1500)  # the last plot refresh

@@ -1,4 +1,4 @@
-"""Decisions that only matter on a card, checked on a CPU (issue 24, findings 1-5).
+"""Decisions that only matter on a card, checked on a CPU.
 
 No GPU here: the card's abilities are pretended (``DeviceCaps.detect`` patched to an emulated bf16 or fp16 card)
 and ``from_pretrained`` is intercepted where a real load would need CUDA or bitsandbytes' card kernels, so what
@@ -50,7 +50,7 @@ def _intercept_load(monkeypatch) -> list[dict[str, Any]]:
     return seen
 
 
-# ------------------------------------------------------------------ finding 1: QLoRA compute dtype
+# ------------------------------------------------------------------ QLoRA compute dtype
 @pytest.mark.parametrize("caps, want", [(BF16_CARD, torch.bfloat16), (FP16_CARD, torch.float16)])
 def test_qlora_computes_in_the_plans_dtype_on_the_card(monkeypatch, base_dir, caps, want) -> None:
     from studio.models.loading import load_base
@@ -64,7 +64,7 @@ def test_qlora_computes_in_the_plans_dtype_on_the_card(monkeypatch, base_dir, ca
     assert precision_plan(caps, cfg).autocast == {torch.bfloat16: "bf16", torch.float16: "fp16"}[want]
 
 
-# ------------------------------------------------------------------ finding 4: one card per rank
+# ------------------------------------------------------------------ one card per rank
 @pytest.mark.parametrize("local_rank, want", [(None, 0), ("0", 0), ("1", 1), ("3", 3)])
 def test_quantized_model_goes_onto_the_card_of_its_local_rank(monkeypatch, base_dir, local_rank, want) -> None:
     from studio.models import loading
@@ -103,7 +103,7 @@ def test_qlora_with_zero2_on_several_processes_is_valid_and_zero3_is_refused() -
     assert any("ZeRO-3" in p and "bnb_4bit_quant_storage" in p for p in z3), z3
 
 
-# ------------------------------------------------------------------ finding 2: one precision decision
+# ------------------------------------------------------------------ one precision decision
 _CAPS_BUILDERS = re.compile(r"\bDeviceCaps\s*\(|\bDeviceCaps\s*\.\s*detect\b|\.resolved_precision\s*\(")
 
 
@@ -183,7 +183,7 @@ def test_architecture_doc_names_the_one_place() -> None:
     assert re.search(r"studio/models/precision\.py`?[^\n]*one place", doc), "docs/ARCHITECTURE.md"
 
 
-# ------------------------------------------------------------------ finding 5: inference dtype
+# ------------------------------------------------------------------ inference dtype
 def _full_run(tmp_path: Path, base_dir: Path, **cfg_kw: Any) -> Path:
     """A finished full-fine-tuning run folder: config.yaml + model/ (the weights are the base's)."""
     import shutil
@@ -223,7 +223,7 @@ def test_a_plain_model_folder_is_served_in_bf16_where_the_card_has_it(monkeypatc
     assert {p.dtype for p in model.parameters()} == {torch.float32}
 
 
-# ------------------------------------------------------------------ finding 3: the fused loss's GEMMs under autocast
+# ------------------------------------------------------------------ the fused loss's GEMMs under autocast
 _MATMULS = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear"}
 
 
@@ -286,7 +286,7 @@ def test_fused_loss_under_pure_bf16_keeps_its_matmuls_in_bf16() -> None:
 
 
 def test_the_config_layer_never_asks_the_card_itself() -> None:
-    """Issue 25: RunConfig.resolved_precision asked torch for bf16 support when given no device; the card is asked in
+    """RunConfig.resolved_precision must not ask torch for bf16 support when given no device: the card is asked in
     studio/models/precision.py device_caps only, and the config layer imports no torch."""
     src = (Path(__file__).resolve().parents[1] / "studio" / "config" / "run_config.py").read_text(encoding="utf-8")
     assert "import torch" not in src and "is_bf16_supported" not in src

@@ -1,4 +1,4 @@
-"""One place for defaults (issue 25 finding 5): a field the user did not set takes the page's derived value
+"""One place for defaults: a field the user did not set takes the page's derived value
 on the CLI too, so a config that names only the data trains a model that learns and keeps held-out rows."""
 from __future__ import annotations
 

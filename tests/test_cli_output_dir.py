@@ -1,4 +1,4 @@
-"""`python -m studio train` never overwrites a folder (issue 23 finding 7): a folder that holds a run is refused
+"""`python -m studio train` never overwrites a folder: a folder that holds a run is refused
 with the fix in CLI words, unless `overwrite_output_dir: true` is given, and a folder with files the studio did
 not make is never emptied, not even then. Resume into the same folder keeps working. All through the real CLI."""
 from __future__ import annotations

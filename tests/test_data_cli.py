@@ -40,7 +40,7 @@ def test_convert_xlsx_with_options_in_process(tmp_path: Path, capsys: pytest.Cap
     src = tmp_path / "sheet.xlsx"
     pd.DataFrame({"Comment": ["great", "bad", "ok"], "Stars": [5, 1, 3]}).to_excel(src, index=False)
     info_dir = tmp_path / "registry"
-    out = info_dir / "out.jsonl"  # dataset_info.json names files inside its folder only (issue 23 finding 9)
+    out = info_dir / "out.jsonl"  # dataset_info.json names files inside its folder only
     assert cli_convert.main(_args(str(src), "--out", str(out), "--text-column", "comment", "--label-column",
                                   "Stars", "--label-map", "5=good,1=bad,3=meh", "--dataset-name", "stars",
                                   "--dataset-dir", str(info_dir), "--cutoff-len", "8")) == 0

@@ -228,7 +228,7 @@ def test_register_dataset_merges_and_loads_by_name(tmp_path: Path) -> None:
 def test_register_dataset_outside_dir_and_broken_info(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    # a file outside the folder is refused: the loader reads file_name inside dataset_dir only (issue 23 finding 9)
+    # a file outside the folder is refused: the loader reads file_name inside dataset_dir only
     assert _error(register_dataset, data_dir, "x", tmp_path / "x.jsonl").startswith(
         f"'{tmp_path / 'x.jsonl'}' is outside the dataset folder")
     assert not (data_dir / "dataset_info.json").exists()

@@ -231,7 +231,7 @@ def test_missing_unsupported_and_old_excel(tmp_path: Path) -> None:
     assert _error(tmp_path / "broken.parquet").startswith("'broken.parquet' is not a readable Parquet file (")
 
 
-# ---------------------------------------------------------------- old Excel (.xls), issue 13 finding 12
+# ---------------------------------------------------------------- old Excel (.xls)
 def _xls(path: Path, rows: list[tuple], sheet: str = "data", book=None) -> Path:  # type: ignore[no-untyped-def]
     """A real BIFF8 .xls written by xlwt (pinned in requirements.txt for this; pandas no longer writes .xls)."""
     import xlwt

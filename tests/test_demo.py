@@ -1,4 +1,4 @@
-"""The demo page of one finished run (issue 26 part 1): python -m studio demo RUN, and the Share-a-demo panel.
+"""The demo page of one finished run: python -m studio demo RUN, and the Share-a-demo panel.
 
 Unit tests: the command's checks (unknown run, a path outside the workspace's runs folder, an unfinished run, a
 network host without a login), the page per task, the scores against the evaluator's, batch prediction into a

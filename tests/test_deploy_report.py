@@ -1,4 +1,4 @@
-"""The deploy report (issue 26 item 4): the run's model as trained, bitsandbytes 8-bit and NF4, and each GGUF type,
+"""The deploy report: the run's model as trained, bitsandbytes 8-bit and NF4, and each GGUF type,
 each measured on the same held-out rows (file size, load time, memory, latency, accuracy, agreement with the full
 model), from one function used by ``python -m studio eval --deploy-report`` and the Evaluate tab.
 

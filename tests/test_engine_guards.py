@@ -1,4 +1,4 @@
-"""Divergence guard on the gradient norm (issue 11, finding 9) and the tiny-demo tokenizer's data (finding 10)."""
+"""Divergence guard on the gradient norm, and the tiny-demo tokenizer's data (the training rows only)."""
 from __future__ import annotations
 
 import json
@@ -105,7 +105,7 @@ def test_demo_tokenizer_is_built_from_training_rows_only(tmp_path):
 
 def test_full_disk_while_building_the_base_ends_failed_and_leaves_no_temp(
         tmp_path: Path, sample_reviews_jsonl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 23 finding 8: a full disk before the first step left status.json at 'starting' and base_model.tmp/."""
+    """A full disk before the first step must not leave status.json at 'starting' nor base_model.tmp/ behind."""
     import errno
     from studio.config.run_config import RunConfig
     from studio.engine import run_training

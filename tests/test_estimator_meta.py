@@ -1,4 +1,4 @@
-"""The estimator counts what the model itself holds: its skeleton built on the meta device (issue 25).
+"""The estimator counts what the model itself holds: its skeleton built on the meta device.
 
 Each architecture's config is built here at a small size (the code path is what matters; full-size configs cost
 no memory on meta either), written as a model folder's config.json, and counted twice: by the estimator's card and,
@@ -70,7 +70,7 @@ def test_estimator_counts_what_the_skeleton_holds(arch: str, tmp_path: Path) -> 
 
 
 def test_the_old_llama_formula_missed_moe_and_gpt2() -> None:
-    """Why the meta count exists: the block formula alone is far off for these (issue 25 finding 1)."""
+    """Why the meta count exists: the block formula alone is far off for these."""
     for arch in ("mixtral", "qwen3_moe", "gpt2"):
         exact = count_dict(CONFIGS[arch]).total
         assert abs(card_from_hf_config(CONFIGS[arch]).n_params / exact - 1) > 0.05, arch

@@ -1,4 +1,4 @@
-"""Scoring a LoRA run with its adapter merged into the weights (issue 27 item 7): the same scores within fp32
+"""Scoring a LoRA run with its adapter merged into the weights: the same scores within fp32
 rounding, the same labels, no adapter matmuls while scoring, the weights given back afterwards, and the base side of
 a before/after check still the true base (adapter off, nothing merged)."""
 from __future__ import annotations

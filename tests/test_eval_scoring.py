@@ -1,4 +1,4 @@
-"""Label scoring reads only the answer tokens' logits (issue 11, finding 7): same scores as the full log-softmax,
+"""Label scoring reads only the answer tokens' logits: same scores as the full log-softmax,
 a fraction of its memory at a 128k vocabulary."""
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def test_tiny_demo_lora_run_beats_its_base(sample_reviews_jsonl: Path, heldout_r
     try:
         # measured: at lr 1e-2 the demo LoRA sits on a plateau (loss ~1.4) for ~150 steps, then learns
         # (0.72 at 300); where the plateau ends depends on the random init and the demo tokenizer, which is
-        # now built from the training rows only (issue 11 finding 10), so 150 steps no longer sufficed
+        # now built from the training rows only, so 150 steps no longer sufficed
         cfg = RunConfig(model_name_or_path="tiny-demo", dataset=str(sample_reviews_jsonl),
                         output_dir=str(tmp_path / "run"), finetuning_type="lora", max_steps=300, learning_rate=1e-2,
                         per_device_train_batch_size=8,

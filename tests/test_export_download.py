@@ -1,4 +1,4 @@
-"""Issue 28: an export downloads without a second copy on disk, only by a server-side link, only for its login.
+"""An export downloads without a second copy on disk, only by a server-side link, only for its login.
 
 The zip is written while it is sent (studio/app/downloads.py ``stream_zip``), the GGUF is the file itself; the route
 refuses a forged or another session's token, a target outside the exports folder, and a caller without a login.

@@ -1,4 +1,4 @@
-"""Issue 28 finding 3: the Settings check and "Will it fit?" come from one estimate: a plan that does not fit is a
+"""The Settings check and "Will it fit?" come from one estimate: a plan that does not fit is a
 problem in the check too (it said "No problems found" beside "still too big"), and one that fits is not."""
 from __future__ import annotations
 

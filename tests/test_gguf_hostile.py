@@ -1,4 +1,4 @@
-"""Hostile GGUF files (issue 23 finding 5): headers whose counts lie, files cut short, a llama GGUF without the
+"""Hostile GGUF files: headers whose counts lie, files cut short, a llama GGUF without the
 tensors its metadata implies, and a machine without the memory or disk a preparation needs. Each is refused with a
 plain StudioError before anything is allocated, loaded or written. The files are built byte by byte with struct,
 as an attacker would."""

@@ -125,7 +125,7 @@ def test_gguf_import_round_trips_the_weights(tiny_gguf, tmp_path):
 
 
 def test_a_preparation_parses_the_file_once_and_draws_no_random_weights(tiny_gguf, tmp_path, monkeypatch):
-    """First use of a built-in model (issue 27 item 5): transformers parsed the GGUF header four times (config,
+    """First use of a built-in model: transformers parsed the GGUF header four times (config,
     tokenizer twice, weights; 7.5 CPU-s each for Gemma's 262k-token vocabulary) and the plain copy drew every
     weight at random before overwriting it. Gemma 3 270M's preparation went from 49.6 to 27.7 CPU-seconds."""
     import gguf

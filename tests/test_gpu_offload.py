@@ -90,7 +90,7 @@ def test_layerwise_offload_keeps_k_layers_on_the_card(checkpointing):
         "max_layers_seen_on_card": max(on_card), "peak_above_resident_mb": round(peak / MB, 1)})
     assert on_card and max(on_card) <= offloader.max_resident
     assert all(not p.is_cuda and (p.grad is None or not p.grad.is_cuda) for layer in layers for p in layer.parameters())
-    # the gradients came home by DMA into pinned buffers (issue 24 finding 6), not pageable copies
+    # the gradients came home by DMA into pinned buffers, not pageable copies
     assert all(p.grad is None or p.grad.is_pinned() for layer in layers for p in layer.parameters())
     # weights and gradients of K layers plus activations; far from the whole model (16 layers)
     assert peak < 0.6 * total, _RESULTS

@@ -1,4 +1,4 @@
-"""The inference cache under parallel requests (issue 23 finding 6): on a fresh server, 20 playground requests at
+"""The inference cache under parallel requests: on a fresh server, 20 playground requests at
 once load the model exactly once (no lazy-import race, no copy per request, no model corrupted by another load),
 every later request works, and a load that fails leaves nothing behind."""
 from __future__ import annotations

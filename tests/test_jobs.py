@@ -67,7 +67,7 @@ def test_start_progress_abort_resume(tmp_path: Path, sample_reviews_jsonl: Path)
     assert runner.wait(120) == "aborted"
     assert not pid_alive(pid)
     stopped_at = run.read_status()["step"]
-    assert run.read_status()["reason"].startswith("stopped on request by alice at step")  # issue 28 finding 2
+    assert run.read_status()["reason"].startswith("stopped on request by alice at step")  # who stopped it is recorded
     assert 2 <= stopped_at < 60
     last = run.last_checkpoint()
     assert last is not None and last.name == f"checkpoint-{stopped_at}"
@@ -179,7 +179,7 @@ def test_restarted_server_reattaches_to_a_live_run(tmp_path: Path) -> None:
             child.kill()
 
 
-# ---------------------------------------------------------------- finding 2: a full disk (issue 14)
+# ---------------------------------------------------------------- a full disk
 def _enospc(*_a: object, **_k: object) -> None:
     raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -276,7 +276,7 @@ def test_cli_checkpoint_on_full_disk_leaves_failed_status_and_error_log(
 
 @pytest.mark.integration
 def test_steps_continue_across_resume(tmp_path: Path, sample_reviews_jsonl: Path) -> None:
-    """Issue 13: after Abort and Resume the step shown (runner snapshot, Train tab status, runs table)
+    """After Abort and Resume the step shown (runner snapshot, Train tab status, runs table)
     never goes below the step the run was stopped at (it went 21 -> 20, here 7 -> 0: no progress line
     is logged before step 150, so only the start/checkpoint/end events know the step)."""
     import re

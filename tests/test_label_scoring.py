@@ -1,4 +1,4 @@
-"""Evaluation speed (issue 16): label scores from a shared prompt's KV cache equal the naive per-label scores,
+"""Evaluation speed: label scores from a shared prompt's KV cache equal the naive per-label scores,
 each prompt runs through the model once, generation is batched, prompts are tokenized once, rows/s is reported."""
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_unauthenticated_requests_are_refused(server: Any) -> None:
 def test_no_arbitrary_file_download_and_paths_confined(server: Any) -> None:
     from gradio_client import Client
     c = logged_in(server)
-    # issue 23 finding 2: a refused path, a missing one and another session's upload all answer 404
+    # a refused path, a missing one and another session's upload all answer 404
     for route in ("gradio_api/file=", "gradio_api/file/"):
         for target in ("/etc/passwd", server.workspace / "runs", "/no/such/file"):
             res = c.get(f"{route}{target}")
@@ -173,7 +173,7 @@ def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
         assert "is outside the folders this studio may use" in check_markdown(cfg, ctx)
     hub = resolve_run_paths(RunConfig(model_name_or_path="Qwen/Qwen2.5-0.5B", dataset="d.jsonl"), ctx)
     assert hub.model_name_or_path == "Qwen/Qwen2.5-0.5B"
-    # issue 28 finding 7: a run is named after its model and data, not 'latest'
+    # a run is named after its model and data, not 'latest'
     assert hub.output_dir == str(ctx.runs_root / "Qwen2.5-0.5B-d") and hub.dataset_dir == str(ctx.data_root)
     (ctx.runs_root / "tiny-demo-d").mkdir()
     (ctx.runs_root / "tiny-demo-d" / "config.yaml").write_text("{}")
@@ -183,7 +183,7 @@ def test_typed_paths_in_settings_are_confined(tmp_path: Path) -> None:
     assert typed.output_dir == str(ctx.runs_root / "my-try")  # a name the user typed is kept
 
 
-# ---------------------------------------------------------------- issue 14 findings 6, 7
+# ---------------------------------------------------------------- launch flags, logins, a workspace: plain errors
 @pytest.mark.parametrize("flags, expected", [
     (["--max-upload-mb", "nan"], "Error: --max-upload-mb must be a number above 0 (got nan)."),
     (["--max-upload-mb", "inf"], "Error: --max-upload-mb must be a number above 0 (got inf)."),
@@ -282,7 +282,7 @@ def test_trust_remote_code_only_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_unwritable_workspace_is_a_plain_error(tmp_path: Path) -> None:
-    """Issue 23 finding 8: a workspace that cannot be created gives what/fix, not a bare [Errno 30]."""
+    """A workspace that cannot be created gives what/fix, not a bare [Errno 30]."""
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     out = subprocess.run([sys.executable, str(ROOT / "launch.py"), "--workspace", str(blocker / "ws")],

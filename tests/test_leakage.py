@@ -1,4 +1,4 @@
-"""Leakage check (issue 28): checking a run on rows it trained on says how many, with the accuracy on the rest."""
+"""Leakage check: checking a run on rows it trained on says how many, with the accuracy on the rest."""
 from __future__ import annotations
 
 import json

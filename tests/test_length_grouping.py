@@ -1,4 +1,4 @@
-"""Issue 27 item 2: no training path trains on random padded batches. Dynamic batching (the token-budget
+"""No training path trains on random padded batches. Dynamic batching (the token-budget
 sampler) where the plan turns it on; otherwise Trainer's own length grouping; packed rows are already full."""
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ PUBLISHED_PARAMS = {
     "llama3-8b": 8.03, "llama3-70b": 70.6, "llama2-7b": 6.74, "llama2-13b": 13.0, "qwen2.5-0.5b": 0.49,
     "qwen2.5-1.5b": 1.54, "qwen2.5-3b": 3.09, "qwen2.5-7b": 7.61, "qwen2.5-14b": 14.7, "qwen2.5-32b": 32.5,
     "qwen2.5-72b": 72.7, "mistral-7b": 7.24, "gemma2-2b": 2.61, "gemma2-9b": 9.24, "phi3-mini": 3.82,
-    "smollm2-135m-instruct": 0.1345, "gemma3-270m": 0.268,  # counted from the shipped GGUF files (issue 12)
+    "smollm2-135m-instruct": 0.1345, "gemma3-270m": 0.268,  # counted from the shipped GGUF files
     "llama3.2-3b": 3.21, "mixtral-8x7b": 46.7,
 }
 ANCHOR = dict(seq_len=1024, batch=1, grad_ckpt=True, precision="bf16")
@@ -127,7 +127,7 @@ def test_each_memory_saver_lowers_the_peak() -> None:
 def test_verdict_and_suggestions_that_really_fit() -> None:
     cfg = RunConfig(model_name_or_path="llama3-8b", finetuning_type="full", cutoff_len=1024,
                     per_device_train_batch_size=4, gradient_accumulation_steps=2, precision="bf16")
-    # 40 GB: with fp32 master weights (issue 11) 8B full fine-tuning needs ~140 GB, and no single change brings it
+    # 40 GB: with fp32 master weights (the default) 8B full fine-tuning needs ~140 GB, and no single change brings it
     # to 24 GB any more (the pure-bf16 estimate this test was written against said 82 GB)
     est = estimate_for_config(cfg, gpu_mem_gb=40)
     assert est.fits is False and est.suggestions
@@ -246,8 +246,8 @@ def test_cpu_run_suggestions_save_ram_and_skip_offload() -> None:
 
 
 def test_advice_reads_optimizer_names_from_the_vocabulary() -> None:
-    """Issue 25: the advice compared literal names, so adamw_torch_fused (what the engine runs on CUDA) got no 8-bit
-    suggestion; every name of torch's AdamW does now, and an 8-bit one is never suggested with DeepSpeed."""
+    """The advice matches every name of torch's AdamW, not one literal name, so adamw_torch_fused (what the engine
+    runs on CUDA) gets the 8-bit suggestion too; an 8-bit one is never suggested with DeepSpeed."""
     card = load_card("llama2-7b")
     for optim in ("adamw", "adamw_torch", "adamw_torch_fused"):
         est = estimate(card, method="full", optim=optim, gpu_mem_gb=40, **ANCHOR)

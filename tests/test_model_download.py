@@ -1,4 +1,4 @@
-"""Models you can get (issue 28): the model list says what this machine has and what a download costs, and the
+"""Models you can get: the model list says what this machine has and what a download costs, and the
 Settings tab's Download button is the only way the page fetches a built-in model's file."""
 from __future__ import annotations
 

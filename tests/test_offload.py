@@ -181,7 +181,7 @@ def _train_on_the_card(monkeypatch, card: EmulatedCard) -> None:
 
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 def test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps_on_the_host(lora):
-    """Issue 24 finding 6. A layer's gradients go home through the transfer seam a card runs: into pinned host
+    """A layer's gradients go home through the transfer seam a card runs: into pinned host
     buffers (asynchronous DMA), with one wait per layer rather than a synchronous copy per parameter; the buffers
     are reused step after step; with gradient accumulation the second micro-batch adds into the first exactly.
     Then torch's fused AdamW (what the engine picks under layer-wise offload) steps the host parameters."""

@@ -1,4 +1,4 @@
-"""8-bit AdamW tested for real (issue 11, finding 4).
+"""8-bit AdamW tested for real.
 
 bitsandbytes keeps 32-bit state for tensors under ``min_8bit_size`` (4096 elements), and Trainer keeps embeddings
 32-bit on purpose; the old engine test used a model whose every other tensor was smaller, so it ran plain 32-bit

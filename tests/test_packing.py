@@ -1,4 +1,4 @@
-"""Padding-free packing keeps examples isolated (issue 16): packed loss == sum of one-by-one losses."""
+"""Padding-free packing keeps examples isolated: packed loss == sum of one-by-one losses."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
-"""Every message a page user sees names page fields, never CLI flags (issue 28 finding 6: a file with no label
-column got the fix "CLI: --label-column NAME" on the Data tab).
+"""Every message a page user sees names page fields, never CLI flags (a file with no label
+column must not get the fix "CLI: --label-column NAME" on the Data tab).
 
 The rule, for the whole class: a ``StudioError`` whose words name a command-line flag also carries a
 ``page_fix`` in the page's words (a coded one, ``StudioError.of``, has its page fix in the catalog:
@@ -174,7 +174,7 @@ def test_page_texts_name_no_flags() -> None:
 
 
 # ----------------------------------------------------------------- a Chinese page: the same errors in Chinese
-# (issue 28: "English left in the Chinese page"). The rule, for the whole class: every page_fix written in studio/
+# (no English left in the Chinese page). The rule, for the whole class: every page_fix written in studio/
 # has its Chinese in studio/words/error_words.PAGE_ERRORS, found by a scan of the source (a new one is covered the day
 # it is written), and the Data tab's common errors come out wholly Chinese.
 

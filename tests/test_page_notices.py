@@ -1,4 +1,4 @@
-"""Training notices on the page name the page's fields in the page's language (issue 28: the Train tab showed
+"""Training notices on the page name the page's fields in the page's language (the Train tab must not show
 "raise cutoff_len to keep them whole" and "choose Method: full (presets/recipes/tiny-demo-cpu.yaml)").
 
 The rule, for the whole class: whatever the engine passes to ``notify(...)`` is a ``Notice`` (studio/notices.py:

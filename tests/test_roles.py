@@ -1,4 +1,4 @@
-"""Roles on a shared studio (issue 23): which events are owner actions, and how a login names its role."""
+"""Roles on a shared studio: which events are owner actions, and how a login names its role."""
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,4 @@
-"""Who started a run and who stopped it (issue 28, per-user state): recorded in the run folder by the job runner,
+"""Who started a run and who stopped it (per-user state): recorded in the run folder by the job runner,
 shown on the Train tab's status and in both run tables, in English and Chinese; without a login nothing is
 recorded and the tables show a dash."""
 from __future__ import annotations

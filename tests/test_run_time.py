@@ -1,4 +1,4 @@
-"""Issue 27 item 6: the run-time estimate before Start comes from this machine, the runs done here, the rows
+"""The run-time estimate before Start comes from this machine, the runs done here, the rows
 chosen, the time budget, the preparation still to do and the load; the engine records what the next estimate
 learns from. The accuracy on the real models is measured by bench/estimate_accuracy.py (docs/BENCHMARKS.md)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rename and delete runs (issue 28 finding 7): only runs under the runs folder, never the one training."""
+"""Rename and delete runs: only runs under the runs folder, never the one training."""
 from __future__ import annotations
 
 from pathlib import Path

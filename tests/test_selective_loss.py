@@ -1,4 +1,4 @@
-"""Logits only where the loss is: same loss and gradients as the model's full forward (issue 16)."""
+"""Logits only where the loss is: same loss and gradients as the model's full forward."""
 from __future__ import annotations
 
 import copy

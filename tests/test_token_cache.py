@@ -1,4 +1,4 @@
-"""Tokenize once (issue 16): the next run on the same rows and settings loads the tokenized features."""
+"""Tokenize once: the next run on the same rows and settings loads the tokenized features."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -100,18 +100,18 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
 
     cfg = RunConfig(dataset=dataset, finetuning_type="full", max_steps=60, logging_steps=2, save_steps=4,
                     cutoff_len=48, per_device_train_batch_size=8, learning_rate=2e-3, max_samples=64, plot_loss=False,
-                    val_size=8)  # without held-out rows the Settings check now flags the run (issue 13)
+                    val_size=8)  # without held-out rows the Settings check now flags the run
     values = forms.config_to_values(cfg)
     fit, check = client.predict(*values, 24, api_name="/estimate")
     assert fit.startswith("**Fits**") and check.startswith("✅")
 
     snap = client.predict(*values, api_name="/start")
     assert snap["busy"] and Path(snap["run"]).parent == server.workspace.resolve() / "runs"
-    assert Path(snap["run"]).name.startswith("tiny-demo-")  # named after its model and data (issue 28 finding 7)
+    assert Path(snap["run"]).name.startswith("tiny-demo-")  # named after its model and data
     # a second Start of the same settings while it runs is "already queued" (a double click trains nothing twice)
     with pytest.raises(Exception, match="already queued"):
         client.predict(*values, api_name="/start")
-    # a Start of other settings while it runs queues the next run (issue 13: it used to be refused)
+    # a Start of other settings while it runs queues the next run (it is not refused)
     other_values = forms.config_to_values(cfg.replace(learning_rate=3e-3))
     assert client.predict(*other_values, api_name="/start")["queued"] == 1
     client.predict(api_name="/clear_queue")

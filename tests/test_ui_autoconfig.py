@@ -1,4 +1,4 @@
-"""Issue 13 without a browser: derived settings, problems before Start, plain words, the fit panel,
+"""Without a browser: derived settings, problems before Start, plain words, the fit panel,
 label-column warnings, settings kept per workspace, the dataset list."""
 from __future__ import annotations
 
@@ -85,14 +85,14 @@ def test_no_card_means_the_cpu_and_host_ram_is_the_budget() -> None:
 
 
 def test_offload_plans_are_judged_against_host_ram() -> None:
-    """Finding 6: 7B full with ZeRO-3 offload needs far more host RAM than a 24 GB machine has."""
+    """7B full with ZeRO-3 offload needs far more host RAM than a 24 GB machine has."""
     cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full", deepspeed="z3-offload")
     md = estimate_markdown(cfg, 24, "en", ram_gb=24.0)
     assert md.startswith("**Does not fit**") and "Host RAM is too small" in md
 
 
 def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 13: an offload plan writes whole-model checkpoints; too little free disk -> "Does not fit"."""
+    """An offload plan writes whole-model checkpoints; too little free disk -> "Does not fit"."""
     import re
     from studio.autoconfig import offload_disk_problem
     from studio.ui import settings_tab
@@ -154,7 +154,7 @@ def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> No
                {"task": "sentiment", "budget": "best", "gpu_mem": 24})
     again, choices, _ = restore(ctx)
     assert forms.values_to_config(again).learning_rate == 0.003 and choices["budget"] == "best"
-    assert choices["gpu_mem"] == 24.0  # issue 28 finding 3: the card memory planned for survives a reload
+    assert choices["gpu_mem"] == 24.0  # the card memory planned for survives a reload
     assert RunConfig.load(ctx.workspace / "settings.yaml").dataset == value  # the CLI takes the same file
 
 
@@ -206,7 +206,7 @@ def test_page_log_leaves_library_noise_to_the_log_file() -> None:
 
 
 def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Path) -> None:
-    """Issue 28 finding 1: each login keeps its own form; a page loaded before the last save is refused."""
+    """Each login keeps its own form; a page loaded before the last save is refused."""
     from studio.app.settings import settings_folder, settings_version
     ctx = AppContext.create(tmp_path / "ws")
     mine = forms.config_to_values(RunConfig(dataset="mine.jsonl"))
@@ -224,7 +224,7 @@ def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Pa
 
 
 def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 28 finding 8: hub models are marked; built-in ones are not; offline says they cannot be had."""
+    """Hub models are marked; built-in ones are not; offline says they cannot be had."""
     from studio.app.model_list import model_choices
 
     def hardware() -> Hardware:
@@ -243,8 +243,8 @@ def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.Monkey
 
 
 def test_small_data_still_makes_enough_updates_per_pass() -> None:
-    """Issue 27: 64 rows in updates of 16 rows made 5 optimizer steps and a worse held-out loss than 8 steps of 8;
-    the plan lowers the update size so every pass makes at least MIN_UPDATES_PER_PASS updates."""
+    """The plan lowers the update size so every pass makes at least MIN_UPDATES_PER_PASS updates: 64 rows in
+    updates of 16 rows made 5 optimizer steps and a worse held-out loss than 8 steps of 8."""
     from studio.autoconfig import EFFECTIVE_BATCH, MIN_UPDATES_PER_PASS
     for rows in (20, 64, 130, 400, 5000):
         changes, reasons = suggest_settings("smollm2-135m-instruct", rows, "sentiment", CPU)

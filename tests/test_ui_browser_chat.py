@@ -1,5 +1,5 @@
-"""Evaluate's chat in a real browser: the reply appears, and the chat's toolbar covers no message (issue 13
-finding 9: Gradio floats the toolbar and the label over the top of the message list)."""
+"""Evaluate's chat in a real browser: the reply appears, and the chat's toolbar covers no message (Gradio
+floats the toolbar and the label over the top of the message list)."""
 from __future__ import annotations
 
 import re

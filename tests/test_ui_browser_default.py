@@ -1,4 +1,4 @@
-"""Issue 13 in a real browser: the default path learns with no preset, settings survive a reload,
+"""In a real browser: the default path learns with no preset, settings survive a reload,
 the short Settings form explains itself, and a failed Convert leaves nothing stale.
 
 One server and one browser page for the whole module (the machine has two cores); the checks run in
@@ -57,7 +57,7 @@ class Clicks:
 
 
 def test_default_path_learns_and_shows_an_accuracy_within_five_clicks(page: Any, server: Any) -> None:
-    """Finding 1: sample -> Convert -> Train -> Start with no preset gives a run that learns and is scored."""
+    """Sample -> Convert -> Train -> Start with no preset gives a run that learns and is scored."""
     from playwright.sync_api import expect
     click = Clicks(page)
     t0 = time.time()
@@ -138,7 +138,7 @@ def test_failed_convert_clears_the_previous_report(page: Any, server: Any) -> No
     expect(page.locator("#data-report")).to_contain_text("Wrote 427 rows")
     page.locator("#col-label input").click()
     page.get_by_role("option", name="text", exact=True).click()  # label = the text column: every value distinct
-    expect(page.locator("#label-check")).to_contain_text("looks like free text")  # finding 5: before Convert
+    expect(page.locator("#label-check")).to_contain_text("looks like free text")  # before Convert
     page.locator("#convert-btn").click()
     expect(page.locator("#data-report")).to_contain_text("❌ ")  # the reason, beside Convert
     expect(page.locator("#data-report")).not_to_contain_text("Wrote 427 rows")

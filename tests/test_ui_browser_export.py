@@ -1,4 +1,4 @@
-"""Issue 28, "Done when": a real browser (Debian's chromium) downloads an export of a finished SmolLM2 run.
+"""A real browser (Debian's chromium) downloads an export of a finished SmolLM2 run.
 
 A LoRA run of the built-in SmolLM2-135M-Instruct (2 steps on 6 rows) is trained into the workspace; a logged-in
 owner exports its adapter on the Evaluate tab and clicks the download link: the file the browser saves is a zip

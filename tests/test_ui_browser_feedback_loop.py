@@ -1,4 +1,4 @@
-"""Issue 38's "done when", end to end in a real browser (Debian's chromium) against real servers: a teammate's
+"""The feedback loop end to end in a real browser (Debian's chromium) against real servers: a teammate's
 corrections on the demo page reach the database, become a dataset in one click and train an improved run whose
 before / after appears on the page.
 

@@ -1,4 +1,4 @@
-"""Issue 28, "Done when": "will it fit" in a real browser (Debian's chromium) gives one verdict.
+"""In a real browser (Debian's chromium), "will it fit" gives one verdict.
 
 llama2-7b on a 24 GB card (it read "Fits — 13.87 GB / 24 GB" beside "even batch 1 does not fit this machine's
 memory") and llama3-70b on 80 GB with 512 GB of host RAM (the ZeRO-3 offload suggestion was "fits" in the list and

@@ -1,4 +1,4 @@
-"""Issue 38 item 5 in a real browser (Debian's chromium): an owner opens "Improve this run" on the Train tab for a
+"""In a real browser (Debian's chromium): an owner opens "Improve this run" on the Train tab for a
 run with accepted feedback, sees what the feedback holds and the method, presses Improve, and the before / after
 comparison appears when the improving run (trained by the studio's run queue) finishes."""
 from __future__ import annotations

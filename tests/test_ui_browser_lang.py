@@ -1,4 +1,4 @@
-"""Issue 13, in-page language switch, in a real browser: each browser session gets its own language.
+"""In-page language switch, in a real browser: each browser session gets its own language.
 
 One server started WITHOUT --lang. A Chinese browser (locale zh-CN: navigator.language and
 Accept-Language) gets Chinese labels AND Chinese messages built on the server (status, error

@@ -1,4 +1,4 @@
-"""Issue 28, "Done when": two logged-in teammates on one studio, in a real browser (Debian's chromium).
+"""Two logged-in teammates on one studio, in a real browser (Debian's chromium).
 
 alice and bob are owners (one --auth-file). Settings belong to each login: bob's page, opened before alice saved,
 changes bob's settings and never alice's; a page of alice's own that is older than her last save is refused with

@@ -1,4 +1,4 @@
-"""Issue 13, finding 8 in a real browser: with --lang zh, or in a Chinese browser, every tab reads Chinese.
+"""In a real browser: with --lang zh, or in a Chinese browser, every tab reads Chinese.
 
 Walks every tab of a Chinese studio (after converting the sample, so reports and lists are
 filled) and fails on any visible English word outside a whitelist of names and units.
@@ -12,8 +12,8 @@ import pytest
 
 from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
-# names of things (models, methods, file types, libraries) and units; issue 28 item 10 took out the plain English
-# words (and, others, english, chinese, chat, score, generate, learns, the, own, words, logits) that let English
+# names of things (models, methods, file types, libraries) and units; no plain English
+# words (and, others, english, chinese, chat, score, generate, learns, the, own, words, logits) that would let English
 # model descriptions and choice names pass
 WHITELIST = {
     "tiny", "demo", "lora", "qlora", "full", "freeze", "dora", "pissa", "rslora", "neftune", "loraplus", "deepspeed",
@@ -89,7 +89,7 @@ def test_every_tab_reads_chinese(tmp_path: Any, flags: tuple[str, ...]) -> None:
 
 
 def test_login_page_reads_chinese(tmp_path: Any) -> None:
-    """Issue 28 item 10: the login page said 'Fine-Tune Studio: please log in.' and 'Incorrect Credentials'."""
+    """The login page reads Chinese, not 'Fine-Tune Studio: please log in.' nor 'Incorrect Credentials'."""
     import os
     from playwright.sync_api import expect, sync_playwright
     from ui_server import Server

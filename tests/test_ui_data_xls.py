@@ -1,4 +1,4 @@
-"""Issue 13, finding 12 (".xls files are refused"): the Data tab takes an old Excel .xls file to a dataset."""
+"""The Data tab takes an old Excel .xls file to a dataset (.xls is not refused)."""
 from __future__ import annotations
 
 import json
@@ -31,7 +31,7 @@ def test_the_data_tab_converts_an_old_excel_file(tmp_path: Path) -> None:
 
 
 def test_converting_the_same_file_again_replaces_only_its_own_dataset(tmp_path: Path) -> None:
-    """Issue 23 finding 9 on the page: fixing a mapping and converting the same file again works; another file
+    """On the page: fixing a mapping and converting the same file again works; another file
     under a name already taken is refused with the fix in the page's words."""
     import pytest
     from studio.errors import StudioError

@@ -82,7 +82,7 @@ def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Pa
 
 
 def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dict, tmp_path: Path) -> None:
-    """Issue 13, finding 9: texts without labels are predicted with the run's labels; formula cells are
+    """Texts without labels are predicted with the run's labels; formula cells are
     neutralised; the export comes as a zip the browser can download; merge only shows for LoRA runs."""
     texts = tmp_path / "texts.csv"
     texts.write_text("text\ngreat value, works well\n=HYPERLINK(\"http://x\")\nterrible, broke in a day\n",
@@ -105,7 +105,7 @@ def test_batch_prediction_on_unlabelled_rows_and_a_downloadable_export(runs: dic
 
 
 def test_export_links_only_for_an_export_folder(tmp_path: Path) -> None:
-    """Issue 23 finding 1: the folder comes from server-side state and is confined to the exports folder,
+    """The folder comes from server-side state and is confined to the exports folder,
     so neither a path in text nor a state value outside exports/ ever gets a download link."""
     exports, outside = tmp_path / "exports", tmp_path / "secret"
     (exports / "mine").mkdir(parents=True)
@@ -119,7 +119,7 @@ def test_export_links_only_for_an_export_folder(tmp_path: Path) -> None:
 
 
 def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: Path) -> None:
-    """Issue 28 finding 7: a page opened earlier kept the oldest run selected while newer ones existed."""
+    """A page opened earlier must not keep the oldest run selected while newer ones exist."""
     import json as _json
     from studio.config.run_config import RunConfig
     from studio.runs.run_dir import RunDir
@@ -145,8 +145,8 @@ def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: 
 
 
 def test_the_download_link_comes_at_once_for_a_big_export(tmp_path: Path) -> None:
-    """Issue 28 finding 5: a 517 MB export showed nothing for minutes while it was zipped; now nothing is zipped
-    before the download starts, so the link is there at once (a sparse 4 GB file is never read for it)."""
+    """Nothing is zipped before the download starts (zipping a 517 MB export first showed nothing for minutes),
+    so the link is there at once (a sparse 4 GB file is never read for it)."""
     import time
     exports = tmp_path / "exports"
     (exports / "m").mkdir(parents=True)

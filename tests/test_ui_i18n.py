@@ -184,7 +184,7 @@ def test_evaluate_messages_follow_the_ui_language() -> None:
 
 
 def test_gradio_status_keys_are_translated() -> None:
-    """Issue 28 finding 9: the raw key 'common.complete' appeared in the page; both languages now carry it."""
+    """The raw key 'common.complete' never appears in the page: both languages carry it."""
     from studio.ui.i18n import translations
     t = translations()
     for key in ("common.complete", "common.error"):
@@ -192,7 +192,7 @@ def test_gradio_status_keys_are_translated() -> None:
 
 
 def test_train_tab_says_what_start_uses() -> None:
-    """Issue 28 finding 9: the Train tab did not say which model and data Start would use."""
+    """The Train tab says which model and data Start will use."""
     from studio.ui.train_tab import start_line
     line = start_line("/ws/models/gemma3-270m/", "/ws/data/my_reviews.jsonl", "lora", "en")
     assert "**gemma3-270m**" in line and "**my_reviews**" in line and "(lora)" in line
@@ -202,7 +202,7 @@ def test_train_tab_says_what_start_uses() -> None:
 
 
 def test_deepspeed_help_lists_every_plan_in_both_languages() -> None:
-    """Issue 25: the Chinese help lacked z3-nvme; both texts now read the vocabulary's plans."""
+    """Both help texts read the vocabulary's plans, so neither lacks one (the Chinese lacked z3-nvme)."""
     from studio.config.run_config import field_meta
     from studio.config.vocabulary import DEEPSPEED_SHORTCUTS
     from studio.ui.i18n import translations

@@ -1,4 +1,4 @@
-"""Start while a run is going queues the next one (issue 13, Runs): order kept, started when idle, clearable."""
+"""Start while a run is going queues the next one: order kept, started when idle, clearable."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,7 +64,7 @@ def test_clear_forgets_the_queue() -> None:
 
 
 def test_the_queue_survives_a_server_restart_and_starts_without_a_page(tmp_path: Path) -> None:
-    """Issue 13: the queue is kept in the workspace; a new server (a new AppContext on the same
+    """The queue is kept in the workspace; a new server (a new AppContext on the same
     workspace) restores it and its watcher starts the next run with no browser polling."""
     import json
     import time

@@ -1,4 +1,4 @@
-"""Robustness through the live UI (issue 7): bad inputs, bad settings, confined paths, two clients
+"""Robustness through the live UI: bad inputs, bad settings, confined paths, two clients
 pressing Start at once, and a run that outlives the browser that started it.
 
 Every case asserts the exact message a person sees (the gr.Error text gradio_client raises as
@@ -136,7 +136,7 @@ def test_convert_problems_name_the_fix_and_keep_the_old_file(server: Any, kept: 
     upload(c, write(server, "nolabel.csv", "id,comment\n1,good phone\n2,bad phone\n"))
     assert app_error(convert, c, "comment", None, "keep") == \
         ("Could not tell which column holds the label in 'nolabel.csv'. Available columns: id, comment. "
-         "Fix: pick it under Label column on the Data tab.")  # page words, never a CLI flag (issue 28)
+         "Fix: pick it under Label column on the Data tab.")  # page words, never a CLI flag
 
     upload(c, write(server, "mixed.csv", "text,label\nwin money now,Spam\nclick here,spam\nlunch at noon,ham\n"
                                          "see you,Ham\nmeeting,ham\n"))

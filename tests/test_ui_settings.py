@@ -29,7 +29,7 @@ def ctx(tmp_path: Path) -> AppContext:
 def _values(**fields: object) -> list:
     # checkpointing off, as the default was when these plans were written (it is on by default now, as in
     # LLaMA-Factory), so the first suggestion is still to turn it on; with held-out rows: a run without them
-    # is now flagged (issue 13, finding 1), which is not what these test
+    # is now flagged, which is not what these test
     return forms.config_to_values(RunConfig(**{"dataset": "d.jsonl", "gradient_checkpointing": False,
                                                "val_size": 0.1, **fields}))
 
@@ -51,7 +51,7 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
     after = estimate_for_config(new_cfg, 24)
     assert after.gpu_gb < before.gpu_gb - 0.05
     assert fit.startswith("**Does not fit**") and f"{after.gpu_gb:.2f} GB" in fit  # the panel is re-estimated
-    # the check agrees with the panel (issue 28 finding 3: it said "No problems found" beside "still too big")
+    # the check agrees with the panel (never "No problems found" beside "still too big")
     assert check.startswith("- ❌ Does not fit the machine planned for") and check.count("❌") == 1, check
 
 
@@ -67,7 +67,7 @@ def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:
 
 
 def test_the_list_and_the_panel_give_one_verdict_with_host_ram() -> None:
-    """Issue 28 finding 3: llama3-70b on 80 GB: ZeRO-3 offload was "fits" in the list (host RAM ignored) and "still
+    """llama3-70b on 80 GB: ZeRO-3 offload was "fits" in the list (host RAM ignored) and "still
     too big ... needs 151 GB host RAM" in the panel; both now judge the same card and host RAM."""
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
     labels = [label for label, _ in suggestion_choices(values, 80, ram_gb=RAM)]
@@ -104,7 +104,7 @@ def test_apply_without_a_pick_says_what_to_do(ctx: AppContext) -> None:
 def test_chinese_suggestions_name_the_settings() -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
     label, _ = suggestion_choices(values, 24, "zh")[0]
-    # the page's field names, not config keys (issue 13, finding 7: this used to read gradient_checkpointing=True)
+    # the page's field names, not config keys (never gradient_checkpointing=True)
     assert label.startswith("改为 梯度检查点 = 开启（→ ") and "gradient_checkpointing" not in label and label.endswith("GB 显存，仍然放不下）")
 
 
@@ -126,7 +126,7 @@ def test_template_choices_come_from_the_template_registry() -> None:
 
 
 def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) -> None:
-    """Issue 28 finding 3: llama2-7b on a 24 GB card showed "Fits — 13.87 GB / 24 GB" next to "even batch 1 does
+    """llama2-7b on a 24 GB card showed "Fits — 13.87 GB / 24 GB" next to "even batch 1 does
     not fit this machine's memory": the plan was derived for the detected machine (no card), the panel for the
     card typed in. Both now use the typed card."""
     from studio.app.settings import derive
@@ -138,7 +138,7 @@ def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) 
 
 
 def test_when_nothing_fits_the_panel_says_what_would() -> None:
-    """Issue 28 finding 3: after the last suggestion the list was empty and nothing said what would fit."""
+    """With no suggestion left, the panel still says what would fit (a bigger card or a smaller model)."""
     cfg = forms.values_to_config(_values(model_name_or_path="qwen2.5-72b", finetuning_type="full"))
     panel = estimate_markdown(cfg, 8, "en", 16)
     assert "Does not fit" in panel and "it needs a card with at least" in panel and "smaller model" in panel
@@ -146,7 +146,7 @@ def test_when_nothing_fits_the_panel_says_what_would() -> None:
 
 
 def test_host_ram_of_the_target_machine_is_typed_and_kept(ctx: AppContext) -> None:
-    """Issue 28 finding 3: planning llama3-70b full ZeRO-3 offload for an 80 GB card with 512 GB host RAM was
+    """Planning llama3-70b full ZeRO-3 offload for an 80 GB card with 512 GB host RAM was
     judged against this machine's RAM. Host RAM on the page is the target's: the panel, the list and Apply use it,
     and it comes back on reload (per login, with the card memory)."""
     from studio.ui.settings_tab import on_change, target_ram

@@ -1,4 +1,4 @@
-"""Finding 11: a studio shared on the network prints addresses teammates can open, offers a logout,
+"""A studio shared on the network prints addresses teammates can open, offers a logout,
 and does not print Gradio's "set share=True in launch()" hint."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 28 items 9 and 10: no English words in the Chinese page, and a Train tab that follows its run.
+"""No English words in the Chinese page, and a Train tab that follows its run.
 
 The zh page test is a rule, not a list: every label, info, placeholder, choice name, table header, button
 text and Markdown text of the built Chinese app (and every word the page load re-sends to a Chinese browser
@@ -81,7 +81,7 @@ def test_chinese_page_has_no_english_words(tmp_path: Path) -> None:
     zh = translations()["zh"]
     cfg = json.loads(json.dumps(_app(tmp_path, "zh").get_config_file(), default=str))
     assert english_in(cfg, zh) == {}
-    # the rule looks at the strings of issue 28 item 10 (it is not blind to them)
+    # English strings the page once showed: the rule finds each of them (it is not blind to them)
     for english in ("sentiment", "English, Chinese and 140+ others", "en, zh (learns the data's own words)",
                     "logits", "loss 1.2 · 30 token/秒", "column|rows|empty|distinct", "LoRA adapter · full model",
                     "score / generate", "the run picked above", "4-bit NF4, quantize now",

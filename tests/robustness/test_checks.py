@@ -1,4 +1,4 @@
-"""Issue 14 findings 7-9: raw tracebacks and missing checks become precise errors. Each failed before its fix."""
+"""Raw tracebacks and missing checks become precise errors. Each failed before its fix."""
 from __future__ import annotations
 
 import csv

@@ -1,4 +1,4 @@
-"""Issue 23 findings 8 and 9, group 'bad data files': data that used to become silently wrong rows, and malformed
+"""Group 'bad data files': data that used to become silently wrong rows, and malformed
 LLaMA-Factory entries and rows that used to raise a library's ValueError/TypeError/AttributeError. Each case
 declares its verdict ('ok' with a check of the result, or 'clear' with a fragment the message must name)."""
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_cli_second_file_needs_replace(tmp_path: Path) -> None:
     expect(outcome, detail, "ok")
 
 
-# ------------------------------------------------ LLaMA-Factory dataset_info.json entries and rows (finding 8)
+# ------------------------------------------------ LLaMA-Factory dataset_info.json entries and rows
 ROW = {"instruction": "q", "input": "", "output": "a"}
 SHARE = {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}
 # (name, entry, rows, fragment)

@@ -1,4 +1,4 @@
-"""Every event of the running app, fuzzed over HTTP (issue 23): the browser names nothing on the server.
+"""Every event of the running app, fuzzed over HTTP: the browser names nothing on the server.
 
 One real ``launch.py`` server with a login file (an owner and a viewer). The test reads the app's own
 ``/config`` and, for **every** dependency (public and private, by ``fn_index``), posts hostile values
@@ -116,8 +116,8 @@ def _file(path: str) -> dict:
 
 
 def _huge_file(client: httpx.Client, tmp: Path) -> dict:
-    """The caller's own upload of the worst spreadsheet a viewer may send: one 4 MB cell (issue 36: the server
-    tried to allocate 17.6 TB for it) beside a cell just under the cell limit."""
+    """The caller's own upload of the worst spreadsheet a viewer may send: one 4 MB cell (the server
+    once tried to allocate 17.6 TB for it) beside a cell just under the cell limit."""
     from studio.data.limits import MAX_CELL_CHARS
     path = tmp / f"huge-{uuid.uuid4().hex[:6]}.csv"
     path.write_text("text,label\n" + "x" * 4_000_000 + ",positive\n" + "y" * (MAX_CELL_CHARS - 10) + ",negative\n",
@@ -291,7 +291,7 @@ def test_a_viewer_is_refused_owner_actions_and_may_use_results(server: Any) -> N
 
 
 def test_uploads_are_owned_end_to_end(server: Any) -> None:
-    """Finding 2: the old file route, passing another session's upload to a handler, re-uploading the same bytes."""
+    """The old file route, passing another session's upload to a handler, re-uploading the same bytes."""
     a, b = _login(server, OWNER), _login(server, OWNER)
     content = f"text,label\n{SECRET_ROW} again,positive\n".encode()
     path = a.post("gradio_api/upload", files={"files": ("a.csv", content)}).json()[0]
@@ -311,7 +311,7 @@ def test_uploads_are_owned_end_to_end(server: Any) -> None:
                                   "gradio_api/file/etc/passwd", "gradio_api/heartbeat/x", "gradio_api/upload_progress",
                                   "gradio_api/deep_link", "config", "gradio_api/studio-download/forged/x.zip"])
 def test_anonymous_gets_nothing_under_gradio_api(server: Any, path: str) -> None:
-    """Finding 3: the page config (API description, workspace paths) only after a login."""
+    """The page config (API description, workspace paths) only after a login."""
     res = httpx.get(server.url + path, timeout=TIMEOUT_S)
     outcome = "clear" if res.status_code == 401 and str(server.workspace) not in res.text else "escaped"
     record(GROUP, "http", f"anonymous GET /{path}", outcome, f"{res.status_code}: {res.text[:120]}")
@@ -333,7 +333,7 @@ def _call_in(client: httpx.Client, fn_index: int, data: list, session: str) -> s
 
 
 def test_an_export_download_link_serves_only_the_session_that_exported(server: Any) -> None:
-    """Issue 28: the link names a server-side token of the exporting login session; nobody else gets the file."""
+    """The link names a server-side token of the exporting login session; nobody else gets the file."""
     import re
     owner = _login(server, OWNER)
     config = owner.get("config").json()
@@ -433,7 +433,7 @@ def _wait_idle(server: Any, client: httpx.Client, config: dict, limit_s: float =
 
 
 def test_zz_login_backoff_counts_the_real_peer_not_x_forwarded_for(server: Any) -> None:
-    """Finding 4: rotating X-Forwarded-For gives no extra guesses (runs last: it locks this peer out)."""
+    """Rotating X-Forwarded-For gives no extra guesses (runs last: it locks this peer out)."""
     statuses = []
     for i in range(8):
         res = httpx.post(server.url + "login", data={"username": "alice", "password": f"wrong{i}"},

@@ -101,7 +101,7 @@ def test_file_route_confined(server: Any, path: str) -> None:
 
 @pytest.mark.parametrize("path", FILES)
 def test_export_download_route_takes_no_path(server: Any, path: str) -> None:
-    """Issue 28: the export download route knows tokens the server made, never a path the browser names."""
+    """The export download route knows tokens the server made, never a path the browser names."""
     path = path.replace("WS", str(server.workspace)).replace("OUT", str(server.outside))
     res = _client(server).get(f"gradio_api/studio-download/{path}/x.zip")
     _classify(f"logged in GET studio-download/{path}", res, (404,), server)

@@ -1,4 +1,4 @@
-"""Issue 14 findings 3-5: resource limits, reads outside the roots, encodings. Each test failed before its fix."""
+"""Resource limits, reads outside the roots, encodings. Each test failed before its fix."""
 from __future__ import annotations
 
 import threading
@@ -134,7 +134,7 @@ def test_generate_has_a_time_cap() -> None:
     assert "max_time=MAX_GENERATE_S" in inspect.getsource(evaluate._generate_ids)
 
 
-# ------------------------------------------------------------------ finding 5: encodings
+# ------------------------------------------------------------------ encodings
 def test_mixed_utf8_and_cp1252_rows_refused_naming_the_rows(tmp_path: Path) -> None:
     f = tmp_path / "mixed.csv"
     good = "text,label\n" + "".join(f"这个手机很好 {i},positive\n" for i in range(20))
@@ -154,7 +154,7 @@ def test_nul_byte_after_8kb_refused(tmp_path: Path) -> None:
     assert err.value.code == "data.nul_byte" and "NUL" in err.value.what and "line 1002" in err.value.what
 
 
-# ------------------------------------------------------------------ finding 4: reads outside the roots
+# ------------------------------------------------------------------ reads outside the roots
 def test_live_estimate_does_not_read_outside_the_roots(tmp_path: Path) -> None:
     from studio.app.context import AppContext
     from studio.ui.settings_tab import on_change

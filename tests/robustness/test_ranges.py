@@ -1,4 +1,4 @@
-"""Issue 23 finding 9: every numeric RunConfig field declares its range in one place (the field metadata in
+"""Every numeric RunConfig field declares its range in one place (the field metadata in
 studio/config/run_config.py) and validation refuses values outside it, naming the field. The enumeration
 below covers a field the day it is added, so a new number cannot ship unchecked."""
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_booleans_are_not_numbers(f: dataclasses.Field) -> None:
     assert any(f.name in p for p in cfg.validate())
 
 
-# issue 23 finding 9 names these; each must be refused naming its field
+# values just outside a range (negative, zero, a bool, far too large); each must be refused naming its field
 ISSUE_23 = [("weight_decay", -1), ("max_grad_norm", -1), ("lora_alpha", 1e12), ("val_size", True),
             ("max_samples", 0), ("eval_steps", -1), ("lora_rank", 1e5)]
 

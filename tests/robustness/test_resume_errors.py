@@ -1,4 +1,4 @@
-"""Issue 23 finding 8, group 'faults': a tampered or truncated checkpoint on resume is a plain 'what / fix' error
+"""Group 'faults': a tampered or truncated checkpoint on resume is a plain 'what / fix' error
 naming the checkpoint, not the loader's SafetensorError / UnpicklingError text."""
 from __future__ import annotations
 

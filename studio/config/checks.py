@@ -9,19 +9,29 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from ..notices import Notice
 from ..words.config_problems import problem_words
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
                          closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
 
 
-def problem(code: str, **values: Any) -> Notice:
+class Problem(str):
     """One problem: its command line's English (the text every caller prints, joins and compares) with its code and
     values, which the page words in its own fields and language (studio/words/config_problems.py)."""
-    return Notice(problem_words(code, values), code, **values)
+
+    code: str
+    params: dict[str, Any]
+
+    def __new__(cls, code: str, **values: Any) -> "Problem":
+        self = super().__new__(cls, problem_words(code, values))
+        self.code, self.params = code, values
+        return self
 
 
-def _unknown(kind: str, name: str, close: str | None, **values: Any) -> Notice:
+def problem(code: str, **values: Any) -> Problem:
+    return Problem(code, **values)
+
+
+def _unknown(kind: str, name: str, close: str | None, **values: Any) -> Problem:
     """An unknown name among a closed set: the closest accepted one where there is one, else the set."""
     return problem(f"check.{kind}_{'close' if close else 'unknown'}", name=name, close=close, **values)
 

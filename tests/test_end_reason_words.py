@@ -12,7 +12,7 @@ import pytest
 
 from studio.errors import StudioError
 from studio.runs.reasons import NO_REASON, Reason, reason_fields, reason_text
-from studio.words.end_reasons import LANGS, PAGE_REASONS, REASONS, TERMS, UnknownReason, phrase, placeholders
+from studio.words.end_reasons import FIXES, LANGS, PAGE_REASONS, REASONS, TERMS, UnknownReason, phrase, placeholders
 from test_page_messages import FLAG
 from test_ui_zh_page import latin_words
 
@@ -30,8 +30,8 @@ def _sample(code: str) -> dict[str, object]:
 
 
 def test_every_reason_has_both_languages_with_the_same_values_and_no_english_in_the_page_chinese() -> None:
-    assert len(REASONS) >= 20 and set(PAGE_REASONS) <= set(REASONS)
-    for code, pair in [*REASONS.items(), *PAGE_REASONS.items()]:
+    assert len(REASONS) >= 20 and set(PAGE_REASONS) | set(FIXES) <= set(REASONS)
+    for code, pair in [*REASONS.items(), *PAGE_REASONS.items(), *FIXES.items()]:
         assert len(pair) == len(LANGS) and all(t.strip() for t in pair), code
         assert _values(pair[0]) == _values(pair[1]), (code, pair)  # a language may name a button the other does not
     for code in REASONS:

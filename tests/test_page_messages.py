@@ -350,8 +350,8 @@ def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> No
     assert runner.wait(20) == "failed"
     snap = runner.snapshot(run)
     assert snap["reason"] == ("the training process was killed (SIGKILL, signal 9). If nobody stopped it, the system "
-                              "probably ran out of memory (the kernel's OOM killer). The last checkpoint (checkpoint-4) "
-                              "is kept: press Resume to continue from it.")  # the CLI's words, as before
+                              "probably ran out of memory (the kernel's OOM killer). The last checkpoint "
+                              "(checkpoint-4) is kept: press Resume to continue from it.")  # the CLI's words
     assert run_reason(snap, "en") == KILLED_ZH  # the browser's language (zh_page) decides
     assert f"{KILLED_ZH}" in status_markdown(snap, "en")
     assert run_reason(runner.past_runs()[0], "en") == KILLED_ZH  # the Runs table

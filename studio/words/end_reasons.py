@@ -6,12 +6,13 @@ it, the parts (code, values) a page words in its own language. A reason of sever
 was killed ..." + "The last checkpoint ... is kept ...") is several parts, each worded here once.
 
 ``REASONS``: code -> (English, Chinese), the words on every surface; ``FIXES``: what to do, for a reason that
-says it after what happened; ``PAGE_REASONS``: the page's words where they differ (the Settings fields a page names by their labels, where the command line names config keys). Besides a
-code's own values, ``{f_<key>}`` is the Settings tab's label of that config key and ``{b_resume}`` / ``{b_start}``
-the Train tab's buttons, filled in for the language shown, so a reason can never name a button the page lacks.
-A value of a closed set written by the system in English (a full disk's error) is worded by ``TERMS``.
-tests/test_words_catalog.py holds every entry to the rule (both languages, the same values, no English in the
-page's Chinese) and every code written in studio/ to having an entry.
+says it after what happened; ``PAGE_REASONS``: the page's words where they differ (a page names the Settings fields
+by their labels, where the command line names config keys). Besides a code's own values, ``{f_<key>}`` is the
+Settings tab's label of that config key and ``{b_resume}`` / ``{b_start}`` the Train tab's buttons, filled in for
+the language shown, so a reason can never name a button the page lacks. A value of a closed set written by the
+system in English (a full disk's error) is worded by ``TERMS``. tests/test_end_reason_words.py holds every entry to
+the rule (both languages, the same values, no English in the page's Chinese) and every code written in studio/ to
+having an entry.
 """
 from __future__ import annotations
 

@@ -3,10 +3,10 @@
     .venv/bin/python docs/make_error_guide.py           # rewrite the section in docs/GUIDE.md and docs/GUIDE.zh.md
     .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/test_guide_errors.py)
 
-The words are not written here: each row names an error's what and its fix exactly as the studio raises them
-(an error code of the catalog, studio/words/errors.py, or for the words not yet by code the English keys of the
-page's error table, whose values are the Chinese the page shows), and the tables are made from those. A changed message therefore changes the guide when this script runs again, and a
-removed one makes it fail instead of printing stale advice. Which errors are listed, and in which order, is the
+The words are not written here: each row names an error's what and its fix by code (an error code of the catalog,
+studio/words/errors.py; for why a run ended, the end reasons' codes, studio/words/end_reasons.py), and the tables
+are made from the page's words of those. A changed message therefore changes the guide when this script runs again,
+and a removed one makes it fail instead of printing stale advice. Which errors are listed, and in which order, is the
 choice below: the ones a newcomer meets first, tab by tab.
 """
 from __future__ import annotations
@@ -23,22 +23,16 @@ BEGIN, END = "<!-- errors: made by docs/make_error_guide.py -->", "<!-- /errors 
 GUIDES = {"en": ROOT / "docs" / "GUIDE.md", "zh": ROOT / "docs" / "GUIDE.zh.md"}
 
 # (where it shows, an error code of studio/words/errors.py): its what and the fix the page shows, in each language;
-# or (where it shows, a text as the studio writes it, its fix) for the words not yet by code (why a run ended),
-# "" = no separate fix (the text says it)
+# or (TRAIN, an end reason's code of studio/words/end_reasons.py, the code of the phrase that follows it with what to
+# do, "" = the reason's own fix if it has one) for why a run ended
 DATA, SETTINGS, TRAIN = "data", "settings", "train"
 PICKED: list[tuple[str, str] | tuple[str, str, str]] = [
     (DATA, "data.binary_zip"), (DATA, "data.binary"), (DATA, "data.bad_encoding"), (DATA, "data.mixed_encodings"),
     (DATA, "data.too_large"), (DATA, "data.header_only"), (DATA, "data.label_empty"), (DATA, "data.labels_many"),
     (DATA, "data.label_spellings"), (DATA, "data.no_usable_rows"),
     (SETTINGS, "dataset.none"), (SETTINGS, "data.val_rows"),
-    (TRAIN, "The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller Batch size / Max "
-     "tokens per example (cutoff_len), or enable DeepSpeed offload (see the memory estimate)", ""),
-    (TRAIN, "the training process was killed ({signal}, signal {n}).",
-     "If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."),
-    (TRAIN, "The disk is full ({what}) while {doing}",
-     "free some space (old runs, exports, checkpoints), then press Resume or Start again"),
-    (TRAIN, "interrupted: the training process is gone (the studio or the machine restarted while it trained).",
-     "Press Resume to continue from {ckpt}."),
+    (TRAIN, "card_oom", ""), (TRAIN, "killed", "oom_killer"), (TRAIN, "disk_full_training", ""),
+    (TRAIN, "process_gone", "resume_from"),
 ]
 
 HEAD = {
@@ -53,42 +47,44 @@ HEAD = {
 }
 
 
-def catalog() -> dict[str, str]:
-    """English text as the studio writes it -> the Chinese the page shows (errors and run-end reasons)."""
-    from studio.words.error_words import PAGE_ERRORS
-    from studio.words.reason_words import REASON_PHRASES
-    return {**PAGE_ERRORS, **REASON_PHRASES}
-
-
 def _cell(text: str) -> str:
     out = re.sub(r"\{[^{}]*\}", "…", text).replace("{{", "{").replace("}}", "}")
     return out.replace("|", "\\|") if out else "–"
 
 
-def _shown(text: str, lang: str, table: dict[str, str]) -> str:
-    if not text:
-        return "–"
-    if text not in table:
-        raise SystemExit(f"not in the studio's error table any more (update PICKED): {text!r}")
-    return _cell(text if lang == "en" else table[text])
+def _reason_cells(code: str, then: str, lang: str) -> tuple[str, str]:
+    """An end reason's page words in ``lang`` and what to do (its own fix, else the words of the code ``then``),
+    its runtime values as … and the names of fields and buttons filled in; a code the studio no longer writes
+    fails here."""
+    from studio.words.end_reasons import LANGS, UnknownReason, page_names, what_and_fix
+    i, names = LANGS.index(lang), page_names(lang)
+
+    def cell(pair: tuple[str, str] | None) -> str:
+        return _cell(re.sub(r"\{(\w+)\}", lambda m: names.get(m.group(1), m.group(0)), pair[i])) if pair else "–"
+    try:
+        what, fix = what_and_fix(code, "page")
+        return cell(what), cell(what_and_fix(then, "page")[0] if then else fix)
+    except UnknownReason:
+        raise SystemExit(f"not in the studio's end reasons any more (update PICKED): {code!r} {then!r}") from None
 
 
-def _row(row: tuple[str, ...], lang: str, table: dict[str, str]) -> str:
+def _row(row: tuple[str, ...], lang: str) -> str:
     if len(row) == 2:  # a code: its words from the catalog (an unknown code fails here)
         from studio.words.errors import LANGS, entry
         words = entry(row[1])
         i = LANGS.index(lang)
         return f"| {_cell(words['what'][i])} | {_cell(words.get('page_fix', words.get('fix', ('', '')))[i])} |"
-    return f"| {_shown(row[1], lang, table)} | {_shown(row[2], lang, table)} |"
+    what, fix = _reason_cells(row[1], row[2], lang)
+    return f"| {what} | {fix} |"
 
 
 def section(lang: str) -> str:
     """The generated part of one guide, markers included."""
-    table, words = catalog(), HEAD[lang]
+    words = HEAD[lang]
     lines = [BEGIN, words["intro"], ""]
     for where in (DATA, SETTINGS, TRAIN):
         lines += [f"**{words[where]}**", "", f"| {words['cols'][0]} | {words['cols'][1]} |", "|---|---|"]
-        lines += [_row(row, lang, table) for row in PICKED if row[0] == where]
+        lines += [_row(row, lang) for row in PICKED if row[0] == where]
         lines.append("")
     return "\n".join(lines + [END])
 

@@ -15,12 +15,9 @@ MAX_VARIANTS = 64  # past this many spellings of one expression, its value count
 class Module:
     """One parsed module: its functions and constants, for following names."""
 
-    def __init__(self, tree: ast.Module, world: dict[str, tuple[ast.AST, "Module"]] | None = None) -> None:
+    def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        # functions of the other modules read together (name -> (definition, its module)): a reason written in
-        # one module is often made by a helper of another (end_reason, disk_full_reason, RunDir.stop_reason)
-        self.world = world if world is not None else {}
         self.consts: dict[str, list[ast.AST]] = {}
         for node in tree.body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -54,12 +51,10 @@ class Module:
         return ["X"]
 
     def _callee(self, call: ast.Call) -> tuple[ast.AST | None, "Module"]:
-        """The definition a call runs (this module's function, else one of ``world``'s by name) and its module."""
-        name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+        """The definition a call runs (this module's function) and its module."""
+        name = getattr(call.func, "id", None)
         if isinstance(call.func, ast.Name) and name in self.funcs:
             return self.funcs[name], self
-        if name in self.world:
-            return self.world[name]
         return None, self
 
     def _values_of(self, name: str, func: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None, "Module"]]:

@@ -182,6 +182,9 @@ def test_abort_then_resume_continues_at_same_step(tmp_path, tiny_model_dir, samp
     assert status["state"] == "aborted"
     stopped_at = status["step"]
     assert 6 <= stopped_at < 400
+    # the CLI's words, and their code for a page (tests/test_page_messages.py shows it in Chinese)
+    assert status["reason"] == f"stopped on request at step {stopped_at}; resume continues from here"
+    assert status["reason_parts"] == [{"code": "stopped_at_step", "values": {"step": stopped_at}}]
     assert run.last_checkpoint().name == f"checkpoint-{stopped_at}"
     res = run_cli("train", str(tmp_path / "run.yaml"), "--resume", "--quiet", "--set", "max_steps=400")
     assert res.returncode == 0, res.stderr

@@ -279,120 +279,10 @@ def test_an_english_page_keeps_the_english_words(ctx, tmp_path: Path) -> None:  
 
 
 # ----------------------------------------------------------------- why a run ended (the Train tab's Reason, the
-# Runs table): the engine writes it once, for the CLI and the page. The rule, for the whole class: every reason the
-# engine or the job runner can write (studio/engine, studio/runs) names no flag, and one that is a StudioError's
-# message (whose fix may name flags) goes with the error's parts (``page_error``), which the page shows in its own
-# words and language (studio/ui/train_tab.run_reason).
-REASON_ROOTS = ("studio/engine", "studio/runs")
-END_WRITERS = {"_end": 2}  # the engine's end writer: the reason is its third argument (else a reason= keyword)
-
-
-def _reason_index() -> tuple[dict[str, list[ast.AST]], dict[str, list[ast.AST]],
-                             list[tuple[str, ast.AST, ast.AST, ast.AST]]]:
-    """(function name -> definitions, module constant -> values,
-    [(where, enclosing function, reason expression, the call or dict that writes it)])."""
-    funcs: dict[str, list[ast.AST]] = {}
-    consts: dict[str, list[ast.AST]] = {}
-    reasons: list[tuple[str, ast.AST, ast.AST, ast.AST]] = []
-    for root in REASON_ROOTS:
-        for path in sorted((ROOT / root).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for node in tree.body:
-                if isinstance(node, ast.Assign):
-                    for t in node.targets:
-                        if isinstance(t, ast.Name):
-                            consts.setdefault(t.id, []).append(node.value)
-            for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
-                funcs.setdefault(func.name, []).append(func)
-                for n in ast.walk(func):
-                    found: list[ast.AST] = []
-                    if isinstance(n, ast.Call):
-                        name = getattr(n.func, "id", None) or getattr(n.func, "attr", None)
-                        if name in END_WRITERS and len(n.args) > END_WRITERS[name]:
-                            found.append(n.args[END_WRITERS[name]])
-                        found += [k.value for k in n.keywords if k.arg == "reason"]
-                    elif isinstance(n, ast.Dict):
-                        found += [v for k, v in zip(n.keys, n.values)
-                                  if isinstance(k, ast.Constant) and k.value == "reason"]
-                    elif isinstance(n, ast.Assign):
-                        found += [n.value for t in n.targets if isinstance(t, ast.Subscript)
-                                  and isinstance(t.slice, ast.Constant) and t.slice.value == "reason"]
-                    reasons += [(f"{rel}:{func.name}:{e.lineno}", func, e, n) for e in found]
-    return funcs, consts, reasons
-
-
-def _walk_outside_errors(node: ast.AST) -> list[ast.AST]:
-    """ast.walk, leaving out what is inside StudioError(...) (an error's own words: held to the page rule by the
-    scan above, and shown by the page through page_error)."""
-    out, todo = [], [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in (
-                "StudioError", "ConfigError"):
-            continue
-        out.append(n)
-        todo += list(ast.iter_child_nodes(n))
-    return out
-
-
-def _reason_texts(expr: ast.AST, func: ast.AST, funcs: dict, consts: dict,
-                  seen: set[int]) -> tuple[list[str], bool]:
-    """The words a reason expression can hold: its strings, those of the local variables and module constants it
-    reads and of what the engine's own functions it calls return; and whether it is a StudioError's ``message``."""
-    texts, is_message = [], False
-    todo = [(expr, func)]
-    while todo:
-        node, where = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for n in _walk_outside_errors(node):
-            if isinstance(n, ast.Constant) and isinstance(n.value, str):
-                texts.append(n.value)
-            elif isinstance(n, ast.Attribute) and n.attr == "message":
-                is_message = True
-            elif isinstance(n, ast.Name):
-                local = [a.value for a in ast.walk(where) if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value
-                         is not None and any(isinstance(t, ast.Name) and t.id == n.id or isinstance(t, ast.Tuple)
-                                             and any(getattr(e, "id", None) == n.id for e in t.elts)
-                                             for t in (a.targets if isinstance(a, ast.Assign) else [a.target]))]
-                todo += [(v, where) for v in local or consts.get(n.id, [])]
-            if isinstance(n, ast.Call):
-                name = getattr(n.func, "id", None) or getattr(n.func, "attr", None)
-                for f in funcs.get(name, []):
-                    todo += [(r.value, f) for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None]
-    return texts, is_message
-
-
-def _writes_page_error(writer: ast.AST, func: ast.AST) -> bool:
-    """Whether the call or dict that writes a reason also writes page_error (a keyword, a key, or a **dict
-    assigned in the same function with that key)."""
-    def has_key(d: ast.AST) -> bool:
-        return isinstance(d, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "page_error"
-                                               for k in d.keys)
-    if has_key(writer):
-        return True
-    keywords = writer.keywords if isinstance(writer, ast.Call) else []
-    if any(k.arg == "page_error" for k in keywords):
-        return True
-    spread = {k.value.id for k in keywords if k.arg is None and isinstance(k.value, ast.Name)}
-    return any(isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id in spread for t in a.targets)
-               and any(has_key(d) for d in ast.walk(a.value)) for a in ast.walk(func))
-
-
-def test_every_end_reason_the_engine_writes_names_page_words() -> None:
-    funcs, consts, reasons = _reason_index()
-    assert len(reasons) >= 12, [w for w, *_ in reasons]  # the scan sees the engine's and the job runner's
-    flagged, bare = {}, []
-    for where, func, expr, writer in reasons:
-        texts, is_message = _reason_texts(expr, func, funcs, consts, set())
-        if any(FLAG.search(t) for t in texts):
-            flagged[where] = [t for t in texts if FLAG.search(t)]
-        if is_message and not _writes_page_error(writer, func):
-            bare.append(where)
-    assert not flagged, f"end reasons that name a command-line flag: {flagged}"
-    assert not bare, f"a StudioError's message written as a reason without its page_error: {bare}"
+# Runs table): the engine and the job runner write it once, by code with values beside its English text
+# (studio/runs/reasons.py), and the page words it in its own language (studio/words/end_reasons.py; the catalog is
+# held complete by tests/test_end_reason_words.py). An error that ends a run is written with its parts
+# (``page_error``), which the page shows in its own words and language (studio/ui/train_tab.run_reason).
 
 
 def _ended_by(exc: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
@@ -435,51 +325,118 @@ def test_a_run_that_lost_a_peer_shows_page_words(tmp_path: Path, monkeypatch) ->
     assert "Lost contact with another process" in shown and not FLAG.search(shown), shown
 
 
-# A Chinese page shows a run's plain end reason in Chinese too (studio/words/reason_words.py). The rule, for the whole
-# class: every reason the engine and the job runner can write, read from the source as whole sentences (the helpers
-# that make them followed across modules: end_reason, disk_full_reason, RunDir.stop_reason), comes out of
-# zh_reason with no English left but its runtime values.
-REASON_NAMES = {"oom", "error", "log", "sigkill"}  # the kernel's OOM killer and its signal; error.log, a file
 
 
-def reason_sentences() -> dict[str, list[str]]:
-    """'path:function:line' -> every text the reason written there can be ('X' for a runtime value)."""
-    from source_texts import Module
-    world: dict = {}
-    modules = {}
-    for root in REASON_ROOTS:
-        for path in sorted((ROOT / root).rglob("*.py")):
-            module = Module(ast.parse(path.read_text(encoding="utf-8")), world)
-            modules[path.relative_to(ROOT).as_posix()] = module
-            for name, f in module.funcs.items():
-                world.setdefault(name, (f, module))
-    _, _, reasons = _reason_index()
-    return {where: modules[where.split(":")[0]].texts(expr, func) for where, func, expr, _ in reasons}
+# A Chinese page shows every plain end reason in Chinese, by its codes: the engine's (a failed run: an internal
+# error, the card's memory, a full disk; a stopped run), the job runner's (a killed run, a stopped run, an exit);
+# a run recorded by an older version (no codes) shows its English text as written.
+KILLED_ZH = ("训练进程被终止了（SIGKILL，信号 9）。如果没有人停止它，多半是系统内存不足（被内核的 OOM 机制终止）。"
+             "最新的检查点（checkpoint-4）已保留：按“继续”可从它接着训练。")
+FREE_SPACE_ZH = "腾出一些磁盘空间（旧的运行、导出文件、检查点），然后再按“继续”或“开始”"
 
 
-def test_every_plain_end_reason_has_its_chinese() -> None:
-    from test_ui_zh_page import latin_words
-    from studio.words.reason_words import zh_reason
-    found = reason_sentences()
-    texts = {t for ts in found.values() for t in ts if t.strip(" .") not in ("", "X")}
-    assert len(texts) >= 20, sorted(texts)  # the scan reads whole sentences (the job runner's composed ones too)
-    english = {t: zh_reason(t) for t in texts if latin_words(zh_reason(t).replace("X", " ")) - REASON_NAMES}
-    assert not english, ("end reasons a Chinese page would show in English (add their phrases to "
-                         "studio/words/reason_words.REASON_PHRASES):\n" + "\n".join(f"  {k!r} -> {v!r}"
-                                                                                for k, v in english.items()))
+def _fake_runner(tmp_path: Path, code: str):  # type: ignore[no-untyped-def]
+    from test_jobs import FakeRunner
+    return FakeRunner(tmp_path / "runs", code=code, grace_s=0.3, poll_s=0.05)
 
 
 def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
+    from studio.config.run_config import RunConfig
+    from studio.ui.train_tab import run_reason, status_markdown
+    code = ("import os, pathlib, signal, sys; c = pathlib.Path(sys.argv[2]).parent / 'checkpoints' / 'checkpoint-4'; "
+            "c.mkdir(parents=True); (c / 'trainer_state.json').write_text('{}'); os.kill(os.getpid(), signal.SIGKILL)")
+    runner = _fake_runner(tmp_path, code)
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "k")))
+    assert runner.wait(20) == "failed"
+    snap = runner.snapshot(run)
+    assert snap["reason"] == ("the training process was killed (SIGKILL, signal 9). If nobody stopped it, the system "
+                              "probably ran out of memory (the kernel's OOM killer). The last checkpoint "
+                              "(checkpoint-4) is kept: press Resume to continue from it.")  # the CLI's words
+    assert run_reason(snap, "en") == KILLED_ZH  # the browser's language (zh_page) decides
+    assert f"{KILLED_ZH}" in status_markdown(snap, "en")
+    assert run_reason(runner.past_runs()[0], "en") == KILLED_ZH  # the Runs table
+
+
+def test_every_end_the_job_runner_words_shows_in_chinese(tmp_path: Path) -> None:
     from test_ui_zh_page import latin_words
     from studio.runs.processes import end_reason
+    from studio.runs.reasons import reason_fields, reason_text
     from studio.runs.run_dir import RunDir
-    from studio.ui.train_tab import run_reason, status_markdown
     run = RunDir(tmp_path / "run").ensure()
-    for rc, aborted in ((-9, False), (None, False), (3, False), (0, True)):
-        state, reason = end_reason(run, rc, aborted)
-        snap = {"state": state, "reason": reason, "run": str(run.path)}
-        shown = run_reason(snap, "en")  # the browser's language (zh_page) decides
-        assert not latin_words(shown) - REASON_NAMES and "继续训练" in shown, (reason, shown)
-        assert shown in status_markdown(snap, "en")
-    assert run_reason({"reason": "stopped on request by bob at step 7; resume continues from here"}, "zh") == \
-        "应 bob 的请求在第 7 步停止；按“继续”会从这里接着训练"
+    run.stdout.write_text("Traceback ...\nboom\n", encoding="utf-8")
+    (run.checkpoints / "checkpoint-4").mkdir(parents=True)
+    (run.checkpoints / "checkpoint-4" / "trainer_state.json").write_text("{}", encoding="utf-8")
+    shown = {}
+    for rc, aborted in ((-9, False), (-15, False), (-77, False), (None, False), (3, False), (0, True)):
+        reason = end_reason(run, rc, aborted)[1]
+        shown[(rc, aborted)] = reason_text(reason_fields(reason), "zh")
+        assert not latin_words(shown[(rc, aborted)]) - {"oom", "sigkill", "sigterm", "boom"}, (reason, shown)
+        assert "按“继续”可从它接着训练" in shown[(rc, aborted)], shown
+    assert shown[(-77, False)].startswith("训练进程被终止了（信号 77）。")  # a signal with no name
+    assert shown[(3, False)].startswith("训练进程在完成之前退出了，退出码 3：boom。详见 stdout.log。")
+
+
+def test_a_stopped_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
+    from studio.config.run_config import RunConfig
+    from studio.ui.train_tab import run_reason
+    runner = _fake_runner(tmp_path, "import time; time.sleep(30)")
+    run = runner.start(RunConfig(dataset="x.jsonl", output_dir=str(tmp_path / "runs" / "s")))
+    assert runner.abort(by="bob") and runner.wait(10) == "aborted"
+    snap = runner.snapshot(run)
+    assert snap["reason"] == ("stopped on request by bob before the first checkpoint. No checkpoint was written yet, "
+                              "so a resume would start over.")
+    assert run_reason(snap, "en") == "应 bob 的请求在第一个检查点之前停止。还没有写出任何检查点，所以继续训练会从头开始。"
+
+
+def test_a_run_the_engine_stopped_at_a_step_shows_its_reason_in_chinese(tmp_path: Path) -> None:
+    from studio.engine.run import _end_stopped
+    from studio.runs.reasons import reason_text
+    from studio.runs.run_dir import RunDir
+    run = RunDir(tmp_path / "run").ensure()
+    for who, en, zh in (("bob", "stopped on request by bob at step 7; resume continues from here",
+                         "应 bob 的请求在第 7 步停止；按“继续”会从这里接着训练"),
+                        ("", "stopped on request at step 7; resume continues from here",
+                         "应请求在第 7 步停止；按“继续”会从这里接着训练")):
+        run.stop_flag.write_text(who, encoding="utf-8")
+        _end_stopped(run, 7, {"step": 7})
+        status = run.read_status()
+        assert status["state"] == "aborted" and status["reason"] == en
+        assert reason_text(status, "zh") == zh and reason_text(status, "en") == en
+        end = run.events()[-1]
+        assert end["type"] == "end" and end["reason"] == en.split(" at step")[0]  # the event keeps who asked
+
+
+def test_a_failed_run_shows_its_reason_in_chinese(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
+    import errno
+
+    import torch
+    from studio.runs.reasons import reason_text
+    from studio.ui.train_tab import run_reason, status_markdown
+    cases = [
+        (RuntimeError("boom"), "Training stopped with an internal error (RuntimeError: boom); see error.log",
+         "训练因内部错误而停止（RuntimeError：boom）；详见 error.log"),
+        (torch.OutOfMemoryError("CUDA out of memory"),
+         "The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller Batch size / Max tokens "
+         "per example (cutoff_len), or enable DeepSpeed offload (see the memory estimate)",
+         "显卡内存不足。请打开“梯度检查点”，使用 QLoRA，或调小“批大小”/“每条样本最大 token 数”，或启用 DeepSpeed 卸载"
+         "（参见内存估算）"),
+        (OSError(errno.ENOSPC, "No space left on device"),
+         "The disk is full (No space left on device) while writing the base model, a checkpoint or the model; free "
+         "some space (old runs, exports, checkpoints), then press Resume or Start again",
+         f"磁盘已满（设备上没有剩余空间），发生在写入基础模型、检查点或模型时；{FREE_SPACE_ZH}"),
+    ]
+    for i, (exc, cli, zh) in enumerate(cases):
+        status = _ended_by(exc, tmp_path / str(i), monkeypatch)
+        assert status["state"] == "failed" and status["reason"] == cli and status["page_error"] is None
+        assert run_reason(status, "en") == zh, status
+        assert zh in status_markdown(status, "en")
+    # the English page names the Settings fields by their labels, where the command line names a config key
+    assert reason_text(_ended_by(cases[1][0], tmp_path / "en", monkeypatch), "en") == (
+        "The card ran out of memory. Turn on Gradient checkpointing, use QLoRA or a smaller Batch size / Max tokens "
+        "per example, or enable DeepSpeed offload (see the memory estimate)")
+
+
+def test_a_run_recorded_by_an_older_version_shows_its_english_reason(zh_page) -> None:  # type: ignore[no-untyped-def]
+    from studio.ui.train_tab import run_reason
+    old = {"state": "failed", "run": "/runs/old", "reason": "the training process was killed (SIGKILL, signal 9)."}
+    assert run_reason(old, "en") == old["reason"]

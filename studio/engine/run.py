@@ -20,7 +20,8 @@ from ..errors import StudioError
 from ..notices import Notice
 from ..models.precision import PrecisionPlan
 from ..workspace import atomic_write_text
-from ..runs.run_dir import DISK_FULL_FIX, RunDir, disk_full_reason
+from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
+from ..runs.run_dir import RunDir
 from ..workspace import is_disk_full
 
 log = logging.getLogger("studio.engine")
@@ -191,7 +192,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
     if main:
         run.stop_flag.unlink(missing_ok=True)
         cfg.save(run.config)
-        run.write_status("starting", pid=os.getpid(), started=time.time(), reason="",
+        run.write_status("starting", pid=os.getpid(), started=time.time(), **reason_fields(NO_REASON),
                          model=cfg.model_name_or_path, finetuning_type=cfg.finetuning_type)
     try:
         if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
@@ -206,58 +207,66 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             free.restore()
     except StudioError as exc:
         if main:
-            # reason: the CLI's words; page_error: the parts a page shows in its words and language (no flags)
-            _end(run, "failed", exc.message, code=exc.code, page_error=exc.to_dict())
+            _end(run, "failed", exc)
         raise
     except KeyboardInterrupt:
         if main:
-            _end(run, "aborted", "interrupted from the keyboard")
+            _end(run, "aborted", Reason.of("keyboard"))
         raise
     except Exception as exc:  # a bug or a library failure: keep the traceback in the log, say it plainly
         from .launch import peer_lost_error
         lost = peer_lost_error(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
         if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
-            reason = lost.message if lost else _plain_reason(exc)
-            page = {"code": "peer_lost", "page_error": lost.to_dict()} if lost else {}
+            reason: Reason | StudioError = lost or _plain_reason(exc)
+            extra = {"code": "peer_lost"} if lost else {}
             if is_disk_full(exc):
                 # the half-written checkpoint/model is what filled the disk: drop it so the end state fits
                 # (base_model.tmp: tiny-demo's base, built before the first step)
                 for partial in (run.checkpoints / ".staging", run.adapter.with_name("adapter.tmp"),
                                 run.model.with_name("model.tmp"), run.base_model.with_name("base_model.tmp")):
                     shutil.rmtree(partial, ignore_errors=True)
-                reason = disk_full_reason(exc, "writing the base model, a checkpoint or the model") + \
-                    f"; {DISK_FULL_FIX}"
-                page.pop("page_error", None)  # the reason is the full disk's now (flag-free)
+                reason = disk_full(exc, "disk_full_training")  # the full disk's, whatever else broke with it
             try:
                 with open(run.stdout.with_name("error.log"), "a", encoding="utf-8") as fh:
                     fh.write(f"[rank {os.environ.get('RANK', '0')}] " + traceback.format_exc())
             except OSError as log_exc:
                 log.error("cannot write error.log: %s", log_exc)
-            _end(run, "failed", reason, **page)
+            _end(run, "failed", reason, **extra)
         raise
     return summary
 
 
-def _plain_reason(exc: BaseException) -> str:
+def _plain_reason(exc: BaseException) -> Reason:
     import torch
     if isinstance(exc, torch.OutOfMemoryError):
-        return ("The card ran out of memory. Turn on gradient checkpointing, use QLoRA or a smaller Batch size / "
-                "Max tokens per example (cutoff_len), or enable DeepSpeed offload (see the memory estimate)")
+        return Reason.of("card_oom")
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"Training stopped with an internal error ({type(exc).__name__}: {first[:300]}); see error.log"
+    return Reason.of("internal_error", kind=type(exc).__name__, detail=first[:300])
 
 
-def _end(run: RunDir, state: str, reason: str, **extra: Any) -> None:
-    """Record the end; a write that fails (full disk) is logged, never hides the original error."""
+def _end(run: RunDir, state: str, reason: Reason | StudioError, **extra: Any) -> None:
+    """Record the end (an error that ended the run with its parts, which a page words without flags); a write
+    that fails (full disk) is logged, never hides the original error."""
     step = run.read_status().get("step", 0)
+    fields = {**reason_fields(reason), **extra}
     try:
-        run.append_event({"type": "end", "state": state, "reason": reason, "step": step, **extra})
+        run.append_event({"type": "end", "state": state, "step": step, **fields})
     except OSError as exc:
         log.error("cannot append the end event: %s", exc)
     try:
-        run.write_status(state, reason=reason, ended=time.time(), **extra)
+        run.write_status(state, ended=time.time(), **fields)
     except OSError as exc:
-        log.error("cannot write status.json (%s); the run ended: %s", exc, reason)
+        log.error("cannot write status.json (%s); the run ended: %s", exc, fields["reason"])
+
+
+def _end_stopped(run: RunDir, step: int, summary: dict[str, Any]) -> None:
+    """Record a stop asked for (the STOP flag, SIGTERM) at ``step``: the event says who asked, status.json that a
+    resume continues from here."""
+    who = run.stopped_by()
+    asked = Reason.of("stopped_by", who=who) if who else Reason.of("stopped")
+    run.append_event({"type": "end", "state": "aborted", "step": step, **reason_fields(asked)})
+    at_step = Reason.of("stopped_by_at_step", who=who, step=step) if who else Reason.of("stopped_at_step", step=step)
+    run.write_status("aborted", ended=time.time(), **summary, **reason_fields(at_step))
 
 
 def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str, args: Any,
@@ -416,10 +425,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
     if aborted:
         if main:
-            stopped = run.stop_reason()
-            run.append_event({"type": "end", "state": "aborted", "reason": stopped, "step": step})
-            run.write_status("aborted", reason=f"{stopped} at step {step}; resume continues from here",
-                             ended=time.time(), **summary)
+            _end_stopped(run, step, summary)
         return {"state": "aborted", **summary}
     if offloader is not None:
         offloader.remove()  # layers stay in host RAM; saving needs no device map
@@ -428,8 +434,8 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
         if cfg.plot_loss:
             from ..runs.plots import save_loss_plot
             save_loss_plot(run)
-        run.append_event({"type": "end", "state": "finished", "reason": "", "step": step})
-        run.write_status("finished", reason="", ended=time.time(), **summary)
+        run.append_event({"type": "end", "state": "finished", "step": step, **reason_fields(NO_REASON)})
+        run.write_status("finished", ended=time.time(), **summary, **reason_fields(NO_REASON))
     return {"state": "finished", **summary}
 
 

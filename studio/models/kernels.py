@@ -30,7 +30,7 @@ SOFTCAPPED_MODEL_TYPES = frozenset({"gemma2"})
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """``liger`` True: Trainer applies Liger; else ``reason`` (a code of studio/ui/reason_words-style catalogs,
+    """``liger`` True: Trainer applies Liger; else ``reason`` (a code of ``KERNEL_REASONS`` below,
     with ``values``) says why the studio's own kernels run."""
 
     liger: bool

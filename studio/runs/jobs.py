@@ -26,7 +26,8 @@ from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
 from ..workspace import is_disk_full
 from ..safe_files import open_append
-from .run_dir import DISK_FULL_FIX, RunDir, disk_full_reason, list_runs
+from .reasons import NO_REASON, Reason, disk_full, reason_fields
+from .run_dir import RunDir, list_runs
 
 log = logging.getLogger("studio.jobs")
 ROOT = REPO_ROOT
@@ -208,7 +209,7 @@ class JobRunner:
         return {
             "run": str(run.path), "name": run.path.name, "busy": busy, "aborting": aborting,
             "state": status.get("state", "starting" if busy else "unknown"), "reason": status.get("reason", ""),
-            "page_error": status.get("page_error"),
+            "reason_parts": status.get("reason_parts"), "page_error": status.get("page_error"),
             "step": stepped[-1] if stepped else (status.get("step") or 0),
             "total_steps": last.get("total_steps") or (starts[-1].get("total_steps") if starts else None),
             "epoch": last.get("epoch"), "loss": last.get("loss"), "eta_s": last.get("eta_s"),
@@ -234,7 +235,8 @@ class JobRunner:
             out.append({"name": run.path.name, "path": str(run.path), "state": status.get("state", "unknown"),
                         "step": status.get("step"), "total_steps": status.get("total_steps"),
                         "final_loss": status.get("final_loss"), "eval_loss": status.get("eval_loss"),
-                        "reason": status.get("reason", ""), "page_error": status.get("page_error"),
+                        "reason": status.get("reason", ""), "reason_parts": status.get("reason_parts"),
+                        "page_error": status.get("page_error"),
                         "started": status.get("started"),
                         "started_by": status.get("started_by"), "stopped_by": status.get("stopped_by"), **settings})
         return out
@@ -257,7 +259,7 @@ class JobRunner:
             who: dict[str, Any] = {"started_by": started_by} if started_by else {}
             if run.read_status().get("stopped_by"):
                 who["stopped_by"] = None
-            run.write_status("starting", reason="", launched=time.time(), pid=None, **who)
+            run.write_status("starting", **reason_fields(NO_REASON), launched=time.time(), pid=None, **who)
             out = open_append(run.stdout)  # never through a link planted in the run folder
         except OSError as exc:
             raise _write_error(exc, run, "folder") from None
@@ -268,7 +270,7 @@ class JobRunner:
             proc = subprocess.Popen(self.command(run, resume), cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
-            self._write_end(run, {"state": "failed", "reason": f"could not start the training process: {exc}"})
+            self._write_end(run, {"state": "failed", **reason_fields(Reason.of("start_failed", detail=str(exc)))})
             raise StudioError.of("run.start_failed", detail=str(exc))
         finally:
             out.close()
@@ -294,8 +296,8 @@ class JobRunner:
         except Exception as exc:  # noqa: BLE001 - the thread must outlive any failure
             log.exception("supervising %s failed", run.path.name if run else "?")
             if run is not None:
-                self._pending[run.path] = {"state": "failed", "ended": time.time(),
-                                           "reason": f"the job runner lost track of the run ({exc}); see the log"}
+                lost = Reason.of("runner_lost", detail=str(exc))
+                self._pending[run.path] = {"state": "failed", "ended": time.time(), **reason_fields(lost)}
                 self._release(run)
 
     def _watch(self) -> None:
@@ -353,6 +355,7 @@ class JobRunner:
         try:
             if run.read_status().get("state") not in TERMINAL:
                 run.append_event({"type": "end", "state": end["state"], "reason": end.get("reason", ""),
+                                  "reason_parts": end.get("reason_parts") or [],
                                   "step": end.get("step", run.read_status().get("step", 0))})
             run.write_status(end["state"], **{k: v for k, v in end.items() if k != "state"})
             return True
@@ -381,11 +384,11 @@ class JobRunner:
             status = run.read_status()
         if status.get("state") not in TERMINAL:
             state, reason = end_reason(run, rc, aborted)
-            end = {"state": state, "reason": reason, "ended": time.time(), "exit_code": rc,
+            end = {"state": state, **reason_fields(reason), "ended": time.time(), "exit_code": rc,
                    "step": self._last_step(run, status)}
             if not self._write_end(run, end):
-                end["reason"] = (disk_full_reason(OSError(28, "No space left on device"), "recording the end of "
-                                                  "the run") + f"; {DISK_FULL_FIX}. Before that: {reason}")
+                full = disk_full(OSError(28, "No space left on device"), "disk_full_ending")
+                end.update(reason_fields(full.then(Reason.of("before_that"), reason)))
                 self._pending[run.path] = end
         self._release(run)
         log.info("%s ended: %s", run.path.name, self.status(run).get("state"))
@@ -404,9 +407,9 @@ class JobRunner:
                 log.info("re-attached to %s (pid %s)", run.path, pid)
                 continue
             ckpt = run.last_checkpoint()
-            reason = ("interrupted: the training process is gone (the studio or the machine restarted while it "
-                      "trained)." + (f" Press Resume to continue from {ckpt.name}." if ckpt else ""))
-            end = {"state": "failed", "reason": reason, "ended": time.time()}
+            gone = Reason.of("process_gone")
+            reason = gone.then(Reason.of("resume_from", ckpt=ckpt.name)) if ckpt else gone
+            end = {"state": "failed", **reason_fields(reason), "ended": time.time()}
             if not self._write_end(run, end):
                 self._pending[run.path] = end
             if self._last is None:

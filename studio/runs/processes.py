@@ -11,6 +11,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from .reasons import Reason
 from .run_dir import RunDir
 
 
@@ -75,19 +76,27 @@ def is_trainer(pid: Any, run: RunDir) -> bool:
     return b"studio" in cmdline and str(run.config).encode() in cmdline
 
 
-def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, str]:
-    """(state, reason) for a run whose process ended before the engine wrote a terminal state."""
+def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, Reason]:
+    """(state, reason) for a run whose process ended before the engine wrote a terminal state: how it ended, then
+    what a resume would start from."""
     ckpt = run.last_checkpoint()
-    keep = (f" The last checkpoint ({ckpt.name}) is kept: press Resume to continue from it." if ckpt
-            else " No checkpoint was written yet, so a resume would start over.")
+    keep = Reason.of("checkpoint_kept", ckpt=ckpt.name) if ckpt else Reason.of("no_checkpoint")
     if aborted:
-        return "aborted", f"{run.stop_reason()} before the first checkpoint." + keep
+        who = run.stopped_by()
+        asked = Reason.of("stopped_early_by", who=who) if who else Reason.of("stopped_early")
+        return "aborted", asked.then(keep)
     if rc is None:
-        return "failed", "the training process ended without reporting a result." + keep
+        return "failed", Reason.of("no_result").then(keep)
     if rc < 0:
-        hint = (" If nobody stopped it, the system probably ran out of memory (the kernel's OOM killer)."
-                if -rc == signal.SIGKILL else "")
-        return "failed", f"the training process was killed ({signal_name(-rc)}, signal {-rc}).{hint}{keep}"
+        hint = [Reason.of("oom_killer")] if -rc == signal.SIGKILL else []
+        return "failed", _killed(-rc).then(*hint, keep)
     last = [ln for ln in (tail(run.stdout, 15) if run.own(run.stdout) else "").splitlines() if ln.strip()]
-    return "failed", (f"the training process exited with code {rc} before finishing"
-                      + (f": {last[-1][:300]}" if last else "") + f". See {run.stdout.name}.{keep}")
+    exited = (Reason.of("exited_with_line", rc=rc, line=last[-1][:300], log=run.stdout.name) if last
+              else Reason.of("exited", rc=rc, log=run.stdout.name))
+    return "failed", exited.then(keep)
+
+
+def _killed(num: int) -> Reason:
+    """Killed by signal ``num``, named where the system names it."""
+    name = signal_name(num)
+    return Reason.of("killed", signal=name, n=num) if name != f"signal {num}" else Reason.of("killed_unnamed", n=num)

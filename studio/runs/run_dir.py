@@ -26,15 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..workspace import atomic_write_text
-
-
-DISK_FULL_FIX = "free some space (old runs, exports, checkpoints), then press Resume or Start again"
-
-
-def disk_full_reason(exc: BaseException, doing: str) -> str:
-    """One plain phrase for a full disk, naming what was being written."""
-    what = getattr(exc, "strerror", None) or "No space left on device"
-    return f"The disk is full ({what}) while {doing}"
+from .reasons import Reason, reason_fields
 
 
 @dataclass(frozen=True)
@@ -78,13 +70,12 @@ class RunDir:
         from ..workspace import is_inside
         return not path.is_symlink() or is_inside(path, self.path)
 
-    def stop_reason(self) -> str:
-        """'stopped on request' and, when the STOP flag names who asked, 'by <name>'."""
+    def stopped_by(self) -> str:
+        """Who asked for the stop, as the STOP flag names them; "" when it names nobody."""
         try:
-            who = self.stop_flag.read_text(encoding="utf-8").strip()[:80] if self.own(self.stop_flag) else ""
+            return self.stop_flag.read_text(encoding="utf-8").strip()[:80] if self.own(self.stop_flag) else ""
         except OSError:
-            who = ""
-        return f"stopped on request by {who}" if who else "stopped on request"
+            return ""
 
     def ensure(self) -> "RunDir":
         self.path.mkdir(parents=True, exist_ok=True)
@@ -112,9 +103,8 @@ class RunDir:
         steps = [e.get("step") for e in events if isinstance(e.get("step"), int)]
         state = str(end.get("state")) if end and end.get("state") else (
             "finished" if self.final_model() is not None else "failed")
-        reason = (f"status.json could not be read (kept as {kept_as.name}); the state was rebuilt from the run's log"
-                  if kept_as else "status.json could not be read; the state was rebuilt from the run's log")
-        status: dict[str, Any] = {"state": state, "step": max(steps) if steps else None, "reason": reason}
+        reason = Reason.of("status_rebuilt_kept", name=kept_as.name) if kept_as else Reason.of("status_rebuilt")
+        status: dict[str, Any] = {"state": state, "step": max(steps) if steps else None, **reason_fields(reason)}
         times = [e["time"] for e in events if isinstance(e.get("time"), (int, float))]
         if times:
             status.update(started=min(times), ended=max(times) if end else None)

@@ -28,6 +28,7 @@ from ..app.state_problems import state_problems_markdown
 from ..app.paths import resolve_run_paths, resume_run
 from ..app.settings import plain
 from ..runs import queue as run_queue
+from ..runs.reasons import reason_text
 from ..errors import StudioError
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
@@ -36,16 +37,12 @@ STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the st
 
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
-    engine: its fix in page fields, never a CLI flag, and in Chinese for a Chinese page) or the plain reason (in
-    Chinese too: studio/words/reason_words.py)."""
+    engine: its fix in page fields, never a CLI flag) or the plain reason, worded by its codes
+    (studio/words/end_reasons.py); a run recorded without codes by an older version, as its English text."""
     if isinstance(snap.get("page_error"), dict):
         from ..words.error_words import page_message
         return page_message(StudioError.from_dict(snap["page_error"]), session_lang(lang))
-    reason = snap.get("reason") or ""
-    if reason and session_lang(lang) == "zh":
-        from ..words.reason_words import zh_reason
-        return zh_reason(reason)
-    return reason
+    return reason_text(snap, session_lang(lang), surface="page")
 
 
 def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:

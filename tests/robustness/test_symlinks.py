@@ -149,7 +149,7 @@ def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         "load a run for evaluation": lambda: load_for_inference(runs / "full"),
         "held-out rows of a run (Evaluate)": lambda: validation_rows(runs / "heldout"),
         "a run's status, log and events on the page": lambda: ctx.runner.snapshot(RunDir(runs / "talky")),
-        "who stopped a run": lambda: RunDir(runs / "talky").stop_reason(),
+        "who stopped a run": lambda: RunDir(runs / "talky").stopped_by(),
         "the training keys of a run (leakage check)": lambda: training_keys(runs / "talky"),
         "a run appends an event to its log": lambda: RunDir(runs / "talky").append_event({"type": "log"}),
         "load a prepared model folder": lambda: load_for_inference(ctx.workspace / "models" / "prepared"),

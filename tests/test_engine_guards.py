@@ -60,6 +60,26 @@ def test_the_message_names_the_checkpoint_that_exists(tmp_path, tiny_model_dir, 
     assert f"the last good checkpoint, checkpoint-6 ({last}), was kept: resume from it" in err.value.message
 
 
+def test_a_bad_step_stops_the_run_before_its_loss_is_logged(tmp_path, tiny_model_dir, sample_reviews_jsonl,
+                                                            monkeypatch):
+    """The check runs on every step that logs, not only before a checkpoint: with no checkpoint due, the run still
+    stops at the step whose gradients blew up, and no later step is trained or logged."""
+    from studio.engine.studio_trainer import StudioTrainer
+    real = StudioTrainer.compute_loss
+
+    def blown(self, model, inputs, *a, **kw):
+        loss = real(self, model, inputs, *a, **kw)
+        return loss * 1e7 if self.state.global_step >= 6 else loss
+
+    monkeypatch.setattr(StudioTrainer, "compute_loss", blown)
+    cfg = _sgd_cfg(tmp_path, tiny_model_dir, sample_reviews_jsonl, optim="adamw_torch", learning_rate=1e-3,
+                   max_grad_norm=1.0, save_steps=1000)
+    with pytest.raises(StudioError, match=r"^Training diverged at step 9: "):
+        run_training(cfg)
+    logged = [e["step"] for e in RunDir(cfg.output_dir).events() if e["type"] == "progress"]
+    assert logged and max(logged) == 8, logged
+
+
 def test_guard_rules() -> None:
     from studio.engine.callbacks import GradNormGuard
     guard = GradNormGuard(clipping=True)

@@ -14,6 +14,8 @@ the copy is the only right reference; it stays then (one adapter's size).
 from __future__ import annotations
 
 import random
+import shutil
+from pathlib import Path
 from typing import Any, Callable
 
 from ..config.run_config import RunConfig
@@ -66,17 +68,20 @@ def _trainer_class(stage: str) -> type:
     base = DPOTrainer if stage == "dpo" else KTOTrainer
 
     class StudioPreferenceTrainer(GuardedCheckpoints, base):  # type: ignore[misc, valid-type]
-        def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+        def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
             """The trained adapter only: a kept reference copy is rebuilt from the starting adapter at every start
-            (resume too), so saving it would only double the folder and confuse a loader."""
-            super()._save(output_dir, state_dict)
-            import shutil
-            from pathlib import Path
+            (resume too), so saving it would only double the folder and confuse a loader. Checkpoints and the final
+            save both go through here."""
+            super().save_model(output_dir, _internal_call=_internal_call)
             shutil.rmtree(Path(output_dir or self.args.output_dir) / REF_ADAPTER, ignore_errors=True)
 
         def _prepare_dataset(self, dataset: Any, processing_class: Any, args: Any, dataset_name: str) -> Any:
             """Rows come tokenized by the studio's template; only KTO's KL pairing is left to do (as TRL does it:
-            each answer paired with the previous row's prompt inside a batch)."""
+            each answer paired with the previous row's prompt inside a batch).
+
+            A private override: TRL 1.16 prepares every dataset in __init__ with no public way to skip it (only a
+            vision dataset is skipped), and it expects text rows, where the studio hands rows it tokenized with
+            its own template."""
             if "prompt_ids" not in dataset.column_names:
                 return super()._prepare_dataset(dataset, processing_class, args, dataset_name)
             if getattr(self, "calculate_KL", False):

@@ -11,24 +11,45 @@ import os
 import shutil
 import time
 import traceback
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+# Every CLI verb imports this module (studio/engine/__init__.py), so only light studio modules are imported here.
+# torch, transformers and deepspeed, and the studio modules that import them at once (callbacks, studio_trainer,
+# offload, engine/preference; data/cache needs numpy), stay inside the functions that use them: the CLI's start-up
+# time depends on it. precision, kernels and loading are called through their modules, so a function replaced
+# there (a test's spy on precision_plan, model_kernel_plan or build_tiny_llama) is the one the engine calls.
 from ..config.run_config import DEMO_MODEL, RunConfig
-from .arguments import loraplus_optimizer, make_collator, training_arguments
+from ..data import templates
+from ..data.dataset import load_rows, split_rows
+from ..data.fingerprint import keys_text
+from ..data.preference import as_sft_rows, stage_kind
+from ..data.tokenize import encode_examples
 from ..errors import StudioError
-from ..notices import Notice
+from ..models import kernels, loading, precision
 from ..models.precision import PrecisionPlan
-from ..workspace import atomic_write_text
+from ..notices import Notice
+from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
-from ..workspace import is_disk_full
+from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
+from ..workspace import atomic_write_text, is_disk_full
+from . import reshard
+from .arguments import loraplus_optimizer, make_collator, training_arguments
+from .batching import card_batching
+from .launch import leave_process_group, peer_lost_error
+from .nvme import check_nvme_ready
 
 log = logging.getLogger("studio.engine")
 
 
 def is_main_process() -> bool:
     return os.environ.get("RANK", "0") == "0"
+
+
+def _world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir | None = None
@@ -38,17 +59,13 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
     The validation rows are also saved into the run folder, so evaluation later checks exactly
     the rows the run never trained on, even if the source file moves.
     """
-    from ..data.dataset import split_rows
-    from ..data.templates import get_template
-    from ..data.tokenize import encode_examples
-    template = get_template(cfg.template, tokenizer)
+    template = templates.get_template(cfg.template, tokenizer)
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
         train_rows = train_rows[:cfg.max_samples]
     if run is not None and val_rows and is_main_process():
         atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in val_rows))
     if run is not None and is_main_process():  # Evaluate's leakage check: which checked rows were trained on
-        from ..data.fingerprint import keys_text
         atomic_write_text(run.train_keys, keys_text(train_rows))
 
     def encode(batch: list[dict]) -> tuple[list[dict], int, int]:
@@ -68,7 +85,8 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
         val_f, _, _ = encode(val_rows)
         return train_f + val_f, {"n_train": len(train_f), "truncated": trunc, "history_masked": last_only}
 
-    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead
+    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead (lazy: the
+    # cache needs numpy)
     from ..data.cache import cache_dir, cached_features, fingerprint
     folder = cache_dir(run.path.parent / ".token_cache") if run is not None else None
     key = fingerprint([train_rows, val_rows], tokenizer, {"template": cfg.template, "cutoff_len": cfg.cutoff_len,
@@ -84,14 +102,13 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
 
 def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
     """Build tiny-demo's base into the run folder (rank 0 builds, other ranks wait for it)."""
-    from ..models.loading import DEMO_DEFAULTS, build_tiny_llama, demo_texts
     if cfg.model_name_or_path == DEMO_MODEL and not run.base_model.exists():
         if is_main_process():
             # the tokenizer learns from the training rows only: held-out rows must stay unseen (prepare_data
             # makes the same seeded split)
-            from ..data.dataset import split_rows
             train_rows, _ = split_rows(rows, cfg.val_size, cfg.seed)
-            build_tiny_llama(run.base_model, demo_texts(train_rows, cfg.template), seed=cfg.seed, **DEMO_DEFAULTS)
+            loading.build_tiny_llama(run.base_model, loading.demo_texts(train_rows, cfg.template), seed=cfg.seed,
+                                     **loading.DEMO_DEFAULTS)
         else:  # other ranks wait for rank 0's build (the folder appears whole: built under a temp name)
             deadline = time.time() + 600
             while not run.base_model.exists() and time.time() < deadline:
@@ -99,10 +116,9 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
 
 
 def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan) -> tuple[Any, Any]:
-    from ..models.loading import apply_method, load_base
-    model, tok = load_base(cfg, device, plan)
+    model, tok = loading.load_base(cfg, device, plan)
     enable_checkpointing(model, cfg, device)
-    model = apply_method(model, cfg, device, plan)
+    model = loading.apply_method(model, cfg, device, plan)
     return model, tok
 
 
@@ -151,7 +167,6 @@ class FreeCores:
 
     def __init__(self) -> None:
         import torch
-        from ..runs.run_time import busy_mark
         self.given = torch.get_num_threads()
         self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
         self.mark = busy_mark()
@@ -161,7 +176,6 @@ class FreeCores:
         import torch
         if not self.active:
             return
-        from ..runs.run_time import free_threads, others_since
         time.sleep(max(0.0, 0.2 - (time.time() - self.mark[0])))   # a window long enough to read
         others = others_since(self.mark) or 0.0
         use = min(self.given, free_threads(others))
@@ -196,13 +210,11 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
                          model=cfg.model_name_or_path, finetuning_type=cfg.finetuning_type)
     try:
         if cfg.deepspeed == "z3-nvme":  # seconds here instead of a compiler error minutes into the load
-            from .nvme import check_nvme_ready
             check_nvme_ready(cfg.offload_nvme_path)
         free = FreeCores()
         try:
             summary = _train(cfg, run, resume_from, main, free)
         finally:
-            from .launch import leave_process_group
             leave_process_group()
             free.restore()
     except StudioError as exc:
@@ -214,8 +226,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
             _end(run, "aborted", Reason.of("keyboard"))
         raise
     except Exception as exc:  # a bug or a library failure: keep the traceback in the log, say it plainly
-        from .launch import peer_lost_error
-        lost = peer_lost_error(exc) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+        lost = peer_lost_error(exc) if _world_size() > 1 else None
         if main or lost:  # any survivor reports a lost peer: global rank 0 may be the one that died
             reason: Reason | StudioError = lost or _plain_reason(exc)
             extra = {"code": "peer_lost"} if lost else {}
@@ -299,8 +310,6 @@ def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows:
                         ) -> tuple[Any, dict[str, Any], list]:
     """Stage dpo / kto: TRL's trainer (engine/preference.py); the held-out rows are saved as for SFT (their chosen
     or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted."""
-    from ..data.dataset import split_rows
-    from ..data.preference import as_sft_rows
     from .preference import build_trainer
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
@@ -309,85 +318,124 @@ def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows:
         if val_rows:
             atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                     for r in as_sft_rows(val_rows)))
-        from ..data.fingerprint import keys_text
         atomic_write_text(run.train_keys, keys_text(train_rows))
     trainer, counts = build_trainer(cfg, run, model, tok, train_rows, val_rows, device, plan, callbacks, count_tokens)
     return trainer, counts, val_rows
 
 
-def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, free: FreeCores) -> dict[str, Any]:
-    import torch
-    from ..data.dataset import load_rows
-    from .callbacks import EventCallback, GradNormGuard, StopRequested
-    from ..models.precision import device_caps, precision_plan, rocm_notices
-
-    import transformers
-    transformers.logging.disable_progress_bar()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    caps = device_caps(device)
-    plan = precision_plan(caps, cfg)   # the run's one precision decision, handed to all below
-    from ..data.preference import as_sft_rows, stage_kind
-    rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))
-    # before the DeepSpeed config exists: it must not be built partitioned
-    _ensure_demo_base(cfg, run, rows if cfg.stage == "sft" else as_sft_rows(rows))
-    # TrainingArguments first: with ZeRO-3 it registers the DeepSpeed config, so from_pretrained loads
-    # each process's shard directly (zero.Init) instead of the whole model into every process's RAM
-    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
-    from .reshard import prepare_universal
-    universal = prepare_universal(checkpoint, int(os.environ.get("WORLD_SIZE", "1")), main) if cfg.deepspeed \
-        else False
-    # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one still
-    # sets up the process group first
-    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal, plan=plan)
-    _ = args.device  # sets up the process group now, so zero.Init sees the real world size
-    if args.deepspeed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        import deepspeed
-        from datetime import timedelta
-        # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
-        deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
-    model, tok = _build_model(cfg, device, plan)
-    from ..models.kernels import model_kernel_plan
-    # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
-    # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
-    kernels = model_kernel_plan(device, model.config, cfg.enable_liger_kernel)
-    args.use_liger_kernel = kernels.liger
-    selective = cfg.selective_logits and not kernels.liger
-    from .batching import card_batching
-    batching = card_batching(device, getattr(model.config, "_attn_implementation", None),
-                             cfg.packing or cfg.neat_packing)
-    if batching != "as_configured":
-        log.info("batches on the card: %s", batching.replace("_", " "))
-    log.info(kernels.english())
-    stop = StopRequested(run)
-    events = EventCallback(run, stop, is_main=main)
-
+def _notifier(events: Any) -> Callable[[Notice], None]:
+    """A notice goes to the log in the CLI's words and into the event log with the page's form too
+    (studio/notices.py). A closure over the events only: the trainer keeps it, and must not keep the recipe."""
     def notify(message: Notice) -> None:
-        log.warning(message)  # the CLI's words; the event carries the page's form too (studio/notices.py)
+        log.warning(message)
         events.emit({"type": "notice", "message": str(message), **message.page_form()})
+    return notify
 
+
+def _token_counter(events: Any) -> Callable[[int], None]:
+    """The trainer adds each batch's tokens to the events' count (tokens per second on the page)."""
     def count_tokens(n: int) -> None:
         events.tokens_seen += n
+    return count_tokens
 
-    guard = GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=plan.autocast == "fp16")
-    offloader = None
-    if cfg.stage != "sft":
-        trainer, counts, val = _preference_trainer(cfg, run, model, tok, rows, device, plan, [events, guard],
-                                                   count_tokens)
-    else:
-        trainer, counts, val, offloader = _sft_trainer(cfg, run, model, tok, rows, device, args, [events, guard],
-                                                       notify, count_tokens, selective, batching)
-    from transformers import PrinterCallback
-    trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
-    if main:
-        n_train, n_all = parameter_counts(model)
+
+class _TrainingRecipe:
+    """One run's training, assembled in named steps as torchtune's recipes are: each step has one job and sets what
+    the later ones read. ``_train`` lists the steps; their order is the order the side effects need (each step's
+    docstring says why it sits where it does)."""
+
+    def __init__(self, cfg: RunConfig, run: RunDir, main: bool) -> None:
+        self.cfg, self.run, self.main = cfg, run, main
+        self.offloader: Any = None   # layer-wise offload's hooks (SFT only); removed before the final save
+
+    def setup_plan(self) -> None:
+        """Device, its capabilities and the precision plan: first, because the run makes its precision decision
+        once and every later step (arguments, model load, status.json) takes that one plan."""
+        import torch
+        import transformers
+        transformers.logging.disable_progress_bar()
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.caps = precision.device_caps(self.device)
+        self.plan = precision.precision_plan(self.caps, self.cfg)
+
+    def load_rows(self) -> None:
+        """The dataset's rows, read as the stage's kind (SFT rows or preference pairs): before anything is built,
+        so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
+        self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, stage_kind(self.cfg.stage))
+
+    def build_demo_base(self) -> None:
+        """tiny-demo's base model, built from the training rows: before the DeepSpeed config exists (setup_arguments
+        registers it), because the base must not be built partitioned."""
+        cfg = self.cfg
+        _ensure_demo_base(cfg, self.run, self.rows if cfg.stage == "sft" else as_sft_rows(self.rows))
+
+    def setup_arguments(self, resume_from: str | None) -> None:
+        """The checkpoint to resume from and TrainingArguments: before the model, because with ZeRO-3 the arguments
+        register the DeepSpeed config, so from_pretrained loads each process's shard directly (zero.Init) instead
+        of the whole model into every process's RAM."""
+        cfg = self.cfg
+        self.checkpoint = _resolve_resume(self.run, resume_from or cfg.resume_from_checkpoint)
+        universal = reshard.prepare_universal(self.checkpoint, _world_size(), self.main) if cfg.deepspeed else False
+        # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one
+        # still sets up the process group first
+        self.args = training_arguments(cfg, self.run, self.device, has_val=bool(cfg.val_size), universal=universal,
+                                       plan=self.plan)
+        _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
+        if self.args.deepspeed and _world_size() > 1:
+            import deepspeed
+            # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
+            deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
+
+    def setup_model(self) -> None:
+        """Model and tokenizer, then what depends on the loaded model: the kernel plan (Liger or the studio's
+        selective logits) and how batches are laid out on the card."""
+        cfg = self.cfg
+        self.model, self.tok = _build_model(cfg, self.device, self.plan)
+        # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
+        # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
+        self.kernels = kernels.model_kernel_plan(self.device, self.model.config, cfg.enable_liger_kernel)
+        self.args.use_liger_kernel = self.kernels.liger
+        self.selective = cfg.selective_logits and not self.kernels.liger
+        self.batching = card_batching(self.device, getattr(self.model.config, "_attn_implementation", None),
+                                      cfg.packing or cfg.neat_packing)
+        if self.batching != "as_configured":
+            log.info("batches on the card: %s", self.batching.replace("_", " "))
+        log.info(self.kernels.english())
+
+    def setup_trainer(self) -> None:
+        """The callbacks (events, stop requests, the gradient-norm guard) and the stage's trainer: SFT's
+        StudioTrainer or TRL's preference trainer. After the model, which the trainer wraps (the stop request's
+        SIGTERM handler is installed here, after the load, as it always was)."""
+        from transformers import PrinterCallback
+        from .callbacks import EventCallback, GradNormGuard, StopRequested
+        cfg = self.cfg
+        self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main)
+        self.notify = _notifier(self.events)
+        count_tokens = _token_counter(self.events)
+        callbacks = [self.events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=self.plan.autocast == "fp16")]
+        if cfg.stage != "sft":
+            self.trainer, self.counts, self.val = _preference_trainer(cfg, self.run, self.model, self.tok, self.rows,
+                                                                      self.device, self.plan, callbacks, count_tokens)
+        else:
+            self.trainer, self.counts, self.val, self.offloader = _sft_trainer(
+                cfg, self.run, self.model, self.tok, self.rows, self.device, self.args, callbacks, self.notify,
+                count_tokens, self.selective, self.batching)
+        self.trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
+
+    def announce(self) -> None:
+        """status.json says 'running' with the run's counts, then the startup notices: once everything is built, so
+        the page never shows a run as running that is still loading (rank 0 only)."""
+        cfg, counts, notify = self.cfg, self.counts, self.notify
+        n_train, n_all = parameter_counts(self.model)
         # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
-        run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step, **counts,
-                         trainable_params=n_train, total_params=n_all, device=device, stage=cfg.stage,
-                         precision=plan.mode, kernels="liger" if kernels.liger else kernels.reason)
-        from ..data.templates import chat_template_mismatch, llamafactory_fallback_notice
-        for message in list(plan.warnings) + list(rocm_notices(caps, cfg)) + startup_notices(cfg, device) + [
-                m for m in [chat_template_mismatch(cfg.template, tok), llamafactory_fallback_notice(cfg.template, tok)]
-                if m]:
+        self.run.write_status("running", step=_checkpoint_step(self.checkpoint) or self.trainer.state.global_step,
+                              **counts, trainable_params=n_train, total_params=n_all, device=self.device,
+                              stage=cfg.stage, precision=self.plan.mode,
+                              kernels="liger" if self.kernels.liger else self.kernels.reason)
+        for message in list(self.plan.warnings) + list(precision.rocm_notices(self.caps, cfg)) + \
+                startup_notices(cfg, self.device) + [
+                    m for m in [templates.chat_template_mismatch(cfg.template, self.tok),
+                                templates.llamafactory_fallback_notice(cfg.template, self.tok)] if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(Notice(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only "
@@ -402,41 +450,68 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
             notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
                           f"were truncated; raise cutoff_len to keep them whole", "truncated",
                           n=counts["truncated"], cutoff=cfg.cutoff_len))
-    from ..runs.run_time import busy_mark, others_since, train_parts
-    free.apply()
-    mark = busy_mark()
-    t0 = mark[0]
-    result = train_or_resume(trainer, checkpoint)
-    trainer.check_divergence()   # the steps since the last logging step, before the model is saved
-    # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
-    others = others_since(mark)
-    step = trainer.state.global_step
-    aborted = events.stopped_early
-    final_loss = _last_loss(trainer.state.log_history)
-    summary: dict[str, Any] = {"step": step, "total_steps": trainer.state.max_steps, "train_loss": result.training_loss,
-                               "final_loss": final_loss, "train_seconds": round(time.time() - t0, 2),
-                               # what the next run's time estimate learns from (studio/runs/run_time.py)
-                               "train_started": round(t0, 2), "train_tokens": events.tokens_seen,
-                               "others_load": others, "threads": torch.get_num_threads() if device == "cpu" else None,
-                               "micro_batch_splits": getattr(trainer, "splits", 1), **counts}
-    summary.update(train_parts(run.read_status(), time.time() - t0, resumed=checkpoint is not None))
-    evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
-    if val and not aborted:
-        summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
-    if aborted:
-        if main:
-            _end_stopped(run, step, summary)
-        return {"state": "aborted", **summary}
-    if offloader is not None:
-        offloader.remove()  # layers stay in host RAM; saving needs no device map
-    _save_final(trainer, cfg, run, tok, main)
+
+    def train_and_summarize(self, free: FreeCores) -> dict[str, Any]:
+        """Train (or resume), then the summary status.json and the next run's time estimate read. The CPU threads
+        are chosen only now: the model load was the window in which other processes' load was measured."""
+        import torch
+        trainer, events = self.trainer, self.events
+        free.apply()
+        mark = busy_mark()
+        t0 = mark[0]
+        result = train_or_resume(trainer, self.checkpoint)
+        trainer.check_divergence()   # the steps since the last logging step, before the model is saved
+        # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
+        others = others_since(mark)
+        summary: dict[str, Any] = {
+            "step": trainer.state.global_step, "total_steps": trainer.state.max_steps,
+            "train_loss": result.training_loss, "final_loss": _last_loss(trainer.state.log_history),
+            "train_seconds": round(time.time() - t0, 2),
+            # what the next run's time estimate learns from (studio/runs/run_time.py)
+            "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
+            "threads": torch.get_num_threads() if self.device == "cpu" else None,
+            "micro_batch_splits": getattr(trainer, "splits", 1), **self.counts}
+        summary.update(train_parts(self.run.read_status(), time.time() - t0,
+                                            resumed=self.checkpoint is not None))
+        self.aborted = events.stopped_early
+        evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
+        if self.val and not self.aborted:
+            summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
+        return summary
+
+    def finish(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """The end: a stopped run records 'aborted' (its checkpoint is the resume point) and saves no model; a
+        finished one saves the adapter or model, the loss plot, then records 'finished' last, so a finished
+        status always has its model on disk."""
+        run, step = self.run, summary["step"]
+        if self.aborted:
+            if self.main:
+                _end_stopped(run, step, summary)
+            return {"state": "aborted", **summary}
+        if self.offloader is not None:
+            self.offloader.remove()  # layers stay in host RAM; saving needs no device map
+        _save_final(self.trainer, self.cfg, run, self.tok, self.main)
+        if self.main:
+            if self.cfg.plot_loss:
+                save_loss_plot(run)
+            run.append_event({"type": "end", "state": "finished", "step": step, **reason_fields(NO_REASON)})
+            run.write_status("finished", ended=time.time(), **summary, **reason_fields(NO_REASON))
+        return {"state": "finished", **summary}
+
+
+def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, free: FreeCores) -> dict[str, Any]:
+    """The run's recipe, step by step (each step's docstring says why it comes where it does)."""
+    recipe = _TrainingRecipe(cfg, run, main)
+    recipe.setup_plan()
+    recipe.load_rows()
+    recipe.build_demo_base()
+    recipe.setup_arguments(resume_from)
+    recipe.setup_model()
+    recipe.setup_trainer()
     if main:
-        if cfg.plot_loss:
-            from ..runs.plots import save_loss_plot
-            save_loss_plot(run)
-        run.append_event({"type": "end", "state": "finished", "step": step, **reason_fields(NO_REASON)})
-        run.write_status("finished", ended=time.time(), **summary, **reason_fields(NO_REASON))
-    return {"state": "finished", **summary}
+        recipe.announce()
+    summary = recipe.train_and_summarize(free)
+    return recipe.finish(summary)
 
 
 _CHECKPOINT_ERRORS = ("SafetensorError", "UnpicklingError", "EOFError")

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import torch
 from torch.utils.data import DataLoader
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 
 from ..notices import Notice
 from .batching import ITEMS_KEY, TOKENS_KEY, TokenBudgetBatchSampler, pop_host_counts
@@ -49,8 +49,17 @@ class GuardedCheckpoints:
 
     _staging: str | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # added after Trainer's and the caller's callbacks, so it sees the flags all of them set for the step
+        self.add_callback(_CheckBeforeLogOrSave(self))
+
     def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
-        """Trainer's gradient norm, noted for the divergence guard (read with the step's loss, see below)."""
+        """Trainer's gradient norm, noted for the divergence guard (read with the step's loss, see below).
+
+        A private override: no public hook sees the step's norm as the tensor it is. Callbacks get no norm before
+        the optimizer step (on_pre_optimizer_step has none), and on_log gets it only on logging steps, as a float
+        Trainer has already waited for."""
         norm = super()._get_grad_norm(model, grad_norm)
         if norm is not None:
             self.__dict__.setdefault("_unchecked", []).append((self.state.global_step + 1, None, norm.detach() if torch.is_tensor(norm) else norm))
@@ -81,16 +90,16 @@ class GuardedCheckpoints:
             for guard in guards:
                 guard.check(step, norm_v, self.args.output_dir)
 
-    def _maybe_log_save_evaluate(self, *args: Any, **kwargs: Any) -> None:
-        control = self.control
-        if control.should_log or control.should_save or control.should_evaluate or control.should_training_stop:
-            self.check_divergence()
-        super()._maybe_log_save_evaluate(*args, **kwargs)
-
     def _get_output_dir(self, trial: Any) -> str:
+        """The staging folder while a checkpoint is written. A private override: where Trainer writes a
+        checkpoint has no public setting but args.output_dir, which the rest of Trainer reads too (the final save,
+        the model card); on_save comes only after the files are written."""
         return self._staging or super()._get_output_dir(trial)
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        """Write the checkpoint into the staging folder, then rename it into place. A private override: Trainer has
+        no public hook around a checkpoint's writing (on_save runs after it, too late to choose the folder or to
+        refuse weights a bad step reached)."""
         self.check_divergence()   # never keep weights that a bad step has reached
         root = Path(self.args.output_dir)
         staging = root / ".staging"
@@ -119,6 +128,28 @@ class GuardedCheckpoints:
                       if p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists())
         for _, p in done[:-limit]:
             shutil.rmtree(p, ignore_errors=True)
+
+
+class _CheckBeforeLogOrSave(TrainerCallback):
+    """The divergence check on every step (and epoch end) that logs, saves, evaluates or ends training: Trainer
+    calls on_step_end / on_epoch_end just before it logs, evaluates and saves for that step, so a bad loss is never
+    logged and a checkpoint never written from it. It reads the flags every earlier callback set (a stop request
+    sets should_save), so it is added last. The trainer is held weakly: the trainer holds this callback."""
+
+    def __init__(self, trainer: GuardedCheckpoints) -> None:
+        self._trainer = weakref.ref(trainer)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._check(control)
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._check(control)
+
+    def _check(self, control: Any) -> None:
+        trainer = self._trainer()
+        if trainer is not None and (control.should_log or control.should_save or control.should_evaluate
+                                    or control.should_training_stop):
+            trainer.check_divergence()
 
 
 class StudioTrainer(GuardedCheckpoints, Trainer):
@@ -300,16 +331,21 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
 
     def _get_num_items_in_batch(self, batch_samples: list, device: Any) -> Any:
         """The label count from the host (batching.HostCounts), so no count is made on the card; Trainer's own
-        where a batch lacks it or several processes must agree on it (a gather)."""
+        where a batch lacks it or several processes must agree on it (a gather).
+
+        A private override: the public get_batch_samples makes the count by calling this, on the card; overriding
+        it instead would mean copying how Trainer draws the step's batches, to change only the count."""
         if batch_samples and all(ITEMS_KEY in b for b in batch_samples) and self._loss_shifts_labels and \
                 self.args.world_size == 1 and self.args.n_gpu <= 1 and (
                     self.model_accepts_loss_kwargs or self.compute_loss_func is not None):
             return sum(int(b[ITEMS_KEY]) for b in batch_samples)
         return super()._get_num_items_in_batch(batch_samples, device)
 
-    def _prepare_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+    def prediction_step(self, model: torch.nn.Module, inputs: dict[str, Any], prediction_loss_only: bool,
+                        ignore_keys: list[str] | None = None) -> Any:
         pop_host_counts(inputs)   # evaluation batches carry them too; the model's forward must not
-        return super()._prepare_inputs(inputs)
+        return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys)
+
 
 def _slices(rows: int, splits: int) -> list[tuple[int, int]]:
     size = max(1, -(-rows // max(1, splits)))

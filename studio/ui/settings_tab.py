@@ -432,7 +432,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
-        check_data_upload(path, ctx.max_upload_mb, ctx.lang)
+        check_data_upload(path, ctx.max_upload_mb)
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path

@@ -431,10 +431,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "model.get_done": ("{name} downloaded ({mb} MB); it is prepared when a run first uses it.",
                        "{name} 已下载（{mb} MB）；第一次训练时会自动准备。"),
     "model.get_have": ("{name} is already on this machine.", "{name} 已在本机。"),
-    "model.get_not_builtin": ("'{name}' is not a built-in model, so there is nothing to download here",
-                              "“{name}”不是内置模型，这里没有可下载的内容"),
-    "model.get_not_builtin_fix": ("pick smollm2-135m-instruct or gemma3-270m under Base model",
-                                  "在“基础模型”中选择 smollm2-135m-instruct 或 gemma3-270m"),
     "model.offline": (" · ⛔ not on this machine (the hub is off here: HF_HUB_OFFLINE)",
                       " · ⛔ 本机没有此模型（此处已关闭模型中心：HF_HUB_OFFLINE）"),
     "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
@@ -676,8 +672,6 @@ MESSAGES.update({
                       "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
                       "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（本工作室的上传上限，"
                       "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
-    "upload.too_big": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
-                       "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
     "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
                       "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
     "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for this login ({role}). Fix: use a "
@@ -697,21 +691,6 @@ MESSAGES.update({
     "disk.what_export": ("the export", "导出"),
     "disk.what_checkpoint": ("saving the checkpoint", "保存检查点"),
     "disk.what_other": ("writing the file", "写入文件"),
-    "upload.too_big_fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started "
-                           "the studio to raise its upload limit", "请换用更小的文件（拆分，或只保留需要的列），"
-                           "或请启动本工作室的人调高上传上限"),
-    "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
-    "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
-                          "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),
-    "gguf.too_big": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
-                     "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
-    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or ask whoever started "
-                         "the studio to raise its upload limit", "请把文件放进工作区文件夹并在“模型”中输入路径，"
-                         "或请启动本工作室的人调高上传上限"),
-    "gguf.arch": ("'{name}' is a '{arch}' model, which this version of transformers cannot read from GGUF",
-                  "“{name}”是“{arch}”架构的模型，当前版本的 transformers 无法从 GGUF 读取"),
-    "gguf.arch_fix": ("use a GGUF of one of these architectures: {known}, or a model folder with config.json",
-                      "请使用以下架构之一的 GGUF：{known}；或使用带 config.json 的模型文件夹"),
     "gguf.preparing": ("Preparing {name}: {stage}", "正在准备 {name}：{stage}"),
     "gguf.prepared": ("Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
                       "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .words import config_problems
 from .words import errors as error_words
 
 
@@ -38,12 +39,16 @@ class StudioError(Exception):
     def of(cls, code: str, **values: Any) -> StudioError:
         """The error ``code`` (an entry of studio/words/errors.py) with its runtime ``values``; an unknown code
         raises ``UnknownCode`` at once, so a missing entry is a bug the first test of that path finds."""
+        exc = cls.__new__(cls)
+        exc._worded_by(code, values)
+        return exc
+
+    def _worded_by(self, code: str, values: dict[str, Any]) -> None:
+        """Make this error the coded error ``code`` with ``values`` (its CLI words as ``message``)."""
         what, why, fix = error_words.words(code, values)
         page_fix = error_words.words(code, values, surface="page")[2]
-        exc = cls.__new__(cls)
-        StudioError.__init__(exc, what, fix, why=why, code=code, page_fix=page_fix if page_fix != fix else None)
-        exc.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
-        return exc
+        StudioError.__init__(self, what, fix, why=why, code=code, page_fix=page_fix if page_fix != fix else None)
+        self.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StudioError:
@@ -101,11 +106,14 @@ class StudioError(Exception):
 
 
 class ConfigError(StudioError):
-    """A run configuration has one or more invalid fields (all listed at once)."""
+    """A run configuration has one or more invalid fields (all listed at once).
+
+    ``problems`` are the CLI's sentences (what callers print and compare); the error is coded (config.problem /
+    config.problems), each problem by its check.* code where it has one (studio/config/checks.py ``problem``), so
+    a page words it with its own field names in its language; a problem not yet coded is shown as written."""
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
-        what = "The run configuration has {} problem{}: {}".format(
-            len(problems), "" if len(problems) == 1 else "s", "; ".join(problems))
-        super().__init__(what, "correct the listed fields in the YAML, the --set options or the Settings tab",
-                         code="config", page_fix="correct the listed fields on the Settings tab")
+        items = [{"problem": p.code, **p.params} if getattr(p, "code", None) in config_problems.PROBLEMS else str(p)
+                 for p in self.problems]
+        self._worded_by("config.problem" if len(items) == 1 else "config.problems", {"problems": items, "n": len(items)})

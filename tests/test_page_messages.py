@@ -18,6 +18,7 @@ import pytest
 
 from studio.errors import ConfigError, StudioError
 from studio.ui.common import user_error
+from studio.words.error_words import page_message
 
 ROOT = Path(__file__).resolve().parents[1]
 # a command-line flag (--label-column, --max-mb), or the "(CLI: ...)" hints that introduce them
@@ -85,6 +86,27 @@ def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
     plain = StudioError("Bad", "do this")
     assert plain.page_message == plain.message == "Bad. Fix: do this."
     assert not FLAG.search(ConfigError(["learning_rate must be positive"]).page_message)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_config_error_is_worded_on_the_page_in_its_language_by_its_problems_codes(lang: str) -> None:
+    """The CLI prints a ConfigError as written (config keys, the YAML / --set fix); the page words each coded problem
+    in its own fields and language, and the fix too; a problem not yet coded names the page's fields."""
+    from studio.config.checks import problem
+    exc = ConfigError([problem("check.max_steps"), "cutoff_len: expected a whole number, got '12.5'"])
+    assert exc.message == ("The run configuration has 2 problems: max_steps must be -1 (use epochs) or a positive "
+                           "number; cutoff_len: expected a whole number, got '12.5'. Fix: correct the listed fields in "
+                           "the YAML, the --set options or the Settings tab.")
+    shown = page_message(exc, lang)
+    assert "max_steps" not in shown and "cutoff_len" not in shown and not FLAG.search(shown)
+    if lang == "zh":
+        assert shown.startswith("运行配置有 2 个问题：“最大步数”必须是 -1") and "解决办法：在“设置”页改正列出的字段" in shown
+    else:
+        assert shown.startswith("The run configuration has 2 problems: 'Max steps' must be -1")
+        assert shown.endswith("Fix: correct the listed fields on the Settings tab.")
+    one = ConfigError([problem("check.max_steps")])
+    assert one.message.startswith("The run configuration has 1 problem: max_steps")
+    assert StudioError.from_dict(exc.to_dict()).text(lang, "page") == shown  # as a run's status.json keeps it
 
 
 # ----------------------------------------------------------------- the page's own handlers, driven

@@ -67,6 +67,11 @@ class StudioError(Exception):
         """The same coded error with some of its values changed (a path named as the person typed it)."""
         return StudioError.of(self.code, **{**(self.values or {}), **changes})
 
+    def with_what(self, what: str) -> StudioError:
+        """The same error, not coded (raised with its sentences, as an older studio's run recorded it), saying
+        ``what`` instead; a coded error changes a value instead (``with_values``)."""
+        return StudioError(what, self.fix, why=self.why, code=self.code, page_fix=self.page_fix)
+
     @property
     def coded(self) -> bool:
         """True when the catalog words this error (``of``), not the sentences it was raised with."""

@@ -132,6 +132,21 @@ def _csv(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_form_value_of_the_wrong_type_is_worded_by_the_train_tab_in_its_fields(ctx, lang: str) -> None:  # type: ignore[no-untyped-def]
+    from studio.app import form_values as forms
+    from studio.config.run_config import RunConfig
+    from studio.ui.train_tab import start_run
+    values = forms.config_to_values(RunConfig(dataset="d.jsonl"))
+    values[forms.FIELD_NAMES.index("cutoff_len")] = 12.5
+    ctx.lang = lang
+    with pytest.raises(StudioError) as err:
+        start_run(ctx, values)
+    shown = page_message(err.value, lang)
+    assert "cutoff_len" not in shown and not FLAG.search(shown), shown
+    assert shown.startswith("运行配置有 1 个问题：" if lang == "zh" else "The run configuration has 1 problem: "), shown
+
+
 def test_data_tab_errors_name_the_data_tab_fields(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from studio.ui.data_tab import convert
     ctx.max_upload_mb = 50.0

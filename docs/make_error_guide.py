@@ -4,8 +4,9 @@
     .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/test_guide_errors.py)
 
 The words are not written here: each row names an error's what and its fix exactly as the studio raises them
-(an error code of the catalog, studio/words/errors.py, or for the words not yet by code the English keys of the
-page's error table, whose values are the Chinese the page shows), and the tables are made from those. A changed message therefore changes the guide when this script runs again, and a
+(an error code of the catalog, studio/words/errors.py, or for a run's end reason, not yet by code, the English
+keys of studio/words/reason_words.py, whose values are the Chinese the page shows), and the tables are made from
+those. A changed message therefore changes the guide when this script runs again, and a
 removed one makes it fail instead of printing stale advice. Which errors are listed, and in which order, is the
 choice below: the ones a newcomer meets first, tab by tab.
 """
@@ -54,10 +55,10 @@ HEAD = {
 
 
 def catalog() -> dict[str, str]:
-    """English text as the studio writes it -> the Chinese the page shows (errors and run-end reasons)."""
-    from studio.words.error_words import PAGE_ERRORS
+    """English text as the studio writes it -> the Chinese the page shows (a run's end reasons; an error's words
+    are its code's, from the catalog)."""
     from studio.words.reason_words import REASON_PHRASES
-    return {**PAGE_ERRORS, **REASON_PHRASES}
+    return dict(REASON_PHRASES)
 
 
 def _cell(text: str) -> str:

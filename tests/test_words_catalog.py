@@ -204,15 +204,21 @@ def test_a_column_role_is_named_as_the_data_tab_labels_it(lang: str) -> None:
             assert msg(key, lang) in bare, (role, bare)
 
 
-def _sentence_first_argument(call: ast.Call) -> bool:
-    """Whether a call's first argument is a sentence: a string literal, an f-string, a concatenation or a
-    ``msg(...)`` of the UI catalog (words in one language, fixed when raised)."""
-    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "what"), None)
-    if isinstance(first, ast.Constant) and isinstance(first.value, str) or isinstance(first, ast.JoinedStr):
+def _literal(node: ast.AST | None) -> bool:
+    """A sentence written where the error is raised: a string literal, an f-string, or a concatenation of one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
         return True
-    if isinstance(first, ast.BinOp):  # "Cannot ...: " + "; ".join(problems)
-        return any(isinstance(n, (ast.Constant, ast.JoinedStr)) for n in ast.walk(first))
-    return isinstance(first, ast.Call) and getattr(first.func, "id", getattr(first.func, "attr", "")) == "msg"
+    return isinstance(node, ast.BinOp) and any(isinstance(n, (ast.Constant, ast.JoinedStr)) for n in ast.walk(node))
+
+
+def _sentence_argument(call: ast.Call) -> bool:
+    """Whether a StudioError(...) call is given a sentence: its what a literal or a ``msg(...)`` of the UI catalog
+    (words in one language, fixed when raised), or a literal what / fix / why / page_fix."""
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "what"), None)
+    if isinstance(first, ast.Call) and getattr(first.func, "id", getattr(first.func, "attr", "")) == "msg":
+        return True
+    parts = list(call.args) + [k.value for k in call.keywords if k.arg in ("what", "fix", "why", "page_fix")]
+    return any(_literal(p) for p in parts)
 
 
 def test_no_error_in_the_studio_is_raised_with_a_sentence() -> None:
@@ -226,6 +232,6 @@ def test_no_error_in_the_studio_is_raised_with_a_sentence() -> None:
             continue
         for call in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", "")) \
-                    == "StudioError" and _sentence_first_argument(call):
+                    == "StudioError" and _sentence_argument(call):
                 found.append(f"{rel}:{call.lineno}")
     assert found == []

@@ -3,14 +3,12 @@
 The UI and the CLI show ``StudioError`` as-is (what / why / how to fix); anything
 else is a bug and is logged with its traceback, never shown raw to a user.
 
-A fix that names a command-line flag (``--label-column NAME``) helps the person at a terminal and nobody
-on the page, so such an error also carries ``page_fix``: the same advice in the page's words (its field
-names). The CLI prints ``message``; the page shows ``page_message`` (studio/ui/common.py, ``user_error``).
-tests/test_page_messages.py holds every error below the UI to this rule.
-
-The newer way, to which the studio moves subsystem by subsystem: ``StudioError.of(code, **values)`` carries a code
-and its values, and studio/words/errors.py holds each code's words (both languages, both surfaces); the error is
-worded when shown (``text(lang, surface)``), so no table has to match an English sentence.
+Every error the studio raises is ``StudioError.of(code, **values)``: a code and its values, whose words
+studio/words/errors.py holds (both languages, both surfaces: the CLI's fix may name a flag, the page's names the
+page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an English
+sentence; tests/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
+An error made from sentences (``StudioError(what, fix, page_fix=...)``) is what a run recorded by an older studio
+reads back as (``from_dict``): shown as written, the page with its ``page_fix``.
 """
 from __future__ import annotations
 

@@ -3,14 +3,12 @@
 The UI and the CLI show ``StudioError`` as-is (what / why / how to fix); anything
 else is a bug and is logged with its traceback, never shown raw to a user.
 
-A fix that names a command-line flag (``--label-column NAME``) helps the person at a terminal and nobody
-on the page, so such an error also carries ``page_fix``: the same advice in the page's words (its field
-names). The CLI prints ``message``; the page shows ``page_message`` (studio/ui/common.py, ``user_error``).
-tests/test_page_messages.py holds every error below the UI to this rule.
-
-The newer way, to which the studio moves subsystem by subsystem: ``StudioError.of(code, **values)`` carries a code
-and its values, and studio/words/errors.py holds each code's words (both languages, both surfaces); the error is
-worded when shown (``text(lang, surface)``), so no table has to match an English sentence.
+Every error the studio raises is ``StudioError.of(code, **values)``: a code and its values, whose words
+studio/words/errors.py holds (both languages, both surfaces: the CLI's fix may name a flag, the page's names the
+page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an English
+sentence; tests/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
+An error made from sentences (``StudioError(what, fix, page_fix=...)``) is what a run recorded by an older studio
+reads back as (``from_dict``): shown as written, the page with its ``page_fix``.
 """
 from __future__ import annotations
 
@@ -18,6 +16,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .words import config_problems
 from .words import errors as error_words
 
 
@@ -38,12 +37,16 @@ class StudioError(Exception):
     def of(cls, code: str, **values: Any) -> StudioError:
         """The error ``code`` (an entry of studio/words/errors.py) with its runtime ``values``; an unknown code
         raises ``UnknownCode`` at once, so a missing entry is a bug the first test of that path finds."""
+        exc = cls.__new__(cls)
+        exc._worded_by(code, values)
+        return exc
+
+    def _worded_by(self, code: str, values: dict[str, Any]) -> None:
+        """Make this error the coded error ``code`` with ``values`` (its CLI words as ``message``)."""
         what, why, fix = error_words.words(code, values)
         page_fix = error_words.words(code, values, surface="page")[2]
-        exc = cls.__new__(cls)
-        StudioError.__init__(exc, what, fix, why=why, code=code, page_fix=page_fix if page_fix != fix else None)
-        exc.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
-        return exc
+        StudioError.__init__(self, what, fix, why=why, code=code, page_fix=page_fix if page_fix != fix else None)
+        self.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StudioError:
@@ -61,6 +64,11 @@ class StudioError(Exception):
     def with_values(self, **changes: Any) -> StudioError:
         """The same coded error with some of its values changed (a path named as the person typed it)."""
         return StudioError.of(self.code, **{**(self.values or {}), **changes})
+
+    def with_what(self, what: str) -> StudioError:
+        """The same error, not coded (raised with its sentences, as an older studio's run recorded it), saying
+        ``what`` instead; a coded error changes a value instead (``with_values``)."""
+        return StudioError(what, self.fix, why=self.why, code=self.code, page_fix=self.page_fix)
 
     @property
     def coded(self) -> bool:
@@ -101,11 +109,14 @@ class StudioError(Exception):
 
 
 class ConfigError(StudioError):
-    """A run configuration has one or more invalid fields (all listed at once)."""
+    """A run configuration has one or more invalid fields (all listed at once).
+
+    ``problems`` are the CLI's sentences (what callers print and compare); the error is coded (config.problem /
+    config.problems), each problem by its check.* code where it has one (studio/config/checks.py ``problem``), so
+    a page words it with its own field names in its language; a problem not yet coded is shown as written."""
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
-        what = "The run configuration has {} problem{}: {}".format(
-            len(problems), "" if len(problems) == 1 else "s", "; ".join(problems))
-        super().__init__(what, "correct the listed fields in the YAML, the --set options or the Settings tab",
-                         code="config", page_fix="correct the listed fields on the Settings tab")
+        items = [{"problem": p.code, **p.params} if getattr(p, "code", None) in config_problems.PROBLEMS else str(p)
+                 for p in self.problems]
+        self._worded_by("config.problem" if len(items) == 1 else "config.problems", {"problems": items, "n": len(items)})

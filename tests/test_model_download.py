@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from studio.errors import StudioError
+from studio.words.error_words import page_message
 from studio.models import zoo
 from studio.app import model_download as md
 
@@ -37,6 +38,7 @@ def test_download_takes_only_a_builtin_name(monkeypatch):
         with pytest.raises(StudioError) as e:
             md.download(bad, "en")
         assert "not a built-in model" in e.value.message and len(e.value.message) < 400
+        assert "不是内置模型" in page_message(e.value, "zh")  # worded when shown, in the page's language
 
 
 def test_download_fetches_once_and_says_so(monkeypatch):

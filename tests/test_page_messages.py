@@ -1,11 +1,10 @@
 """Every message a page user sees names page fields, never CLI flags (a file with no label
 column must not get the fix "CLI: --label-column NAME" on the Data tab).
 
-The rule, for the whole class: a ``StudioError`` whose words name a command-line flag also carries a
-``page_fix`` in the page's words (a coded one, ``StudioError.of``, has its page fix in the catalog:
-tests/test_words_catalog.py), and the page (``studio/ui/common.user_error``) shows that one, while the CLI
-keeps its flags. A static scan holds every module below the UI to it (a new error is covered the day it is
-written), and the Data / Settings / Train handlers are driven with the bad inputs that raise those errors.
+The rule, for the whole class: every error is raised by its code (``StudioError.of``), and a code whose fix names a
+command-line flag has a page fix in the page's words; tests/test_words_catalog.py holds both (the catalog, and no
+StudioError raised with a sentence). The page (``studio/ui/common.user_error``) shows the page's fix, while the CLI
+keeps its flags; here the Data / Settings / Train handlers are driven with the bad inputs that raise those errors.
 """
 from __future__ import annotations
 
@@ -18,63 +17,11 @@ import pytest
 
 from studio.errors import ConfigError, StudioError
 from studio.ui.common import user_error
+from studio.words.error_words import page_message
 
 ROOT = Path(__file__).resolve().parents[1]
 # a command-line flag (--label-column, --max-mb), or the "(CLI: ...)" hints that introduce them
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
-# Errors raised only where no page exists yet (the server's flags, the workspace chosen at launch) or only by a
-# command: they speak to whoever typed the command.
-COMMAND_ONLY = {"studio/cli", "studio/app/server_flags.py", "studio/app/context.py"}
-# Known offenders, none now (the GGUF export's and the reshard's got their page_fix): an entry here would still let
-# the scan catch every new one, and the test fails while a fixed entry stays listed.
-KNOWN: set[str] = set()
-
-
-def _flagged_errors() -> dict[str, list[str]]:
-    """'path:function' -> the flag-naming texts of each StudioError raised there without a flag-free page_fix."""
-    found: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "studio").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
-            where = f"{rel}:{func.name}"
-            if any(rel.startswith(c) or where == c for c in COMMAND_ONLY):
-                continue
-            for call in [n for n in ast.walk(func) if isinstance(n, ast.Call)]:
-                name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
-                if name != "StudioError":
-                    continue
-                page = next((k.value for k in call.keywords if k.arg == "page_fix"), None)
-                passed_on = [a for a in list(call.args[1:2]) + [k.value for k in call.keywords if k.arg == "fix"]
-                             if isinstance(a, ast.Attribute) and a.attr == "fix"]
-                if passed_on and page is None:  # a re-raise that keeps the CLI fix must keep the page's one too
-                    found.setdefault(where, []).append("passes another error's fix on without its page_fix")
-                    continue
-                page_texts = [n.value for n in ast.walk(page) if isinstance(n, ast.Constant)] if page else []
-                if page is not None and any(FLAG.search(str(t)) for t in page_texts):
-                    found.setdefault(where, []).append(f"page_fix names a flag: {page_texts}")
-                    continue
-                args = list(call.args[:2]) + [k.value for k in call.keywords if k.arg in ("fix", "why")]
-                texts = [n.value for a in args for n in ast.walk(a) if isinstance(n, ast.Constant)
-                         and isinstance(n.value, str)]
-                what = [n.value for n in ast.walk(call.args[0]) if isinstance(n, ast.Constant)
-                        and isinstance(n.value, str)] if call.args else []
-                if any(FLAG.search(t) for t in what):
-                    found.setdefault(where, []).append(f"the 'what' names a flag: {what}")
-                elif page is None and any(FLAG.search(t) for t in texts):
-                    found.setdefault(where, []).append(str([t for t in texts if FLAG.search(t)]))
-    return found
-
-
-def test_every_error_that_names_a_flag_has_a_page_fix() -> None:
-    found = _flagged_errors()
-    new = {k: v for k, v in found.items() if k not in KNOWN}
-    assert not new, "StudioErrors that would show a CLI flag on the page (give them page_fix=...):\n" + "\n".join(
-        f"  {k}: {v}" for k, v in new.items())
-    fixed = KNOWN - set(found)
-    assert not fixed, f"fixed, so take them off KNOWN: {sorted(fixed)}"
-
-
 def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
     exc = StudioError("No label column", "name it (CLI: --label-column NAME)",
                       page_fix="choose it under Label column on the Data tab", code="data_column")
@@ -85,6 +32,27 @@ def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
     plain = StudioError("Bad", "do this")
     assert plain.page_message == plain.message == "Bad. Fix: do this."
     assert not FLAG.search(ConfigError(["learning_rate must be positive"]).page_message)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_config_error_is_worded_on_the_page_in_its_language_by_its_problems_codes(lang: str) -> None:
+    """The CLI prints a ConfigError as written (config keys, the YAML / --set fix); the page words each coded problem
+    in its own fields and language, and the fix too; a problem not yet coded names the page's fields."""
+    from studio.config.checks import problem
+    exc = ConfigError([problem("check.max_steps"), "cutoff_len: expected a whole number, got '12.5'"])
+    assert exc.message == ("The run configuration has 2 problems: max_steps must be -1 (use epochs) or a positive "
+                           "number; cutoff_len: expected a whole number, got '12.5'. Fix: correct the listed fields in "
+                           "the YAML, the --set options or the Settings tab.")
+    shown = page_message(exc, lang)
+    assert "max_steps" not in shown and "cutoff_len" not in shown and not FLAG.search(shown)
+    if lang == "zh":
+        assert shown.startswith("运行配置有 2 个问题：“最大步数”必须是 -1") and "解决办法：在“设置”页改正列出的字段" in shown
+    else:
+        assert shown.startswith("The run configuration has 2 problems: 'Max steps' must be -1")
+        assert shown.endswith("Fix: correct the listed fields on the Settings tab.")
+    one = ConfigError([problem("check.max_steps")])
+    assert one.message.startswith("The run configuration has 1 problem: max_steps")
+    assert StudioError.from_dict(exc.to_dict()).text(lang, "page") == shown  # as a run's status.json keeps it
 
 
 # ----------------------------------------------------------------- the page's own handlers, driven
@@ -108,6 +76,21 @@ def _csv(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_form_value_of_the_wrong_type_is_worded_by_the_train_tab_in_its_fields(ctx, lang: str) -> None:  # type: ignore[no-untyped-def]
+    from studio.app import form_values as forms
+    from studio.config.run_config import RunConfig
+    from studio.ui.train_tab import start_run
+    values = forms.config_to_values(RunConfig(dataset="d.jsonl"))
+    values[forms.FIELD_NAMES.index("cutoff_len")] = 12.5
+    ctx.lang = lang
+    with pytest.raises(StudioError) as err:
+        start_run(ctx, values)
+    shown = page_message(err.value, lang)
+    assert "cutoff_len" not in shown and not FLAG.search(shown), shown
+    assert shown.startswith("运行配置有 1 个问题：" if lang == "zh" else "The run configuration has 1 problem: "), shown
 
 
 def test_data_tab_errors_name_the_data_tab_fields(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -174,61 +157,8 @@ def test_page_texts_name_no_flags() -> None:
 
 
 # ----------------------------------------------------------------- a Chinese page: the same errors in Chinese
-# (no English left in the Chinese page). The rule, for the whole class: every page_fix written in studio/
-# has its Chinese in studio/words/error_words.PAGE_ERRORS, found by a scan of the source (a new one is covered the day
-# it is written), and the Data tab's common errors come out wholly Chinese.
-
-
-def _sample(node: ast.AST) -> str | None:
-    """The text a page_fix expression makes, with 'X' for each runtime value; None for one passed on from another
-    error (``exc.page_fix``, ``d.get("page_fix")``: checked where that error is raised) or no page_fix at all."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _sample(node.left), _sample(node.right)
-        return None if left is None and right is None else (left or "X") + (right or "X")  # " or ".join(...)
-    return None
-
-
-def _page_fixes() -> dict[str, list[str]]:
-    """'path:line' -> the page_fix written there (every ``page_fix=`` keyword in studio/), as ``_sample`` makes it."""
-    found: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "studio").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        for call in [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]:
-            for k in call.keywords:
-                text = _sample(k.value) if k.arg == "page_fix" else None
-                if text is not None:
-                    found.setdefault(f"{rel}:{k.value.lineno}", []).append(text)
-    return found
-
-
-def test_every_page_fix_has_a_chinese_version() -> None:
-    from studio.words.error_words import zh_text
-    fixes = _page_fixes()
-    # the scan sees what is left of the older, English-worded errors (most are coded now: their page fixes are the
-    # catalog's, tests/test_words_catalog.py)
-    assert len(fixes) >= 1, sorted(fixes)
-    missing = {where: t for where, texts in fixes.items() for t in texts if zh_text(t) is None}
-    assert not missing, ("page fixes a Chinese page would show in English (add them to "
-                         "studio/words/error_words.PAGE_ERRORS):\n" + "\n".join(f"  {k}: {v!r}" for k, v in
-                                                                             missing.items()))
-
-
-def test_the_chinese_error_words_hold_no_english() -> None:
-    from test_ui_zh_page import latin_words
-    from studio.words.error_words import PAGE_ERRORS
-    names = {"readme", "pypi", "pip"}  # a file, a site, a tool
-    # what a data file holds literally (ShareGPT's and dataset_info.json's keys and values, JSON's null, the NUL
-    # character) and training stages' names (DPO, KTO, pt)
-    names |= {"role", "user", "content", "human", "history", "formatting", "tools", "sharegpt", "null", "nul",
-              "dpo", "kto", "pt", "chosen", "rejected", "true", "false"}  # a ranking / KTO row's keys and tags
-    english = {zh: latin_words(re.sub(r"\{\w+\}", " ", zh)) - names for zh in PAGE_ERRORS.values()}
-    assert not {k: v for k, v in english.items() if v}
-    for en, zh in PAGE_ERRORS.items():  # the same runtime values in both
-        assert sorted(re.findall(r"\{\w+\}", en)) == sorted(re.findall(r"\{\w+\}", zh)), en
+# (no English left in the Chinese page). Every error is raised by its code (tests/test_words_catalog.py)
+# and worded when shown; the Data tab's common errors come out wholly Chinese.
 
 
 @pytest.fixture()
@@ -304,12 +234,9 @@ def _ended_by(exc: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
     from test_ui_zh_page import latin_words
     from studio.ui.train_tab import run_reason, status_markdown
-    exc = StudioError("Cannot convert checkpoint 'checkpoint-4' (saved by 2 processes) for 1 processes",
-                      "resume with 2 processes (--nproc / --nnodes)", code="reshard",
-                      page_fix="resume with 2 processes (Processes (cards) on the Settings tab)")
+    exc = StudioError.of("engine.reshard", checkpoint="checkpoint-4", saved=2, world_size=1, detail="")
     status = _ended_by(exc, tmp_path, monkeypatch)
     assert "--nproc" in status["reason"] and status["state"] == "failed"  # the CLI keeps its words
-    from studio.words.error_words import page_message
     assert run_reason(status, "en") == page_message(exc, "zh")  # a Chinese browser is answered here (zh_page)
     shown = status_markdown(status, "en")
     assert "--nproc" not in shown and "“进程数（显卡数）”" in shown and "解决办法：" in shown, shown

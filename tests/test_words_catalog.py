@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from studio.errors import StudioError
-from studio.words.errors import ERRORS, LANGS, LISTS, PARTS, TERMS, UnknownCode, placeholders, words
+from studio.words.errors import ERRORS, LANGS, LISTS, PARTS, PROBLEMS, TERMS, UnknownCode, placeholders, words
 from test_page_messages import FLAG
 from test_ui_zh_page import latin_words
 
@@ -74,6 +74,37 @@ def test_no_english_left_in_the_chinese() -> None:
     for name, words_of in TERMS.items():
         for value, (en, zh) in words_of.items():
             assert en and zh and not latin_words(zh) - LITERAL, (name, value, zh)
+
+
+def test_every_listed_problem_has_both_languages_and_the_same_values() -> None:
+    """The problems an error lists (``PROBLEMS``: a cluster request's) are held to the catalog's rule; a run
+    configuration's are held by tests/test_config_problems.py."""
+    assert PROBLEMS
+    for code, (en, zh) in PROBLEMS.items():
+        assert CODE.match(code) and en.strip() and zh.strip(), code
+        assert placeholders(en) == placeholders(zh), (code, en, zh)
+        assert not latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL, (code, zh)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_listed_problem_is_worded_in_the_language_and_surface_of_its_error(lang: str) -> None:
+    """Each problem of a ``problems`` value by its own code, in the error's language; a run configuration's names
+    a setting as the surface does; a problem not yet coded is shown as written."""
+    exc = StudioError.of("engine.cluster_shape", problems=[{"problem": "cluster.nnodes", "got": 0},
+                                                           {"problem": "cluster.host_names", "hosts": ["a b", "c;d"]},
+                                                           {"problem": "check.max_steps"}, "an old sentence"])
+    text = exc.text(lang)
+    if lang == "zh":
+        assert text.startswith("无法写出集群文件：--nnodes 至少要为 1（实际是 0）；--hosts 中有不是主机名的名字：“a b”，“c;d”；")
+        assert "max_steps必须是 -1" in text and "；an old sentence。" in text
+        assert "“最大步数”必须是 -1" in exc.text(lang, "page")
+    else:
+        assert text.startswith("Cannot write the cluster files: --nnodes must be at least 1 (got 0); --hosts has names "
+                               "that are not host names: a b, c;d; max_steps must be -1")
+        assert "'Max steps' must be -1" in exc.text(lang, "page")
+    assert "max_steps" not in exc.text(lang, "page")
+    with pytest.raises(UnknownCode, match="cluster.nowhere"):
+        StudioError.of("engine.cluster_shape", problems=[{"problem": "cluster.nowhere"}])
 
 
 def _sample_values(code: str) -> dict[str, object]:
@@ -171,3 +202,36 @@ def test_a_column_role_is_named_as_the_data_tab_labels_it(lang: str) -> None:
         key = f"data.col_{role}"
         if key in UI:  # the system column has no field of its own on the Data tab
             assert msg(key, lang) in bare, (role, bare)
+
+
+def _literal(node: ast.AST | None) -> bool:
+    """A sentence written where the error is raised: a string literal, an f-string, or a concatenation of one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
+        return True
+    return isinstance(node, ast.BinOp) and any(isinstance(n, (ast.Constant, ast.JoinedStr)) for n in ast.walk(node))
+
+
+def _sentence_argument(call: ast.Call) -> bool:
+    """Whether a StudioError(...) call is given a sentence: its what a literal or a ``msg(...)`` of the UI catalog
+    (words in one language, fixed when raised), or a literal what / fix / why / page_fix."""
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "what"), None)
+    if isinstance(first, ast.Call) and getattr(first.func, "id", getattr(first.func, "attr", "")) == "msg":
+        return True
+    parts = list(call.args) + [k.value for k in call.keywords if k.arg in ("what", "fix", "why", "page_fix")]
+    return any(_literal(p) for p in parts)
+
+
+def test_no_error_in_the_studio_is_raised_with_a_sentence() -> None:
+    """Every StudioError is raised by its code (``StudioError.of``), worded when shown in the reader's language;
+    one raised with a sentence would reach a Chinese page in English, or in the language of whoever raised it.
+    studio/errors.py itself builds errors from their words."""
+    found = []
+    for path in sorted((ROOT / "studio").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "studio/errors.py":
+            continue
+        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", "")) \
+                    == "StudioError" and _sentence_argument(call):
+                found.append(f"{rel}:{call.lineno}")
+    assert found == []

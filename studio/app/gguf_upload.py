@@ -38,21 +38,19 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
             transformers cannot read (the uploaded copy is then removed).
     """
     if not upload:
-        raise StudioError(msg("gguf.not_gguf", lang, name=""), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
+        raise StudioError.of("upload.not_gguf", name="")
     src = Path(upload)
     name = src.name
     if not name.lower().endswith(".gguf"):
-        raise StudioError(msg("gguf.not_gguf", lang, name=name), msg("gguf.not_gguf_fix", lang), code="gguf_upload")
+        raise StudioError.of("upload.not_gguf", name=name)
     size = src.stat().st_size
     limit = float(getattr(ctx, "max_model_upload_mb", MODEL_MB))
     if size > limit * MB:
-        raise StudioError(msg("gguf.too_big", lang, name=name, mb=size / MB, limit=limit),
-                          msg("gguf.too_big_fix", lang), code="gguf_upload")
+        raise StudioError.of("upload.gguf_too_big", name=name, mb=size / MB, limit=limit)
     arch = gguf_architecture(src)  # a file that is not GGUF: a plain error, nothing copied
     known = supported_architectures()
     if arch not in known:
-        raise StudioError(msg("gguf.arch", lang, name=name, arch=arch),
-                          msg("gguf.arch_fix", lang, known=", ".join(known)), code="model_arch")
+        raise StudioError.of("model.gguf_arch", file=name, arch=arch, known=list(known))
     check_coverage(read_header(src), name)  # metadata without the tensors it implies: refused before the copy
     folder = uploads_dir(ctx.workspace)
     folder.mkdir(parents=True, exist_ok=True)

@@ -77,8 +77,7 @@ def download(name: str | None, lang: str, progress: Callable[[float, str], None]
     """
     name = (name or "").strip()
     if not zoo.is_builtin(name):
-        raise StudioError(msg("model.get_not_builtin", lang, name=name[:80]), msg("model.get_not_builtin_fix", lang),
-                          code="model_path")
+        raise StudioError.of("app.download_not_builtin", name=name[:80])
     if zoo.availability(name) != "download":
         return msg("model.get_have", lang, name=name)
     zoo.download(name, progress=progress)

@@ -96,8 +96,7 @@ def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) 
     except StudioError as exc:  # name the path as the person typed it
         if exc.coded:
             raise exc.with_values(path=value.strip()) from None
-        raise StudioError(exc.what.replace(f"'{full}'", f"'{value.strip()}'"), exc.fix, why=exc.why, code=exc.code,
-                          page_fix=exc.page_fix) from None
+        raise exc.with_what(exc.what.replace(f"'{full}'", f"'{value.strip()}'")) from None
 
 
 def confine_config(cfg: RunConfig, ctx: AppContext) -> RunConfig:

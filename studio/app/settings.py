@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from ..state_files import read_state
 from . import form_values
 from .context import AppContext
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
-from ..words.config_problems import PROBLEMS, problem_words
+from ..words.config_problems import PROBLEMS, page_field_names, problem_words
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -157,9 +156,6 @@ def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
     return [reason_text(r, ctx.lang) for r in learning_problems(cfg, info["rows"] if info else None)]
 
 
-_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
-
-
 def plain(problem: str, lang: str) -> str:
     """A config check's sentence with the page's field names instead of config keys and CLI flags: a coded problem
     (studio/config/checks.py) from its words in ``lang``; another sentence with each config key it names replaced
@@ -169,9 +165,7 @@ def plain(problem: str, lang: str) -> str:
         return msg("no_dataset", lang)
     if code in PROBLEMS:
         return problem_words(code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
-    for name in sorted(FIELD_LABELS, key=len, reverse=True):
-        problem = re.sub(rf"(?<![\w']){re.escape(name)}(?![\w'])", f"'{field_label(name, lang)}'", problem)
-    return _FLAG.sub(lambda m: m.group(0).lstrip("-").replace("-", " "), problem)
+    return page_field_names(problem, lang)
 
 
 # ---------------------------------------------------------------- persistence

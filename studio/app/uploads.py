@@ -26,13 +26,12 @@ def server_limit_bytes(data_mb: float, model_mb: float) -> int:
     return int(max(data_mb, model_mb) * MB)
 
 
-def check_data_upload(path: str | Path | None, limit_mb: float, lang: str = "en") -> None:
-    """Raises StudioError (in the page's language) when an uploaded data or settings file is over the data limit."""
+def check_data_upload(path: str | Path | None, limit_mb: float) -> None:
+    """Raises StudioError (worded by the page in its language) when an uploaded data or settings file is over the
+    data limit."""
     if not path:
         return
-    from ..words.catalog import msg  # the messages catalog is not needed to parse launch.py's flags
     p = Path(path)
     size = p.stat().st_size if p.is_file() else 0
     if size > limit_mb * MB:
-        raise StudioError(msg("upload.too_big", lang, name=p.name, mb=size / MB, limit=limit_mb),
-                          msg("upload.too_big_fix", lang), code="upload_size")
+        raise StudioError.of("upload.too_big", name=p.name, mb=size / MB, limit=limit_mb)

@@ -61,29 +61,28 @@ def check_cluster_shape(nnodes: int, gpus_per_node: int, master_addr: str, port:
     """Every problem with a cluster request at once, named by the CLI flag.
 
     Raises:
-        StudioError: code 'cluster' listing the problems.
+        StudioError: code engine.cluster_shape, its value ``problems`` a code (cluster.*) with its values for each
+            (studio/words/run_errors.py CLUSTER_PROBLEMS words them).
     """
-    p = []
+    p: list[dict] = []
     if nnodes < 1:
-        p.append(f"--nnodes must be at least 1 (got {nnodes})")
+        p.append({"problem": "cluster.nnodes", "got": nnodes})
     if gpus_per_node < 1:
-        p.append(f"--gpus-per-node must be at least 1 (got {gpus_per_node})")
+        p.append({"problem": "cluster.gpus_per_node", "got": gpus_per_node})
     if not _HOST.match(master_addr or ""):
-        p.append(f"--master-addr '{master_addr}' is not a host name or address")
+        p.append({"problem": "cluster.master_addr", "addr": master_addr})
     if not 1024 <= port <= 65535:
-        p.append(f"--master-port must be between 1024 and 65535 (got {port})")
+        p.append({"problem": "cluster.master_port", "got": port})
     if hosts is not None:
         bad = [h for h in hosts if not _HOST.match(h)]
         if bad:
-            p.append(f"--hosts has names that are not host names: {', '.join(bad)}")
+            p.append({"problem": "cluster.host_names", "hosts": bad})
         if len(hosts) != nnodes:
-            p.append(f"--hosts lists {len(hosts)} machines but --nnodes is {nnodes}")
+            p.append({"problem": "cluster.host_count", "hosts": len(hosts), "nnodes": nnodes})
     if nnodes * gpus_per_node > 1 and (not deepspeed or deepspeed == "none"):
-        p.append("several processes need a DeepSpeed plan: set deepspeed to z2 or z3 in the config "
-                 "(or --set deepspeed=z3)")
+        p.append({"problem": "cluster.deepspeed"})
     if p:
-        raise StudioError("Cannot write the cluster files: " + "; ".join(p),
-                          "fix the flags above and run the command again", code="cluster")
+        raise StudioError.of("engine.cluster_shape", problems=p)
 
 
 def cluster_files(config_path: str | Path, *, nnodes: int, gpus_per_node: int, master_addr: str,

@@ -23,10 +23,9 @@ CLOSE_TOASTS_JS = "() => { document.querySelectorAll('[data-testid=\"toast-close
 
 
 def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
-    """The one rule for an error's words on the page: a StudioError's page message (its fix in the page's words,
-    never a CLI flag: ``StudioError.page_fix``); anything else logged as a bug and shown as a plain sentence
-    (never a traceback), in the language of the browser being answered (``lang`` outside a request; the Chinese
-    words: studio/words/error_words.py)."""
+    """The one rule for an error's words on the page: a StudioError worded by its code with the page's fix (never a
+    CLI flag: studio/words/error_words.py); anything else logged as a bug and shown as a plain sentence (never a
+    traceback), in the language of the browser being answered (``lang`` outside a request)."""
     from .session_lang import session_lang
     lang = session_lang(lang)
     if isinstance(exc, gr.Error):

@@ -69,11 +69,11 @@ def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: 
     return update, [v for _, v in update["choices"]]
 
 
-def _data_file(source: str, file: str | None, lang: str = "en", limit_mb: float = DATA_MB) -> str | None:
+def _data_file(source: str, file: str | None, limit_mb: float = DATA_MB) -> str | None:
     if source == "upload":
         if not file:
             raise StudioError.of("page.no_upload")
-        check_data_upload(file, limit_mb, lang)
+        check_data_upload(file, limit_mb)
         return file
     return None
 
@@ -91,7 +91,7 @@ def _fmt(x: float) -> str:
 def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
              lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, list, Any, list]:
     """Sentiment check -> (summary markdown, per-class rows, confusion figure, misclassified rows)."""
-    r = inference.sentiment_check(run, _data_file(source, file, lang, limit_mb), mode, int(max_rows or 0) or None)
+    r = inference.sentiment_check(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
     summary = msg("ev.summary", lang, acc=r["accuracy"], n=r["n"], f1=r["macro_f1"], ms=r["latency_ms_per_row"],
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
@@ -114,7 +114,7 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
 def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
                  lang: str = "en", limit_mb: float = DATA_MB) -> str:
     """Before/after scorecard as a markdown table."""
-    card = inference.scorecard(run, _data_file(source, file, lang, limit_mb), mode, int(max_rows or 0) or None)
+    card = inference.scorecard(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
     b, t = card["base"], card["tuned"]
     acc, bad = msg("ev.card_acc", lang), msg("ev.card_bad", lang)
     lines = [msg("ev.card_head", lang, n=card["n"], mode=t["mode"]), "", msg("ev.card_cols", lang),
@@ -173,7 +173,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
 def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en",
                limit_mb: float = DATA_MB) -> tuple[str, str]:
     """Batch prediction -> (CSV path for download, summary)."""
-    check_data_upload(file, limit_mb, lang)
+    check_data_upload(file, limit_mb)
     info = inference.predict_file(run, file or "", out_dir)
     acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
     return info["path"], msg("ev.predicted", lang, n=info["n"], mode=info["mode"], ms=info["latency_ms_per_row"],
@@ -294,7 +294,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                     api_name="on_scorecard")
 
     def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
-        return inference.check_rows(run_v, _data_file(source_v, file_v, lang, limit), int(max_rows_v or 0) or None)
+        return inference.check_rows(run_v, _data_file(source_v, file_v, limit), int(max_rows_v or 0) or None)
 
     build_quant_panel(T, lang, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     build_deploy_panel(T, lang, run, [source, data_file, max_rows, mode], rows_of, _user_errors)

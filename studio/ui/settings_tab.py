@@ -432,15 +432,14 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
-        check_data_upload(path, ctx.max_upload_mb, ctx.lang)
+        check_data_upload(path, ctx.max_upload_mb)
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path
             if exc.coded:  # a coded error keeps its code (the page words it in its language)
                 raise exc.with_values(**{k: Path(path).name for k, v in (exc.values or {}).items()
                                          if v == str(path)}) from None
-            raise StudioError(exc.what.replace(str(path), Path(path).name), exc.fix, why=exc.why,
-                              code=exc.code, page_fix=exc.page_fix) from None
+            raise exc.with_what(exc.what.replace(str(path), Path(path).name)) from None
 
     @ui_errors
     def save(*values: Any) -> str:

@@ -278,6 +278,8 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
+        if exc.coded:  # a ConfigError: the page words each problem in its fields and language, and its fix
+            raise
         raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
     problems = [plain(p, ctx.lang) for p in cfg.validate()]
     if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()

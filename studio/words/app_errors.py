@@ -1,5 +1,6 @@
 """The words of the errors of the studio's application layer: the page's path checks and the workspace chosen at
-launch (studio/app/paths.py, context.py), "Improve this run" (app/improve.py, improve_page.py), the web server's
+launch (studio/app/paths.py, context.py), the page's uploads and model download (uploads.py, gguf_upload.py,
+model_download.py), "Improve this run" (app/improve.py, improve_page.py), the web server's
 flags and logins (app/server_flags.py), the time budget of the derived settings (studio/autoconfig.py) and a link
 out of the studio's folders (studio/safe_files.py).
 
@@ -53,6 +54,29 @@ APP_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
         "what": ("'{path}' is not a complete checkpoint", "“{path}”不是一个完整的检查点"),
         "fix": ("pick a checkpoints/checkpoint-N folder of a run, or 'last'",
                 "请选择某个运行的 checkpoints/checkpoint-N 文件夹，或填 'last'")},
+    # ---- what the page takes in: an upload over its limit (uploads.py, gguf_upload.py), a model to download
+    # (model_download.py); a GGUF of an architecture transformers cannot read is model.gguf_arch
+    "upload.too_big": {
+        "what": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
+                 "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
+        "fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started the studio "
+                "to raise its upload limit",
+                "请换用更小的文件（拆分，或只保留需要的列），或请启动本工作室的人调高上传上限")},
+    "upload.not_gguf": {
+        "what": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
+        "fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
+                "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）")},
+    "upload.gguf_too_big": {
+        "what": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
+                 "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
+        "fix": ("put the file in the workspace folder and type its path in Model, or ask whoever started the studio "
+                "to raise its upload limit",
+                "请把文件放进工作区文件夹并在“模型”中输入路径，或请启动本工作室的人调高上传上限")},
+    "app.download_not_builtin": {
+        "what": ("'{name}' is not a built-in model, so there is nothing to download here",
+                 "“{name}”不是内置模型，这里没有可下载的内容"),
+        "fix": ("pick smollm2-135m-instruct or gemma3-270m under Base model",
+                "在“基础模型”中选择 smollm2-135m-instruct 或 gemma3-270m")},
     # ---- the workspace chosen at launch (context.py)
     "app.workspace_unwritable": {
         "what": ("The workspace folder '{path}' cannot be created ({detail})", "无法创建工作区文件夹“{path}”（{detail}）"),

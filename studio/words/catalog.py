@@ -255,7 +255,6 @@ UI: dict[str, tuple[str, str]] = {
                             "值=标签，用逗号分隔，如 1=positive,0=negative"),
     "data.instruction": ("Instruction (optional)", "指令（可选）"),
     "data.name": ("Dataset name", "数据集名称"), "data.convert": ("Convert", "转换"),
-    "data.report": ("Validation report", "数据检查报告"),
     "data.out": ("Converted dataset (used by Settings)", "转换后的数据集（设置页会使用）"),
     "set.suggest": ("Suggested change", "建议的修改"),
     "set.suggest_info": ("From the estimate above; Apply puts it into the form and estimates again.",
@@ -366,8 +365,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "eval_loss": ("eval loss", "验证损失"),
     "started": ("Started run '{name}'.", "已开始运行 '{name}'。"),
     "abort_sent": ("Stop requested: the run saves a checkpoint and stops.", "已请求停止：保存检查点后停止。"),
-    "runs.pick_one": ("Tick exactly one run to rename", "请只勾选一个要重命名的运行"),
-    "runs.pick_one_fix": ("untick the others in 'Runs to compare'", "在“要对比的运行”中取消勾选其他运行"),
     "runs.renamed": ("Renamed: the run is now **{name}**.", "已重命名：该运行现在名为 **{name}**。"),
     "runs.deleted": ("Deleted {n} run(s).", "已删除 {n} 个运行。"),
     "runs.confirm_delete": ("Delete the ticked runs with their models and checkpoints? This cannot be undone.",
@@ -431,10 +428,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "model.get_done": ("{name} downloaded ({mb} MB); it is prepared when a run first uses it.",
                        "{name} 已下载（{mb} MB）；第一次训练时会自动准备。"),
     "model.get_have": ("{name} is already on this machine.", "{name} 已在本机。"),
-    "model.get_not_builtin": ("'{name}' is not a built-in model, so there is nothing to download here",
-                              "“{name}”不是内置模型，这里没有可下载的内容"),
-    "model.get_not_builtin_fix": ("pick smollm2-135m-instruct or gemma3-270m under Base model",
-                                  "在“基础模型”中选择 smollm2-135m-instruct 或 gemma3-270m"),
     "model.offline": (" · ⛔ not on this machine (the hub is off here: HF_HUB_OFFLINE)",
                       " · ⛔ 本机没有此模型（此处已关闭模型中心：HF_HUB_OFFLINE）"),
     "data.choice": ("{name} · {rows} rows · {task} · {date}", "{name} · {rows} 行 · {task} · {date}"),
@@ -495,7 +488,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "converted": ("Wrote {n} rows to {path} (dataset '{name}'). The Settings tab now uses it.",
                   "已把 {n} 行写入 {path}（数据集 '{name}'）。设置页已改用它。"),
     "loaded_file": ("Read {rows} rows and {cols} columns from {name}.", "从 {name} 读取了 {rows} 行、{cols} 列。"),
-    "no_file": ("Upload a file or press the sample button first", "请先上传文件或点击示例数据按钮"),
     "runs_headers": ("run|state|model|method|step|final loss|eval loss|reason|started by",
                      "运行|状态|模型|方法|步数|最终损失|验证损失|原因|发起人"),
     # who started / stopped a run (per-user state); no login -> nothing shown, a dash in tables
@@ -509,13 +501,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "data.instruction_line": ("Instruction: {text}", "指令：{text}"),
     "data.note_line": ("Note: {text}", "说明：{text}"),
     "data.skipped_line": ("Skipped {n} row(s) with {reason}", "跳过了 {n} 行（{reason}）"),
-    "data.no_file_fix": ("use the upload box or the sample button", "使用上传框或示例数据按钮"),
     "skip.empty text": ("empty text", "文本为空"), "skip.missing label": ("missing label", "缺少标签"),
     "skip.empty instruction and input": ("empty instruction and input", "指令和输入都为空"),
     "skip.empty output": ("empty output", "输出为空"), "skip.no assistant reply": ("no assistant reply", "没有助手回复"),
     # Settings: applying a suggestion of the estimate
-    "no_suggestion": ("Pick a suggested change first", "请先选择一条建议的修改"),
-    "no_suggestion_fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议"),
     # {change} is the estimator's English wording of the change; the Chinese page names the fields only
     "suggestion": ("{change}: set {settings} → {need}, {verdict}", "{change}改为 {settings}（→ {need}，{verdict}）"),
     "nothing_fits_card": ("Nothing on this page makes it fit this machine: it needs a card with at least {gpu:.0f} GB "
@@ -569,7 +558,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "queue_cleared": ("Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
     "unit.chars": ("chars", "字符"), "unit.tokens": ("tokens", "token"),
     "on": ("on", "开启"), "off": ("off", "关闭"),
-    "applied": ("Applied: {settings}", "已应用：{settings}"),
     "breakdown.weights": ("weights", "权重"), "breakdown.gradients": ("gradients", "梯度"),
     "breakdown.optimizer": ("optimizer", "优化器状态"), "breakdown.activations": ("activations", "激活值"),
     "breakdown.logits": ("logits", "输出层得分"), "breakdown.overhead": ("overhead", "额外开销"),
@@ -619,11 +607,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "err.title": ("Error", "错误"),
     "err.internal": ("Something went wrong inside the studio ({name}); the server log has the details.",
                      "工作室内部出错（{name}）；详情见服务器日志。"),
-    "ev.no_upload": ("No file uploaded", "没有上传文件"),
-    "ev.no_upload_fix": ("upload a labelled .jsonl or .csv file, or check the validation split",
-                         "上传带标签的 .jsonl 或 .csv 文件，或改为检查验证集"),
-    "ev.empty_message": ("The message is empty", "消息为空"), "ev.empty_message_fix": ("type something to send",
-                                                                                     "输入内容后再发送"),
 }
 
 
@@ -665,10 +648,6 @@ MESSAGES.update({
     "ev.q_now4": ("4-bit NF4, quantize now", "4 位 NF4，现在量化"),
     "ev.q_now8": ("8-bit, quantize now", "8 位，现在量化"),
     "ev.kind_lora": ("LoRA adapter", "低秩适配器"), "ev.kind_full": ("full model", "完整模型"),
-    "ev.q_no_full": ("No full model is picked", "没有选择完整模型"),
-    "ev.q_no_full_fix": ("pick a finished run at the top, or a full/merged export", "在顶部选择已完成的运行，或选择完整/合并后的导出"),
-    "ev.q_no_quant": ("No quantized model is picked", "没有选择量化模型"),
-    "ev.q_no_quant_fix": ("pick 4-bit or 8-bit (quantize now) or a quantized export", "选择 4 位或 8 位（现在量化），或已导出的量化模型"),
     "set.gguf_note": ("A .gguf file (llama.cpp format) of a text model transformers can read ({archs}). It is copied "
                       "into the workspace (`models/uploads/`), prepared once into a normal model folder, and becomes "
                       "the Model. Up to {mb:g} MB (this studio's upload limit, set by whoever started it); for a bigger "
@@ -676,8 +655,6 @@ MESSAGES.update({
                       "transformers 能读取的文本模型的 .gguf 文件（llama.cpp 格式；{archs}）。文件会复制到工作区"
                       "（`models/uploads/`），只准备一次，转换成普通模型文件夹，并设为“模型”。最大 {mb:g} MB（本工作室的上传上限，"
                       "由启动它的人设定）；更大的文件请放进工作区，再在“模型”中输入路径。"),
-    "upload.too_big": ("'{name}' is {mb:.1f} MB, over this studio's limit of {limit:g} MB for data and settings files",
-                       "“{name}”有 {mb:.1f} MB，超过了本工作室对数据和设置文件的上限 {limit:g} MB"),
     "upload.length": ("This upload does not say its size (no Content-Length). Fix: upload it from the page",
                       "这次上传没有说明大小（缺少 Content-Length）。解决：请从页面上传"),
     "upload.role_too_big": ("This upload is {mb:.1f} MB, over the limit of {limit:g} MB for this login ({role}). Fix: use a "
@@ -697,21 +674,6 @@ MESSAGES.update({
     "disk.what_export": ("the export", "导出"),
     "disk.what_checkpoint": ("saving the checkpoint", "保存检查点"),
     "disk.what_other": ("writing the file", "写入文件"),
-    "upload.too_big_fix": ("use a smaller file (split it, or keep only the columns you need), or ask whoever started "
-                           "the studio to raise its upload limit", "请换用更小的文件（拆分，或只保留需要的列），"
-                           "或请启动本工作室的人调高上传上限"),
-    "gguf.not_gguf": ("'{name}' is not a .gguf file", "“{name}”不是 .gguf 文件"),
-    "gguf.not_gguf_fix": ("upload a model file whose name ends in .gguf (llama.cpp format)",
-                          "请上传文件名以 .gguf 结尾的模型文件（llama.cpp 格式）"),
-    "gguf.too_big": ("'{name}' is {mb:.1f} MB, over this studio's upload limit of {limit:g} MB",
-                     "“{name}”有 {mb:.1f} MB，超过了本工作室的上传上限 {limit:g} MB"),
-    "gguf.too_big_fix": ("put the file in the workspace folder and type its path in Model, or ask whoever started "
-                         "the studio to raise its upload limit", "请把文件放进工作区文件夹并在“模型”中输入路径，"
-                         "或请启动本工作室的人调高上传上限"),
-    "gguf.arch": ("'{name}' is a '{arch}' model, which this version of transformers cannot read from GGUF",
-                  "“{name}”是“{arch}”架构的模型，当前版本的 transformers 无法从 GGUF 读取"),
-    "gguf.arch_fix": ("use a GGUF of one of these architectures: {known}, or a model folder with config.json",
-                      "请使用以下架构之一的 GGUF：{known}；或使用带 config.json 的模型文件夹"),
     "gguf.preparing": ("Preparing {name}: {stage}", "正在准备 {name}：{stage}"),
     "gguf.prepared": ("Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
                       "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),
@@ -760,11 +722,6 @@ MESSAGES.update({
                       "正在启动 **{run}** 的演示页面（加载模型需要几秒）…"),
     "demo.running": ("The demo of **{run}** is running; teammates open:\n{urls}\n\nThey log in as they do for "
                      "the studio.", "**{run}** 的演示页面已启动，同事请打开：\n{urls}\n\n登录方式与工作室相同。"),
-    "demo.failed": ("The demo of {run} did not start: {why}", "{run} 的演示页面没有启动：{why}"),
-    "demo.failed_fix": ("run the command above in a terminal to see the whole message",
-                        "请在终端中运行上面的命令，查看完整信息"),
-    "demo.too_many": ("{n} demos are running already", "已有 {n} 个演示页面在运行"),
-    "demo.too_many_fix": ("stop one first (each holds a model in memory)", "请先停止一个（每个都占用一份模型内存）"),
     "demo.stopped": ("Stopped the demo of **{run}**.", "已停止 **{run}** 的演示页面。"),
     "demo.none_running": ("No demo of **{run}** is running.", "**{run}** 没有正在运行的演示页面。"),
 })
@@ -782,8 +739,6 @@ UI.update({  # the deploy report panel's labels (re-labelled per browser, like e
     "ev.d_go": ("Make the deploy report", "生成部署报告"),
 })
 MESSAGES.update({  # the deploy report: studio/ui/eval_compare.py
-    "ev.d_no_run": ("No finished run is picked", "没有选择已完成的运行"),
-    "ev.d_no_run_fix": ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行"),
     "ev.d_head": ("Same {n} rows, mode `{mode}`, on {device}.", "同样的 {n} 行，模式 `{mode}`，设备 {device}。"),
     "ev.d_cols": ("| form | file (MB) | load (s) | model memory (MB) | latency per answer (ms) | accuracy | "
                   "agreement with full | CPU-s |",
@@ -848,16 +803,6 @@ MESSAGES.update({
     "fb.thanks_fix": ("Thanks: your right answer is recorded (#{id})", "谢谢：你的正确答案已记录（#{id}）"),
     "fb.withdrawn": ("Your feedback #{id} is withdrawn", "你的反馈 #{id} 已撤回"),
     "fb.nothing": ("Nothing to withdraw", "没有可撤回的反馈"),
-    "fb.no_answer": ("There is no answer to judge yet", "还没有可以评价的答案"),
-    "fb.no_answer_fix": ("ask the model first", "请先让模型回答"),
-    "fb.not_label": ("'{value}' is not one of this run's labels", "“{value}”不是这个运行的标签"),
-    "fb.not_label_fix": ("pick one of: {labels}", "请从以下标签中选择：{labels}"),
-    "fb.off": ("Feedback is not recorded on this page", "本页不记录反馈"),
-    "fb.off_fix": ("start the demo from the studio's workspace", "请从工作室的工作区启动演示页面"),
-    "fb.no_run": ("Pick a run with feedback", "请选择一个有反馈的运行"),
-    "fb.no_run_fix": ("pick a run in the list at the top of the tab", "请在本页顶部的列表中选择一个运行"),
-    "fb.bad_ids": ("'{text}' is not a list of row ids", "“{text}”不是行号列表"),
-    "fb.bad_ids_fix": ("type the numbers from the table's id column, e.g. 3, 7, 12", "请输入表格 id 列中的数字，例如 3, 7, 12"),
     "fb.reviewed": ("{n} row(s) marked {status}", "{n} 行已标记为{status}"),
     "fb.edited": ("Row {id} edited", "第 {id} 行已修改"),
     "fb.made": ("Made {parts}{skipped}. Pick them under Training data on the Settings tab.",

@@ -129,6 +129,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
 
 SURFACES = ("cli", "page")
 _FIELD = re.compile(r"\{f_(\w+)\}")
+_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
 def field_name(key: str, lang: str, surface: str) -> str:
@@ -152,3 +153,12 @@ def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: 
     if "name" in values:
         fields["f_name"] = field_name(str(values["name"]), lang, surface)
     return text.format(**fields, **values)
+
+
+def page_field_names(text: str, lang: str) -> str:
+    """A sentence not yet coded (a config's unknown key, a value of the wrong type) as the page says it: each
+    config key it names replaced by the field's label in ``lang``, each command-line flag by its words."""
+    for key in sorted(FIELD_LABELS, key=len, reverse=True):
+        pair = FIELD_LABELS[key]
+        text = re.sub(rf"(?<![\w']){re.escape(key)}(?![\w'])", f"'{pair[1] if lang == 'zh' else pair[0]}'", text)
+    return _FLAG.sub(lambda m: m.group(0).lstrip("-").replace("-", " "), text)

@@ -11,7 +11,12 @@ Two kinds of value are worded by the catalog too, so that no English reaches a C
   a separator per language), else with ", ";
 - a value of a closed set (a column's role, a JSON type) is a word in each language (``TERMS``); a role
   (``role="label"``) also yields ``{role_flag}`` (``--label-column``) and ``{role_label}`` (the Data tab's label
-  for it: the page's own when the renderer passes its labels).
+  for it: the page's own when the renderer passes its labels);
+- the value ``problems`` (every problem of a request at once) lists problems, each a code of its own with its values
+  (``{"problem": code, **values}``, JSON as a run's status.json keeps it), worded in the error's language and
+  for its surface: a run configuration's (``check.*``, studio/words/config_problems.py: a setting named as the
+  surface names it) or another's (``PROBLEMS``); a plain string, a problem not yet coded, is shown as written
+  (on the page with the settings it names as the page labels them).
 
 This module imports nothing of the studio: studio/errors.py reads it to word an error, and it sits below all.
 The sections: data_errors.py (reading and converting a file, the workspace's paths), dataset_errors.py
@@ -24,13 +29,14 @@ from collections.abc import Callable, Mapping
 from string import Formatter
 from typing import Any
 
+from . import config_problems
 from .app_errors import APP_ERRORS
 from .data_errors import DATA_ERRORS
 from .dataset_errors import DATASET_ERRORS
 from .evaluation_errors import EVALUATION_ERRORS
 from .feedback_errors import FEEDBACK_ERRORS
 from .model_errors import MODEL_ERRORS
-from .run_errors import RUN_ERRORS
+from .run_errors import CLUSTER_PROBLEMS, RUN_ERRORS
 
 Pair = tuple[str, str]  # (English, Chinese)
 LANGS = ("en", "zh")
@@ -62,10 +68,14 @@ LISTS: dict[str, tuple[tuple[Any, str], tuple[Any, str]]] = {
                   (lambda *g: " / ".join(f"“{v}”（{n} 行）" for v, n in g), "；")),
     "lengths": (("'{0}' {1}", ", "), ("“{0}” {1} 个", "，")),
     "skipped": (("{0} with {1}", ", "), (lambda n, why: f"{n} 行{SKIPS.get(why, why)}", "，")),
+    "hosts": (("{}", ", "), ("“{}”", "，")),
 }
 # why a row was skipped (studio/data/convert.py), in Chinese
 SKIPS = {"empty text": "文本为空", "missing label": "缺少标签", "empty instruction and input": "指令和输入都为空",
          "empty output": "输出为空", "no assistant reply": "没有助手的回复"}
+# the problems a ``problems`` value may list, other than a run configuration's: {code: (English, Chinese)}
+PROBLEMS: dict[str, Pair] = {**CLUSTER_PROBLEMS}
+PROBLEM_SEPARATORS = ("; ", "；")
 # values that are words of a closed set, per placeholder: {name: {value: (English, Chinese)}}
 TERMS: dict[str, dict[str, Pair]] = {
     # a column's role (the convert command's --<role>-column; the Data tab's "<Role> column")
@@ -96,11 +106,34 @@ def placeholders(text: str) -> set[str]:
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in Formatter().parse(text) if name}
 
 
-def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], str | None] | None) -> dict[str, Any]:
+def problem_text(item: Any, lang: str = "en", surface: str = "cli") -> str:
+    """One item of a ``problems`` value in ``lang`` for ``surface``: a coded one (``{"problem": code, **values}``)
+    from its words, a plain string as written (on the page, naming settings as the page labels them).
+
+    Raises:
+        UnknownCode: a problem code without words, or values that do not fit them.
+    """
+    if not isinstance(item, Mapping):
+        text = str(item)
+        return config_problems.page_field_names(text, lang) if surface == "page" else text
+    code = str(item.get("problem"))
+    values = {k: v for k, v in item.items() if k != "problem"}
+    try:
+        if code in config_problems.PROBLEMS:
+            return config_problems.problem_words(code, values, lang, surface)
+        return PROBLEMS[code][LANGS.index(lang) if lang in LANGS else 0].format(**_values(values, lang, None))
+    except (KeyError, IndexError, ValueError) as exc:
+        raise UnknownCode(f"no words for the problem {code!r} with the values {sorted(values)}: {exc!r}") from None
+
+
+def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], str | None] | None,
+            surface: str = "cli") -> dict[str, Any]:
     i = LANGS.index(lang) if lang in LANGS else 0
     out: dict[str, Any] = {}
     for name, value in values.items():
-        if isinstance(value, (list, tuple, set, frozenset)):
+        if name == "problems" and isinstance(value, (list, tuple)):
+            value = PROBLEM_SEPARATORS[i].join(problem_text(p, lang, surface) for p in value)
+        elif isinstance(value, (list, tuple, set, frozenset)):
             item, sep = LISTS[name][i] if name in LISTS else ("{}", ", ")
             word = item if callable(item) else item.format
             value = sep.join(word(*(v if isinstance(v, (list, tuple)) else (v,))) for v in value)
@@ -122,7 +155,7 @@ def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str =
     its catalog)."""
     e = entry(code)
     i = LANGS.index(lang) if lang in LANGS else 0
-    vals = _values(values, lang, labels)
+    vals = _values(values, lang, labels, surface)
     fix = e.get("page_fix") if surface == "page" and "page_fix" in e else e.get("fix")
     try:
         what, why, fix_text = ((p[i].format(**vals) if p else "") for p in (e["what"], e.get("why"), fix))

@@ -1,6 +1,6 @@
 """The words of the errors met finding, preparing and loading a model (studio/models: zoo.py, wheel_files.py,
-gguf_import.py, loading.py, precision.py), estimating its memory (studio/memory: cards.py, estimator.py) and reading
-a run config file (studio/config: yaml_io.py).
+gguf_import.py, loading.py, precision.py), estimating its memory (studio/memory: cards.py, estimator.py), reading
+a run config file (studio/config: yaml_io.py) and the problems of a run config (studio/errors.py ConfigError).
 
 Each code: what / why / fix in (English, Chinese); ``fix`` is the command line's, ``page_fix`` the page's where
 they differ (see studio/words/errors.py for the values and the rule). A literal brace is doubled. A command the
@@ -94,6 +94,10 @@ _ALIASES_FIX = ("write the values out instead of referring to anchors ('&name')"
                 "请直接写出这些值，而不是引用锚点（'&name'）")
 _YAML_FIX = ("fix the indentation or quoting there (each line is 'key: value')",
              "改正那里的缩进或引号（每行都是“键: 值”）")
+
+_CONFIG_FIX = ("correct the listed fields in the YAML, the --set options or the Settings tab",
+               "在 YAML 文件、--set 选项或“设置”页中改正列出的字段")
+_CONFIG_PAGE_FIX = ("correct the listed fields on the Settings tab", "在“设置”页改正列出的字段")
 
 
 MODEL_ERRORS: dict[str, dict[str, Pair]] = {
@@ -317,6 +321,11 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
         "what": ("DeepSpeed config '{path}' must be a JSON object with a zero_optimization object",
                  "DeepSpeed 配置“{path}”必须是一个含有 zero_optimization 对象的 JSON 对象"),
         "fix": ("start from presets/deepspeed/ds_z2.json", "请以 presets/deepspeed/ds_z2.json 为起点")},
+    # ---- a run config's problems, all at once (errors.py ConfigError): each worded by its own code
+    "config.problem": {"what": ("The run configuration has 1 problem: {problems}", "运行配置有 1 个问题：{problems}"),
+                       "fix": _CONFIG_FIX, "page_fix": _CONFIG_PAGE_FIX},
+    "config.problems": {"what": ("The run configuration has {n} problems: {problems}", "运行配置有 {n} 个问题：{problems}"),
+                        "fix": _CONFIG_FIX, "page_fix": _CONFIG_PAGE_FIX},
     # ---- a run config file (config/yaml_io.py); {option} is the command line's --set NAME
     "config.text_aliases": {"what": ("The YAML text" + _ALIASES[0], "这段 YAML 文本" + _ALIASES[1]), "fix": _ALIASES_FIX},
     "config.file_aliases": {"what": ("Config file '{path}'" + _ALIASES[0], "配置文件“{path}”" + _ALIASES[1]),

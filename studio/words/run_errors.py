@@ -61,7 +61,27 @@ _NVME_ERRORS = {"engine.nvme_" + "_and_".join(names): _nvme(*names) for names in
     ("no_path", "libaio"), ("unwritable", "libaio"), ("low_space", "libaio"))}
 
 
+# ---- a cluster request's problems (engine/launch.py check_cluster_shape lists them all at once, as the value
+# ``problems`` of engine.cluster_shape; studio/words/errors.py words each): the command line's flags it names
+CLUSTER_PROBLEMS: dict[str, Pair] = {
+    "cluster.nnodes": ("--nnodes must be at least 1 (got {got})", "--nnodes 至少要为 1（实际是 {got}）"),
+    "cluster.gpus_per_node": ("--gpus-per-node must be at least 1 (got {got})",
+                              "--gpus-per-node 至少要为 1（实际是 {got}）"),
+    "cluster.master_addr": ("--master-addr '{addr}' is not a host name or address",
+                            "--master-addr 的“{addr}”不是主机名或地址"),
+    "cluster.master_port": ("--master-port must be between 1024 and 65535 (got {got})",
+                            "--master-port 必须在 1024 到 65535 之间（实际是 {got}）"),
+    "cluster.host_names": ("--hosts has names that are not host names: {hosts}", "--hosts 中有不是主机名的名字：{hosts}"),
+    "cluster.host_count": ("--hosts lists {hosts} machines but --nnodes is {nnodes}",
+                           "--hosts 列出了 {hosts} 台机器，而 --nnodes 是 {nnodes}"),
+    "cluster.deepspeed": ("several processes need a DeepSpeed plan: set deepspeed to z2 or z3 in the config "
+                          "(or --set deepspeed=z3)",
+                          "多个进程需要一个 DeepSpeed 方案：请在配置中把 deepspeed 设为 z2 或 z3（或用 --set deepspeed=z3）"),
+}
+
 RUN_ERRORS: dict[str, dict[str, Pair]] = {
+    "engine.cluster_shape": {"what": ("Cannot write the cluster files: {problems}", "无法写出集群文件：{problems}"),
+                             "fix": ("fix the flags above and run the command again", "请改正上面的参数，然后重新运行命令")},
     # ---- starting, resuming and supervising a run (runs/jobs.py)
     "run.disk_full_config": {"what": ("The disk is full ({detail}) while saving the run's config in '{run}'",
                                       "磁盘已满（{detail}），发生在保存运行“{run}”的配置时"),

@@ -69,7 +69,7 @@ def test_names_stay_readable_as_text() -> None:
 
 
 @pytest.mark.parametrize("key,values", [("started", {"name": NAME}), ("queued", {"n": 1}),
-                                        ("upload.too_big", {"name": NAME, "mb": 1.0, "limit": 1.0})])
+                                        ("model.get_have", {"name": NAME})])
 def test_toast_messages_carry_names_as_text(key: str, values: dict) -> None:
     """gr.Info / gr.Warning / gr.Error show their message as HTML: a name in one is escaped by ``msg``."""
     from studio.ui.i18n import msg

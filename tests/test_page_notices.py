@@ -117,8 +117,6 @@ def test_every_notice_code_has_page_words_that_name_no_config_key() -> None:
     assert len(calls) >= 12, calls
     keys = set(RunConfig.__dataclass_fields__)
     for where, call in calls:
-        if where.startswith("studio/config/checks.py:") and isinstance(call.args[1], ast.Name):
-            continue  # a config problem (checks.problem): its check.* words are held by tests/test_config_problems.py
         code = call.args[1].value if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) else None
         assert code in NOTICES, f"{where}: Notice code {code!r} has no page words in studio/words/notice_words.py"
         given = {k.arg for k in call.keywords} | set(field_words("en"))

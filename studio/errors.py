@@ -6,7 +6,7 @@ else is a bug and is logged with its traceback, never shown raw to a user.
 A fix that names a command-line flag (``--label-column NAME``) helps the person at a terminal and nobody
 on the page, so such an error also carries ``page_fix``: the same advice in the page's words (its field
 names). The CLI prints ``message``; the page shows ``page_message`` (studio/ui/common.py, ``user_error``).
-tests/test_page_messages.py holds every error below the UI to this rule.
+tests/ui/test_page_messages.py holds every error below the UI to this rule.
 
 The newer way, to which the studio moves subsystem by subsystem: ``StudioError.of(code, **values)`` carries a code
 and its values, and studio/words/errors.py holds each code's words (both languages, both surfaces); the error is

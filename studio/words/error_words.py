@@ -8,7 +8,7 @@ The errors not yet coded (studio/models, engine, evaluation, memory, ...) are st
 where they are raised; the page shows ``page_message`` (the fix in the page's words, ``page_fix``), and a Chinese
 page finds their Chinese in ``PAGE_ERRORS``: the English text exactly as the error writes it, with ``{name}``
 where the error puts a runtime value, and its Chinese. Every ``page_fix`` written in studio/ has its entry here
-(tests/test_page_messages.py scans them all). These entries go as their subsystems move to codes.
+(tests/ui/test_page_messages.py scans them all). These entries go as their subsystems move to codes.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 from .catalog import UI, msg
 
 PAGE_ERRORS: dict[str, str] = {
-    # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/test_page_messages.py)
+    # ---- page fixes (StudioError.page_fix): one for each in studio/ (tests/ui/test_page_messages.py)
     "correct the listed fields on the Settings tab": "在“设置”页改正列出的字段",
     "improve it again: the page picks a new name": "再改进一次：页面会选一个新名字",
     "choose auto or sft as the method": "方法请选择 auto 或 sft",

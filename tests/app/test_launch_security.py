@@ -12,13 +12,13 @@ import httpx
 import pytest
 
 from studio.errors import StudioError
-from tests.test_ui_i18n import tab_components
+from tests.ui.test_ui_i18n import tab_components
 from studio.app import server_flags
 from studio.ui import app
 from studio.ui.i18n import translations
 from studio.app.paths import confine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 MARK = re.compile(r'__i18n__\{"__type__": "translation_metadata", "key": "([^"]+)"\}')
 
@@ -150,9 +150,9 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     assert all(CJK.search(zh[MARK.search(t).group(1)]) for t in tab_labels)
     # strict on every tab, Evaluate included: labels, infos, buttons, table headers, named choices
     try:
-        from test_ui_i18n import untranslated
+        from tests.ui.test_ui_i18n import untranslated
     except ImportError:  # tests/ as a package
-        from tests.test_ui_i18n import untranslated
+        from tests.ui.test_ui_i18n import untranslated
     problems, checked = untranslated(cfg, zh)
     assert problems == []
     assert set(checked) == {"data", "settings", "train", "evaluate", "runs", "feedback"}, checked

@@ -11,7 +11,7 @@ from studio.errors import StudioError
 from studio.app.context import AppContext
 from studio.app.gguf_upload import accept_gguf, uploads_dir
 
-from test_gguf_import import write_rwkv7_gguf, write_tiny_llama_gguf
+from tests.models.test_gguf_import import write_rwkv7_gguf, write_tiny_llama_gguf
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from studio.app.context import AppContext
 from studio.app.gguf_upload import accept_gguf, note
 from studio.app.uploads import MB, check_data_upload
 
-from test_gguf_import import write_tiny_llama_gguf
+from tests.models.test_gguf_import import write_tiny_llama_gguf
 
 
 def _args(*flags: str) -> argparse.Namespace:

@@ -16,7 +16,7 @@ import pytest
 from bench import review_corpora as rc
 from bench.reference_experiment import _convert
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

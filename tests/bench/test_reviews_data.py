@@ -10,7 +10,7 @@ import pytest
 
 from bench.reviews import main, make_reviews
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "studio" / "assets" / "sample_reviews.csv"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -14,7 +14,7 @@ import pytest
 
 from studio.cli import evaluate as evaluate_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"accuracy", "macro_f1", "per_class", "confusion", "n", "unparseable", "misclassified", "latency_ms_per_row",
         "mode", "labels", "task"}
 

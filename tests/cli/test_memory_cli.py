@@ -10,7 +10,7 @@ import pytest
 
 from studio.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_json_output_has_the_promised_keys(capsys: pytest.CaptureFixture[str]) -> None:

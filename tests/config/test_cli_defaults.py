@@ -13,7 +13,7 @@ import pytest
 from studio.autoconfig import Hardware, explicit_keys, fill_unset, guess_task
 from studio.config.run_config import RunConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CPU = Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
 
 

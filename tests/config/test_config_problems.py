@@ -18,9 +18,9 @@ from studio.config.run_config import RunConfig, field_meta
 from studio.words.catalog import FIELD_LABELS
 from studio.words.config_problems import PROBLEMS, problem_words
 from studio.words.errors import placeholders
-from test_ui_zh_page import latin_words
+from tests.ui.test_ui_zh_page import latin_words
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # what the Chinese keeps as typed: values of settings (lora, full, z3-nvme, adamw_torch), library names, units
 LITERAL = {"lora", "qlora", "full", "deepspeed", "zero", "trl", "kto", "nvme", "nul", "bf16", "fp32", "adamw_torch",
            "transformers", "bnb_4bit_quant_storage", "llama", "factory", "auto", "python", "studio", "convert",

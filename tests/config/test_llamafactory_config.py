@@ -10,7 +10,7 @@ import yaml
 from studio.config.run_config import RunConfig
 from studio.errors import ConfigError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "llamafactory"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llamafactory"
 ACCEPTED = ["llama3_lora_sft.yaml", "llama3_full_sft.yaml", "llama3_lora_sft_otfq.yaml",
             "llama3_70b_full_ds3_offload.yaml", "llama3_lora_extras.yaml"]
 

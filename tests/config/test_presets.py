@@ -10,7 +10,7 @@ from studio.config.run_config import RunConfig
 from studio.config.deepspeed import deepspeed_json as deepspeed_config
 from studio.config.vocabulary import DEEPSPEED_FILES as DS_FILES
 
-PRESETS = Path(__file__).resolve().parents[1] / "presets"
+PRESETS = Path(__file__).resolve().parents[2] / "presets"
 RECIPES = sorted((PRESETS / "recipes").glob("*.yaml"))
 
 

@@ -11,7 +11,7 @@ from studio.config import vocabulary
 from studio.config.run_config import RunConfig
 from studio.memory.estimator import estimate_for_config
 
-STUDIO = Path(__file__).resolve().parents[1] / "studio"
+STUDIO = Path(__file__).resolve().parents[2] / "studio"
 OWNER = STUDIO / "config" / "vocabulary.py"
 
 

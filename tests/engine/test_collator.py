@@ -32,7 +32,7 @@ def test_collator_pads_right_with_minus_100_labels_and_keeps_the_tokenizer() -> 
     assert out["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
     assert out["labels"].tolist() == [[-100, 6, 7], [9, -100, -100]]
     assert {str(v.dtype) for v in out.values() if torch.is_tensor(v)} == {"torch.int64"}
-    # the counts the step needs, made here on the host (tests/test_step_sync.py)
+    # the counts the step needs, made here on the host (tests/engine/test_step_sync.py)
     assert (out["studio_tokens"], out["studio_items"], out["studio_loss_index"].tolist()) == (4, 2, [0, 1])
     assert tok.padding_side == "left"  # generation elsewhere still pads on the tokenizer's side
 

@@ -182,7 +182,7 @@ def test_abort_then_resume_continues_at_same_step(tmp_path, tiny_model_dir, samp
     assert status["state"] == "aborted"
     stopped_at = status["step"]
     assert 6 <= stopped_at < 400
-    # the CLI's words, and their code for a page (tests/test_page_messages.py shows it in Chinese)
+    # the CLI's words, and their code for a page (tests/ui/test_page_messages.py shows it in Chinese)
     assert status["reason"] == f"stopped on request at step {stopped_at}; resume continues from here"
     assert status["reason_parts"] == [{"code": "stopped_at_step", "values": {"step": stopped_at}}]
     assert run.last_checkpoint().name == f"checkpoint-{stopped_at}"

@@ -12,7 +12,7 @@ from studio.config.yaml_io import load_yaml_dict
 from studio.engine.arguments import training_arguments
 from studio.runs.run_dir import RunDir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CPU = Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
 
 

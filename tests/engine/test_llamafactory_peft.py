@@ -9,7 +9,7 @@ import pytest
 
 from studio.config.run_config import RunConfig
 
-FIXTURES = Path(__file__).parent / "fixtures" / "llamafactory"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llamafactory"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from studio.evaluation import inference
 from studio.evaluation.compare import compare_full_quantized, exports
 from studio.evaluation.footprint import model_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

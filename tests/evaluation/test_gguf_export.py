@@ -20,7 +20,7 @@ from studio.errors import StudioError
 
 from tests.conftest import make_review_rows, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 F16_LOGIT_TOL = 0.02  # the trained logits here span about +-10; F16 weights moved them by 5e-4..5e-3 (measured)
 
 
@@ -357,7 +357,7 @@ def test_a_model_prepared_from_a_gguf_keeps_that_files_vocabulary(tmp_path):
     from studio.evaluation.gguf_agreement import load_gguf
     from studio.evaluation.gguf_export import gguf_export
     from studio.models.gguf_import import prepare_gguf
-    from tests.test_gguf_import import write_tiny_llama_gguf
+    from tests.models.test_gguf_import import write_tiny_llama_gguf
     src = tmp_path / "tiny.gguf"
     write_tiny_llama_gguf(src)
     folder = prepare_gguf(src, tmp_path / "models", progress=lambda f, m: None)

@@ -16,7 +16,7 @@ import pytest
 from studio.errors import StudioError
 from studio.evaluation import inference
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A fresh interpreter (transformers not imported yet), as on a server that just started.
 PARALLEL = r"""

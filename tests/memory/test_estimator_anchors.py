@@ -2,7 +2,7 @@
 
 Where the published setup differs from what this studio's engine does, the difference is named in ANCHORS and
 modelled from the estimator's own terms (studio/memory/terms.py), never by a fitted constant. The table with the
-ratios is docs/BENCHMARKS.md "Memory estimator anchors"; ``python tests/test_estimator_anchors.py`` prints it.
+ratios is docs/BENCHMARKS.md "Memory estimator anchors"; ``python tests/memory/test_estimator_anchors.py`` prints it.
 
 Sources: LLaMA-Factory README "Hardware Requirement" (GB read as 10^9 bytes; bf16, LoRA rank 8 on all linear
 layers, gradient checkpointing, cutoff 1024, batch 1, as LLaMA-Factory runs by default); torchtune README

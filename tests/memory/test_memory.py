@@ -22,7 +22,7 @@ from studio.config.deepspeed import deepspeed_plan
 from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, estimate,
                            estimate_for_config, load_card)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Parameter counts published on each model's hub page / paper (billions).
 PUBLISHED_PARAMS = {
@@ -88,7 +88,7 @@ def test_7b_anchors_lora_qlora_full() -> None:
     assert within(estimate(card, method="lora", **seven).gpu_gb, 16)
     assert within(estimate(card, method="qlora", quant_bits=4, **seven).gpu_gb, 6)
     assert within(estimate(card, method="qlora", quant_bits=8, **seven).gpu_gb, 10)
-    # full: the engine trains mixed precision (fp32 masters, 120 GB, tests/test_precision.py); pure bf16 is 60 GB
+    # full: the engine trains mixed precision (fp32 masters, 120 GB, tests/models/test_precision.py); pure bf16 is 60 GB
     assert within(estimate(card, method="full", **{**seven, "precision": "pure_bf16"}).gpu_gb, 60)
 
 

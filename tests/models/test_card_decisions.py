@@ -17,7 +17,7 @@ import torch
 from studio.config.run_config import RunConfig
 from studio.models.precision import DeviceCaps, precision_plan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BF16_CARD = DeviceCaps(cuda=True, bf16=True)
 FP16_CARD = DeviceCaps(cuda=True, bf16=False)
 
@@ -288,7 +288,7 @@ def test_fused_loss_under_pure_bf16_keeps_its_matmuls_in_bf16() -> None:
 def test_the_config_layer_never_asks_the_card_itself() -> None:
     """RunConfig.resolved_precision must not ask torch for bf16 support when given no device: the card is asked in
     studio/models/precision.py device_caps only, and the config layer imports no torch."""
-    src = (Path(__file__).resolve().parents[1] / "studio" / "config" / "run_config.py").read_text(encoding="utf-8")
+    src = (Path(__file__).resolve().parents[2] / "studio" / "config" / "run_config.py").read_text(encoding="utf-8")
     assert "import torch" not in src and "is_bf16_supported" not in src
     with pytest.raises(TypeError):
         RunConfig().resolved_precision()  # type: ignore[call-arg]

@@ -16,9 +16,9 @@ from studio.errors import StudioError
 from studio.models import gguf_import
 from studio.models.gguf_import import prepare_gguf, read_header
 
-from test_gguf_import import write_tiny_llama_gguf
+from tests.models.test_gguf_import import write_tiny_llama_gguf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 U8, U32, F32, STRING, ARRAY = 0, 4, 6, 8, 9
 
 

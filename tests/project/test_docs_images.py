@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = {"en": [ROOT / "README.md", ROOT / "docs" / "GUIDE.md"], "zh": [ROOT / "README.zh.md", ROOT / "docs" / "GUIDE.zh.md"]}
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 

@@ -16,7 +16,7 @@ import pytest
 
 from source_texts import Module, calls_named
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script():

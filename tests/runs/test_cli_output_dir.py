@@ -108,7 +108,7 @@ def test_overwrite_output_dir_replaces_a_studio_run_and_resume_keeps_working(fin
 
 
 def test_llamafactory_examples_carry_overwrite_output_dir_into_the_field() -> None:
-    fixtures = Path(__file__).parent / "fixtures" / "llamafactory"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "llamafactory"
     cfg = RunConfig.load(fixtures / "llama3_lora_sft.yaml")
     assert cfg.overwrite_output_dir is True and not any(n.startswith("overwrite_output_dir") for n in cfg.notices)
     assert RunConfig().overwrite_output_dir is False

@@ -439,7 +439,7 @@ def test_every_endpoint_refuses_writes_and_reads_nothing_outside_the_run(server:
 @pytest.mark.integration
 @pytest.mark.browser
 def test_a_browser_logs_in_and_classifies_a_review(server: SimpleNamespace, tmp_path: Path) -> None:
-    from test_browser import ARGS, CHROMIUM, SHOTS, _HAVE_CHROMIUM
+    from tests.ui.browser.test_browser import ARGS, CHROMIUM, SHOTS, _HAVE_CHROMIUM
     if not _HAVE_CHROMIUM:
         pytest.skip("needs Debian's chromium: apt-get install -y chromium")
     from playwright.sync_api import expect, sync_playwright

@@ -19,7 +19,7 @@ import pytest
 from studio.app import downloads
 from studio.ui import export_download as dl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _export(exports: Path, name: str = "run-adapter") -> Path:

@@ -1,7 +1,7 @@
 """A Chinese page shows the errors the Data tab meets in Chinese, and the command line keeps its English.
 
 Every error raised under studio/data and by the workspace's path checks is coded (``StudioError.of``), and the
-catalog's completeness (every code in both languages, on both surfaces) is tests/test_words_catalog.py's; this
+catalog's completeness (every code in both languages, on both surfaces) is tests/words/test_words_catalog.py's; this
 drives the real readers and the real Data tab handlers, so the words a user sees are the catalog's, end to end.
 """
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from studio.errors import StudioError
-from test_page_messages import FLAG, _page_error, ctx, zh_page  # noqa: F401  (fixtures)
+from tests.ui.test_page_messages import FLAG, _page_error, ctx, zh_page  # noqa: F401  (fixtures)
 
 
 def test_a_chinese_page_shows_the_readers_errors_in_chinese(ctx, tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
     """The file readers' errors, driven through the Data tab (a JSON decoder's own words, such as 'Extra data',
     stay as the decoder writes them: a runtime value, like the file's name)."""
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.ui.data_tab import inspect
     ctx.max_upload_mb = 50.0
     files = {"empty.csv": b"", "sheet.csv": b"PK\x03\x04" + b"\x00" * 64, "text.xlsx": b"text,label\nok,1\n",
@@ -50,8 +50,8 @@ def test_a_missing_column_on_a_chinese_page_and_on_the_command_line(ctx, tmp_pat
 def test_a_run_ended_by_a_data_error_is_worded_by_its_code(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
     """The engine keeps the error's code and values in status.json; the Train tab words it in the reader's
     language (here a Chinese browser), not by matching the English it wrote for the command line."""
-    from test_page_messages import _ended_by
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_page_messages import _ended_by
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.data.dataset import load_rows
     from studio.ui.train_tab import run_reason
     with pytest.raises(StudioError) as err:

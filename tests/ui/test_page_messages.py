@@ -3,7 +3,7 @@ column must not get the fix "CLI: --label-column NAME" on the Data tab).
 
 The rule, for the whole class: a ``StudioError`` whose words name a command-line flag also carries a
 ``page_fix`` in the page's words (a coded one, ``StudioError.of``, has its page fix in the catalog:
-tests/test_words_catalog.py), and the page (``studio/ui/common.user_error``) shows that one, while the CLI
+tests/words/test_words_catalog.py), and the page (``studio/ui/common.user_error``) shows that one, while the CLI
 keeps its flags. A static scan holds every module below the UI to it (a new error is covered the day it is
 written), and the Data / Settings / Train handlers are driven with the bad inputs that raise those errors.
 """
@@ -19,7 +19,7 @@ import pytest
 from studio.errors import ConfigError, StudioError
 from studio.ui.common import user_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # a command-line flag (--label-column, --max-mb), or the "(CLI: ...)" hints that introduce them
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
 # Errors raised only where no page exists yet (the server's flags, the workspace chosen at launch) or only by a
@@ -209,7 +209,7 @@ def test_every_page_fix_has_a_chinese_version() -> None:
     from studio.words.error_words import zh_text
     fixes = _page_fixes()
     # the scan sees what is left of the older, English-worded errors (most are coded now: their page fixes are the
-    # catalog's, tests/test_words_catalog.py)
+    # catalog's, tests/words/test_words_catalog.py)
     assert len(fixes) >= 1, sorted(fixes)
     missing = {where: t for where, texts in fixes.items() for t in texts if zh_text(t) is None}
     assert not missing, ("page fixes a Chinese page would show in English (add them to "
@@ -218,7 +218,7 @@ def test_every_page_fix_has_a_chinese_version() -> None:
 
 
 def test_the_chinese_error_words_hold_no_english() -> None:
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.words.error_words import PAGE_ERRORS
     names = {"readme", "pypi", "pip"}  # a file, a site, a tool
     # what a data file holds literally (ShareGPT's and dataset_info.json's keys and values, JSON's null, the NUL
@@ -242,7 +242,7 @@ def zh_page():  # type: ignore[no-untyped-def]
 
 
 def test_a_chinese_page_shows_the_data_tabs_errors_in_chinese(ctx, tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.ui.data_tab import convert, inspect
     ctx.max_upload_mb = 50.0
     cases = [  # the Data tab's common mistakes: (file, its text, task, columns, label map)
@@ -281,7 +281,7 @@ def test_an_english_page_keeps_the_english_words(ctx, tmp_path: Path) -> None:  
 # ----------------------------------------------------------------- why a run ended (the Train tab's Reason, the
 # Runs table): the engine and the job runner write it once, by code with values beside its English text
 # (studio/runs/reasons.py), and the page words it in its own language (studio/words/end_reasons.py; the catalog is
-# held complete by tests/test_end_reason_words.py). An error that ends a run is written with its parts
+# held complete by tests/words/test_end_reason_words.py). An error that ends a run is written with its parts
 # (``page_error``), which the page shows in its own words and language (studio/ui/train_tab.run_reason).
 
 
@@ -302,7 +302,7 @@ def _ended_by(exc: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.ui.train_tab import run_reason, status_markdown
     exc = StudioError("Cannot convert checkpoint 'checkpoint-4' (saved by 2 processes) for 1 processes",
                       "resume with 2 processes (--nproc / --nnodes)", code="reshard",
@@ -336,7 +336,7 @@ FREE_SPACE_ZH = "腾出一些磁盘空间（旧的运行、导出文件、检查
 
 
 def _fake_runner(tmp_path: Path, code: str):  # type: ignore[no-untyped-def]
-    from test_jobs import FakeRunner
+    from tests.runs.test_jobs import FakeRunner
     return FakeRunner(tmp_path / "runs", code=code, grace_s=0.3, poll_s=0.05)
 
 
@@ -358,7 +358,7 @@ def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> No
 
 
 def test_every_end_the_job_runner_words_shows_in_chinese(tmp_path: Path) -> None:
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.runs.processes import end_reason
     from studio.runs.reasons import reason_fields, reason_text
     from studio.runs.run_dir import RunDir

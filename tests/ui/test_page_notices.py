@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 from source_texts import calls_named
-from test_page_messages import FLAG, zh_page  # noqa: F401  (zh_page: the fixture of a Chinese browser)
+from tests.ui.test_page_messages import FLAG, zh_page  # noqa: F401  (zh_page: the fixture of a Chinese browser)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _World:
@@ -110,7 +110,7 @@ def _notice_calls() -> list[tuple[str, ast.Call]]:
 
 
 def test_every_notice_code_has_page_words_that_name_no_config_key() -> None:
-    from test_ui_zh_page import latin_words
+    from tests.ui.test_ui_zh_page import latin_words
     from studio.config.run_config import RunConfig
     from studio.words.notice_words import NOTICES, field_words
     calls = _notice_calls()

@@ -14,7 +14,7 @@ from studio.config.run_config import RunConfig
 from studio.errors import ConfigError
 from studio.ui import forms
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UI = ROOT / "studio" / "ui"
 HEAVY = ("torch", "transformers", "peft")
 

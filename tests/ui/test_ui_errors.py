@@ -18,7 +18,7 @@ from studio.errors import StudioError
 from studio.ui import app, common
 from studio.app.context import AppContext
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from studio.ui import evaluate_tab as tab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from studio.ui import train_tab
 from studio.words.units import fmt_seconds
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_units_in_each_language() -> None:

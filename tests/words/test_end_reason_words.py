@@ -13,10 +13,10 @@ import pytest
 from studio.errors import StudioError
 from studio.runs.reasons import NO_REASON, Reason, reason_fields, reason_text
 from studio.words.end_reasons import FIXES, LANGS, PAGE_REASONS, REASONS, TERMS, UnknownReason, phrase, placeholders
-from test_page_messages import FLAG
-from test_ui_zh_page import latin_words
+from tests.ui.test_page_messages import FLAG
+from tests.ui.test_ui_zh_page import latin_words
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = {"oom"}  # the kernel's OOM killer, named as the kernel names it
 
 

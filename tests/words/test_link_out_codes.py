@@ -12,7 +12,7 @@ from studio.errors import StudioError
 from studio.safe_files import _LINK_OUT, refuse_links_out
 from studio.words.errors import ERRORS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_folder_kind_a_caller_names_has_a_code() -> None:

@@ -14,10 +14,10 @@ import pytest
 
 from studio.errors import StudioError
 from studio.words.errors import ERRORS, LANGS, LISTS, PARTS, TERMS, UnknownCode, placeholders, words
-from test_page_messages import FLAG
-from test_ui_zh_page import latin_words
+from tests.ui.test_page_messages import FLAG
+from tests.ui.test_ui_zh_page import latin_words
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
 FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py", "gguf", "safetensors", "bin"}  # config.json is a file's name, not a config. code
 # what a data file or dataset_info.json holds literally (keys and column names, JSON's null, the NUL character),

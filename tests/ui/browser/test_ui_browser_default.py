@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from test_browser import ARGS, CHROMIUM, ROOT, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, ROOT, pytestmark  # noqa: F401  (same browser and skip rules)
 
 
 

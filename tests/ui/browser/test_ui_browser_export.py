@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, pytestmark as _browser
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark as _browser
 
 pytestmark = [*_browser, pytest.mark.integration]
 SMOL = "smollm2-135m-instruct"

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
     from conftest import make_review_rows, train_tiny_labels_run

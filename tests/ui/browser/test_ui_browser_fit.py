@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 # a config key as YAML or the old suggestion text wrote it: "finetuning_type: lora", "quantization_bit=4"
 YAML_KEY = re.compile(r"\b[a-z]+(_[a-z]+)+\s*[:=]")

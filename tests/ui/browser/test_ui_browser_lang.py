@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 ZH_IDLE, EN_IDLE = "还没有运行", "No run yet"
 ZH_NO_FILE, EN_NO_FILE = "请先上传文件或点击示例数据按钮", "Upload a file or press the sample button first"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 # names of things (models, methods, file types, libraries) and units; no plain English
 # words (and, others, english, chinese, chat, score, generate, learns, the, own, words, logits) that would let English

@@ -115,7 +115,7 @@ def burst(url: str, rows: list[dict[str, str]], users: int) -> dict[str, Any]:
 
 def screenshot(url: str, path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
-    from tests.test_browser import ARGS, CHROMIUM
+    from tests.ui.browser.test_browser import ARGS, CHROMIUM
     expect.set_options(timeout=120_000)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -18,7 +18,7 @@ Sections (each arm a fresh child process, so every CUDA peak is that arm's own):
 
 Token ids are random (the Llama-3 tokenizer is not carried to the card): the speed and memory are those of the
 shape, the loss means nothing. ``--dry-run`` runs every section's code on the CPU with tiny shapes (< 2 minutes;
-tests/test_bench.py); its numbers mean nothing. No number from this script is quoted anywhere until it has run on
+tests/bench/test_bench.py); its numbers mean nothing. No number from this script is quoted anywhere until it has run on
 a card.
 """
 from __future__ import annotations

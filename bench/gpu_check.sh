@@ -91,19 +91,21 @@ fi
 if [ "$DRY" = 1 ]; then
     # CPU fallbacks: the card tests must at least import and collect with these versions; the emulated-card
     # offload/OOM tests run the same offloader and recovery code; the toggles script runs its tiny CPU check.
-    section precision_memory 150 "${PYTEST[@]}" -m gpu tests/test_gpu.py tests/test_gpu_offload.py --collect-only
-    section offload_oom 90 "${PYTEST[@]}" -m "not gpu and not integration" tests/test_offload.py tests/test_oom.py \
+    section precision_memory 150 "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py tests/engine/test_gpu_offload.py \
+        --collect-only
+    section offload_oom 90 "${PYTEST[@]}" -m "not gpu and not integration" \
+        tests/engine/test_offload.py tests/engine/test_oom.py \
         --junitxml="$WORK/offload_oom.xml"
     section real_lora 120 "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets --device cpu --rows 16 \
         --models smollm2-135m-instruct --json "$WORK/real_lora.json"
     section kernel_toggles 70 "$PY" bench/gpu_toggles.py --device cpu --tiny --steps 2 --allow-missing
 else
     # CUDA peak of each method against the estimator and bf16 mixed precision (writes gpu_memory.json)
-    section precision_memory 150 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu.py \
+    section precision_memory 150 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py \
         --junitxml="$WORK/precision_memory.xml"
     # layer-wise offload on the card (K layers resident, exact gradients, pinned host copies, engine peak) and a
     # real allocator OOM recovered under a per-process memory cap (writes offload_oom.json)
-    section offload_oom 90 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/test_gpu_offload.py \
+    section offload_oom 90 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu_offload.py \
         --junitxml="$WORK/offload_oom.xml"
     # LoRA tokens/s and CUDA peak of SmolLM2-135M and Gemma-3-270M shapes (random weights from their configs):
     # the studio's recipe vs plain Trainer + group_by_length vs + logits_to_keep (writes real_lora.json)

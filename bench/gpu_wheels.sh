@@ -2,7 +2,7 @@
 # Wheels that the lent H200 lacks (it has torch 2.11+cu130, transformers 5.17, peft 0.21, accelerate 1.15, pandas and
 # matplotlib, and no network), downloaded here into bench/wheels/ (git-ignored; it travels with the working tree):
 #   bash bench/gpu_wheels.sh        # then: bash bench/gpu_check.sh installs them with pip --no-index --no-deps
-# bitsandbytes: the 8-bit optimizer and QLoRA cases of tests/test_gpu.py; its 41 MiB wheel is cut to the CUDA 13
+# bitsandbytes: the 8-bit optimizer and QLoRA cases of tests/engine/test_gpu.py; its 41 MiB wheel is cut to the CUDA 13
 # libraries the card's torch uses (about 4 MiB: the CUDA 11/12, ROCm and XPU builds are dropped, with their RECORD
 # lines). transformers 5.24.0 (13 MiB): the version requirements.txt pins, so the card runs the stack users install
 # (the card's own 5.17 lacks the 2-D logits_to_keep the library-savvy baseline uses, and keeps a failed attempt's

@@ -10,7 +10,7 @@ A passing test of offload or OOM recovery is evidence only if breaking the code 
 running them); each edit is applied there on its own, the tests that guard it run with ``-x`` (the first failure is
 enough), and the file is restored before the next. The unmutated copy runs the same tests first: a red baseline
 would make every mutant look caught. An edit whose text is no longer in the source is an error, not a pass.
-tests/test_mutants.py runs this in CI.
+tests/bench/test_mutants.py runs this in CI.
 """
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 COPY = ["studio", "tests", "presets", "pytest.ini"]
 OFFLOAD = "studio/engine/offload.py"
 TRAINER = "studio/engine/studio_trainer.py"
-_EXACT = "tests/test_offload.py::test_offloaded_forward_backward_is_exact_and_keeps_k_layers"
-_GRADS_HOME = "tests/test_offload.py::test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps_on_the_host"
+_EXACT = "tests/engine/test_offload.py::test_offloaded_forward_backward_is_exact_and_keeps_k_layers"
+_GRADS_HOME = ("tests/engine/test_offload.py::"
+               "test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps_on_the_host")
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ class Mutant:
 MUTANTS = [
     Mutant("recover_from_oom_noop", TRAINER,
            "            offloader.send_all_home()\n", "            pass\n",
-           ("tests/test_oom.py::test_a_full_card_runs_out_of_memory_loading_a_layer_and_recovery_gives_it_back",),
+           ("tests/engine/test_oom.py::"
+            "test_a_full_card_runs_out_of_memory_loading_a_layer_and_recovery_gives_it_back",),
            "StudioTrainer._recover_from_oom does nothing"),
     # The issue's second mutant removed the per-submodule forward pre-hooks: it survived every offload and OOM
     # test on transformers 5.17 and 5.24, since they never changed a placement (the layer's backward pre-hook has
@@ -78,7 +80,8 @@ MUTANTS = [
     Mutant("oom_redo_without_freezing", TRAINER,
            "_sync_gradients(self.accelerator, boundary and not pending), _frozen(done):",
            "_sync_gradients(self.accelerator, boundary and not pending), _frozen(frozenset()):",
-           ("tests/test_oom.py::test_oom_in_the_middle_of_backward_leaves_exact_gradients[first-micro-batch-no-ckpt]",),
+           ("tests/engine/test_oom.py::"
+            "test_oom_in_the_middle_of_backward_leaves_exact_gradients[first-micro-batch-no-ckpt]",),
            "an OOM-split slice is redone without freezing the parameters that already accumulated it"),
     Mutant("never_evict", OFFLOAD,
            "        while len(self._resident) >= self.max_resident:\n", "        while False:\n",
@@ -89,12 +92,12 @@ MUTANTS = [
     Mutant("grad_hook_holds_trainer", TRAINER,
            "p.register_post_accumulate_grad_hook(partial(_notify_touched, weakref.ref(self)))",
            "p.register_post_accumulate_grad_hook(partial(_notify_touched, lambda: self))",
-           ("tests/test_engine_release.py::test_the_model_is_released_when_the_run_returns[lora]",),
+           ("tests/engine/test_engine_release.py::test_the_model_is_released_when_the_run_returns[lora]",),
            "a parameter hook holds the trainer (and so the model) strongly after the run returns"),
     Mutant("offload_autocast_cache_on", TRAINER,
            "self.accelerator.autocast_handler = AutocastKwargs(cache_enabled=False)",
            "self.accelerator.autocast_handler = None",
-           ("tests/test_engine_release.py::test_layerwise_offload_keeps_no_autocast_weight_cache",),
+           ("tests/engine/test_engine_release.py::test_layerwise_offload_keeps_no_autocast_weight_cache",),
            "layer-wise offload keeps autocast's weight-cast cache (every layer's 16-bit copy stays on the card)"),
     Mutant("pack_keeps_card_copy", OFFLOAD,
            '        key = _storage_key(t)\n        found = self._on_card.get(key)\n',
@@ -104,26 +107,26 @@ MUTANTS = [
     # the code for a card that a CPU run never takes: each test drives it on an emulated card
     Mutant("activation_offload_dropped", "studio/engine/run.py",
            '    offload = cfg.offload_activations and device == "cuda"\n', "    offload = False\n",
-           ("tests/test_activation_offload.py::test_offload_reaches_every_checkpointed_layer_on_a_card",),
+           ("tests/engine/test_activation_offload.py::test_offload_reaches_every_checkpointed_layer_on_a_card",),
            "offload_activations never reaches transformers' activation_checkpointing_enable on a card"),
     Mutant("liger_never_planned", "studio/models/kernels.py",
            "    return KernelPlan(True)\n", '    return KernelPlan(False, "arch")\n',
-           ("tests/test_kernels.py::test_a_card_with_liger_and_a_supported_architecture_uses_liger",),
+           ("tests/models/test_kernels.py::test_a_card_with_liger_and_a_supported_architecture_uses_liger",),
            "a card with liger-kernel and a supported architecture keeps the chunked head"),
     Mutant("card_padding_free_off", "studio/engine/batching.py",
            '    return "padding_free" if "flash" in impl or impl == "flex_attention" else "token_budget"\n',
            '    return "token_budget"\n',
-           ("tests/test_padding_free.py::test_the_card_plan_by_attention_kernel",),
+           ("tests/engine/test_padding_free.py::test_the_card_plan_by_attention_kernel",),
            "a card with FlashAttention still pads its batches"),
     Mutant("hip_bf16_assumed", "studio/models/precision.py",
            "                return cls(cuda=True, bf16=hip_bf16(arch), hip=True, arch=arch)\n",
            "                return cls(cuda=True, bf16=True, hip=True, arch=arch)\n",
-           ("tests/test_rocm.py::test_an_amd_card_is_recognised_with_its_bf16",),
+           ("tests/models/test_rocm.py::test_an_amd_card_is_recognised_with_its_bf16",),
            "every AMD card is taken to have bf16 (RDNA2 and MI100 would train in emulated bf16)"),
     Mutant("token_count_on_the_card", "studio/engine/studio_trainer.py",
            "            self.token_counter(host[TOKENS_KEY] if TOKENS_KEY in host else\n",
            '            self.token_counter(int(inputs["input_ids"].ne(-1).sum()) if TOKENS_KEY in host else\n',
-           ("tests/test_step_sync.py::test_no_host_sync_outside_logging_steps[full-selective]",),
+           ("tests/engine/test_step_sync.py::test_no_host_sync_outside_logging_steps[full-selective]",),
            "the step counts tokens on the card (an .item() every micro-batch) instead of taking the host's count"),
 ]
 

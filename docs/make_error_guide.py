@@ -1,7 +1,7 @@
 """Write the guide's "When something goes wrong" tables from the studio's own error catalog.
 
     .venv/bin/python docs/make_error_guide.py           # rewrite the section in docs/GUIDE.md and docs/GUIDE.zh.md
-    .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/test_guide_errors.py)
+    .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/project/test_guide_errors.py)
 
 The words are not written here: each row names an error's what and its fix by code (an error code of the catalog,
 studio/words/errors.py; for why a run ended, the end reasons' codes, studio/words/end_reasons.py), and the tables

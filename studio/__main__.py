@@ -1,5 +1,5 @@
 """python -m studio VERB: the command line's verbs (studio/cli/main.py) and the two that serve a page, named here,
-above both, so that cli/ never loads a module of ui/ (tests/test_architecture.py)."""
+above both, so that cli/ never loads a module of ui/ (tests/project/test_architecture.py)."""
 from .cli.main import Verbs, main
 
 PAGE_VERBS: Verbs = {

@@ -4,7 +4,7 @@ The run log and the CLI print a notice as written, naming config keys (``cutoff_
 names its own fields ("Max tokens per example") in its own language. So a notice is a ``str`` (the CLI's text:
 everything that prints, joins or compares notices keeps working) that also carries ``code`` and ``params``; the
 engine writes both into the run's "notice" event and the Train tab renders the code through
-studio/words/notice_words.py. tests/test_page_notices.py holds every notice the engine can send to this.
+studio/words/notice_words.py. tests/ui/test_page_notices.py holds every notice the engine can send to this.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A torchrun worker for tests/test_multiprocess.py: one engine run, then what a worker's process still holds.
+"""A torchrun worker for tests/engine/test_multiprocess.py: one engine run, then what a worker's process still holds.
 
 rank 0 lingers after its run (as it does when it writes the final status and plot) so that a peer which
 tears gloo down at interpreter exit meets a live connection.

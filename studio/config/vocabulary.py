@@ -5,7 +5,7 @@ in one place is valid in all (a test fails if a second literal list of them appe
 
 Optimizer and scheduler names are transformers 5.24's ``OptimizerNames`` and ``SchedulerType`` values, listed here
 rather than imported so that loading a config does not import transformers (the UI process stays light);
-tests/test_vocabulary.py checks they still equal the installed library's, so the list cannot fall behind.
+tests/config/test_vocabulary.py checks they still equal the installed library's, so the list cannot fall behind.
 """
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     parameters live on two devices (layers in host RAM, the rest on the card): there the unfused AdamW would
     fall back to its per-tensor loop (torch picks foreach only when every parameter is on a CUDA-like device),
     while the fused kernel groups parameters by device and runs its CPU kernel on the host layers
-    (tests/test_offload.py steps it on the emulated card).
+    (tests/engine/test_offload.py steps it on the emulated card).
     """
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
@@ -123,7 +123,7 @@ def _sampling(cfg: RunConfig) -> str:
     length.
 
     tiny-demo keeps random batches: it learns from scratch, its rows are short (little padding to save), and
-    length-sorted batches there are nearly one label each; measured with tests/test_evaluate_integration.py's
+    length-sorted batches there are nearly one label each; measured with tests/evaluation/test_evaluate_integration.py's
     LoRA run (300 steps, seed 42): 0.833 held-out with length grouping against >= 0.85 with random batches."""
     if cfg.dynamic_batching or cfg.packing or cfg.neat_packing or cfg.model_name_or_path == DEMO_MODEL:
         return "random"

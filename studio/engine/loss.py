@@ -11,7 +11,7 @@ torchtune's chunked loss do): each chunk's fp32 logits live only inside the loop
 gradients of the hidden states and of the head are computed there too, so neither forward nor
 backward ever holds more than ``chunk x vocab`` logits. Written here (not Liger) because Liger is
 a GPU/Triton package; this runs on CPU and GPU alike and is checked against the full computation
-in tests/test_selective_loss.py (loss and every gradient within 1e-5).
+in tests/engine/test_selective_loss.py (loss and every gradient within 1e-5).
 
 Models whose head is not a plain ``lm_head(hidden)`` (logit scaling, custom heads) are caught by
 a one-time check against the model's own loss on the first batch; on a mismatch the engine goes

@@ -9,8 +9,8 @@ optimizer therefore steps offloaded parameters, and keeps their states, in host 
 Why hand-written hooks and not FSDP2 ``fully_shard`` + ``CPUOffloadPolicy`` or DeepSpeed ``offload_param``:
 CPUOffloadPolicy refuses to run without an accelerator, so it cannot be tested on the machines that build this
 project, and ZeRO-3 already exists here as its own option (``deepspeed: z3-offload``). These hooks are proven on
-the emulated card in tests/test_offload.py (resident layers, exact gradients, forward and backward, with and
-without gradient checkpointing, full and LoRA) and on a real card by tests/test_gpu_offload.py.
+the emulated card in tests/engine/test_offload.py (resident layers, exact gradients, forward and backward, with and
+without gradient checkpointing, full and LoRA) and on a real card by tests/engine/test_gpu_offload.py.
 
 Where the hooks fire, and why each is needed:
 * the layer's forward pre-hook (normal forward);

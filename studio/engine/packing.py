@@ -5,7 +5,7 @@ label of each is masked (so no example learns to predict the next one's start), 
 ``neat_packing`` every example's ``position_ids`` restart at 0. transformers' mask builder sees
 the restarting position ids (with no 2-D attention mask) and makes attention block-diagonal:
 each token attends only inside its own example (SDPA and eager build that mask; FlashAttention-2
-uses the same boundaries as varlen sequences). tests/test_packing.py proves the isolation: the
+uses the same boundaries as varlen sequences). tests/engine/test_packing.py proves the isolation: the
 loss of a packed batch equals the sum of the examples' losses computed one by one.
 
 ``packing`` without ``neat_packing`` is LLaMA-Factory's plain packing: positions run on across

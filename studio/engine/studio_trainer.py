@@ -8,7 +8,7 @@
 Everything else (optimizers, DeepSpeed, mixed precision, resume) is the stock Trainer.
 
 None of it waits for the card inside a step: the counts come from the host (batching.HostCounts) and the guard's
-values are read in one go on the steps that log, save or evaluate (tests/test_step_sync.py counts the waits).
+values are read in one go on the steps that log, save or evaluate (tests/engine/test_step_sync.py counts the waits).
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
         # default budget: the batch size's worth of rows of average length, so a run makes about as many
         # optimizer steps of about as many rows as with random batches (the plan's epochs and learning rate
         # stay right), with little padding; a longest-row budget packed ~2x the rows into half the steps and
-        # tiny-demo's data-only plan fell from 0.72 to 0.60 held-out (tests/test_cli_defaults.py)
+        # tiny-demo's data-only plan fell from 0.72 to 0.60 held-out (tests/config/test_cli_defaults.py)
         budget = self.max_tokens_per_batch or self.args.per_device_train_batch_size * -(-sum(lengths) // len(lengths))
         sampler = TokenBudgetBatchSampler(lengths, budget, seed=self.args.seed, packed=self.packed)
         loader = DataLoader(self.train_dataset, batch_sampler=sampler, collate_fn=self.data_collator,
@@ -320,7 +320,7 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
                 # a weak reference to this trainer: a parameter's hook is held from C++ (its grad accumulator),
                 # where the garbage collector cannot see a cycle, so a bound method here kept the trainer, the
                 # model and its optimizer alive after train() returned (on a card: ~70% of the run's peak stayed
-                # allocated, measured on an H200; tests/test_engine_release.py)
+                # allocated, measured on an H200; tests/engine/test_engine_release.py)
                 p.register_post_accumulate_grad_hook(partial(_notify_touched, weakref.ref(self)))
 
 

@@ -5,7 +5,7 @@ decoding step multiplied a single token's hidden state by every weight matrix (m
 one step serves ``batch`` rows. Prompts are sorted by length so a batch pads little, left-padded (generation
 appends on the right; transformers derives position ids from the attention mask), and answers come back in
 the rows' order. Greedy decoding of a batch equals row-by-row decoding up to float rounding
-(tests/test_label_scoring.py checks the texts are the same on the test model).
+(tests/evaluation/test_label_scoring.py checks the texts are the same on the test model).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ left-padded (so every row's last real token sits in the last column) and run onc
 answer token's log-probability comes from that last column; the cache is repeated once per label
 (``Cache.batch_repeat_interleave``, what beam search uses) and all labels' remaining tokens run in one small
 forward on top of it. Position ids follow the attention mask, so left padding changes nothing but float rounding
-(tests/test_label_scoring.py: equal to the naive per-label scores within 1e-4).
+(tests/evaluation/test_label_scoring.py: equal to the naive per-label scores within 1e-4).
 
 Rows of one evaluation share their instruction: the template's text up to the review is the same tokens in every
 prompt (25 of Gemma's ~45 tokens a row, 44 of SmolLM2's ~75, on the sample reviews). ``shared_prefix_len`` finds that

@@ -2,7 +2,7 @@
 
 Why: unmerged, every adapted projection computes ``x W^T + s (x A^T) B^T``: two more thin matrix products, a scale
 and an add per layer, on every token (Gemma-3-270M with ``lora_target: all``: 7 projections x 18 layers). Merged,
-``W + s B A`` is one product: the same function, to fp32 rounding (tests/test_eval_merge.py: label log-probs within
+``W + s B A`` is one product: the same function, to fp32 rounding (tests/evaluation/test_eval_merge.py: label log-probs within
 1e-4, the same labels). Label scoring merges for its pass and unmerges after (``merged_lora``).
 
 When: a PEFT model whose tuner layers are all plain LoRA ``Linear`` layers over fp32 ``nn.Linear`` weights, with the

@@ -3,7 +3,7 @@
 A card comes from a local model folder's config.json (counted from the model's skeleton on the meta device,
 studio/memory/meta_count.py: exact for any architecture transformers knows), or, for models not on disk, from
 presets/models/<name>.yaml (published config.json values, matched by name, hub id or alias; the formula below,
-checked against the meta count of the same config in tests/test_estimator_meta.py), or is the built-in 'tiny-demo'.
+checked against the meta count of the same config in tests/memory/test_estimator_meta.py), or is the built-in 'tiny-demo'.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ studio/memory/meta_count.py). Each term is one function in studio/memory/terms.p
   resident size of python + torch + transformers + peft, and glibc's fragmentation (measured).
 
 Units: GB means GiB (2**30 bytes), as nvidia-smi and torch report card memory.
-Accuracy: within ~25% of published figures (tests/test_memory.py; 7B full mixed-precision within 15% of
+Accuracy: within ~25% of published figures (tests/memory/test_memory.py; 7B full mixed-precision within 15% of
 LLaMA-Factory's 120 GB) and within ~15% of peak RSS
 measured on CPU (bench/memory_bench.py).
 """

@@ -15,7 +15,7 @@ weights, gradients and states) only when asked for with ``pure_bf16: true``, LLa
 This module is the one place that asks what a card can do (``device_caps``) and decides dtypes from it
 (``precision_plan``, ``inference_dtype``). A run makes its plan once and hands it to the model load, the
 quantization config, TrainingArguments' autocast flag, the estimator and status.json;
-tests/test_card_decisions.py fails if another module builds ``DeviceCaps`` itself.
+tests/models/test_card_decisions.py fails if another module builds ``DeviceCaps`` itself.
 """
 from __future__ import annotations
 

@@ -217,7 +217,7 @@ print(best)
 
 
 def _measure_flops() -> float:
-    """In a child process: the web server never imports torch for it (tests/test_ui_app.py holds the UI to that)."""
+    """In a child process: the web server never imports torch for it (tests/ui/test_ui_app.py holds the UI to that)."""
     import subprocess
     import sys
     try:

@@ -4,7 +4,7 @@ A problem names settings; ``{f_<key>}`` stands for the setting ``key``, written 
 key on the command line and in YAML (``learning_rate``), the Settings tab's label on the page ('Learning rate',
 “学习率”). So the English is written once here, for both surfaces, and a Chinese page shows the problem in Chinese.
 ``{name}`` is a value, formatted with str.format; a literal brace is doubled.
-studio/config/checks.py makes every problem from a code here (``config_problem``); tests/test_config_problems.py
+studio/config/checks.py makes every problem from a code here (``config_problem``); tests/config/test_config_problems.py
 holds each entry to both languages and the same values, and every check to a code.
 """
 from __future__ import annotations
@@ -146,7 +146,7 @@ def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: 
     value ``name`` (a check over every field: a range, a control character); ``{f_<key>}`` the field ``key``.
 
     Raises:
-        KeyError: an unknown code, or values that do not fit its words (a bug: tests/test_config_problems.py).
+        KeyError: an unknown code, or values that do not fit its words (a bug: tests/config/test_config_problems.py).
     """
     text = PROBLEMS[code][lang == "zh"]
     fields = {f"f_{k}": field_name(k, lang, surface) for k in _FIELD.findall(text) if k != "name"}

@@ -10,7 +10,7 @@ says it after what happened; ``PAGE_REASONS``: the page's words where they diffe
 by their labels, where the command line names config keys). Besides a code's own values, ``{f_<key>}`` is the
 Settings tab's label of that config key and ``{b_resume}`` / ``{b_start}`` the Train tab's buttons, filled in for
 the language shown, so a reason can never name a button the page lacks. A value of a closed set written by the
-system in English (a full disk's error) is worded by ``TERMS``. tests/test_end_reason_words.py holds every entry to
+system in English (a full disk's error) is worded by ``TERMS``. tests/words/test_end_reason_words.py holds every entry to
 the rule (both languages, the same values, no English in the page's Chinese) and every code written in studio/ to
 having an entry.
 """

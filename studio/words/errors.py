@@ -20,7 +20,7 @@ Two kinds of value are worded by the catalog too, so that no English reaches a C
 
 This module imports nothing of the studio: studio/errors.py reads it to word an error, and it sits below all.
 The sections: data_errors.py (reading and converting a file, the workspace's paths), dataset_errors.py
-(loading a dataset to train on). tests/test_words_catalog.py holds every entry to the rule (both languages, the
+(loading a dataset to train on). tests/words/test_words_catalog.py holds every entry to the rule (both languages, the
 same values, no English in the Chinese) and every code raised in studio/ to having an entry.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@
 The engine sends a notice as its CLI text plus a code and values (studio/notices.py). Here each code has its page
 sentence in English and Chinese; ``{f_<key>}`` stands for the Settings field of that config key, filled in with
 the label the Settings tab shows, so a notice can never name a key or drift from the form.
-tests/test_page_notices.py holds every notice the engine can send to a code here.
+tests/ui/test_page_notices.py holds every notice the engine can send to a code here.
 """
 from __future__ import annotations
 

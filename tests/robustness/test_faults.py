@@ -14,7 +14,7 @@ from studio.errors import StudioError
 from studio.runs.jobs import JobRunner
 from studio.runs.run_dir import RunDir
 from tests.robustness.harness import api, cli, expect, record
-from tests.test_jobs import FakeRunner
+from tests.runs.test_jobs import FakeRunner
 
 GROUP = "faults"
 

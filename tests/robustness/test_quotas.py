@@ -1,7 +1,7 @@
 """Per-login quotas on a shared studio: who may upload what and how much, queued runs, a full disk.
 
 The upload cases run the studio's guard in front of a stand-in for Gradio's upload route (the same cookie and
-token contract as tests/test_launch_security.py), so each takes milliseconds; the run-queue cases use the
+token contract as tests/app/test_launch_security.py), so each takes milliseconds; the run-queue cases use the
 queue's own functions with a stub runner.
 """
 from __future__ import annotations

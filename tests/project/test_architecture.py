@@ -1,0 +1,176 @@
+"""The layering in docs/ARCHITECTURE.md, enforced by reading every module's imports (function-level ones too).
+
+ui/ (the pages) and cli/ on top; app/ (what the page does that is not drawing it) under ui/; evaluation/,
+engine/, memory/ and autoconfig in the middle; data/, models/, config/, runs/, words/, errors and workspace at
+the bottom. A module may import its own layer or lower, never higher; no group of modules imports each other in
+a circle; only ui/ imports the web framework, and every ui/ module does; cli/ never imports ui/, not even by name
+(the verbs that serve a page, webui and demo, are added to the command line by studio/__main__.py).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "studio"
+LAYERS = {"ui": 4, "cli": 4, "__main__": 4,
+          "app": 3,
+          "evaluation": 2, "engine": 2, "memory": 2, "autoconfig": 2,
+          "data": 1, "models": 1, "config": 1, "runs": 1, "words": 1,
+          "errors": 1, "notices": 1, "state_files": 1, "safe_files": 1, "feedback": 1,
+          "workspace": 1, "__init__": 1}
+WEB = ("gradio", "gradio_client", "starlette", "fastapi", "uvicorn")
+HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PKG.rglob("*.py"):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    is_pkg = path.name == "__init__.py"
+    pkg = name if is_pkg else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}  # `from . import forms` names a module
+    return found
+
+
+def _internal(mods: dict[str, Path]) -> dict[str, set[str]]:
+    graph = {}
+    for name, path in mods.items():
+        graph[name] = {m for m in _imports(name, path) if m in mods and m != name and m != "studio"}
+    return graph
+
+
+def _layer(mod: str) -> int:
+    return LAYERS[mod.split(".")[1] if "." in mod else "__init__"]
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    graph = _internal(_modules())
+    bad = sorted(f"{a} (layer {_layer(a)}) imports {b} (layer {_layer(b)})"
+                 for a, deps in graph.items() for b in deps if _layer(b) > _layer(a))
+    assert bad == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    cycles, state, stack = [], {}, []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                cycles.append(" -> ".join(stack[stack.index(m):] + [m]))
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+    return cycles
+
+
+def test_no_import_circles() -> None:
+    graph = _internal(_modules())
+    # a package's __init__ importing its own submodules is not a circle of design
+    graph = {a: {b for b in deps if not b.startswith(a + ".")} for a, deps in graph.items()}
+    assert _cycles(graph) == []
+
+
+def _package(mod: str) -> str:
+    return mod.split(".")[1] if "." in mod else mod
+
+
+def test_no_circles_between_packages_either() -> None:
+    """Read as packages (data/, words/, config/ ... and the single-module ones: errors, workspace), the imports
+    still run one way: a package whose modules sit on both sides of another (words/ both under errors and over
+    config) is an arrow back up, though no two modules import each other."""
+    graph: dict[str, set[str]] = {}
+    for a, deps in _internal(_modules()).items():
+        graph.setdefault(_package(a), set()).update(_package(b) for b in deps if _package(b) != _package(a))
+    assert _cycles(graph) == []
+
+
+def test_the_words_import_nothing_of_the_studio() -> None:
+    """words/ is the bottom: studio/errors.py words an error from it, so a word module that imports any other part
+    (config for a field list, state_files for a problem) would put words/ above what it sits under."""
+    graph = _internal(_modules())
+    out = sorted(f"{a} imports {b}" for a, deps in graph.items() if _package(a) == "words"
+                 for b in deps if _package(b) != "words")
+    assert out == []
+
+
+def test_tab_modules_stay_thin() -> None:
+    """A tab builds components and calls the engine; it never imports torch & co. itself."""
+    for f in (PKG / "ui").glob("*_tab.py"):
+        heavy = sorted(m for m in _imports(f"studio.ui.{f.stem}", f) if m.split(".")[0] in HEAVY)
+        assert heavy == [], f"{f.name} imports {heavy}"
+
+
+def test_only_the_pages_import_the_web_framework() -> None:
+    """Services, the engine and the command line run without a web framework: only studio/ui/ imports one."""
+    bad = sorted(f"{name} imports {m}" for name, path in _modules().items() if not name.startswith("studio.ui")
+                 for m in _imports(name, path) if m.split(".")[0] in WEB)
+    assert bad == []
+
+
+def test_cli_never_imports_the_pages() -> None:
+    graph = _internal(_modules())
+    bad = sorted(f"{a} imports {b}" for a, deps in graph.items() if a.startswith("studio.cli")
+                 for b in deps if b.startswith("studio.ui"))
+    assert bad == []
+
+
+def _named_modules(path: Path) -> set[str]:
+    """Module names a file spells as strings (``importlib.import_module("studio.ui.app")``, a verb table)."""
+    return {node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.startswith("studio.") and " " not in node.value}
+
+
+def test_cli_never_names_the_pages_either() -> None:
+    """An import spelled as a string is still an import: cli/ loads no ui/ module by name (the verbs that serve a
+    page are named by studio/__main__.py, above both)."""
+    bad = sorted(f"{name} names {m}" for name, path in _modules().items() if name.startswith("studio.cli")
+                 for m in _named_modules(path) if m == "studio.ui" or m.startswith("studio.ui."))
+    assert bad == []
+
+
+def test_every_page_module_uses_the_web_framework() -> None:
+    """ui/ holds only what builds or serves the page: a module there that never imports the web framework is a
+    service and belongs in app/ (or runs/, data/)."""
+    bad = sorted(name for name, path in _modules().items()
+                 if name.startswith("studio.ui.") and not any(m.split(".")[0] in WEB for m in _imports(name, path)))
+    assert bad == []
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new top-level package must be placed in the layering on purpose, not fall through a default."""
+    assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []
+
+
+UI_MAX_LINES = 4000  # the page stays small enough to read; services go below it, to app/
+
+
+def test_the_pages_stay_under_their_line_budget() -> None:
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PKG / "ui").rglob("*.py"))
+    assert lines <= UI_MAX_LINES, f"studio/ui/ has {lines} lines; move what does not draw the page to studio/app/"

@@ -1,0 +1,42 @@
+"""A link out of the studio's folders is refused with the words of the folder's kind (studio/safe_files.py): each
+kind a caller names has its own code in the catalog (studio/words/app_errors.py), so a new kind is caught here, not
+as a KeyError in front of a user."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from studio.errors import StudioError
+from studio.safe_files import _LINK_OUT, refuse_links_out
+from studio.words.errors import ERRORS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_folder_kind_a_caller_names_has_a_code() -> None:
+    named = set()
+    for path in sorted((ROOT / "studio").rglob("*.py")):
+        for call in [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]:
+            if (getattr(call.func, "id", None) or getattr(call.func, "attr", None)) == "refuse_links_out":
+                what = call.args[1] if len(call.args) > 1 else next(
+                    (k.value for k in call.keywords if k.arg == "what"), None)
+                named |= {n.value for n in ast.walk(what) if isinstance(n, ast.Constant)} if what else {"folder"}
+    assert named and named <= set(_LINK_OUT), sorted(named - set(_LINK_OUT))
+    assert all(code in ERRORS for code in _LINK_OUT.values())
+
+
+@pytest.mark.parametrize("what,lead,zh", [("folder", "The folder", "文件夹"), ("run folder", "The run folder", "运行文件夹"),
+                                          ("model folder", "The model folder", "模型文件夹")])
+def test_a_link_out_names_the_folder_and_its_links(tmp_path: Path, what: str, lead: str, zh: str) -> None:
+    inside, outside = tmp_path / "ws" / "run1", tmp_path / "elsewhere"
+    inside.mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x")
+    (inside / "leak.txt").symlink_to(outside / "secret.txt")
+    with pytest.raises(StudioError) as err:
+        refuse_links_out(inside, what)
+    assert err.value.code == _LINK_OUT[what] and err.value.message.startswith(
+        f"{lead} 'run1' holds a link to a file outside the studio's folders ('run1/leak.txt'). Fix: remove the link")
+    assert err.value.text("zh", "page").startswith(f"{zh}“run1”中有一个指向本工作室文件夹之外的链接")

@@ -6,7 +6,7 @@ else is a bug and is logged with its traceback, never shown raw to a user.
 Every error the studio raises is ``StudioError.of(code, **values)``: a code and its values, whose words
 studio/words/errors.py holds (both languages, both surfaces: the CLI's fix may name a flag, the page's names the
 page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an English
-sentence; tests/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
+sentence; tests/words/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
 An error made from sentences (``StudioError(what, fix, page_fix=...)``) is what a run recorded by an older studio
 reads back as (``from_dict``): shown as written, the page with its ``page_fix``.
 """
@@ -119,4 +119,5 @@ class ConfigError(StudioError):
         self.problems = list(problems)
         items = [{"problem": p.code, **p.params} if getattr(p, "code", None) in config_problems.PROBLEMS else str(p)
                  for p in self.problems]
-        self._worded_by("config.problem" if len(items) == 1 else "config.problems", {"problems": items, "n": len(items)})
+        self._worded_by("config.problem" if len(items) == 1 else "config.problems",
+                        {"problems": items, "n": len(items)})

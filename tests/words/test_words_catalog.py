@@ -19,7 +19,8 @@ from tests.ui.test_ui_zh_page import latin_words
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r"^[a-z]+\.[a-z_]+$")
-FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py", "gguf", "safetensors", "bin"}  # config.json is a file's name, not a config. code
+# a file's name is no code (config.json, model.gguf)
+FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py", "gguf", "safetensors", "bin"}
 # what a data file or dataset_info.json holds literally (keys and column names, JSON's null, the NUL character),
 # the names of training stages and formats, and what the command line takes as typed (convert, DIR, sentiment)
 LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",
@@ -78,7 +79,7 @@ def test_no_english_left_in_the_chinese() -> None:
 
 def test_every_listed_problem_has_both_languages_and_the_same_values() -> None:
     """The problems an error lists (``PROBLEMS``: a cluster request's) are held to the catalog's rule; a run
-    configuration's are held by tests/test_config_problems.py."""
+    configuration's are held by tests/config/test_config_problems.py."""
     assert PROBLEMS
     for code, (en, zh) in PROBLEMS.items():
         assert CODE.match(code) and en.strip() and zh.strip(), code

@@ -14,9 +14,14 @@ the allocator's fragmentation (the estimator's ``overhead`` term).
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+if __name__ == "__main__":  # run as a script, as docs/BENCHMARKS.md does: the studio from this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from studio.memory import terms
 from studio.memory.estimator import GB, Estimate, estimate, load_card

@@ -54,6 +54,19 @@ def train_tiny_labels_run(ws: Path, model_dir: Path, name: str = "old") -> Path:
     return Path(cfg.output_dir)
 
 
+def add_corrections(ws: Path, n: int, accepted: int | None = None, run: str = "old") -> None:
+    """n teammates' corrections of wrong answers of ws/runs/RUN in the workspace's feedback store (logins t0, t1,
+    ...); the first ``accepted`` (all by default) accepted by the owner, the others left new."""
+    from studio.feedback.store import FeedbackStore
+    store = FeedbackStore.in_workspace(ws)
+    for i, r in enumerate(make_review_rows(n, seed=9)):
+        wrong = "negative" if r["output"] == "positive" else "positive"
+        fid = store.add(run=run, login=f"t{i}", input=r["input"], answer=wrong, verdict="down",
+                        correction=r["output"])
+        if accepted is None or i < accepted:
+            store.review(fid, reviewer="owner", status="accepted")
+
+
 @pytest.fixture(scope="session")
 def sample_reviews_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_jsonl(tmp_path_factory.mktemp("data") / "reviews.jsonl", make_review_rows(240))

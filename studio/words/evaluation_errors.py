@@ -21,6 +21,11 @@ _FOLDER_PAGE = ("export a Model folder instead (Format on the Evaluate tab, with
                 "改为导出“模型文件夹”（“评估”页的“格式”，并勾选“把 LoRA 适配器合并为独立模型”）")
 _CONVERT = " and convert it with llama.cpp's convert_hf_to_gguf.py"
 _CONVERT_ZH = "，再用 llama.cpp 的 convert_hf_to_gguf.py 转换它"
+_FOLDER_AND_CONVERT = (_FOLDER_PAGE[0] + " and convert it with llama.cpp", _FOLDER_PAGE[1] + "，再用 llama.cpp 转换它")
+_FOLDER_AND_CONVERT_SCRIPT = (_FOLDER_PAGE[0] + _CONVERT, _FOLDER_PAGE[1] + _CONVERT_ZH)
+_BYTE_LEVEL_ONLY = ("GGUF export writes byte-level BPE vocabularies, and models prepared from a GGUF",
+                    "GGUF 导出只能写出字节级字节对编码词表，以及由 GGUF 准备的模型")
+_SPLIT_ROWS = ("split it into files of at most {limit:,} rows", "请把它拆成每个不超过 {limit:,} 行的文件")
 
 
 def _too_long(what_en: str, what_zh: str) -> dict[str, tuple[str, str]]:
@@ -42,11 +47,10 @@ EVALUATION_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                                     "请把它拆成每个不超过 {limit:g} MB 的文件")},
     "eval.too_many_rows": {"what": ("The file has {n:,} rows, over the limit of {limit:,} for one prediction or check",
                                     "文件有 {n:,} 行，超过了一次预测或检查 {limit:,} 行的上限"),
-                           "fix": ("split it into files of at most {limit:,} rows", "请把它拆成每个不超过 {limit:,} 行的文件")},
+                           "fix": _SPLIT_ROWS},
     "eval.too_many_rows_page": {"what": ("The file has {n:,} rows, over this page's limit of {limit:,} for one "
                                          "prediction or check", "文件有 {n:,} 行，超过了本页面一次预测或检查 {limit:,} 行的上限"),
-                                "fix": ("split it into files of at most {limit:,} rows",
-                                        "请把它拆成每个不超过 {limit:,} 行的文件")},
+                                "fix": _SPLIT_ROWS},
     # ---- the model a request is answered by (inference.py)
     "eval.no_run": {"what": ("No run is selected", "没有选择运行"),
                     "fix": ("pick a finished run in the list (refresh it after training)",
@@ -174,28 +178,25 @@ EVALUATION_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                 "支持的架构：llama（SmolLM2、tiny-demo）、gemma3（Gemma 3）和 qwen2"),
         "fix": ("export the merged model folder instead (python -m studio export RUN --merge --out DIR)" + _CONVERT,
                 "改为导出合并后的模型文件夹（python -m studio export RUN --merge --out DIR）" + _CONVERT_ZH),
-        "page_fix": (_FOLDER_PAGE[0] + _CONVERT, _FOLDER_PAGE[1] + _CONVERT_ZH)},
+        "page_fix": _FOLDER_AND_CONVERT_SCRIPT},
     "export.gguf_tensor": {"what": ("GGUF export has no name for the tensor '{tensor}'", "GGUF 导出没有张量“{tensor}”对应的名字"),
                            "fix": (_MERGED, _MERGED_ZH),
-                           "page_fix": (_FOLDER_PAGE[0] + " and convert it with llama.cpp",
-                                        _FOLDER_PAGE[1] + "，再用 llama.cpp 转换它")},
+                           "page_fix": _FOLDER_AND_CONVERT},
     "export.gguf_pre_tokenizer": {
         "what": ("GGUF export does not know this tokenizer's way of splitting text", "GGUF 导出不认识这个分词器切分文本的方式"),
         "why": ("pre-tokenizer {spec}", "预分词器 {spec}"),
         "fix": (_MERGED + "'s convert_hf_to_gguf.py", "改为导出合并后的模型文件夹（--merge）" + _CONVERT_ZH),
-        "page_fix": (_FOLDER_PAGE[0] + _CONVERT, _FOLDER_PAGE[1] + _CONVERT_ZH)},
+        "page_fix": _FOLDER_AND_CONVERT_SCRIPT},
     "export.gguf_vocab": {
-        "what": ("GGUF export writes byte-level BPE vocabularies, and models prepared from a GGUF",
-                 "GGUF 导出只能写出字节级字节对编码词表，以及由 GGUF 准备的模型"),
+        "what": _BYTE_LEVEL_ONLY,
         "why": ("this tokenizer is {kind}", "这个分词器是 {kind}"),
         "fix": (_MERGED, _MERGED_ZH),
-        "page_fix": (_FOLDER_PAGE[0] + " and convert it with llama.cpp", _FOLDER_PAGE[1] + "，再用 llama.cpp 转换它")},
+        "page_fix": _FOLDER_AND_CONVERT},
     "export.gguf_vocab_fallback": {
-        "what": ("GGUF export writes byte-level BPE vocabularies, and models prepared from a GGUF",
-                 "GGUF 导出只能写出字节级字节对编码词表，以及由 GGUF 准备的模型"),
+        "what": _BYTE_LEVEL_ONLY,
         "why": ("this tokenizer is {kind} with byte fallback (sentencepiece style)", "这个分词器是带字节回退的 {kind}"),
         "fix": (_MERGED, _MERGED_ZH),
-        "page_fix": (_FOLDER_PAGE[0] + " and convert it with llama.cpp", _FOLDER_PAGE[1] + "，再用 llama.cpp 转换它")},
+        "page_fix": _FOLDER_AND_CONVERT},
     "export.gguf_config": {"what": ("The GGUF file cannot describe this model exactly", "GGUF 文件无法准确描述这个模型"),
                            "why": ("{detail}", "配置不一致：{detail}"),
                            "fix": ("export the merged model folder instead (--merge)", "改为导出合并后的模型文件夹（--merge）"),

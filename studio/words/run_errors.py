@@ -79,6 +79,22 @@ CLUSTER_PROBLEMS: dict[str, Pair] = {
                           "多个进程需要一个 DeepSpeed 方案：请在配置中把 deepspeed 设为 z2 或 z3（或用 --set deepspeed=z3）"),
 }
 
+# the fixes two codes share (a folder's listing cut short, a run's step known or not)
+_FOREIGN_FILES_FIX = {
+    "fix": ("train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a folder it did not "
+            "make, not even with overwrite_output_dir)",
+            "请用 --set output_dir=新文件夹 训练到一个新文件夹中（本工作室从不清空不是它生成的文件夹，即使设置了 "
+            "overwrite_output_dir 也不会）"),
+    "page_fix": (_NEW_FOLDER_PAGE[0] + " (the studio never empties a folder it did not make)",
+                 _NEW_FOLDER_PAGE[1] + "（本工作室从不清空不是它生成的文件夹）")}
+_HAS_RUN_FIX = {
+    "fix": ("train into a new folder with --set output_dir=NEW_FOLDER, continue that run with --resume last, or "
+            "replace it with --set overwrite_output_dir=true",
+            "请用 --set output_dir=新文件夹 训练到一个新文件夹中，用 --resume last 继续那次运行，或用 "
+            "--set overwrite_output_dir=true 替换它"),
+    "page_fix": (_NEW_FOLDER_PAGE[0] + ", resume that run, or tick Replace an earlier run in the run folder",
+                 _NEW_FOLDER_PAGE[1] + "，继续那次运行，或勾选“替换运行文件夹中已有的运行”")}
+
 RUN_ERRORS: dict[str, dict[str, Pair]] = {
     "engine.cluster_shape": {"what": ("Cannot write the cluster files: {problems}", "无法写出集群文件：{problems}"),
                              "fix": ("fix the flags above and run the command again", "请改正上面的参数，然后重新运行命令")},
@@ -294,21 +310,11 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
     "cli.output_foreign": {
         "what": ("output_dir '{path}' holds files the studio did not make ({files})",
                  "output_dir“{path}”中有不是本工作室生成的文件（{files}）"),
-        "fix": ("train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a folder it did "
-                "not make, not even with overwrite_output_dir)",
-                "请用 --set output_dir=新文件夹 训练到一个新文件夹中（本工作室从不清空不是它生成的文件夹，即使设置了 "
-                "overwrite_output_dir 也不会）"),
-        "page_fix": (_NEW_FOLDER_PAGE[0] + " (the studio never empties a folder it did not make)",
-                     _NEW_FOLDER_PAGE[1] + "（本工作室从不清空不是它生成的文件夹）")},
+        **_FOREIGN_FILES_FIX},
     "cli.output_foreign_more": {
         "what": ("output_dir '{path}' holds files the studio did not make ({files} and {more} more)",
                  "output_dir“{path}”中有不是本工作室生成的文件（{files} 等，另有 {more} 个）"),
-        "fix": ("train into a new folder with --set output_dir=NEW_FOLDER (the studio never empties a folder it did "
-                "not make, not even with overwrite_output_dir)",
-                "请用 --set output_dir=新文件夹 训练到一个新文件夹中（本工作室从不清空不是它生成的文件夹，即使设置了 "
-                "overwrite_output_dir 也不会）"),
-        "page_fix": (_NEW_FOLDER_PAGE[0] + " (the studio never empties a folder it did not make)",
-                     _NEW_FOLDER_PAGE[1] + "（本工作室从不清空不是它生成的文件夹）")},
+        **_FOREIGN_FILES_FIX},
     "cli.output_training": {
         "what": ("output_dir '{path}' holds a run that is training now (pid {pid})",
                  "output_dir“{path}”中有一次正在训练的运行（进程号 {pid}）"),
@@ -317,19 +323,9 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
         "page_fix": (_NEW_FOLDER_PAGE[0] + ", or stop that run first", _NEW_FOLDER_PAGE[1] + "，或先停止那次运行")},
     "cli.output_has_run": {
         "what": ("output_dir '{path}' already holds a run ({state})", "output_dir“{path}”中已经有一次运行（{state}）"),
-        "fix": ("train into a new folder with --set output_dir=NEW_FOLDER, continue that run with --resume last, or "
-                "replace it with --set overwrite_output_dir=true",
-                "请用 --set output_dir=新文件夹 训练到一个新文件夹中，用 --resume last 继续那次运行，或用 "
-                "--set overwrite_output_dir=true 替换它"),
-        "page_fix": (_NEW_FOLDER_PAGE[0] + ", resume that run, or tick Replace an earlier run in the run folder",
-                     _NEW_FOLDER_PAGE[1] + "，继续那次运行，或勾选“替换运行文件夹中已有的运行”")},
+        **_HAS_RUN_FIX},
     "cli.output_has_run_step": {
         "what": ("output_dir '{path}' already holds a run ({state} at step {step})",
                  "output_dir“{path}”中已经有一次运行（{state}，在第 {step} 步）"),
-        "fix": ("train into a new folder with --set output_dir=NEW_FOLDER, continue that run with --resume last, or "
-                "replace it with --set overwrite_output_dir=true",
-                "请用 --set output_dir=新文件夹 训练到一个新文件夹中，用 --resume last 继续那次运行，或用 "
-                "--set overwrite_output_dir=true 替换它"),
-        "page_fix": (_NEW_FOLDER_PAGE[0] + ", resume that run, or tick Replace an earlier run in the run folder",
-                     _NEW_FOLDER_PAGE[1] + "，继续那次运行，或勾选“替换运行文件夹中已有的运行”")},
+        **_HAS_RUN_FIX},
 }

@@ -39,16 +39,21 @@ def test_sgd_at_lr_099_without_clipping_stops_on_the_gradient_norm(tmp_path, tin
     assert run.last_checkpoint() is None and run.final_model() is None
 
 
-def test_the_message_names_the_checkpoint_that_exists(tmp_path, tiny_model_dir, sample_reviews_jsonl, monkeypatch):
-    """Gradients blown up from step 7 on (the loss itself stays finite): stop there, name checkpoint-6."""
+def _blow_up_gradients_from_step(monkeypatch, step: int) -> None:
+    """From ``step`` on, the loss is scaled by 1e7: it stays finite while its gradients explode."""
     from studio.engine.studio_trainer import StudioTrainer
     real = StudioTrainer.compute_loss
 
     def blown(self, model, inputs, *a, **kw):
         loss = real(self, model, inputs, *a, **kw)
-        return loss * 1e7 if self.state.global_step >= 6 else loss
+        return loss * 1e7 if self.state.global_step >= step else loss
 
     monkeypatch.setattr(StudioTrainer, "compute_loss", blown)
+
+
+def test_the_message_names_the_checkpoint_that_exists(tmp_path, tiny_model_dir, sample_reviews_jsonl, monkeypatch):
+    """Gradients blown up from step 7 on (the loss itself stays finite): stop there, name checkpoint-6."""
+    _blow_up_gradients_from_step(monkeypatch, 6)
     cfg = _sgd_cfg(tmp_path, tiny_model_dir, sample_reviews_jsonl, optim="adamw_torch", learning_rate=1e-3,
                    max_grad_norm=1.0, save_steps=3)
     with pytest.raises(StudioError) as err:
@@ -64,14 +69,7 @@ def test_a_bad_step_stops_the_run_before_its_loss_is_logged(tmp_path, tiny_model
                                                             monkeypatch):
     """The check runs on every step that logs, not only before a checkpoint: with no checkpoint due, the run still
     stops at the step whose gradients blew up, and no later step is trained or logged."""
-    from studio.engine.studio_trainer import StudioTrainer
-    real = StudioTrainer.compute_loss
-
-    def blown(self, model, inputs, *a, **kw):
-        loss = real(self, model, inputs, *a, **kw)
-        return loss * 1e7 if self.state.global_step >= 6 else loss
-
-    monkeypatch.setattr(StudioTrainer, "compute_loss", blown)
+    _blow_up_gradients_from_step(monkeypatch, 6)
     cfg = _sgd_cfg(tmp_path, tiny_model_dir, sample_reviews_jsonl, optim="adamw_torch", learning_rate=1e-3,
                    max_grad_norm=1.0, save_steps=1000)
     with pytest.raises(StudioError, match=r"^Training diverged at step 9: "):

@@ -13,9 +13,9 @@ from studio.feedback.store import FeedbackStore
 from studio.runs.run_dir import RunDir
 
 try:
-    from conftest import make_review_rows, train_tiny_labels_run
+    from conftest import add_corrections, make_review_rows, train_tiny_labels_run
 except ImportError:  # tests/ as a package
-    from tests.conftest import make_review_rows, train_tiny_labels_run
+    from tests.conftest import add_corrections, make_review_rows, train_tiny_labels_run
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +23,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) ->
     """runs/old trained on 40 reviews, with 6 accepted corrections of answers it gave (and one row left new)."""
     ws = tmp_path_factory.mktemp("ws")
     train_tiny_labels_run(ws, tiny_model_dir)
-    store = FeedbackStore.in_workspace(ws)
-    for i, r in enumerate(make_review_rows(7, seed=9)):
-        wrong = "negative" if r["output"] == "positive" else "positive"
-        fid = store.add(run="old", login=f"t{i}", input=r["input"], answer=wrong, verdict="down",
-                        correction=r["output"])
-        if i < 6:
-            store.review(fid, reviewer="owner", status="accepted")
+    add_corrections(ws, 7, accepted=6)
     return ws
 
 

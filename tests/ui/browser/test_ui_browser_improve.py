@@ -11,24 +11,18 @@ import pytest
 from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
-    from conftest import make_review_rows, train_tiny_labels_run
+    from conftest import add_corrections, train_tiny_labels_run
 except ImportError:  # tests/ as a package
-    from tests.conftest import make_review_rows, train_tiny_labels_run
+    from tests.conftest import add_corrections, train_tiny_labels_run
 
 
 @pytest.fixture()
 def studio(tmp_path: Path, tiny_model_dir: Path) -> Iterator[Any]:
-    from studio.feedback.store import FeedbackStore
     from ui_server import Server
     ws = tmp_path / "ws"
     (ws / "runs").mkdir(parents=True)
     train_tiny_labels_run(ws, tiny_model_dir)
-    store = FeedbackStore.in_workspace(ws)
-    for i, r in enumerate(make_review_rows(6, seed=9)):
-        wrong = "negative" if r["output"] == "positive" else "positive"
-        fid = store.add(run="old", login=f"t{i}", input=r["input"], answer=wrong, verdict="down",
-                        correction=r["output"])
-        store.review(fid, reviewer="owner", status="accepted")
+    add_corrections(ws, 6)
     srv = Server(ws, "--lang", "en", "--no-auth", "--data-root", str(tiny_model_dir)).wait_ready()
     yield srv
     srv.stop()

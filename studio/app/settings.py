@@ -161,8 +161,6 @@ def plain(problem: str, lang: str) -> str:
     (studio/config/checks.py) from its words in ``lang``; another sentence with each config key it names replaced
     by the field's label."""
     code = getattr(problem, "code", None)
-    if code == "check.dataset_empty":
-        return msg("no_dataset", lang)
     if code in PROBLEMS:
         return problem_words(code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
     return page_field_names(problem, lang)

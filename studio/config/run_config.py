@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import json
 import math
 import typing
 from dataclasses import dataclass, field, fields
@@ -321,11 +322,23 @@ class RunConfig:
         return problems(self)
 
     def check(self) -> "RunConfig":
-        """Raise ConfigError with every problem if the config is invalid."""
+        """This config, once it is valid; else ConfigError with every problem.
+
+        Every door a config passes asks (the page's queue, the job runner, the training child's command line,
+        ``run_training`` for Python callers), but the rules run once per content: they read nothing but the
+        fields (config/checks.py opens no file), so a config found valid is not judged again until a field
+        changes. An invalid one is never remembered."""
+        seen = self._content()
+        if getattr(self, "_valid_as", None) == seen:
+            return self
         problems = self.validate()
         if problems:
             raise ConfigError(problems)
+        self._valid_as = seen  # not a field: never saved, never compared
         return self
+
+    def _content(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, default=str)
 
 
 # ------------------------------------------------------------------ helpers

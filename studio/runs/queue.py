@@ -115,6 +115,7 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
     with _LOCK:
         _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
+            cfg.check()  # refused now, not when its turn comes (the runner checks a run it starts now)
             _refuse_over_cap(ctx, by)
             _queue(ctx).append(cfg)
             _save(ctx)

@@ -17,7 +17,7 @@ from .text import Markdown
 from ..app.roles import owner_only
 from .page_role import page_role
 from ..runs.plots import drawable, loss_figure
-from . import forms
+from ..app.form_values import values_to_config
 from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
@@ -276,14 +276,13 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
         StudioError: invalid settings, a path outside the allowed roots, or a run already going.
     """
     try:
-        cfg = forms.values_to_config(values)
+        cfg = values_to_config(values)
     except StudioError as exc:
         if exc.coded:  # a ConfigError: the page words each problem in its fields and language, and its fix
             raise
         raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
-    problems = [plain(p, ctx.lang) for p in cfg.validate()]
-    if problems:  # the page's words, not the YAML/CLI fix text of RunConfig.check()
-        raise StudioError.of("page.settings_invalid", problems="; ".join(problems))
+    # the settings' rules run where the run is handed over (the queue or the runner: RunConfig.check); their
+    # ConfigError is worded on the page by its problems' codes, in the page's field names
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))

@@ -390,8 +390,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
                      "放不下所规划的机器：需要 {gpu:.1f} GB 显存和 {ram:.1f} GB 内存；请在“显存够吗？”下选择一项修改"),
     "check.no_fit_cpu": ("Does not fit the machine planned for: it needs {ram:.1f} GB of RAM; pick a change under "
                          "Will it fit?", "放不下所规划的机器：需要 {ram:.1f} GB 内存；请在“显存够吗？”下选择一项修改"),
-    "no_dataset": ("Training data is empty: convert a file on the Data tab, then pick it under Training data",
-                   "训练数据为空：先在“数据”页转换一个文件，再在“训练数据”中选择它"),
     "hw.cpu": ("**No GPU: training runs on the CPU.** Host RAM ({ram:.1f} GB) is the memory limit.",
                "**没有 GPU：在 CPU 上训练。** 以内存（{ram:.1f} GB）为上限。"),
     "hw.gpu": ("GPU with {gpu:.0f} GB; host RAM {ram:.1f} GB.", "GPU 显存 {gpu:.0f} GB；内存 {ram:.1f} GB。"),

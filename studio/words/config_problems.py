@@ -141,6 +141,13 @@ def field_name(key: str, lang: str, surface: str) -> str:
     return f"“{zh}”" if lang == "zh" else f"'{en}'"
 
 
+# the few problems whose fix is a different act on the page than on the command line (a Data tab, not a command)
+PAGE_PROBLEMS: dict[str, tuple[str, str]] = {
+    "check.dataset_empty": ("{f_dataset} is empty: convert a file on the Data tab, then pick it under {f_dataset}",
+                            "{f_dataset}为空：先在“数据”页转换一个文件，再在{f_dataset}中选择它"),
+}
+
+
 def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: str = "cli") -> str:
     """The problem ``code`` with ``values`` in ``lang`` for ``surface``. ``{f_name}`` names the field held in the
     value ``name`` (a check over every field: a range, a control character); ``{f_<key>}`` the field ``key``.
@@ -148,7 +155,7 @@ def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: 
     Raises:
         KeyError: an unknown code, or values that do not fit its words (a bug: tests/config/test_config_problems.py).
     """
-    text = PROBLEMS[code][lang == "zh"]
+    text = (PAGE_PROBLEMS if surface == "page" and code in PAGE_PROBLEMS else PROBLEMS)[code][lang == "zh"]
     fields = {f"f_{k}": field_name(k, lang, surface) for k in _FIELD.findall(text) if k != "name"}
     if "name" in values:
         fields["f_name"] = field_name(str(values["name"]), lang, surface)

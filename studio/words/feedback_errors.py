@@ -126,8 +126,4 @@ FEEDBACK_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                           "fix": ("untick the others in 'Runs to compare'", "在“要对比的运行”中取消勾选其他运行")},
     "page.no_suggestion": {"what": ("Pick a suggested change first", "请先选择一条建议的修改"),
                            "fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议")},
-    # {problems}: the settings' problems, already in the page's language (the Train tab's Start)
-    "page.settings_invalid": {"what": ("{problems}", "{problems}"),
-                              "fix": ("change it on the Settings tab (the problems list there shows every one)",
-                                      "在“设置”页修改（那里的问题列表会列出全部问题）")},
 }

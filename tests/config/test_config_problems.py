@@ -16,7 +16,7 @@ import pytest
 from studio.app.settings import plain
 from studio.config.run_config import RunConfig, field_meta
 from studio.words.catalog import FIELD_LABELS
-from studio.words.config_problems import PROBLEMS, problem_words
+from studio.words.config_problems import PAGE_PROBLEMS, PROBLEMS, problem_words
 from studio.words.errors import placeholders
 from tests.ui.test_ui_zh_page import latin_words
 
@@ -90,7 +90,7 @@ def test_the_page_shows_each_problem_in_its_language_with_its_field_labels(lang:
             assert CJK.search(shown), shown
             values = set().union(*(latin_words(str(v)) for v in p.params.values()))  # type: ignore[attr-defined]
             assert not latin_words(shown) - LITERAL - values, (p, shown)
-        assert "--" not in shown, shown
+        assert "--" not in shown and "python -m" not in shown, shown  # the page's act, never a command
 
 
 def test_the_cli_keeps_the_config_keys() -> None:
@@ -102,7 +102,11 @@ def test_the_cli_keeps_the_config_keys() -> None:
 
 
 def test_every_entry_has_both_languages_with_the_same_values() -> None:
-    for code, (en, zh) in PROBLEMS.items():
+    assert set(PAGE_PROBLEMS) <= set(PROBLEMS)
+    for code, (page_en, _) in PAGE_PROBLEMS.items():  # the page's words say the same values
+        assert placeholders(page_en) - {n for n in placeholders(page_en) if n.startswith("f_")} == \
+            placeholders(PROBLEMS[code][0]) - {n for n in placeholders(PROBLEMS[code][0]) if n.startswith("f_")}
+    for code, (en, zh) in [*PROBLEMS.items(), *PAGE_PROBLEMS.items()]:
         assert re.fullmatch(r"check\.[a-z0-9_]+", code), code
         assert placeholders(en) == placeholders(zh), (code, en, zh)
         left = latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL

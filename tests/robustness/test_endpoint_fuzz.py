@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 import uuid
 import zipfile
 from pathlib import Path
@@ -222,6 +223,7 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
                "viewer": _login(server, VIEWER), "owner, second session": _login(server, OWNER)}
     problems: list[str] = []
     checked: list[str] = []
+    took: list[tuple[float, str]] = []
     for who, client in clients.items():
         kinds = _hostile(server.outside, foreign)
         if who == "anonymous":  # every call is refused before Gradio: one value per event is enough
@@ -235,10 +237,12 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
             for kind, value in ({"outside path": kinds["outside path"]} if refused_first else kinds).items():
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
                 seen = len(server.audit_events())
+                t0 = time.monotonic()
                 try:
                     status, text = _call(client, fn, [value] * len(dep.get("inputs", [])), trigger)
                 except httpx.HTTPError as exc:
                     status, text = 599, f"no answer: {exc!r}"
+                took.append((time.monotonic() - t0, name))
                 leak = _leaks(text, server.outside, originals)
                 touched = _canary_events(server, seen)
                 if touched:  # the server (or a run it started) opened, listed or changed the canary folder
@@ -267,6 +271,9 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
     print(f"\naudit-hook fuzz: {len(checked)} event x client pairs checked:\n  " + "\n  ".join(checked)
           + f"\nfile events outside the allowed folders ({len(outside)}, none on the canary):\n  "
           + "\n  ".join(outside[:40]))
+    took.sort(reverse=True)
+    print(f"calls: {len(took)}, {sum(t for t, _ in took):.0f} s in all; slowest:\n  "
+          + "\n  ".join(f"{t:.1f} s {n}" for t, n in took[:25]))
     assert problems == [], "\n".join(problems[:40])
 
 
@@ -420,7 +427,6 @@ def test_every_path_field_of_every_form_event_under_the_audit_hook(server: Any) 
 
 def _wait_idle(server: Any, client: httpx.Client, config: dict, limit_s: float = 90.0) -> None:
     """Until no run goes (or ``limit_s``), then abort whatever still goes and clear the queue."""
-    import time
     deps = config["dependencies"]
     deadline = time.time() + limit_s
     while time.time() < deadline:

@@ -75,8 +75,8 @@ def _candidates(est: Any) -> list[_Candidate]:
 
 
 def _compatible(trial: RunConfig, base: RunConfig) -> bool:
-    """A change or combination RunConfig.validate() rejects is never suggested: the rules are config/checks.py's (problems
-    the config had already are not the combination's)."""
+    """A change or combination RunConfig.validate() rejects is never suggested: the rules are config/checks.py's
+    (problems the config had already are not the change's)."""
     return not (set(trial.validate()) - set(base.validate()))
 
 

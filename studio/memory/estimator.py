@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.vocabulary import PRECISIONS as RUN_PRECISIONS
 from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, closest_optimizer,
                                  is_optimizer, short_optimizer)
 from ..config.deepspeed import deepspeed_plan
@@ -53,7 +52,6 @@ __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = DEEPSPEED_SHORTCUTS          # studio/config/vocabulary.py owns the names
 OPTIMS = tuple(accepted_optimizers())        # every name RunConfig accepts, aliases included
-PRECISIONS = (*RUN_PRECISIONS, "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
 
 # ------------------------------------------------------------------ estimate
@@ -133,18 +131,19 @@ def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
     """The checked plan a run of ``cfg`` trains on ``device``: the one place RunConfig's fields become the
     estimate's terms (the rows per forward of a preference stage, the effective checkpointing and offloads).
 
+    ``precision`` is the precision plan's mode (fp32, bf16 / fp16 = mixed precision over fp32 masters, pure_bf16);
+    a bad ``deepspeed`` setting is refused by deepspeed_plan in the engine's words.
+
     Raises:
-        StudioError: an unknown method / DeepSpeed plan / optimizer / precision, or quantization without LoRA.
+        StudioError: an unknown method / optimizer / device, quantization without LoRA, or a bad deepspeed setting.
     """
     method, quant_bits = cfg.method, cfg.quantization_bit
     deepspeed = deepspeed_plan(cfg.deepspeed)
-    _check_choice("method", method, METHODS)
-    _check_choice("deepspeed", deepspeed, DEEPSPEED_PLANS)
+    _check_choice("method", method, METHODS)   # a RunConfig built in code is not coerced: its method may be anything
     if not is_optimizer(cfg.optim):
         close = closest_optimizer(cfg.optim)
         raise (StudioError.of("memory.optimizer_close", name=cfg.optim, close=close) if close else
                StudioError.of("memory.optimizer_unknown", name=cfg.optim, names=accepted_optimizers()))
-    _check_choice("precision", precision, PRECISIONS)
     _check_choice("device", device, ("cuda", "cpu"))
     if quant_bits and method not in ("lora", "qlora"):
         raise StudioError.of("memory.quant_needs_lora")

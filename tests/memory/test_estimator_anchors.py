@@ -70,8 +70,8 @@ def _torchtune_full_8b(_est: Estimate) -> float:
 def _mixtral(**kw: Any) -> Estimate:
     # LLaMA-Factory's figure predates transformers 5, whose fused 3D experts bitsandbytes does not quantize: model
     # the per-expert nn.Linear layout it was measured with (the studio's own Mixtral QLoRA is in test_moe_qlora...)
-    return estimate(plan("mixtral-8x7b", **kw), card=dataclasses.replace(load_card("mixtral-8x7b"), experts_fused=False),
-                    suggest=False)
+    per_expert = dataclasses.replace(load_card("mixtral-8x7b"), experts_fused=False)
+    return estimate(plan("mixtral-8x7b", **kw), card=per_expert, suggest=False)
 
 
 def _est(model: str, **kw: Any) -> Callable[[], Estimate]:

@@ -111,13 +111,22 @@ class StudioError(Exception):
 class ConfigError(StudioError):
     """A run configuration has one or more invalid fields (all listed at once).
 
-    ``problems`` are the CLI's sentences (what callers print and compare); the error is coded (config.problem /
-    config.problems), each problem by its check.* code where it has one (studio/config/checks.py ``problem``), so
-    a page words it with its own field names in its language; a problem not yet coded is shown as written."""
+    ``problems`` are the CLI's sentences (what callers print and compare); each is a coded problem
+    (studio/config/checks.py ``problem``: a code of studio/words/config_problems.py and its values), so a page words
+    it with its own field names in its language. A problem without a code is a bug of its maker (``UnknownCode``):
+    no sentence is left for the page to re-word."""
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
-        items = [{"problem": p.code, **p.params} if getattr(p, "code", None) in config_problems.PROBLEMS else str(p)
-                 for p in self.problems]
+        items = [_coded_problem(p) for p in self.problems]
         self._worded_by("config.problem" if len(items) == 1 else "config.problems",
                         {"problems": items, "n": len(items)})
+
+
+def _coded_problem(problem: str) -> dict[str, Any]:
+    """A problem of a ConfigError as its error's values keep it: its code and values."""
+    code = getattr(problem, "code", None)
+    if code not in config_problems.PROBLEMS:
+        raise error_words.UnknownCode(f"the config problem {str(problem)!r} has no code of "
+                                      "studio/words/config_problems.py (make it with studio/config/checks.py problem)")
+    return {"problem": code, **problem.params}  # type: ignore[attr-defined]

@@ -17,13 +17,14 @@ from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_p
                           suggest_settings)
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
-from ..errors import StudioError
+from ..errors import ConfigError, StudioError
 from ..safe_files import leaves
 from ..state_files import read_state
 from . import form_values
 from .context import AppContext
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
-from ..words.config_problems import PROBLEMS, page_field_names, problem_words
+from ..words.config_problems import page_field_names, problem_words
+from ..words.error_words import page_message
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -156,14 +157,21 @@ def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
     return [reason_text(r, ctx.lang) for r in learning_problems(cfg, info["rows"] if info else None)]
 
 
-def plain(problem: str, lang: str) -> str:
-    """A config check's sentence with the page's field names instead of config keys and CLI flags: a coded problem
-    (studio/config/checks.py) from its words in ``lang``; another sentence with each config key it names replaced
-    by the field's label."""
-    code = getattr(problem, "code", None)
-    if code in PROBLEMS:
-        return problem_words(code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
-    return page_field_names(problem, lang)
+def problem_line(problem: str, lang: str) -> str:
+    """A config check's problem (studio/config/checks.py: each has a code) in the page's words and ``lang``."""
+    return problem_words(problem.code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
+
+
+def plain(text: str, lang: str) -> str:
+    """A text that is not a config's problem but names config keys and CLI flags (the data report shared with the
+    CLI; another error's words that name a setting by its key) with the page's field names: each config key it names
+    replaced by the field's label. A ConfigError's problems have codes and never come here."""
+    return page_field_names(text, lang)
+
+
+def error_line(exc: StudioError, lang: str) -> str:
+    """An error in the page's words: a ConfigError worded by its problems' codes, another with ``plain`` field names."""
+    return page_message(exc, lang) if isinstance(exc, ConfigError) else plain(page_message(exc, lang), lang)
 
 
 # ---------------------------------------------------------------- persistence

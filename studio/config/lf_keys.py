@@ -19,6 +19,7 @@ from ..workspace import PRESETS_DIR
 
 # the optimizer and scheduler names live in studio/config/vocabulary.py; re-exported for older imports
 from .vocabulary import LR_SCHEDULERS, OPTIMIZERS  # noqa: E402,F401
+from .checks import problem
 
 # key -> why it changes nothing here (said once per run in the log)
 NO_EFFECT: dict[str, str] = {
@@ -40,35 +41,33 @@ NO_EFFECT: dict[str, str] = {
     "use_fast_tokenizer": "the fast tokenizer is always used when the model has one",
 }
 # LLaMA-Factory features its 0.9.5 SFT examples switch on that the studio does not have: key (or key prefix
-# ending in '_') -> the precise reason, so a carried-over file is refused with it instead of 'unknown key'
+# ending in '_') -> the problem that refuses it with the precise reason (its words: studio/words/config_problems.py),
+# so a carried-over file is refused with it instead of 'unknown key'
 UNSUPPORTED: dict[str, str] = {
-    "use_galore": "GaLore is not supported yet", "galore_": "GaLore is not supported yet",
-    "use_apollo": "APOLLO is not supported yet", "apollo_": "APOLLO is not supported yet",
-    "use_badam": "BAdam is not supported yet", "badam_": "BAdam is not supported yet",
-    "use_adam_mini": "Adam-mini is not supported yet", "use_muon": "the Muon optimizer is not supported yet",
-    "use_asft_loss": "the ASFT loss is not supported yet", "asft_": "the ASFT loss is not supported yet",
-    "use_dft_loss": "the DFT loss is not supported yet",
-    "use_eaft_loss": "the EAFT loss is not supported yet", "eaft_": "the EAFT loss is not supported yet",
-    "use_llama_pro": "LLaMA Pro block expansion is not supported yet",
-    "freeze_trainable_modules": "freeze trains whole layers here (freeze_trainable_layers); choosing modules "
-                                "inside them is not supported yet",
-    "freeze_extra_modules": "freeze trains whole layers here (freeze_trainable_layers)",
-    "oft_": "OFT adapters are not supported yet (finetuning_type: lora, full or freeze)",
-    "pissa_convert": "converting a PiSSA adapter into a plain LoRA when saving is not supported yet (pissa_init "
-                     "is; the saved adapter then needs the PiSSA-initialised base)",
-    "mixture_of_depths": "Mixture-of-Depths conversion is not supported",
-    "predict_with_generate": "generation after training is done by 'python -m studio eval'",
-    "fsdp": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
-    "fsdp_": "FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)",
-    "simpo_gamma": "SimPO is not supported here (pref_loss: sigmoid, hinge or ipo)",
-    "dpo_label_smoothing": "label smoothing of the DPO loss is not supported yet",
-    "pref_bco_weight": "the BCO term of the DPO loss is not supported yet",
-    "ld_alpha": "LD-DPO's length weighting is not supported yet",
-    "fp8": "FP8 training is not supported yet", "fp8_": "FP8 training is not supported yet",
-    "use_kt": "KTransformers is not supported", "kt_": "KTransformers is not supported",
-    "tensor_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
-    "pipeline_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
-    "expert_model_parallel_size": "Megatron parallelism is not supported (one card, or DeepSpeed)",
+    "use_galore": "check.lf_galore", "galore_": "check.lf_galore",
+    "use_apollo": "check.lf_apollo", "apollo_": "check.lf_apollo",
+    "use_badam": "check.lf_badam", "badam_": "check.lf_badam",
+    "use_adam_mini": "check.lf_adam_mini", "use_muon": "check.lf_muon",
+    "use_asft_loss": "check.lf_asft", "asft_": "check.lf_asft",
+    "use_dft_loss": "check.lf_dft",
+    "use_eaft_loss": "check.lf_eaft", "eaft_": "check.lf_eaft",
+    "use_llama_pro": "check.lf_llama_pro",
+    "freeze_trainable_modules": "check.lf_freeze_modules",
+    "freeze_extra_modules": "check.lf_freeze_extra",
+    "oft_": "check.lf_oft",
+    "pissa_convert": "check.lf_pissa_convert",
+    "mixture_of_depths": "check.lf_mixture_of_depths",
+    "predict_with_generate": "check.lf_predict_with_generate",
+    "fsdp": "check.lf_fsdp", "fsdp_": "check.lf_fsdp",
+    "simpo_gamma": "check.lf_simpo_gamma",
+    "dpo_label_smoothing": "check.lf_dpo_label_smoothing",
+    "pref_bco_weight": "check.lf_bco",
+    "ld_alpha": "check.lf_ld_dpo",
+    "fp8": "check.lf_fp8", "fp8_": "check.lf_fp8",
+    "use_kt": "check.lf_ktransformers", "kt_": "check.lf_ktransformers",
+    "tensor_model_parallel_size": "check.lf_megatron",
+    "pipeline_model_parallel_size": "check.lf_megatron",
+    "expert_model_parallel_size": "check.lf_megatron",
 }
 # accepted with a notice (their effect does not exist or does not matter here)
 NO_EFFECT.update({
@@ -81,16 +80,11 @@ MULTIMODAL = ("image_max_pixels", "image_min_pixels", "video_max_pixels", "video
               "video_maxlen", "freeze_vision_tower", "freeze_multi_modal_projector", "freeze_language_model",
               "train_mm_proj_only", "image_resolution", "video_resolution", "audio_sampling_rate", "media_dir",
               "image_dir", "use_audio_in_video")
-OTHER_STAGES = {"pt": "pre-training", "rm": "reward modelling", "ppo": "PPO"}
+OTHER_STAGES = ("pt", "rm", "ppo")  # pre-training, reward modelling, PPO: each refused by its own words
 STAGES = ("sft", "dpo", "kto")
-# LLaMA-Factory's pref_loss values this studio's pinned TRL trainers do not run here, with the reason
-PREF_LOSS_REFUSED = {
-    "orpo": "ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use pref_loss: "
-            "sigmoid (DPO)",
-    "simpo": "SimPO is not supported here (TRL 1.16 runs it only through its experimental CPO trainer): use "
-             "pref_loss: sigmoid (DPO)",
-    "kto_pair": "kto_pair was removed from TRL: use stage: kto with a KTO or ranking dataset",
-}
+# LLaMA-Factory's pref_loss values this studio's pinned TRL trainers do not run here; the reason of each is the
+# problem check.lf_pref_loss_<value> (studio/words/config_problems.py)
+PREF_LOSS_REFUSED = ("orpo", "simpo", "kto_pair")
 # LLaMA-Factory's example DeepSpeed files -> the studio's presets of the same content
 DS_NAMES = {"ds_z2_config.json": "ds_z2.json", "ds_z2_offload_config.json": "ds_z2_offload.json",
             "ds_z3_config.json": "ds_z3.json", "ds_z3_offload_config.json": "ds_z3_offload.json"}
@@ -121,6 +115,12 @@ def resolve_deepspeed_path(spec: str, base_dir: str | Path | None = None) -> str
     return spec
 
 
+def unsupported_code(key: str) -> str | None:
+    """The problem refusing ``key`` (UNSUPPORTED: the key itself, or a prefix ending in '_'), None for another key."""
+    return UNSUPPORTED.get(key) or next((code for prefix, code in UNSUPPORTED.items()
+                                         if prefix.endswith("_") and key.startswith(prefix)), None)
+
+
 def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = None
                            ) -> tuple[dict[str, Any], list[str], list[str]]:
     """LLaMA-Factory keys -> RunConfig keys. Returns (data, notices, problems)."""
@@ -131,43 +131,35 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
         data["template"] = "studio"
     stage = str(data.get("stage", "sft")).strip().lower()
     if stage not in STAGES:
-        kind = OTHER_STAGES.get(stage, stage)
-        problems.append(f"stage: {stage} ({kind}) is not supported yet: the studio trains supervised fine-tuning "
-                        "(stage: sft) and preference tuning (stage: dpo, stage: kto)")
+        problems.append(problem(f"check.lf_stage_{stage if stage in OTHER_STAGES else 'other'}", stage=stage))
         data["stage"] = "sft"  # reported once, above
     elif "stage" in data:
         data["stage"] = stage
     loss = str(data.get("pref_loss", "sigmoid")).strip().lower()
     if loss in PREF_LOSS_REFUSED:
-        problems.append(f"pref_loss: {loss}: {PREF_LOSS_REFUSED[loss]}")
+        problems.append(problem(f"check.lf_pref_loss_{loss}", loss=loss))
         data.pop("pref_loss")
     if "do_train" in data and not _truthy(data.pop("do_train")):
-        problems.append("do_train: false asks for no training; the studio's train command always trains "
-                        "(remove the key or set it to true)")
-    for key in ("do_predict",):
-        if key in data and _truthy(data.pop(key)):
-            problems.append(f"{key}: true is not supported here: use 'python -m studio eval' after training")
+        problems.append(problem("check.lf_do_train", key="do_train"))
+    if "do_predict" in data and _truthy(data.pop("do_predict")):
+        problems.append(problem("check.lf_do_predict", key="do_predict"))
     if "disable_gradient_checkpointing" in data:
         data["gradient_checkpointing"] = not _truthy(data.pop("disable_gradient_checkpointing"))
     method = data.pop("quantization_method", None)
     if method is not None and str(method).lower() not in ("bitsandbytes", "bnb", "none", "null"):
-        problems.append(f"quantization_method: {method} is not supported: the studio quantizes with bitsandbytes "
-                        "(quantization_bit: 4 or 8)")
+        problems.append(problem("check.lf_quantization_method", key="quantization_method", method=str(method)))
     if data.get("eval_dataset"):
-        problems.append("eval_dataset is not supported: hold out rows with val_size, or score any file later "
-                        "with 'python -m studio eval --data FILE'")
+        problems.append(problem("check.lf_eval_dataset", key="eval_dataset"))
     data.pop("eval_dataset", None)
     for key in MULTIMODAL:
         if key in data:
-            problems.append(f"{key}: multimodal (image/video/audio) training is not supported here; the studio "
-                            "trains text-only models")
+            problems.append(problem("check.lf_multimodal", key=key))
             data.pop(key)
-    for key in [k for k in data if k in UNSUPPORTED or any(k.startswith(p) for p in UNSUPPORTED if p.endswith("_"))]:
+    for key in [k for k in data if unsupported_code(k)]:
         value = data.pop(key)
         if value in (None, False, "") and key.startswith("use_"):
             continue  # switched off: nothing to refuse
-        why = UNSUPPORTED.get(key) or next(w for p, w in UNSUPPORTED.items() if p.endswith("_") and key.startswith(p))
-        problems.append(f"{key}: {why}")
+        problems.append(problem(unsupported_code(key), key=key))  # type: ignore[arg-type]
     for key, why in NO_EFFECT.items():
         if key in data:
             value = data.pop(key)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Literal, get_args, get_origin
 
 import yaml
 
-from .checks import DEEPSPEED_SHORTCUTS, problems
+from .checks import DEEPSPEED_SHORTCUTS, problem, problems
 from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
 from .lf_keys import translate_llamafactory
 from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer, deepspeed_choices
@@ -223,18 +223,19 @@ class RunConfig:
         Raises:
             ConfigError: listing every unknown key and every value of the wrong type.
         """
-        data, notices, problems = translate_llamafactory(dict(data or {}), base_dir=base_dir)
+        # a YAML key may be a number ('7: x'): it is named as written, an unknown key like any other
+        data = {k if isinstance(k, str) else str(k): v for k, v in (data or {}).items()}
+        data, notices, problems = translate_llamafactory(data, base_dir=base_dir)
         known = {f.name: f for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:
-                hint = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-                problems.append(f"unknown key '{key}' in {source}" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
+                problems.append(_unknown_key(key, source, known))
                 continue
             try:
                 kwargs[key] = _coerce(known[key], value)
-            except ValueError as exc:
-                problems.append(f"{key}: {exc}")
+            except _WrongValue as exc:
+                problems.append(problem(exc.code, name=key, **exc.values))
         if problems:
             raise ConfigError(problems)
         cfg = cls(**kwargs)
@@ -348,8 +349,25 @@ def _type_hints() -> dict[str, Any]:
     return typing.get_type_hints(RunConfig)
 
 
+def _unknown_key(key: str, source: str, known: typing.Iterable[str]) -> str:
+    """The problem of a key no field has, with the closest field's name where one is close."""
+    hint = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    if hint:
+        return problem("check.unknown_key_close", key=key, source=source, name=hint[0])
+    return problem("check.unknown_key", key=key, source=source)
+
+
+class _WrongValue(ValueError):
+    """A value ``_coerce`` cannot turn into its field's type: the problem's code and values (the caller adds the
+    field's ``name``). The value is kept as text, so the problem reads back from a run's status.json as it was."""
+
+    def __init__(self, code: str, **values: Any) -> None:
+        super().__init__(code)
+        self.code, self.values = code, values
+
+
 def _coerce(f: dataclasses.Field, value: Any) -> Any:
-    """Turn YAML/CLI/UI values into the field's type; ValueError says what was expected."""
+    """Turn YAML/CLI/UI values into the field's type; ``_WrongValue`` (a ValueError) says what was expected."""
     hint = _type_hints()[f.name]
     args = get_args(hint)
     optional = type(None) in args
@@ -358,13 +376,15 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             return None
         if isinstance(f.default, str):
             return ""
-        raise ValueError("a value is required")
+        raise _WrongValue("check.value_required")
     origin = get_origin(hint)
     if origin is Literal:
         if value not in args:
             close = difflib.get_close_matches(str(value), [str(a) for a in args], n=1)
-            raise ValueError(f"'{value}' is not one of {', '.join(map(str, args))}"
-                             + (f" (did you mean '{close[0]}'?)" if close else ""))
+            choices = ", ".join(map(str, args))
+            if close:
+                raise _WrongValue("check.not_choice_close", value=str(value), choices=choices, close=close[0])
+            raise _WrongValue("check.not_choice", value=str(value), choices=choices)
         return value
     base = next((a for a in args if a is not type(None)), hint) if args else hint
     if base is bool:
@@ -375,26 +395,26 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
             return True
         if text in ("false", "0", "no", "off"):
             return False
-        raise ValueError(f"expected true or false, got '{value}'")
+        raise _WrongValue("check.not_bool", value=str(value))
     if base is int:
         if isinstance(value, bool):
-            raise ValueError(f"expected a whole number, got '{value}'")
+            raise _WrongValue("check.not_whole", value=str(value))
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"expected a whole number, got '{value}'") from None
+            raise _WrongValue("check.not_whole", value=str(value)) from None
         if not math.isfinite(number) or number != int(number):
-            raise ValueError(f"expected a whole number, got '{value}'")
+            raise _WrongValue("check.not_whole", value=str(value))
         return int(number)
     if base is float:
         if isinstance(value, bool):  # YAML's true is not 1.0: val_size: true would keep one row for validation
-            raise ValueError(f"expected a number, got '{value}'")
+            raise _WrongValue("check.not_a_number", value=str(value))
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"expected a number, got '{value}'") from None
+            raise _WrongValue("check.not_a_number", value=str(value)) from None
         if not math.isfinite(number):  # YAML's .inf/.nan: Trainer overflows or silently trains 0 steps
-            raise ValueError(f"expected a finite number, got '{value}'")
+            raise _WrongValue("check.not_finite_number", value=str(value))
         return number
     if base is str:
         return str(value)

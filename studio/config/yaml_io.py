@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, StudioError
+from .checks import problem
 
 MAX_YAML_BYTES = 256 * 1024  # a run config is a few KB; presets are under 2 KB
 MAX_YAML_ALIASES = 16        # real configs use none; a few '*ref's are fine, a billion-laughs tree is not
@@ -62,7 +63,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     bad = []
     for pair in pairs:
         if "=" not in pair:
-            bad.append(f"--set '{pair}' is not key=value")
+            bad.append(problem("check.set_not_pair", pair=pair))
             continue
         key, raw = pair.split("=", 1)
         try:

@@ -126,6 +126,18 @@ def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str
                 quiet=True)  # our own address lines (studio/app/addresses.py), without Gradio's share=True hint
 
 
+def serving_environment(trusted_proxy: list[str] | None) -> None:
+    """The environment a studio server (the page, a demo) runs Gradio and uvicorn in; set before its page is built
+    (Gradio's queue reads it when a Blocks is made)."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # Gradio re-summarises its recorded event timings (a pandas group-by, ~20 ms of CPU) after every event, for a
+    # monitoring page the studio does not serve; every open page polls every 2 s, beside a CPU training run
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+    # uvicorn believes X-Forwarded-For from the addresses here (its default: 127.0.0.1), which let anyone on
+    # this machine pick the address the login back-off counts; only a proxy named by --trusted-proxy may
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxy or []) or "no-proxy-trusted"
+
+
 def main(args: argparse.Namespace) -> int:
     """Check exposure, build, serve until interrupted.
 
@@ -134,10 +146,7 @@ def main(args: argparse.Namespace) -> int:
     """
     check_flags(args)
     auth = parse_auth(args)
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    # uvicorn believes X-Forwarded-For from the addresses here (its default: 127.0.0.1), which let anyone on
-    # this machine pick the address the login back-off counts; only a proxy named by --trusted-proxy may
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(getattr(args, "trusted_proxy", []) or []) or "no-proxy-trusted"
+    serving_environment(getattr(args, "trusted_proxy", []))
     from ..app.context import AppContext
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,

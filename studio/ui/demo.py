@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 import tempfile
 import time
@@ -184,12 +183,10 @@ def main(args: argparse.Namespace) -> int:
     """
     started = time.perf_counter()
     run, auth = check_demo_flags(args)
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    # as the studio does (app.py): X-Forwarded-For is believed only from a proxy named by --trusted-proxy
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(args.trusted_proxy or []) or "no-proxy-trusted"
+    from .app import launch_kwargs, serving_environment
+    serving_environment(args.trusted_proxy)  # as the studio's: X-Forwarded-For only from a --trusted-proxy
     # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
     from ..app.addresses import urls
-    from .app import launch_kwargs
     from .i18n import make_i18n
     print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
     info = describe_run(run.path)  # type: ignore[attr-defined]

@@ -20,7 +20,6 @@ from ..config.run_config import RunConfig
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
-from ..words.error_words import page_message
 from . import forms
 from ..app import gguf_upload, model_download
 from .common import ui_errors
@@ -34,7 +33,7 @@ from ..app.model_list import model_choices
 from ..app.run_estimate import time_line
 from ..app.settings import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines,
                      settings_version,
-                     plain, reason_text, restore, save_state)
+                     error_line, problem_line, reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
 from ..config.run_config import DEMO_MODEL
 from ..data.convert import TASKS
@@ -65,7 +64,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     try:
         est = fit_estimate(cfg, hw, memory_estimate)
     except StudioError as exc:
-        return f"⚠️ {plain(page_message(exc, lang), lang)}", None
+        return f"⚠️ {error_line(exc, lang)}", None
     d = est.to_dict()
     # offload plans write whole-model checkpoints: a disk too small for one is a plan that does not fit
     disk = offload_disk_problem(cfg, est, Hardware(gpu_mem_gb or None, ram_gb, _free_disk(cfg.output_dir))) \
@@ -208,11 +207,11 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
 def check_markdown(cfg: RunConfig, ctx: AppContext, no_fit: str | None = None) -> str:
     """Every problem before Start: the plan that does not fit (``no_fit``, from the panel's own estimate), choices
     that will not learn, then the config's own checks, in the page's words."""
-    problems = ([no_fit] if no_fit else []) + learning_lines(cfg, ctx) + [plain(p, ctx.lang) for p in cfg.validate()]
+    problems = ([no_fit] if no_fit else []) + learning_lines(cfg, ctx) + [problem_line(p, ctx.lang) for p in cfg.validate()]
     try:
         resolve_run_paths(cfg, ctx)
     except StudioError as exc:
-        problems.append(plain(page_message(exc, ctx.lang), ctx.lang))
+        problems.append(error_line(exc, ctx.lang))
     if not problems:
         return "✅ " + msg("no_problems", ctx.lang)
     return "\n".join(f"- ❌ {p}" for p in dict.fromkeys(problems))
@@ -225,12 +224,12 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     try:
         cfg = forms.values_to_config(values)
     except StudioError as exc:
-        return "", "- ❌ " + plain(page_message(exc, ctx.lang), ctx.lang)
+        return "", "- ❌ " + error_line(exc, ctx.lang)
     gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None
     try:
         confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json / the DeepSpeed JSON
     except StudioError as exc:
-        return f"⚠️ {plain(page_message(exc, ctx.lang), ctx.lang)}", check_markdown(cfg, ctx)
+        return f"⚠️ {error_line(exc, ctx.lang)}", check_markdown(cfg, ctx)
     panel, no_fit = fit_panel(confined, gpu_mem, ctx.lang, target_ram(ctx, ram))
     timing = time_line(ctx, confined)  # how long on this machine (the confined model folder only)
     return (f"{panel}\n\n{timing}" if timing else panel), check_markdown(cfg, ctx, no_fit)

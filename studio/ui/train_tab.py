@@ -26,7 +26,6 @@ from ..words.notice_words import notice_text
 from .session_lang import session_lang
 from ..app.state_problems import state_problems_markdown
 from ..app.paths import resolve_run_paths, resume_run
-from ..app.settings import plain
 from ..runs import queue as run_queue
 from ..runs.reasons import reason_text
 from ..errors import StudioError
@@ -275,12 +274,9 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     Raises:
         StudioError: invalid settings, a path outside the allowed roots, or a run already going.
     """
-    try:
-        cfg = values_to_config(values)
-    except StudioError as exc:
-        if exc.coded:  # a ConfigError: the page words each problem in its fields and language, and its fix
-            raise
-        raise StudioError(plain(exc.what, ctx.lang), msg("fix_on_settings", ctx.lang), code=exc.code) from None
+    # a value of the wrong type raises a ConfigError: the page words each problem by its code, in its fields and
+    # language, and its fix
+    cfg = values_to_config(values)
     # the settings' rules run where the run is handed over (the queue or the runner: RunConfig.check); their
     # ConfigError is worded on the page by its problems' codes, in the page's field names
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up

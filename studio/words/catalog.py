@@ -535,8 +535,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "label.few_rows": ("Some labels in '{column}' have fewer than {min} rows ({rare}): the model cannot learn them; "
                        "merge them in the Label map or add rows",
                        "“{column}”中有些标签不到 {min} 行（{rare}）：模型学不会；请在“标签映射”中合并，或补充数据"),
-    "fix_on_settings": ("change it on the Settings tab (the problems list there shows every one)",
-                        "在“设置”页修改（那里的问题列表会列出全部问题）"),
     "plot.title": ("Loss: {name}", "损失：{name}"), "plot.loss": ("loss", "损失"), "plot.smoothed": ("smoothed", "平滑"),
     "cm.title": ("Confusion matrix", "混淆矩阵"), "cm.answer": ("model's answer", "模型的答案"),
     "cm.truth": ("true label", "真实标签"), "cm.unparseable": ("(unparseable)", "（无法解析）"),

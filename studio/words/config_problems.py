@@ -3,9 +3,12 @@
 A problem names settings; ``{f_<key>}`` stands for the setting ``key``, written as the surface names it: the config
 key on the command line and in YAML (``learning_rate``), the Settings tab's label on the page ('Learning rate',
 “学习率”). So the English is written once here, for both surfaces, and a Chinese page shows the problem in Chinese.
-``{name}`` is a value, formatted with str.format; a literal brace is doubled.
-studio/config/checks.py makes every problem from a code here (``config_problem``); tests/config/test_config_problems.py
-holds each entry to both languages and the same values, and every check to a code.
+``{q_<key>}`` is the same setting where the command line quotes it ('learning_rate'; the page's label is quoted
+already). ``{name}`` is a value, formatted with str.format; a literal brace is doubled.
+Every problem of a ConfigError is made from a code here (studio/config/checks.py ``problem``): the checks of
+checks.py, the unknown keys and wrong types of run_config.py, the LLaMA-Factory keys lf_keys.py refuses, the
+``--set`` items yaml_io.py cannot read; tests/config/test_config_problems.py holds each entry to both languages and
+the same values, and every problem the config package raises to a code.
 """
 from __future__ import annotations
 
@@ -13,6 +16,10 @@ import re
 from typing import Any
 
 from .catalog import FIELD_LABELS
+
+# what the studio trains, said where LLaMA-Factory's other stages are refused
+_STAGES = ("the studio trains supervised fine-tuning ({f_stage}: sft) and preference tuning ({f_stage}: dpo, "
+           "{f_stage}: kto)", "本工作室训练监督微调（{f_stage}为 sft）和偏好微调（{f_stage}为 dpo 或 kto）")
 
 PROBLEMS: dict[str, tuple[str, str]] = {
     "check.model_empty": ("{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",
@@ -125,10 +132,97 @@ PROBLEMS: dict[str, tuple[str, str]] = {
                                 "{f_name}最多为 {bound}，或留空（现在是 {value}）"),
     "check.control_char": ("{f_name} contains a control character (line break, tab or NUL): type it again on one "
                             "line", "{f_name}中含有控制字符（换行、制表符或 NUL）：请在一行内重新输入"),
+    # ---- a value of the wrong type, or a key no field has (config/run_config.py ``from_dict``); {source}: the file
+    "check.unknown_key_close": ("unknown key '{key}' in {source} (did you mean {q_name}?)",
+                                 "{source} 中有未知的键“{key}”（是不是想用{q_name}？）"),
+    "check.unknown_key": ("unknown key '{key}' in {source}", "{source} 中有未知的键“{key}”"),
+    "check.value_required": ("{f_name}: a value is required", "{f_name}：必须填写一个值"),
+    "check.not_choice_close": ("{f_name}: '{value}' is not one of {choices} (did you mean '{close}'?)",
+                                "{f_name}：“{value}”不是可选的值（{choices}）（是不是想用“{close}”？）"),
+    "check.not_choice": ("{f_name}: '{value}' is not one of {choices}", "{f_name}：“{value}”不是可选的值（{choices}）"),
+    "check.not_bool": ("{f_name}: expected true or false, got '{value}'",
+                        "{f_name}：应为 true 或 false，现在是“{value}”"),
+    "check.not_whole": ("{f_name}: expected a whole number, got '{value}'", "{f_name}：应为整数，现在是“{value}”"),
+    "check.not_a_number": ("{f_name}: expected a number, got '{value}'", "{f_name}：应为数字，现在是“{value}”"),
+    "check.not_finite_number": ("{f_name}: expected a finite number, got '{value}'",
+                                 "{f_name}：应为有限的数，现在是“{value}”"),
+    "check.set_not_pair": ("--set '{pair}' is not key=value", "--set “{pair}”不是 key=value 的形式"),
+    # ---- LLaMA-Factory keys the studio refuses (config/lf_keys.py), each with its reason; {key}: the key as written
+    "check.lf_stage_pt": ("{f_stage}: {stage} (pre-training) is not supported yet: " + _STAGES[0],
+                           "暂不支持{f_stage} {stage}（预训练）：" + _STAGES[1]),
+    "check.lf_stage_rm": ("{f_stage}: {stage} (reward modelling) is not supported yet: " + _STAGES[0],
+                           "暂不支持{f_stage} {stage}（奖励模型训练）：" + _STAGES[1]),
+    "check.lf_stage_ppo": ("{f_stage}: {stage} (PPO) is not supported yet: " + _STAGES[0],
+                            "暂不支持{f_stage} {stage}（PPO）：" + _STAGES[1]),
+    "check.lf_stage_other": ("{f_stage}: {stage} ({stage}) is not supported yet: " + _STAGES[0],
+                              "暂不支持{f_stage} {stage}：" + _STAGES[1]),
+    "check.lf_pref_loss_orpo": ("{f_pref_loss}: {loss}: ORPO is in TRL 1.16's experimental package only and is not "
+                                 "wired into the studio yet: use {f_pref_loss}: sigmoid (DPO)",
+                                 "{f_pref_loss} {loss}：ORPO 只在 TRL 1.16 的实验包中，本工作室尚未接入：请把"
+                                 "{f_pref_loss}设为 sigmoid（DPO）"),
+    "check.lf_pref_loss_simpo": ("{f_pref_loss}: {loss}: SimPO is not supported here (TRL 1.16 runs it only through "
+                                  "its experimental CPO trainer): use {f_pref_loss}: sigmoid (DPO)",
+                                  "{f_pref_loss} {loss}：这里不支持 SimPO（TRL 1.16 只通过实验性的 CPO 训练器运行它）："
+                                  "请把{f_pref_loss}设为 sigmoid（DPO）"),
+    "check.lf_pref_loss_kto_pair": ("{f_pref_loss}: {loss}: kto_pair was removed from TRL: use {f_stage}: kto with a "
+                                     "KTO or ranking dataset",
+                                     "{f_pref_loss} {loss}：TRL 已移除 kto_pair：请把{f_stage}设为 kto，并使用 KTO "
+                                     "数据集或排序数据集"),
+    "check.lf_do_train": ("{key}: false asks for no training; the studio's train command always trains (remove the "
+                           "key or set it to true)",
+                           "{key}: false 表示不训练；本工作室的训练命令总是会训练（请删除这个键或把它设为 true）"),
+    "check.lf_do_predict": ("{key}: true is not supported here: use 'python -m studio eval' after training",
+                             "这里不支持 {key}: true：请在训练后使用“python -m studio eval”"),
+    "check.lf_quantization_method": ("{key}: {method} is not supported: the studio quantizes with bitsandbytes "
+                                      "({f_quantization_bit}: 4 or 8)",
+                                      "不支持 {key}: {method}：本工作室用 bitsandbytes 量化（{f_quantization_bit}为 4 或 8）"),
+    "check.lf_eval_dataset": ("{key} is not supported: hold out rows with {f_val_size}, or score any file later "
+                               "with 'python -m studio eval --data FILE'",
+                               "不支持 {key}：请用{f_val_size}留出验证行，或在训练后用“python -m studio eval --data "
+                               "文件”给任意文件打分"),
+    "check.lf_multimodal": ("{key}: multimodal (image/video/audio) training is not supported here; the studio trains "
+                             "text-only models", "{key}：这里不支持多模态（图像/视频/音频）训练；本工作室只训练纯文本模型"),
+    "check.lf_galore": ("{key}: GaLore is not supported yet", "{key}：暂不支持 GaLore"),
+    "check.lf_apollo": ("{key}: APOLLO is not supported yet", "{key}：暂不支持 APOLLO"),
+    "check.lf_badam": ("{key}: BAdam is not supported yet", "{key}：暂不支持 BAdam"),
+    "check.lf_adam_mini": ("{key}: Adam-mini is not supported yet", "{key}：暂不支持 Adam-mini"),
+    "check.lf_muon": ("{key}: the Muon optimizer is not supported yet", "{key}：暂不支持 Muon 优化器"),
+    "check.lf_asft": ("{key}: the ASFT loss is not supported yet", "{key}：暂不支持 ASFT 损失"),
+    "check.lf_dft": ("{key}: the DFT loss is not supported yet", "{key}：暂不支持 DFT 损失"),
+    "check.lf_eaft": ("{key}: the EAFT loss is not supported yet", "{key}：暂不支持 EAFT 损失"),
+    "check.lf_llama_pro": ("{key}: LLaMA Pro block expansion is not supported yet", "{key}：暂不支持 LLaMA Pro 的块扩展"),
+    "check.lf_freeze_modules": ("{key}: freeze trains whole layers here ({f_freeze_trainable_layers}); choosing "
+                                 "modules inside them is not supported yet",
+                                 "{key}：这里的 freeze 训练整层（{f_freeze_trainable_layers}）；暂不支持在层内挑选模块"),
+    "check.lf_freeze_extra": ("{key}: freeze trains whole layers here ({f_freeze_trainable_layers})",
+                               "{key}：这里的 freeze 训练整层（{f_freeze_trainable_layers}）"),
+    "check.lf_oft": ("{key}: OFT adapters are not supported yet ({f_finetuning_type}: lora, full or freeze)",
+                      "{key}：暂不支持 OFT 适配器（{f_finetuning_type}可选 lora、full 或 freeze）"),
+    "check.lf_pissa_convert": ("{key}: converting a PiSSA adapter into a plain LoRA when saving is not supported yet "
+                                "({f_pissa_init} is; the saved adapter then needs the PiSSA-initialised base)",
+                                "{key}：暂不支持在保存时把 PiSSA 适配器转换成普通 LoRA（支持{f_pissa_init}；保存的适配器"
+                                "随后需要经 PiSSA 初始化的基础模型）"),
+    "check.lf_mixture_of_depths": ("{key}: Mixture-of-Depths conversion is not supported",
+                                    "{key}：不支持 Mixture-of-Depths 转换"),
+    "check.lf_predict_with_generate": ("{key}: generation after training is done by 'python -m studio eval'",
+                                        "{key}：训练后的生成由“python -m studio eval”完成"),
+    "check.lf_fsdp": ("{key}: FSDP is not supported: use DeepSpeed ZeRO-3 ({f_deepspeed}: ds_z3 or ds_z3_offload)",
+                       "{key}：不支持 FSDP：请用 DeepSpeed ZeRO-3（{f_deepspeed}设为 ds_z3 或 ds_z3_offload）"),
+    "check.lf_simpo_gamma": ("{key}: SimPO is not supported here ({f_pref_loss}: sigmoid, hinge or ipo)",
+                              "{key}：这里不支持 SimPO（{f_pref_loss}可选 sigmoid、hinge 或 ipo）"),
+    "check.lf_dpo_label_smoothing": ("{key}: label smoothing of the DPO loss is not supported yet",
+                                      "{key}：暂不支持 DPO 损失的标签平滑"),
+    "check.lf_bco": ("{key}: the BCO term of the DPO loss is not supported yet", "{key}：暂不支持 DPO 损失中的 BCO 项"),
+    "check.lf_ld_dpo": ("{key}: LD-DPO's length weighting is not supported yet", "{key}：暂不支持 LD-DPO 的长度加权"),
+    "check.lf_fp8": ("{key}: FP8 training is not supported yet", "{key}：暂不支持 FP8 训练"),
+    "check.lf_ktransformers": ("{key}: KTransformers is not supported", "{key}：不支持 KTransformers"),
+    "check.lf_megatron": ("{key}: Megatron parallelism is not supported (one card, or DeepSpeed)",
+                           "{key}：不支持 Megatron 并行（用一张卡，或用 DeepSpeed）"),
 }
 
 SURFACES = ("cli", "page")
 _FIELD = re.compile(r"\{f_(\w+)\}")
+_QUOTED = re.compile(r"\{q_(\w+)\}")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
@@ -141,10 +235,29 @@ def field_name(key: str, lang: str, surface: str) -> str:
     return f"“{zh}”" if lang == "zh" else f"'{en}'"
 
 
+def quoted_field_name(key: str, lang: str, surface: str) -> str:
+    """A setting named inside a sentence in quotes (``{q_<key>}``): 'learning_rate' on the command line, the label
+    on the page (which ``field_name`` quotes already)."""
+    if surface == "page" and key in FIELD_LABELS:
+        return field_name(key, lang, surface)
+    return f"“{key}”" if lang == "zh" else f"'{key}'"
+
+
 # the few problems whose fix is a different act on the page than on the command line (a Data tab, not a command)
 PAGE_PROBLEMS: dict[str, tuple[str, str]] = {
     "check.dataset_empty": ("{f_dataset} is empty: convert a file on the Data tab, then pick it under {f_dataset}",
                             "{f_dataset}为空：先在“数据”页转换一个文件，再在{f_dataset}中选择它"),
+    # LLaMA-Factory's evaluation keys: the page scores a model on its Evaluate tab, not with a command
+    "check.lf_do_predict": ("{key}: true is not supported here: use the Evaluate tab after training",
+                            "这里不支持 {key}: true：请在训练后使用“评估”页"),
+    "check.lf_eval_dataset": ("{key} is not supported: hold out rows with {f_val_size}, or score any file later on "
+                              "the Evaluate tab", "不支持 {key}：请用{f_val_size}留出验证行，或在训练后到“评估”页给任意文件打分"),
+    "check.lf_predict_with_generate": ("{key}: generation after training is done on the Evaluate tab",
+                                       "{key}：训练后的生成在“评估”页完成"),
+    "check.lf_do_train": ("{key}: false asks for no training; Start always trains (remove the key from the file or "
+                          "set it to true)", "{key}: false 表示不训练；“开始”总是会训练（请从文件中删除这个键或把它设为 true）"),
+    # only the command line has --set; a page never sends one, but its words name no flag either
+    "check.set_not_pair": ("'{pair}' is not key=value", "“{pair}”不是 key=value 的形式"),
 }
 
 
@@ -157,14 +270,18 @@ def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: 
     """
     text = (PAGE_PROBLEMS if surface == "page" and code in PAGE_PROBLEMS else PROBLEMS)[code][lang == "zh"]
     fields = {f"f_{k}": field_name(k, lang, surface) for k in _FIELD.findall(text) if k != "name"}
+    fields |= {f"q_{k}": quoted_field_name(k, lang, surface) for k in _QUOTED.findall(text) if k != "name"}
     if "name" in values:
         fields["f_name"] = field_name(str(values["name"]), lang, surface)
+        fields["q_name"] = quoted_field_name(str(values["name"]), lang, surface)
     return text.format(**fields, **values)
 
 
 def page_field_names(text: str, lang: str) -> str:
-    """A sentence not yet coded (a config's unknown key, a value of the wrong type) as the page says it: each
-    config key it names replaced by the field's label in ``lang``, each command-line flag by its words."""
+    """A text that is no config problem (every problem has a code) but names settings by their config keys, as the
+    page says it: each config key replaced by the field's label in ``lang``, each command-line flag by its words.
+    Its callers: the data report (studio/data/report.py, shared with the CLI) and other errors' words that name a
+    setting by its key, on the Settings tab (studio/app/settings.py ``plain``)."""
     for key in sorted(FIELD_LABELS, key=len, reverse=True):
         pair = FIELD_LABELS[key]
         text = re.sub(rf"(?<![\w']){re.escape(key)}(?![\w'])", f"'{pair[1] if lang == 'zh' else pair[0]}'", text)

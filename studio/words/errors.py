@@ -15,8 +15,8 @@ Two kinds of value are worded by the catalog too, so that no English reaches a C
 - the value ``problems`` (every problem of a request at once) lists problems, each a code of its own with its values
   (``{"problem": code, **values}``, JSON as a run's status.json keeps it), worded in the error's language and
   for its surface: a run configuration's (``check.*``, studio/words/config_problems.py: a setting named as the
-  surface names it) or another's (``PROBLEMS``); a plain string, a problem not yet coded, is shown as written
-  (on the page with the settings it names as the page labels them).
+  surface names it) or another's (``PROBLEMS``); a plain string (a problem an older studio recorded before every
+  problem had a code) is shown as written.
 
 This module imports nothing of the studio: studio/errors.py reads it to word an error, and it sits below all.
 The sections: data_errors.py (reading and converting a file, the workspace's paths), dataset_errors.py
@@ -108,14 +108,14 @@ def placeholders(text: str) -> set[str]:
 
 def problem_text(item: Any, lang: str = "en", surface: str = "cli") -> str:
     """One item of a ``problems`` value in ``lang`` for ``surface``: a coded one (``{"problem": code, **values}``)
-    from its words, a plain string as written (on the page, naming settings as the page labels them).
+    from its words; a plain string (a problem an older studio wrote to a run's status.json before every problem had
+    a code) as written.
 
     Raises:
         UnknownCode: a problem code without words, or values that do not fit them.
     """
     if not isinstance(item, Mapping):
-        text = str(item)
-        return config_problems.page_field_names(text, lang) if surface == "page" else text
+        return str(item)
     code = str(item.get("problem"))
     values = {k: v for k, v in item.items() if k != "problem"}
     try:

@@ -1,30 +1,40 @@
-"""A run configuration's problems are coded (studio/config/checks.py), worded once per language in
+"""A run configuration's problems are coded (studio/config/checks.py ``problem``), worded once per language in
 studio/words/config_problems.py, and shown in the page's language with the page's field names.
 
-The rule is held on the code that makes the problems (every check appends a ``problem``, never a sentence) and on
-the catalog (both languages, the same values, no English left in the Chinese), and shown on configs that break
-every check.
+The rule is held on the code that makes the problems (no module of studio/config appends a sentence it writes
+itself), on the catalog (both languages, the same values, no English left in the Chinese), and on every ConfigError
+the config package can raise: configs that break every check, every key no field has, a value of the wrong type for
+every kind of field, every LLaMA-Factory key the studio refuses (from lf_keys' own tables) and a --set item that is no
+pair. A ConfigError made from a sentence is a bug (UnknownCode), so nothing is left for the page to re-word.
 """
 from __future__ import annotations
 
 import ast
+import math
 import re
 from pathlib import Path
 
 import pytest
 
-from studio.app.settings import plain
+from studio.config import lf_keys
+from studio.config.checks import problem
 from studio.config.run_config import RunConfig, field_meta
+from studio.config.yaml_io import parse_overrides
+from studio.errors import ConfigError, StudioError
 from studio.words.catalog import FIELD_LABELS
 from studio.words.config_problems import PAGE_PROBLEMS, PROBLEMS, problem_words
-from studio.words.errors import placeholders
+from studio.words.errors import UnknownCode, placeholders
 from tests.ui.test_ui_zh_page import latin_words
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the Chinese keeps as typed: values of settings (lora, full, z3-nvme, adamw_torch), library names, units
 LITERAL = {"lora", "qlora", "full", "deepspeed", "zero", "trl", "kto", "nvme", "nul", "bf16", "fp32", "adamw_torch",
            "transformers", "bnb_4bit_quant_storage", "llama", "factory", "auto", "python", "studio", "convert",
-           "jsonl", "tiny", "demo", "dpo", "sft", "id", "kl", "z2", "z3", "llamafactory"}
+           "jsonl", "tiny", "demo", "dpo", "sft", "id", "kl", "z2", "z3", "llamafactory",
+           # typed values and syntax (true / false, key=value, the eval verb) and the names of LLaMA-Factory's
+           # methods, losses and libraries the studio refuses
+           "true", "false", "key", "value", "eval", "orpo", "simpo", "cpo", "galore", "apollo", "badam", "muon",
+           "asft", "dft", "eaft", "oft", "fsdp", "bco", "ktransformers", "megatron", "ppo"}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # one config per group of checks; together they break every check that a config can break
@@ -54,36 +64,122 @@ def _problems() -> list[str]:
     return out
 
 
-def test_every_check_makes_a_coded_problem_never_a_sentence() -> None:
-    """No check in config/checks.py appends or returns a string it writes itself: each goes through ``problem``."""
-    tree = ast.parse((ROOT / "studio" / "config" / "checks.py").read_text(encoding="utf-8"))
-    written = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "append"
-               and n.args and isinstance(n.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp))]
-    written += [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Return) and isinstance(n.value, ast.List)
-                and any(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in n.value.elts)]
-    assert written == [], f"config/checks.py writes problem sentences at lines {written}"
+def _raised(make) -> list[str]:  # type: ignore[no-untyped-def]
+    """The problems of the ConfigError ``make()`` raises."""
+    with pytest.raises(ConfigError) as err:
+        make()
+    return err.value.problems
 
 
-def test_broken_configs_meet_every_problem_and_each_has_its_code() -> None:
-    found = _problems()
-    codes = {getattr(p, "code", None) for p in found}
-    assert None not in codes
+# a value of the wrong type for each kind of field (a field's kind: studio/config/run_config.py field_meta)
+WRONG = {"bool": ["maybe"], "int": [12.5, "x", True, math.inf], "float": ["x", True, math.inf, math.nan],
+         "choice": ["zzzzzzzz"]}
+
+
+def _wrong_values() -> list[dict[str, object]]:
+    """Configs giving every field each wrong value of its kind (the i-th value in the i-th config), a close typo for
+    each choice among names, and no value to the fields that need one."""
+    meta = field_meta()
+    configs = [{m["name"]: WRONG[m["kind"]][i] for m in meta if i < len(WRONG.get(m["kind"], []))}
+               for i in range(max(map(len, WRONG.values())))]
+    configs += [{m["name"]: m["choices"][0] + "x"} for m in meta
+                if m["kind"] == "choice" and all(isinstance(c, str) for c in m["choices"])]
+    return [*configs, {"seed": None, "learning_rate": None, "bf16": None}]
+
+
+def _lf_refused() -> list[dict[str, object]]:
+    """Every key lf_keys refuses, with a value it refuses, from its own tables."""
+    unsupported = {(k + "x" if k.endswith("_") else k): True for k in lf_keys.UNSUPPORTED}
+    return [*({"stage": s} for s in (*lf_keys.OTHER_STAGES, "zzz")),
+            *({"pref_loss": loss} for loss in lf_keys.PREF_LOSS_REFUSED),
+            {"do_train": False, "do_predict": True, "quantization_method": "gptq", "eval_dataset": "e"},
+            dict.fromkeys(lf_keys.MULTIMODAL, 1), unsupported]
+
+
+def _every_config_error() -> list[str]:
+    """The problems of every ConfigError the config package raises for the inputs above."""
+    found: list[str] = []
+    for kw in BROKEN:
+        found += _raised(lambda kw=kw: RunConfig(**{"model_name_or_path": "tiny-demo", "dataset": "d.jsonl",  # type: ignore[arg-type]
+                                                   **kw}).check())
+    for data in [{"learnig_rate": 1e-4, "zzzzzzzz": 1, 7: 1}, *_wrong_values(), *_lf_refused()]:
+        found += _raised(lambda data=data: RunConfig.from_dict(data, source="typo.yaml"))
+    found += _raised(lambda: parse_overrides(["no-pair"]))
+    return found
+
+
+def test_every_problem_maker_in_the_config_package_makes_a_coded_problem_never_a_sentence() -> None:
+    """No module of studio/config appends to a problem list, or returns, a string it writes itself: each goes through
+    ``problem`` (the notices lf_keys writes are not problems: a run's log says them)."""
+    written = []
+    for path in sorted((ROOT / "studio" / "config").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        written += [f"{path.name}:{n.lineno}" for n in ast.walk(tree)
+                    if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "append"
+                    and getattr(n.func.value, "id", "") != "notices"  # type: ignore[attr-defined]
+                    and n.args and isinstance(n.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp))]
+        written += [f"{path.name}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Return)
+                    and isinstance(n.value, ast.List)
+                    and any(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in n.value.elts)]
+    assert written == [], f"studio/config writes problem sentences at {written}"
+
+
+def test_every_config_error_of_the_config_package_is_coded_and_meets_every_code() -> None:
+    found = _every_config_error()
+    uncoded = [p for p in found if getattr(p, "code", None) not in PROBLEMS]
+    assert not uncoded, uncoded
+    codes = {p.code for p in found}  # type: ignore[attr-defined]
     # every code but the alternatives a single config cannot show at once is met here
     alternatives = {"check.not_number", "check.above_or_empty", "check.at_least_or_empty", "check.below_or_empty",
                     "check.at_most_or_empty", "check.at_most"}
     assert set(PROBLEMS) - codes <= alternatives, sorted(set(PROBLEMS) - codes - alternatives)
 
 
+def test_the_cli_keeps_the_english_of_the_keys_and_values_it_refuses() -> None:
+    """The English of the problems made by from_dict, lf_keys and --set is the sentence the CLI always printed."""
+    assert _raised(lambda: RunConfig.from_dict({"learnig_rate": 1, "zzzzzzzz": 1}, source="a.yaml")) == [
+        "unknown key 'learnig_rate' in a.yaml (did you mean 'learning_rate'?)", "unknown key 'zzzzzzzz' in a.yaml"]
+    assert _raised(lambda: RunConfig.from_dict({"cutoff_len": 12.5, "bf16": "maybe", "finetuning_type": "lorx",
+                                                "seed": None,
+                                                "val_size": math.inf, "learning_rate": "x"})) == [
+        "cutoff_len: expected a whole number, got '12.5'", "bf16: expected true or false, got 'maybe'",
+        "finetuning_type: 'lorx' is not one of full, freeze, lora (did you mean 'lora'?)", "seed: a value is required",
+        "val_size: expected a finite number, got 'inf'", "learning_rate: expected a number, got 'x'"]
+    assert _raised(lambda: RunConfig.from_dict({"stage": "pt", "pref_loss": "orpo", "do_predict": True,
+                                                "eval_dataset": "e", "use_galore": True, "fsdp_config": "x"})) == [
+        "stage: pt (pre-training) is not supported yet: the studio trains supervised fine-tuning (stage: sft) and "
+        "preference tuning (stage: dpo, stage: kto)",
+        "pref_loss: orpo: ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use "
+        "pref_loss: sigmoid (DPO)",
+        "do_predict: true is not supported here: use 'python -m studio eval' after training",
+        "eval_dataset is not supported: hold out rows with val_size, or score any file later with 'python -m studio "
+        "eval --data FILE'",
+        "use_galore: GaLore is not supported yet",
+        "fsdp_config: FSDP is not supported: use DeepSpeed ZeRO-3 (deepspeed: ds_z3 or ds_z3_offload)"]
+    assert _raised(lambda: parse_overrides(["abc"])) == ["--set 'abc' is not key=value"]
+
+
+def test_a_config_error_made_of_a_sentence_is_a_bug_and_an_old_runs_reads_back_as_written() -> None:
+    """Every problem is coded, so a sentence handed to ConfigError is a bug of its maker; a ConfigError an older studio
+    wrote to a run's status.json with a sentence still reads back, shown as written."""
+    with pytest.raises(UnknownCode):
+        ConfigError([problem("check.max_steps"), "learning_rate must be positive"])
+    old = {"error": "config.problem", "what": "The run configuration has 1 problem: learning_rate must be positive",
+           "fix": "correct it", "values": {"problems": ["learning_rate must be positive"], "n": 1}}
+    for lang in ("en", "zh"):
+        assert "learning_rate must be positive" in StudioError.from_dict(old).text(lang, "page")
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_shows_each_problem_in_its_language_with_its_field_labels(lang: str) -> None:
     keys = {m["name"] for m in field_meta() if "_" in m["name"]}   # the names that read as config keys
-    for p in _problems():
-        shown = plain(p, lang)
+    for p in _every_config_error():
+        shown = problem_words(p.code, p.params, lang, surface="page")  # type: ignore[attr-defined]
         named = [k for k in keys if re.search(rf"(?<![\w']){re.escape(k)}(?![\w'])", shown)]
         assert not named, (p, shown)  # the page names fields by their labels, never by config keys
         said = placeholders(PROBLEMS[p.code][0])  # type: ignore[attr-defined]
-        fields = {n[2:] for n in said if n.startswith("f_") and n != "f_name"}
-        fields |= {p.params["name"]} if "f_name" in said else set()  # type: ignore[attr-defined]
+        fields = {n[2:] for n in said if n.startswith(("f_", "q_")) and n not in ("f_name", "q_name")}
+        fields |= {p.params["name"]} if said & {"f_name", "q_name"} else set()  # type: ignore[attr-defined]
         for key in fields:
             assert FIELD_LABELS[key][lang == "zh"] in shown, (key, shown)
         if lang == "zh":
@@ -104,14 +200,14 @@ def test_the_cli_keeps_the_config_keys() -> None:
 def test_every_entry_has_both_languages_with_the_same_values() -> None:
     assert set(PAGE_PROBLEMS) <= set(PROBLEMS)
     for code, (page_en, _) in PAGE_PROBLEMS.items():  # the page's words say the same values
-        assert placeholders(page_en) - {n for n in placeholders(page_en) if n.startswith("f_")} == \
-            placeholders(PROBLEMS[code][0]) - {n for n in placeholders(PROBLEMS[code][0]) if n.startswith("f_")}
+        assert {n for n in placeholders(page_en) if not n.startswith(("f_", "q_"))} == \
+            {n for n in placeholders(PROBLEMS[code][0]) if not n.startswith(("f_", "q_"))}
     for code, (en, zh) in [*PROBLEMS.items(), *PAGE_PROBLEMS.items()]:
         assert re.fullmatch(r"check\.[a-z0-9_]+", code), code
         assert placeholders(en) == placeholders(zh), (code, en, zh)
         left = latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL
         assert not left, (code, sorted(left))
-        values = {n: "v" for n in placeholders(en) if not n.startswith("f_")}
+        values = {n: "v" for n in placeholders(en) if not n.startswith(("f_", "q_"))}
         values.setdefault("name", "seed")
         for lang in ("en", "zh"):
             for surface in ("cli", "page"):

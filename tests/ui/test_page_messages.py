@@ -31,15 +31,16 @@ def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
     assert shown.message == "No label column. Fix: choose it under Label column on the Data tab."
     plain = StudioError("Bad", "do this")
     assert plain.page_message == plain.message == "Bad. Fix: do this."
-    assert not FLAG.search(ConfigError(["learning_rate must be positive"]).page_message)
+    from studio.config.checks import problem
+    assert not FLAG.search(ConfigError([problem("check.above", name="learning_rate", bound=0, value=0)]).page_message)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_config_error_is_worded_on_the_page_in_its_language_by_its_problems_codes(lang: str) -> None:
     """The CLI prints a ConfigError as written (config keys, the YAML / --set fix); the page words each coded problem
-    in its own fields and language, and the fix too; a problem not yet coded names the page's fields."""
+    in its own fields and language, and the fix too (a value of the wrong type as well as a broken rule)."""
     from studio.config.checks import problem
-    exc = ConfigError([problem("check.max_steps"), "cutoff_len: expected a whole number, got '12.5'"])
+    exc = ConfigError([problem("check.max_steps"), problem("check.not_whole", name="cutoff_len", value="12.5")])
     assert exc.message == ("The run configuration has 2 problems: max_steps must be -1 (use epochs) or a positive "
                            "number; cutoff_len: expected a whole number, got '12.5'. Fix: correct the listed fields in "
                            "the YAML, the --set options or the Settings tab.")

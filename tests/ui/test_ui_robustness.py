@@ -203,7 +203,7 @@ def test_malformed_settings_yaml(server: Any) -> None:
               "Fix: fix the indentation or quoting there (each line is 'key: value')."),
              ("typo.yaml", "learning_rat: 1e-4\n",
               "The run configuration has 1 problem: unknown key 'learning_rat' in typo.yaml (did you mean "
-              "'learning_rate'?). Fix: correct the listed fields on the Settings tab."),
+              "'Learning rate'?). Fix: correct the listed fields on the Settings tab."),
              ("list.yaml", "- a\n- b\n",
               "Config file 'list.yaml' must be a mapping of 'key: value' lines, not a list. "
               "Fix: write one 'key: value' per line.")]

@@ -105,7 +105,7 @@ def model_folder(shape: str, dest: Path) -> Path:
 def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     from studio.config.run_config import RunConfig
     from studio.engine import run_training
-    from studio.memory.estimator import estimate_for_config
+    from studio.memory.estimator import estimate
     cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                     finetuning_type="lora", lora_rank=16, lora_alpha=32, lora_target="all",
                     quantization_bit=spec.get("quant"), cutoff_len=spec["cutoff"], template="studio",
@@ -116,7 +116,7 @@ def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     est = None
     if spec.get("estimator_model"):
-        est = estimate_for_config(cfg.replace(model_name_or_path=spec["estimator_model"])).gpu_gb
+        est = estimate(cfg.replace(model_name_or_path=spec["estimator_model"])).gpu_gb
     return {"train_s": summary["train_seconds"], "wall_s": wall, "tokens": summary["train_tokens"],
             "steps": summary["step"], "peak_gib": _peak_gib(), "estimate_gib": est}
 
@@ -340,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                 why = "DeepSpeed is not installed on this machine"
             elif not dry:
                 from studio.config.run_config import RunConfig
-                from studio.memory.estimator import estimate_for_config
-                need = estimate_for_config(RunConfig(model_name_or_path=ESTIMATOR_MODEL["8b"], finetuning_type="full",
+                from studio.memory.estimator import estimate
+                need = estimate(RunConfig(model_name_or_path=ESTIMATOR_MODEL["8b"], finetuning_type="full",
                                                      deepspeed="z3-offload", cutoff_len=hi)).cpu_gb
                 if need > 0.9 * host_ram_gib():
                     why = f"the estimate needs {need:.0f} GB of host RAM for the offloaded states; this host has " \

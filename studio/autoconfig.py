@@ -250,12 +250,12 @@ def _template(model: str) -> str:
 
 def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
     """(batch, gradient checkpointing) of the fastest plan that fits; None when none does (or no card info)."""
-    from .memory.estimator import estimate_for_config
+    from .memory.estimator import estimate as memory_estimate
     for ckpt in (False, True):
         for batch in (8, 4, 2, 1):
             try:
                 est = fit_estimate(cfg.replace(per_device_train_batch_size=batch, gradient_checkpointing=ckpt), hw,
-                                   estimate_for_config)
+                                   memory_estimate)
             except StudioError:
                 return 1, True   # no architecture card: the safest plan
             if est.fits is not False and not est.tight:
@@ -273,7 +273,7 @@ def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:
         StudioError: no architecture card for the model.
     """
     if estimate_fn is None:
-        from .memory.estimator import estimate_for_config as estimate_fn
+        from .memory.estimator import estimate as estimate_fn
     if hw.device == "cuda":
         return estimate_fn(cfg, hw.gpu_gb, ram_gb=hw.ram_gb)
     return estimate_fn(cfg, None, device="cpu", ram_gb=hw.ram_gb)

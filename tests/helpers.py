@@ -6,7 +6,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from studio.config.run_config import RunConfig
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# A plan without the studio's memory savings (no gradient checkpointing, every position's logits) at cutoff 1024 x
+# batch 1: the memory tests write a published figure's settings on top of it (RunConfig's defaults are the savings)
+PLAIN_PLAN = {"cutoff_len": 1024, "per_device_train_batch_size": 1, "gradient_checkpointing": False,
+              "selective_logits": False}
+
+
+def plan(model: str, **settings: object) -> RunConfig:
+    """A run config of ``model``: PLAIN_PLAN with ``settings`` on top, for the memory estimator's tests."""
+    return RunConfig(model_name_or_path=model, **{**PLAIN_PLAN, **settings})
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:

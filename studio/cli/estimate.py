@@ -15,8 +15,7 @@ from typing import Any
 
 from ..config.vocabulary import accepted_optimizers
 from ..errors import StudioError
-from ..memory.estimator import (DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, estimate_for_config,
-                     host_ram_gb, load_card)
+from ..memory.estimator import DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, host_ram_gb
 
 _LABELS = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states",
            "activations": "activations", "logits": "logits + loss", "overhead": "CUDA context + fragmentation",
@@ -73,25 +72,43 @@ def _resolve_auto(args: argparse.Namespace) -> None:
             raise StudioError.of("cli.ram_auto", flag="--ram")
 
 
-def _from_config(args: argparse.Namespace) -> Estimate:
-    from ..config.run_config import RunConfig
-    overrides: dict[str, Any] = {}
+# What --model estimates where no flag says otherwise: the plain plan the flags' help names (LoRA, seq 1024, batch 1,
+# no checkpointing, AdamW, every position's logits), not RunConfig's defaults, so that a figure from --model is the
+# one this verb has always given and compares with published tables measured without the studio's savings
+MODEL_PLAN: dict[str, Any] = {"finetuning_type": "lora", "cutoff_len": 1024, "per_device_train_batch_size": 1,
+                              "gradient_checkpointing": False, "optim": "adamw", "selective_logits": False}
+
+
+def _flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The plan flags given, as RunConfig settings."""
+    settings: dict[str, Any] = {}
     if args.method:
-        overrides["finetuning_type"] = "lora" if args.method == "qlora" else args.method
+        settings["finetuning_type"] = "lora" if args.method == "qlora" else args.method
         if args.method == "qlora" and not args.quant_bits:
-            overrides["quantization_bit"] = 4
+            settings["quantization_bit"] = 4
     if args.quant_bits:
-        overrides["quantization_bit"] = args.quant_bits
+        settings["quantization_bit"] = args.quant_bits
     for flag, key in (("deepspeed", "deepspeed"), ("seq_len", "cutoff_len"), ("batch", "per_device_train_batch_size"),
                       ("grad_ckpt", "gradient_checkpointing")):
         if getattr(args, flag) is not None:
-            overrides[key] = getattr(args, flag)
+            settings[key] = getattr(args, flag)
     if args.optim:
-        overrides["optim"] = args.optim   # RunConfig resolves the studio's aliases (adamw -> adamw_torch)
-    cfg = RunConfig.load(args.config)
-    if overrides:
-        cfg = cfg.replace(**overrides)
-    return estimate_for_config(cfg, args.gpu_mem, device=args.device, ram_gb=args.ram)
+        settings["optim"] = args.optim   # RunConfig resolves the studio's aliases (adamw -> adamw_torch)
+    return settings
+
+
+def plan_config(args: argparse.Namespace) -> Any:
+    """The run config the flags describe: --config's file, or --model's MODEL_PLAN, with the plan flags on top.
+
+    Raises:
+        StudioError: a bad config file.
+    """
+    from ..config.run_config import RunConfig
+    if args.config:
+        cfg, settings = RunConfig.load(args.config), _flag_settings(args)
+    else:
+        cfg, settings = RunConfig(model_name_or_path=args.model), {**MODEL_PLAN, **_flag_settings(args)}
+    return cfg.replace(**settings) if settings else cfg
 
 
 def run_estimate(args: argparse.Namespace) -> Estimate:
@@ -100,12 +117,7 @@ def run_estimate(args: argparse.Namespace) -> Estimate:
     Raises:
         StudioError: unknown model (lists the cards), bad config file, or an invalid combination.
     """
-    if args.config:
-        return _from_config(args)
-    card = load_card(args.model)
-    return estimate(card, method=args.method or "lora", quant_bits=args.quant_bits, deepspeed=args.deepspeed or "none",
-                    seq_len=args.seq_len or 1024, batch=args.batch or 1, grad_ckpt=bool(args.grad_ckpt),
-                    optim=args.optim or "adamw", gpu_mem_gb=args.gpu_mem, ram_gb=args.ram, device=args.device)
+    return estimate(plan_config(args), args.gpu_mem, device=args.device, ram_gb=args.ram)
 
 
 def format_estimate(est: Estimate) -> str:

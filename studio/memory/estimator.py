@@ -36,10 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.vocabulary import PRECISIONS as RUN_PRECISIONS
-from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, canonical_optimizer, closest_optimizer,
+from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, closest_optimizer,
                                  is_optimizer, short_optimizer)
 from ..config.deepspeed import deepspeed_plan
+from ..config.run_config import RunConfig
 from ..errors import StudioError
 from . import terms
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
@@ -47,15 +47,26 @@ from .terms import (CPU_ALLOC_FACTOR, CPU_ALLOC_FACTOR_ADAPTER, CPU_BASELINE_GB,
                     CUDA_HOST_BASELINE_GB, FRAGMENTATION, GB, NVME_HOST_BUFFERS, ZERO_HOST_BUFFERS, Setup)
 
 __all__ = ["ArchCard", "CARDS_DIR", "Estimate", "available_cards", "card_from_hf_config",
-           "detect_gpu_mem_gb", "estimate", "estimate_for_config", "host_ram_gb", "load_card"]
+           "detect_gpu_mem_gb", "estimate", "host_ram_gb", "load_card"]
 
 METHODS = ("full", "freeze", "lora", "qlora")
 DEEPSPEED_PLANS = DEEPSPEED_SHORTCUTS          # studio/config/vocabulary.py owns the names
 OPTIMS = tuple(accepted_optimizers())        # every name RunConfig accepts, aliases included
-PRECISIONS = (*RUN_PRECISIONS, "pure_bf16")   # bf16/fp16: mixed precision, fp32 master weights
 
 
 # ------------------------------------------------------------------ estimate
+@dataclass(frozen=True)
+class Machine:
+    """What a plan is estimated against: the card's memory (None: no verdict on it), host RAM, the device a run
+    trains on ("cuda" or "cpu") and the run's PrecisionPlan when the caller has made it (else the plan for a card
+    of this kind, studio/models/precision.py)."""
+
+    gpu_mem_gb: float | None = None
+    ram_gb: float | None = None
+    device: str = "cuda"
+    precision_plan: Any = None
+
+
 @dataclass
 class Estimate:
     """Peak memory of one plan; GB = GiB. ``fits`` is None when no memory size was given."""
@@ -68,21 +79,24 @@ class Estimate:
     disk_gb: float = 0.0   # z3-nvme: what DeepSpeed swaps to offload_nvme_path
     suggestions: list[str] = field(default_factory=list)
     suggestion_details: list[dict[str, Any]] = field(default_factory=list)
-    plan: dict[str, Any] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)   # what was estimated, as the CLI shows it (_summary)
     card: ArchCard | None = None
     mem_gb: float | None = None
+    config: RunConfig | None = None   # the run config estimated
+    setup: Setup | None = None        # the plan its fields amount to on this machine (_setup)
+    machine: Machine = field(default_factory=Machine)
 
     @property
     def host_short(self) -> bool:
         """The GPU part fits (or was not asked about) but host RAM is the problem (offload plans)."""
-        ram = self.plan.get("ram_gb")
+        ram = self.machine.ram_gb
         gpu_ok = self.mem_gb is None or self.gpu_gb <= self.mem_gb
-        return self.plan.get("device") == "cuda" and ram is not None and self.cpu_gb > ram and gpu_ok
+        return self.machine.device == "cuda" and ram is not None and self.cpu_gb > ram and gpu_ok
 
     @property
     def tight(self) -> bool:
         """Fits, but with under 10% headroom: within the estimate's own error."""
-        used = self.gpu_gb if self.plan.get("device", "cuda") == "cuda" else self.cpu_gb
+        used = self.gpu_gb if self.machine.device == "cuda" else self.cpu_gb
         return bool(self.fits and self.mem_gb and used > 0.9 * self.mem_gb)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,48 +114,73 @@ def _check_choice(name: str, value: Any, choices: tuple) -> None:
         raise StudioError.of("memory.choice_unknown", name=name, value=str(value), choices=[str(c) for c in choices])
 
 
-def _setup(method: str, quant_bits: int | None, deepspeed: str, seq_len: int, batch: int, grad_ckpt: bool,
-           optim: str, chunked_loss: bool, precision: str, lora_rank: int, lora_target: str, freeze_layers: int,
-           layerwise_offload: bool, device: str, double_quant: bool, offload_activations: bool = False) -> Setup:
-    """The checked plan.
+def _precision(cfg: RunConfig, device: str, plan: Any) -> str:
+    """The precision mode the estimate counts in: the run's precision plan (studio/models/precision.py) when the
+    caller has it, else the plan for a card of this kind (bf16 assumed; no torch import, so the UI may call it)."""
+    if plan is None:
+        from ..models.precision import device_caps, precision_plan
+        caps = device_caps(device, detect=False)
+        try:
+            plan = precision_plan(caps, cfg)
+        except StudioError:   # pure_bf16 with fp16: validate() reports it; estimate what the rest asks for
+            plan = precision_plan(caps, cfg.replace(pure_bf16=False))
+    return plan.estimator_precision
+
+
+def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
+    """The checked plan a run of ``cfg`` trains on ``device``: the one place RunConfig's fields become the
+    estimate's terms (the rows per forward of a preference stage, the effective checkpointing and offloads).
+
+    ``precision`` is the precision plan's mode (fp32, bf16 / fp16 = mixed precision over fp32 masters, pure_bf16);
+    a bad ``deepspeed`` setting is refused by deepspeed_plan in the engine's words.
 
     Raises:
-        StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
+        StudioError: an unknown method / optimizer / device, quantization without LoRA, or a bad deepspeed setting.
     """
-    _check_choice("method", method, METHODS)
-    _check_choice("deepspeed", deepspeed or "none", DEEPSPEED_PLANS)
-    if not is_optimizer(optim):
-        close = closest_optimizer(optim)
-        raise (StudioError.of("memory.optimizer_close", name=optim, close=close) if close else
-               StudioError.of("memory.optimizer_unknown", name=optim, names=accepted_optimizers()))
-    _check_choice("precision", precision, PRECISIONS)
+    method, quant_bits = cfg.method, cfg.quantization_bit
+    deepspeed = deepspeed_plan(cfg.deepspeed)
+    _check_choice("method", method, METHODS)   # a RunConfig built in code is not coerced: its method may be anything
+    if not is_optimizer(cfg.optim):
+        close = closest_optimizer(cfg.optim)
+        raise (StudioError.of("memory.optimizer_close", name=cfg.optim, close=close) if close else
+               StudioError.of("memory.optimizer_unknown", name=cfg.optim, names=accepted_optimizers()))
     _check_choice("device", device, ("cuda", "cpu"))
-    if method == "qlora" and not quant_bits:
-        quant_bits = 4
     if quant_bits and method not in ("lora", "qlora"):
         raise StudioError.of("memory.quant_needs_lora")
     if quant_bits not in (None, 4, 8):
         raise StudioError.of("memory.quant_bits", bits=str(quant_bits))
-    if seq_len < 1 or batch < 1:
+    if cfg.cutoff_len < 1 or cfg.per_device_train_batch_size < 1:
         raise StudioError.of("memory.sizes_positive")
-    ds = "none" if device == "cpu" else (deepspeed or "none")
-    if precision == "auto":
-        precision = "fp32" if device == "cpu" else "bf16"
-    return Setup(method=method, quant_bits=quant_bits, ds=ds, precision=precision, tokens=seq_len * batch,
-                 grad_ckpt=grad_ckpt or layerwise_offload, layerwise=layerwise_offload and ds == "none",
-                 device=device, optim=optim, lora_rank=lora_rank, lora_target=lora_target,
-                 freeze_layers=freeze_layers, double_quant=double_quant, chunked_loss=chunked_loss,
-                 offload_act=offload_activations and (grad_ckpt or layerwise_offload))
+    ds = "none" if device == "cpu" else deepspeed
+    # activation offload keeps the checkpointed inputs on the host: it checkpoints, as layer-wise offload does
+    grad_ckpt = cfg.gradient_checkpointing or cfg.offload_activations or cfg.layerwise_offload
+    return Setup(method=method, quant_bits=quant_bits, ds=ds, precision=precision,
+                 tokens=cfg.cutoff_len * _rows(cfg) * terms.PREFERENCE_SEQUENCES.get(cfg.stage, 1),
+                 grad_ckpt=grad_ckpt, layerwise=cfg.layerwise_offload and ds == "none", device=device,
+                 optim=cfg.optim, lora_rank=cfg.lora_rank, lora_target=cfg.lora_target,
+                 freeze_layers=cfg.freeze_trainable_layers, double_quant=cfg.double_quantization,
+                 chunked_loss=cfg.selective_logits and cfg.stage == "sft", offload_act=cfg.offload_activations)
 
 
-def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = None, deepspeed: str = "none",
-             seq_len: int = 1024, batch: int = 1, grad_ckpt: bool = False, optim: str = "adamw",
-             chunked_loss: bool = False,
-             precision: str = "auto", lora_rank: int = 8, lora_target: str = "all", freeze_layers: int = 2,
-             layerwise_offload: bool = False, gpu_mem_gb: float | None = None, ram_gb: float | None = None,
-             device: str = "cuda", double_quant: bool = True, suggest: bool = True,
-             offload_activations: bool = False, stage: str = "sft") -> Estimate:
-    """Peak GPU memory and host RAM of a training plan; with ``gpu_mem_gb`` a verdict and fixes.
+def _rows(cfg: RunConfig) -> int:
+    """Rows per forward the engine runs (a preference stage halves an even batch, terms.preference_micro_batch)."""
+    return terms.preference_micro_batch(cfg.stage, cfg.per_device_train_batch_size, 1)[0]
+
+
+def _summary(cfg: RunConfig, s: Setup, card: ArchCard, machine: Machine) -> dict[str, Any]:
+    """Estimate.plan: what was estimated, as the CLI's table and its JSON show it."""
+    return dict(stage=cfg.stage, method="qlora" if s.quant_bits else s.method, quant_bits=s.quant_bits,
+                deepspeed=s.ds, seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size, grad_ckpt=s.grad_ckpt,
+                optim=short_optimizer(s.optim), precision=s.precision, lora_rank=s.lora_rank,
+                lora_target=s.lora_target, freeze_layers=s.freeze_layers, layerwise_offload=s.layerwise,
+                device=machine.device, ram_gb=machine.ram_gb, offload_activations=terms.offloads_activations(s),
+                chunked_loss=s.chunked_loss, double_quant=s.double_quant,
+                activation_pcie_s=round(terms.activation_pcie_seconds(card, s), 3))
+
+
+def estimate(cfg: RunConfig, gpu_mem_gb: float | None = None, *, device: str = "cuda", ram_gb: float | None = None,
+             precision_plan: Any = None, card: ArchCard | None = None, suggest: bool = True) -> Estimate:
+    """Peak GPU memory and host RAM of a run of ``cfg``; with ``gpu_mem_gb`` (or ``ram_gb``) a verdict and fixes.
 
     The peak is weights + optimizer states + the larger of (activations + logits + autocast copies) and
     (gradients + step temporaries), since gradients build up while activations are freed; each term is a
@@ -150,22 +189,20 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
     forward carries PREFERENCE_SEQUENCES per row, and the reference's forward (same weights, adapter off: no second
     copy) is a transient the peak takes the larger of (terms.reference_forward).
 
+    ``precision_plan``: the run's PrecisionPlan when the caller has made it, else the plan for a card of this kind.
+    ``card``: the model's architecture card when the caller holds one that is not ``cfg.model_name_or_path``'s
+    (a skeleton counted by a test, a benchmark's model built in memory); else load_card finds it.
+    Suggestions carry RunConfig settings in ``suggestion_details[*]['settings']``, applied with
+    ``cfg.replace(**settings)``.
+
     Raises:
-        StudioError: an unknown method / plan / optimizer / precision, or quant_bits without LoRA.
+        StudioError: no card for the model (see load_card), a bad deepspeed path, an unknown method / plan /
+            optimizer / precision, or quantization without LoRA.
     """
-    pref = terms.PREFERENCE_SEQUENCES.get(stage, 1)
-    rows, _ = terms.preference_micro_batch(stage, batch, 1)   # the rows per forward the engine will run
-    s = _setup(method, quant_bits, deepspeed, seq_len, rows * pref, grad_ckpt, optim, chunked_loss and stage == "sft",
-               precision, lora_rank, lora_target, freeze_layers, layerwise_offload, device, double_quant,
-               offload_activations)
-    reference = terms.reference_forward(card, s, stage, seq_len * rows)
-    plan = dict(stage=stage, method="qlora" if s.quant_bits else method, quant_bits=s.quant_bits, deepspeed=s.ds,
-                seq_len=seq_len, batch=batch, grad_ckpt=s.grad_ckpt, optim=short_optimizer(optim),
-                precision=s.precision, lora_rank=lora_rank, lora_target=lora_target, freeze_layers=freeze_layers,
-                layerwise_offload=s.layerwise, device=device, ram_gb=ram_gb,
-                offload_activations=terms.offloads_activations(s), chunked_loss=s.chunked_loss,
-                double_quant=s.double_quant,
-                activation_pcie_s=round(terms.activation_pcie_seconds(card, s), 3))
+    card = card if card is not None else load_card(cfg.model_name_or_path)
+    machine = Machine(gpu_mem_gb, ram_gb, device, precision_plan)
+    s = _setup(cfg, device, _precision(cfg, device, precision_plan))
+    reference = terms.reference_forward(card, s, cfg.stage, cfg.cutoff_len * _rows(cfg))
     where = terms.placement(card, s)
     act, lg = terms.activations(card, s), terms.logits(card, s)
     dyn, slack = terms.dynamic(card, s)
@@ -197,54 +234,23 @@ def estimate(card: ArchCard, *, method: str = "lora", quant_bits: int | None = N
         limit = ram_gb if ram_gb is not None else gpu_mem_gb
         fits = None if limit is None else cpu_gb <= limit
     est = Estimate(gpu_gb=gpu_gb, cpu_gb=cpu_gb, fits=fits, breakdown=breakdown, host_breakdown=host,
-                   disk_gb=where.disk_states / GB, plan=plan, card=card,
-                   mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb))
+                   disk_gb=where.disk_states / GB, plan=_summary(cfg, s, card, machine), card=card,
+                   mem_gb=gpu_mem_gb if device == "cuda" else (ram_gb or gpu_mem_gb), config=cfg, setup=s,
+                   machine=machine)
     if suggest and fits is False:
         from .advice import suggest_fixes
-        est.suggestion_details = suggest_fixes(card, est, gpu_mem_gb, ram_gb, estimate)
+        est.suggestion_details = suggest_fixes(est, lambda changed: _again(est, changed))
         est.suggestions = [d["text"] for d in est.suggestion_details]
     return est
 
 
-def estimate_for_config(cfg: Any, gpu_mem_gb: float | None = None, *, device: str = "cuda",
-                        ram_gb: float | None = None, plan: Any = None) -> Estimate:
-    """Estimate for a RunConfig: maps its LLaMA-Factory fields onto ``estimate``.
-
-    The precision mode is the run's precision plan (studio/models/precision.py): ``plan`` when the caller has
-    it, else the plan for ``device``, a card planned for (bf16 assumed; no torch import, so the UI may call it).
-
-    Suggestions carry RunConfig field values in ``suggestion_details[*]['settings']``, so the UI
-    can apply one with ``cfg.replace(**settings)``.
-
-    Raises:
-        StudioError: no card for ``cfg.model_name_or_path`` (see load_card), or a bad deepspeed path.
-    """
-    card = load_card(cfg.model_name_or_path)
-    if plan is None:
-        from ..models.precision import device_caps, precision_plan
-        caps = device_caps(device, detect=False)
-        try:
-            plan = precision_plan(caps, cfg)
-        except StudioError:   # pure_bf16 with fp16: validate() reports it; estimate what the rest asks for
-            plan = precision_plan(caps, cfg.replace(pure_bf16=False))
-    precision = plan.estimator_precision
-    est = estimate(card, method=cfg.method, quant_bits=cfg.quantization_bit, deepspeed=deepspeed_plan(cfg.deepspeed),
-                   seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size,
-                   grad_ckpt=cfg.gradient_checkpointing or bool(getattr(cfg, "offload_activations", False)),
-                   optim=cfg.optim, precision=precision,
-                   chunked_loss=bool(getattr(cfg, "selective_logits", False)),
-                   lora_rank=cfg.lora_rank, lora_target=cfg.lora_target, freeze_layers=cfg.freeze_trainable_layers,
-                   layerwise_offload=cfg.layerwise_offload, gpu_mem_gb=gpu_mem_gb, ram_gb=ram_gb, device=device,
-                   double_quant=cfg.double_quantization,
-                   offload_activations=bool(getattr(cfg, "offload_activations", False)),
-                   stage=getattr(cfg, "stage", "sft"))
-    for detail in est.suggestion_details:
-        settings = detail.get("settings", {})
-        if settings.get("per_device_train_batch_size") == 1:   # keep the effective batch the same
-            settings["gradient_accumulation_steps"] = cfg.gradient_accumulation_steps * cfg.per_device_train_batch_size
-        if "optim" in settings:   # the advice speaks the short names; a RunConfig field holds transformers'
-            settings["optim"] = canonical_optimizer(settings["optim"])
-    return est
+def _again(est: Estimate, changed: RunConfig) -> Estimate:
+    """The estimate of a changed config on the same machine and card, without suggestions of its own."""
+    m = est.machine
+    # pure_bf16 decides the precision mode: a change of it is estimated in the plan for this kind of card
+    plan = m.precision_plan if changed.pure_bf16 == est.config.pure_bf16 else None
+    return estimate(changed, m.gpu_mem_gb, device=m.device, ram_gb=m.ram_gb, precision_plan=plan, card=est.card,
+                    suggest=False)
 
 
 def detect_gpu_mem_gb() -> float | None:

@@ -122,7 +122,7 @@ class PrecisionPlan:
 
     @property
     def estimator_precision(self) -> str:
-        """The ``precision`` argument of memory.estimator.estimate for this plan."""
+        """The precision mode the memory estimate counts this plan in (memory.terms.Setup.precision)."""
         return {"fp32": "fp32", "mixed_bf16": "bf16", "mixed_fp16": "fp16", "pure_bf16": "pure_bf16"}[self.mode]
 
     @property

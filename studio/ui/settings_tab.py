@@ -57,12 +57,12 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
     one estimate, so the check never says "No problems found" beside "Does not fit"."""
     try:
-        from ..memory.estimator import estimate_for_config
+        from ..memory.estimator import estimate as memory_estimate
     except ImportError:
         return msg("estimate_missing", lang), None
     hw = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
     try:
-        est = fit_estimate(cfg, hw, estimate_for_config)
+        est = fit_estimate(cfg, hw, memory_estimate)
     except StudioError as exc:
         return f"⚠️ {error_line(exc, lang)}", None
     d = est.to_dict()
@@ -154,12 +154,12 @@ def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None 
     """The estimator's suggestion_details for ``cfg`` against the same machine as the panel (card memory typed in,
     host RAM): [] when it fits, is missing, or cannot read the model."""
     try:
-        from ..memory.estimator import estimate_for_config
+        from ..memory.estimator import estimate as memory_estimate
     except ImportError:
         return []
     try:
         target = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
-        return fit_estimate(cfg, target, estimate_for_config).suggestion_details
+        return fit_estimate(cfg, target, memory_estimate).suggestion_details
     except StudioError:
         return []
 

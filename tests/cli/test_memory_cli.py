@@ -73,3 +73,20 @@ def test_gpu_mem_auto(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: 80.0)
     assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["mem_gb"] == 80.0
+
+
+def test_model_flags_and_a_config_file_of_the_same_plan_agree(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--model builds the run config its flags describe (the plain plan of cli/estimate.MODEL_PLAN under them), so
+    the same plan written as a file gives the same estimate, and the same fixes in the same RunConfig settings."""
+    run = tmp_path / "run.yaml"
+    run.write_text("model_name_or_path: mistral-7b\nfinetuning_type: full\ncutoff_len: 4096\n"
+                   "per_device_train_batch_size: 8\ngradient_checkpointing: false\nselective_logits: false\n",
+                   encoding="utf-8")
+    assert main(["estimate", "--model", "mistral-7b", "--method", "full", "--seq-len", "4096", "--batch", "8",
+                 "--gpu-mem", "24", "--json"]) == 1
+    flags = json.loads(capsys.readouterr().out)
+    assert main(["estimate", "--config", str(run), "--gpu-mem", "24", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == flags
+    batch = next(d for d in flags["suggestion_details"] if d["settings"].get("per_device_train_batch_size") == 1)
+    assert batch["settings"]["gradient_accumulation_steps"] == 8

@@ -9,7 +9,7 @@ import pytest
 
 from studio.config import vocabulary
 from studio.config.run_config import RunConfig
-from studio.memory.estimator import estimate_for_config
+from studio.memory.estimator import estimate
 
 STUDIO = Path(__file__).resolve().parents[2] / "studio"
 OWNER = STUDIO / "config" / "vocabulary.py"
@@ -34,7 +34,7 @@ def test_every_accepted_optimizer_gets_an_estimate(name: str) -> None:
     cfg = RunConfig(optim=name, finetuning_type="full")
     if any("optim" in p for p in cfg.validate()):
         pytest.skip("not accepted by RunConfig")
-    est = estimate_for_config(cfg, gpu_mem_gb=24)
+    est = estimate(cfg, gpu_mem_gb=24)
     assert est.gpu_gb > 0
 
 
@@ -45,7 +45,7 @@ def test_state_bytes_follow_the_optimizer_kind() -> None:
     assert b("lion_32bit") == b("paged_lion_32bit") == 4 and b("lion_8bit") == b("paged_lion_8bit") == 1
     assert b("sgd") == 0 and b("adafactor") < 1
     assert b("adamw_torch", param_bytes=2) == 4          # pure_bf16: states in the parameter's dtype
-    full = lambda o: estimate_for_config(RunConfig(optim=o, finetuning_type="full"), 24).breakdown["optimizer"]
+    full = lambda o: estimate(RunConfig(optim=o, finetuning_type="full"), 24).breakdown["optimizer"]
     assert full("paged_adamw_32bit") == pytest.approx(full("adamw_torch")) == pytest.approx(4 * full("adamw_8bit"))
     assert full("lion_8bit") == pytest.approx(full("adamw_8bit") / 2)
 

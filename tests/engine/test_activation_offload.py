@@ -17,7 +17,7 @@ from transformers import AutoModelForCausalLM
 
 from studio.config.run_config import RunConfig
 from studio.engine.run import enable_checkpointing
-from studio.memory.estimator import estimate, estimate_for_config, load_card
+from studio.memory.estimator import estimate, load_card
 
 
 class RecordingSaveOnCpu(torch.autograd.graph.saved_tensors_hooks):
@@ -68,8 +68,8 @@ def test_a_cpu_run_does_not_offload(tiny_model_dir) -> None:
 def test_the_estimate_moves_activations_to_host_ram_and_counts_pcie() -> None:
     cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
                     quantization_bit=4, cutoff_len=16384, per_device_train_batch_size=1)
-    on_card = estimate_for_config(cfg, 24)
-    off = estimate_for_config(cfg.replace(offload_activations=True), 24)
+    on_card = estimate(cfg, 24)
+    off = estimate(cfg.replace(offload_activations=True), 24)
     card = load_card(cfg.model_name_or_path)
     saved = card.num_layers * 2 * card.hidden_size * 16384 / 2**30   # bf16 layer inputs, GiB
     assert on_card.breakdown["activations"] - off.breakdown["activations"] == pytest.approx(
@@ -77,22 +77,22 @@ def test_the_estimate_moves_activations_to_host_ram_and_counts_pcie() -> None:
     assert off.host_breakdown["offloaded_activations"] == pytest.approx(saved, rel=1e-6)
     assert off.cpu_gb > on_card.cpu_gb and off.gpu_gb < on_card.gpu_gb
     assert off.plan["activation_pcie_s"] == pytest.approx(2 * saved * 2**30 / 25e9, abs=1e-3)
-    cpu = estimate_for_config(cfg.replace(offload_activations=True), device="cpu")
+    cpu = estimate(cfg.replace(offload_activations=True), device="cpu")
     assert "offloaded_activations" not in cpu.host_breakdown   # a CPU run: nothing to move
 
 
 def test_the_advice_offers_it_when_activations_dominate() -> None:
     cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
                     quantization_bit=4, cutoff_len=65536, per_device_train_batch_size=1)
-    est = estimate_for_config(cfg, 24, ram_gb=128)
+    est = estimate(cfg, 24, ram_gb=128)
     assert est.fits is False and est.breakdown["activations"] == max(
         v for k, v in est.breakdown.items() if k != "overhead")
     offer = [d for d in est.suggestion_details if d["settings"].get("offload_activations")]
     assert offer and offer[0]["gpu_gb"] < est.gpu_gb - 1
     assert "PCIe" in offer[0]["text"]
-    applied = estimate_for_config(cfg.replace(**offer[0]["settings"]), 24, ram_gb=128)
+    applied = estimate(cfg.replace(**offer[0]["settings"]), 24, ram_gb=128)
     assert applied.gpu_gb == pytest.approx(offer[0]["gpu_gb"], abs=0.01)
     short = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="full",
                       cutoff_len=256)
     assert not any(d["settings"].get("offload_activations")
-                   for d in estimate_for_config(short, 24, ram_gb=128).suggestion_details)
+                   for d in estimate(short, 24, ram_gb=128).suggestion_details)

@@ -76,7 +76,7 @@ def _record(name: str, row: dict) -> None:
 @pytest.mark.parametrize("name", list(METHODS))
 def test_cuda_peak_matches_the_estimate(name: str, gpu_model, tmp_path) -> None:
     from studio.engine import run_training
-    from studio.memory.estimator import GB, estimate_for_config
+    from studio.memory.estimator import GB, estimate
     cfg = _cfg(gpu_model, tmp_path / name, **METHODS[name])
     gc.collect()
     torch.cuda.empty_cache()
@@ -87,7 +87,7 @@ def test_cuda_peak_matches_the_estimate(name: str, gpu_model, tmp_path) -> None:
     reserved = torch.cuda.max_memory_reserved() / GB
     gc.collect()
     left = (torch.cuda.memory_allocated() - base) / GB   # what this run left allocated after it returned
-    est = estimate_for_config(cfg.replace(model_name_or_path=str(gpu_model[0])))
+    est = estimate(cfg.replace(model_name_or_path=str(gpu_model[0])))
     predicted = est.gpu_gb - est.breakdown["overhead"]   # the estimator's tensors, without context/fragmentation
     tokens = [e["tokens_per_s"] for e in RunDir(cfg.output_dir).events() if e["type"] == "progress"]
     _record(name, {"peak_allocated_gb": round(peak, 3), "peak_reserved_gb": round(reserved, 3),

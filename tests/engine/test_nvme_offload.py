@@ -83,10 +83,11 @@ def test_cli_config_error_names_the_key(tmp_path):
 
 def test_estimate_splits_host_ram_and_disk():
     from studio.config.deepspeed import deepspeed_plan
-    from studio.memory.estimator import estimate, load_card
-    card = load_card("llama3-70b")
-    ram = estimate(card, method="full", deepspeed="z3-offload", grad_ckpt=True, gpu_mem_gb=80, ram_gb=256)
-    disk = estimate(card, method="full", deepspeed="z3-nvme", grad_ckpt=True, gpu_mem_gb=80, ram_gb=256)
+    from studio.memory.estimator import estimate
+    from tests.helpers import plan
+    full = plan("llama3-70b", finetuning_type="full", gradient_checkpointing=True)
+    ram = estimate(full.replace(deepspeed="z3-offload"), 80, ram_gb=256)
+    disk = estimate(full.replace(deepspeed="z3-nvme"), 80, ram_gb=256)
     assert ram.fits is False and ram.cpu_gb > 1000 and ram.disk_gb == 0  # ~1.3 TB of host RAM
     assert disk.fits is True and disk.cpu_gb < 16
     assert disk.disk_gb == pytest.approx(ram.host_breakdown["offloaded_states"], rel=1e-6)

@@ -204,8 +204,8 @@ def test_ranking_datasets_load_from_dataset_info_and_sft_refuses_them(tmp_path: 
 
 
 def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
-    from studio.memory.estimator import estimate_for_config
-    est = {st: estimate_for_config(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
+    from studio.memory.estimator import estimate
+    est = {st: estimate(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
                                              selective_logits=False, per_device_train_batch_size=1), device="cpu")
            for st in ("sft", "dpo", "kto")}
     for st in ("dpo", "kto"):
@@ -218,7 +218,7 @@ def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
     assert est["kto"].breakdown["activations"] == pytest.approx(est["sft"].breakdown["activations"])
     # at an even batch the engine runs half the DPO rows per forward (preference_micro_batch): as many sequences
     # per forward as SFT, so the same saved activations; the plan still shows the batch the user set
-    even = {st: estimate_for_config(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
+    even = {st: estimate(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
                                               selective_logits=False, per_device_train_batch_size=8), device="cpu")
             for st in ("sft", "dpo")}
     assert even["dpo"].breakdown["activations"] == pytest.approx(even["sft"].breakdown["activations"])

@@ -114,10 +114,10 @@ def test_estimator_knows_the_chunked_loss() -> None:
     """With selective_logits the estimate keeps one chunk of fp32 logits, not tokens x vocab (128k vocab here)."""
     from studio.config.run_config import RunConfig
     from studio.engine.loss import chunk_rows_for
-    from studio.memory.estimator import estimate_for_config
+    from studio.memory.estimator import estimate
     cfg = RunConfig(model_name_or_path="llama3-8b", finetuning_type="lora", cutoff_len=1024,
                     per_device_train_batch_size=1)
-    lean, full = estimate_for_config(cfg), estimate_for_config(cfg.replace(selective_logits=False))
+    lean, full = estimate(cfg), estimate(cfg.replace(selective_logits=False))
     vocab = 128256
     assert full.breakdown["logits"] == pytest.approx(12 * vocab * 1024 / 2**30, rel=1e-3)
     assert lean.breakdown["logits"] == pytest.approx(12 * vocab * chunk_rows_for(vocab) / 2**30, rel=1e-3)

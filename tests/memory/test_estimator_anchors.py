@@ -25,12 +25,17 @@ if __name__ == "__main__":  # run as a script, as docs/BENCHMARKS.md does: the s
 
 from studio.memory import terms
 from studio.memory.estimator import GB, Estimate, estimate, load_card
+from tests.helpers import plan
 
 GB10 = 1e9 / GB   # LLaMA-Factory's GB in GiB
-LF = dict(seq_len=1024, batch=1, grad_ckpt=True, precision="bf16")
+# RunConfig settings on top of tests/helpers.PLAIN_PLAN (cutoff 1024, batch 1, every position's logits)
+LF = dict(gradient_checkpointing=True, precision="bf16")
 TT_LORA = "q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"   # torchtune: q, v, output_proj + MLP
-TT8 = dict(seq_len=2048, batch=2, grad_ckpt=True, chunked_loss=True, precision="bf16", lora_target=TT_LORA)
-TT3 = dict(seq_len=4096, batch=1, chunked_loss=True)
+TT8 = dict(cutoff_len=2048, per_device_train_batch_size=2, gradient_checkpointing=True, selective_logits=True,
+           precision="bf16", lora_target=TT_LORA)
+TT3 = dict(cutoff_len=4096, selective_logits=True)
+FULL, LORA = dict(finetuning_type="full"), dict(finetuning_type="lora")
+QLORA, QLORA8 = dict(finetuning_type="lora", quantization_bit=4), dict(finetuning_type="lora", quantization_bit=8)
 
 
 def _gpu(est: Estimate) -> float:
@@ -65,43 +70,45 @@ def _torchtune_full_8b(_est: Estimate) -> float:
 def _mixtral(**kw: Any) -> Estimate:
     # LLaMA-Factory's figure predates transformers 5, whose fused 3D experts bitsandbytes does not quantize: model
     # the per-expert nn.Linear layout it was measured with (the studio's own Mixtral QLoRA is in test_moe_qlora...)
-    return estimate(dataclasses.replace(load_card("mixtral-8x7b"), experts_fused=False), suggest=False, **kw)
+    per_expert = dataclasses.replace(load_card("mixtral-8x7b"), experts_fused=False)
+    return estimate(plan("mixtral-8x7b", **kw), card=per_expert, suggest=False)
 
 
-def _est(card: str, **kw: Any) -> Callable[[], Estimate]:
-    return lambda: estimate(load_card(card), suggest=False, **kw)
+def _est(model: str, **kw: Any) -> Callable[[], Estimate]:
+    return lambda: estimate(plan(model, **kw), suggest=False)
 
 
 # (name, published, unit in GiB, how the estimate is made, what is read off it)
 ANCHORS: list[tuple[str, float, Callable[[], Estimate], Callable[[Estimate], float]]] = [
-    ("LLaMA-Factory 7B full, bf16 mixed", 120 * GB10, _est("llama2-7b", method="full", **LF), _gpu),
-    ("LLaMA-Factory 7B full, pure bf16", 60 * GB10, _est("llama2-7b", method="full", **{**LF, "precision": "pure_bf16"}),
-     _gpu),
-    ("LLaMA-Factory 7B LoRA", 16 * GB10, _est("llama2-7b", method="lora", **LF), _gpu),
-    ("LLaMA-Factory 7B QLoRA 8-bit", 10 * GB10, _est("llama2-7b", method="qlora", quant_bits=8, **LF), _gpu),
-    ("LLaMA-Factory 7B QLoRA 4-bit", 6 * GB10, _est("llama2-7b", method="qlora", quant_bits=4, **LF), _gpu),
-    ("LLaMA-Factory 70B LoRA", 160 * GB10, _est("llama3-70b", method="lora", **LF), _gpu),
-    ("LLaMA-Factory 70B QLoRA 4-bit", 48 * GB10, _est("llama3-70b", method="qlora", **LF), _gpu),
-    ("LLaMA-Factory Mixtral-8x7B QLoRA 4-bit", 30 * GB10, lambda: _mixtral(method="qlora", **LF), _gpu),
-    ("torchtune Llama-3.1-8B full (8-bit paged, opt-in-bwd)", 18.9, _est("llama3-8b", method="full", **TT8),
+    ("LLaMA-Factory 7B full, bf16 mixed", 120 * GB10, _est("llama2-7b", **FULL, **LF), _gpu),
+    ("LLaMA-Factory 7B full, pure bf16", 60 * GB10, _est("llama2-7b", **FULL, pure_bf16=True, **LF), _gpu),
+    ("LLaMA-Factory 7B LoRA", 16 * GB10, _est("llama2-7b", **LORA, **LF), _gpu),
+    ("LLaMA-Factory 7B QLoRA 8-bit", 10 * GB10, _est("llama2-7b", **QLORA8, **LF), _gpu),
+    ("LLaMA-Factory 7B QLoRA 4-bit", 6 * GB10, _est("llama2-7b", **QLORA, **LF), _gpu),
+    ("LLaMA-Factory 70B LoRA", 160 * GB10, _est("llama3-70b", **LORA, **LF), _gpu),
+    ("LLaMA-Factory 70B QLoRA 4-bit", 48 * GB10, _est("llama3-70b", **QLORA, **LF), _gpu),
+    ("LLaMA-Factory Mixtral-8x7B QLoRA 4-bit", 30 * GB10, lambda: _mixtral(**QLORA, **LF), _gpu),
+    ("torchtune Llama-3.1-8B full (8-bit paged, opt-in-bwd)", 18.9, _est("llama3-8b", **FULL, **TT8),
      _torchtune_full_8b),
-    ("torchtune Llama-3.1-8B LoRA", 16.2, _est("llama3-8b", method="lora", **TT8), _allocated),
-    ("torchtune Llama-3.1-8B QLoRA", 7.4, _est("llama3-8b", method="qlora", **TT8), _torchtune_qlora),
+    ("torchtune Llama-3.1-8B LoRA", 16.2, _est("llama3-8b", **LORA, **TT8), _allocated),
+    ("torchtune Llama-3.1-8B QLoRA", 7.4, _est("llama3-8b", **QLORA, **TT8), _torchtune_qlora),
     ("torchtune Llama-3.2-3B + activation checkpointing", 24.9,
-     _est("llama3.2-3b", method="full", precision="pure_bf16", grad_ckpt=True, **TT3), _allocated),
+     _est("llama3.2-3b", **FULL, pure_bf16=True, gradient_checkpointing=True, **TT3), _allocated),
     ("torchtune Llama-3.2-3B + 8-bit AdamW", 17.6,
-     _est("llama3.2-3b", method="full", precision="pure_bf16", grad_ckpt=True, optim="adamw_8bit", **TT3), _allocated),
+     _est("llama3.2-3b", **FULL, pure_bf16=True, gradient_checkpointing=True, optim="adamw_8bit", **TT3),
+     _allocated),
     ("torchtune Llama-3.2-3B LoRA", 8.5,
-     _est("llama3.2-3b", method="lora", precision="bf16", grad_ckpt=True, lora_target=TT_LORA, **TT3), _allocated),
+     _est("llama3.2-3b", **LORA, precision="bf16", gradient_checkpointing=True, lora_target=TT_LORA, **TT3),
+     _allocated),
     ("torchtune Llama-3.2-3B QLoRA", 4.6,
-     _est("llama3.2-3b", method="qlora", precision="bf16", grad_ckpt=True, lora_target=TT_LORA, **TT3),
+     _est("llama3.2-3b", **QLORA, precision="bf16", gradient_checkpointing=True, lora_target=TT_LORA, **TT3),
      _torchtune_qlora),
 ]
 # Published rows the estimator does not reproduce, with the reason (docs/BENCHMARKS.md); the test keeps each on the
 # safe side (the estimate above the figure), so a change that makes "fits" optimistic there goes red.
 KNOWN_GAPS: list[tuple[str, float, Callable[[], Estimate], Callable[[Estimate], float], str]] = [
     ("torchtune Llama-3.2-3B baseline (no checkpointing)", 25.5,
-     _est("llama3.2-3b", method="full", precision="pure_bf16", **TT3), _allocated,
+     _est("llama3.2-3b", **FULL, pure_bf16=True, **TT3), _allocated,
      "HF eager block activations (fp32 norm inputs, unfused SwiGLU) vs torchtune's own modules"),
 ]
 
@@ -124,8 +131,8 @@ def test_known_gaps_stay_on_the_safe_side() -> None:
 def test_moe_qlora_under_transformers_5_keeps_the_experts_unquantized() -> None:
     """This engine's Mixtral QLoRA: fused experts are not nn.Linear, so bitsandbytes leaves them and peft's kbit
     preparation casts them to fp32: the estimate says so instead of promising LLaMA-Factory's 30 GB."""
-    fused = estimate(load_card("mixtral-8x7b"), method="qlora", suggest=False, **LF)
-    per_expert = _mixtral(method="qlora", **LF)
+    fused = estimate(plan("mixtral-8x7b", **QLORA, **LF), suggest=False)
+    per_expert = _mixtral(**QLORA, **LF)
     expert_bytes = load_card("mixtral-8x7b").expert_layer_params * 32 * 4
     assert fused.breakdown["weights"] - per_expert.breakdown["weights"] == pytest.approx(
         expert_bytes * (1 - 0.5 / 4 - 0.0159 / 4) / GB, rel=0.01)

@@ -19,6 +19,7 @@ pytest.importorskip("accelerate")
 from studio.memory.cards import available_cards, card_config, card_from_hf_config, load_card  # noqa: E402
 from studio.memory.estimator import GB, estimate  # noqa: E402
 from studio.memory.meta_count import count_dict  # noqa: E402
+from tests.helpers import plan  # noqa: E402
 
 SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=1000)
@@ -59,7 +60,7 @@ def test_estimator_counts_what_the_skeleton_holds(arch: str, tmp_path: Path) -> 
     n, fp32_bytes, expert_params = _accelerate_count(cfg)
     assert card.exact is not None and card.n_params == pytest.approx(n, rel=0.005)
     # the weights column of a full fp32 plan is accelerate's total size
-    est = estimate(card, method="full", precision="fp32", seq_len=8)
+    est = estimate(plan(str(tmp_path), finetuning_type="full", precision="fp32", cutoff_len=8), card=card)
     assert est.breakdown["weights"] * GB == pytest.approx(fp32_bytes, rel=0.005)
     if "experts_per_token" in str(cfg) or "num_experts_per_tok" in cfg:
         e, k = card.experts, card.experts_per_token
@@ -91,7 +92,8 @@ def test_moe_activations_follow_the_routed_experts(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / "config.json").write_text(json.dumps({**CONFIGS["mixtral"], "num_experts_per_tok": k}))
         cards.append(load_card(str(folder)))
-    one, four = (estimate(c, method="full", seq_len=256, precision="fp32") for c in cards)
+    one, four = (estimate(plan(c.name, finetuning_type="full", cutoff_len=256, precision="fp32"), card=c)
+                 for c in cards)
     assert one.breakdown["weights"] == four.breakdown["weights"]
     assert four.breakdown["activations"] > 1.5 * one.breakdown["activations"]
 
@@ -105,8 +107,9 @@ def test_every_card_agrees_with_the_meta_count_of_its_config(name: str) -> None:
     assert card.layer_linear_params * card.num_layers == pytest.approx(facts.layer_linear, rel=0.005)  # 4-bit part
     assert card.active_params == pytest.approx(facts.active, rel=0.005)
     exact = card.__class__(**{**card.__dict__, "exact": facts})
-    lora = estimate(card, method="lora", lora_rank=8, seq_len=8).breakdown["weights"]
-    assert estimate(exact, method="lora", lora_rank=8, seq_len=8).breakdown["weights"] == pytest.approx(lora, rel=0.005)
+    lora = plan(name, finetuning_type="lora", lora_rank=8, cutoff_len=8)
+    weights = estimate(lora).breakdown["weights"]
+    assert estimate(lora, card=exact).breakdown["weights"] == pytest.approx(weights, rel=0.005)
 
 
 def test_the_demo_card_agrees_with_the_model_the_studio_builds() -> None:

@@ -19,8 +19,8 @@ import yaml
 from studio.config.run_config import RunConfig
 from studio.errors import StudioError
 from studio.config.deepspeed import deepspeed_plan
-from studio.memory.estimator import (CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, estimate,
-                           estimate_for_config, load_card)
+from studio.memory.estimator import CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, estimate, load_card
+from tests.helpers import plan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ PUBLISHED_PARAMS = {
     "smollm2-135m-instruct": 0.1345, "gemma3-270m": 0.268,  # counted from the shipped GGUF files
     "llama3.2-3b": 3.21, "mixtral-8x7b": 46.7,
 }
-ANCHOR = dict(seq_len=1024, batch=1, grad_ckpt=True, precision="bf16")
+ANCHOR = dict(gradient_checkpointing=True, precision="bf16")   # on top of tests/helpers.PLAIN_PLAN
 
 
 def within(value: float, target: float, tol: float = 0.25) -> bool:
@@ -83,25 +83,23 @@ def test_unknown_model_lists_the_cards() -> None:
 
 # ------------------------------------------------------------------ published anchors
 def test_7b_anchors_lora_qlora_full() -> None:
-    card = load_card("llama2-7b")
     seven = ANCHOR
-    assert within(estimate(card, method="lora", **seven).gpu_gb, 16)
-    assert within(estimate(card, method="qlora", quant_bits=4, **seven).gpu_gb, 6)
-    assert within(estimate(card, method="qlora", quant_bits=8, **seven).gpu_gb, 10)
+    assert within(estimate(plan("llama2-7b", finetuning_type="lora", **seven)).gpu_gb, 16)
+    assert within(estimate(plan("llama2-7b", finetuning_type="lora", quantization_bit=4, **seven)).gpu_gb, 6)
+    assert within(estimate(plan("llama2-7b", finetuning_type="lora", quantization_bit=8, **seven)).gpu_gb, 10)
     # full: the engine trains mixed precision (fp32 masters, 120 GB, tests/models/test_precision.py); pure bf16 is 60 GB
-    assert within(estimate(card, method="full", **{**seven, "precision": "pure_bf16"}).gpu_gb, 60)
+    assert within(estimate(plan("llama2-7b", finetuning_type="full", pure_bf16=True, **seven)).gpu_gb, 60)
 
 
 def test_70b_anchors_qlora_and_lora() -> None:
-    card = load_card("llama3-70b")
-    qlora = estimate(card, method="qlora", quant_bits=4, **ANCHOR).gpu_gb
+    qlora = estimate(plan("llama3-70b", finetuning_type="lora", quantization_bit=4, **ANCHOR)).gpu_gb
     assert 41 <= qlora <= 48
-    assert within(estimate(card, method="lora", **ANCHOR).gpu_gb, 160)
+    assert within(estimate(plan("llama3-70b", finetuning_type="lora", **ANCHOR)).gpu_gb, 160)
 
 
 def test_70b_full_zero3_offload_puts_states_in_host_ram() -> None:
     card = load_card("llama3-70b")
-    est = estimate(card, method="full", deepspeed="z3-offload", **ANCHOR)
+    est = estimate(plan("llama3-70b", finetuning_type="full", deepspeed="z3-offload", **ANCHOR))
     states = est.breakdown["weights"] + est.breakdown["gradients"] + est.breakdown["optimizer"]
     assert states < 6 and est.gpu_gb < 16            # a few GB of gathered params + activations
     assert 1.1e12 <= est.cpu_gb * GB <= 1.9e12        # host RAM 1.1-1.9 TB
@@ -111,17 +109,18 @@ def test_70b_full_zero3_offload_puts_states_in_host_ram() -> None:
 
 # ------------------------------------------------------------------ behaviour
 def test_each_memory_saver_lowers_the_peak() -> None:
-    card = load_card("llama3-8b")
-    base = estimate(card, method="full", seq_len=1024, batch=4)
-    assert estimate(card, method="full", seq_len=1024, batch=4, grad_ckpt=True).breakdown["activations"] < \
-        base.breakdown["activations"] / 5
-    assert estimate(card, method="full", seq_len=1024, batch=4, optim="adamw_8bit").gpu_gb < base.gpu_gb
-    lora = estimate(card, method="lora", seq_len=1024, batch=4)
-    qlora = estimate(card, method="qlora", seq_len=1024, batch=4)
+    four = dict(per_device_train_batch_size=4)
+    base = estimate(plan("llama3-8b", finetuning_type="full", **four))
+    assert estimate(plan("llama3-8b", finetuning_type="full", gradient_checkpointing=True, **four)
+                    ).breakdown["activations"] < base.breakdown["activations"] / 5
+    assert estimate(plan("llama3-8b", finetuning_type="full", optim="adamw_8bit", **four)).gpu_gb < base.gpu_gb
+    lora = estimate(plan("llama3-8b", finetuning_type="lora", **four))
+    qlora = estimate(plan("llama3-8b", finetuning_type="lora", quantization_bit=4, **four))
     assert qlora.breakdown["weights"] < lora.breakdown["weights"] / 2 < base.breakdown["weights"]
-    assert estimate(card, method="full", seq_len=1024, batch=4, deepspeed="z2-offload").breakdown["optimizer"] == 0
-    assert estimate(card, method="lora", seq_len=2048, batch=4).breakdown["activations"] == pytest.approx(
-        2 * lora.breakdown["activations"], rel=0.05)
+    assert estimate(plan("llama3-8b", finetuning_type="full", deepspeed="z2-offload", **four)
+                    ).breakdown["optimizer"] == 0
+    assert estimate(plan("llama3-8b", finetuning_type="lora", cutoff_len=2048, **four)
+                    ).breakdown["activations"] == pytest.approx(2 * lora.breakdown["activations"], rel=0.05)
 
 
 def test_verdict_and_suggestions_that_really_fit() -> None:
@@ -129,42 +128,61 @@ def test_verdict_and_suggestions_that_really_fit() -> None:
                     per_device_train_batch_size=4, gradient_accumulation_steps=2, precision="bf16")
     # 40 GB: with fp32 master weights (the default) 8B full fine-tuning needs ~140 GB, and no single change brings it
     # to 24 GB any more (the pure-bf16 estimate this test was written against said 82 GB)
-    est = estimate_for_config(cfg, gpu_mem_gb=40)
+    est = estimate(cfg, gpu_mem_gb=40)
     assert est.fits is False and est.suggestions
     assert len(est.suggestions) == len(est.suggestion_details)
     first = est.suggestion_details[0]
     assert first["fits"] and f"-> {first['gpu_gb']:.1f} GB, fits" in est.suggestions[0]
     fixed = cfg.replace(**first["settings"])
     assert [p for p in fixed.validate() if not p.startswith("dataset is empty")] == []
-    assert estimate_for_config(fixed, gpu_mem_gb=40).fits is True
-    assert any(d["fits"] for d in estimate_for_config(cfg, gpu_mem_gb=24).suggestion_details)
-    assert estimate_for_config(cfg, gpu_mem_gb=200).fits is True
-    assert estimate_for_config(cfg).fits is None
+    assert estimate(fixed, gpu_mem_gb=40).fits is True
+    assert any(d["fits"] for d in estimate(cfg, gpu_mem_gb=24).suggestion_details)
+    assert estimate(cfg, gpu_mem_gb=200).fits is True
+    assert estimate(cfg).fits is None
 
 
-@pytest.mark.parametrize("model,method,card_gb", [("qwen2.5-72b", "full", 8), ("llama3-8b", "full", 6),
-                                                   ("qwen2.5-72b", "lora", 8), ("qwen2.5-7b", "freeze", 4)])
-def test_every_suggestion_is_a_config_the_checks_accept(model: str, method: str, card_gb: int) -> None:
-    """The combinations the advice builds step by step are asked of config/checks.py, so no suggestion (the
-    'together' one included) sets what RunConfig.validate() refuses (QLoRA with ZeRO-3, offload with 4 bits...)."""
+@pytest.mark.parametrize("model,method,card_gb,more", [
+    ("qwen2.5-72b", "full", 8, {}), ("llama3-8b", "full", 6, {}), ("qwen2.5-72b", "lora", 8, {}),
+    ("qwen2.5-7b", "freeze", 4, {}),
+    # a CPU run of a config that names DeepSpeed (the plan runs without it there, the config keeps it)
+    ("llama3-8b", "full", None, {"deepspeed": "z2"})])
+def test_every_suggestion_is_a_config_the_checks_accept(model: str, method: str, card_gb: int | None,
+                                                        more: dict) -> None:
+    """Every change the advice offers is asked of config/checks.py, so no suggestion (the 'together' one included)
+    sets what RunConfig.validate() refuses (QLoRA with ZeRO-3, offload with 4 bits, 8-bit Adam with DeepSpeed...)."""
     cfg = RunConfig(model_name_or_path=model, dataset="d.jsonl", finetuning_type=method, cutoff_len=2048,
-                    per_device_train_batch_size=4, precision="bf16")
-    est = estimate_for_config(cfg, gpu_mem_gb=card_gb)
-    assert est.suggestion_details
+                    per_device_train_batch_size=4, precision="bf16", **more)
+    est = estimate(cfg, card_gb) if card_gb else estimate(cfg, device="cpu", ram_gb=2)
+    assert est.suggestion_details and cfg.validate() == []
     for detail in est.suggestion_details:
         assert cfg.replace(**detail["settings"]).validate() == [], detail["text"]
+
+
+@pytest.mark.parametrize("stage,card_gb", [("dpo", 8), ("kto", 8), ("dpo", None), ("sft", 6)])
+def test_each_suggestion_shows_the_estimate_of_the_config_it_applies(stage: str, card_gb: int | None) -> None:
+    """A suggestion's figures are those of ``cfg.replace(**settings)`` on the same machine: a DPO plan's changes
+    are estimated as DPO (two sequences a row, the reference's forward), not as the SFT plan of the same fields."""
+    cfg = RunConfig(model_name_or_path="llama3-8b", dataset="d.jsonl", stage=stage, finetuning_type="full",
+                    cutoff_len=1024, per_device_train_batch_size=8)
+    machine = dict(device="cuda", ram_gb=64) if card_gb else dict(device="cpu", ram_gb=2)
+    est = estimate(cfg, card_gb, **machine)
+    assert est.suggestion_details
+    for detail in est.suggestion_details:
+        again = estimate(cfg.replace(**detail["settings"]), card_gb, **machine)
+        assert (detail["gpu_gb"], detail["cpu_gb"], detail["fits"]) == (
+            round(again.gpu_gb, 2), round(again.cpu_gb, 2), bool(again.fits)), detail["text"]
 
 
 def test_batch_suggestion_keeps_the_effective_batch() -> None:
     cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="lora", cutoff_len=2048,
                     per_device_train_batch_size=8, gradient_accumulation_steps=2, gradient_checkpointing=True)
-    est = estimate_for_config(cfg, gpu_mem_gb=20)
+    est = estimate(cfg, gpu_mem_gb=20)
     batch = [d for d in est.suggestion_details if d["settings"].get("per_device_train_batch_size") == 1]
     assert batch and batch[0]["settings"]["gradient_accumulation_steps"] == 16
 
 
 def test_no_fix_is_enough_says_so() -> None:
-    est = estimate(load_card("qwen2.5-72b"), method="lora", gpu_mem_gb=8, **ANCHOR)
+    est = estimate(plan("qwen2.5-72b", finetuning_type="lora", **ANCHOR), 8)
     assert est.fits is False
     assert est.suggestions[-1].startswith("together: ") and "use a card with more memory or a smaller model" in \
         est.suggestions[-1]
@@ -174,25 +192,28 @@ def test_config_fields_map_onto_the_estimate(tmp_path: Path) -> None:
     cfg = RunConfig(model_name_or_path="mistral-7b", finetuning_type="lora", quantization_bit=4, cutoff_len=512,
                     per_device_train_batch_size=2, gradient_checkpointing=True, lora_rank=16,
                     lora_target="q_proj,v_proj", precision="bf16")
-    direct = estimate(load_card("mistral-7b"), method="qlora", quant_bits=4, seq_len=512, batch=2, grad_ckpt=True,
-                      lora_rank=16, lora_target="q_proj,v_proj", precision="bf16",
-                      chunked_loss=True)  # selective_logits (on by default) -> the chunked loss
-    assert estimate_for_config(cfg).gpu_gb == pytest.approx(direct.gpu_gb)
+    s = estimate(cfg).setup
+    assert (s.method, s.quant_bits, s.tokens, s.grad_ckpt, s.lora_rank, s.lora_target, s.precision) == (
+        "qlora", 4, 512 * 2, True, 16, "q_proj,v_proj", "bf16")
+    assert s.chunked_loss   # selective_logits (on by default) -> the chunked loss
+    assert estimate(cfg.replace(selective_logits=False)).setup.chunked_loss is False
+    assert estimate(cfg.replace(stage="dpo", per_device_train_batch_size=4)).setup.tokens == 512 * 4   # 2 rows x 2
+    assert estimate(cfg.replace(layerwise_offload=True, quantization_bit=None, gradient_checkpointing=False)
+                    ).setup.grad_ckpt   # layer-wise offload checkpoints
     assert deepspeed_plan(str(ROOT / "presets/deepspeed/ds_z3_offload.json")) == "z3-offload"
     assert deepspeed_plan(str(ROOT / "presets/deepspeed/ds_z2.json")) == "z2"
     assert deepspeed_plan(None) == "none"
 
 
 def test_bad_plans_raise_studio_errors() -> None:
-    card = load_card("llama2-7b")
     with pytest.raises(StudioError, match=r"^quant_bits needs method lora or qlora\. Fix: pick --method qlora"):
-        estimate(card, method="full", quant_bits=4)
-    with pytest.raises(StudioError, match=r"^deepspeed 'z4' is not known\. Fix: use one of: none, z2"):
-        estimate(card, deepspeed="z4")
+        estimate(plan("llama2-7b", finetuning_type="full", quantization_bit=4))
+    with pytest.raises(StudioError, match=r"^DeepSpeed config 'z4' not found\. Fix: use one of none, z2"):
+        estimate(plan("llama2-7b", deepspeed="z4"))
 
 
 def test_to_dict_is_json() -> None:
-    d = json.loads(json.dumps(estimate(load_card("tiny-demo"), device="cpu", ram_gb=1).to_dict()))
+    d = json.loads(json.dumps(estimate(plan("tiny-demo"), device="cpu", ram_gb=1).to_dict()))
     assert set(d) >= {"gpu_gb", "cpu_gb", "fits", "breakdown", "suggestions"} and d["fits"] is True
 
 
@@ -221,24 +242,22 @@ def test_cpu_prediction_matches_measured_peak_rss(tmp_path: Path) -> None:
 
 
 def test_tight_fit_is_flagged() -> None:
-    card = load_card("llama2-7b")
-    need = estimate(card, method="lora", **ANCHOR).gpu_gb
-    assert estimate(card, method="lora", gpu_mem_gb=need * 1.05, **ANCHOR).tight is True
-    assert estimate(card, method="lora", gpu_mem_gb=need * 1.5, **ANCHOR).tight is False
-    assert estimate(card, method="lora", gpu_mem_gb=need * 0.95, **ANCHOR).fits is False
+    lora = plan("llama2-7b", finetuning_type="lora", **ANCHOR)
+    need = estimate(lora).gpu_gb
+    assert estimate(lora, need * 1.05).tight is True
+    assert estimate(lora, need * 1.5).tight is False
+    assert estimate(lora, need * 0.95).fits is False
 
 
 def test_host_ram_short_for_zero3_offload_suggests_host_savings() -> None:
-    est = estimate(load_card("llama3-70b"), method="full", deepspeed="z3-offload", gpu_mem_gb=80, ram_gb=1024,
-                   **ANCHOR)
+    est = estimate(plan("llama3-70b", finetuning_type="full", deepspeed="z3-offload", **ANCHOR), 80, ram_gb=1024)
     assert est.fits is False and est.host_short and est.gpu_gb < 80
     first = est.suggestion_details[0]
     assert first["fits"] and "GB host RAM ->" in first["text"] and first["cpu_gb"] <= 1024
 
 
 def test_cpu_run_suggestions_save_ram_and_skip_offload() -> None:
-    card = load_card("qwen2.5-0.5b")
-    est = estimate(card, method="full", device="cpu", seq_len=1024, batch=8, ram_gb=16)
+    est = estimate(plan("qwen2.5-0.5b", finetuning_type="full", per_device_train_batch_size=8), device="cpu", ram_gb=16)
     assert est.fits is False and est.gpu_gb == 0
     texts = " ".join(est.suggestions)
     assert "gradient checkpointing" in texts and "DeepSpeed" not in texts and "layerwise" not in texts
@@ -248,9 +267,8 @@ def test_cpu_run_suggestions_save_ram_and_skip_offload() -> None:
 def test_advice_reads_optimizer_names_from_the_vocabulary() -> None:
     """The advice matches every name of torch's AdamW, not one literal name, so adamw_torch_fused (what the engine
     runs on CUDA) gets the 8-bit suggestion too; an 8-bit one is never suggested with DeepSpeed."""
-    card = load_card("llama2-7b")
     for optim in ("adamw", "adamw_torch", "adamw_torch_fused"):
-        est = estimate(card, method="full", optim=optim, gpu_mem_gb=40, **ANCHOR)
+        est = estimate(plan("llama2-7b", finetuning_type="full", optim=optim, **ANCHOR), 40)
         assert any(d["settings"].get("optim") == "adamw_8bit" for d in est.suggestion_details), optim
-    est = estimate(card, method="full", optim="adamw_torch", deepspeed="z2", gpu_mem_gb=40, **ANCHOR)
+    est = estimate(plan("llama2-7b", finetuning_type="full", optim="adamw_torch", deepspeed="z2", **ANCHOR), 40)
     assert not any(d["settings"].get("optim") == "adamw_8bit" for d in est.suggestion_details)

@@ -167,15 +167,15 @@ def test_the_plan_is_made_once_per_run(monkeypatch, tmp_path, base_dir, sample_r
 
 
 def test_the_estimator_takes_the_plan() -> None:
-    from studio.memory.estimator import estimate_for_config
+    from studio.memory.estimator import estimate
     cfg = RunConfig(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
                     cutoff_len=1024, per_device_train_batch_size=1)
     fp32_plan = precision_plan(BF16_CARD, cfg.replace(precision="fp32"))
-    assert estimate_for_config(cfg, plan=fp32_plan).plan["precision"] == "fp32"
-    assert estimate_for_config(cfg).plan["precision"] == precision_plan(BF16_CARD, cfg).estimator_precision == "bf16"
+    assert estimate(cfg, precision_plan=fp32_plan).plan["precision"] == "fp32"
+    assert estimate(cfg).plan["precision"] == precision_plan(BF16_CARD, cfg).estimator_precision == "bf16"
     pure = cfg.replace(pure_bf16=True)
-    assert estimate_for_config(pure).plan["precision"] == "pure_bf16"
-    assert estimate_for_config(pure, device="cpu").plan["precision"] == "fp32"   # as the engine trains it there
+    assert estimate(pure).plan["precision"] == "pure_bf16"
+    assert estimate(pure, device="cpu").plan["precision"] == "fp32"   # as the engine trains it there
 
 
 def test_architecture_doc_names_the_one_place() -> None:

@@ -12,10 +12,10 @@ import torch
 from studio.config.run_config import RunConfig
 from studio.engine import run_training
 from studio.errors import StudioError
-from studio.memory.estimator import GB, estimate, estimate_for_config, load_card
+from studio.memory.estimator import GB, estimate, load_card
 from studio.models.precision import PURE_BF16_ON_CPU, PURE_BF16_WARNING, DeviceCaps, precision_plan
 from studio.runs.run_dir import RunDir
-from tests.helpers import losses
+from tests.helpers import losses, plan
 
 BF16_CARD = DeviceCaps(cuda=True, bf16=True)
 FP16_CARD = DeviceCaps(cuda=True, bf16=False)
@@ -126,8 +126,9 @@ def test_pure_bf16_run_is_bf16_throughout_and_says_so(tmp_path, tiny_model_dir, 
 # ------------------------------------------------------------------ estimator
 def test_estimator_models_each_precision_mode() -> None:
     card = load_card("llama2-7b")
-    anchor = dict(method="full", seq_len=1024, batch=1, grad_ckpt=True)
-    mixed, fp16, pure, fp32 = (estimate(card, precision=p, **anchor) for p in ("bf16", "fp16", "pure_bf16", "fp32"))
+    full = plan("llama2-7b", finetuning_type="full", gradient_checkpointing=True)
+    mixed, fp16, pure, fp32 = (estimate(full.replace(**p)) for p in (
+        {"precision": "bf16"}, {"precision": "fp16"}, {"precision": "bf16", "pure_bf16": True}, {"precision": "fp32"}))
     # mixed: fp32 weights (4) + fp32 grads (4) + fp32 Adam (8) bytes per parameter
     assert mixed.breakdown["weights"] * GB == pytest.approx(4 * card.n_params)
     assert mixed.breakdown["optimizer"] * GB == pytest.approx(8 * card.n_params)
@@ -141,10 +142,10 @@ def test_estimator_models_each_precision_mode() -> None:
     assert 0.85 * 60 <= pure.gpu_gb * GB / 1e9 <= 1.15 * 60
 
 
-def test_estimate_for_config_follows_pure_bf16() -> None:
+def test_the_estimate_follows_pure_bf16() -> None:
     cfg = RunConfig(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
                     cutoff_len=1024, per_device_train_batch_size=1)
-    mixed = estimate_for_config(cfg)
-    pure = estimate_for_config(cfg.replace(pure_bf16=True))
+    mixed = estimate(cfg)
+    pure = estimate(cfg.replace(pure_bf16=True))
     assert mixed.plan["precision"] == "bf16" and pure.plan["precision"] == "pure_bf16"
     assert pure.gpu_gb < 0.55 * mixed.gpu_gb

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from studio.config.run_config import RunConfig
-from studio.memory.estimator import estimate_for_config
+from studio.memory.estimator import estimate
 from studio.memory.gpus import GPUS, gpu_memory
 from studio.models.precision import DeviceCaps, hip_bf16, precision_plan, rocm_notices
 
@@ -61,10 +61,10 @@ def test_the_articles_70b_full_finetune_on_one_mi300x_needs_over_a_terabyte_of_h
     cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-70B-Instruct", finetuning_type="full",
                     deepspeed="z3-offload", cutoff_len=1024, per_device_train_batch_size=1)
     mi300x = gpu_memory("AMD Instinct MI300X")
-    small_host = estimate_for_config(cfg, mi300x, ram_gb=512)
+    small_host = estimate(cfg, mi300x, ram_gb=512)
     assert small_host.gpu_gb < 20 and small_host.fits is False and small_host.host_short
     assert 1000 < small_host.cpu_gb < 1600
-    big_host = estimate_for_config(cfg, mi300x, ram_gb=2048)
+    big_host = estimate(cfg, mi300x, ram_gb=2048)
     assert big_host.fits is True
-    on_card = estimate_for_config(cfg.replace(deepspeed="z3"), mi300x, ram_gb=2048)
+    on_card = estimate(cfg.replace(deepspeed="z3"), mi300x, ram_gb=2048)
     assert on_card.fits is False and on_card.gpu_gb > 1000

@@ -14,7 +14,7 @@ from studio.autoconfig import Hardware, learning_problems, suggest_settings
 from studio.config.run_config import RunConfig
 from studio.workspace import PRESETS_DIR
 from studio.data.label_check import label_warnings
-from studio.memory.estimator import estimate_for_config
+from studio.memory.estimator import estimate
 from studio.ui import forms
 from studio.app.context import AppContext
 from studio.ui.settings_tab import check_markdown, estimate_markdown
@@ -44,7 +44,7 @@ def test_pretrained_models_get_lora_and_qlora_only_when_16_bit_does_not_fit() ->
     small = suggest_settings("qwen2.5-7b", 1000, "instruction", Hardware(12, 64, 500))[0]
     assert big["finetuning_type"] == small["finetuning_type"] == "lora"
     assert big["quantization_bit"] is None and small["quantization_bit"] == 4
-    fitted = estimate_for_config(RunConfig().replace(**small), 12, ram_gb=64)
+    fitted = estimate(RunConfig().replace(**small), 12, ram_gb=64)
     assert fitted.fits and big["per_device_train_batch_size"] * big["gradient_accumulation_steps"] == 16
 
 
@@ -109,7 +109,7 @@ def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, mon
     roomy = estimate_markdown(cfg, 24, "en", ram_gb=256.0)
     assert roomy.startswith("**Fits") and "of disk" not in roomy, roomy
     # the same rule without the page: the fit estimate plus the machine's disk
-    est = estimate_for_config(cfg, 24, ram_gb=256.0)
+    est = estimate(cfg, 24, ram_gb=256.0)
     assert offload_disk_problem(cfg, est, Hardware(24.0, 256.0, 2.0)) is not None
     assert offload_disk_problem(cfg, est, Hardware(24.0, 256.0, 500.0)) is None
     # a plan without offload keeps its checkpoints small and never asks the disk
@@ -128,7 +128,7 @@ def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
 @pytest.mark.parametrize("recipe", sorted((PRESETS_DIR / "recipes").glob("*gb.yaml")))
 def test_recipes_fit_the_card_they_are_named_after(recipe: Path) -> None:
     gb = float(recipe.stem.rsplit("-", 1)[1][:-2])
-    est = estimate_for_config(RunConfig.load(recipe), gb)
+    est = estimate(RunConfig.load(recipe), gb)
     assert est.fits, f"{recipe.name}: {est.gpu_gb:.1f} GB on a {gb:g} GB card"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from studio.config.run_config import RunConfig
 from studio.errors import StudioError
-from studio.memory.estimator import estimate_for_config
+from studio.memory.estimator import estimate
 from studio.ui import forms
 from studio.app.context import AppContext
 from studio.autoconfig import Hardware
@@ -36,7 +36,7 @@ def _values(**fields: object) -> list:
 
 def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppContext) -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
-    before = estimate_for_config(forms.values_to_config(values), 24, ram_gb=RAM)
+    before = estimate(forms.values_to_config(values), 24, ram_gb=RAM)
     assert before.fits is False and before.suggestion_details
     choices = suggestion_choices(values, 24, ram_gb=RAM)
     assert [i for _, i in choices] == list(range(len(before.suggestion_details)))
@@ -48,7 +48,7 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
     assert {k: getattr(new_cfg, k) for k in wanted} == wanted
     changed = {n for n, a, b in zip(forms.FIELD_NAMES, values, new_values) if a != b}
     assert changed == set(wanted)  # nothing else on the form moves
-    after = estimate_for_config(new_cfg, 24)
+    after = estimate(new_cfg, 24)
     assert after.gpu_gb < before.gpu_gb - 0.05
     assert fit.startswith("**Does not fit**") and f"{after.gpu_gb:.2f} GB" in fit  # the panel is re-estimated
     # the check agrees with the panel (never "No problems found" beside "still too big")
@@ -57,10 +57,10 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
 
 def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:
     values = _values(model_name_or_path="qwen2.5-7b", finetuning_type="full")
-    details = estimate_for_config(forms.values_to_config(values), 24, ram_gb=RAM).suggestion_details
+    details = estimate(forms.values_to_config(values), 24, ram_gb=RAM).suggestion_details
     first_fitting = next(i for i, d in enumerate(details) if d["fits"])
     new_values, fit, check = apply_suggestion(ctx, values, 24, first_fitting)
-    assert estimate_for_config(forms.values_to_config(new_values), 24, ram_gb=RAM).fits is True
+    assert estimate(forms.values_to_config(new_values), 24, ram_gb=RAM).fits is True
     assert fit.startswith("**Fits**") or fit.startswith("**fits, but tight**")
     assert check.startswith("✅"), check  # an applied suggestion never breaks validation
     assert suggestion_choices(new_values, 24, ram_gb=RAM) == []  # nothing left to suggest

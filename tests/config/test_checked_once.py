@@ -105,7 +105,9 @@ def test_the_training_child_runs_the_rules_once(tmp_path: Path, monkeypatch: pyt
     assert "cfg.check()" in Path(engine_run.__file__).read_text(encoding="utf-8")
     path = tmp_path / "run" / "config.yaml"
     path.parent.mkdir()
-    RunConfig(dataset="d.jsonl", output_dir=str(path.parent)).save(path)
-    args = argparse.Namespace(config=str(path), overrides=[], resume="last", nproc=None, quiet=True)
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"instruction": "hi", "input": "", "output": "yes"}\n' * 8, encoding="utf-8")
+    RunConfig(dataset=str(data), output_dir=str(path.parent)).save(path)  # as the job runner writes it: every key
+    args = argparse.Namespace(config=str(path), overrides=[], resume=None, nproc=None, quiet=True)
     assert train.main(args) == 0
     assert len(handed) == 1 and len(rule_runs) == 1

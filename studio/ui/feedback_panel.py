@@ -123,7 +123,10 @@ def feedback_row(store: FeedbackStore | None, run: Any, T: Any, source: gr.compo
         button.click(_wrap(fn), source, [reply, last], api_name=name, concurrency_limit=4)
     send.click(_wrap(functools.partial(handler, store, run, verdict="down")), [source, right], [reply, last],
                api_name="feedback_right_answer", concurrency_limit=4)
-    withdraw.click(functools.partial(on_withdraw, store), last, [reply, last], api_name="feedback_withdraw")
+
+    def withdraw_last(last_id: Any, request: gr.Request) -> tuple[str, None]:  # Gradio sees gr.Request (see _wrap)
+        return on_withdraw(store, last_id, request)
+    withdraw.click(withdraw_last, last, [reply, last], api_name="feedback_withdraw")
 
 
 def _wrap(fn: Any) -> Any:

@@ -282,7 +282,7 @@ def studio_run_config(spec: dict[str, Any], **extra: Any) -> Any:
 
     Gradient checkpointing off unless ``extra`` turns it on: the plain baselines do not recompute the forward, and
     RunConfig's default (on, as LLaMA-Factory's) made the studio arm of throughput_vs_trainer do ~30% more work, so
-    that its CI check compared unequal work and failed (ratio 1.03; docs/BENCHMARKS.md section 7)."""
+    that its CI check compared unequal work and failed (ratio 1.03; docs/logs/benchmarks-history.md section 7)."""
     from studio.config.run_config import RunConfig
     return RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
                      finetuning_type="full", cutoff_len=spec["cutoff_len"], per_device_train_batch_size=spec["batch"],

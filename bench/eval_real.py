@@ -4,8 +4,9 @@ What a user runs after training: ``python -m studio eval --model RUN --data held
 --compare-base --json``, timed as a whole process (CPU-seconds of the command and its children, wall, peak RSS).
 The run is the model's shipped CPU recipe stopped after 2 steps (its speed is what is measured, not its accuracy);
 the held-out file is 500 real reviews, ``bench.real_throughput.real_reviews(700, seed=3)`` rows 64-563 (sample
-reviews + the package corpora), the same rows docs/BENCHMARKS.md section 10 used. The command scores the base model
-and the trained one on every row, so CPU-seconds per model = the command's CPU-seconds / 2 (model loading included).
+reviews + the package corpora), the same rows docs/logs/benchmarks-history.md section 10 used. The command scores
+the base model and the trained one on every row, so CPU-seconds per model = the command's CPU-seconds / 2 (model
+loading included).
 Run it alone on a quiet machine; it prints the load average before and after.
 
 ``--before DIR`` (another checkout of the studio, e.g. ``git worktree add /tmp/before COMMIT``) times the same

@@ -1,4 +1,5 @@
-"""Zero-shot vs fine-tuned sentiment accuracy of a built-in real model on held-out rows (docs/BENCHMARKS.md §6).
+"""Zero-shot vs fine-tuned sentiment accuracy of a built-in real model on held-out rows
+(docs/logs/benchmarks-history.md §6).
 
 Scores each row with the studio's own evaluator (``sentiment_eval``, score mode: the more likely of the labels,
 prompt built exactly as in training with the run's template), for the base model (zero-shot) and, with

@@ -1,4 +1,4 @@
-"""The reference experiment on a CPU (docs/BENCHMARKS.md §6): zero-shot vs LoRA vs QLoRA-4bit sentiment
+"""The reference experiment on a CPU (docs/logs/benchmarks-history.md §6): zero-shot vs LoRA vs QLoRA-4bit sentiment
 accuracy of the built-in real models, training cost, answer latency and quantized deployment, as one table.
 
 Every step runs in its own child process so its CPU seconds and peak RSS are its own (``/usr/bin/time -v``, or

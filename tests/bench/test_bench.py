@@ -48,9 +48,9 @@ def test_studio_beats_trainer_group_by_length_above_noise() -> None:
     """Throughput (quick): studio's tokens per CPU-second over plain Trainer + group_by_length >= 1.1.
 
     Why 1.1 and CPU time: on this shared 2-core machine wall time swings 2-4x with other people's load,
-    while CPU time of equal work moved by at most ~10% (docs/BENCHMARKS.md section 1: identical-work arms,
+    while CPU time of equal work moved by at most ~10% (docs/logs/benchmarks-history.md section 1: identical-work arms,
     per-block CPU ratios 0.90-1.02). A ratio >= 1.1 is therefore not noise; the full bench measured ~1.4
-    (docs section 7), and the 1.3 goal itself is checked there, not here.
+    (docs/logs/benchmarks-history.md section 7), and the 1.3 goal itself is checked there, not here.
     """
     out = _quick("throughput_vs_trainer.py")
     cpu = CPU_PAIRED.findall(out)
@@ -62,7 +62,7 @@ def test_peak_memory_with_128k_vocabulary_below_trainer() -> None:
     """Peak memory (quick): studio's peak RSS <= 0.9x the plain Trainer's.
 
     Why 0.9: peak RSS of the same run repeats within ~3% (bench/memory_bench.py runs), so 0.9 is
-    outside noise; the full bench measured 0.34 against the 0.75 goal (docs/BENCHMARKS.md section 8).
+    outside noise; the full bench measured 0.34 against the 0.75 goal (docs/logs/benchmarks-history.md section 8).
     """
     out = _quick("peak_memory_vocab.py")
     assert float(RATIO.findall(out)[0]) <= 0.9, out[-3000:]
@@ -86,8 +86,8 @@ def test_eval_label_scoring_beats_the_naive_per_label_loop() -> None:
     """Evaluation speed (quick, 64 rows, 2 labels): studio's scoring >= 1.3x the naive loop, same scores.
 
     Why 1.3: with the prompt computed once instead of once per label, two labels of 2 tokens after ~55-token prompts
-    leave ~1/2 of the naive work (ideal ratio ~1.9; measured 1.83 and 2.03 per ABBA block, docs/BENCHMARKS.md
-    section 10). CPU time of equal work moved by <= 10% on this shared machine, so 1.3 is far outside noise while a
+    leave ~1/2 of the naive work (ideal ratio ~1.9; measured 1.83 and 2.03 per ABBA block,
+    docs/logs/benchmarks-history.md section 10). CPU time of equal work moved by <= 10% on this shared machine, so 1.3 is far outside noise while a
     lost cache (ratio ~1.0) fails. The bench itself exits non-zero when any score differs by >= 1e-4.
     """
     out = _quick("eval_speed.py")
@@ -98,8 +98,8 @@ def test_eval_label_scoring_beats_the_naive_per_label_loop() -> None:
 def test_training_flops_utilization_above_noise_floor() -> None:
     """FLOP utilization (quick, 48 rows): achieved 6N FLOP/s >= 0.3x the matmul peak measured in the same process.
 
-    Why 0.3: the quick run measured 0.44 (CPU-second basis; the full run and the 0.5 aim are in docs/BENCHMARKS.md
-    section 11); CPU-time ratios of the same work repeat within ~10%, so 0.3 is well below noise, while a
+    Why 0.3: the quick run measured 0.44 (CPU-second basis; the full run and the 0.5 aim are in
+    docs/logs/benchmarks-history.md section 11); CPU-time ratios of the same work repeat within ~10%, so 0.3 is well below noise, while a
     regression that, say, fell back to full-vocabulary logits, padded to the longest row or lost the fused
     optimizer would push it under.
     """

@@ -50,7 +50,7 @@ def test_pretrained_models_get_lora_and_qlora_only_when_16_bit_does_not_fit() ->
 
 def test_lora_plans_use_no_adapter_dropout() -> None:
     """LoRA dropout 0.05 made every step 40-48% slower on the CPU for no measured gain (SmolLM2 6 steps 22.6/23.2 s
-    without, 33.6/32.5 s with; Gemma 15.4 vs 21.8 s; docs/BENCHMARKS.md section 6): the derived plan uses
+    without, 33.6/32.5 s with; Gemma 15.4 vs 21.8 s; docs/logs/benchmarks-history.md section 6): the derived plan uses
     LLaMA-Factory's and peft's default, 0."""
     for model, hw in (("smollm2-135m-instruct", CPU), ("gemma3-270m", CPU), ("qwen2.5-7b", Hardware(80, 256, 500))):
         assert suggest_settings(model, 427, "sentiment", hw)[0]["lora_dropout"] == 0.0
@@ -72,7 +72,8 @@ def test_a_partial_method_on_the_random_model_is_a_problem_before_start(ctx: App
 def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> None:
     check = check_markdown(RunConfig(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
                            ctx)
-    assert "'Training data' is empty: convert a file on the Data tab" in check and "'Batch size' must be at least 1" in check
+    assert "'Training data' is empty: convert a file on the Data tab" in check
+    assert "'Batch size' must be at least 1" in check
     assert "per_device_train_batch_size" not in check and "python -m studio" not in check
     assert plain("pass --label-column NAME", "en") == "pass label column NAME"
 

@@ -67,7 +67,7 @@ def test_a_corrupt_queue_comes_back_from_its_backup(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     ctx.runner.snapshot = lambda *a, **k: {"busy": True}  # type: ignore[method-assign]
     for name in ("a", "b"):
-        run_queue.start_or_queue(ctx, RunConfig(output_dir=f"runs/{name}"), lambda c: c)
+        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
     queue = ctx.workspace / run_queue.FILE
     assert json.loads((ctx.workspace / (run_queue.FILE + ".bak")).read_text())[0]["output_dir"] == "runs/a"
     queue.write_bytes(GARBAGE)  # the disk garbled the newest copy

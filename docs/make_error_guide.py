@@ -70,10 +70,15 @@ def _reason_cells(code: str, then: str, lang: str) -> tuple[str, str]:
 
 def _row(row: tuple[str, ...], lang: str) -> str:
     if len(row) == 2:  # a code: its words from the catalog (an unknown code fails here)
+        from studio.words.config_problems import setting_names
         from studio.words.errors import LANGS, entry
         words = entry(row[1])
         i = LANGS.index(lang)
-        return f"| {_cell(words['what'][i])} | {_cell(words.get('page_fix', words.get('fix', ('', '')))[i])} |"
+
+        def cell(text: str) -> str:  # the settings it names as the page labels them, its values as …
+            names = setting_names(text, {}, lang, "page")
+            return _cell(re.sub(r"\{([fq]_\w+)\}", lambda m: names[m.group(1)], text))
+        return f"| {cell(words['what'][i])} | {cell(words.get('page_fix', words.get('fix', ('', '')))[i])} |"
     what, fix = _reason_cells(row[1], row[2], lang)
     return f"| {what} | {fix} |"
 

@@ -17,13 +17,13 @@ from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_p
                           suggest_settings)
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
-from ..errors import ConfigError, StudioError
+from ..errors import StudioError
 from ..safe_files import leaves
 from ..state_files import read_state
 from . import form_values
 from .context import AppContext
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
-from ..words.config_problems import page_field_names, problem_words
+from ..words.config_problems import problem_words
 from ..words.error_words import page_message
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
@@ -162,16 +162,10 @@ def problem_line(problem: str, lang: str) -> str:
     return problem_words(problem.code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
 
 
-def plain(text: str, lang: str) -> str:
-    """A text that is not a config's problem but names config keys and CLI flags (the data report shared with the
-    CLI; another error's words that name a setting by its key) with the page's field names: each config key it names
-    replaced by the field's label. A ConfigError's problems have codes and never come here."""
-    return page_field_names(text, lang)
-
-
 def error_line(exc: StudioError, lang: str) -> str:
-    """An error in the page's words: a ConfigError worded by its problems' codes, another with ``plain`` field names."""
-    return page_message(exc, lang) if isinstance(exc, ConfigError) else plain(page_message(exc, lang), lang)
+    """An error in the page's words and ``lang``: worded by its code, each setting named as the Settings tab labels
+    it (a ConfigError by its problems' codes)."""
+    return page_message(exc, lang)
 
 
 # ---------------------------------------------------------------- persistence

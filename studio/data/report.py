@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
+from ..words import report_words
 from .labels import label_key
 from .readers import Table, cell_str
 
@@ -245,52 +246,15 @@ def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_
     return report
 
 
-# Chinese wording of each problem: (message, fix), formatted with the problem's count and params.
-ZH_PROBLEMS: dict[str, tuple[str, str]] = {
-    "no_rows": ("数据集中没有任何行", "转换一个含有数据行的文件（'python -m studio convert'）"),
-    "empty_text": ("{count} 行没有可读的文本", "补上文本或删除这些行"),
-    "missing_label": ("{count} 行的答案（output/标签）为空", "补上标签或删除这些行；它们会教模型什么都不回答"),
-    "duplicates": ("{count} 行与前面的某行完全相同", "删除重复行：它们让这些样本被计算多次，还可能混进验证集"),
-    "conflicting_labels": ("{count} 条文本出现了不同的答案", "检查这些行，只保留正确的答案"),
-    "tokenizer_failed": ("分词器出错（{error}）；长度为估算值", "检查模型的分词器和提示词模板"),
-    "too_long": ("{count} 行超过 cutoff_len={cutoff_len} 个{unit_zh}，会被截断",
-                 "把 cutoff_len 提高到 {max}（覆盖全部行；{p95} 覆盖 95%），或缩短这些文本"),
-    "mixed_spellings": ("同一个标签有不同的写法：{shown}", "用合并它们的标签映射重新转换，例如 --label-map '{fix_map}'"),
-    "single_label": ("每一行的答案都是 '{label}'", "加入其他标签的行；只用一种答案训练的模型学不到别的"),
-    "imbalance": ("标签不均衡：'{big}' 有 {n_big} 行，'{small}' 只有 {n_small} 行（{ratio}:1）",
-                  "多加一些 '{small}' 样本或去掉一些 '{big}' 样本；否则模型总回答 '{big}' 也能得高分"),
-    "small_validation": ("验证集只有 {count} 行", "数据更多时用 val_size 0.1；太小的验证集损失主要是噪声"),
-    "few_rows": ("只有 {count} 行训练数据", "每个标签几百条样本，结果会可靠得多"),
-}
-_ZH_UNITS = {"tokens": "token", "estimated tokens": "估算 token"}
-_ZH_SEVERITY = {"error": "错误", "warning": "警告", "info": "提示"}
-
-
-def _zh_problem(p: dict[str, Any]) -> tuple[str, str]:
-    """(message, fix) in Chinese; the English text where a problem has no Chinese wording or params."""
-    pair = ZH_PROBLEMS.get(p.get("code", ""))
-    params = dict(p.get("params") or {})
-    params["unit_zh"] = _ZH_UNITS.get(params.get("unit", ""), params.get("unit", ""))
-    try:
-        return (pair[0].format(count=p["count"], **params), pair[1].format(count=p["count"], **params)) if pair \
-            else (p["message"], p["fix"])
-    except (KeyError, IndexError):
-        return p["message"], p["fix"]
-
-
-def format_report(report: dict[str, Any], lang: str = "en") -> str:
-    """The report as plain lines for the CLI and the UI's summary box, in English or Chinese (lang="zh")."""
+def format_report(report: dict[str, Any], lang: str = "en", surface: str = "cli") -> str:
+    """The report as plain lines in English or Chinese (lang="zh"), for the command line (``surface="cli"``: config
+    keys and flags) or the Data tab (``surface="page"``: the page's fields); words: studio/words/report_words.py."""
     zh = lang == "zh"
     split = report.get("split", {})
     lines = [f"行数：{report['rows']}（训练 {split.get('train', 0)}，验证 {split.get('val', 0)}）" if zh else
              f"Rows: {report['rows']} (train {split.get('train', 0)}, validation {split.get('val', 0)})"]
-    ln = report.get("lengths") or {}
-    if ln and zh:
-        lines.append(f"长度（{_ZH_UNITS.get(ln['unit'], ln['unit'])}）：平均 {ln['mean']}，95% 不超过 {ln['p95']}，"
-                     f"最长 {ln['max']}；{ln['over_cutoff']} 行超过 cutoff_len {report['cutoff_len']}")
-    elif ln:
-        lines.append(f"Length ({ln['unit']}): mean {ln['mean']}, 95% under {ln['p95']}, max {ln['max']}; "
-                     f"{ln['over_cutoff']} over cutoff_len {report['cutoff_len']}")
+    if report.get("lengths"):
+        lines.append(report_words.lengths_line(report["lengths"], report["cutoff_len"], lang, surface))
     counts = report.get("labels", {}).get("counts")
     if counts:
         lines.append(("标签：" if zh else "Labels: ") + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -299,13 +263,14 @@ def format_report(report: dict[str, Any], lang: str = "en") -> str:
         lines.append("没有发现问题。" if zh else "No problems found.")
     for p in problems:
         more = ", …" if p["count"] > len(p["examples"]) else ""
+        message, fix = report_words.problem_words(p, lang, surface)
         if zh:
             rows = f"（第 {', '.join(map(str, p['examples']))}{more} 行）" if p["examples"] else ""
-            message, fix = _zh_problem(p)
-            lines.append(f"[{_ZH_SEVERITY.get(p['severity'], p['severity'])}] {message}{rows}。解决办法：{fix}。")
+            lines.append(f"[{report_words.SEVERITY_ZH.get(p['severity'], p['severity'])}] {message}{rows}。"
+                         f"解决办法：{fix}。")
             continue
         rows = f" (rows {', '.join(map(str, p['examples']))}{more})" if p["examples"] else ""
-        lines.append(f"[{p['severity']}] {p['message']}{rows}. Fix: {p['fix']}.")
+        lines.append(f"[{p['severity']}] {message}{rows}. Fix: {fix}.")
     return "\n".join(lines)
 
 

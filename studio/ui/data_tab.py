@@ -28,7 +28,7 @@ from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from ..app.settings import catalog, plain, remember_dataset
+from ..app.settings import catalog, remember_dataset
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
@@ -143,7 +143,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     body = "\n\n".join(line for line in lines if line)
     # the report is shared with the CLI: here it names the page's fields, not config keys or flags
     # markdown lines, not a code block: long lines wrap instead of being cut off
-    lines = plain(format_report(report, lang), lang).splitlines()
+    lines = format_report(report, lang, surface="page").splitlines()
     return body + "\n\n" + "\n".join(f"- {ln}" for ln in lines), str(out)
 
 

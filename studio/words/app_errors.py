@@ -30,8 +30,8 @@ _COMPARE_PAGE = ("pick a run that the Improve this run button made", "请选择�
 APP_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     # ---- the page's paths and the run it starts (paths.py)
     "app.nvme_root": {
-        "what": ("The NVMe offload folder (offload_nvme_path) can only be a folder the operator allowed, and none was "
-                 "allowed", "NVMe 卸载文件夹（offload_nvme_path）只能是运行本工作室的人允许的文件夹，而目前没有允许任何文件夹"),
+        "what": ("{f_offload_nvme_path} can only be a folder the operator allowed, and none was allowed",
+                 "{f_offload_nvme_path}只能是运行本工作室的人允许的文件夹，而目前没有允许任何文件夹"),
         "fix": ("start the studio with --nvme-root DIR (a folder on a fast local disk), then pick a folder inside it; "
                 "or choose another DeepSpeed setting",
                 "用 --nvme-root DIR（快速本地磁盘上的一个文件夹）启动本工作室，再在其中选择一个文件夹；或选择另一个 DeepSpeed 设置"),

@@ -223,7 +223,6 @@ PROBLEMS: dict[str, tuple[str, str]] = {
 SURFACES = ("cli", "page")
 _FIELD = re.compile(r"\{f_(\w+)\}")
 _QUOTED = re.compile(r"\{q_(\w+)\}")
-_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
 def field_name(key: str, lang: str, surface: str) -> str:
@@ -261,28 +260,23 @@ PAGE_PROBLEMS: dict[str, tuple[str, str]] = {
 }
 
 
-def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: str = "cli") -> str:
-    """The problem ``code`` with ``values`` in ``lang`` for ``surface``. ``{f_name}`` names the field held in the
-    value ``name`` (a check over every field: a range, a control character); ``{f_<key>}`` the field ``key``.
-
-    Raises:
-        KeyError: an unknown code, or values that do not fit its words (a bug: tests/config/test_config_problems.py).
-    """
-    text = (PAGE_PROBLEMS if surface == "page" and code in PAGE_PROBLEMS else PROBLEMS)[code][lang == "zh"]
+def setting_names(text: str, values: dict[str, Any], lang: str = "en", surface: str = "cli") -> dict[str, str]:
+    """The settings ``text`` names, each as ``surface`` names it in ``lang``: ``{f_<key>}`` the field ``key``,
+    ``{q_<key>}`` the same in quotes; ``{f_name}`` / ``{q_name}`` the field held in the value ``name`` (a check over
+    every field: a range, a control character). The catalog of errors (studio/words/errors.py) names settings so too."""
     fields = {f"f_{k}": field_name(k, lang, surface) for k in _FIELD.findall(text) if k != "name"}
     fields |= {f"q_{k}": quoted_field_name(k, lang, surface) for k in _QUOTED.findall(text) if k != "name"}
     if "name" in values:
         fields["f_name"] = field_name(str(values["name"]), lang, surface)
         fields["q_name"] = quoted_field_name(str(values["name"]), lang, surface)
-    return text.format(**fields, **values)
+    return fields
 
 
-def page_field_names(text: str, lang: str) -> str:
-    """A text that is no config problem (every problem has a code) but names settings by their config keys, as the
-    page says it: each config key replaced by the field's label in ``lang``, each command-line flag by its words.
-    Its callers: the data report (studio/data/report.py, shared with the CLI) and other errors' words that name a
-    setting by its key, on the Settings tab (studio/app/settings.py ``plain``)."""
-    for key in sorted(FIELD_LABELS, key=len, reverse=True):
-        pair = FIELD_LABELS[key]
-        text = re.sub(rf"(?<![\w']){re.escape(key)}(?![\w'])", f"'{pair[1] if lang == 'zh' else pair[0]}'", text)
-    return _FLAG.sub(lambda m: m.group(0).lstrip("-").replace("-", " "), text)
+def problem_words(code: str, values: dict[str, Any], lang: str = "en", surface: str = "cli") -> str:
+    """The problem ``code`` with ``values`` in ``lang`` for ``surface``, its settings named by ``setting_names``.
+
+    Raises:
+        KeyError: an unknown code, or values that do not fit its words (a bug: tests/config/test_config_problems.py).
+    """
+    text = (PAGE_PROBLEMS if surface == "page" and code in PAGE_PROBLEMS else PROBLEMS)[code][lang == "zh"]
+    return text.format(**setting_names(text, values, lang, surface), **values)

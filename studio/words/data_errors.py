@@ -255,8 +255,8 @@ CONVERT: dict[str, dict[str, tuple[str, str]]] = {
                 "给出一个合并它们的标签映射，例如 --label-map '{example}'"),
         "page_fix": ("merge them in the Label map box on the Data tab, e.g. '{example}'",
                      "在“数据”页的“标签映射”框中合并它们，例如 '{example}'")},
-    "data.val_rows": {"what": ("val_size asks for {n} validation rows, but the data has only {rows} rows",
-                               "“验证集比例”要求 {n} 行验证数据，但数据只有 {rows} 行"),
+    "data.val_rows": {"what": ("{f_val_size} asks for {n} validation rows, but the data has only {rows} rows",
+                               "{f_val_size}要求 {n} 行验证数据，但数据只有 {rows} 行"),
                       "fix": ("use a fraction such as 0.1, or a count well below the number of rows",
                               "请使用 0.1 这样的比例，或远小于总行数的行数")},
     # ---- conversations and rows (convert.py)

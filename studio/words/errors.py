@@ -5,6 +5,9 @@ sentence; this catalog holds the words, and the error is worded when it is shown
 for. An entry is ``{"what": (en, zh), "why": (en, zh), "fix": (en, zh), "page_fix": (en, zh)}`` (why optional):
 ``fix`` is the command line's (it may name flags), ``page_fix`` the page's (the field names of the Settings / Data
 tab), present only where the two differ. ``{name}`` is a value, formatted with str.format (``{mb:.1f}``).
+A setting is ``{f_<key>}`` (``{q_<key>}`` where the command line quotes it), named as the surface names it: the
+config key on the command line, the Settings tab's label on the page (studio/words/config_problems.py
+``setting_names``), so one sentence serves both surfaces and the page never shows a config key.
 
 Two kinds of value are worded by the catalog too, so that no English reaches a Chinese sentence:
 - a list (the columns of a file, the allowed roots) is joined item by item with ``LISTS[name]`` (an item format and
@@ -148,6 +151,12 @@ def _values(values: Mapping[str, Any], lang: str, labels: Callable[[str, str], s
     return out
 
 
+def _worded(text: str, vals: dict[str, Any], values: Mapping[str, Any], lang: str, surface: str) -> str:
+    """``text`` with its values, and the settings it names (``{f_<key>}``) as ``surface`` names them: the config
+    key on the command line, the Settings tab's label on the page (as a run configuration's problems name them)."""
+    return text.format(**config_problems.setting_names(text, dict(values), lang, surface), **vals)
+
+
 def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str = "cli",
           labels: Callable[[str, str], str | None] | None = None) -> tuple[str, str, str]:
     """(what, why, fix) of ``code`` in ``lang`` for ``surface`` ("cli": the fix may name flags; "page": the page's
@@ -158,7 +167,8 @@ def words(code: str, values: Mapping[str, Any], lang: str = "en", surface: str =
     vals = _values(values, lang, labels, surface)
     fix = e.get("page_fix") if surface == "page" and "page_fix" in e else e.get("fix")
     try:
-        what, why, fix_text = ((p[i].format(**vals) if p else "") for p in (e["what"], e.get("why"), fix))
+        what, why, fix_text = (_worded(p[i], vals, values, lang, surface) if p else ""
+                               for p in (e["what"], e.get("why"), fix))
         return what, why, fix_text
     except (KeyError, IndexError, ValueError) as exc:
         raise UnknownCode(f"the values {sorted(values)} do not fit the words of {code!r}: {exc!r}") from None

@@ -135,13 +135,15 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
     "model.wheel_checksum": _download("{member} has the wrong checksum", "{member} 的校验和不对"),
     # ---- precision (precision.py)
     "model.pure_bf_precision": {
-        "what": ("pure_bf16 cannot be combined with precision {precision}", "pure_bf16 不能与计算精度 {precision} 同时使用"),
-        "fix": ("turn pure_bf16 off, or set precision to bf16 or auto",
-                "关闭 pure_bf16，或把计算精度（`precision`）设为 bf16 或 auto")},
+        "what": ("{f_pure_bf16} cannot be combined with {f_precision} {precision}",
+                 "{f_pure_bf16}不能与{f_precision} {precision} 同时使用"),
+        "fix": ("turn {f_pure_bf16} off, or set {f_precision} to bf16 or auto",
+                "关闭{f_pure_bf16}，或把{f_precision}设为 bf16 或 auto")},
     "model.pure_bf_card": {
-        "what": ("pure_bf16 needs a card that supports bf16 (Ampere or newer)",
-                 "pure_bf16 需要支持 bf16 的显卡（安培架构或更新的架构）"),
-        "fix": ("turn pure_bf16 off: this card trains with fp16 mixed precision", "关闭 pure_bf16：这张显卡用 fp16 混合精度训练")},
+        "what": ("{f_pure_bf16} needs a card that supports bf16 (Ampere or newer)",
+                 "{f_pure_bf16}需要支持 bf16 的显卡（安培架构或更新的架构）"),
+        "fix": ("turn {f_pure_bf16} off: this card trains with fp16 mixed precision",
+                "关闭{f_pure_bf16}：这张显卡用 fp16 混合精度训练")},
     # ---- a GGUF file (gguf_import.py)
     **_gguf_parts(),
     "model.gguf_value_type": _gguf("'{key}' has value type {vtype}, which GGUF does not define",
@@ -249,9 +251,9 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
         "what": ("The tokenizer in '{path}' cannot be read ({error}: {detail})", "无法读取“{path}”中的分词器（{error}：{detail}）"),
         "fix": ("copy the tokenizer files of the base model into that folder again", "重新把基础模型的分词器文件复制到那个文件夹")},
     "model.nproc_over_cards": {
-        "what": ("Process {index} on this machine has no card of its own: nproc is more than the {cards} card(s) here",
-                 "本机的第 {index} 号进程没有属于自己的显卡：进程数（`nproc`）多于这里的 {cards} 张显卡"),
-        "fix": ("set nproc to at most {cards}", "把进程数（`nproc`）设为不超过 {cards}")},
+        "what": ("Process {index} on this machine has no card of its own: {f_nproc} is more than the {cards} card(s) here",
+                 "本机的第 {index} 号进程没有属于自己的显卡：{f_nproc}多于这里的 {cards} 张显卡"),
+        "fix": ("set {f_nproc} to at most {cards}", "把{f_nproc}设为不超过 {cards}")},
     "model.load_failed": {
         "what": ("Could not load model '{path}'", "无法加载模型“{path}”"), "why": _DETAIL,
         "fix": ("check that the folder holds config.json and weights, or that the hub id is right and reachable",
@@ -259,8 +261,8 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
     "model.config_unreadable": {
         "what": ("Model '{path}' has a config this version of transformers cannot read",
                  "当前版本的 transformers 无法读取模型“{path}”的配置"), "why": _DETAIL,
-        "fix": ("check config.json (model_type, sizes) or tick trust_remote_code for custom models you trust",
-                "检查 config.json（model_type 和各项尺寸），或对你信任的自定义模型勾选 trust_remote_code")},
+        "fix": ("check config.json (model_type, sizes) or tick {f_trust_remote_code} for custom models you trust",
+                "检查 config.json（model_type 和各项尺寸），或对你信任的自定义模型勾选{f_trust_remote_code}")},
     "model.demo_not_built": {"what": ("The demo base model has not been built yet", "演示用的基础模型还没有构建"),
                              "fix": ("start training; it is built first", "开始训练即可；训练会先构建它")},
     "model.tokenizer_load": {"what": ("Could not load the tokenizer of '{path}'", "无法加载“{path}”的分词器"), "why": _DETAIL,
@@ -270,12 +272,13 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
         "fix": ("name a finished LoRA run's adapter folder (runs/NAME/adapter)",
                 "请指定一个已完成的 LoRA 运行的适配器文件夹（runs/NAME/adapter）")},
     "model.lora_target": {
-        "what": ("lora_target '{target}' does not match the model's layers", "lora_target“{target}”与模型的层不匹配"),
+        "what": ("{f_lora_target} '{target}' does not match the model's layers", "{f_lora_target}“{target}”与模型的层不匹配"),
         "why": _DETAIL, "fix": ("use 'all' or names such as q_proj,v_proj", "请使用“all”或 q_proj,v_proj 这样的名字")},
     "model.layers_unknown": {
         "what": ("This model's layer layout is not recognised for freeze/offload",
                  "无法识别这个模型的层结构，不能进行 freeze 或逐层卸载"),
-        "fix": ("use finetuning_type lora or full", "请把 finetuning_type 设为 lora 或 full")},
+        "fix": ("use {f_finetuning_type} lora or full", "请把{f_finetuning_type}设为 lora 或 full"),
+        "page_fix": ("set {f_finetuning_type} on the Settings tab to lora or full", "请在“设置”页把{f_finetuning_type}设为 lora 或 full")},
     "model.run_untrained": {"what": ("Run '{run}' has no trained model yet", "运行“{run}”还没有训练好的模型"),
                             "fix": ("train it first (or resume it)", "请先训练它（或继续训练它）")},
     # ---- the memory estimate: architecture cards (memory/cards.py) and the plan (memory/estimator.py)
@@ -298,11 +301,11 @@ MODEL_ERRORS: dict[str, dict[str, Pair]] = {
     "memory.choice_unknown": {"what": ("{name} '{value}' is not known", "{name} 的取值“{value}”未知"),
                               "fix": ("use one of: {choices}", "请使用以下之一：{choices}")},
     "memory.optimizer_close": {
-        "what": ("optim '{name}' is not a transformers optimizer (did you mean '{close}'?)",
-                 "“{name}”不是 transformers 提供的优化器（是不是想写“{close}”？）"), "fix": _OPTIM_FIX},
+        "what": ("{f_optim} '{name}' is not a transformers optimizer (did you mean '{close}'?)",
+                 "{f_optim}“{name}”不是 transformers 提供的优化器（是不是想写“{close}”？）"), "fix": _OPTIM_FIX},
     "memory.optimizer_unknown": {
-        "what": ("optim '{name}' is not a transformers optimizer; use one of {names}",
-                 "“{name}”不是 transformers 提供的优化器；请使用以下之一：{names}"), "fix": _OPTIM_FIX},
+        "what": ("{f_optim} '{name}' is not a transformers optimizer; use one of {names}",
+                 "{f_optim}“{name}”不是 transformers 提供的优化器；请使用以下之一：{names}"), "fix": _OPTIM_FIX},
     "memory.quant_needs_lora": {
         "what": ("quant_bits needs method lora or qlora", "quant_bits 需要 lora 或 qlora 方法"),
         "fix": ("pick --method qlora, or drop --quant-bits", "请选择 --method qlora，或去掉 --quant-bits"),

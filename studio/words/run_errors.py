@@ -19,9 +19,9 @@ _NEW_FOLDER_PAGE = ("set another Run folder on the Settings tab", "在“设置�
 # ---- disk offload (z3-nvme): each missing piece, and its fix (engine/nvme.py lists them all at once)
 _NVME_WHAT = ("Disk offload (z3-nvme) cannot start: ", "磁盘卸载（z3-nvme）无法启动：")
 _NVME_PROBLEMS: dict[str, tuple[Pair, Pair]] = {  # name -> (problem, its fix); the page's fix: _NVME_PAGE_FIXES
-    "no_path": (("no offload_nvme_path is set", "没有设置 offload_nvme_path"),
-                ("set offload_nvme_path to a folder on a fast local disk",
-                 "把 offload_nvme_path 设为快速本地磁盘上的一个文件夹")),
+    "no_path": (("no {f_offload_nvme_path} is set", "没有设置{f_offload_nvme_path}"),
+                ("set {f_offload_nvme_path} to a folder on a fast local disk",
+                 "把{f_offload_nvme_path}设为快速本地磁盘上的一个文件夹")),
     "unwritable": (("the offload folder '{folder}' cannot be written ({detail})",
                     "卸载文件夹“{folder}”无法写入（{detail}）"),
                    ("pick a folder you can write to on a local disk", "选择本地磁盘上一个可以写入的文件夹")),
@@ -38,8 +38,8 @@ _NVME_PROBLEMS: dict[str, tuple[Pair, Pair]] = {  # name -> (problem, its fix); 
 
 
 _NVME_PAGE_FIXES: dict[str, Pair] = {
-    "no_path": ("set NVMe offload folder on the Settings tab to a folder on a fast local disk",
-                "在“设置”页把“NVMe 卸载文件夹”设为快速本地磁盘上的一个文件夹")}
+    "no_path": ("set {f_offload_nvme_path} on the Settings tab to a folder on a fast local disk",
+                "在“设置”页把{f_offload_nvme_path}设为快速本地磁盘上的一个文件夹")}
 
 
 def _nvme(*names: str) -> dict[str, Pair]:
@@ -216,13 +216,15 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
                                              "DeepSpeed 配置“{path}”必须是一个 JSON 对象，而不是{kind}"),
                                     "fix": ("start from presets/deepspeed/ds_z2.json",
                                             "请从 presets/deepspeed/ds_z2.json 开始改")},
-    "engine.report_to_unknown": {"what": ("report_to: '{name}' is not a logger Trainer knows",
-                                          "report_to：“{name}”不是 Trainer 认识的日志记录器"),
+    "engine.report_to_unknown": {"what": ("{f_report_to}: '{name}' is not a logger Trainer knows",
+                                          "{f_report_to}：“{name}”不是 Trainer 认识的日志记录器"),
                                  "fix": ("use none or one of {loggers}", "请使用 none 或 {loggers} 之一")},
-    "engine.report_to_missing": {"what": ("report_to: {name} needs the '{package}' package, which is not installed",
-                                          "report_to：{name} 需要软件包“{package}”，但它没有安装"),
-                                 "fix": ("pip install {package}, or set report_to: none",
-                                         "`pip install {package}`，或设置 report_to: none")},
+    "engine.report_to_missing": {"what": ("{f_report_to}: {name} needs the '{package}' package, which is not installed",
+                                          "{f_report_to}：{name} 需要软件包“{package}”，但它没有安装"),
+                                 "fix": ("pip install {package}, or set {f_report_to}: none",
+                                         "`pip install {package}`，或设置{f_report_to}: none"),
+                                 "page_fix": ("ask whoever runs the studio to install {package}, or set {f_report_to} "
+                                              "to none", "请运行本工作室的人安装“{package}”，或把{f_report_to}设为 none")},
     # ---- a multi-process run (launch.py) and disk offload (nvme.py)
     "engine.peer_lost": {"what": ("Lost contact with another process of this multi-process run (a node stopped, was "
                                   "killed, or the network between nodes failed)",
@@ -304,28 +306,28 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
                      "在“设置”页选择一个“基础模型”并按“下载”；可用的名字：{names}")},
     # ---- the training command's output_dir (cli/train.py): a folder that is not free to train into
     "cli.output_is_file": {
-        "what": ("output_dir '{path}' is a file", "output_dir“{path}”是一个文件"),
+        "what": ("{f_output_dir} '{path}' is a file", "{f_output_dir}“{path}”是一个文件"),
         "fix": ("train into a folder: --set output_dir=NEW_FOLDER", "请训练到一个文件夹中：--set output_dir=新文件夹"),
         "page_fix": ("train into a folder: " + _NEW_FOLDER_PAGE[0], "请训练到一个文件夹中：" + _NEW_FOLDER_PAGE[1])},
     "cli.output_foreign": {
-        "what": ("output_dir '{path}' holds files the studio did not make ({files})",
-                 "output_dir“{path}”中有不是本工作室生成的文件（{files}）"),
+        "what": ("{f_output_dir} '{path}' holds files the studio did not make ({files})",
+                 "{f_output_dir}“{path}”中有不是本工作室生成的文件（{files}）"),
         **_FOREIGN_FILES_FIX},
     "cli.output_foreign_more": {
-        "what": ("output_dir '{path}' holds files the studio did not make ({files} and {more} more)",
-                 "output_dir“{path}”中有不是本工作室生成的文件（{files} 等，另有 {more} 个）"),
+        "what": ("{f_output_dir} '{path}' holds files the studio did not make ({files} and {more} more)",
+                 "{f_output_dir}“{path}”中有不是本工作室生成的文件（{files} 等，另有 {more} 个）"),
         **_FOREIGN_FILES_FIX},
     "cli.output_training": {
-        "what": ("output_dir '{path}' holds a run that is training now (pid {pid})",
-                 "output_dir“{path}”中有一次正在训练的运行（进程号 {pid}）"),
+        "what": ("{f_output_dir} '{path}' holds a run that is training now (pid {pid})",
+                 "{f_output_dir}“{path}”中有一次正在训练的运行（进程号 {pid}）"),
         "fix": ("train into a new folder with --set output_dir=NEW_FOLDER, or stop that run first",
                 "请用 --set output_dir=新文件夹 训练到一个新文件夹中，或先停止那次运行"),
         "page_fix": (_NEW_FOLDER_PAGE[0] + ", or stop that run first", _NEW_FOLDER_PAGE[1] + "，或先停止那次运行")},
     "cli.output_has_run": {
-        "what": ("output_dir '{path}' already holds a run ({state})", "output_dir“{path}”中已经有一次运行（{state}）"),
+        "what": ("{f_output_dir} '{path}' already holds a run ({state})", "{f_output_dir}“{path}”中已经有一次运行（{state}）"),
         **_HAS_RUN_FIX},
     "cli.output_has_run_step": {
-        "what": ("output_dir '{path}' already holds a run ({state} at step {step})",
-                 "output_dir“{path}”中已经有一次运行（{state}，在第 {step} 步）"),
+        "what": ("{f_output_dir} '{path}' already holds a run ({state} at step {step})",
+                 "{f_output_dir}“{path}”中已经有一次运行（{state}，在第 {step} 步）"),
         **_HAS_RUN_FIX},
 }

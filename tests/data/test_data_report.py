@@ -105,3 +105,36 @@ def test_column_stats_for_the_preview(tmp_path: Path) -> None:
     assert stats["label"]["counts"] == {"1": 3, "0": 1}
     tok = word_tokenizer("great phone bad ok")
     assert column_stats(read_table(p), tokenizer=tok)[0]["max_len"] == 2
+
+
+def _messy_report() -> dict:
+    """A report with every problem that names a setting on the command line: rows over cutoff_len, a label spelled
+    two ways (--label-map), a tiny validation split (val_size)."""
+    rows = (_rows(24, 4) + [{"instruction": INSTR, "input": "x", "output": "Positive"},
+                            {"instruction": INSTR, "input": "long " * 400, "output": "negative"}])
+    return validation_report(rows, cutoff_len=256, val_size=5, seed=0)
+
+
+def test_the_page_report_names_the_page_fields_in_its_language() -> None:
+    """The report is shared with the command line, which names config keys and flags (its English pinned above);
+    the page names the Settings and Data tabs' fields instead, in English and in Chinese."""
+    from tests.words.test_words_catalog import named_settings
+    report = _messy_report()
+    assert {p["code"] for p in report["problems"]} >= {"too_long", "mixed_spellings", "small_validation"}
+    cli = format_report(report)
+    assert "over cutoff_len 256" in cli and "raise cutoff_len to" in cli and "--label-map" in cli
+    assert "use val_size 0.1" in cli
+    for lang in ("en", "zh"):
+        for r in (report, validation_report([])):
+            page = format_report(r, lang, surface="page")
+            assert named_settings(page) == [] and "python -m studio" not in page, page
+            assert len(page.splitlines()) == len(format_report(r, lang).splitlines())
+    en, zh = format_report(report, "en", "page"), format_report(report, "zh", "page")
+    assert "1 row is longer than 'Max tokens per example' (256 estimated tokens) and will be truncated" in en
+    assert "Fix: raise 'Max tokens per example' on the Settings tab to" in en
+    assert "merge them in the Label map box on the Data tab and convert again, e.g. '" in en
+    assert "set 'Validation share' to 0.1 once you have more data" in en
+    assert "over 'Max tokens per example' (256)" in en.splitlines()[1]
+    assert "1 行超过“每条样本最大 token 数”（256 个估算 token），会被截断" in zh
+    assert "在“设置”页把“每条样本最大 token 数”提高到" in zh and "“标签映射”" in zh and "“验证集比例”" in zh
+    assert "convert a file with data rows on the Data tab" in format_report(validation_report([]), "en", "page")

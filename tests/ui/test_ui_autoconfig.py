@@ -18,7 +18,8 @@ from studio.memory.estimator import estimate
 from studio.ui import forms
 from studio.app.context import AppContext
 from studio.ui.settings_tab import check_markdown, estimate_markdown
-from studio.app.settings import dataset_choices, derive, plain, restore, save_state
+from studio.app.settings import dataset_choices, derive, error_line, restore, save_state
+from studio.errors import StudioError
 
 CPU = Hardware(gpu_gb=None, ram_gb=24.0, disk_gb=100.0)
 
@@ -75,7 +76,8 @@ def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> 
     assert "'Training data' is empty: convert a file on the Data tab" in check
     assert "'Batch size' must be at least 1" in check
     assert "per_device_train_batch_size" not in check and "python -m studio" not in check
-    assert plain("pass --label-column NAME", "en") == "pass label column NAME"
+    shown = error_line(StudioError.of("model.nproc_over_cards", index=2, cards=1), "en")
+    assert "'Processes (cards)' is more than the 1 card(s) here" in shown and "nproc" not in shown, shown
 
 
 def test_no_card_means_the_cpu_and_host_ram_is_the_budget() -> None:

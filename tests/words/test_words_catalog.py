@@ -113,7 +113,7 @@ def _sample_values(code: str) -> dict[str, object]:
     out: dict[str, object] = {}
     for en, _zh in (ERRORS[code][p] for p in PARTS if p in ERRORS[code]):
         for _, name, spec, _ in __import__("string").Formatter().parse(en):
-            if name and not name.endswith(("_flag", "_label")):
+            if name and not name.endswith(("_flag", "_label")) and not name.startswith(("f_", "q_")):
                 out[name] = 1.5 if spec else ("text" if name == "role" else "v")
     return out
 
@@ -236,3 +236,48 @@ def test_no_error_in_the_studio_is_raised_with_a_sentence() -> None:
                     == "StudioError" and _sentence_argument(call):
                 found.append(f"{rel}:{call.lineno}")
     assert found == []
+
+
+# RunConfig's keys that are also words of a sentence (a dataset, a template, bf16 the number format; "a built-in
+# template: …" introduces a list): a sentence names them as settings only as `key=value` or the key in quotes
+WORD_KEYS = {"stage", "dataset", "template", "seed", "precision", "packing", "bf16", "fp16"}
+
+
+def _setting_pattern(key: str) -> re.Pattern[str]:
+    """``key`` as a config key in a sentence of either language (ASCII neighbours only: a Chinese character next to
+    a key is a word boundary; a path such as presets/deepspeed/ds_z2.json names no setting)."""
+    if key in WORD_KEYS:
+        return re.compile(rf"(?<![A-Za-z0-9_./-]){key}\s*=|['“`‘]{key}['”`’]")
+    return re.compile(rf"(?<![A-Za-z0-9_./-]){re.escape(key)}(?![A-Za-z0-9_/-])")
+
+
+def named_settings(text: str) -> list[str]:
+    """The RunConfig keys and command-line flags ``text`` names."""
+    import dataclasses
+
+    from studio.config.run_config import RunConfig
+    keys = [f.name for f in dataclasses.fields(RunConfig)]
+    return [k for k in keys if _setting_pattern(k).search(text)] + [m.group(0) for m in FLAG.finditer(text)]
+
+
+def test_the_setting_finder_tells_a_key_from_a_word() -> None:
+    assert named_settings("set val_size to 0.1") == ["val_size"]
+    assert named_settings("把offload_nvme_path设为") == ["offload_nvme_path"]
+    assert named_settings("optim 'x' is unknown; use --label-map") == ["optim", "--label-map"]
+    assert named_settings("give a dataset with rows; --set dataset=x") == ["dataset", "--set"]
+    assert named_settings("把“dataset”设为") == ["dataset"]
+    assert named_settings("give a dataset with a few rows, the model's chat template, presets/deepspeed/ds_z2.json, "
+                          "a card that supports bf16, 'Learning rate'") == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_page_words_name_a_config_key_or_a_flag(lang: str) -> None:
+    """What the page shows of every entry (what, why and the page's fix) names each setting as the Settings tab
+    labels it ({f_<key>}), never by its config key or a command-line flag: driven by the catalog and RunConfig's
+    fields, so a new entry or a new setting is held to it the day it is written."""
+    found = {}
+    for code in ERRORS:
+        shown = " | ".join(words(code, _sample_values(code), lang, "page"))
+        if named_settings(shown):
+            found[code] = named_settings(shown)
+    assert found == {}

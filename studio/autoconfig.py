@@ -26,7 +26,7 @@ BUDGETS: tuple[str, ...] = ("quick", "balanced", "best")
 GB = 1024 ** 3
 
 # tiny-demo: the values that made the random-init model learn on the sample reviews (measured, see
-# docs/BENCHMARKS.md section 5 and presets/recipes/tiny-demo-cpu.yaml).
+# docs/logs/benchmarks-history.md section 5 and presets/recipes/tiny-demo-cpu.yaml).
 DEMO_EPOCHS = {"quick": 5, "balanced": 10, "best": 20}
 DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_size=16, gradient_accumulation_steps=1,
             weight_decay=1.0, warmup_ratio=0.05, lr_scheduler_type="cosine", template="studio",
@@ -37,7 +37,7 @@ LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
 LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
 # on a CPU, time is what runs out: the derived plan at rank 16 ran 0.88x the tokens per CPU-second of the rank-8
 # recipe on both built-in models, and at rank 8 (with smaller updates, changed together) its held-out loss at equal
-# tokens went down, not up (docs/BENCHMARKS.md section "Real models")
+# tokens went down, not up (docs/logs/benchmarks-history.md "Real models")
 CPU_LORA_RANK = {"quick": 8, "balanced": 8, "best": 16}
 CUTOFF = {"sentiment": 256, "instruction": 1024, "chat": 2048}
 CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch
@@ -192,7 +192,7 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
         reasons.append(Reason("lora_rank", "cpu_rank", f"LoRA rank {rank}: on a CPU a larger rank makes every step "
                               "slower for no measured gain", {"rank": rank}))
     # lora_dropout 0 (peft's and LLaMA-Factory's default): 0.05 made each CPU step 40-48% slower for no measured
-    # gain on the built-in models (docs/BENCHMARKS.md section 6)
+    # gain on the built-in models (docs/logs/benchmarks-history.md section 6)
     plan: dict[str, Any] = dict(model_name_or_path=model, finetuning_type="lora", lora_rank=rank, lora_alpha=2 * rank, lora_target="all",
                                 lora_dropout=0.0, learning_rate=2e-4, num_train_epochs=float(LORA_EPOCHS[budget]),
                                 lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0, cutoff_len=cutoff,

@@ -463,16 +463,16 @@ class _TrainingRecipe:
         trainer.check_divergence()   # the steps since the last logging step, before the model is saved
         # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
         others = others_since(mark)
+        seconds = time.time() - t0  # read once: this part's time and its entry in train_parts must be one number
         summary: dict[str, Any] = {
             "step": trainer.state.global_step, "total_steps": trainer.state.max_steps,
             "train_loss": result.training_loss, "final_loss": _last_loss(trainer.state.log_history),
-            "train_seconds": round(time.time() - t0, 2),
+            "train_seconds": round(seconds, 2),
             # what the next run's time estimate learns from (studio/runs/run_time.py)
             "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
             "threads": torch.get_num_threads() if self.device == "cpu" else None,
             "micro_batch_splits": getattr(trainer, "splits", 1), **self.counts}
-        summary.update(train_parts(self.run.read_status(), time.time() - t0,
-                                            resumed=self.checkpoint is not None))
+        summary.update(train_parts(self.run.read_status(), seconds, resumed=self.checkpoint is not None))
         self.aborted = events.stopped_early
         evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
         if self.val and not self.aborted:

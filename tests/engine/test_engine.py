@@ -242,3 +242,21 @@ def test_config_collects_every_problem():
         RunConfig.from_dict({"finetuning_type": "qlora", "lora_rank": "eight"})
     assert "finetuning_type: 'qlora' is not one of full, freeze, lora" in err.value.message
     assert "lora_rank: expected a whole number, got 'eight'" in err.value.message
+
+
+def test_a_parts_time_is_read_once(tmp_path, tiny_model_dir, sample_reviews_jsonl, monkeypatch):
+    """train_seconds and its entry in train_parts are one reading of the clock: a resume copies the entry, and the
+    Runs tab adds the parts, so two readings a moment apart (0.61 against 0.6 under load) disagreed."""
+    import time as real_time
+    from types import SimpleNamespace
+    from studio.engine import run as engine_run
+    ticks = [real_time.time()]
+
+    def slow_clock() -> float:  # every reading of the engine's clock is a second after the last
+        ticks[0] += 1.0
+        return ticks[0]
+    clock = {k: getattr(real_time, k) for k in dir(real_time) if not k.startswith("_")}
+    monkeypatch.setattr(engine_run, "time", SimpleNamespace(**{**clock, "time": slow_clock}))
+    run_training(_cfg(tmp_path, tiny_model_dir, sample_reviews_jsonl, max_steps=2))
+    status = RunDir(tmp_path / "run").read_status()
+    assert status["train_parts"] == [status["train_seconds"]], status

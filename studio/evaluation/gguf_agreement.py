@@ -11,7 +11,12 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..data.templates import get_template
+from ..data.tokenize import prompt_ids
+from ..models.loading import load_for_inference
+from .evaluate import _score_labels
 from .gguf_export import GGUF_NAME
+from .metrics import label_set
 
 
 def load_gguf(folder: str | Path) -> tuple[Any, Any]:
@@ -37,11 +42,6 @@ def agreement(run: str | Path, folder: str | Path, rows: Sequence[dict[str, str]
     ``trained``: an already loaded ``load_for_inference(run)`` result, to compare several exports with one load.
     """
     import torch
-    from ..data.templates import get_template
-    from ..data.tokenize import prompt_ids
-    from ..models.loading import load_for_inference
-    from .evaluate import _score_labels
-    from .metrics import label_set
     model, tok, cfg = trained or load_for_inference(run)
     template = get_template(cfg.template if cfg else "auto", tok)
     started = time.perf_counter()

@@ -28,8 +28,16 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from ..config.run_config import DEMO_MODEL
+from ..data.templates import ChatTemplate, get_template
 from ..errors import StudioError
-from .export import _check_target, _size_mb, _source, publish
+from ..models import zoo
+from ..models.gguf_import import MARKER as PREPARED, read_header
+from ..models.loading import load_tokenizer
+from .export import _base_of, _check_target, _size_mb, _source, publish
+from .gen_defaults import generation_defaults
+from .modelfile import expressible_template, jinja_template, modelfile_text
+from .quantize import _standalone
 
 GGUF_TYPES = ("f16", "q8_0", "q4_k_m")
 GGUFType = Literal["f16", "q8_0", "q4_k_m"]
@@ -62,10 +70,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
         ``modelfile``) a prompt format that has no Ollama equivalent.
     """
     _refuse_type(gguf_type)
-    from ..data.templates import ChatTemplate, get_template
-    from ..models.loading import load_tokenizer
-    from .gen_defaults import generation_defaults
-    from .modelfile import expressible_template, jinja_template, modelfile_text
     src = Path(source).expanduser().resolve()
     final, cfg = _source(src)
     out = Path(out_dir).expanduser().resolve()
@@ -83,7 +87,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
     started = time.time()
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".gguf-merge-") as work:
         try:
-            from .quantize import _standalone
             folder = _standalone(src, Path(work))  # LoRA folded into the base; a full run's folder as it is
             tmp.mkdir()
             written = write_gguf(folder, tmp / GGUF_NAME, gguf_type, tok, chat_template,
@@ -107,7 +110,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
 
 
 def _base(final: Path, cfg: Any) -> str:
-    from .export import _base_of
     return _base_of(final, cfg)
 
 
@@ -122,9 +124,6 @@ def _ollama_params(defaults: dict[str, Any]) -> dict[str, Any]:
 def _source_gguf(final: Path, cfg: Any) -> tuple[Path, bool] | None:
     """(GGUF file, delete it afterwards) the base model was prepared from, when there is one: its tokenizer arrays
     are what llama.cpp read before, and transformers rebuilt the trained tokenizer from them."""
-    from ..config.run_config import DEMO_MODEL
-    from ..models import zoo
-    from ..models.gguf_import import MARKER as PREPARED
     base = Path(_base(final, cfg)) if (final / "adapter_config.json").is_file() or cfg is not None else final
     marker = base / PREPARED
     if not marker.is_file():
@@ -261,7 +260,6 @@ def _copy_tokenizer(w: Any, src: Path, tok: Any) -> bool:
     """Copy the ``tokenizer.ggml.*`` keys of ``src`` (not its chat template, and no BOS added on top of the
     template's own). False when its vocabulary is not the trained tokenizer's."""
     from gguf import GGUFReader, GGUFValueType
-    from ..models.gguf_import import read_header
     head = read_header(src)  # bounded walk first: the library reader trusts every count
     tokens = head.metadata.get("tokenizer.ggml.tokens")
     if getattr(tokens, "count", None) != len(tok):

@@ -26,6 +26,7 @@ scoring). ``_last_logits`` makes that input contiguous on its way into the head.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 from .scoring import token_logprobs
@@ -37,7 +38,6 @@ def _device(model: Any) -> Any:
 
 def _cache_kwarg(model: Any) -> str:
     """The forward's name for the KV cache: ``cache`` in transformers 5.x, ``past_key_values`` before."""
-    import inspect
     causal = model.get_base_model() if hasattr(model, "get_base_model") else model
     try:
         return "cache" if "cache" in inspect.signature(causal.forward).parameters else "past_key_values"

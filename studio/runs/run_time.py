@@ -22,9 +22,14 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+import sys
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..data.dataset import split_rows
+from ..data.templates import get_template
+from ..data.tokenize import encode_examples
+from ..workspace import atomic_write_text, user_cache_dir
 
 # The share of this machine's measured matmul peak (fp32, all its threads, ``machine_flops``) that one training
 # step's useful FLOPs reach, by method. Set on the 2-core Xeon from six runs of the page's derived plans on the 427
@@ -170,7 +175,6 @@ def _machine_key() -> str:
 
 
 def _speed_file() -> Path:
-    from ..workspace import user_cache_dir
     return user_cache_dir().parent / "machine_speed.json"
 
 
@@ -193,7 +197,6 @@ def machine_flops() -> float:
     if busy > 0.3:
         return flops * slowdown(busy, cores())   # measured with every thread beside the others
     try:
-        from ..workspace import atomic_write_text
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps({**known, key: flops}))
     except OSError:
@@ -218,8 +221,7 @@ print(best)
 
 def _measure_flops() -> float:
     """In a child process: the web server never imports torch for it (tests/ui/test_ui_app.py holds the UI to that)."""
-    import subprocess
-    import sys
+    import subprocess  # start-up: 0.003 s at import; `studio cluster --help` loads this module
     try:
         done = subprocess.run([sys.executable, "-c", _MATMUL], capture_output=True, text=True, timeout=120)
         return float(done.stdout.strip().splitlines()[-1])
@@ -262,7 +264,6 @@ class Work:
 def run_work(cfg: RunConfig, rows: list[dict[str, Any]], tokenizer: Any = None, sample: int = 256) -> Work:
     """Tokens the run trains on (all passes) and checks, from up to ``sample`` of its rows tokenized as the run
     tokenizes them; without a tokenizer, about 4 characters a token plus the template's ~20."""
-    from ..data.dataset import split_rows
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
         train_rows = train_rows[:cfg.max_samples]
@@ -270,8 +271,6 @@ def run_work(cfg: RunConfig, rows: list[dict[str, Any]], tokenizer: Any = None, 
     step = max(1, len(pool) // sample)
     picked = [r for r in pool[::step][:sample] if str(r.get("output", "")).strip()]
     if tokenizer is not None and picked:
-        from ..data.templates import get_template
-        from ..data.tokenize import encode_examples
         feats = encode_examples(tokenizer, get_template(cfg.template, tokenizer), picked, cfg.cutoff_len,
                                 cfg.train_on_prompt, mask_history=cfg.mask_history)
         lens = [len(f["input_ids"]) for f in feats]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import StudioError
+from .load_lock import LOAD_LOCK
 
 MARKER = "studio_gguf.json"
 Progress = Callable[[float, str], None]
@@ -496,7 +497,6 @@ def _plain_copy(model: Any) -> Any:
         delattr(config, "quantization_config")
     from transformers.initialization import no_init_weights
 
-    from .load_lock import LOAD_LOCK
     # no random initialisation: every weight is overwritten just below (the check after it says so), and drawing
     # 268M random numbers for Gemma cost ~5 CPU-seconds of a first use; no_init_weights swaps module-global
     # functions, so it runs under the models' load lock like every from_pretrained

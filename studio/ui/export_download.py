@@ -10,6 +10,7 @@ a target that left the exports folder all get the same 404.
 from __future__ import annotations
 
 from typing import Any, Callable
+from urllib.parse import quote
 
 from ..app.downloads import DOWNLOADS, Downloads, login_needed, session_token, stream_zip
 
@@ -33,7 +34,6 @@ def make_endpoint(downloads: Downloads | None = None) -> Callable[[Any], Any]:
         if link.path.is_file():
             return FileResponse(link.path, filename=link.name, media_type="application/octet-stream",
                                 headers=headers)
-        from urllib.parse import quote
         headers["Content-Disposition"] = f"attachment; filename*=utf-8''{quote(link.name)}"
         return StreamingResponse(stream_zip(link.path), media_type="application/zip", headers=headers)
 
@@ -49,5 +49,4 @@ def route(downloads: Downloads | None = None) -> Any:
 
 def link(token: str, name: str) -> str:
     """The link's address, relative to the page (so it also works under a proxy's path prefix)."""
-    from urllib.parse import quote
     return f"{ROUTE.lstrip('/')}/{token}/{quote(name)}"

@@ -6,6 +6,8 @@ copies the folder to a login node, so every file must be plain, readable and run
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
 import shlex
 import sys
@@ -192,7 +194,6 @@ def leave_process_group() -> None:
     another step would wait on a collective its peers never join. Only for runs under torchrun (WORLD_SIZE > 1):
     an in-process single run keeps its group for the next run in the same process.
     """
-    import os
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return
     import torch.distributed as dist
@@ -214,11 +215,8 @@ def end_torchrun_worker(code: int) -> None:
     same class of crash as pytorch/pytorch#179291). Everything the run writes is on disk by now; the streams are
     flushed here. Outside torchrun this returns and the process exits as usual.
     """
-    import os
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or "LOCAL_RANK" not in os.environ:
         return
-    import logging
-    import sys
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from ..config.run_config import RunConfig
 from ..data.preference import encode_preference
+from ..data.templates import get_template
+from ..errors import StudioError
 from ..memory.terms import preference_micro_batch
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
@@ -103,8 +105,6 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
         StudioError: no row is left to train on.
     """
     from datasets import Dataset
-    from ..data.templates import get_template
-    from ..errors import StudioError
     template = get_template(cfg.template, tok)
     if cfg.stage == "kto":
         train_rows = list(train_rows)

@@ -7,8 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 import threading
+from pathlib import Path
 
 from ..config.run_config import RunConfig
 from ..config.yaml_io import load_yaml_dict, parse_overrides

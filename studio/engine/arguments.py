@@ -61,6 +61,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     ``args_class`` / ``extra``: a TrainingArguments subclass (TRL's DPOConfig, KTOConfig) and its own fields, so a
     preference run gets the same steps, saving, precision and logging as an SFT run from one place.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import TrainingArguments
     plan = plan or precision_plan(device_caps(device), cfg)
     autocast = plan.autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
@@ -109,6 +110,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     while the fused kernel groups parameters by device and runs its CPU kernel on the host layers
     (tests/engine/test_offload.py steps it on the emulated card).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
     if cfg.optim == "adamw_torch" and ds is None and \
@@ -149,6 +151,7 @@ def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
     """LoRA+ (peft's create_loraplus_optimizer): B matrices learn loraplus_lr_ratio x faster; None when off."""
     if not cfg.loraplus_lr_ratio:
         return None
+    # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
     import torch
     from peft.optimizers import create_loraplus_optimizer
     return create_loraplus_optimizer(model=model, optimizer_cls=torch.optim.AdamW, lr=cfg.learning_rate,

@@ -196,12 +196,12 @@ def leave_process_group() -> None:
     """
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
         try:
             dist.destroy_process_group()
         except Exception as exc:  # a group broken by a lost peer: never hide the error that ended the run
-            import logging
             logging.getLogger("studio.engine").warning("could not close the process group: %s", exc)
 
 

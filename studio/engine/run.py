@@ -166,6 +166,7 @@ class FreeCores:
     threads than the process was given; nothing changed when the user set OMP_NUM_THREADS or a card trains."""
 
     def __init__(self) -> None:
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         self.given = torch.get_num_threads()
         self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
@@ -173,6 +174,7 @@ class FreeCores:
 
     def apply(self) -> None:
         """Set torch's threads for the training loop."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         if not self.active:
             return
@@ -186,6 +188,7 @@ class FreeCores:
 
     def restore(self) -> None:
         """An in-process caller (tests, benchmarks) gets its threads back."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         if torch.get_num_threads() != self.given:
             torch.set_num_threads(self.given)
@@ -248,6 +251,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
 
 
 def _plain_reason(exc: BaseException) -> Reason:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if isinstance(exc, torch.OutOfMemoryError):
         return Reason.of("card_oom")
@@ -351,6 +355,7 @@ class _TrainingRecipe:
     def setup_plan(self) -> None:
         """Device, its capabilities and the precision plan: first, because the run makes its precision decision
         once and every later step (arguments, model load, status.json) takes that one plan."""
+        # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
         import torch
         import transformers
         transformers.logging.disable_progress_bar()
@@ -382,6 +387,7 @@ class _TrainingRecipe:
                                        plan=self.plan)
         _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
         if self.args.deepspeed and _world_size() > 1:
+            # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
             import deepspeed
             # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
             deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
@@ -455,6 +461,7 @@ class _TrainingRecipe:
     def train_and_summarize(self, free: FreeCores) -> dict[str, Any]:
         """Train (or resume), then the summary status.json and the next run's time estimate read. The CPU threads
         are chosen only now: the model load was the window in which other processes' load was measured."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         trainer, events = self.trainer, self.events
         free.apply()

@@ -46,12 +46,14 @@ def exports(exports_root: str | Path, quantized: bool) -> list[tuple[str, str]]:
 
 
 def _device() -> str:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _free() -> None:
     gc.collect()
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -67,6 +69,7 @@ def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
 
 
 def _load_quantized(folder: Path, device: str) -> Any:
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoModelForCausalLM
     if not (folder / "config.json").is_file() or \
             "quantization_config" not in json.loads((folder / "config.json").read_text(encoding="utf-8")):

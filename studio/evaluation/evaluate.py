@@ -93,6 +93,7 @@ MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the ca
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
                   top_p: float, streamer: Any = None, control: Any = None, stops: Sequence[str] = ()) -> Any:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),

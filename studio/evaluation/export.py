@@ -138,6 +138,7 @@ def _base_of(adapter: Path, cfg: RunConfig | None) -> str:
 
 def _write_merged(source: str | Path, tmp: Path) -> None:
     """Load base + adapter, fold the adapter in, save safetensors + tokenizer."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     # "cuda" here only picks the training precision (bf16/fp16); the merge itself runs on the CPU
     device = "cuda" if torch.cuda.is_available() else "cpu"

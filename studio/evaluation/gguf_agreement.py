@@ -21,6 +21,7 @@ from .metrics import label_set
 
 def load_gguf(folder: str | Path) -> tuple[Any, Any]:
     """(model in fp32, tokenizer) read from ``folder/model.gguf`` by transformers alone."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=GGUF_NAME)
@@ -41,6 +42,7 @@ def agreement(run: str | Path, folder: str | Path, rows: Sequence[dict[str, str]
 
     ``trained``: an already loaded ``load_for_inference(run)`` result, to compare several exports with one load.
     """
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     model, tok, cfg = trained or load_for_inference(run)
     template = get_template(cfg.template if cfg else "auto", tok)

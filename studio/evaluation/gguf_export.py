@@ -142,6 +142,7 @@ def _source_gguf(final: Path, cfg: Any) -> tuple[Path, bool] | None:
 
 def _tensors(folder: Path) -> dict[str, Any]:
     """The merged model's weights by HF name (safetensors, one file or shards)."""
+    # start-up: safetensors.torch loads torch, 1.9 s; only a weight read needs it
     from safetensors.torch import load_file
     files = sorted(folder.glob("*.safetensors"))
     if not files:
@@ -164,6 +165,7 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
     Raises:
         StudioError: an architecture other than llama/qwen2/gemma3, or a tensor with no GGUF name.
     """
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     import gguf
     import numpy as np
     conf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -259,6 +261,7 @@ def _tokenizer(w: Any, tok: Any, source_gguf: tuple[Path, bool] | None, n_vocab:
 def _copy_tokenizer(w: Any, src: Path, tok: Any) -> bool:
     """Copy the ``tokenizer.ggml.*`` keys of ``src`` (not its chat template, and no BOS added on top of the
     template's own). False when its vocabulary is not the trained tokenizer's."""
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     from gguf import GGUFReader, GGUFValueType
     head = read_header(src)  # bounded walk first: the library reader trusts every count
     tokens = head.metadata.get("tokenizer.ggml.tokens")
@@ -284,6 +287,7 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
     removes merges, and its vocabulary learned none across a character boundary, so gpt2's pieces give the same
     tokens (the export test checks it on Chinese rows).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_PRE_TOKENIZER_SPLITS
     parts = (spec or {}).get("pretokenizers") if (spec or {}).get("type") == "Sequence" else [spec or {}]
     kinds = [p.get("type") for p in parts]
@@ -301,6 +305,7 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
 
 def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
     """tokens, types, merges and special ids of a byte-level BPE tokenizer (what llama.cpp calls 'gpt2')."""
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     from gguf import TokenType
     spec = json.loads(tok.backend_tokenizer.to_str())
     model = spec.get("model") or {}
@@ -338,6 +343,7 @@ def check_config(folder: Path, gguf_path: Path) -> None:
     Raises:
         StudioError: a config value that differs (named, with both values).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoConfig
     trained = AutoConfig.from_pretrained(str(folder))
     trained = getattr(trained, "text_config", None) or trained

@@ -80,6 +80,7 @@ def quantize_export(source: str | Path, out_dir: str | Path, bits: Literal[4, 8]
     """
     if bits not in (4, 8):
         raise StudioError.of("export.bits", bits=bits)
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     src = Path(source).expanduser().resolve()

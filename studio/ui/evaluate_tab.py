@@ -7,12 +7,12 @@ Handlers are module-level functions so tests call them directly.
 from __future__ import annotations
 
 import functools
+import html
 import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import gradio as gr
-import html
 
 from ..app.downloads import DOWNLOADS, folder_files, owner_of
 from .text import Escaped, HTML, Markdown

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from ..evaluation import inference
 from .context import AppContext
 from ..words.catalog import msg
+from ..workspace import atomic_write_text
 
 log = logging.getLogger("studio.app")
 _LOCK = threading.Lock()
@@ -27,7 +29,6 @@ def _results(ctx: AppContext) -> dict[str, Any]:
 
 
 def _score(ctx: AppContext, run: str) -> None:
-    from ..evaluation import inference
     try:
         r = inference.sentiment_check(run)
         result: Any = {"accuracy": r["accuracy"], "n": r["n"]}
@@ -39,7 +40,6 @@ def _score(ctx: AppContext, run: str) -> None:
     with _LOCK:
         _results(ctx)[run] = result
     if "accuracy" in result:  # kept with the run, so the Runs view and a restarted server know it
-        from ..workspace import atomic_write_text
         atomic_write_text(Path(run) / ACCURACY_FILE, json.dumps(result))
 
 

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..errors import StudioError
 from ..runs.jobs import JobRunner
+from ..safe_files import register_roots
 
 
 @dataclass
@@ -60,7 +62,6 @@ class AppContext:
                max_upload_mb: float = 50.0, max_model_upload_mb: float = 4096.0,
                runner: JobRunner | None = None, nvme_roots: list[str | Path] | None = None) -> "AppContext":
         """The standard layout under ``workspace`` (folders are created)."""
-        from ..errors import StudioError
         ws = Path(workspace).expanduser().resolve()
         runs, data = ws / "runs", ws / "data"
         for p in (ws, runs, data):
@@ -69,7 +70,6 @@ class AppContext:
             except OSError as exc:  # a read-only disk, no permission: not a bare '[Errno 30]'
                 raise StudioError.of("app.workspace_unwritable", path=p, detail=str(exc.strerror or exc)) from None
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
-        from ..safe_files import register_roots
         register_roots(roots)  # links into these are not links out (studio/safe_files.py)
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
                    runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..autoconfig import guess_task
+from ..config.run_config import RunConfig
+from ..data.dataset import load_rows
 from ..errors import StudioError
+from ..evaluation.evaluate import validation_rows
+from ..evaluation.metrics import label_set, normalize
+from ..runs.run_dir import RunDir
 
 EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
 
@@ -33,12 +39,6 @@ def describe_run(run_path: str | Path) -> DemoRun:
     Labels when the held-out answers are a few labels (the rule the Settings page uses, ``guess_task``),
     else a chat. A run that kept no held-out rows is judged by its training rows and gets no examples.
     """
-    from ..autoconfig import guess_task
-    from ..config.run_config import RunConfig
-    from ..data.dataset import load_rows
-    from ..evaluation.evaluate import validation_rows
-    from ..evaluation.metrics import label_set
-    from ..runs.run_dir import RunDir
     run = RunDir(run_path)
     cfg = RunConfig.load(run.config)
     try:
@@ -65,7 +65,6 @@ def describe_run(run_path: str | Path) -> DemoRun:
 
 def pick_examples(rows: list[dict[str, str]], labels: list[str], k: int = EXAMPLES) -> list[dict[str, str]]:
     """Up to ``k`` held-out rows, taking the labels in turn, so every label has an example."""
-    from ..evaluation.metrics import normalize
     by_label: dict[str, list[dict[str, str]]] = {normalize(lab): [] for lab in labels}
     for r in rows:
         if (r.get("input") or r.get("instruction")) and normalize(r.get("output", "")) in by_label:

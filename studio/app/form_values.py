@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from ..config.run_config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta, load_yaml_dict
 from ..data.templates import TEMPLATE_NAMES
+from ..engine.launch import torchrun_command
 from ..models import zoo
 from ..workspace import PRESETS_DIR, studio_command
 from .context import AppContext
@@ -88,7 +89,6 @@ def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") ->
 
 def command_line(ctx: AppContext, values: list[Any]) -> str:
     """The `python -m studio train` line (torchrun line when nproc > 1) for the saved settings."""
-    from ..engine.launch import torchrun_command
     cfg = values_to_config(values)
     path = save_settings(ctx, values)
     single = studio_command(["-m", "studio", "train", str(path)])

@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..data.dataset import load_rows
 from ..errors import StudioError
+from ..evaluation.compare import _free  # frees the card between the two runs (torch is imported there)
+from ..evaluation.evaluate import _generate_rows, sentiment_eval, validation_rows
+from ..evaluation.inference import label_task, load_model
 from ..runs.run_dir import RunDir
 from ..workspace import safe_name
 from ..feedback.datasets import build_rows, make_datasets, run_prompt_shape
@@ -21,7 +25,6 @@ from ..feedback.store import FeedbackStore
 def is_labels_run(run_path: str | Path) -> bool:
     """A run trained to answer with a few labels (the rule the demo page and the Evaluate tab use); evaluation/ is a layer above feedback/, so
     the page and the CLI ask it here and tell feedback.improve."""
-    from ..evaluation.inference import label_task
     return label_task(str(run_path)) is not None
 
 
@@ -106,9 +109,6 @@ def _norm(text: str) -> str:
 
 def _score(path: Path, sets: dict[str, list[dict[str, str]]], labels: list[str] | None) -> dict[str, Any]:
     """One run's results on each set: the sentiment check for a labels run, else how many answers match."""
-    from ..evaluation.compare import _free  # frees the card between the two runs (torch is imported there)
-    from ..evaluation.evaluate import _generate_rows, sentiment_eval
-    from ..evaluation.inference import load_model
     loaded = load_model(path)
     out: dict[str, Any] = {}
     try:
@@ -138,9 +138,6 @@ def compare(new_run: str | Path) -> dict[str, Any]:
     Raises:
         StudioError: the run was not made by "Improve this run", has not finished, or its old run is gone.
     """
-    from ..data.dataset import load_rows
-    from ..evaluation.evaluate import validation_rows
-    from ..evaluation.inference import label_task
     new = Path(new_run)
     info = lineage(new)
     if info is None:

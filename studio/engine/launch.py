@@ -6,6 +6,8 @@ copies the folder to a login node, so every file must be plain, readable and run
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
 import shlex
 import sys
@@ -192,15 +194,14 @@ def leave_process_group() -> None:
     another step would wait on a collective its peers never join. Only for runs under torchrun (WORLD_SIZE > 1):
     an in-process single run keeps its group for the next run in the same process.
     """
-    import os
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
         try:
             dist.destroy_process_group()
         except Exception as exc:  # a group broken by a lost peer: never hide the error that ended the run
-            import logging
             logging.getLogger("studio.engine").warning("could not close the process group: %s", exc)
 
 
@@ -214,11 +215,8 @@ def end_torchrun_worker(code: int) -> None:
     same class of crash as pytorch/pytorch#179291). Everything the run writes is on disk by now; the streams are
     flushed here. Outside torchrun this returns and the process exits as usual.
     """
-    import os
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or "LOCAL_RANK" not in os.environ:
         return
-    import logging
-    import sys
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 # the chunk size is a memory rule: the estimator owns it and this loss reads it (one place for both)
 from ..memory.terms import LOSS_CHUNK_LOGITS as CHUNK_LOGITS  # noqa: F401  (re-exported for readers of this file)
@@ -108,7 +109,6 @@ def linear_cross_entropy_sum(hidden: torch.Tensor, head: nn.Module, targets: tor
                                             (head.bias is not None and head.bias.requires_grad))
         return _FusedLinearCrossEntropy.apply(hidden, head.weight, head.bias, targets, chunk_rows,
                                               softcap, want)
-    from torch.utils.checkpoint import checkpoint
     total = hidden.new_zeros((), dtype=torch.float32)
     for s in range(0, hidden.shape[0], chunk_rows):
         h, y = hidden[s:s + chunk_rows], targets[s:s + chunk_rows]

@@ -22,6 +22,7 @@ class PackingCollator:
     """Features -> ``{"input_ids": [1, total], "labels": [1, total], "position_ids"?}``; no attention_mask."""
 
     def __init__(self, neat: bool = True, flash_kwargs: bool = False):
+        # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
         from transformers import DataCollatorWithFlattening
         self.neat = neat
         self._flatten = DataCollatorWithFlattening(return_position_ids=True, separator_id=-100,

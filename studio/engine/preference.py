@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from ..config.run_config import RunConfig
 from ..data.preference import encode_preference
+from ..data.templates import get_template
+from ..errors import StudioError
 from ..memory.terms import preference_micro_batch
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
@@ -48,6 +50,7 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
                   train_sampling_strategy="random", per_device_train_batch_size=micro,
                   gradient_accumulation_steps=accumulation)
     if cfg.stage == "dpo":
+        # start-up: TRL, with torch and transformers; only a preference run needs it
         from trl import DPOConfig
         losses, weights = [cfg.pref_loss], [1.0]
         if cfg.pref_ftx:
@@ -55,6 +58,7 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
             weights.append(cfg.pref_ftx)
         return training_arguments(cfg, run, device, has_val=has_val, plan=plan, args_class=DPOConfig, **common,
                                   loss_type=losses, loss_weights=weights)
+    # start-up: TRL, with torch and transformers; only a preference run needs it
     from trl import KTOConfig
     # TRL's KTO pairs each answer with its batch neighbour's prompt for the KL estimate and needs the batches in
     # dataset order; the rows are shuffled once, seeded, before (build_trainer)
@@ -64,6 +68,7 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
 
 
 def _trainer_class(stage: str) -> type:
+    # start-up: TRL, with torch and transformers; only a preference run needs it
     from trl import DPOTrainer, KTOTrainer
     base = DPOTrainer if stage == "dpo" else KTOTrainer
 
@@ -102,9 +107,8 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
     Raises:
         StudioError: no row is left to train on.
     """
+    # start-up: datasets, 1.3 s at import; only a preference run needs it
     from datasets import Dataset
-    from ..data.templates import get_template
-    from ..errors import StudioError
     template = get_template(cfg.template, tok)
     if cfg.stage == "kto":
         train_rows = list(train_rows)

@@ -85,8 +85,8 @@ def prepare_data(cfg: RunConfig, tokenizer: Any, rows: list[dict], run: RunDir |
         val_f, _, _ = encode(val_rows)
         return train_f + val_f, {"n_train": len(train_f), "truncated": trunc, "history_masked": last_only}
 
-    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead (lazy: the
-    # cache needs numpy)
+    # tokenize once: the next run on the same rows, tokenizer and settings loads the features instead
+    # start-up: the cache needs numpy, 0.14 s at import; `studio cluster --help` loads this module
     from ..data.cache import cache_dir, cached_features, fingerprint
     folder = cache_dir(run.path.parent / ".token_cache") if run is not None else None
     key = fingerprint([train_rows, val_rows], tokenizer, {"template": cfg.template, "cutoff_len": cfg.cutoff_len,
@@ -166,6 +166,7 @@ class FreeCores:
     threads than the process was given; nothing changed when the user set OMP_NUM_THREADS or a card trains."""
 
     def __init__(self) -> None:
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         self.given = torch.get_num_threads()
         self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
@@ -173,6 +174,7 @@ class FreeCores:
 
     def apply(self) -> None:
         """Set torch's threads for the training loop."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         if not self.active:
             return
@@ -186,6 +188,7 @@ class FreeCores:
 
     def restore(self) -> None:
         """An in-process caller (tests, benchmarks) gets its threads back."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         if torch.get_num_threads() != self.given:
             torch.set_num_threads(self.given)
@@ -248,6 +251,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
 
 
 def _plain_reason(exc: BaseException) -> Reason:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if isinstance(exc, torch.OutOfMemoryError):
         return Reason.of("card_oom")
@@ -284,13 +288,13 @@ def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[d
                  callbacks: list[Any], notify: Any, count_tokens: Any, selective: bool, batching: str
                  ) -> tuple[Any, dict[str, Any], list, Any]:
     """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
-    from .studio_trainer import StudioTrainer
+    from .studio_trainer import StudioTrainer  # start-up: torch, transformers, peft: 6 s at import (see the top)
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
     offloader = None
     if cfg.layerwise_offload:
-        from .offload import LayerwiseOffloader
+        from .offload import LayerwiseOffloader  # start-up: torch, 1.7 s at import (see the top)
         # also writes model.hf_device_map (layers on the CPU), from which Trainer and accelerate decide not to
         # move the whole model onto the card
         offloader = LayerwiseOffloader(model, device)
@@ -310,7 +314,7 @@ def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows:
                         ) -> tuple[Any, dict[str, Any], list]:
     """Stage dpo / kto: TRL's trainer (engine/preference.py); the held-out rows are saved as for SFT (their chosen
     or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted."""
-    from .preference import build_trainer
+    from .preference import build_trainer  # start-up: torch, transformers, TRL: 6 s at import (see the top)
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
         train_rows = train_rows[:cfg.max_samples]
@@ -351,6 +355,7 @@ class _TrainingRecipe:
     def setup_plan(self) -> None:
         """Device, its capabilities and the precision plan: first, because the run makes its precision decision
         once and every later step (arguments, model load, status.json) takes that one plan."""
+        # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
         import torch
         import transformers
         transformers.logging.disable_progress_bar()
@@ -382,6 +387,7 @@ class _TrainingRecipe:
                                        plan=self.plan)
         _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
         if self.args.deepspeed and _world_size() > 1:
+            # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
             import deepspeed
             # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
             deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
@@ -406,6 +412,7 @@ class _TrainingRecipe:
         """The callbacks (events, stop requests, the gradient-norm guard) and the stage's trainer: SFT's
         StudioTrainer or TRL's preference trainer. After the model, which the trainer wraps (the stop request's
         SIGTERM handler is installed here, after the load, as it always was)."""
+        # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
         from transformers import PrinterCallback
         from .callbacks import EventCallback, GradNormGuard, StopRequested
         cfg = self.cfg
@@ -454,6 +461,7 @@ class _TrainingRecipe:
     def train_and_summarize(self, free: FreeCores) -> dict[str, Any]:
         """Train (or resume), then the summary status.json and the next run's time estimate read. The CPU threads
         are chosen only now: the model load was the window in which other processes' load was measured."""
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         trainer, events = self.trainer, self.events
         free.apply()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import torch
+from accelerate.utils import AutocastKwargs
 from torch.utils.data import DataLoader
 from transformers import Trainer, TrainerCallback
 
@@ -178,7 +179,6 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
             # until the forward ends, so all layers' copies piled up on the card however few layers were
             # resident (an H200 run peaked at 0.74 of the whole fp32 model; docs/BENCHMARKS.md "GPU"). Without
             # the cache a layer's copy dies with its forward; the price is re-casting a weight used twice.
-            from accelerate.utils import AutocastKwargs
             self.accelerator.autocast_handler = AutocastKwargs(cache_enabled=False)
 
     # 1. dynamic batching ------------------------------------------------------

@@ -21,8 +21,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..data.templates import get_template
 from ..errors import StudioError
+from ..models.loading import LOAD_LOCK, describe_weights, load_for_inference, place_on_card
+from .evaluate import sentiment_eval
 from .footprint import model_bytes
+from .quantize import quantize_export
 
 EXPORT_MARKER = "studio_export.json"  # written by export.py / quantize.py into every export folder
 
@@ -42,20 +46,20 @@ def exports(exports_root: str | Path, quantized: bool) -> list[tuple[str, str]]:
 
 
 def _device() -> str:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _free() -> None:
     gc.collect()
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
 
 
 def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
-    from ..data.templates import get_template
-    from ..models.loading import load_for_inference, place_on_card
     model, tok, cfg = load_for_inference(source, device=device, quantized=False)
     if device == "cuda":
         place_on_card(model)
@@ -65,12 +69,12 @@ def _load_full(source: str, device: str) -> tuple[Any, Any, Any]:
 
 
 def _load_quantized(folder: Path, device: str) -> Any:
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoModelForCausalLM
     if not (folder / "config.json").is_file() or \
             "quantization_config" not in json.loads((folder / "config.json").read_text(encoding="utf-8")):
         raise StudioError.of("eval.not_quantized", name=folder.name)
     try:
-        from ..models.loading import LOAD_LOCK
         with LOAD_LOCK:  # see models/loading.py
             model = AutoModelForCausalLM.from_pretrained(folder, device_map={"": 0 if device == "cuda" else "cpu"})
     except (OSError, ValueError, ImportError) as exc:
@@ -80,7 +84,6 @@ def _load_quantized(folder: Path, device: str) -> Any:
 
 
 def _weights(model: Any) -> str:
-    from ..models.loading import describe_weights
     return describe_weights(model)
 
 
@@ -106,7 +109,6 @@ def compare_full_quantized(full: str | Path, quantized: str | int | Path, rows: 
     Raises:
         StudioError: no rows, a full side that is already quantized, a quantized side that is not quantized.
     """
-    from .evaluate import sentiment_eval
     device = _device()
     bits = _bits(quantized)
     qfolder = None if bits is not None else Path(quantized)
@@ -119,7 +121,6 @@ def compare_full_quantized(full: str | Path, quantized: str | int | Path, rows: 
     _free()
     with tempfile.TemporaryDirectory(dir=work_dir, prefix=".quantize-") as tmp:
         if bits is not None:
-            from .quantize import quantize_export
             qfolder = Path(tmp) / f"q{bits}"
             quantize_export(full, qfolder, bits=bits)  # type: ignore[arg-type]
         qmodel = _load_quantized(qfolder, device)  # type: ignore[arg-type]

@@ -23,8 +23,19 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from ..config.run_config import RunConfig
+from ..data.templates import get_template
 from ..errors import StudioError
+from ..models.loading import load_tokenizer
+from ..runs.run_dir import RunDir
+from ..safe_files import refuse_links_out
+from .compare import _device, _free, _load_full, _load_quantized
+from .evaluate import sentiment_eval
+from .export import _base_of, export_model
 from .footprint import model_bytes
+from .gguf_agreement import load_gguf
+from .gguf_export import GGUF_NAME, gguf_export
+from .quantize import quantize_export
 
 log = logging.getLogger("studio.evaluation.deploy_report")
 
@@ -45,9 +56,6 @@ def _finished(run: Path) -> tuple[Path, Any]:
     Raises:
         StudioError: ``run`` is no run folder, or its training has not finished.
     """
-    from ..config.run_config import RunConfig
-    from ..runs.run_dir import RunDir
-    from ..safe_files import refuse_links_out
     folder = RunDir(run)
     refuse_links_out(run, "run folder")  # before any form of the model is read or written
     final = folder.final_model() if folder.config.is_file() else None
@@ -67,7 +75,6 @@ def _as_trained_files(final: Path, cfg: Any) -> list[Path]:
     """The run's own weights, and for an adapter the base model's it is loaded on."""
     files = weight_files(final)
     if (final / "adapter_config.json").is_file():
-        from .export import _base_of
         files += weight_files(Path(_base_of(final, cfg)))
     return files
 
@@ -87,8 +94,6 @@ def _why(exc: Exception) -> str:
 def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence[dict[str, str]],
              labels: Sequence[str] | None, mode: str, reference: list | None) -> tuple[dict[str, Any], list]:
     """Load one form, score the rows with the evaluator, free it: (row, its predictions)."""
-    from .compare import _free
-    from .evaluate import sentiment_eval
     cpu0, wall0 = time.process_time(), time.perf_counter()
     model, tok, template = load()
     load_s = time.perf_counter() - wall0
@@ -138,7 +143,6 @@ def deploy_report(run: str | Path, rows: Sequence[dict[str, str]], labels: Seque
     Raises:
         StudioError: not a finished run, no rows, an unknown form, or rows the evaluator refuses (no label set).
     """
-    from .compare import _device, _load_full
     run = Path(run).expanduser()
     final, cfg = _finished(run)
     if not rows:
@@ -176,7 +180,6 @@ def deploy_report(run: str | Path, rows: Sequence[dict[str, str]], labels: Seque
 
 
 def _merged(run: Path, where: Path) -> Path | Exception:
-    from .export import export_model
     try:
         export_model(run, where / ".merged", merge=True)
         return where / ".merged"
@@ -187,7 +190,6 @@ def _merged(run: Path, where: Path) -> Path | Exception:
 
 def _bnb(form: str, merged: Path | Exception, where: Path, template: str, rows: Sequence[dict[str, str]],
          labels: Sequence[str], mode: str, reference: list, device: str) -> dict[str, Any]:
-    from .quantize import quantize_export
     if isinstance(merged, Exception):
         return _empty_row(form, "the merged model they are made from could not be written: " + _why(merged))
     folder = where / form
@@ -207,18 +209,12 @@ def _bnb(form: str, merged: Path | Exception, where: Path, template: str, rows: 
 def _load_bnb(folder: Path, device: str, template: str) -> tuple[Any, Any, Any]:
     """The quantized model and the tokenizer copied beside it (so its load time counts a tokenizer, as the other
     rows' do), prompted with the run's template, as compare.py prompts a quantized model."""
-    from ..data.templates import get_template
-    from ..models.loading import load_tokenizer
-    from .compare import _load_quantized
     tok = load_tokenizer(str(folder))
     return _load_quantized(folder, device), tok, get_template(template, tok)
 
 
 def _gguf(form: str, run: Path, cfg: Any, where: Path, rows: Sequence[dict[str, str]], labels: Sequence[str],
           mode: str, reference: list) -> dict[str, Any]:
-    from ..data.templates import get_template
-    from .gguf_agreement import load_gguf
-    from .gguf_export import GGUF_NAME, gguf_export
     folder = where / form
 
     def load() -> tuple[Any, Any, Any]:

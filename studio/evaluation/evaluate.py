@@ -17,15 +17,30 @@ torch/transformers are imported inside functions so ``studio.evaluate`` imports 
 from __future__ import annotations
 
 import csv
+import io
 import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from ..data.templates import Template
+from ..config.run_config import RunConfig
+from ..data.dataset import load_rows as load_dataset, read_file_rows, split_rows
+from ..data.preference import as_sft_rows, stage_kind
+from ..data.templates import Template, get_template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
+from ..models.loading import describe_weights, load_base, load_for_inference
+from ..runs.run_dir import RunDir
+from ..safe_files import refuse_links_out
+from ..workspace import atomic_write_text
+from .generation import generate_batch
+from .label_scoring import label_logprobs, shared_prefix_len
+from .leakage import leakage
+from .limits import bound_history, context_of, cut, fit_ids
+from .lora_merge import merged_lora
 from .metrics import (classification_metrics, confusion_figure, label_aliases, label_set, normalize,
                            parse_label)
+from .prompts import prompt_token_ids
+from .streaming import Control, stopping_criteria, stream_text
 
 __all__ = ["sentiment_eval", "classification_metrics", "parse_label", "generate", "chat", "batch_predict",
            "compare_base_vs_tuned", "compare_loaded", "confusion_figure", "validation_rows", "load_rows",
@@ -43,7 +58,6 @@ def load_rows(path: str | Path, max_rows: int | None = None) -> list[dict[str, s
     Raises:
         StudioError: missing or unreadable file, or columns the converter cannot map.
     """
-    from ..data.dataset import read_file_rows
     p = Path(path)
     if not p.is_file():
         raise StudioError.of("eval.data_missing", file=p)
@@ -79,6 +93,7 @@ MAX_GENERATE_S = 120.0  # generate's max_time: no request keeps a core or the ca
 
 def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: int, temperature: float,
                   top_p: float, streamer: Any = None, control: Any = None, stops: Sequence[str] = ()) -> Any:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     input_ids = torch.tensor([ids], device=_device(model))
     kwargs: dict[str, Any] = dict(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
@@ -88,7 +103,6 @@ def _generate_ids(model: Any, tokenizer: Any, ids: list[int], max_new_tokens: in
     if stops:  # generation itself ends at a marker (transformers' StopStringCriteria), not only the text shown
         kwargs.update(stop_strings=list(stops), tokenizer=tokenizer)
     if control is not None:  # the Stop button (streaming.Control): checked after every token
-        from .streaming import stopping_criteria
         kwargs["stopping_criteria"] = stopping_criteria(control)
     if temperature and temperature > 0:
         kwargs.update(do_sample=True, temperature=float(temperature), top_p=float(top_p))
@@ -104,7 +118,6 @@ def _generate_from_ids(model: Any, tokenizer: Any, template: Template, ids: list
     if not stream:
         out = _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p, control=control, stops=stops)
         return _cut(tokenizer.decode(out, skip_special_tokens=False), stops)
-    from .streaming import Control, stream_text
     control = control or Control()
     return stream_text(lambda streamer: _generate_ids(model, tokenizer, ids, max_new_tokens, temperature, top_p,
                                                       streamer, control, stops),
@@ -119,7 +132,6 @@ def generate(model: Any, tokenizer: Any, template: Template, instruction: str, i
     With ``stream=True`` returns an iterator of the answer so far (for the playground); ``control`` (a
     ``streaming.Control``) lets another request stop it.
     """
-    from .limits import context_of, cut, fit_ids
     ids = fit_ids(prompt_ids(tokenizer, template, cut(instruction), cut(input)),
                   context_of(model) - max_new_tokens)
     return _generate_from_ids(model, tokenizer, template, ids, max_new_tokens, temperature, top_p, stream, control)
@@ -145,7 +157,6 @@ def chat(model: Any, tokenizer: Any, template: Template, history: list[dict[str,
     """
     turns = [{"role": m["role"], "content": _message_text(m.get("content"))} for m in history
              if m.get("role") in ("user", "assistant", "system")]
-    from .limits import bound_history, context_of, cut
     turns = [{**m, "content": cut(m["content"])} for m in bound_history(turns)]
     message = cut(message)
     limit = (max_context or context_of(model)) - max_new_tokens
@@ -168,11 +179,7 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
     A LoRA adapter is merged into fp32 weights for the pass and unmerged after (lora_merge.py: same scores, fewer
     operations); with the adapter off (``base_model_context``) nothing is merged.
     """
-    from .label_scoring import label_logprobs, shared_prefix_len
-    from .lora_merge import merged_lora
-    from .prompts import prompt_token_ids
     # the template's answer ends the turn itself (EOS / end-of-turn marker), exactly as training saw it
-    from .limits import context_of
     answers = [tokenizer.encode(template.answer(lab), add_special_tokens=False) for lab in labels]
     prompts = prompt_token_ids(tokenizer, template, rows,
                                max_tokens=context_of(model) - max(map(len, answers), default=0))
@@ -192,10 +199,7 @@ def _score_labels(model: Any, tokenizer: Any, template: Template, rows: Sequence
 def _generate_rows(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
                    max_new_tokens: int) -> list[str]:
     """Greedy answers to many rows, batched (studio/evaluation/generation.py)."""
-    from .generation import generate_batch
-    from .prompts import prompt_token_ids
     stops = _stop_strings(tokenizer, template)
-    from .limits import context_of
     prompts = prompt_token_ids(tokenizer, template, rows, max_tokens=context_of(model) - max_new_tokens)
     return generate_batch(model, tokenizer, prompts, max_new_tokens,
                           lambda text: _cut(text, stops), max_time=MAX_GENERATE_S)
@@ -258,8 +262,6 @@ def sentiment_eval(model: Any, tokenizer: Any, template: Template, rows: Sequenc
         {"instruction": r["instruction"], "input": r["input"], "expected": t, "answer": a,
          "parsed": p if p is not None else "(unparseable)"}
         for (r, t), a, p in zip(gold, answers, preds) if p != t][:max_misclassified]
-    from ..models.loading import describe_weights
-    from .leakage import leakage
     result["leakage"] = leakage([r for r, _ in gold], [p == t for (_, t), p in zip(gold, preds)], trained_keys)
     result.update(latency_ms_per_row=1000.0 * elapsed / len(gold), rows_per_s=len(gold) / max(elapsed, 1e-9),
                   mode=mode, skipped_rows=skipped,
@@ -292,8 +294,6 @@ def compare_base_vs_tuned(run_dir: str | Path, rows: Sequence[dict[str, str]], m
     LoRA runs reuse the loaded model with adapters disabled (no second copy in memory); full and
     freeze runs load the base from ``resolve_base_path``.
     """
-    from ..data.templates import get_template
-    from ..models.loading import load_base, load_for_inference
     model, tok, cfg = load_for_inference(run_dir)
     template = get_template(cfg.template if cfg else "auto", tok)
     base = None
@@ -336,8 +336,6 @@ def batch_predict(model: Any, tokenizer: Any, template: Template, rows: Sequence
     With ``labels`` (or mode "score") each row gets the most likely label; otherwise free generation.
     The CSV is written to a temp name and renamed, so a half-written file never appears.
     """
-    from ..workspace import atomic_write_text
-    import io
     data = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     if not data:
         raise StudioError.of("eval.no_rows_predict")
@@ -379,13 +377,9 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     Raises:
         StudioError: not a run folder, the dataset moved, or the run kept no validation split.
     """
-    from ..config.run_config import RunConfig
-    from ..data.dataset import load_rows as load_dataset, split_rows
-    from ..runs.run_dir import RunDir
     run = RunDir(run_dir)
     if not run.config.exists():
         raise StudioError.of("eval.not_run", folder=run_dir)
-    from ..safe_files import refuse_links_out
     refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
     cfg = RunConfig.load(run.config)
     if not cfg.val_size:
@@ -393,7 +387,6 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if run.val_data.exists():  # saved by the engine at training time
         val = load_dataset(str(run.val_data))
     else:
-        from ..data.preference import as_sft_rows, stage_kind
         _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
         val = as_sft_rows(val) if cfg.stage != "sft" else val
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]

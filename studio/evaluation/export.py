@@ -22,6 +22,7 @@ from typing import Any
 
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..errors import StudioError
+from ..models.loading import load_for_inference, load_tokenizer, resolve_base_path
 from ..runs.run_dir import RunDir
 from ..safe_files import copytree, refuse_links_out
 
@@ -131,15 +132,14 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
 
 def _base_of(adapter: Path, cfg: RunConfig | None) -> str:
     if cfg is not None:
-        from ..models.loading import resolve_base_path
         return resolve_base_path(cfg)
     return json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
 
 
 def _write_merged(source: str | Path, tmp: Path) -> None:
     """Load base + adapter, fold the adapter in, save safetensors + tokenizer."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
-    from ..models.loading import load_for_inference
     # "cuda" here only picks the training precision (bf16/fp16); the merge itself runs on the CPU
     device = "cuda" if torch.cuda.is_available() else "cpu"
     # merged into the 16-bit base (merging into a 4-bit QLoRA base would re-quantize the sum); the README says so
@@ -166,6 +166,5 @@ def _point_adapter_at_base(tmp: Path, out: Path, base: str, cfg: RunConfig | Non
     conf["base_model_name_or_path"] = base
     conf_path.write_text(json.dumps(conf, indent=2), encoding="utf-8")
     if not (tmp / "tokenizer_config.json").exists() and local.exists():
-        from ..models.loading import load_tokenizer
         load_tokenizer(str(local)).save_pretrained(str(tmp))
     return base

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 def _quant_tensors(param: Any) -> Iterator[Any]:
     """bitsandbytes' side tensors of a quantized weight: 4-bit quant_state (absmax, nested state), 8-bit SCB."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     state = getattr(param, "quant_state", None)
     while state is not None:
@@ -29,6 +30,7 @@ def _quant_tensors(param: Any) -> Iterator[Any]:
 
 def model_bytes(model: Any, adapters: bool = True) -> int:
     """Bytes of the model's parameters, buffers and quantization state; ``adapters=False`` leaves LoRA out."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     seen: set[tuple[int, int]] = set()
     total = 0

@@ -10,7 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..config.run_config import RunConfig
 from ..errors import StudioError
+from ..runs.run_dir import RunDir
+from .evaluate import validation_rows
+from .metrics import label_set
 
 GENERIC_CHAT = {"max_new_tokens": 256, "temperature": 0.7, "top_p": 0.9}
 GENERIC_PLAY = {"max_new_tokens": 128, "temperature": 0.0, "top_p": 1.0}
@@ -45,8 +49,6 @@ def _from_generation_config(folder: Path) -> dict[str, Any] | None:
 
 def _base_name(path: Path) -> tuple[str, Path | None]:
     """(the configured base model name, the folder holding the weights to read) of a run or model folder."""
-    from ..config.run_config import RunConfig
-    from ..runs.run_dir import RunDir
     run = RunDir(path)
     if run.config.exists():
         try:
@@ -84,8 +86,6 @@ def _answers_with_labels(path: Path) -> bool:
     """True when the run's held-out answers are a small label set (a classification run); what
     ``inference.run_labels`` says, read here without importing inference (which imports the GGUF export, which
     reads these defaults for its Modelfile)."""
-    from .evaluate import validation_rows
-    from .metrics import label_set
     try:
         return bool(label_set([r["output"] for r in validation_rows(str(path))]))
     except (StudioError, OSError, ValueError, KeyError):

@@ -18,6 +18,7 @@ def generate_batch(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]],
                    finish: Callable[[str], str], batch_rows: int = BATCH_ROWS, max_time: float | None = None
                    ) -> list[str]:
     """Greedy answer text of every prompt (token ids), each passed through ``finish`` (cut at the end marker)."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     dev = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

@@ -11,11 +11,17 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..data.templates import get_template
+from ..data.tokenize import prompt_ids
+from ..models.loading import load_for_inference
+from .evaluate import _score_labels
 from .gguf_export import GGUF_NAME
+from .metrics import label_set
 
 
 def load_gguf(folder: str | Path) -> tuple[Any, Any]:
     """(model in fp32, tokenizer) read from ``folder/model.gguf`` by transformers alone."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=GGUF_NAME)
@@ -36,12 +42,8 @@ def agreement(run: str | Path, folder: str | Path, rows: Sequence[dict[str, str]
 
     ``trained``: an already loaded ``load_for_inference(run)`` result, to compare several exports with one load.
     """
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
-    from ..data.templates import get_template
-    from ..data.tokenize import prompt_ids
-    from ..models.loading import load_for_inference
-    from .evaluate import _score_labels
-    from .metrics import label_set
     model, tok, cfg = trained or load_for_inference(run)
     template = get_template(cfg.template if cfg else "auto", tok)
     started = time.perf_counter()

@@ -28,8 +28,16 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from ..config.run_config import DEMO_MODEL
+from ..data.templates import ChatTemplate, get_template
 from ..errors import StudioError
-from .export import _check_target, _size_mb, _source, publish
+from ..models import zoo
+from ..models.gguf_import import MARKER as PREPARED, read_header
+from ..models.loading import load_tokenizer
+from .export import _base_of, _check_target, _size_mb, _source, publish
+from .gen_defaults import generation_defaults
+from .modelfile import expressible_template, jinja_template, modelfile_text
+from .quantize import _standalone
 
 GGUF_TYPES = ("f16", "q8_0", "q4_k_m")
 GGUFType = Literal["f16", "q8_0", "q4_k_m"]
@@ -62,10 +70,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
         ``modelfile``) a prompt format that has no Ollama equivalent.
     """
     _refuse_type(gguf_type)
-    from ..data.templates import ChatTemplate, get_template
-    from ..models.loading import load_tokenizer
-    from .gen_defaults import generation_defaults
-    from .modelfile import expressible_template, jinja_template, modelfile_text
     src = Path(source).expanduser().resolve()
     final, cfg = _source(src)
     out = Path(out_dir).expanduser().resolve()
@@ -83,7 +87,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
     started = time.time()
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".gguf-merge-") as work:
         try:
-            from .quantize import _standalone
             folder = _standalone(src, Path(work))  # LoRA folded into the base; a full run's folder as it is
             tmp.mkdir()
             written = write_gguf(folder, tmp / GGUF_NAME, gguf_type, tok, chat_template,
@@ -107,7 +110,6 @@ def gguf_export(source: str | Path, out_dir: str | Path, gguf_type: GGUFType = "
 
 
 def _base(final: Path, cfg: Any) -> str:
-    from .export import _base_of
     return _base_of(final, cfg)
 
 
@@ -122,9 +124,6 @@ def _ollama_params(defaults: dict[str, Any]) -> dict[str, Any]:
 def _source_gguf(final: Path, cfg: Any) -> tuple[Path, bool] | None:
     """(GGUF file, delete it afterwards) the base model was prepared from, when there is one: its tokenizer arrays
     are what llama.cpp read before, and transformers rebuilt the trained tokenizer from them."""
-    from ..config.run_config import DEMO_MODEL
-    from ..models import zoo
-    from ..models.gguf_import import MARKER as PREPARED
     base = Path(_base(final, cfg)) if (final / "adapter_config.json").is_file() or cfg is not None else final
     marker = base / PREPARED
     if not marker.is_file():
@@ -143,6 +142,7 @@ def _source_gguf(final: Path, cfg: Any) -> tuple[Path, bool] | None:
 
 def _tensors(folder: Path) -> dict[str, Any]:
     """The merged model's weights by HF name (safetensors, one file or shards)."""
+    # start-up: safetensors.torch loads torch, 1.9 s; only a weight read needs it
     from safetensors.torch import load_file
     files = sorted(folder.glob("*.safetensors"))
     if not files:
@@ -165,6 +165,7 @@ def write_gguf(folder: Path, path: Path, gguf_type: str, tok: Any, chat_template
     Raises:
         StudioError: an architecture other than llama/qwen2/gemma3, or a tensor with no GGUF name.
     """
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     import gguf
     import numpy as np
     conf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -260,8 +261,8 @@ def _tokenizer(w: Any, tok: Any, source_gguf: tuple[Path, bool] | None, n_vocab:
 def _copy_tokenizer(w: Any, src: Path, tok: Any) -> bool:
     """Copy the ``tokenizer.ggml.*`` keys of ``src`` (not its chat template, and no BOS added on top of the
     template's own). False when its vocabulary is not the trained tokenizer's."""
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     from gguf import GGUFReader, GGUFValueType
-    from ..models.gguf_import import read_header
     head = read_header(src)  # bounded walk first: the library reader trusts every count
     tokens = head.metadata.get("tokenizer.ggml.tokens")
     if getattr(tokens, "count", None) != len(tok):
@@ -286,6 +287,7 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
     removes merges, and its vocabulary learned none across a character boundary, so gpt2's pieces give the same
     tokens (the export test checks it on Chinese rows).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_PRE_TOKENIZER_SPLITS
     parts = (spec or {}).get("pretokenizers") if (spec or {}).get("type") == "Sequence" else [spec or {}]
     kinds = [p.get("type") for p in parts]
@@ -303,6 +305,7 @@ def _pre_tokenizer(spec: dict[str, Any] | None) -> str:
 
 def _bpe_tokenizer(w: Any, tok: Any, n_vocab: int) -> None:
     """tokens, types, merges and special ids of a byte-level BPE tokenizer (what llama.cpp calls 'gpt2')."""
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     from gguf import TokenType
     spec = json.loads(tok.backend_tokenizer.to_str())
     model = spec.get("model") or {}
@@ -340,6 +343,7 @@ def check_config(folder: Path, gguf_path: Path) -> None:
     Raises:
         StudioError: a config value that differs (named, with both values).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoConfig
     trained = AutoConfig.from_pretrained(str(folder))
     trained = getattr(trained, "text_config", None) or trained

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -30,12 +31,26 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from ..autoconfig import guess_task
+from ..data.columns import guess_columns
+from ..data.readers import cell_str, read_table
+from ..data.templates import get_template
 from ..errors import StudioError
 from ..workspace import confine, safe_name
-from ..models.loading import LOAD_LOCK
+from ..models.loading import LOAD_LOCK, load_base, load_for_inference, place_on_card
 from ..runs.run_dir import RunDir, list_runs
 from . import limits, streaming
+from .evaluate import (
+    base_model_context, batch_predict, chat, compare_loaded, confusion_figure, generate, load_rows, sentiment_eval,
+    validation_rows)
+from .evaluate import _score_labels  # the scoring sentiment_eval and batch_predict use, not a copy of it
+from .export import export_model
+from .footprint import with_memory
+from .gen_defaults import BUILTIN, GENERIC_PLAY, _base_name
+from .gguf_export import gguf_export
+from .leakage import training_keys
 from .limits import MAX_HISTORY_CHARS, MAX_NEW_TOKENS, MAX_PROMPT_CHARS  # noqa: F401  (callers import them here)
+from .metrics import label_set
 
 MAX_CACHED = 2  # models kept loaded at once; a 7B model is ~15 GB, so keep this small
 # What one request may cost lives in limits.py (one table for every service below); generation time itself is
@@ -74,6 +89,7 @@ def _import_once() -> None:
     with _imports_lock:
         if _imported:
             return
+        # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
         import transformers
         for name in _EAGER_MODULES:
             importlib.import_module(name)
@@ -92,9 +108,8 @@ _EAGER_NAMES = ("CONFIG_MAPPING", "AutoConfig", "AutoModelForCausalLM", "AutoTok
 
 def load_model(path: str | Path) -> Loaded:
     """Load a run/model/adapter folder for inference, on the GPU when there is one (uncached)."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
-    from ..data.templates import get_template
-    from ..models.loading import load_for_inference
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tok, cfg = load_for_inference(path, device=device)
     return Loaded(str(path), _place(model), tok, cfg, get_template(cfg.template if cfg else "auto", tok))
@@ -102,7 +117,6 @@ def load_model(path: str | Path) -> Loaded:
 
 def _place(model: Any) -> Any:
     """Serving placement: models/loading.py ``place_on_card`` owns the rule."""
-    from ..models.loading import place_on_card
     return place_on_card(model)
 
 
@@ -154,7 +168,6 @@ def base_of(loaded: Loaded) -> tuple[Any, Any] | None:
     if loaded.base is None:
         if loaded.cfg is None:
             raise StudioError.of("eval.no_base")
-        from ..models.loading import load_base
         _import_once()
         with _load_lock:
             base_model, base_tok = load_base(loaded.cfg.replace(quantization_bit=None))
@@ -184,7 +197,6 @@ def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> li
 
 
 def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
-    from .evaluate import load_rows, validation_rows
     if data_file:
         limits.check_batch_file(data_file)
         rows = load_rows(data_file, None)
@@ -198,8 +210,6 @@ def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[di
 def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "score",
                     max_rows: int | None = None) -> dict:
     """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
-    from .evaluate import confusion_figure, sentiment_eval
-    from .leakage import training_keys
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
@@ -213,8 +223,6 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
     """Before/after: the same sentiment check on the base model and on the fine-tuned one, with each side's
     latency per answer (wall time of its scoring/generation pass / rows) and model memory (``memory_bytes``:
     parameter + buffer bytes, see footprint.py)."""
-    from .evaluate import compare_loaded
-    from .footprint import with_memory
     rows = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
@@ -227,7 +235,6 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
 # ------------------------------------------------------------------ generation
 def _answer(loaded: Loaded, use_base: bool, instruction: str, input_text: str, max_new_tokens: int,
             temperature: float, top_p: float, control: streaming.Control | None = None) -> Iterator[str]:
-    from .evaluate import base_model_context, generate
     model, tok = loaded.model, loaded.tokenizer
     ctx: Any = base_model_context(model) if use_base and loaded.is_peft else _null()
     if use_base and not loaded.is_peft:
@@ -270,7 +277,6 @@ class _null:
 def base_play_tokens(run_path: str) -> int:
     """The base model's free-text answer budget in the playground: its own playground default (a label run's
     16 new tokens fit its trained one-word answers, and cut the base model's sentences off)."""
-    from .gen_defaults import BUILTIN, GENERIC_PLAY, _base_name
     try:
         name = _base_name(Path(run_path))[0]
     except (OSError, ValueError):
@@ -332,7 +338,6 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
     """Yield the assistant's reply so far to ``message`` after ``history`` (gr.Chatbot messages).
 
     ``stop_generation(stop_key)`` (or ``control.stop()``) ends the reply at its next token."""
-    from .evaluate import chat
     _check_request("message", message or "", max_new_tokens)
     history = limits.bound_history(history)
     loaded = get_model(run_path)
@@ -353,8 +358,6 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     mode "auto": score labels when the file's outputs look like a small label set, else generate.
     ``max_rows``: a file with more rows is refused before the model is touched (a shared demo page).
     """
-    from .metrics import label_set
-    from .evaluate import batch_predict, load_rows
     if not data_file:
         raise StudioError.of("eval.no_file")
     limits.check_batch_file(data_file)
@@ -383,9 +386,6 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
 def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:
     """(labels, one held-out row's instruction and input) of a run trained to answer with a few labels (the rule
     the demo page and the Settings page use, ``guess_task``); None for any other run."""
-    from ..autoconfig import guess_task
-    from .evaluate import validation_rows
-    from .metrics import label_set
     try:
         rows = validation_rows(run_path)
         if not rows or guess_task(rows) != "sentiment":
@@ -400,8 +400,6 @@ def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:
 
 def run_labels(run_path: str) -> list[str] | None:
     """The label set of a run's held-out rows (what it was trained to answer), None when it has none."""
-    from .evaluate import validation_rows
-    from .metrics import label_set
     try:
         return label_set([r["output"] for r in validation_rows(run_path)])
     except StudioError:
@@ -420,8 +418,6 @@ def label_probabilities(run_path: str, texts: Sequence[str], labels: Sequence[st
     Raises:
         StudioError: a text over MAX_PROMPT_CHARS, fewer than two labels, or the model busy past GENERATION_WAIT_S.
     """
-    import math
-    from .evaluate import _score_labels  # the scoring sentiment_eval and batch_predict use, not a copy of it
     if len(labels) < 2:
         raise StudioError.of("eval.run_labels")
     for text in texts:
@@ -447,9 +443,6 @@ def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:
     Raises:
         StudioError: the file cannot be read or has no rows.
     """
-    from ..data.columns import guess_columns
-    from ..data.readers import cell_str, read_table
-    from .evaluate import validation_rows
     table = read_table(data_file)
     col = guess_columns(table).get("text") or table.columns[0]
     try:
@@ -471,7 +464,6 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
     """Export a run into ``exports_root/<name>`` (default: ``<run>-merged``, ``<run>-adapter`` or
     ``<run>-gguf-<type>``). ``fmt`` f16 / q8_0: a GGUF for llama.cpp and Ollama (LoRA always merged); when the
     run's prompt format has no Ollama equivalent the GGUF comes without a Modelfile, and ``no_modelfile`` says why."""
-    from .export import export_model
     if not run_path:
         raise StudioError.of("eval.no_run_export")
     if fmt not in EXPORT_FORMATS:
@@ -487,7 +479,6 @@ def export_run(run_path: str, exports_root: str | Path, merge: bool = True, over
         raise StudioError.of("eval.export_name")
     if fmt == "folder":
         return export_model(run_path, target, merge=merge, overwrite=overwrite)
-    from .gguf_export import gguf_export
     try:
         return gguf_export(run_path, target, fmt, overwrite=overwrite)  # type: ignore[arg-type]
     except StudioError as exc:

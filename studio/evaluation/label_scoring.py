@@ -26,6 +26,7 @@ scoring). ``_last_logits`` makes that input contiguous on its way into the head.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 from .scoring import token_logprobs
@@ -37,7 +38,6 @@ def _device(model: Any) -> Any:
 
 def _cache_kwarg(model: Any) -> str:
     """The forward's name for the KV cache: ``cache`` in transformers 5.x, ``past_key_values`` before."""
-    import inspect
     causal = model.get_base_model() if hasattr(model, "get_base_model") else model
     try:
         return "cache" if "cache" in inspect.signature(causal.forward).parameters else "past_key_values"
@@ -69,6 +69,7 @@ def _contiguous_input(_module: Any, args: tuple) -> tuple | None:
 
 def _last_logits(model: Any, **forward: Any) -> Any:
     """``model(..., use_cache=True, logits_to_keep=1)`` with the output head fed contiguous hidden states."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     handle = head.register_forward_pre_hook(_contiguous_input) if head is not None else None
@@ -82,6 +83,7 @@ def _last_logits(model: Any, **forward: Any) -> Any:
 
 def _shared_cache(model: Any, prefix: Sequence[int], n_rows: int) -> Any:
     """The KV cache of ``prefix`` run once, repeated for ``n_rows`` rows (None where the model cannot)."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     ids = torch.tensor([list(prefix)], device=_device(model))
     out = _last_logits(model, input_ids=ids)
@@ -99,6 +101,7 @@ def label_logprobs(model: Any, prompts: Sequence[Sequence[int]], answers: Sequen
     One forward over the prompts (their KV cache kept), one over all labels' tokens on top of it. ``shared``: the
     first ``shared`` tokens are the same in every prompt (``shared_prefix_len``); they run once, not once a row.
     """
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if not prompts:
         return []
@@ -155,6 +158,7 @@ def label_logprobs(model: Any, prompts: Sequence[Sequence[int]], answers: Sequen
 def label_logprobs_concat(model: Any, prompts: Sequence[Sequence[int]], answers: Sequence[Sequence[int]],
                           pad_id: int | None) -> list[list[float]]:
     """The same scores from one right-padded batch of every ``prompt + label`` (no cache)."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     dev = _device(model)
     pad = 0 if pad_id is None else int(pad_id)
@@ -178,6 +182,7 @@ def label_logprobs_concat(model: Any, prompts: Sequence[Sequence[int]], answers:
 def label_logprobs_naive(model: Any, prompts: Sequence[Sequence[int]], answers: Sequence[Sequence[int]],
                          pad_id: int | None) -> list[list[float]]:
     """The plain way: for each label, one right-padded batch of ``prompt + label``, full logits, log-softmax."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     dev = _device(model)
     pad = 0 if pad_id is None else int(pad_id)

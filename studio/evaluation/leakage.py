@@ -9,15 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..config.run_config import RunConfig
+from ..data.dataset import load_rows, split_rows
 from ..data.fingerprint import prompt_key
+from ..data.preference import stage_kind
 from ..errors import StudioError
+from ..runs.run_dir import RunDir
 
 
 def training_keys(run_path: str | Path) -> set[str] | None:
     """The fingerprints of a run's training prompts; None when they cannot be known (not a run, data gone)."""
-    from ..config.run_config import RunConfig
-    from ..data.dataset import load_rows, split_rows
-    from ..runs.run_dir import RunDir
     run = RunDir(run_path)
     if run.train_keys.is_file() and run.own(run.train_keys):
         return {line.strip() for line in run.train_keys.read_text(encoding="utf-8").splitlines() if line.strip()}
@@ -25,7 +26,6 @@ def training_keys(run_path: str | Path) -> set[str] | None:
         return None
     try:
         cfg = RunConfig.load(run.config)
-        from ..data.preference import stage_kind
         train, _ = split_rows(load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
     except (StudioError, OSError, ValueError):
         return None

@@ -22,6 +22,8 @@ def can_merge(model: Any) -> bool:
     """True where merging the adapter for a forward pass changes nothing but fp32 rounding (see the module doc)."""
     if not hasattr(model, "peft_config") or not hasattr(model, "merge_adapter"):
         return False
+    # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
+    # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
     import torch
     from peft.tuners.lora.layer import Linear as LoraLinear
     from peft.tuners.tuners_utils import BaseTunerLayer
@@ -44,6 +46,7 @@ def merged_lora(model: Any) -> Iterator[bool]:
     if not can_merge(model):
         yield False
         return
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     with torch.no_grad():
         model.merge_adapter()

@@ -12,6 +12,8 @@ import unicodedata
 from typing import Any, Sequence
 
 from ..data.labels import SENTIMENT_NAMES
+from ..errors import StudioError
+from ..runs.plots import drawable, use_plot_fonts
 
 # Each group is one meaning; a data label that matches any member gets all members as aliases. Only the
 # words that *name* a class (see studio/data/labels.py for why "good"/"bad" are not among them).
@@ -97,7 +99,6 @@ def label_set(outputs: Sequence[str], max_labels: int = 20) -> list[str]:
     Raises:
         StudioError: fewer than 2 or more than ``max_labels`` distinct answers: not classification data.
     """
-    from ..errors import StudioError
     seen: dict[str, str] = {}
     for o in outputs:
         key = normalize(o)
@@ -165,9 +166,9 @@ def confusion_figure(confusion: dict, title: str | None = None, words: dict[str,
 
     Uses ``matplotlib.figure.Figure`` directly, not pyplot, so UI threads share no global state.
     """
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     from matplotlib.figure import Figure
 
-    from ..runs.plots import drawable, use_plot_fonts
     words = {**CONFUSION_WORDS, **(words or {})}
     use_plot_fonts()
     # a label no installed font can draw would be a row of empty boxes: its number says more

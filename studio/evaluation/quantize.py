@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StudioError
+from ..models.loading import LOAD_LOCK
 from ..runs.run_dir import RunDir
 from ..safe_files import copyfile
 from .export import MARKER, _base_of, _check_target, _size_mb, _source, export_model
@@ -79,6 +80,7 @@ def quantize_export(source: str | Path, out_dir: str | Path, bits: Literal[4, 8]
     """
     if bits not in (4, 8):
         raise StudioError.of("export.bits", bits=bits)
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     src = Path(source).expanduser().resolve()
@@ -104,7 +106,6 @@ def quantize_export(source: str | Path, out_dir: str | Path, bits: Literal[4, 8]
                                       bnb_4bit_compute_dtype=torch.float32, llm_int8_skip_modules=skip) \
                 if bits == 4 else BitsAndBytesConfig(load_in_8bit=True, llm_int8_skip_modules=skip)
             full_mb = _size_mb(folder) + (_size_mb(adapter) if adapter else 0)
-            from ..models.loading import LOAD_LOCK
             with LOAD_LOCK:  # see models/loading.py
                 model = AutoModelForCausalLM.from_pretrained(folder, quantization_config=qcfg, device_map=device)
             footprint = model.get_memory_footprint()

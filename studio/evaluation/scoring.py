@@ -21,6 +21,7 @@ def token_logprobs(model: Any, input_ids: Any, attention_mask: Any, rows: Sequen
     Equal (to float rounding) to indexing ``log_softmax(model(input_ids).logits.float(), -1)``. ``forward``
     goes to the model's forward as well (position_ids, past_key_values: scoring after a cached prefix).
     """
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     dev = input_ids.device
     r = torch.tensor(list(rows), device=dev, dtype=torch.long)

@@ -59,6 +59,7 @@ def request_stop(key: str | None) -> bool:
 
 def stopping_criteria(control: Control) -> Any:
     """A StoppingCriteriaList that ends ``generate`` once ``control`` is stopped (checked after every token)."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -77,6 +78,7 @@ def stream_text(run: Callable[[Any], Any], tokenizer: Any, cut: Callable[[str], 
     Closing this iterator early stops the generation and waits for its thread, so the caller's model lock is
     never released while the model is still generating.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import TextIteratorStreamer
     streamer = TextIteratorStreamer(tokenizer, skip_prompt=True, timeout=600.0)
     errors: list[BaseException] = []

@@ -24,6 +24,7 @@ from typing import Any
 from ..data.cells import csv_safe
 from ..data.convert import refuse_replacing, register_dataset, write_jsonl
 from ..errors import StudioError
+from ..runs.run_dir import RunDir
 from ..workspace import atomic_write_text, safe_name
 from .store import Feedback, FeedbackStore, input_key
 
@@ -72,7 +73,6 @@ def run_prompt_shape(run_path: str | Path) -> dict[str, str] | None:
     """Where a typed text goes in the run's rows: {instruction, input} of its first held-out (else recorded) row.
     A labels run keeps its instruction and takes the text as input; a chat run takes the text as the instruction.
     The demo page and the Evaluate tab place a typed text the same way (the run's ``like`` row)."""
-    from ..runs.run_dir import RunDir
     val = RunDir(run_path).val_data
     try:
         first = next((json.loads(line) for line in val.read_text(encoding="utf-8").splitlines() if line.strip()),

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import StudioError
+from .load_lock import LOAD_LOCK
 
 MARKER = "studio_gguf.json"
 Progress = Callable[[float, str], None]
@@ -217,6 +218,7 @@ class _Walk:
 
 
 def _tensor_bytes(shape: tuple[int, ...], gtype: int) -> int | None:
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
     try:
         block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(gtype)]
@@ -288,6 +290,7 @@ def check_coverage(head: GGUFHeader, name: str) -> None:
 
 def supported_architectures() -> list[str]:
     """The GGUF architectures this version of transformers can turn into a model."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
     return sorted(a for a in GGUF_SUPPORTED_ARCHITECTURES if a not in ("general", "tokenizer"))
 
@@ -373,7 +376,7 @@ def _prepare_locked(src: Path, out: Path, key: str, say: Any, cache_dir: Path, a
 def free_ram_bytes() -> int | None:
     """Memory available to a new allocation (psutil, else /proc/meminfo); None when unknown."""
     try:
-        import psutil
+        import psutil  # optional: a machine without it reads /proc/meminfo (the except)
         return int(psutil.virtual_memory().available)
     except ImportError:
         pass
@@ -430,6 +433,7 @@ def _parse_once() -> Iterator[None]:
     (a memory map), and a reader is reused only for the same file unchanged (path, size and modification time), so
     another thread reading another GGUF meanwhile gets its own.
     """
+    # start-up: gguf, 0.13 s at import (numpy); only a GGUF's work needs it
     import gguf
     real = gguf.GGUFReader
     readers: dict[tuple, Any] = {}
@@ -455,6 +459,7 @@ def _check_weights_cover_model(src: Path, head: GGUFHeader, least: float = 0.97)
     Raises:
         StudioError: transformers cannot build a config from the file, or the tensors fall short.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
     try:
@@ -474,6 +479,7 @@ def _check_weights_cover_model(src: Path, head: GGUFHeader, least: float = 0.97)
 
 def _load_gguf(src: Path, say: Progress, config: Any = None) -> tuple[Any, Any]:
     """Model (dequantized, fp32) and tokenizer from a GGUF file via transformers' own reader."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     folder, file = str(src.parent), src.name
@@ -489,14 +495,15 @@ def _load_gguf(src: Path, say: Progress, config: Any = None) -> tuple[Any, Any]:
 
 def _plain_copy(model: Any) -> Any:
     """The same weights in a model without the GGUF quantization_config (so it can be saved)."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     import torch
     from transformers import AutoModelForCausalLM
     config = model.config
     if hasattr(config, "quantization_config"):
         delattr(config, "quantization_config")
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers.initialization import no_init_weights
 
-    from .load_lock import LOAD_LOCK
     # no random initialisation: every weight is overwritten just below (the check after it says so), and drawing
     # 268M random numbers for Gemma cost ~5 CPU-seconds of a first use; no_init_weights swaps module-global
     # functions, so it runs under the models' load lock like every from_pretrained

@@ -67,6 +67,7 @@ def liger_model_types() -> frozenset[str]:
     """The architectures Liger patches: its own table where installed, else the copy above."""
     if liger_installed():
         try:
+            # optional, and slow: liger-kernel imports triton (the docstring above); only where it is installed
             from liger_kernel.transformers.monkey_patch import MODEL_TYPE_TO_APPLY_LIGER_FN
             return frozenset(MODEL_TYPE_TO_APPLY_LIGER_FN)
         except ImportError:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..config.run_config import DEMO_MODEL, RunConfig
+from ..data.templates import get_template
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from ..safe_files import refuse_links_out
+from .kernels import training_attention
 from .load_lock import LOAD_LOCK  # re-exported: every loader takes this one lock
 from .precision import Dtype, PrecisionPlan, device_caps, inference_dtype, precision_plan, torch_dtype
 
@@ -39,6 +43,8 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     Why train the tokenizer on the run's text: a hub tokenizer cannot be downloaded here, and a
     small vocabulary fitted to the data keeps the demo model tiny and fast.
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
+    # start-up: tokenizers, 0.02 s at import; `studio train --help` loads this module
     import torch
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -78,7 +84,6 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
         "hidden": hidden, "layers": layers, "heads": heads, "vocab_size": len(hf_tok), "seed": seed,
         "n_params": sum(p.numel() for p in model.parameters())}, indent=1), encoding="utf-8")
     if out.exists():
-        import shutil
         shutil.rmtree(out)
     os.replace(tmp, out)
     return out
@@ -86,7 +91,6 @@ def build_tiny_llama(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
 
 def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[str]:
     """Text the demo tokenizer is trained on: the prompts and answers exactly as training shows them."""
-    from ..data.templates import get_template
     tpl = get_template(template_name)  # 'auto' without a tokenizer = the studio's own format
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
@@ -112,15 +116,15 @@ def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
     Raises:
         StudioError: the built-in model's package is missing, or the GGUF cannot be read.
     """
-    from . import zoo
+    from . import zoo  # start-up: 0.024 s at import (package metadata); `studio train --help` loads this module
     name = name_or_path.strip()
     if zoo.is_builtin(name) and name != DEMO_MODEL:
         return str(zoo.ensure_prepared(name, progress=progress or _print_progress))
     if name.lower().endswith(".gguf"):
-        from .gguf_import import prepare_gguf
         p = Path(name).expanduser()
         if not p.is_file():
             raise StudioError.of("model.gguf_missing", path=name)
+        from .gguf_import import prepare_gguf  # start-up: 0.008 s at import; `studio train --help` loads this module
         return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
     return name_or_path
 
@@ -136,7 +140,7 @@ def check_model_source(name_or_path: str) -> None:
     Raises:
         StudioError: a local-looking path that does not exist, or a folder without config.json.
     """
-    from . import zoo
+    from . import zoo  # start-up: as in resolve_model_source
     if name_or_path == DEMO_MODEL or zoo.is_builtin(name_or_path):
         return
     p = Path(name_or_path).expanduser()
@@ -162,6 +166,7 @@ def _check_config_json(path: Path) -> None:
         raise StudioError.of("model.config_json_invalid", path=str(path)) from None
     if not isinstance(data, dict) or "model_type" not in data:
         raise StudioError.of("model.config_no_type", path=str(path))
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import CONFIG_MAPPING
     if data["model_type"] not in CONFIG_MAPPING and "auto_map" not in data:
         raise StudioError.of("model.type_unknown", model_type=str(data["model_type"]), path=str(path))
@@ -176,6 +181,7 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     Raises:
         StudioError: a local folder with no tokenizer files, or one the library cannot read (the library's own message advised installing sentencepiece for a folder that has none).
     """
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoTokenizer
     local = Path(str(path)).expanduser()
     if local.is_dir() and not any((local / f).is_file() for f in TOKENIZER_FILES):
@@ -193,6 +199,7 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
 
 
 def _card_count() -> int:
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     return torch.cuda.device_count()
 
@@ -219,6 +226,7 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
                     dtype: Dtype | None = None) -> Any:
     """``from_pretrained`` with the run's precision plan: weights in its load dtype (or ``dtype``), a 4-bit base
     computing in its compute dtype (the autocast dtype, so bitsandbytes and autocast agree)."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}
     if cfg is not None and plan is None and (dtype is None or cfg.quantization_bit):
@@ -235,7 +243,6 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
         else:
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
         kwargs["device_map"] = _device_map(device)
-    from .kernels import training_attention
     attention = training_attention(device) if cfg is not None else None
     try:
         with LOAD_LOCK:
@@ -278,6 +285,7 @@ def _continue_adapter(model: Any, cfg: RunConfig) -> Any:
     Raises:
         StudioError: the folder holds no adapter.
     """
+    # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
     from peft import PeftModel
     folder = Path(str(cfg.adapter_name_or_path))
     if not (folder / "adapter_config.json").is_file():
@@ -296,6 +304,7 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: Precisio
     under mixed precision while the frozen bulk stays 16-bit.
     """
     if cfg.finetuning_type == "lora":
+        # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
             model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
@@ -317,6 +326,7 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: Precisio
         n = min(cfg.freeze_trainable_layers, len(layers))
         for p in model.parameters():
             p.requires_grad_(False)
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         upcast = (plan or precision_plan(device_caps(device), cfg)).trainable_dtype == "fp32"
         for layer in layers[len(layers) - n:]:
@@ -347,6 +357,7 @@ def place_on_card(model: Any) -> Any:
     """The one rule for serving placement: a model loaded on the CPU goes to the GPU when there is one; one that
     accelerate placed (``hf_device_map``: quantized, offloaded) or that is already on a card stays where it is.
     Used by every inference path (evaluation/inference.py, evaluation/compare.py)."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     if torch.cuda.is_available() and not getattr(model, "hf_device_map", None) \
             and next(model.parameters()).device.type == "cpu":
@@ -369,7 +380,6 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
     """
     p = Path(path)
     cfg: RunConfig | None = None
-    from ..safe_files import refuse_links_out
     refuse_links_out(p, "run folder" if RunDir(p).config.exists() else "model folder")  # before a library reads it
     if RunDir(p).config.exists():
         run = RunDir(p)
@@ -383,6 +393,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         p = final
     dtype = inference_dtype(device_caps(device), cfg)
     if (p / "adapter_config.json").exists():
+        # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
         from peft import PeftModel
         base_path = json.loads((p / "adapter_config.json").read_text())["base_model_name_or_path"]
         if cfg is not None:
@@ -400,6 +411,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
         tok = load_tokenizer(str(p))
         model = _load_causal_lm(str(p), None, device, dtype=dtype)
         if (p / "adapter" / "adapter_config.json").is_file():  # a quantized base + its adapter (quantize.py)
+            # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
             from peft import PeftModel
             with LOAD_LOCK:
                 model = PeftModel.from_pretrained(model, str(p / "adapter"))

@@ -74,6 +74,7 @@ class DeviceCaps:
 
     @classmethod
     def detect(cls) -> "DeviceCaps":
+        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
         if torch.cuda.is_available():
             if getattr(torch.version, "hip", None):
@@ -105,6 +106,7 @@ def device_caps(device: str, *, detect: bool = True) -> DeviceCaps:
 
 def torch_dtype(name: "Dtype") -> "torch.dtype":
     """The torch dtype of a plan's dtype name."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[name]
 

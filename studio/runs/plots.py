@@ -25,8 +25,10 @@ LABELS = {"loss": "loss", "smoothed": "smoothed", "eval": "eval loss", "step": "
 def loss_figure(events: list[dict[str, Any]], title: str = "Training loss",
                 labels: dict[str, str] | None = None) -> Any:
     """The loss curve; ``labels`` words the axes and legend (the UI passes its language's)."""
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib
     matplotlib.use("Agg")
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib.pyplot as plt
     words = {**LABELS, **(labels or {})}
     steps = [e["step"] for e in events if e.get("type") == "progress" and e.get("loss") is not None]
@@ -56,8 +58,10 @@ def loss_figure(events: list[dict[str, Any]], title: str = "Training loss",
 def overlay_figure(runs: list[tuple[str, list[dict[str, Any]]]], title: str = "Loss",
                    labels: dict[str, str] | None = None) -> Any:
     """Smoothed loss of several runs on one plot (compare runs)."""
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib
     matplotlib.use("Agg")
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib.pyplot as plt
     words = {**LABELS, **(labels or {})}
     use_plot_fonts()
@@ -92,6 +96,7 @@ def cjk_font() -> str | None:
     (``apt-get install fonts-noto-cjk``) is invisible to it; the system's font files are added here when the
     cached list has none.
     """
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     from matplotlib import font_manager
     fm = font_manager.fontManager
     found = _first_known({f.name for f in fm.ttflist})
@@ -118,6 +123,7 @@ def font_family() -> list[str]:
 
 @functools.cache
 def _charmap(name: str) -> frozenset[int]:
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     from matplotlib import font_manager
     from matplotlib.ft2font import FT2Font
     path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
@@ -136,11 +142,13 @@ def use_plot_fonts() -> None:
     The family is the list itself, not the generic "sans-serif": matplotlib resolves a generic name to one
     font, and only an explicit list falls back glyph by glyph.
     """
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib
     matplotlib.rcParams["font.family"] = font_family()
 
 
 def save_loss_plot(run: RunDir) -> None:
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib.pyplot as plt
     fig = loss_figure(run.events(), title=f"Loss: {run.path.name}")
     tmp = run.loss_plot.with_name(".loss.tmp.png")

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..workspace import atomic_write_text
+from ..errors import StudioError
+from ..safe_files import open_append
+from ..workspace import atomic_write_text, confine, is_inside
 from .reasons import Reason, reason_fields
 
 
@@ -67,7 +69,6 @@ class RunDir:
     def own(self, path: Path) -> bool:
         """True when ``path`` (a file of this run) is no link leading out of the run folder: only such a file is
         read or shown (a planted link could name any file of the machine)."""
-        from ..workspace import is_inside
         return not path.is_symlink() or is_inside(path, self.path)
 
     def stopped_by(self) -> str:
@@ -85,11 +86,11 @@ class RunDir:
     def read_status(self) -> dict[str, Any]:
         """status.json; an unreadable one is kept aside (studio/state_files.py) and the state rebuilt from what
         the run recorded elsewhere (its end event, its final model), so a finished run stays finished."""
-        from ..state_files import read_state
+        # start-up: state_files needs yaml, 0.02 s at import; `studio webui --help` and `feedback --help` load us
+        from ..state_files import problems, read_state
         status = read_state(self.status_file, kind="json", expect=dict)
         if status is not None or not self.path.is_dir():
             return status or {}
-        from ..state_files import problems
         lost = [q for q in problems() if q.file == self.status_file]
         if not lost:
             return {}
@@ -125,7 +126,6 @@ class RunDir:
     # events
     def append_event(self, event: dict[str, Any]) -> None:
         event.setdefault("time", time.time())
-        from ..safe_files import open_append
         with open_append(self.log) as fh:  # never through a link planted in the run folder
             fh.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
             fh.flush()
@@ -188,8 +188,6 @@ def find_finished_run(runs_root: str | Path, run: str | Path) -> RunDir:
     Raises:
         StudioError: the name points outside ``runs_root``, is not a run folder, or the run has no final model.
     """
-    from ..errors import StudioError
-    from ..workspace import confine
     root = Path(runs_root).expanduser().resolve()
     text = str(run).strip()
     candidates = [Path(text)] if Path(text).is_absolute() else [root / text, Path.cwd() / text]

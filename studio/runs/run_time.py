@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..data.dataset import split_rows
+from ..data.templates import get_template
+from ..data.tokenize import encode_examples
+from ..workspace import atomic_write_text, user_cache_dir
 
 # The share of this machine's measured matmul peak (fp32, all its threads, ``machine_flops``) that one training
 # step's useful FLOPs reach, by method. Set on the 2-core Xeon from six runs of the page's derived plans on the 427
@@ -162,6 +167,7 @@ def _machine_key() -> str:
     except OSError:
         pass
     try:
+        # start-up: importlib.metadata, 0.04 s at import; `studio cluster --help` loads this module
         from importlib.metadata import version
         torch_version = version("torch")
     except Exception:  # noqa: BLE001 - no torch metadata: the key still separates machines
@@ -170,7 +176,6 @@ def _machine_key() -> str:
 
 
 def _speed_file() -> Path:
-    from ..workspace import user_cache_dir
     return user_cache_dir().parent / "machine_speed.json"
 
 
@@ -193,7 +198,6 @@ def machine_flops() -> float:
     if busy > 0.3:
         return flops * slowdown(busy, cores())   # measured with every thread beside the others
     try:
-        from ..workspace import atomic_write_text
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps({**known, key: flops}))
     except OSError:
@@ -218,8 +222,7 @@ print(best)
 
 def _measure_flops() -> float:
     """In a child process: the web server never imports torch for it (tests/ui/test_ui_app.py holds the UI to that)."""
-    import subprocess
-    import sys
+    import subprocess  # start-up: 0.003 s at import; `studio cluster --help` loads this module
     try:
         done = subprocess.run([sys.executable, "-c", _MATMUL], capture_output=True, text=True, timeout=120)
         return float(done.stdout.strip().splitlines()[-1])
@@ -230,6 +233,7 @@ def _measure_flops() -> float:
 @lru_cache(maxsize=3)
 def tokenizer(folder: str) -> Any:
     """The model's tokenizer (counting a dataset's tokens as the run will), loaded once per process."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(folder)
 
@@ -262,7 +266,6 @@ class Work:
 def run_work(cfg: RunConfig, rows: list[dict[str, Any]], tokenizer: Any = None, sample: int = 256) -> Work:
     """Tokens the run trains on (all passes) and checks, from up to ``sample`` of its rows tokenized as the run
     tokenizes them; without a tokenizer, about 4 characters a token plus the template's ~20."""
-    from ..data.dataset import split_rows
     train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
     if cfg.max_samples:
         train_rows = train_rows[:cfg.max_samples]
@@ -270,8 +273,6 @@ def run_work(cfg: RunConfig, rows: list[dict[str, Any]], tokenizer: Any = None, 
     step = max(1, len(pool) // sample)
     picked = [r for r in pool[::step][:sample] if str(r.get("output", "")).strip()]
     if tokenizer is not None and picked:
-        from ..data.templates import get_template
-        from ..data.tokenize import encode_examples
         feats = encode_examples(tokenizer, get_template(cfg.template, tokenizer), picked, cfg.cutoff_len,
                                 cfg.train_on_prompt, mask_history=cfg.mask_history)
         lens = [len(f["input_ids"]) for f in feats]

@@ -10,10 +10,12 @@ import argparse
 import os
 from typing import Any
 
+from ..app.addresses import urls
 from .guard import auth_guard_middleware
 from ..app.server_flags import check_flags, is_loopback, parse_auth, parse_roles, upload_policy
 from ..app.server_flags import add_arguments  # noqa: F401  # this verb's flags (launch.py, studio/__main__.py)
 from ..app.uploads import model_upload_mb, server_limit_bytes
+from .session_lang import SWITCH_JS, session_lang, session_user
 
 
 # The studio's own CSS (launch(css=...)); one rule per fix, each saying why.
@@ -29,6 +31,7 @@ body.studio-viewer .owner-action { pointer-events: none; opacity: 0.45; filter: 
 
 def build_app(ctx: Any) -> Any:
     """The gr.Blocks with every tab; nothing is launched."""
+    # start-up: gradio and the tabs, 4.3 s at import; `studio webui --help` never needs them
     import gradio as gr
     from .text import Markdown
     from .data_tab import build_data_tab
@@ -36,7 +39,6 @@ def build_app(ctx: Any) -> Any:
     from .settings_tab import build_settings_tab
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
-    from .session_lang import SWITCH_JS, session_lang, session_user
     from .common import CLOSE_TOASTS_JS
     ctx.lang_source, ctx.user_source = session_lang, session_user  # the services ask the page who is asking
     T = make_i18n()
@@ -61,7 +63,7 @@ def build_app(ctx: Any) -> Any:
                 train = build_train_tab(ctx, T, settings["form"])
             with gr.Tab(T("tab.evaluate"), id="evaluate", elem_id="tab-evaluate") as eval_tab:
                 try:
-                    from .evaluate_tab import build_evaluate_tab
+                    from .evaluate_tab import build_evaluate_tab  # start-up: gradio, as the tabs above
                 except ImportError:
                     Markdown(T("eval.placeholder"))
                 else:
@@ -75,7 +77,7 @@ def build_app(ctx: Any) -> Any:
             runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
                             api_visibility="private")
             with gr.Tab(T("tab.feedback"), id="feedback", elem_id="tab-feedback") as feedback_tab:
-                from .feedback_tab import build_feedback_tab
+                from .feedback_tab import build_feedback_tab  # start-up: gradio, as the tabs above
                 feedback = build_feedback_tab(ctx, T)
             feedback_tab.select(feedback["refresh"], feedback["run"], feedback["run"], api_visibility="private")
         # a toast belongs to the tab it was raised on (common.TOAST_S): picking another tab closes it
@@ -94,9 +96,9 @@ def build_app(ctx: Any) -> Any:
             api_visibility="private")
         app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
         app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
-        from .localize import wire
+        from .localize import wire  # start-up: gradio, as the tabs above
         wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
-        from .page_role import wire_role
+        from .page_role import wire_role  # start-up: gradio, as the tabs above
         wire_role(app, banner, ctx.lang)  # last: it marks the controls of every owner-only event wired above
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
@@ -105,8 +107,8 @@ def build_app(ctx: Any) -> Any:
 
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
-    from .i18n import lang_middleware, msg
-    from .export_download import route as download_route
+    from .i18n import lang_middleware, msg  # start-up: gradio, 4.3 s at import; `studio webui --help` never needs it
+    from .export_download import route as download_route  # start-up: 0.02 s at import (download tokens, zips), as i18n
     # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
     roles = parse_roles(args) if auth else {}
     middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles, uploads=upload_policy(args)),
@@ -147,7 +149,7 @@ def main(args: argparse.Namespace) -> int:
     check_flags(args)
     auth = parse_auth(args)
     serving_environment(getattr(args, "trusted_proxy", []))
-    from ..app.context import AppContext
+    from ..app.context import AppContext  # start-up: 0.06 s at import (yaml); `studio webui --help` never needs it
     ctx = AppContext.create(args.workspace, data_roots=args.data_root, lang=args.lang or "en",
                             max_upload_mb=args.max_upload_mb,
                             max_model_upload_mb=model_upload_mb(args),
@@ -159,6 +161,7 @@ def main(args: argparse.Namespace) -> int:
     ctx.allow_remote_code = bool(getattr(args, "trust_remote_code", False))
     # built-in models are prepared once per user into zoo.cache_dir() (STUDIO_MODEL_CACHE moves it)
     app = build_app(ctx)
+    # start-up: 0.06-0.09 s at import (yaml, the job runner); `studio webui --help` never needs them
     from ..runs import queue as run_queue
     from ..app.paths import resolve_run_paths
     run_queue.watch(ctx, lambda c: resolve_run_paths(c, ctx))  # queued runs (kept in the workspace) start by themselves
@@ -166,7 +169,6 @@ def main(args: argparse.Namespace) -> int:
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
     app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)
-    from ..app.addresses import urls
     port = getattr(app, "server_port", None) or args.port
     lines = urls(args.host, port) + ([app.share_url] if getattr(app, "share_url", None) else [])
     print("Open the studio at:\n" + "\n".join(f"  {u}" for u in lines), flush=True)

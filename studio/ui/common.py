@@ -10,6 +10,11 @@ import gradio as gr
 
 from ..words import units
 from ..errors import StudioError
+from ..words.error_words import page_message
+from ..workspace import is_disk_full
+from .i18n import msg
+from .session_lang import session_lang
+from .text import text_value
 
 log = logging.getLogger("studio.ui")
 NOBODY = "—"  # a table's "started by" cell of a run started without a login (or from the CLI)
@@ -26,15 +31,11 @@ def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
     """The one rule for an error's words on the page: a StudioError worded by its code with the page's fix (never a
     CLI flag: studio/words/error_words.py); anything else logged as a bug and shown as a plain sentence (never a
     traceback), in the language of the browser being answered (``lang`` outside a request)."""
-    from .session_lang import session_lang
     lang = session_lang(lang)
     if isinstance(exc, gr.Error):
         return str(exc.message)
     if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
-        from ..words.error_words import page_message
         return page_message(exc, lang)
-    from .i18n import msg
-    from ..workspace import is_disk_full
     if is_disk_full(exc):  # a full disk is the operator's to fix, not a bug: what stopped, and what to do
         log.warning("disk full in %s: %s", name, exc)
         return msg("disk.full", lang, what=msg(f"disk.what_{_doing(name)}", lang))
@@ -49,9 +50,6 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     the whole message is made text here, once for every error (the studio's own words hold no HTML)."""
     if isinstance(exc, gr.Error):
         return exc
-    from .i18n import msg
-    from .session_lang import session_lang
-    from .text import text_value
     return gr.Error(text_value(error_text(exc, name, lang)), duration=TOAST_S, print_exception=False,
                     title=msg("err.title", session_lang(lang)))
 
@@ -106,7 +104,6 @@ def ui_errors(fn: Callable) -> Callable:
 
 def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
     """A duration in the language of the browser being answered (else ``lang``)."""
-    from .session_lang import session_lang
     return units.fmt_seconds(seconds, session_lang(lang))
 
 

@@ -24,17 +24,22 @@ from typing import Any, Iterator
 
 import gradio as gr
 
+from ..app.addresses import urls
 from .text import Markdown
 
 from ..errors import StudioError
 from ..evaluation import inference
 from .common import ui_errors
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
-from .i18n import msg
+from .i18n import make_i18n, msg
 from ..app.demo_run import EXAMPLES, DemoRun, describe_run
 from ..app.uploads import DATA_MB, check_data_upload
 from ..app.server_flags import add_demo_arguments as add_arguments  # noqa: F401  # this verb's flags
 from ..app.server_flags import check_demo_flags, is_loopback
+from ..evaluation.gen_defaults import generation_defaults
+from ..feedback.store import FeedbackStore
+from .app import launch_kwargs, serving_environment
+from .feedback_panel import feedback_row
 
 BATCH = 16             # texts scored together when many users classify at once
 MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour while everyone else waits
@@ -103,7 +108,6 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
             text = _labels_page(run, T, lang or "en", limit_mb)
         else:
             text = _chat_page(run, T, lang or "en")
-        from .feedback_panel import feedback_row
         feedback_row(store, run, T, text, run.task)
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
@@ -149,7 +153,6 @@ def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> Any:
 
 
 def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
-    from ..evaluation.gen_defaults import generation_defaults
     chat_d = generation_defaults(run.path)["chat"]
     chatbot = gr.Chatbot(height=420, label=T("ev.chat"), show_label=False, elem_id="demo-chat",
                          buttons=["copy", "copy_all"])
@@ -183,15 +186,11 @@ def main(args: argparse.Namespace) -> int:
     """
     started = time.perf_counter()
     run, auth = check_demo_flags(args)
-    from .app import launch_kwargs, serving_environment
     serving_environment(args.trusted_proxy)  # as the studio's: X-Forwarded-For only from a --trusted-proxy
     # built-in base models come from the per-user model cache the studio prepared them into (zoo.cache_dir)
-    from ..app.addresses import urls
-    from .i18n import make_i18n
     print(f"Loading the model of run '{run.path.name}'…", flush=True)  # type: ignore[attr-defined]
     info = describe_run(run.path)  # type: ignore[attr-defined]
     inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)
-    from ..feedback.store import FeedbackStore
     store = FeedbackStore.in_workspace(Path(args.workspace).expanduser().resolve())
     app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth), store=store)
     app.studio_forced_lang = args.lang  # type: ignore[attr-defined]

@@ -14,10 +14,12 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..evaluation.compare import exports
+from ..evaluation.compare import compare_full_quantized, exports
 from ..evaluation.gen_defaults import generation_defaults
 from .i18n import msg
 from ..app.roles import owner_only
+from ..errors import StudioError
+from ..evaluation.deploy_report import deploy_report
 
 MB = 2 ** 20
 
@@ -47,8 +49,6 @@ def compare_markdown(res: dict, lang: str = "en") -> str:
 def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None, rows_of: Callable[[], Any],
                          mode: str, lang: str = "en") -> str:
     """Compare the chosen full model (the run when none is picked) with the chosen quantized one on the rows."""
-    from ..errors import StudioError
-    from ..evaluation.compare import compare_full_quantized
     full = full_pick or run
     if not full:
         raise StudioError.of("page.no_full_model")
@@ -75,8 +75,6 @@ def deploy_markdown(res: dict, lang: str = "en") -> str:
 
 def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str = "en") -> str:
     """The deploy report of the picked run on the rows the sentiment check would use."""
-    from ..errors import StudioError
-    from ..evaluation.deploy_report import deploy_report
     if not run:
         raise StudioError.of("page.no_run")
     return deploy_markdown(deploy_report(run, rows_of(), mode=mode), lang)

@@ -7,13 +7,15 @@ Handlers are module-level functions so tests call them directly.
 from __future__ import annotations
 
 import functools
+import html
 import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import gradio as gr
 
-from .text import Markdown, HTML
+from ..app.downloads import DOWNLOADS, folder_files, owner_of
+from .text import Escaped, HTML, Markdown
 
 from .common import ui_errors
 from ..app.roles import owner_only
@@ -25,6 +27,10 @@ from .i18n import headers, make_i18n, msg
 from .train_tab import confusion_words
 from ..evaluation.metrics import confusion_figure
 from ..app.uploads import DATA_MB, check_data_upload
+from ..evaluation.gen_defaults import generation_defaults
+from ..feedback.store import FeedbackStore
+from .export_download import link
+from .feedback_panel import eval_feedback_row
 
 log = logging.getLogger("studio.ui.evaluate")
 
@@ -207,9 +213,6 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
     export also as its ``model.gguf`` itself; the links name server-side tokens bound to this login
     session (studio/app/downloads.py). An empty string when the folder is not a finished export inside exports/.
     """
-    import html
-    from ..app.downloads import DOWNLOADS, folder_files
-    from .export_download import link
     reg = downloads if downloads is not None else DOWNLOADS
     if progress is not None:
         progress(0.0, desc=msg("ev.download_making", lang))
@@ -230,14 +233,12 @@ def export_links(folder: str | None, exports_dir: str | Path, owner: str | None 
                 # the Modelfile names ./model.gguf: it works beside the zip's copy, not beside a renamed file
                 key = "ev.download_file_modelfile" if (entry.path / "Modelfile").is_file() else "ev.download_file"
                 items.insert(0, (one, saved, msg(key, lang, name=saved, mb=round(f.stat().st_size / 2**20, 1))))
-    from .text import Escaped
     return Escaped("".join(f'<p><a href="{html.escape(link(t, name))}" download="{html.escape(name)}" class="export-link">'
                    f"{html.escape(text)}</a></p>" for t, name, text in items))
 
 
 def _defaults(runs: list[tuple[str, str]]) -> dict[str, Any]:
     """Sampling defaults for the run shown first (the sliders start there; a change of run resets them)."""
-    from ..evaluation.gen_defaults import generation_defaults
     return generation_defaults(runs[0][1] if runs else None)
 
 
@@ -328,8 +329,6 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     send.click(generate_handler, [run, prompt, input_text, max_new, temperature, top_p, stream, compare],
                [tuned_out, base_out], api_name="on_generate")
     stop_play.click(stop_play_handler, None, None, api_name="stop_generate", queue=False)
-    from ..feedback.store import FeedbackStore
-    from .feedback_panel import eval_feedback_row
     store = FeedbackStore.in_workspace(workspace)  # teammates' feedback, reviewed on the Feedback tab
     with gr.Accordion(T("fb.title"), open=False):
         eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground")
@@ -389,7 +388,6 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_file = HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
     def links_for(folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
-        from ..app.downloads import owner_of
         return export_links(folder, exports_dir, owner_of(request), lang, progress=progress)
 
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"

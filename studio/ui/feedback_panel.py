@@ -16,8 +16,11 @@ from typing import Any
 
 import gradio as gr
 
+from ..autoconfig import guess_task
 from ..errors import StudioError
 from ..evaluation import inference
+from ..evaluation.evaluate import validation_rows
+from ..evaluation.metrics import label_set, normalize
 from ..feedback.store import LIMITS, FeedbackStore
 from .common import ui_errors
 from .i18n import msg
@@ -158,9 +161,6 @@ def _as_label(runs_root: Any, name: str, typed: str) -> str:
     Raises:
         StudioError: a labels run and a text that is none of its labels.
     """
-    from ..autoconfig import guess_task
-    from ..evaluation.evaluate import validation_rows
-    from ..evaluation.metrics import label_set, normalize
     try:  # the rule the demo page uses (app/demo_run.py describe_run): a few labels among the held-out answers
         rows = list(validation_rows(Path(runs_root) / name))
         labels = label_set([str(r.get("output", "")) for r in rows]) if rows and guess_task(rows) == "sentiment" \

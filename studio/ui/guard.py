@@ -29,9 +29,12 @@ from collections import OrderedDict
 import time
 from http.cookies import SimpleCookie
 from typing import Any, Callable
+from urllib.parse import unquote
 
 from ..app.login_backoff import LoginBackoff
+from ..app.roles import is_owner_only
 from ..app.upload_quota import KEEP_S, UploadPolicy, remove, sweep
+from .session_lang import from_headers
 
 # what an anonymous caller may reach under /gradio_api: the login page's own checks, nothing else
 ANON_ALLOWED = ("/gradio_api/login_check", "/gradio_api/app_id", "/gradio_api/startup-events")
@@ -112,7 +115,6 @@ class AuthGuard:
 
     async def _file(self, scope: dict, receive: Any, send: Any, served: str, token: str) -> None:
         """Another session's upload, a missing file and a refused path all answer the same 404."""
-        from urllib.parse import unquote
         owners = self._owners.get(os.path.realpath(unquote(served)))
         if owners is not None and token not in owners:
             return await _json(send, 404, {"detail": "File not found"})
@@ -301,7 +303,6 @@ def _owner_only(scope: dict, path: str, body: dict) -> bool:
             fn = next((f for f in fns.values() if f.api_name == name), None)
     except Exception:  # noqa: BLE001 - no app to ask (tests of the middleware alone): nothing is marked
         return False
-    from ..app.roles import is_owner_only
     return fn is not None and is_owner_only(fn.fn)
 
 
@@ -316,13 +317,13 @@ def _content_length(scope: dict) -> int | None:
 
 
 def _lang(scope: dict) -> str:
+    # start-up: starlette, 0.07 s at import; `studio webui --help` loads this module
     from starlette.datastructures import Headers
-    from .session_lang import from_headers
     return from_headers(Headers(scope=scope), None) or "en"
 
 
 def _msg(key: str, lang: str, **values: Any) -> str:
-    from .i18n import msg
+    from .i18n import msg  # start-up: gradio, 4.3 s at import; `studio webui --help` loads the guard
     return msg(key, lang, **values)
 
 
@@ -354,5 +355,6 @@ async def _json(send: Any, status: int, content: dict, headers: list | None = No
 
 def auth_guard_middleware(enabled: bool = True, clock: Callable[[], float] = time.monotonic,
                           roles: dict[str, str] | None = None, uploads: UploadPolicy | None = None) -> Any:
+    # start-up: starlette, 0.07 s at import; `studio webui --help` loads this module
     from starlette.middleware import Middleware
     return Middleware(AuthGuard, enabled=enabled, clock=clock, roles=roles, uploads=uploads)

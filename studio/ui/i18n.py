@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gradio as gr
 from ..config.run_config import field_meta
 from ..config.vocabulary import DEEPSPEED_SHORTCUTS
 from ..words import catalog
@@ -56,7 +57,6 @@ def field_help_zh() -> dict[str, str]:
 
 
 def make_i18n() -> Any:
-    import gradio as gr
     return gr.I18n(**translations())
 
 

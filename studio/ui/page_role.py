@@ -29,7 +29,7 @@ def page_role() -> str:
     if user is None:
         return "owner"
     try:
-        from gradio.context import LocalContext
+        from gradio.context import LocalContext  # gradio's internals: their absence is caught (the except)
         blocks = LocalContext.blocks.get(None)
     except (ImportError, LookupError):
         return "owner"

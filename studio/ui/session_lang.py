@@ -68,7 +68,7 @@ def from_headers(headers: Any, forced: str | None) -> str | None:
 
 def _current_request() -> Any:
     try:
-        from gradio.context import LocalContext
+        from gradio.context import LocalContext  # start-up: gradio, 4.3 s; `studio webui --help` loads this module
     except ImportError:  # pragma: no cover - gradio is a dependency of the UI
         return None
     return LocalContext.request.get(None)
@@ -84,7 +84,7 @@ def session_user() -> str | None:
 def _forced() -> str | None:
     """The server's --lang, kept on the Blocks app Gradio is running (None when not given)."""
     try:
-        from gradio.context import LocalContext
+        from gradio.context import LocalContext  # start-up: gradio, 4.3 s; `studio webui --help` loads this module
         blocks = LocalContext.blocks.get(None)
     except (ImportError, LookupError):
         return None
@@ -178,5 +178,6 @@ class LangMiddleware:
 
 
 def lang_middleware(forced: str | None, zh_json: dict[str, str] | None = None) -> Any:
+    # start-up: starlette, 0.07 s at import; `studio webui --help` loads this module
     from starlette.middleware import Middleware
     return Middleware(LangMiddleware, forced=forced, zh_json=zh_json)

@@ -29,6 +29,8 @@ from ..app.paths import resolve_run_paths, resume_run
 from ..runs import queue as run_queue
 from ..runs.reasons import reason_text
 from ..errors import StudioError
+from ..words.error_words import page_message
+from .improve_box import build_improve_box
 
 PLOT_EVERY_S = 3.0  # redraw at most this often while training: a figure costs ~0.1 s of a busy CPU
 STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the status for a day
@@ -39,7 +41,6 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     engine: its fix in page fields, never a CLI flag) or the plain reason, worded by its codes
     (studio/words/end_reasons.py); a run recorded without codes by an older version, as its English text."""
     if isinstance(snap.get("page_error"), dict):
-        from ..words.error_words import page_message
         return page_message(StudioError.from_dict(snap["page_error"]), session_lang(lang))
     return reason_text(snap, session_lang(lang), surface="page")
 
@@ -126,6 +127,7 @@ def plot_words(lang: str) -> dict[str, str]:
 
 def make_plot(events: list[dict[str, Any]], name: str, lang: str = "en") -> Any:
     """The loss plot of run ``name`` worded in ``lang`` (English where no installed font has its glyphs)."""
+    # start-up: matplotlib, 0.35-0.75 s at import; only a drawn figure needs it
     import matplotlib.pyplot as plt
     fig = loss_figure(events, title=msg("plot.title", plot_lang(lang), name=name), labels=plot_words(lang))
     plt.close(fig)  # drop pyplot's reference; gradio still renders the figure object
@@ -318,7 +320,6 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         runs = gr.Dataframe(headers=headers("runs_headers", ctx.lang), interactive=False, wrap=True)
         refresh = gr.Button(T("train.refresh"), size="sm")
     clear_queue = gr.Button(T("train.clear_queue"), size="sm", elem_id="clear-queue")
-    from .improve_box import build_improve_box
     build_improve_box(ctx, T)
     seen = gr.State({})
     timer = gr.Timer(1.0)

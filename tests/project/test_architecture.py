@@ -9,6 +9,8 @@ a circle; only ui/ imports the web framework, and every ui/ module does; cli/ ne
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,3 +176,57 @@ UI_MAX_LINES = 4000  # the page stays small enough to read; services go below it
 def test_the_pages_stay_under_their_line_budget() -> None:
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PKG / "ui").rglob("*.py"))
     assert lines <= UI_MAX_LINES, f"studio/ui/ has {lines} lines; move what does not draw the page to studio/app/"
+
+
+# Packages whose function-level imports are held to the rule below. config/, data/, memory/, words/, autoconfig and
+# these four files are still being sorted; each joins the rule when its imports are.
+LATE_IMPORT_PACKAGES = ("evaluation", "ui", "app", "runs", "engine", "models", "feedback", "cli")
+LATE_IMPORT_NOT_YET = {"studio/ui/settings_tab.py", "studio/app/settings.py", "studio/app/run_estimate.py",
+                       "studio/cli/estimate.py"}
+LATE_IMPORT_REASONS = ("start-up", "circle")
+
+
+def _comment_lines(source: str) -> dict[int, str]:
+    return {tok.start[0]: tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.COMMENT}
+
+
+def _why_above(line: int, comments: dict[int, str], lines: list[str], import_ends: dict[int, int]) -> str:
+    """The comment that explains the run of function-level imports ``line`` belongs to: on the line, or the
+    comment block right above the first import of the run."""
+    while line - 1 in import_ends and line - 1 not in comments:
+        line = import_ends[line - 1]  # the import above, of the same run
+    block = []
+    while line - 1 in comments and lines[line - 2].lstrip().startswith("#"):
+        block.append(comments[line - 1])
+        line -= 1
+    return " ".join(block)
+
+
+def _unexplained_late_imports(path: Path) -> list[str]:
+    source = path.read_text(encoding="utf-8")
+    lines, comments = source.splitlines(), _comment_lines(source)
+    late = [node for fn in ast.walk(ast.parse(source)) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    import_ends = {node.end_lineno: node.lineno for node in late}
+    out = []
+    for node in late:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if not (getattr(node, "level", 0) or any(n.split(".")[0] == "studio" for n in names)):
+            continue  # a library's: the rule is for the studio's own modules
+        why = " ".join(comments.get(n, "") for n in range(node.lineno, node.end_lineno + 1))
+        why = why or _why_above(node.lineno, comments, lines, import_ends)
+        if not any(reason in why for reason in LATE_IMPORT_REASONS):
+            out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return out
+
+
+def test_a_late_import_of_the_studio_says_why() -> None:
+    """An import sits at the top of its module, where the module's dependencies can be read. One inside a function
+    is a hidden dependency, kept only where the top would cost a measured start-up time on a path that never needs
+    it (`python -m studio VERB --help`, the page's build) or would close an import circle; a comment on its line or
+    right above its run of imports says which ("# start-up: torch, 1.9 s at import; ..." or "# circle: ...")."""
+    bad = sorted(line for name, path in _modules().items() if _package(name) in LATE_IMPORT_PACKAGES
+                 and str(path.relative_to(ROOT)) not in LATE_IMPORT_NOT_YET
+                 for line in _unexplained_late_imports(path))
+    assert bad == [], "move these to the top of their module, or say why not:\n" + "\n".join(bad)

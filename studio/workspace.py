@@ -140,8 +140,8 @@ def cache_dir() -> Path:
     """Where prepared models live: ``$STUDIO_MODEL_CACHE``, else the user's cache
     (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``fine-tune-studio/models``).
 
-    Why outside the workspace by default: preparing Gemma from its GGUF costs ~28 CPU-seconds (docs/BENCHMARKS.md
-    section 6), and every new workspace (a second studio, a CLI run in another folder, each test) paid it again; the folder is keyed by
+    Why outside the workspace by default: preparing Gemma from its GGUF costs ~28 CPU-seconds
+    (docs/logs/benchmarks-history.md section 6), and every new workspace (a second studio, a CLI run in another folder, each test) paid it again; the folder is keyed by
     the package's version (gguf_import's marker), and preparations are serialised by a file lock."""
     env = os.environ.get(CACHE_ENV)
     if env:

@@ -43,7 +43,7 @@ class BuiltinModel:
     chat: bool
     # Wall seconds of one step of the model's CPU recipe (LoRA, batch 8, cutoff 128) as the engine runs it: the
     # recipe's train_seconds / 40 steps (its two held-out evaluations included), torch's default 2 threads on the
-    # quiet 2-core machine, 2026-12-03 (docs/BENCHMARKS.md §6); and of loading the prepared folder
+    # quiet 2-core machine, 2026-12-03 (docs/logs/benchmarks-history.md §6); and of loading the prepared folder
     # (bench/real_models.py --threads 2, same morning).
     sec_per_step: str
     load_s: str
@@ -85,7 +85,7 @@ def _gemma3_gguf(cache: Path) -> Path:
 
 BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
     BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.3M", "<2 MB", "any (learns "
-                 "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # BENCHMARKS.md §5: 1690 steps in 67 s
+                 "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # benchmarks-history §5: 1690 steps, 67 s
     BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
                  "538 MB prepared (fp32)", "English", "Apache-2.0",
                  "https://www.apache.org/licenses/LICENSE-2.0", True, "4.1", "4.4-5.1",

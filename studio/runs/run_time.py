@@ -46,7 +46,7 @@ START_S, LOAD_S_PER_GB, SAVE_S_PER_GB, SAVE_MIN_S = 6.0, 7.0, 4.0, 1.0
 STEP_S = 0.015
 # The interpreter and the studio's command line before a run writes its start (history does not see it)
 PROCESS_S = 2.0
-# Building a built-in model from its GGUF once per machine, CPU-seconds (docs/BENCHMARKS.md section 6)
+# Building a built-in model from its GGUF once per machine, CPU-seconds (docs/logs/benchmarks-history.md section 6)
 PREPARE_CPU_S = {"gemma3-270m": 28.0, "smollm2-135m-instruct": 12.0}
 GPU_FLOPS = 4e13   # a card: ~40% of a 100-TFLOP bf16 card; not measured here (no GPU on this project's machines)
 HISTORY_RUNS = 3   # the newest finished runs of the same model and method that set the speed

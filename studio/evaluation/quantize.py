@@ -9,8 +9,7 @@ Why ``keep_adapter`` exists (measured on SmolLM2-135M, docs/logs/benchmarks-hist
 smaller than the gap between two NF4 levels, so quantizing the *merged* weights rounds most of the fine-tuning away
 (held-out accuracy fell from the adapter's 0.93 towards the base's 0.56). With ``keep_adapter`` the base is
 quantized alone and the adapter stays full precision in ``adapter/`` beside it -- the form QLoRA trains and serves
-in. Plain
-transformers loads it with ``model = AutoModelForCausalLM.from_pretrained(folder)`` then
+in. Plain transformers loads it with ``model = AutoModelForCausalLM.from_pretrained(folder)`` then
 ``model.load_adapter(folder + "/adapter")`` (peft installed). lm_head and tied embeddings are never quantized:
 ``llm_int8_skip_modules`` names them in the saved config, so a reload does not depend on transformers' guess.
 """

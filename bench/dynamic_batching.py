@@ -32,9 +32,9 @@ TRAIN = {"batch": 8, "lr": 2e-3, "seed": 42, "logging_steps": 10, "cutoff_len": 
 
 def arm(spec: dict[str, Any]) -> dict[str, Any]:
     """One studio run (child process); the collator is wrapped to count real and padded tokens."""
-    from studio.engine import batching, run_training
+    from studio.engine import arguments, run_training
     counts = {"real": 0, "padded": 0, "batches": 0}
-    real_collator = batching.pad_collator
+    real_collator = arguments.pad_collator
 
     def counting_collator(*args: Any, **kwargs: Any) -> Any:
         collate = real_collator(*args, **kwargs)
@@ -47,7 +47,7 @@ def arm(spec: dict[str, Any]) -> dict[str, Any]:
             return out
         return counting
 
-    batching.pad_collator = counting_collator  # make_collator looks it up at call time
+    arguments.pad_collator = counting_collator  # where make_collator looks it up, at call time
     timer = TrainTimer()
     extra = {"dynamic_batching": True, "max_tokens_per_batch": spec["budget"]} if spec["dynamic"] else {}
     cfg = studio_run_config(spec, **extra)

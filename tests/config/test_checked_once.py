@@ -92,7 +92,6 @@ def test_the_training_child_runs_the_rules_once(tmp_path: Path, monkeypatch: pyt
                                                 rule_runs: list[RunConfig]) -> None:
     """The child's command line checks the config.yaml it read; ``run_training`` is handed that config and does
     not judge it again (its own check stays for Python callers)."""
-    from studio import engine
     from studio.cli import train
     from studio.engine import run as engine_run
     handed: list[RunConfig] = []
@@ -101,7 +100,7 @@ def test_the_training_child_runs_the_rules_once(tmp_path: Path, monkeypatch: pyt
         handed.append(cfg)
         cfg.check()  # run_training's first line
         return {"state": "finished", "step": 0}
-    monkeypatch.setattr(engine, "run_training", stop_after_the_check)
+    monkeypatch.setattr(train, "run_training", stop_after_the_check)  # the name the command line calls
     assert "cfg.check()" in Path(engine_run.__file__).read_text(encoding="utf-8")
     path = tmp_path / "run" / "config.yaml"
     path.parent.mkdir()

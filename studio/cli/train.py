@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..config.run_config import RunConfig
+from ..config.run_config import JUDGED_ENV, RunConfig
 from ..config.yaml_io import load_yaml_dict, parse_overrides
 from ..engine import run_training
 from ..engine.launch import torchrun_command
@@ -35,7 +35,8 @@ def main(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.nproc is not None:
         overrides.append(f"nproc={args.nproc}")
-    cfg = RunConfig.load(args.config, overrides)
+    # the job runner judged this config before writing it: taken as judged while the file says exactly that
+    cfg = RunConfig.load(args.config, overrides).judged_before(os.environ.get(JUDGED_ENV))
     cfg.check()
     if not args.resume:  # a resumed run keeps the plan it started with
         cfg = _derive_unset(cfg, args.config, overrides, quiet=args.quiet or "LOCAL_RANK" in os.environ)

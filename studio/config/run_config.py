@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import hashlib
 import json
 import math
 import typing
@@ -338,8 +339,32 @@ class RunConfig:
         self._valid_as = seen  # not a field: never saved, never compared
         return self
 
+    def judged(self) -> str | None:
+        """A digest of the content this config was found valid as; None until ``check`` has passed for it.
+
+        The job runner hands it to the training child (``JUDGED_ENV``), which reads the same config back from
+        config.yaml: a config that arrives as it was judged is not judged again in the child, so its rules run once on
+        the whole way from the page to the trainer."""
+        seen = self._content()
+        return _digest(seen) if getattr(self, "_valid_as", None) == seen else None
+
+    def judged_before(self, digest: str | None) -> "RunConfig":
+        """This config, taking the judgement of ``judged`` when it is of exactly this content (a field changed on
+        disk or by ``--set`` since: judged anew by ``check``, as a config with no digest is)."""
+        seen = self._content()
+        if digest and digest == _digest(seen):
+            self._valid_as = seen
+        return self
+
     def _content(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, default=str)
+
+
+JUDGED_ENV = "STUDIO_CONFIG_JUDGED"  # the job runner's ``judged`` digest, in its training child's environment
+
+
+def _digest(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------ helpers

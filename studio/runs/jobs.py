@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config.run_config import RunConfig
+from ..config.run_config import JUDGED_ENV, RunConfig
 from ..errors import StudioError
 from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
@@ -113,7 +113,7 @@ class JobRunner:
                 cfg.save(run.config)
             except OSError as exc:
                 raise _write_error(exc, run, "config") from None
-            return self._launch(run, resume, started_by=_login(by))
+            return self._launch(run, resume, started_by=_login(by), judged=cfg.judged())
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
         """Continue a stopped run from its newest complete checkpoint (same folder, same config).
@@ -251,7 +251,8 @@ class JobRunner:
         cmd = [sys.executable, "-m", "studio", "train", str(run.config), "--quiet"]
         return cmd + (["--resume", resume] if resume else [])
 
-    def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None) -> RunDir:
+    def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None,
+                judged: str | None = None) -> RunDir:
         try:
             run.stop_flag.unlink(missing_ok=True)
             # Marks this attempt: if the child dies before the engine writes its own state, we know.
@@ -265,6 +266,8 @@ class JobRunner:
             raise _write_error(exc, run, "folder") from None
         self._pending.pop(run.path, None)
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        if judged:  # the config was judged here: the child need not judge it again (RunConfig.judged)
+            env[JUDGED_ENV] = judged
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         try:
             proc = subprocess.Popen(self.command(run, resume), cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,

@@ -3,7 +3,8 @@
 Each door a config passes asks whether it is valid (the page's Start, the job runner, the training child's command
 line, ``run_training`` for Python callers), but the rules of config/checks.py run once per content: they read
 nothing but the fields, so a config found valid is not checked again until a field changes. The training child is
-another process that reads config.yaml from disk: it checks what it read, once.
+another process that reads config.yaml from disk: the job runner hands it the digest of the content it judged, and
+the child judges only what differs from it.
 """
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def _page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppContext, 
     data.write_text('{"instruction": "hi", "input": "", "output": "yes"}\n', encoding="utf-8")
     launched: list[Any] = []
 
-    def launch(run: Any, resume: str | None, started_by: str | None = None) -> Any:  # no child: count, not train
+    def launch(run: Any, resume: str | None, started_by: str | None = None, judged: str | None = None) -> Any:
+        # no child: count, not train
         launched.append(run)
         ctx.runner._run = run
         return run
@@ -110,3 +112,51 @@ def test_the_training_child_runs_the_rules_once(tmp_path: Path, monkeypatch: pyt
     args = argparse.Namespace(config=str(path), overrides=[], resume=None, nproc=None, quiet=True)
     assert train.main(args) == 0
     assert len(handed) == 1 and len(rule_runs) == 1
+
+
+def _child_args(path: Path) -> argparse.Namespace:
+    return argparse.Namespace(config=str(path), overrides=[], resume=None, nproc=None, quiet=True)
+
+
+def test_from_the_page_to_the_trainer_the_rules_run_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         rule_runs: list[RunConfig]) -> None:
+    """Both processes of a page's run: Start judges the form's config in the server; the job runner writes it and
+    starts the child with the digest of what it judged; the child reads config.yaml back and does not judge it
+    again, up to the trainer (``run_training`` is handed a config already known valid)."""
+    import subprocess
+    from studio.cli import train
+    from studio.config.run_config import JUDGED_ENV
+    from studio.ui.train_tab import start_run
+    ctx = AppContext.create(tmp_path / "ws")
+    data = ctx.data_root / "d.jsonl"
+    data.write_text('{"instruction": "hi", "input": "", "output": "yes"}\n' * 8, encoding="utf-8")
+    children: list[dict[str, str]] = []
+
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+
+    class Child:  # the runner's Popen: the environment it would start the child with, and no child
+        def __init__(self, cmd: list[str], env: dict[str, str], **_: Any) -> None:
+            children.append(env)
+            self.pid = ended.pid
+    monkeypatch.setattr(subprocess, "Popen", Child)
+    monkeypatch.setattr(ctx.runner, "_supervise", lambda: None)  # nobody waits for (or signals) the fake child
+    run = start_run(ctx, form_values.config_to_values(RunConfig(dataset=str(data), learning_rate=3e-4)))
+    assert len(children) == 1 and len(rule_runs) == 1
+    handed: list[RunConfig] = []
+
+    def trainer(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:
+        handed.append(cfg)
+        cfg.check()  # run_training's first line
+        return {"state": "finished", "step": 0}
+    monkeypatch.setattr(train, "run_training", trainer)
+    monkeypatch.setenv(JUDGED_ENV, children[0][JUDGED_ENV])  # the child's environment
+    config = Path(ctx.runs_root).glob("*/config.yaml")
+    path = next(config)
+    assert train.main(_child_args(path)) == 0
+    assert len(rule_runs) == 1 and handed[0].learning_rate == 3e-4
+    # the same child given a config.yaml changed on disk since (or a digest of something else) judges it
+    path.write_text(path.read_text(encoding="utf-8").replace("0.0003", "3.0"), encoding="utf-8")
+    with pytest.raises(ConfigError, match="learning_rate"):
+        train.main(_child_args(path))
+    assert len(rule_runs) == 2

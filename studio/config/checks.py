@@ -9,7 +9,6 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from ..data.templates import TEMPLATE_NAMES, closest_template, known_template
 from ..words.config_problems import problem_words
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
                          closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
@@ -44,6 +43,9 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.model_empty"))
     if not cfg.dataset.strip():
         p.append(problem("check.dataset_empty"))
+    # start-up: the chat templates, 0.003 s at import; `studio estimate --help` and `studio models --help` load
+    # this module
+    from ..data.templates import TEMPLATE_NAMES, closest_template, known_template
     if not known_template(cfg.template):
         p.append(_unknown("template", cfg.template, closest_template(cfg.template), builtin=", ".join(TEMPLATE_NAMES)))
     if cfg.lr_scheduler_type not in LR_SCHEDULERS:

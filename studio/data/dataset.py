@@ -70,7 +70,7 @@ def read_file_rows(path: Path, entry: dict[str, Any] | None = None, any_table: b
 
 
 def _file_rows(path: Path, entry: dict[str, Any] | None, any_table: bool) -> list[dict[str, Any]]:
-    # start-up: the table readers and converter, 0.006 s at import; `studio train --help` loads this module and
+    # start-up: the table readers and converter, 0.004 s at import; `studio train --help` loads this module and
     # reads no table
     from .convert import convert_instruction, convert_table
     from .readers import read_table

@@ -18,8 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .config.lf_keys import translate_llamafactory
 from .config.run_config import DEMO_MODEL, RunConfig
+from .data.dataset import load_rows
+from .data.preference import as_sft_rows, stage_kind
 from .errors import StudioError
+from .memory.cards import load_card
+from .memory.estimator import detect_gpu_mem_gb, estimate as memory_estimate, host_ram_gb
+from .models import zoo
 
 Budget = Literal["quick", "balanced", "best"]
 BUDGETS: tuple[str, ...] = ("quick", "balanced", "best")
@@ -74,7 +80,6 @@ class Reason:
 
 def detect_hardware(workspace: str | Path = ".") -> Hardware:
     """Card memory (nvidia-smi, no torch import), host RAM and free disk under ``workspace``."""
-    from .memory.estimator import detect_gpu_mem_gb, host_ram_gb
     try:
         disk = shutil.disk_usage(Path(workspace) if Path(workspace).exists() else ".").free / GB
     except OSError:
@@ -94,8 +99,6 @@ def _family(model: str) -> str:
 
 def model_facts(model: str) -> dict[str, Any]:
     """Size and languages of a model the estimator has a card for; {} when it has none."""
-    from .models import zoo
-    from .memory.cards import load_card
     if zoo.is_builtin(model) and model != DEMO_MODEL:   # real models shipped in packages: measured facts
         m = zoo.get(model)
         scale = {"K": 1e3, "M": 1e6, "B": 1e9}
@@ -242,7 +245,6 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
 
 def _template(model: str) -> str:
     """The model's own chat template for the built-in real models (their recipes use it), else by family."""
-    from .models import zoo
     if zoo.is_builtin(model) and model != DEMO_MODEL:
         return "auto"
     return TEMPLATES.get(_family(model), "auto")
@@ -250,12 +252,10 @@ def _template(model: str) -> str:
 
 def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
     """(batch, gradient checkpointing) of the fastest plan that fits; None when none does (or no card info)."""
-    from .memory.estimator import estimate as memory_estimate
     for ckpt in (False, True):
         for batch in (8, 4, 2, 1):
             try:
-                est = fit_estimate(cfg.replace(per_device_train_batch_size=batch, gradient_checkpointing=ckpt), hw,
-                                   memory_estimate)
+                est = fit_estimate(cfg.replace(per_device_train_batch_size=batch, gradient_checkpointing=ckpt), hw)
             except StudioError:
                 return 1, True   # no architecture card: the safest plan
             if est.fits is not False and not est.tight:
@@ -272,8 +272,7 @@ def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:
     Raises:
         StudioError: no architecture card for the model.
     """
-    if estimate_fn is None:
-        from .memory.estimator import estimate as estimate_fn
+    estimate_fn = estimate_fn or memory_estimate
     if hw.device == "cuda":
         return estimate_fn(cfg, hw.gpu_gb, ram_gb=hw.ram_gb)
     return estimate_fn(cfg, None, device="cpu", ram_gb=hw.ram_gb)
@@ -326,7 +325,6 @@ def guess_task(rows: list[dict[str, Any]]) -> str:
 
 def explicit_keys(data: dict[str, Any]) -> set[str]:
     """The RunConfig fields a YAML dict (LLaMA-Factory keys too) or ``--set`` pairs name."""
-    from .config.lf_keys import translate_llamafactory
     translated, _, _ = translate_llamafactory(dict(data))
     return set(data) | set(translated)
 
@@ -341,8 +339,6 @@ def fill_unset(cfg: RunConfig, explicit: set[str], hardware: Hardware | None = N
     Raises:
         StudioError: the data cannot be read (the same error training would give).
     """
-    from .data.dataset import load_rows
-    from .data.preference import as_sft_rows, stage_kind
     rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))
     rows = as_sft_rows(rows) if cfg.stage != "sft" else rows  # the task is judged by the good answers
     hw = hardware or detect_hardware(Path(cfg.output_dir or ".").parent)

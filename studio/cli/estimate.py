@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from ..config.run_config import RunConfig
 from ..config.vocabulary import accepted_optimizers
 from ..errors import StudioError
 from ..memory.estimator import DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, host_ram_gb
@@ -103,7 +104,6 @@ def plan_config(args: argparse.Namespace) -> Any:
     Raises:
         StudioError: a bad config file.
     """
-    from ..config.run_config import RunConfig
     if args.config:
         cfg, settings = RunConfig.load(args.config), _flag_settings(args)
     else:

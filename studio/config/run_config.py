@@ -26,6 +26,7 @@ from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_ove
 from .lf_keys import translate_llamafactory
 from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer, deepspeed_choices
 from ..errors import ConfigError
+from ..workspace import atomic_write_text
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
 __all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "PATH_NAMES", "PATH_ROOTS",
@@ -271,7 +272,6 @@ class RunConfig:
         return "\n".join(lines) + "\n" + body
 
     def save(self, path: str | Path) -> None:
-        from ..workspace import atomic_write_text
         atomic_write_text(Path(path), self.to_yaml())
 
     def replace(self, **changes: Any) -> "RunConfig":

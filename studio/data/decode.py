@@ -64,7 +64,7 @@ def detect_encoding(raw: bytes) -> str:
             return "gb18030"
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes
+    from charset_normalizer import from_bytes  # start-up: charset_normalizer, 0.014 s at import; only a guess needs it
     best = from_bytes(raw).best()
     guess = best.encoding if best is not None else None
     # short Western exports are often guessed as a neighbouring Latin code page; Excel writes cp1252

@@ -89,7 +89,7 @@ def check_cells(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> N
 def check_unpacked(path: Path, max_mb: float) -> None:
     """An .xlsx is a zip: the limit that matters is what it unpacks to (a 2 MB file can hold 5M rows).
     The sizes come from the zip's directory, so nothing is decompressed to check them."""
-    import zipfile
+    import zipfile  # start-up: zipfile, 0.006 s at import; `studio webui --help` loads this module
     if not max_mb:
         return
     try:

@@ -17,11 +17,13 @@ rendered string tokenizes to the ids LLaMA-Factory builds slot by slot).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StudioError
 from ..notices import Notice
+from .template_budget import install
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,6 @@ class ChatTemplate(Template):
                                bos_text=tokenizer.bos_token or "", eos_text=eos).items():
             object.__setattr__(self, key, value)
         object.__setattr__(self, "_tok", tokenizer)
-        from .template_budget import install
         install()  # the model's own template is code it brought: it renders with a budget
 
     def _fill(self, text: str, content: str = "") -> str:
@@ -287,7 +288,6 @@ def _has_chat_template(tokenizer: Any) -> bool:
 
 
 def closest_template(name: str) -> str | None:
-    import difflib
     close = difflib.get_close_matches((name or "").lower(), [*TEMPLATE_NAMES, *sorted(LLAMAFACTORY_ONLY)], n=1)
     return close[0] if close else None
 

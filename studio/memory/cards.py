@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..errors import StudioError
-from .meta_count import ModelFacts
+from .meta_count import ModelFacts, count_dict
 from ..workspace import PRESETS_DIR
 
 CARDS_DIR = PRESETS_DIR / "models"
@@ -160,7 +162,6 @@ def _card_from_yaml(path: Path) -> ArchCard:
 
 @functools.lru_cache(maxsize=256)
 def _parse_card(file: str, _mtime_ns: int, _size: int) -> ArchCard:
-    import yaml
     path = Path(file)
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     names = {f.name for f in dataclasses.fields(ArchCard)}
@@ -229,7 +230,6 @@ def card_from_config(cfg: dict[str, Any], name: str = "local") -> ArchCard:
     """The card of a config.json: counted from the model's skeleton on the meta device when transformers knows
     the architecture; else (custom code, no transformers installed) the Llama-block formula of card_from_hf_config."""
     try:
-        from .meta_count import count_dict
         return card_from_facts(count_dict(cfg), name)
     except (ImportError, ValueError, KeyError, TypeError, AttributeError, RuntimeError):
         # remote-code architectures are never run to count them (their code could do anything)
@@ -249,6 +249,7 @@ def load_card(name_or_path: str) -> ArchCard:
     """
     key = str(name_or_path).strip()
     if key == "tiny-demo":
+        # start-up: the model loader, 0.01 s at import; `studio estimate --help` loads this module
         from ..models.loading import DEMO_DEFAULTS as d
         return ArchCard("tiny-demo", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"],
                         d["vocab_size"], tie_embeddings=True, source="studio/models/loading.py DEMO_DEFAULTS")

@@ -92,7 +92,7 @@ def _keys(settings: dict[str, Any]) -> str:
 
 def _host_note(est: Any) -> str:
     host = est.host_breakdown.get("offloaded_states", 0) + est.host_breakdown.get("offloaded_activations", 0)
-    pcie = est.plan.get("activation_pcie_s", 0)
+    pcie = round(terms.activation_pcie_seconds(est.card, est.setup), 3) if est.card and est.setup else 0
     return (f", needs {est.cpu_gb:,.0f} GB host RAM" if host > 1 else "") + \
         (f", ~{pcie:.2f} s a step over PCIe" if pcie else "")
 

@@ -58,12 +58,12 @@ def _with_request(fn: Callable, first: Callable[[Any], Any]) -> Callable:
     endpoint's API description and a direct call read as ``fn``'s."""
     params = list(inspect.signature(fn).parameters.values())[1:]
     names = [p.name for p in params]
+    varying = False
     own = "request" in names  # fn needs the request itself too (whose generation a Stop ends): it gets it as well
     request = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
     if own:
         where, public = names.index("request"), params
-    elif any(p.kind is p.VAR_POSITIONAL for p in params):  # (*values): the request goes first, as Gradio fills it
-        request = request.replace(default=inspect.Parameter.empty)
+    elif varying := any(p.kind is p.VAR_POSITIONAL for p in params):  # (*values): the request goes first
         where, public = 0, [request, *params]
     else:  # after the last positional parameter (Gradio fills only positional ones), before keyword-only ones
         where = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
@@ -72,6 +72,8 @@ def _with_request(fn: Callable, first: Callable[[Any], Any]) -> Callable:
     def split(args: tuple, kwargs: dict) -> tuple[Any, tuple]:
         if "request" in kwargs:
             return (kwargs["request"] if own else kwargs.pop("request")), args
+        if varying:  # Gradio puts its request first; a direct call (a test, another handler) has none there
+            return (args[0], args[1:]) if args and isinstance(args[0], gr.Request) else (None, args)
         if len(args) > where:
             return args[where], (args if own else args[:where] + args[where + 1:])
         return None, args

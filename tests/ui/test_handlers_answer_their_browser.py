@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import gradio as gr
 import pytest
 from gradio.helpers import special_args
 from gradio.utils import check_function_inputs_match
@@ -71,7 +72,9 @@ def test_generators_values_and_an_own_request_keep_their_shape(ctx: AppContext) 
         return lang, text, request.username
 
     assert list(_gradio_call(for_each_browser(ctx, stream), [2], _request("zh"))) == [("zh", 0), ("zh", 1)]
-    assert _gradio_call(for_each_browser(ctx, every), [1, 2, 3], _request("zh")) == ("zh", (1, 2, 3))
+    zh = gr.Request(headers={"cookie": "studio_lang=zh"})
+    assert _gradio_call(for_each_browser(ctx, every), [1, 2, 3], zh) == ("zh", (1, 2, 3))
+    assert for_each_browser(ctx, every)(1, 2) == ("en", (1, 2))  # called directly: no request, the ctx given
     assert _gradio_call(in_browser_lang(None, "en", own), ["t"], _request("zh", "bo")) == ("zh", "t", "bo")
 
 

@@ -87,8 +87,8 @@ def build_app(ctx: Any) -> Any:
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
         # a dataset converted on the Data tab becomes the training data; the settings are derived for it
-        data["dataset"].change(settings["pick_dataset"], data["dataset"], [settings["data_pick"], settings["task"]],
-                               api_visibility="private").then(
+        data["dataset"].change(for_each_browser(ctx, settings["pick_dataset"]), data["dataset"],
+                               [settings["data_pick"], settings["task"]], api_visibility="private").then(
             for_each_browser(ctx, lambda ctx, *a: settings["on_short"](ctx, *a) if a[3] else [gr.skip()] * len(derive_out)),
             derive_in, derive_out, api_visibility="private")
         # the settings saved for this workspace come back on every page load; then the panels are checked

@@ -173,7 +173,7 @@ def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
     """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
 
     Teammates on one studio each keep their own form (one shared file let a stale page of
-    one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
+    one user overwrite another's data choice). ``user`` defaults to ``ctx.user``, the login the handler answers.
     """
     user = user if user is not None else ctx.user
     if not user:

@@ -64,6 +64,8 @@ def _with_request(fn: Callable, first: Callable[[Any], Any]) -> Callable:
     if own:
         where, public = names.index("request"), params
     elif varying := any(p.kind is p.VAR_POSITIONAL for p in params):  # (*values): the request goes first
+        # with no default: before fn's own parameters a default makes no signature (split finds a direct call's)
+        request = request.replace(default=inspect.Parameter.empty)
         where, public = 0, [request, *params]
     else:  # after the last positional parameter (Gradio fills only positional ones), before keyword-only ones
         where = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)

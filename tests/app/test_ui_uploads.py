@@ -87,4 +87,4 @@ def test_settings_yaml_upload_keeps_the_data_limit(tmp_path: Path):
     yaml = tmp_path / "settings.yaml"
     yaml.write_text("learning_rate: 0.001\n" + "# padding\n" * 20000)
     with pytest.raises(gr.Error, match=r"'settings.yaml' is 0.2 MB, over this studio's limit of 0.1 MB"):
-        fn(str(yaml), *[None] * (len(dep["inputs"]) - 1), request=None)  # no browser: the page's own context
+        fn(str(yaml), *[None] * (len(dep["inputs"]) - 1))

@@ -68,6 +68,9 @@ def test_generators_values_and_an_own_request_keep_their_shape(ctx: AppContext) 
     def every(ctx: AppContext, *values: Any) -> tuple:
         return ctx.lang, values
 
+    def named_then_every(ctx: AppContext, text: str, *values: Any) -> tuple:  # the Settings tab's form handlers
+        return ctx.lang, text, values
+
     def own(lang: str, text: str, request: Any) -> tuple:  # a handler that needs the request itself too
         return lang, text, request.username
 
@@ -75,6 +78,8 @@ def test_generators_values_and_an_own_request_keep_their_shape(ctx: AppContext) 
     zh = gr.Request(headers={"cookie": "studio_lang=zh"})
     assert _gradio_call(for_each_browser(ctx, every), [1, 2, 3], zh) == ("zh", (1, 2, 3))
     assert for_each_browser(ctx, every)(1, 2) == ("en", (1, 2))  # called directly: no request, the ctx given
+    assert _gradio_call(for_each_browser(ctx, named_then_every), ["t", 1], zh) == ("zh", "t", (1,))
+    assert for_each_browser(ctx, named_then_every)("t", 1) == ("en", "t", (1,))
     assert _gradio_call(in_browser_lang(None, "en", own), ["t"], _request("zh", "bo")) == ("zh", "t", "bo")
 
 

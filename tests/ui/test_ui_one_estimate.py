@@ -67,7 +67,7 @@ def test_the_model_list_and_the_panel_give_the_same_number(page: tuple[Any, AppC
                                 form_values.config_to_values(RunConfig()))
     edited = form_values.values_to_config(values).replace(num_train_epochs=7.0)  # the user's own edit counts too
     for form in (values, form_values.config_to_values(edited)):
-        update = relist(MODEL, "sentiment", "balanced", data, *form, 0, request=None)  # no browser: the page's ctx
+        update = relist(MODEL, "sentiment", "balanced", data, *form, 0)
         labels = {v: lab for lab, v in update["choices"]}
         cfg = form_values.values_to_config(form)
         panel = time_line(ctx, cfg)

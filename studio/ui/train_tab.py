@@ -46,10 +46,11 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     return reason_text(snap, lang, surface="page")
 
 
-def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
-    """One readable block: state, progress bar, speed, memory, and in the end the plain reason."""
+def status_markdown(snap: dict[str, Any], lang: str = "en", role: str = "owner") -> str:
+    """One readable block: state, progress bar, speed, memory, and in the end the plain reason. ``role`` is the
+    reader's (page_role.py): a viewer, who cannot press Start, is not told to."""
     if snap.get("state") == "idle" or not snap.get("run"):
-        return msg("idle_viewer" if page_role() == "viewer" else "idle", lang)
+        return msg("idle_viewer" if role == "viewer" else "idle", lang)
     state = snap["state"]
     icon = {"finished": "✅", "aborted": "⏹️", "failed": "❌"}.get(state, "⏳")
     head = f"### {icon} {msg('state.' + state, lang) if ('state.' + state) in _STATES else state}"
@@ -257,7 +258,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
     seen.update(state=snap.get("state"), run=snap.get("run"))
-    status = status_markdown(snap, ctx.lang)
+    status = status_markdown(snap, ctx.lang, page_role(ctx))
     line = accuracy_line(ctx, snap)
     if line:  # right under the state: the answer to "did it work?"
         head, _, rest = status.partition("\n\n")
@@ -346,14 +347,14 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         else:
             gr.Info(msg("abort_sent", ctx.lang))
         snap_v = ctx.runner.snapshot()
-        return (status_markdown(snap_v, ctx.lang), *button_states(snap_v))
+        return (status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
     @ui_errors
     def on_resume(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
         run = resume_run(ctx, path)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()
-        return (snap_v, status_markdown(snap_v, ctx.lang), *button_states(snap_v))
+        return (snap_v, status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
     timer.tick(for_each_browser(ctx, poll), seen, outputs, api_name="poll", show_progress="hidden",
                concurrency_limit=None)

@@ -290,8 +290,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
             # a listed card fills in its memory; any other value (from the browser) changes nothing
-            gpu_pick.input(for_each_browser(ctx, lambda ctx, name: gpu_memory(name) or gr.skip()), gpu_pick, gpu_mem, api_visibility="private",
-                           show_progress="hidden")
+            gpu_pick.input(for_each_browser(ctx, lambda ctx, name: gpu_memory(name) or gr.skip()), gpu_pick, gpu_mem,
+                           api_visibility="private", show_progress="hidden")
             host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
                                  elem_id="host-ram")
     comps = list(form.values())
@@ -314,13 +314,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def demo_note_visible(ctx: AppContext, model_v: str | None) -> Any:
         return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # it stayed for Gemma
 
-    form["model_name_or_path"].change(for_each_browser(ctx, demo_note_visible), form["model_name_or_path"], demo_note,  # cheap: "multiple"
-                                      api_visibility="private", show_progress="hidden", trigger_mode="multiple")
+    form["model_name_or_path"].change(for_each_browser(ctx, demo_note_visible), form["model_name_or_path"], demo_note,
+                                      api_visibility="private", show_progress="hidden", trigger_mode="multiple")  # cheap
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 
-    def remember(ctx: AppContext, version: int | None, task_v: str, budget_v: str, gpu_v: float | None, ram_v: float | None,
-                 *values: Any) -> int | None:
+    def remember(ctx: AppContext, version: int | None, task_v: str, budget_v: str, gpu_v: float | None,
+                 ram_v: float | None, *values: Any) -> int | None:
         card = gpu_v if isinstance(gpu_v, (int, float)) and math.isfinite(gpu_v) and gpu_v >= 0 else None
         ram = ram_v if isinstance(ram_v, (int, float)) and math.isfinite(ram_v) and ram_v >= 0 else None
         saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card,
@@ -343,12 +343,13 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx, dataset=data_v,
                                                budget=budget_v, form=values, gpu_mem=card))
 
-    estimate.then(for_each_browser(ctx, relist), short + comps + [gpu_mem], model_pick, api_visibility="private", show_progress="hidden")
-    gr.on([task.change, budget.change], for_each_browser(ctx, remember), keep, loaded, api_visibility="private", trigger_mode="always_last",
-          show_progress="hidden")
+    estimate.then(for_each_browser(ctx, relist), short + comps + [gpu_mem], model_pick, api_visibility="private",
+                  show_progress="hidden")
+    gr.on([task.change, budget.change], for_each_browser(ctx, remember), keep, loaded, api_visibility="private",
+          trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
-    def on_short(ctx: AppContext, model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list[Any]:
+    def on_short(ctx: AppContext, model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list:
         # the tab's own events send the card memory after the form (app.py's page-load derive does not)
         values, card = (rest[:-1], rest[-1]) if len(rest) == len(comps) + 1 else (rest, None)
         new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values), card)
@@ -369,10 +370,11 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def get_button(ctx: AppContext, model_v: str | None) -> Any:
         return gr.update(**model_download.button(model_v, ctx.lang))
 
-    model_pick.change(for_each_browser(ctx, get_button), model_pick, get_btn, api_visibility="private", show_progress="hidden")
+    model_pick.change(for_each_browser(ctx, get_button), model_pick, get_btn, api_visibility="private",
+                      show_progress="hidden")
 
     @ui_errors
-    def download_model(ctx: AppContext, model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+    def download_model(ctx: AppContext, model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple:
         """The explicit download of a built-in model's file (its size is on the button)."""
         text = model_download.download(model_v, ctx.lang, progress=lambda f, m: progress(f, desc=m))
         return (gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx), value=model_v), text,
@@ -465,8 +467,8 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
-    fit.change(for_each_browser(ctx, refresh_suggestions), comps + [gpu_mem, host_ram], suggest, api_visibility="private",
-               show_progress="hidden")
+    fit.change(for_each_browser(ctx, refresh_suggestions), comps + [gpu_mem, host_ram], suggest,
+               api_visibility="private", show_progress="hidden")
     apply_btn.click(for_each_browser(ctx, apply), comps + [gpu_mem, host_ram, suggest], comps + [fit, check, suggest],
                     api_name="apply_suggestion")
 

@@ -332,8 +332,9 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
 
     picks = [form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in form]
     if len(picks) == 3:
-        gr.on([c.change for c in picks], for_each_browser(ctx, next_run_line), picks, will_train, api_visibility="private",
-              trigger_mode="multiple", show_progress="hidden")  # cheap; Settings' estimate is the one always_last
+        gr.on([c.change for c in picks], for_each_browser(ctx, next_run_line), picks, will_train,
+              api_visibility="private", trigger_mode="multiple",
+              show_progress="hidden")  # cheap; Settings' estimate is the one always_last
 
     @ui_errors
     def on_start(ctx: AppContext, *values: Any) -> dict[str, Any]:

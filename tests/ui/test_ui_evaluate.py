@@ -142,6 +142,8 @@ def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: 
     assert update["value"] == newer and listed == [newer, old]  # most recently finished first, and chosen
     update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed)
     assert update["value"] == old  # the user's own later choice stays
+    update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed, "zh")
+    assert all(f" · {tab.run_kinds('zh')[1]} · " in label for label, _ in update["choices"])  # its browser's words
 
 
 def test_the_download_link_comes_at_once_for_a_big_export(tmp_path: Path) -> None:

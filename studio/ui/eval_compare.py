@@ -94,8 +94,9 @@ def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_
         go = gr.Button(T("ev.d_go"), variant="primary")
         out = Markdown(elem_id="ev-deploy")
 
-    def handler(ctx: Any, run_v: str, *row_values: Any) -> str:
-        *rest, mode = row_values
+    # (ctx, *values), no parameter before them: for_each_browser puts the request Gradio fills first
+    def handler(ctx: Any, *values: Any) -> str:
+        run_v, *rest, mode = values
         return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, ctx.lang)
 
     go.click(owner_only(for_each_browser(ctx, wrap(handler))), [run] + rows_inputs, out, api_name="deploy_report")
@@ -135,8 +136,8 @@ def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows_inputs:
     full_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[0])
     quant_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[1])
 
-    def handler(ctx: Any, run_v: str, full_v: str | None, quant_v: str | None, *row_values: Any) -> str:
-        *rest, mode = row_values
+    def handler(ctx: Any, *values: Any) -> str:  # (ctx, *values): as the deploy report's handler
+        run_v, full_v, quant_v, *rest, mode = values
         return on_compare_quantized(run_v, full_v, quant_v, functools.partial(rows_of, run_v, *rest), mode,
                                     ctx.lang)
 

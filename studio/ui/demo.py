@@ -111,7 +111,7 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
             text = _labels_page(run, T, lang or "en", answer, limit_mb)
         else:
             text = _chat_page(run, T, answer)
-        feedback_row(store, run, T, text, run.task)
+        feedback_row(store, run, T, text, run.task, answer)
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
 

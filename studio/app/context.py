@@ -9,18 +9,17 @@ Fields:
     nvme_roots:    the folders the operator named with ``--nvme-root``: the only ones offload_nvme_path may
                    name from the page (DeepSpeed writes there); none by default.
     runner:        the one ``studio.runs.jobs.JobRunner`` (server-side state: reloads re-attach to it).
-    lang:          'en' or 'zh': the language of the browser being answered (its in-page switch,
-                   --lang, its Accept-Language), as the page's ``lang_source`` reads it
-                   (studio/ui/session_lang.py); ``default_lang`` outside a request (build time, tests).
-    user:          the login being answered (``user_source``), None without logins or outside a request.
-    default_lang:  the server's default (--lang, else 'en').
+    lang:          'en' or 'zh': the language words are built in. The server's default (--lang, else 'en')
+                   in the context a page is built with; the browser's own in the one its handler is given
+                   (``answering``, made by studio/ui/handlers.py from the request it answers).
+    user:          the login being answered; None without logins, at build time and outside the page.
+    forced_lang:   --lang as given (None: each browser's own language wins over ``lang``).
     max_upload_mb: largest accepted upload in MB.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from ..errors import StudioError
 from ..runs.jobs import JobRunner
@@ -34,28 +33,19 @@ class AppContext:
     data_root: Path
     allowed_roots: list[Path]
     runner: JobRunner
-    default_lang: str = "en"
+    lang: str = "en"
     max_upload_mb: float = 50.0
     max_model_upload_mb: float = 4096.0  # .gguf uploads in Settings (studio/app/uploads.py)
     allow_remote_code: bool = False  # only launch.py --trust-remote-code sets it, never the web page
     nvme_roots: list[Path] = field(default_factory=list)  # launch.py --nvme-root: where offload_nvme_path may point
     extra: dict = field(default_factory=dict)  # room for later tabs; never needed by the core ones
-    # How the request being answered is read: set by the page that serves this context (studio/ui/app.py), so
-    # the services below the page never import the web framework to learn who is asking, and in which language.
-    lang_source: Callable[[str], str] = field(default=lambda fallback: fallback, repr=False)
-    user_source: Callable[[], str | None] = field(default=lambda: None, repr=False)
+    user: str | None = None
+    forced_lang: str | None = None
 
-    @property
-    def lang(self) -> str:
-        return self.lang_source(self.default_lang)
-
-    @property
-    def user(self) -> str | None:
-        return self.user_source()
-
-    @lang.setter
-    def lang(self, value: str) -> None:
-        self.default_lang = value
+    def answering(self, *, lang: str, user: str | None) -> "AppContext":
+        """This context for one answer to one browser: its language and login; everything else shared (the same
+        runner, folders and ``extra``), so what a handler changes there every later answer sees."""
+        return replace(self, lang=lang, user=user)
 
     @classmethod
     def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",
@@ -72,6 +62,6 @@ class AppContext:
         roots = [ws] + [Path(d).expanduser().resolve() for d in (data_roots or [])]
         register_roots(roots)  # links into these are not links out (studio/safe_files.py)
         return cls(workspace=ws, runs_root=runs, data_root=data, allowed_roots=roots,
-                   runner=runner or JobRunner(runs), default_lang=lang, max_upload_mb=max_upload_mb,
+                   runner=runner or JobRunner(runs), lang=lang, max_upload_mb=max_upload_mb,
                    max_model_upload_mb=max_model_upload_mb,
                    nvme_roots=[Path(d).expanduser().resolve() for d in (nvme_roots or [])])

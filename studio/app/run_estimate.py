@@ -11,10 +11,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..autoconfig import suggest_settings
 from ..config.run_config import DEMO_MODEL, RunConfig
+from ..data.dataset import load_rows
 from ..errors import StudioError
+from ..memory.cards import load_card
+from ..models import zoo
+from ..runs import run_time
 from ..words.units import fmt_seconds
 from .context import AppContext
+from .paths import estimate_paths
+from .settings import dataset_info, hardware
 from ..words.catalog import msg
 
 # rows of a task when no dataset is chosen yet (the old estimate's tokens per row, as characters)
@@ -25,21 +32,18 @@ _lock = threading.Lock()  # tokenizers and the row cache are shared by the serve
 
 @lru_cache(maxsize=4)
 def _rows(path: str, mtime: float, size: int) -> tuple[dict[str, Any], ...]:
-    from ..data.dataset import load_rows
     return tuple(load_rows(path))
 
 
 def _model_folder(model: str) -> tuple[Path | None, float]:
     """(a local folder holding the model's tokenizer, CPU-seconds of preparation still to do)."""
-    from ..models import zoo
-    from ..runs.run_time import PREPARE_CPU_S
     if model == DEMO_MODEL:
         return None, 0.0
     if zoo.is_builtin(model):
         state = zoo.availability(model)
         if state == "ready":
             return zoo.prepared_folder(model), 0.0
-        return None, PREPARE_CPU_S.get(zoo.get(model).name, 30.0) if state in ("package", "download") else 0.0
+        return None, run_time.PREPARE_CPU_S.get(zoo.get(model).name, 30.0) if state in ("package", "download") else 0.0
     path = Path(model).expanduser()
     return (path, 0.0) if (path / "tokenizer_config.json").is_file() or (path / "tokenizer.json").is_file() \
         else (None, 0.0)
@@ -48,8 +52,6 @@ def _model_folder(model: str) -> tuple[Path | None, float]:
 def _card(cfg: RunConfig, folder: Path | None) -> Any:
     """A built-in model's shipped card (no transformers import in the server for the Model list); a local
     folder's own config.json otherwise."""
-    from ..memory.cards import load_card
-    from ..models import zoo
     name = cfg.model_name_or_path.strip()
     if zoo.is_builtin(name) or folder is None:
         return load_card(name)
@@ -61,7 +63,6 @@ def _card(cfg: RunConfig, folder: Path | None) -> Any:
 
 def rows_for(ctx: AppContext, dataset: str | None, task: str, n_rows: int | None = None) -> list[dict[str, Any]]:
     """The chosen dataset's rows when the studio knows it, else ``n_rows`` placeholder rows of ``task``'s size."""
-    from .settings import dataset_info
     info = dataset_info(ctx, dataset) if dataset else None
     if info:
         p = Path(info["path"])
@@ -85,21 +86,18 @@ def placeholder_rows(task: str, n_rows: int | None) -> list[dict[str, Any]]:
 def estimate(ctx: AppContext, cfg: RunConfig, rows: list[dict[str, Any]]) -> Any:
     """run_time.estimate for ``cfg`` (its model folder confined already) on this machine and this studio's runs;
     None when the model has no architecture card."""
-    from .settings import hardware
     return _estimate(cfg, rows, hardware(ctx).device, ctx.runs_root)
 
 
 def plan_seconds(model: str, task: str, budget: str, rows: list[dict[str, Any]], hw: Any,
                  runs_root: Path | None = None) -> float | None:
     """Seconds of the plan the page derives for ``model`` (the Model list's "about N here"); None: no card."""
-    from ..autoconfig import suggest_settings
     changes, _ = suggest_settings(model, len(rows), task, hw, budget)
     est = _estimate(RunConfig().replace(**changes), rows, hw.device, runs_root)
     return est.seconds if est is not None else None
 
 
 def _estimate(cfg: RunConfig, rows: list[dict[str, Any]], device: str, runs_root: Path | None) -> Any:
-    from ..runs import run_time
     folder, prepare = _model_folder(cfg.model_name_or_path.strip())
     try:
         card = _card(cfg, folder)
@@ -125,7 +123,6 @@ def form_estimate(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> A
     Raises:
         StudioError: a path in ``cfg`` outside the studio's folders.
     """
-    from .paths import estimate_paths
     confined = estimate_paths(cfg, ctx)  # before the estimator reads config.json
     return estimate(ctx, confined, rows_for(ctx, confined.dataset, task))
 

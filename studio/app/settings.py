@@ -7,21 +7,23 @@ lists the converted datasets, and keeps the settings per workspace so a reload r
 from __future__ import annotations
 
 import dataclasses
-
+import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, learning_problems,
+from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, guess_task, learning_problems,
                           suggest_settings)
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
 from ..safe_files import leaves
 from ..state_files import read_state
+from ..workspace import atomic_write_text, safe_name
 from . import form_values
 from .context import AppContext
+from .state_problems import problem_lines
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
 from ..words.config_problems import problem_words
 from ..words.error_words import page_message
@@ -52,7 +54,6 @@ def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
 def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, source: str | None = None) -> None:
     """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably) and the
     name of the file it came from (converting that file again may replace it)."""
-    from ..workspace import atomic_write_text
     data = catalog(ctx)
     data[Path(path).name] = {"task": task, "rows": rows, **({"source": source} if source else {})}
     atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
@@ -60,7 +61,6 @@ def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, so
 
 def _guess_task(path: Path) -> str:
     """For datasets converted by the CLI: the rule is autoconfig's (``guess_task``), over the first 200 rows."""
-    from ..autoconfig import guess_task
     rows = []
     try:
         with path.open(encoding="utf-8") as fh:
@@ -173,16 +173,15 @@ def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
     """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
 
     Teammates on one studio each keep their own form (one shared file let a stale page of
-    one user overwrite another's data choice). ``user`` defaults to the login answering the current request.
+    one user overwrite another's data choice). ``user`` defaults to ``ctx.user``, the login the handler answers.
     """
-    from ..workspace import safe_name
     user = user if user is not None else ctx.user
     if not user:
         return ctx.workspace
     try:
         return ctx.workspace / "users" / safe_name(user)
     except StudioError:
-        import hashlib  # a user name that is no folder name still gets a folder of its own
+        # a user name that is no folder name still gets a folder of its own
         return ctx.workspace / "users" / hashlib.sha256(user.encode()).hexdigest()[:16]
 
 
@@ -201,7 +200,6 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
     nothing is written and None comes back, so a stale page never overwrites newer settings. Returns the
     new version.
     """
-    from ..workspace import atomic_write_text
     try:
         cfg = form_values.values_to_config(values)
     except StudioError:
@@ -243,6 +241,5 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
                          form_values.config_to_values(RunConfig()))
-    from .state_problems import problem_lines
     lost = problem_lines(ctx.lang, files=[path], since=since)
     return values, choices, (lost + "\n\n" + why) if lost else why

@@ -7,6 +7,7 @@ workspace and --data-root, and Gradio serves no folder beyond its own upload cac
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from typing import Any
 
@@ -15,7 +16,7 @@ from .guard import auth_guard_middleware
 from ..app.server_flags import check_flags, is_loopback, parse_auth, parse_roles, upload_policy
 from ..app.server_flags import add_arguments  # noqa: F401  # this verb's flags (launch.py, studio/__main__.py)
 from ..app.uploads import model_upload_mb, server_limit_bytes
-from .session_lang import SWITCH_JS, session_lang, session_user
+from .session_lang import SWITCH_JS
 
 
 # The studio's own CSS (launch(css=...)); one rule per fix, each saying why.
@@ -40,14 +41,14 @@ def build_app(ctx: Any) -> Any:
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     from .common import CLOSE_TOASTS_JS
-    ctx.lang_source, ctx.user_source = session_lang, session_user  # the services ask the page who is asking
+    from .handlers import for_each_browser
     T = make_i18n()
     # uploads and other temp files go after a day (Gradio's own sweep; the guard keeps per-login quotas)
     with gr.Blocks(title="Fine-Tune Studio", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         with gr.Row():
             Markdown(T("app.title"))
             # the page's own language switch: this browser only (a cookie), labels and server messages alike
-            lang_pick = gr.Radio([("English", "en"), ("中文", "zh")], value=ctx.default_lang, show_label=False,
+            lang_pick = gr.Radio([("English", "en"), ("中文", "zh")], value=ctx.lang, show_label=False,
                                  container=False, scale=0, min_width=160, elem_id="lang-switch")
             lang_pick.input(None, lang_pick, None, js=SWITCH_JS)
             if ctx.extra.get("auth"):  # Gradio's own /logout route ends the login session
@@ -69,37 +70,39 @@ def build_app(ctx: Any) -> Any:
                 else:
                     evaluate = build_evaluate_tab(ctx)
                     if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
-                        eval_tab.select(evaluate["refresh_runs"], [evaluate["run"], evaluate["listed"]],
+                        eval_tab.select(for_each_browser(ctx, evaluate["refresh_runs"]), [evaluate["run"], evaluate["listed"]],
                                         [evaluate["run"], evaluate["listed"]],
                                         api_visibility="private")
             with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
                 runs = build_runs_tab(ctx, T)
-            runs_tab.select(runs["refresh"], runs["picked"], [runs["table"], runs["picked"]],
+            runs_tab.select(for_each_browser(ctx, runs["refresh"]), runs["picked"], [runs["table"], runs["picked"]],
                             api_visibility="private")
             with gr.Tab(T("tab.feedback"), id="feedback", elem_id="tab-feedback") as feedback_tab:
                 from .feedback_tab import build_feedback_tab  # start-up: gradio, as the tabs above
                 feedback = build_feedback_tab(ctx, T)
-            feedback_tab.select(feedback["refresh"], feedback["run"], feedback["run"], api_visibility="private")
+            feedback_tab.select(for_each_browser(ctx, feedback["refresh"]), feedback["run"], feedback["run"], api_visibility="private")
         # a toast belongs to the tab it was raised on (common.TOAST_S): picking another tab closes it
         tabs.select(None, None, None, js=CLOSE_TOASTS_JS)
         form = settings["form"]
         comps = list(form.values())
         derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
         # a dataset converted on the Data tab becomes the training data; the settings are derived for it
-        data["dataset"].change(settings["pick_dataset"], data["dataset"], [settings["data_pick"], settings["task"]],
-                               api_visibility="private").then(
-            lambda *a: settings["on_short"](*a) if a[3] else [gr.skip()] * len(derive_out), derive_in, derive_out,
-            api_visibility="private")
+        data["dataset"].change(for_each_browser(ctx, settings["pick_dataset"]), data["dataset"],
+                               [settings["data_pick"], settings["task"]], api_visibility="private").then(
+            for_each_browser(ctx, lambda ctx, *a: settings["on_short"](ctx, *a) if a[3] else [gr.skip()] * len(derive_out)),
+            derive_in, derive_out, api_visibility="private")
         # the settings saved for this workspace come back on every page load; then the panels are checked
-        app.load(settings["on_load"], None, settings["load_outputs"], api_visibility="private").then(
-            settings["refresh"], comps + [settings["gpu_mem"], settings["host_ram"]], [settings["fit"], settings["check"]],
+        app.load(for_each_browser(ctx, settings["on_load"]), None, settings["load_outputs"],
+                 api_visibility="private").then(
+            for_each_browser(ctx, settings["refresh"]), comps + [settings["gpu_mem"], settings["host_ram"]], [settings["fit"], settings["check"]],
             api_visibility="private")
-        app.load(lambda: train["tick"](None), None, train["outputs"], api_visibility="private")
-        app.load(lambda: ctx.lang, None, lang_pick, api_visibility="private")  # this browser's language
+        app.load(for_each_browser(ctx, lambda ctx: train["tick"](ctx, None)), None, train["outputs"],
+                 api_visibility="private")
+        app.load(for_each_browser(ctx, lambda ctx: ctx.lang), None, lang_pick, api_visibility="private")  # this browser's
         from .localize import wire  # start-up: gradio, as the tabs above
         wire(app, ctx)  # table headers and choice names the server wrote at build time, in this browser's language
         from .page_role import wire_role  # start-up: gradio, as the tabs above
-        wire_role(app, banner, ctx.lang)  # last: it marks the controls of every owner-only event wired above
+        wire_role(app, banner, ctx)  # last: it marks the controls of every owner-only event wired above
     app.studio_ctx = ctx  # type: ignore[attr-defined]
     app.studio_i18n = T  # type: ignore[attr-defined]
     return app
@@ -154,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
                             max_upload_mb=args.max_upload_mb,
                             max_model_upload_mb=model_upload_mb(args),
                             nvme_roots=getattr(args, "nvme_root", []))
+    ctx.forced_lang = args.lang  # None: each browser's own language
     ctx.extra["auth"] = bool(auth)
     ctx.extra["roles"] = parse_roles(args) if auth else {}  # the page says "viewer" and switches owner controls off
     ctx.extra["launch"] = args  # the Share-a-demo panel (app/shared_demos.py) starts a run's demo with these host and logins
@@ -164,8 +168,7 @@ def main(args: argparse.Namespace) -> int:
     # start-up: 0.06-0.09 s at import (yaml, the job runner); `studio webui --help` never needs them
     from ..runs import queue as run_queue
     from ..app.paths import resolve_run_paths
-    run_queue.watch(ctx, lambda c: resolve_run_paths(c, ctx))  # queued runs (kept in the workspace) start by themselves
-    app.studio_forced_lang = args.lang  # type: ignore[attr-defined]  # None: each browser's own language
+    run_queue.watch(ctx, functools.partial(resolve_run_paths, ctx=ctx))  # queued runs (kept in the workspace) start by themselves
     app.queue(default_concurrency_limit=4)
     print(f"Workspace: {ctx.workspace}", flush=True)
     app.launch(**launch_kwargs(args, app.studio_i18n, auth), prevent_thread_lock=True)

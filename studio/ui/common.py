@@ -12,8 +12,8 @@ from ..words import units
 from ..errors import StudioError
 from ..words.error_words import page_message
 from ..workspace import is_disk_full
+from ..app.context import AppContext
 from .i18n import msg
-from .session_lang import session_lang
 from .text import text_value
 
 log = logging.getLogger("studio.ui")
@@ -30,8 +30,7 @@ CLOSE_TOASTS_JS = "() => { document.querySelectorAll('[data-testid=\"toast-close
 def error_text(exc: BaseException, name: str, lang: str = "en") -> str:
     """The one rule for an error's words on the page: a StudioError worded by its code with the page's fix (never a
     CLI flag: studio/words/error_words.py); anything else logged as a bug and shown as a plain sentence (never a
-    traceback), in the language of the browser being answered (``lang`` outside a request)."""
-    lang = session_lang(lang)
+    traceback), in ``lang``."""
     if isinstance(exc, gr.Error):
         return str(exc.message)
     if isinstance(exc, StudioError):  # in the page's language (no English words left in a Chinese page)
@@ -51,7 +50,7 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
     if isinstance(exc, gr.Error):
         return exc
     return gr.Error(text_value(error_text(exc, name, lang)), duration=TOAST_S, print_exception=False,
-                    title=msg("err.title", session_lang(lang)))
+                    title=msg("err.title", lang))
 
 
 def _doing(name: str) -> str:
@@ -60,28 +59,29 @@ def _doing(name: str) -> str:
 
 
 def _handler_lang(fn: Callable) -> Callable[[tuple, dict], str]:
-    """How to read a handler's ``lang`` argument (the language its tab was built in) from a call: a coded error
-    is worded when shown, so the page's words fall back to that language outside a request, as the handler's
-    own messages do (``msg(key, lang)``); "en" for a handler without one."""
+    """How to read the language a handler answers in from its call: its ``lang`` argument, else its AppContext's
+    (studio/ui/handlers.py gives each handler its browser's), else "en". A coded error is worded when shown, so its
+    words come out in the same language as the handler's own messages."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        sig = None
-    if sig is None or "lang" not in sig.parameters:
         return lambda args, kwargs: "en"
 
     def lang_of(args: tuple, kwargs: dict) -> str:
         try:
-            lang = sig.bind_partial(*args, **kwargs).arguments.get("lang", sig.parameters["lang"].default)
+            given = sig.bind_partial(*args, **kwargs).arguments
         except TypeError:
             return "en"
+        lang = given.get("lang")
+        if lang is None:
+            lang = next((v.lang for v in given.values() if isinstance(v, AppContext)), None)
         return lang if isinstance(lang, str) and lang in ("en", "zh") else "en"
     return lang_of
 
 
 def ui_errors(fn: Callable) -> Callable:
-    """Wrap a handler (plain or generator) so every error reaches the page through ``user_error`` (in the language
-    of the browser being answered; outside a request, the handler's ``lang`` argument)."""
+    """Wrap a handler (plain or generator) so every error reaches the page through ``user_error``, in the language
+    the handler answers in (its ``lang`` or its AppContext's)."""
     name = getattr(fn, "__name__", "handler")
     lang_of = _handler_lang(fn)
     if inspect.isgeneratorfunction(fn):
@@ -103,23 +103,25 @@ def ui_errors(fn: Callable) -> Callable:
 
 
 def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
-    """A duration in the language of the browser being answered (else ``lang``)."""
-    return units.fmt_seconds(seconds, session_lang(lang))
+    """A duration in ``lang``."""
+    return units.fmt_seconds(seconds, lang)
 
 
-def inline_errors(slot: int, n: int, lang: str = "en") -> Callable[[Callable], Callable]:
+def inline_errors(slot: int, n: int) -> Callable[[Callable], Callable]:
     """Wrap a handler with ``n`` outputs so an error is written into output ``slot`` (a Markdown beside the control
     it is about: "❌ what. Fix: ...") and the other outputs are left as they are, instead of raised as a toast. The
-    message stays until that control's next event replaces it, and no output turns into a bare "Error" pill."""
+    message stays until that control's next event replaces it, and no output turns into a bare "Error" pill. The
+    words are in the language the handler answers in (its ``lang`` or its AppContext's)."""
     def wrap(fn: Callable) -> Callable:
         name = getattr(fn, "__name__", "handler")
+        lang_of = _handler_lang(fn)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - every error is shown, bugs are logged
-                said = "❌ " + error_text(exc, name, lang)
+                said = "❌ " + error_text(exc, name, lang_of(args, kwargs))
                 if n == 1:
                     return said
                 return tuple(said if i == slot else gr.skip() for i in range(n))

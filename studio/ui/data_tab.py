@@ -26,6 +26,7 @@ from ..state_files import read_state
 from ..app.state_problems import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
+from .handlers import for_each_browser
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
 from ..app.settings import catalog, remember_dataset
@@ -183,23 +184,23 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
 
     # a file's problem stays in `info`, beside the upload, until another file is picked (forget() clears it)
-    opened = inline_errors(0, len(loaded), ctx.lang)
+    opened = inline_errors(0, len(loaded))
 
     @opened
-    def on_upload(path: str | None) -> tuple[Any, ...]:
+    def on_upload(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
         if not path:
             return tuple(gr.skip() for _ in loaded)
         return inspect(path, ctx)
 
     @opened
-    def on_sample() -> tuple[Any, ...]:
+    def on_sample(ctx: AppContext) -> tuple[Any, ...]:
         return inspect(str(SAMPLE), ctx)
 
     @opened
-    def on_open(path: str) -> tuple[Any, ...]:
+    def on_open(ctx: AppContext, path: str) -> tuple[Any, ...]:
         return inspect(str(confine(path, ctx.allowed_roots)), ctx)
 
-    def on_label_col(path: str | None, label_col: str | None, text_col: str | None, task_v: str) -> Any:
+    def on_label_col(ctx: AppContext, path: str | None, label_col: str | None, text_col: str | None, task_v: str) -> Any:
         if not path or not label_col:
             return gr.skip(), ""
         try:
@@ -209,38 +210,39 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang,
                                                                                  text_col)
 
-    @inline_errors(0, 2, ctx.lang)  # beside Convert, until the next Convert
-    def on_convert(path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
+    @inline_errors(0, 2)  # beside Convert, until the next Convert
+    def on_convert(ctx: AppContext, path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
         cols = dict(zip(ROLES, rest[:len(ROLES)]))
         lm, instr, nm = rest[len(ROLES):]
         return convert(ctx, path, task_v, cols, lm, instr, nm)
 
-    def show_for_task(task_v: str) -> list[Any]:
+    def show_for_task(ctx: AppContext, task_v: str) -> list[Any]:
         return [gr.update(visible=role in TASK_ROLES.get(task_v, ROLES)) for role in ROLES] + [
             gr.update(visible=task_v == "sentiment")]
 
-    task.change(show_for_task, task, [*col.values(), label_map], api_visibility="private")
+    task.change(for_each_browser(ctx, show_for_task), task, [*col.values(), label_map], api_visibility="private")
     # forget the previous file first: if the new one is refused, Convert must not quietly use the old one, and the
     # previous Convert's report is about the previous file
-    def forget() -> tuple[Any, ...]:
+    def forget(ctx: AppContext) -> tuple[Any, ...]:
         return None, "", None, ""
 
     forgotten = [src, info, table_view, report]
+    forget = for_each_browser(ctx, forget)
     upload.upload(forget, None, forgotten, api_visibility="private").then(
-        on_upload, upload, loaded, api_name="upload_data")
+        for_each_browser(ctx, on_upload), upload, loaded, api_name="upload_data")
     sample.click(forget, None, forgotten, api_visibility="private").then(
-        on_sample, None, loaded, api_name="sample_data")
+        for_each_browser(ctx, on_sample), None, loaded, api_name="sample_data")
     open_btn.click(forget, None, forgotten, api_visibility="private").then(
-        on_open, server_path, loaded, api_name="open_data")
+        for_each_browser(ctx, on_open), server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
-        on_open, server_path, loaded, api_visibility="private")
-    col["label"].input(on_label_col, [src, col["label"], col["text"], task], [label_map, label_check],
+        for_each_browser(ctx, on_open), server_path, loaded, api_visibility="private")
+    col["label"].input(for_each_browser(ctx, on_label_col), [src, col["label"], col["text"], task], [label_map, label_check],
                        api_visibility="private")
-    def clear_output() -> tuple[str, str]:
+    def clear_output(ctx: AppContext) -> tuple[str, str]:
         return "", ""
 
     # a failed Convert must not leave the previous report and dataset on screen
-    convert_btn.click(clear_output, None, [report, dataset], api_visibility="private").then(
-        owner_only(on_convert), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+    convert_btn.click(for_each_browser(ctx, clear_output), None, [report, dataset], api_visibility="private").then(
+        owner_only(for_each_browser(ctx, on_convert)), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
         api_name="convert")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import gradio as gr
 
@@ -30,6 +30,7 @@ from .text import Markdown
 from ..errors import StudioError
 from ..evaluation import inference
 from .common import ui_errors
+from .handlers import in_browser_lang
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
 from .i18n import make_i18n, msg
 from ..app.demo_run import EXAMPLES, DemoRun, describe_run
@@ -46,17 +47,17 @@ MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour w
 
 
 # ------------------------------------------------------------------ handlers (module level: tests call them)
-def text_problem(text: Any) -> str | None:
-    """Why a text cannot be classified (None: it can), in the asking session's language."""
+def text_problem(text: Any, lang: str = "en") -> str | None:
+    """Why a text cannot be classified (None: it can), in ``lang``."""
     if not isinstance(text, str) or not text.strip():
-        return msg("demo.empty")
+        return msg("demo.empty", lang)
     if len(text) > inference.MAX_PROMPT_CHARS:
-        return msg("demo.too_long", n=len(text), limit=inference.MAX_PROMPT_CHARS)
+        return msg("demo.too_long", lang, n=len(text), limit=inference.MAX_PROMPT_CHARS)
     return None
 
 
 @ui_errors
-def check_text(text: Any) -> None:
+def check_text(text: Any, lang: str = "en") -> None:
     """The page's first step: a clear message to the one who typed an empty or oversized text."""
     if not isinstance(text, str) or not text.strip():
         raise StudioError.of("page.demo_empty")
@@ -65,27 +66,28 @@ def check_text(text: Any) -> None:
 
 
 @ui_errors
-def on_classify_batch(run: DemoRun, texts: list[Any]) -> list[list[Any]]:
+def on_classify_batch(run: DemoRun, texts: list[Any], lang: str = "en") -> list[list[Any]]:
     """Gradio's batching (``batch=True``): the texts every user sent meanwhile, scored in one pass of the
     evaluator's batched label scoring -> for each, {label: probability} for gr.Label (the best label and every
     score). A text that cannot be scored (only an API caller can send one: the page checks first) gets the
-    reason as its label, so it never fails the other users' answers in the same batch."""
-    problems = [text_problem(t) for t in texts]
+    reason as its label, so it never fails the other users' answers in the same batch; Gradio hands a batch the
+    first caller's request, so that reason is in ``lang``, the first caller's language."""
+    problems = [text_problem(t, lang) for t in texts]
     good = [t for t, problem in zip(texts, problems) if problem is None]
     scores = iter(inference.label_probabilities(run.path, good, run.labels, run.like) if good else [])
     return [[problem if problem is not None else next(scores) for problem in problems]]
 
 
 @ui_errors
-def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB) -> tuple[str, str]:
+def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB, lang: str = "en") -> tuple[str, str]:
     """A whole uploaded file -> (CSV in a fresh temp folder, for download; a one-line summary)."""
     if not file:
         raise StudioError.of("page.demo_no_file")
     check_data_upload(file, limit_mb)
     out_dir = tempfile.mkdtemp(prefix="studio-demo-")  # never the workspace; Gradio serves it from here
     info = inference.predict_file(run.path, file, out_dir, max_rows=MAX_PREDICT_ROWS)
-    acc = msg("ev.predicted_acc", acc=info["accuracy"]) if info["accuracy"] is not None else ""
-    return info["path"], msg("demo.predicted", n=info["n"], ms=info["latency_ms_per_row"], acc=acc)
+    acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
+    return info["path"], msg("demo.predicted", lang, n=info["n"], ms=info["latency_ms_per_row"], acc=acc)
 
 
 # ------------------------------------------------------------------ layout
@@ -95,6 +97,8 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
     database (studio/feedback/store.py), where 👍 / 👎 and the right answers go (None: the page says it records
     none)."""
     T = labeler(lang or "en")
+    # every handler gets the language of the browser it answers (--lang, else the browser's own: handlers.py)
+    answer = functools.partial(in_browser_lang, lang, lang or "en")
     title = "demo.title_labels" if run.task == "labels" else "demo.title_chat"
     with gr.Blocks(title=f"{run.name} · Fine-Tune Studio", analytics_enabled=False) as app:
         with gr.Row():
@@ -102,13 +106,12 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
             if auth:  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
         header = Markdown(_header(run, lang or "en"), elem_id="demo-header")
-        # again per browser: msg() answers in the language of the session asking (session_lang.py)
-        app.load(lambda: _header(run, lang or "en"), None, header, api_visibility="private")
+        app.load(answer(lambda lang: _header(run, lang)), None, header, api_visibility="private")  # per browser
         if run.task == "labels":
-            text = _labels_page(run, T, lang or "en", limit_mb)
+            text = _labels_page(run, T, lang or "en", answer, limit_mb)
         else:
-            text = _chat_page(run, T, lang or "en")
-        feedback_row(store, run, T, text, run.task)
+            text = _chat_page(run, T, answer)
+        feedback_row(store, run, T, text, run.task, answer)
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
 
@@ -120,7 +123,7 @@ def _header(run: DemoRun, lang: str) -> str:
     return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
 
 
-def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> Any:
+def _labels_page(run: DemoRun, T: Any, lang: str, answer: Callable[[Callable], Callable], limit_mb: float) -> Any:
     with gr.Row():
         text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
         with gr.Column(scale=2):
@@ -135,24 +138,32 @@ def _labels_page(run: DemoRun, T: Any, lang: str, limit_mb: float) -> Any:
         examples.dataset.headers = [msg("demo.text", lang), msg("demo.expected", lang)]
     # the run is bound here, on the server; the browser sends only the text. One worker takes every request
     # queued meanwhile as one batch (up to BATCH): ten users at once cost about one scoring pass of ten rows
-    classify = functools.partial(on_classify_batch, run)
+    def classify(lang: str, texts: list[Any]) -> list[list[Any]]:
+        return on_classify_batch(run, texts, lang)
+
+    def check(lang: str, text: Any) -> None:
+        check_text(text, lang)
+
+    classify, check = answer(classify), answer(check)
     batched = dict(batch=True, max_batch_size=BATCH, concurrency_limit=1)
-    go.click(check_text, text, None, api_visibility="private").success(classify, text, scores, api_name="classify",
-                                                                        **batched)
-    text.submit(check_text, text, None, api_visibility="private").success(classify, text, scores,
-                                                                          api_visibility="private", **batched)
+    go.click(check, text, None, api_visibility="private").success(classify, text, scores, api_name="classify",
+                                                                   **batched)
+    text.submit(check, text, None, api_visibility="private").success(classify, text, scores,
+                                                                     api_visibility="private", **batched)
     with gr.Accordion(T("demo.batch"), open=False):
         batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath",
                              elem_id="demo-batch-file")
         predict = gr.Button(T("ev.predict"), elem_id="demo-predict")
         batch_out = gr.File(label=T("ev.csv"), interactive=False, elem_id="demo-csv")
         batch_info = Markdown(elem_id="demo-batch-info")
-    predict.click(functools.partial(on_predict_file, run, limit_mb=limit_mb), batch_file, [batch_out, batch_info],
-                  api_name="predict_file")
+    def predict_file(lang: str, file: str | None) -> tuple[str, str]:
+        return on_predict_file(run, file, limit_mb, lang)
+
+    predict.click(answer(predict_file), batch_file, [batch_out, batch_info], api_name="predict_file")
     return text
 
 
-def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
+def _chat_page(run: DemoRun, T: Any, answer: Callable[[Callable], Callable]) -> Any:
     chat_d = generation_defaults(run.path)["chat"]
     chatbot = gr.Chatbot(height=420, label=T("ev.chat"), show_label=False, elem_id="demo-chat",
                          buttons=["copy", "copy_all"])
@@ -163,17 +174,18 @@ def _chat_page(run: DemoRun, T: Any, lang: str) -> Any:
     clear = gr.Button(T("ev.clear"), size="sm")
 
     # gr.Request says whose generation Stop ends (this browser session's); the run is bound on the server
-    def chat_handler(text: str, history: list | None, request: gr.Request) -> Iterator[tuple[str, list]]:
+    def chat_handler(lang: str, text: str, history: list | None, request: gr.Request) -> Iterator[tuple[str, list]]:
         yield from on_chat(text, history, run.path, chat_d["max_new_tokens"], chat_d["temperature"],
                            chat_d["top_p"], lang, request)
 
-    def stop_handler(request: gr.Request) -> None:
+    def stop_handler(lang: str, request: gr.Request) -> None:
         on_stop("chat", request)
 
+    chat_handler, stop_handler = answer(chat_handler), answer(stop_handler)
     message.submit(chat_handler, [message, chatbot], [message, chatbot], api_name="chat")
     send.click(chat_handler, [message, chatbot], [message, chatbot], api_visibility="private")
     stop.click(stop_handler, None, None, api_name="stop_chat", queue=False)
-    clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    clear.click(answer(lambda lang: []), None, chatbot, api_name="clear_chat")
     return chatbot
 
 
@@ -193,7 +205,6 @@ def main(args: argparse.Namespace) -> int:
     inference.get_model(info.path)  # once, here: every visitor shares this copy (inference's cache)
     store = FeedbackStore.in_workspace(Path(args.workspace).expanduser().resolve())
     app = build_demo(info, args.lang, args.max_upload_mb, auth=bool(auth), store=store)
-    app.studio_forced_lang = args.lang  # type: ignore[attr-defined]
     app.queue(default_concurrency_limit=4)
     app.launch(**launch_kwargs(args, make_i18n(), auth), prevent_thread_lock=True)
     port = getattr(app, "server_port", None) or args.port

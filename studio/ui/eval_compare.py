@@ -16,6 +16,7 @@ from .text import Markdown
 
 from ..evaluation.compare import compare_full_quantized, exports
 from ..evaluation.gen_defaults import generation_defaults
+from .handlers import for_each_browser
 from .i18n import msg
 from ..app.roles import owner_only
 from ..errors import StudioError
@@ -80,9 +81,10 @@ def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str 
     return deploy_markdown(deploy_report(run, rows_of(), mode=mode), lang)
 
 
-def build_deploy_panel(T: Any, lang: str, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
+def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
                        wrap: Callable) -> dict[str, Any]:
-    """The "Deploy report" accordion, beside full vs quantized; ``rows_of(*rows_inputs)`` as there.
+    """The "Deploy report" accordion, beside full vs quantized; ``rows_of(*rows_inputs)`` as there. The report is
+    worded in the language of the browser that asked for it (``for_each_browser``).
 
     An owner action: it writes (temporary exports, hundreds of MB for a real model) and holds the CPU for minutes.
     The run comes from the run picker, whose value Gradio checks against the runs it listed.
@@ -92,11 +94,12 @@ def build_deploy_panel(T: Any, lang: str, run: Any, rows_inputs: list[Any], rows
         go = gr.Button(T("ev.d_go"), variant="primary")
         out = Markdown(elem_id="ev-deploy")
 
-    def handler(run_v: str, *row_values: Any) -> str:
-        *rest, mode = row_values
-        return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, lang)
+    # (ctx, *values), no parameter before them: for_each_browser puts the request Gradio fills first
+    def handler(ctx: Any, *values: Any) -> str:
+        run_v, *rest, mode = values
+        return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, ctx.lang)
 
-    go.click(owner_only(wrap(handler)), [run] + rows_inputs, out, api_name="deploy_report")
+    go.click(owner_only(for_each_browser(ctx, wrap(handler))), [run] + rows_inputs, out, api_name="deploy_report")
     return {"deploy_out": out}
 
 
@@ -116,10 +119,11 @@ def quant_choices(exports_dir: str | Path, lang: str = "en") -> tuple[list, list
     return full, quant
 
 
-def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs: list[Any],
+def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows_inputs: list[Any],
                       rows_of: Callable[..., Any], wrap: Callable) -> dict[str, Any]:
-    """The "Full vs quantized" accordion; ``rows_of(*rows_inputs)`` gives the rows the check above would use."""
-    full_choices, quant_choices_ = quant_choices(exports_dir, lang)
+    """The "Full vs quantized" accordion; ``rows_of(*rows_inputs)`` gives the rows the check above would use.
+    The choices start in ``ctx``'s language; the handlers answer in their browser's (``for_each_browser``)."""
+    full_choices, quant_choices_ = quant_choices(exports_dir, ctx.lang)
     with gr.Accordion(T("ev.q_title"), open=False):
         Markdown(T("ev.q_intro"))
         with gr.Row():
@@ -132,16 +136,18 @@ def build_quant_panel(T: Any, lang: str, exports_dir: str, run: Any, rows_inputs
     full_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[0])
     quant_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[1])
 
-    def handler(run_v: str, full_v: str | None, quant_v: str | None, *row_values: Any) -> str:
-        *rest, mode = row_values
-        return on_compare_quantized(run_v, full_v, quant_v, functools.partial(rows_of, run_v, *rest), mode, lang)
+    def handler(ctx: Any, *values: Any) -> str:  # (ctx, *values): as the deploy report's handler
+        run_v, full_v, quant_v, *rest, mode = values
+        return on_compare_quantized(run_v, full_v, quant_v, functools.partial(rows_of, run_v, *rest), mode,
+                                    ctx.lang)
 
-    def relist() -> tuple[Any, Any]:
-        f, q = quant_choices(exports_dir, lang)
+    def relist(ctx: Any) -> tuple[Any, Any]:
+        f, q = quant_choices(exports_dir, ctx.lang)
         return gr.update(choices=f), gr.update(choices=q)
 
-    go.click(wrap(handler), [run, full_pick, quant_pick] + rows_inputs, out, api_name="compare_quantized")
-    refresh.click(relist, None, [full_pick, quant_pick], api_visibility="private")
+    go.click(for_each_browser(ctx, wrap(handler)), [run, full_pick, quant_pick] + rows_inputs, out,
+             api_name="compare_quantized")
+    refresh.click(for_each_browser(ctx, relist), None, [full_pick, quant_pick], api_visibility="private")
     return {"full_pick": full_pick, "quant_pick": quant_pick, "quant_out": out}
 
 

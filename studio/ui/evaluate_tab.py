@@ -6,7 +6,6 @@ Handlers are module-level functions so tests call them directly.
 """
 from __future__ import annotations
 
-import functools
 import html
 import logging
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..app.downloads import DOWNLOADS, folder_files, owner_of
 from .text import Escaped, HTML, Markdown
 
 from .common import ui_errors
+from .handlers import for_each_browser
 from ..app.roles import owner_only
 from .share_demo import build_share_panel
 from ..evaluation import inference
@@ -55,23 +55,25 @@ def labeler(lang: str) -> Callable[[str], Any]:
 
 # ------------------------------------------------------------------ handlers
 def run_kinds(lang: str = "en") -> tuple[str, str]:
-    """The run picker's words for an adapter run and a full-model run (the browser's language in a request)."""
+    """The run picker's words for an adapter run and a full-model run."""
     return msg("ev.kind_lora", lang), msg("ev.kind_full", lang)
 
 
-def refresh_runs(runs_root: str | Path, current: str | None = None, listed: list[str] | None = None) -> Any:
-    """The finished runs, newest first. The choice stays where it was unless a run finished since the page last
-    listed them (``listed``): then the newest new one is chosen (a page opened earlier
+def refresh_runs(runs_root: str | Path, current: str | None = None, listed: list[str] | None = None,
+                 lang: str = "en") -> Any:
+    """The finished runs, newest first, named in ``lang``. The choice stays where it was unless a run finished
+    since the page last listed them (``listed``): then the newest new one is chosen (a page opened earlier
     kept the oldest run selected while newer ones existed)."""
-    choices = inference.finished_runs(runs_root, kinds=run_kinds())
+    choices = inference.finished_runs(runs_root, kinds=run_kinds(lang))
     values = [v for _, v in choices]
     new = [v for v in values if listed is not None and v not in listed]
     value = new[0] if new else (current if current in values else (values[0] if values else None))
     return gr.update(choices=choices, value=value)
 
 
-def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: list[str] | None) -> tuple[Any, list]:
-    update = refresh_runs(runs_root, current, listed)
+def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: list[str] | None,
+                            lang: str = "en") -> tuple[Any, list]:
+    update = refresh_runs(runs_root, current, listed, lang)
     return update, [v for _, v in update["choices"]]
 
 
@@ -264,8 +266,11 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         run = gr.Dropdown(choices=runs, value=runs[0][1] if runs else None, label=T("ev.run"), scale=4)
         refresh = gr.Button(T("ev.refresh"), scale=1)
     listed = gr.State([v for _, v in runs])  # the runs this page has shown (server-side)
-    refresh.click(lambda cur, seen: refresh_runs_and_listed(runs_root, cur, seen), inputs=[run, listed],
-                  outputs=[run, listed], api_name="refresh_runs")
+
+    def relist(ctx: Any, cur: str | None = None, seen: list[str] | None = None) -> tuple[Any, list]:
+        return refresh_runs_and_listed(runs_root, cur, seen, ctx.lang)
+
+    refresh.click(for_each_browser(ctx, relist), inputs=[run, listed], outputs=[run, listed], api_name="refresh_runs")
 
     with gr.Accordion(T("ev.check"), open=True):
         with gr.Row():
@@ -288,17 +293,23 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         wrong = gr.Dataframe(headers=headers("ev.wrong_headers", lang), interactive=False, label=T("ev.wrong"),
                              wrap=True, column_widths=["50%", "15%", "20%", "15%"], elem_id="ev-wrong")
     check_inputs = [run, source, data_file, mode, max_rows]
-    # partial(..., lang=): handlers stay module-level for tests; api_name keeps the endpoint names stable
-    check_btn.click(functools.partial(on_check, lang=lang, limit_mb=limit), check_inputs,
-                    [summary, per_class, confusion, wrong], api_name="on_check")
-    score_btn.click(functools.partial(on_scorecard, lang=lang, limit_mb=limit), check_inputs, card,
-                    api_name="on_scorecard")
+    # the handlers stay module-level for tests; these give them the browser's language. The parameters keep the
+    # handlers' names and api_name the endpoints' names, so an API caller's call stays as it was
+    def check(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
+        return on_check(run, source, file, mode, max_rows, ctx.lang, limit)
+
+    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> str:
+        return on_scorecard(run, source, file, mode, max_rows, ctx.lang, limit)
+
+    check_btn.click(for_each_browser(ctx, check), check_inputs, [summary, per_class, confusion, wrong],
+                    api_name="on_check")
+    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, card, api_name="on_scorecard")
 
     def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
         return inference.check_rows(run_v, _data_file(source_v, file_v, limit), int(max_rows_v or 0) or None)
 
-    build_quant_panel(T, lang, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
-    build_deploy_panel(T, lang, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    build_quant_panel(T, ctx, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    build_deploy_panel(T, ctx, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     defaults = _defaults(runs)
     play_d, chat_d = defaults["play"], defaults["chat"]
 
@@ -319,19 +330,20 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             base_out = gr.Textbox(label=T("ev.base"), lines=6)
 
     # gr.Request (the browser session) says whose generation a Stop button ends; Gradio fills it in by annotation
-    def generate_handler(run_v: str, instr: str, inp: str, n: float, temp: float, tp: float, st: bool, cmp: bool,
-                         request: gr.Request) -> Iterator[tuple[str, str]]:
-        yield from on_generate(run_v, instr, inp, n, temp, tp, st, cmp, lang, request)
+    def generate_handler(ctx: Any, run_v: str, instr: str, inp: str, n: float, temp: float, tp: float, st: bool,
+                         cmp: bool, request: gr.Request) -> Iterator[tuple[str, str]]:
+        yield from on_generate(run_v, instr, inp, n, temp, tp, st, cmp, ctx.lang, request)
 
-    def stop_play_handler(request: gr.Request) -> None:
+    def stop_play_handler(ctx: Any, request: gr.Request) -> None:
         on_stop("play", request)
 
-    send.click(generate_handler, [run, prompt, input_text, max_new, temperature, top_p, stream, compare],
-               [tuned_out, base_out], api_name="on_generate")
-    stop_play.click(stop_play_handler, None, None, api_name="stop_generate", queue=False)
+    send.click(for_each_browser(ctx, generate_handler),
+               [run, prompt, input_text, max_new, temperature, top_p, stream, compare], [tuned_out, base_out],
+               api_name="on_generate")
+    stop_play.click(for_each_browser(ctx, stop_play_handler), None, None, api_name="stop_generate", queue=False)
     store = FeedbackStore.in_workspace(workspace)  # teammates' feedback, reviewed on the Feedback tab
     with gr.Accordion(T("fb.title"), open=False):
-        eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground")
+        eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground", ctx)
 
     with gr.Accordion(T("ev.chat"), open=False):
         # no floating label, and the toolbar gets its own strip (studio/ui/app.py, CSS)
@@ -348,22 +360,24 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             clear = gr.Button(T("ev.clear"))
         Markdown(T("ev.defaults_note"))
 
-    def chat_handler(text: str, history: list | None, run_v: str, n: float, temp: float, tp: float,
+    def chat_handler(ctx: Any, text: str, history: list | None, run_v: str, n: float, temp: float, tp: float,
                      request: gr.Request) -> Iterator[tuple[str, list]]:
-        yield from on_chat(text, history, run_v, n, temp, tp, lang, request)
+        yield from on_chat(text, history, run_v, n, temp, tp, ctx.lang, request)
 
-    def stop_chat_handler(request: gr.Request) -> None:
+    def stop_chat_handler(ctx: Any, request: gr.Request) -> None:
         on_stop("chat", request)
 
     chat_inputs = [message, chatbot, run, chat_tokens, chat_temp, chat_top_p]
-    message.submit(chat_handler, chat_inputs, [message, chatbot], api_name="on_chat")
-    chat_send.click(chat_handler, chat_inputs, [message, chatbot], api_visibility="private")
-    stop_chat.click(stop_chat_handler, None, None, api_name="stop_chat", queue=False)
-    clear.click(lambda: [], None, chatbot, api_name="clear_chat")
+    chatted = for_each_browser(ctx, chat_handler)
+    message.submit(chatted, chat_inputs, [message, chatbot], api_name="on_chat")
+    chat_send.click(chatted, chat_inputs, [message, chatbot], api_visibility="private")
+    stop_chat.click(for_each_browser(ctx, stop_chat_handler), None, None, api_name="stop_chat", queue=False)
+    clear.click(for_each_browser(ctx, lambda ctx: []), None, chatbot, api_name="clear_chat")
     with gr.Accordion(T("fb.title"), open=False):
-        eval_feedback_row(store, runs_root, T, run, [chatbot], "chat")
+        eval_feedback_row(store, runs_root, T, run, [chatbot], "chat", ctx)
     # a run pick has several cheap listeners: "multiple", as no two "always_last" listeners may share a change
-    run.change(defaults_updates, run, [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
+    run.change(for_each_browser(ctx, lambda ctx, run: defaults_updates(run)), run,
+               [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
                api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
     with gr.Accordion(T("ev.batch"), open=False):
@@ -372,8 +386,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = Markdown()
-    predict_btn.click(lambda r, f: on_predict(r, f, predictions_dir, lang, limit), [run, batch_file],
-                      [batch_out, batch_info], api_name="predict_file")
+    predict_btn.click(for_each_browser(ctx, lambda ctx, r, f: on_predict(r, f, predictions_dir, ctx.lang, limit)),
+                      [run, batch_file], [batch_out, batch_info], api_name="predict_file")
 
     with gr.Accordion(T("ev.export"), open=False):
         # choice names are messages: the server language picks them, localize.py re-sends them per browser
@@ -387,20 +401,24 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_info = Markdown()
         export_file = HTML(elem_id="export-download")  # links only: nothing is copied to make them
         exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
-    def links_for(folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
-        return export_links(folder, exports_dir, owner_of(request), lang, progress=progress)
+    def links_for(ctx: Any, folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
+        return export_links(folder, exports_dir, owner_of(request), ctx.lang, progress=progress)
+
+    def export_fn(ctx: Any, r: str, m: bool, o: bool, n: str, f: str = "folder") -> tuple[str, str]:
+        return on_export(r, m, o, n, exports_dir, ctx.lang, f)
 
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"
-    export_btn.click(owner_only(lambda r, m, o, n, f="folder": on_export(r, m, o, n, exports_dir, lang, f)),
+    export_btn.click(owner_only(for_each_browser(ctx, export_fn)),
                      [run, merge, overwrite, export_name, export_format], [export_info, exported],
                      api_name="export_run").success(
-        links_for, exported, export_file, api_visibility="private")
-    run.change(merge_visible, [run, export_format], merge, api_visibility="private", trigger_mode="multiple")
-    export_format.change(merge_visible, [run, export_format], merge, api_visibility="private")
+        for_each_browser(ctx, links_for), exported, export_file, api_visibility="private")
+    merge_shown = for_each_browser(ctx, lambda ctx, run, fmt: merge_visible(run, fmt))
+    run.change(merge_shown, [run, export_format], merge, api_visibility="private", trigger_mode="multiple")
+    export_format.change(merge_shown, [run, export_format], merge, api_visibility="private")
     share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
 
     return {"share": share, "run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,
             "batch_out": batch_out, "export_info": export_info,
-            "refresh_runs": lambda cur=None, seen=None: refresh_runs_and_listed(runs_root, cur, seen),
+            "refresh_runs": relist,  # raw: app.py wires it per browser
             "listed": listed}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -22,9 +22,16 @@ from ..evaluation import inference
 from ..evaluation.evaluate import validation_rows
 from ..evaluation.metrics import label_set, normalize
 from ..feedback.store import LIMITS, FeedbackStore
+from ..app.context import AppContext
 from .common import ui_errors
+from .handlers import for_each_browser, in_browser_lang
 from .i18n import msg
 from .text import text_value
+
+
+# the demo page's default: each browser's own language, English when it asks for none (the page's --lang: demo.py
+# passes its own in_browser_lang)
+EACH_BROWSER = functools.partial(in_browser_lang, None, "en")
 
 
 def _login(request: gr.Request | None) -> str | None:
@@ -39,9 +46,9 @@ def _off(store: FeedbackStore | None) -> FeedbackStore:
 
 @ui_errors
 def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict: str, correction: Any,
-                      request: gr.Request) -> tuple[str, int | None]:
+                      request: gr.Request, lang: str = "en") -> tuple[str, int | None]:
     """A labels page's feedback on ``text``: the model's answer and scores come from the server, never the
-    browser; ``correction`` must be one of the run's labels. Returns (the reply, the new row's id)."""
+    browser; ``correction`` must be one of the run's labels. Returns (the reply in ``lang``, the new row's id)."""
     store = _off(store)
     if not isinstance(text, str) or not text.strip():
         raise StudioError.of("feedback.no_answer")
@@ -58,7 +65,7 @@ def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict:
     fid = store.add(run=run.name, login=_login(request), input=text, answer=answer, verdict=verdict,
                     correction=fix if verdict == "down" else None, scores={k: round(float(v), 4)
                                                                            for k, v in scores.items()})
-    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
 
 
 def _text(content: Any) -> str:
@@ -74,8 +81,9 @@ def _text(content: Any) -> str:
 
 @ui_errors
 def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdict: str, correction: Any,
-                     request: gr.Request, source: str = "demo") -> tuple[str, int | None]:
-    """A chat page's feedback on its last answer (the last user turn and the reply after it)."""
+                     request: gr.Request, source: str = "demo", lang: str = "en") -> tuple[str, int | None]:
+    """A chat page's feedback on its last answer (the last user turn and the reply after it); the reply in
+    ``lang``."""
     store = _off(store)
     turns = history if isinstance(history, list) else []
     last = [m for m in turns if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
@@ -85,24 +93,26 @@ def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdic
     fid = store.add(run=run.name, login=_login(request), input=_text(last[-2].get("content")),
                     answer=_text(last[-1].get("content")), verdict="down" if fix else verdict, correction=fix,
                     source=source)
-    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
 
 
 @ui_errors
-def on_withdraw(store: FeedbackStore | None, last_id: Any, request: gr.Request) -> tuple[str, None]:
+def on_withdraw(store: FeedbackStore | None, last_id: Any, request: gr.Request, lang: str = "en") -> tuple[str, None]:
     """Withdraw this session's last feedback; the store checks it is this login's own row."""
     store = _off(store)
     if not isinstance(last_id, int):
-        return msg("fb.nothing"), None
+        return msg("fb.nothing", lang), None
     store.withdraw(last_id, _login(request))
-    return msg("fb.withdrawn", id=last_id), None
+    return msg("fb.withdrawn", lang, id=last_id), None
 
 
 def feedback_row(store: FeedbackStore | None, run: Any, T: Any, source: gr.components.Component,
-                 kind: str) -> None:
+                 kind: str, answer: Callable[[Callable], Callable] = EACH_BROWSER) -> None:
     """The row under an answer: 👍, 👎, the right answer (the run's labels, or a box to type one), withdraw.
 
     ``source`` is the component the feedback is about: the text box of a labels page, the Chatbot of a chat page.
+    ``answer`` makes a handler ``fn(lang, *inputs)`` the page's handler of ``*inputs``: the demo page's own
+    ``in_browser_lang`` with its --lang, so the replies come in the language of the browser that pressed.
     """
     handler = on_label_feedback if kind == "labels" else on_chat_feedback
     last = gr.State(None)  # this session's last feedback id (server-side: withdraw needs no id from the page)
@@ -123,25 +133,26 @@ def feedback_row(store: FeedbackStore | None, run: Any, T: Any, source: gr.compo
             withdraw = gr.Button(T("fb.withdraw"), size="sm", elem_id="fb-withdraw", scale=1)
     for button, verdict, name in ((up, "up", "feedback_up"), (down, "down", "feedback_down")):
         fn = functools.partial(handler, store, run, verdict=verdict, correction=None)
-        button.click(_wrap(fn), source, [reply, last], api_name=name, concurrency_limit=4)
-    send.click(_wrap(functools.partial(handler, store, run, verdict="down")), [source, right], [reply, last],
+        button.click(_wrap(fn, answer), source, [reply, last], api_name=name, concurrency_limit=4)
+    send.click(_wrap(functools.partial(handler, store, run, verdict="down"), answer), [source, right], [reply, last],
                api_name="feedback_right_answer", concurrency_limit=4)
 
-    def withdraw_last(last_id: Any, request: gr.Request) -> tuple[str, None]:  # Gradio sees gr.Request (see _wrap)
-        return on_withdraw(store, last_id, request)
-    withdraw.click(withdraw_last, last, [reply, last], api_name="feedback_withdraw")
+    def withdraw_last(lang: str, last_id: Any, request: gr.Request) -> tuple[str, None]:  # the login: the request's
+        return on_withdraw(store, last_id, request, lang)
+    withdraw.click(answer(withdraw_last), last, [reply, last], api_name="feedback_withdraw")
 
 
-def _wrap(fn: Any) -> Any:
-    """Gradio reads a handler's signature for gr.Request: give the partial one with only the page's inputs."""
+def _wrap(fn: Any, answer: Callable[[Callable], Callable]) -> Any:
+    """Gradio reads a handler's signature for its inputs and gr.Request: give the partial one with only the page's
+    inputs (and the browser's language first, which ``answer`` fills)."""
     if "correction" in getattr(fn, "keywords", {}):
-        def one(value: Any, request: gr.Request) -> tuple[str, int | None]:
-            return fn(value, request=request)
-        return one
+        def one(lang: str, value: Any, request: gr.Request) -> tuple[str, int | None]:
+            return fn(value, request=request, lang=lang)
+        return answer(one)
 
-    def two(value: Any, correction: Any, request: gr.Request) -> tuple[str, int | None]:
-        return fn(value, correction=correction, request=request)
-    return two
+    def two(lang: str, value: Any, correction: Any, request: gr.Request) -> tuple[str, int | None]:
+        return fn(value, correction=correction, request=request, lang=lang)
+    return answer(two)
 
 
 # ------------------------------------------------------------------ the Evaluate tab's playground and chat
@@ -178,8 +189,10 @@ def _as_label(runs_root: Any, name: str, typed: str) -> str:
 
 @ui_errors
 def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, prompt: Any, input_text: Any,
-                           answer: Any, verdict: str, correction: Any, request: gr.Request) -> tuple[str, int]:
-    """The playground's last answer judged: the typed input (else the instruction) is the row's input."""
+                           answer: Any, verdict: str, correction: Any, request: gr.Request,
+                           lang: str = "en") -> tuple[str, int]:
+    """The playground's last answer judged: the typed input (else the instruction) is the row's input; the reply in
+    ``lang``."""
     name = _finished_run_name(runs_root, run_v)
     text = input_text if isinstance(input_text, str) and input_text.strip() else prompt
     if not isinstance(text, str) or not text.strip() or not isinstance(answer, str) or not answer.strip():
@@ -189,12 +202,14 @@ def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, pro
         fix = _as_label(runs_root, name, fix)
     fid = store.add(run=name, login=_login(request), input=text, answer=answer, verdict="down" if fix else verdict,
                     correction=fix, source="playground")
-    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", id=fid), fid
+    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
 
 
-def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, inputs: list[Any], kind: str) -> None:
+def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, inputs: list[Any], kind: str,
+                      ctx: AppContext) -> None:
     """👍 / 👎 / the right answer under the Evaluate tab's playground (``inputs``: prompt, input, tuned answer) or
-    chat (``inputs``: the Chatbot)."""
+    chat (``inputs``: the Chatbot). Each reply is in the language of the browser that pressed (``for_each_browser``
+    with ``ctx``)."""
     last = gr.State(None)
     with gr.Row():
         up = gr.Button(T("fb.up"), size="sm")
@@ -207,25 +222,28 @@ def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, in
         """The handler for one button; Gradio reads its signature, so each shape is written out."""
         if kind == "playground":
             if typed:
-                def play_fix(run_v: Any, p: Any, i: Any, a: Any, c: Any, request: gr.Request) -> tuple[str, int]:
-                    return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, c, request)
+                def play_fix(ctx: AppContext, run_v: Any, p: Any, i: Any, a: Any, c: Any,
+                             request: gr.Request) -> tuple[str, int]:
+                    return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, c, request, ctx.lang)
                 return play_fix
 
-            def play(run_v: Any, p: Any, i: Any, a: Any, request: gr.Request) -> tuple[str, int]:
-                return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, None, request)
+            def play(ctx: AppContext, run_v: Any, p: Any, i: Any, a: Any, request: gr.Request) -> tuple[str, int]:
+                return on_playground_feedback(store, runs_root, run_v, p, i, a, verdict, None, request, ctx.lang)
             return play
 
-        def chat_fix(run_v: Any, history: Any, c: Any, request: gr.Request) -> tuple[str, int | None]:
+        def chat_fix(ctx: AppContext, run_v: Any, history: Any, c: Any, request: gr.Request) -> tuple[str, int | None]:
             picked = SimpleNamespace(name=_finished_run_name(runs_root, run_v))
-            return on_chat_feedback(store, picked, history, verdict, c, request, source="chat")
+            return on_chat_feedback(store, picked, history, verdict, c, request, source="chat", lang=ctx.lang)
         if typed:
             return chat_fix
 
-        def chat(run_v: Any, history: Any, request: gr.Request) -> tuple[str, int | None]:
-            return chat_fix(run_v, history, None, request)
+        def chat(ctx: AppContext, run_v: Any, history: Any, request: gr.Request) -> tuple[str, int | None]:
+            return chat_fix(ctx, run_v, history, None, request)
         return chat
 
     prefix = f"{kind}_feedback"
     for button, verdict in ((up, "up"), (down, "down")):
-        button.click(record(verdict, False), [run, *inputs], [reply, last], api_name=f"{prefix}_{verdict}")
-    send.click(record("down", True), [run, *inputs, right], [reply, last], api_name=f"{prefix}_right_answer")
+        button.click(for_each_browser(ctx, record(verdict, False)), [run, *inputs], [reply, last],
+                     api_name=f"{prefix}_{verdict}")
+    send.click(for_each_browser(ctx, record("down", True)), [run, *inputs, right], [reply, last],
+               api_name=f"{prefix}_right_answer")

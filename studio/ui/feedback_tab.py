@@ -22,7 +22,9 @@ from ..feedback.datasets import conflicts, export_rows, make_datasets, run_promp
 from ..feedback.store import STATUSES, FeedbackStore
 from ..workspace import safe_name
 from .common import ui_errors
+from .handlers import for_each_browser
 from .i18n import headers, msg
+from .text import text_value
 
 MAX_SHOWN = 2000  # rows in the table at once; the export has them all
 
@@ -150,52 +152,41 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     info = gr.Textbox(label=T("fb.result"), interactive=False, elem_id="fb-info")
     file = gr.File(label=T("fb.file"), interactive=False, elem_id="fb-file")
 
-    def refresh(current: Any) -> Any:
+    def refresh(ctx: AppContext, current: Any) -> Any:
         names = _store(ctx).runs()
         return gr.update(choices=names, value=current if current in names else (names[-1] if names else None))
 
-    def shown(r: Any, s: Any, lg: Any, lb: Any) -> tuple[Any, dict, str]:
-        return list_feedback(ctx, r, s, lg, lb)
-
+    shown = for_each_browser(ctx, list_feedback)
     filters = [run, status, login, label]
     outs = [table, counts, clash]
-    refresh_btn.click(refresh, run, run, api_name="feedback_runs").then(shown, filters, outs,
-                                                                          api_visibility="private")
+    refresh_btn.click(for_each_browser(ctx, refresh), run, run, api_name="feedback_runs").then(
+        shown, filters, outs, api_visibility="private")
     for comp in (run, status):
         comp.change(shown, filters, outs, api_visibility="private", show_progress="hidden")
     for comp in (login, label):
         comp.submit(shown, filters, outs, api_visibility="private")
 
-    def accept_fn(i: Any) -> str:
+    def accept_fn(ctx: AppContext, i: Any) -> str:
         return on_review(ctx, i, "accepted")
 
-    def accept_new_fn(r: Any, s: Any, lg: Any, lb: Any) -> str:
-        return on_accept_new(ctx, r, s, lg, lb)
-
-    def drop_fn(i: Any) -> str:
+    def drop_fn(ctx: AppContext, i: Any) -> str:
         return on_review(ctx, i, "dropped")
 
-    def edit_fn(i: Any, text: Any) -> str:
-        return on_edit(ctx, i, text)
-
-    def make_fn(r: Any, n: Any) -> str:
-        return on_make(ctx, r, n)
-
-    def csv_fn(r: Any) -> str:
+    def csv_fn(ctx: AppContext, r: Any) -> str:
         return on_export(ctx, r, ".csv")
 
-    def jsonl_fn(r: Any) -> str:
+    def jsonl_fn(ctx: AppContext, r: Any) -> str:
         return on_export(ctx, r, ".jsonl")
 
-    accept.click(owner_only(accept_fn), ids, info, api_name="review_accept").success(shown, filters, outs,
-                                                                                     api_visibility="private")
-    accept_new.click(owner_only(accept_new_fn), filters, info, api_name="review_accept_new").success(
+    accept.click(owner_only(for_each_browser(ctx, accept_fn)), ids, info, api_name="review_accept").success(
         shown, filters, outs, api_visibility="private")
-    drop.click(owner_only(drop_fn), ids, info, api_name="review_drop").success(shown, filters, outs,
-                                                                               api_visibility="private")
-    edit.click(owner_only(edit_fn), [ids, edit_text], info, api_name="review_edit").success(
+    accept_new.click(owner_only(for_each_browser(ctx, on_accept_new)), filters, info,
+                     api_name="review_accept_new").success(shown, filters, outs, api_visibility="private")
+    drop.click(owner_only(for_each_browser(ctx, drop_fn)), ids, info, api_name="review_drop").success(
         shown, filters, outs, api_visibility="private")
-    make.click(owner_only(make_fn), [run, name], info, api_name="feedback_make_dataset")
-    csv_btn.click(owner_only(csv_fn), run, file, api_name="feedback_export_csv")
-    jsonl_btn.click(owner_only(jsonl_fn), run, file, api_name="feedback_export_jsonl")
+    edit.click(owner_only(for_each_browser(ctx, on_edit)), [ids, edit_text], info, api_name="review_edit").success(
+        shown, filters, outs, api_visibility="private")
+    make.click(owner_only(for_each_browser(ctx, on_make)), [run, name], info, api_name="feedback_make_dataset")
+    csv_btn.click(owner_only(for_each_browser(ctx, csv_fn)), run, file, api_name="feedback_export_csv")
+    jsonl_btn.click(owner_only(for_each_browser(ctx, jsonl_fn)), run, file, api_name="feedback_export_jsonl")
     return {"run": run, "refresh": refresh, "table": table}

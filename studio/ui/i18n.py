@@ -1,9 +1,8 @@
 """The page's languages: ``gr.I18n`` for labels the browser translates, and server-built messages in the
-language of the browser being answered.
+language they are given.
 
-The words themselves live in studio/words/catalog.py. ``msg`` here is the page's form of ``words.msg``: while
-the server answers a browser, that browser's language wins over ``lang`` (the in-page switch, --lang, then its
-Accept-Language: session_lang.py), so a message built for one browser never comes out in another's language.
+The words themselves live in studio/words/catalog.py. ``msg`` here is the page's form of ``words.msg`` (a value in
+a message is text, not HTML). A handler is given its browser's language (studio/ui/handlers.py) and passes it down.
 """
 from __future__ import annotations
 
@@ -16,22 +15,22 @@ from ..words import catalog
 from ..words.catalog import (FIELD_HELP_ZH, FIELD_LABELS, GRADIO_KEYS, LANGS, MESSAGES, UI,  # noqa: F401 (the page's names)
                              model_langs as _model_langs)
 from .text import text_value
-from .session_lang import head_script, lang_middleware as _lang_middleware, session_lang
+from .session_lang import head_script, lang_middleware as _lang_middleware
 
 
 def msg(key: str, lang: str = "en", **fmt: Any) -> str:
-    """A server-side message in the language of the browser being answered (else ``lang``)."""
+    """A server-side message in ``lang``."""
     # a name in a message is text: toasts show their message as HTML (studio/ui/text.py)
-    return catalog.msg(key, session_lang(lang), **{k: text_value(v) for k, v in fmt.items()})
+    return catalog.msg(key, lang, **{k: text_value(v) for k, v in fmt.items()})
 
 
 def headers(key: str, lang: str = "en") -> list[str]:
-    """Table headers in the answered browser's language (Dataframe headers are not translated by the browser)."""
-    return catalog.headers(key, session_lang(lang))
+    """Table headers in ``lang`` (Dataframe headers are not translated by the browser)."""
+    return catalog.headers(key, lang)
 
 
 def model_langs(text: str, lang: str = "en") -> str:
-    return _model_langs(text, session_lang(lang))
+    return _model_langs(text, lang)
 
 
 def translations() -> dict[str, dict[str, str]]:

@@ -2,7 +2,7 @@
 
 ``gr.I18n`` translates labels in the browser, but Dataframe headers and Radio choice names are plain
 strings the server wrote once, in the server's default language. On every page load this module
-sends them again in that browser's language (studio/ui/session_lang.py). It finds them by what
+sends them again in that browser's language (studio/ui/handlers.py). It finds them by what
 they hold, so a tab (the Evaluate tab builds its own) needs no extra wiring.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from ..app.context import AppContext
+from .handlers import for_each_browser
 from .i18n import LANGS, headers, msg
 
 # tables that stay empty until a button fills them (the others re-send their headers with every refresh);
@@ -59,5 +60,6 @@ def wire(app: Any, ctx: AppContext) -> int:
     found = localizers(app.blocks)
     if found:
         comps = [c for c, _ in found]
-        app.load(lambda: [fn(ctx.lang) for _, fn in found], None, comps, api_visibility="private")
+        app.load(for_each_browser(ctx, lambda ctx: [fn(ctx.lang) for _, fn in found]), None, comps,
+                 api_visibility="private")
     return len(found)

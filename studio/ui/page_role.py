@@ -12,9 +12,10 @@ from typing import Any
 
 import gradio as gr
 
+from ..app.context import AppContext
 from ..app.roles import is_owner_only
+from .handlers import for_each_browser
 from .i18n import msg
-from .session_lang import session_user
 
 OWNER_CLASS = "owner-action"
 VIEWER_CLASS = "studio-viewer"
@@ -23,18 +24,11 @@ _MARK_JS = ("(role) => { document.body.classList.toggle('" + VIEWER_CLASS + "', 
             + " textarea').forEach(e => { if (role === 'viewer') e.setAttribute('aria-disabled', 'true'); }); }")
 
 
-def page_role() -> str:
-    """'owner' or 'viewer' for the login being answered (an owner without logins or outside a request)."""
-    user = session_user()
-    if user is None:
+def page_role(ctx: AppContext) -> str:
+    """'owner' or 'viewer' for the login ``ctx`` answers (an owner without logins)."""
+    if ctx.user is None:
         return "owner"
-    try:
-        from gradio.context import LocalContext  # gradio's internals: their absence is caught (the except)
-        blocks = LocalContext.blocks.get(None)
-    except (ImportError, LookupError):
-        return "owner"
-    roles = getattr(getattr(blocks, "studio_ctx", None), "extra", {}).get("roles") or {}
-    return roles.get(user, "owner")
+    return (ctx.extra.get("roles") or {}).get(ctx.user, "owner")
 
 
 def owner_controls(blocks: Any) -> list[Any]:
@@ -64,17 +58,17 @@ def mark_owner_controls(blocks: Any) -> None:
             comp.elem_classes = classes + [OWNER_CLASS]
 
 
-def role_banner(lang: str) -> tuple[Any, str]:
-    """(the banner's update, the role) for the login being answered."""
-    role = page_role()
+def role_banner(ctx: AppContext) -> tuple[Any, str]:
+    """(the banner's update, the role) for the login ``ctx`` answers."""
+    role = page_role(ctx)
     if role != "viewer":
         return gr.update(value="", visible=False), role
-    return gr.update(value=msg("role.viewer", lang, user=session_user() or ""), visible=True), role
+    return gr.update(value=msg("role.viewer", ctx.lang, user=ctx.user or ""), visible=True), role
 
 
-def wire_role(app: Any, banner: Any, lang: str) -> None:
+def wire_role(app: Any, banner: Any, ctx: AppContext) -> None:
     """On each page load: the banner says the role, and a viewer's page switches the owner controls off."""
     mark_owner_controls(app)
     role = gr.Textbox(visible=False, elem_id="page-role")
-    app.load(lambda: role_banner(lang), None, [banner, role], api_visibility="private").then(
+    app.load(for_each_browser(ctx, role_banner), None, [banner, role], api_visibility="private").then(
         None, role, None, js=_MARK_JS)

@@ -24,6 +24,7 @@ from ..runs.manage import delete_runs, rename_run
 from ..app import improve_page
 from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
+from .handlers import for_each_browser
 from ..app.context import AppContext
 from .i18n import headers, msg
 from ..app.roles import owner_only
@@ -62,22 +63,27 @@ def table_rows(runs: list[dict[str, Any]], lang: str) -> list[list[Any]]:
 STATES = ("starting", "running", "finished", "aborted", "failed", "unknown")
 
 
+# the scorecards' rows: (the fact's name, its value of one run in a language)
+SCORECARD_ROWS = [
+    ("runs.accuracy", lambda r, lang: "" if r["accuracy"] is None else f"{r['accuracy']:.1%}"),
+    ("runs.held_out", lambda r, lang: r["held_out"] or ""),
+    ("runs.model", lambda r, lang: r["model"]), ("runs.method", lambda r, lang: r["method"]),
+    ("runs.data", lambda r, lang: Path(str(r["dataset"])).stem),
+    ("runs.lr", lambda r, lang: r["learning_rate"]), ("runs.steps", lambda r, lang: r["step"] or ""),
+    ("runs.final_loss", lambda r, lang: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
+    ("runs.eval_loss", lambda r, lang: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
+    ("runs.time", lambda r, lang: fmt_seconds(r["seconds"], lang) if r["seconds"] else ""),
+    ("runs.origin", lambda r, lang: r.get("lineage") or "")]  # improved_from.json: "Improve this run" made it
+
+
 def scorecards(runs: list[dict[str, Any]], picked: list[str], lang: str) -> str:
     """The picked runs side by side: one column per run, one row per fact."""
     chosen = [r for r in runs if r["path"] in (picked or [])]
     if not chosen:
         return msg("runs.pick_some", lang)
-    rows = [("runs.accuracy", lambda r: "" if r["accuracy"] is None else f"{r['accuracy']:.1%}"),
-            ("runs.held_out", lambda r: r["held_out"] or ""),
-            ("runs.model", lambda r: r["model"]), ("runs.method", lambda r: r["method"]),
-            ("runs.data", lambda r: Path(str(r["dataset"])).stem),
-            ("runs.lr", lambda r: r["learning_rate"]), ("runs.steps", lambda r: r["step"] or ""),
-            ("runs.final_loss", lambda r: "" if r["final_loss"] is None else f"{r['final_loss']:.4f}"),
-            ("runs.eval_loss", lambda r: "" if r["eval_loss"] is None else f"{r['eval_loss']:.4f}"),
-            ("runs.time", lambda r: fmt_seconds(r["seconds"], lang) if r["seconds"] else ""),
-            ("runs.origin", lambda r: r.get("lineage") or "")]  # improved_from.json: "Improve this run" made it
     lines = ["| | " + " | ".join(r["name"] for r in chosen) + " |", "|---" * (len(chosen) + 1) + "|"]
-    lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r)) for r in chosen) + " |" for key, get in rows]
+    lines += [f"| {msg(key, lang)} | " + " | ".join(str(get(r, lang)) for r in chosen) + " |"
+              for key, get in SCORECARD_ROWS]
     return "\n".join(lines)
 
 
@@ -92,6 +98,32 @@ def compare(ctx: AppContext, picked: list[str] | None) -> tuple[Any, str]:
                          labels={"step": msg("plot.step", lang), "loss": msg("plot.loss", lang)})
     plt.close(fig)
     return fig, scorecards(runs, picked or [], ctx.lang)
+
+
+def refresh_runs(ctx: AppContext, current: list[str] | None) -> tuple[Any, Any]:
+    """(table, run choices) reloaded; the picked runs that still exist stay picked, else the two newest are."""
+    runs = run_table(ctx)
+    choices = [(f"{r['name']} ({r['when']})", r["path"]) for r in runs]
+    keep = [p for p in (current or []) if any(p == v for _, v in choices)]
+    if not keep:
+        keep = [v for _, v in choices[:2]]
+    return (gr.update(value=table_rows(runs, ctx.lang), headers=headers("runs.headers", ctx.lang)),
+            gr.update(choices=choices, value=keep))
+
+
+@ui_errors
+def on_rename(ctx: AppContext, paths: list[str] | None, name: str) -> str:
+    if len(paths or []) != 1:
+        raise StudioError.of("page.pick_one_run")
+    moved = rename_run(ctx.runner, paths[0], name)
+    return msg("runs.renamed", ctx.lang, name=moved.path.name)
+
+
+@ui_errors
+def on_delete(ctx: AppContext, paths: list[str] | None) -> str:
+    if not paths:
+        return msg("runs.pick_some", ctx.lang)
+    return msg("runs.deleted", ctx.lang, n=delete_runs(ctx.runner, paths))
 
 
 def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
@@ -112,36 +144,14 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
     cards = Markdown(elem_id="runs-cards")
 
-    def refresh(current: list[str] | None) -> tuple[Any, Any]:
-        runs = run_table(ctx)
-        choices = [(f"{r['name']} ({r['when']})", r["path"]) for r in runs]
-        keep = [p for p in (current or []) if any(p == v for _, v in choices)]
-        if not keep:
-            keep = [v for _, v in choices[:2]]
-        return gr.update(value=table_rows(runs, ctx.lang), headers=headers("runs.headers", ctx.lang)), gr.update(choices=choices, value=keep)
-
-    def on_pick(paths: list[str] | None) -> tuple[Any, str]:
-        return compare(ctx, paths)
-
-    @ui_errors
-    def on_rename(paths: list[str] | None, name: str) -> str:
-        if len(paths or []) != 1:
-            raise StudioError.of("page.pick_one_run")
-        moved = rename_run(ctx.runner, paths[0], name)
-        return msg("runs.renamed", ctx.lang, name=moved.path.name)
-
-    @ui_errors
-    def on_delete(paths: list[str] | None) -> str:
-        if not paths:
-            return msg("runs.pick_some", ctx.lang)
-        return msg("runs.deleted", ctx.lang, n=delete_runs(ctx.runner, paths))
-
-    refresh_btn.click(refresh, picked, [table, picked], api_name="runs_refresh")
-    rename_btn.click(owner_only(on_rename), [picked, new_name], manage_info, api_name="rename_run").success(
-        refresh, picked, [table, picked], api_visibility="private")
+    refreshed = for_each_browser(ctx, refresh_runs)
+    refresh_btn.click(refreshed, picked, [table, picked], api_name="runs_refresh")
+    rename_btn.click(owner_only(for_each_browser(ctx, on_rename)), [picked, new_name], manage_info,
+                     api_name="rename_run").success(refreshed, picked, [table, picked], api_visibility="private")
     # the browser asks first; a cancelled confirm sends no runs, and nothing is deleted
-    delete_btn.click(owner_only(on_delete), picked, manage_info, api_name="delete_runs",
+    delete_btn.click(owner_only(for_each_browser(ctx, on_delete)), picked, manage_info, api_name="delete_runs",
                      js=f"(p) => (p && p.length && confirm({json.dumps(msg('runs.confirm_delete', lang))})) ? p : []"
-                     ).success(refresh, picked, [table, picked], api_visibility="private")
-    picked.change(on_pick, picked, [plot, cards], api_name="runs_compare", show_progress="hidden")
-    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh}
+                     ).success(refreshed, picked, [table, picked], api_visibility="private")
+    picked.change(for_each_browser(ctx, compare), picked, [plot, cards], api_name="runs_compare",
+                  show_progress="hidden")
+    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh_runs}

@@ -13,9 +13,8 @@ backend" (gradio PR #11047). So both sides read one choice, in this order:
 
 The browser side: ``LangMiddleware`` puts a script first in <head> that makes ``navigator.language``
 read the same choice (cookie, then ``--lang``) before Gradio starts and picks its locale.
-The server side: ``session_lang()`` reads the request Gradio is answering (``LocalContext.request``,
-which Gradio sets around every event handler, also inside worker threads), so a handler needs no
-extra argument. Outside a request (tests, the CLI, build time) it answers the fallback.
+The server side: Gradio hands each handler its request, and studio/ui/handlers.py turns it into the
+language the handler's words are built in (``from_headers``), passed down as a value.
 """
 from __future__ import annotations
 
@@ -64,39 +63,6 @@ def from_headers(headers: Any, forced: str | None) -> str | None:
     if forced in LANGS:
         return forced
     return from_accept_language(_header(headers, "accept-language"))
-
-
-def _current_request() -> Any:
-    try:
-        from gradio.context import LocalContext  # start-up: gradio, 4.3 s; `studio webui --help` loads this module
-    except ImportError:  # pragma: no cover - gradio is a dependency of the UI
-        return None
-    return LocalContext.request.get(None)
-
-
-def session_user() -> str | None:
-    """The login name of the request being answered (None without a login or outside a request)."""
-    request = _current_request()
-    user = getattr(request, "username", None) if request is not None else None
-    return user if isinstance(user, str) and user else None
-
-
-def _forced() -> str | None:
-    """The server's --lang, kept on the Blocks app Gradio is running (None when not given)."""
-    try:
-        from gradio.context import LocalContext  # start-up: gradio, 4.3 s; `studio webui --help` loads this module
-        blocks = LocalContext.blocks.get(None)
-    except (ImportError, LookupError):
-        return None
-    return getattr(blocks, "studio_forced_lang", None)
-
-
-def session_lang(fallback: str = "en") -> str:
-    """The language of the browser whose request is being answered; ``fallback`` outside a request."""
-    request = _current_request()
-    if request is None:
-        return fallback
-    return from_headers(getattr(request, "headers", None), _forced()) or fallback
 
 
 def head_script(forced: str | None) -> str:

@@ -24,8 +24,8 @@ from . import forms
 from ..app import gguf_upload, model_download
 from .common import ui_errors
 from ..app.context import AppContext
+from .handlers import for_each_browser
 from .i18n import MESSAGES, msg
-from .session_lang import session_lang
 from ..app.paths import estimate_paths, resolve_run_paths
 from ..app.form_values import command_line, load_settings, save_settings
 from ..app.uploads import check_data_upload
@@ -38,6 +38,9 @@ from ..autoconfig import BUDGETS
 from ..config.run_config import DEMO_MODEL
 from ..data.convert import TASKS
 from ..autoconfig import Hardware, fit_estimate, offload_disk_problem
+from ..memory.estimator import estimate as memory_estimate
+from ..memory.gpus import gpu_choices, gpu_memory
+from ..models.kernels import KERNEL_REASONS, SOFTCAPPED_MODEL_TYPES, kernel_plan
 
 RECIPES = PRESETS_DIR / "recipes"
 
@@ -56,10 +59,6 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
               ) -> tuple[str, str | None]:
     """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
     one estimate, so the check never says "No problems found" beside "Does not fit"."""
-    try:
-        from ..memory.estimator import estimate as memory_estimate
-    except ImportError:
-        return msg("estimate_missing", lang), None
     hw = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
     try:
         est = fit_estimate(cfg, hw, memory_estimate)
@@ -102,13 +101,12 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
 
 def kernel_line(cfg: RunConfig, model_type: str | None, device: str, lang: str = "en") -> str:
     """The plan's kernels on the page: "Fast kernels: Liger" or the studio's own and why (models/kernels.py)."""
-    from ..models.kernels import KERNEL_REASONS, SOFTCAPPED_MODEL_TYPES, kernel_plan
     plan = kernel_plan(device, model_type, 30.0 if model_type in SOFTCAPPED_MODEL_TYPES else None,
                        cfg.enable_liger_kernel)
     if plan.liger:
         return msg("kernels.liger", lang)
     pair = KERNEL_REASONS[plan.reason]
-    return msg("kernels.not", lang, why=(pair[1] if session_lang(lang) == "zh" else pair[0]).format(**plan.values))
+    return msg("kernels.not", lang, why=(pair[1] if lang == "zh" else pair[0]).format(**plan.values))
 
 
 def _free_disk(where: str | Path | None = None) -> float | None:
@@ -132,9 +130,7 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
 
     The verdict is the estimator's own for the changed plan against the same card and host RAM the panel
     uses, so the list and the panel never disagree."""
-    def show(v: Any) -> str:
-        return msg("on" if v else "off", lang) if isinstance(v, bool) else str(v)
-    settings = ", ".join(f"{field_label(k, lang)} = {show(v)}" for k, v in detail.get("settings", {}).items())
+    settings = ", ".join(f"{field_label(k, lang)} = {_shown(v, lang)}" for k, v in detail.get("settings", {}).items())
     verdict = msg("fits", lang) if detail.get("fits") else msg("still_too_big", lang)
     if detail.get("on_host"):
         need = msg("sugg.need_ram", lang, gb=detail.get("cpu_gb", 0.0))
@@ -146,6 +142,11 @@ def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
                need=need, verdict=verdict)
 
 
+def _shown(value: Any, lang: str) -> str:
+    """A suggested setting's value as the form shows it: a switch as on / off in ``lang``."""
+    return msg("on" if value else "off", lang) if isinstance(value, bool) else str(value)
+
+
 def _change_text(change: str, lang: str) -> str:
     return change if lang == "en" else ""
 
@@ -153,10 +154,6 @@ def _change_text(change: str, lang: str) -> str:
 def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None = None) -> list[dict[str, Any]]:
     """The estimator's suggestion_details for ``cfg`` against the same machine as the panel (card memory typed in,
     host RAM): [] when it fits, is missing, or cannot read the model."""
-    try:
-        from ..memory.estimator import estimate as memory_estimate
-    except ImportError:
-        return []
     try:
         target = Hardware(gpu_gb=gpu_mem_gb or None, ram_gb=ram_gb)
         return fit_estimate(cfg, target, memory_estimate).suggestion_details
@@ -289,18 +286,17 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 suggest = gr.Dropdown(choices=[], value=None, label=T("set.suggest"), info=T("set.suggest_info"),
                                       elem_id="fit-suggestion", scale=4)
                 apply_btn = gr.Button(T("set.apply"), elem_id="fit-apply", scale=1)
-            from ..memory.gpus import gpu_choices, gpu_memory
             gpu_pick = gr.Dropdown(choices=gpu_choices(), value=None, label=T("set.gpu_pick"), elem_id="gpu-pick")
             gpu_mem = gr.Number(value=hw.gpu_gb or 0, minimum=0, label=T("set.gpu_mem"), info=T("set.gpu_mem_info"),
                                 elem_id="gpu-mem")
             # a listed card fills in its memory; any other value (from the browser) changes nothing
-            gpu_pick.input(lambda name: gpu_memory(name) or gr.skip(), gpu_pick, gpu_mem, api_visibility="private",
-                           show_progress="hidden")
+            gpu_pick.input(for_each_browser(ctx, lambda ctx, name: gpu_memory(name) or gr.skip()), gpu_pick, gpu_mem,
+                           api_visibility="private", show_progress="hidden")
             host_ram = gr.Number(value=0, minimum=0, label=T("set.host_ram"), info=T("set.host_ram_info"),
                                  elem_id="host-ram")
     comps = list(form.values())
 
-    def refresh(*args: Any) -> tuple[str, str]:
+    def refresh(ctx: AppContext, *args: Any) -> tuple[str, str]:
         # app.py's page-load check sends the form and the card memory only; the tab's own events add Host RAM
         values, card, ram = (args[:-2], args[-2], args[-1]) if len(args) == len(comps) + 2 else \
             (args[:-1], args[-1], None)
@@ -309,21 +305,22 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # the one "always_last" listener of the form's changes: Gradio 6.31's page re-sends a deferred change to every
     # listener of that change, so two such listeners re-trigger each other for ever (test_ui_events.py);
     # keeping the settings follows it with .then below
-    estimate = gr.on([c.change for c in comps] + [gpu_mem.change, host_ram.change], refresh, comps + [gpu_mem, host_ram],
+    estimate = gr.on([c.change for c in comps] + [gpu_mem.change, host_ram.change], for_each_browser(ctx, refresh),
+          comps + [gpu_mem, host_ram],
           [fit, check],
           api_name="estimate", trigger_mode="always_last", show_progress="hidden", concurrency_limit=8)
     short = [model_pick, task, budget, data_pick]
 
-    def demo_note_visible(model_v: str | None) -> Any:
+    def demo_note_visible(ctx: AppContext, model_v: str | None) -> Any:
         return gr.update(visible=(model_v or "").strip() == DEMO_MODEL)  # it stayed for Gemma
 
-    form["model_name_or_path"].change(demo_note_visible, form["model_name_or_path"], demo_note,  # cheap: "multiple"
-                                      api_visibility="private", show_progress="hidden", trigger_mode="multiple")
+    form["model_name_or_path"].change(for_each_browser(ctx, demo_note_visible), form["model_name_or_path"], demo_note,
+                                      api_visibility="private", show_progress="hidden", trigger_mode="multiple")  # cheap
 
     loaded = gr.State(None)  # the settings version this page showed (server-side)
 
-    def remember(version: int | None, task_v: str, budget_v: str, gpu_v: float | None, ram_v: float | None,
-                 *values: Any) -> int | None:
+    def remember(ctx: AppContext, version: int | None, task_v: str, budget_v: str, gpu_v: float | None,
+                 ram_v: float | None, *values: Any) -> int | None:
         card = gpu_v if isinstance(gpu_v, (int, float)) and math.isfinite(gpu_v) and gpu_v >= 0 else None
         ram = ram_v if isinstance(ram_v, (int, float)) and math.isfinite(ram_v) and ram_v >= 0 else None
         saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card,
@@ -336,9 +333,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     # every change of the form is kept for this login (a reload or another browser restores it); a page
     # loaded before the last save does not overwrite it
     keep = [loaded, task, budget, gpu_mem, host_ram] + comps
-    estimate.then(remember, keep, loaded, api_visibility="private", show_progress="hidden")
+    estimate.then(for_each_browser(ctx, remember), keep, loaded, api_visibility="private", show_progress="hidden")
 
-    def relist(model_v: str | None, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> Any:
+    def relist(ctx: AppContext, model_v: str | None, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> Any:
         """The Model list's times from the form the panel just estimated (the same function, the same form), so
         they follow every change of it, a dataset chosen from the Data tab included."""
         values, card = list(rest[:-1]), rest[-1]
@@ -346,57 +343,60 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx, dataset=data_v,
                                                budget=budget_v, form=values, gpu_mem=card))
 
-    estimate.then(relist, short + comps + [gpu_mem], model_pick, api_visibility="private", show_progress="hidden")
-    gr.on([task.change, budget.change], remember, keep, loaded, api_visibility="private", trigger_mode="always_last",
-          show_progress="hidden")
+    estimate.then(for_each_browser(ctx, relist), short + comps + [gpu_mem], model_pick, api_visibility="private",
+                  show_progress="hidden")
+    gr.on([task.change, budget.change], for_each_browser(ctx, remember), keep, loaded, api_visibility="private",
+          trigger_mode="always_last", show_progress="hidden")
 
     @ui_errors
-    def on_short(model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list[Any]:
+    def on_short(ctx: AppContext, model_v: str, task_v: str, budget_v: str, data_v: str | None, *rest: Any) -> list:
         # the tab's own events send the card memory after the form (app.py's page-load derive does not)
         values, card = (rest[:-1], rest[-1]) if len(rest) == len(comps) + 1 else (rest, None)
         new_values, why_md = derive(ctx, model_v, task_v, budget_v, data_v, list(values), card)
         return new_values + [why_md]
 
     @ui_errors
-    def on_gguf(path: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+    def on_gguf(ctx: AppContext, path: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
         """An uploaded .gguf: kept in the workspace, prepared once (with progress), then it is the Model."""
         if not path:
             return gr.skip(), gr.skip(), gr.skip()
         folder, text = gguf_upload.accept_gguf(ctx, path, ctx.lang, progress=lambda f, m: progress(f, desc=m))
         return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, folder, ctx=ctx), value=folder), folder, text
 
-    gguf_in.upload(owner_only(on_gguf), [gguf_in, task], [model_pick, form["model_name_or_path"], gguf_info],
-                   api_name="upload_gguf").success(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
+    gguf_in.upload(owner_only(for_each_browser(ctx, on_gguf)), [gguf_in, task],
+                   [model_pick, form["model_name_or_path"], gguf_info], api_name="upload_gguf").success(
+        for_each_browser(ctx, on_short), short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
-    def get_button(model_v: str | None) -> Any:
+    def get_button(ctx: AppContext, model_v: str | None) -> Any:
         return gr.update(**model_download.button(model_v, ctx.lang))
 
-    model_pick.change(get_button, model_pick, get_btn, api_visibility="private", show_progress="hidden")
+    model_pick.change(for_each_browser(ctx, get_button), model_pick, get_btn, api_visibility="private",
+                      show_progress="hidden")
 
     @ui_errors
-    def download_model(model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple[Any, Any, Any]:
+    def download_model(ctx: AppContext, model_v: str | None, task_v: str, progress: Any = gr.Progress()) -> tuple:
         """The explicit download of a built-in model's file (its size is on the button)."""
         text = model_download.download(model_v, ctx.lang, progress=lambda f, m: progress(f, desc=m))
         return (gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx), value=model_v), text,
                 gr.update(**model_download.button(model_v, ctx.lang)))
 
-    get_btn.click(owner_only(download_model), [model_pick, task], [model_pick, get_info, get_btn],
+    get_btn.click(owner_only(for_each_browser(ctx, download_model)), [model_pick, task], [model_pick, get_info, get_btn],
                   api_name="download_model", concurrency_limit=1)
 
     for comp in (model_pick, task, budget):
-        comp.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
-    data_pick.input(on_short, short + comps + [gpu_mem], comps + [why], api_visibility="private")
+        comp.input(for_each_browser(ctx, on_short), short + comps + [gpu_mem], comps + [why], api_visibility="private")
+    data_pick.input(for_each_browser(ctx, on_short), short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
-    def relabel(model_v: str | None, task_v: str, budget_v: str, data_v: str | None) -> Any:
+    def relabel(ctx: AppContext, model_v: str | None, task_v: str, budget_v: str, data_v: str | None) -> Any:
         """The Model list's times follow the task, the time budget and the chosen data."""
         info = dataset_info(ctx, data_v)
         return gr.update(choices=model_choices(hw, info and info["rows"], task_v, ctx.lang, model_v, ctx=ctx,
                                                dataset=data_v, budget=budget_v))
 
     for comp in (task, budget, data_pick):
-        comp.input(relabel, short, model_pick, api_visibility="private", show_progress="hidden")
+        comp.input(for_each_browser(ctx, relabel), short, model_pick, api_visibility="private", show_progress="hidden")
 
-    def pick_dataset(path: str | None) -> tuple[Any, Any]:
+    def pick_dataset(ctx: AppContext, path: str | None) -> tuple[Any, Any]:
         """A dataset just converted on the Data tab: list it, choose it, take its task, derive again."""
         if not path:
             return gr.skip(), gr.skip()
@@ -404,7 +404,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         choices = dataset_choices(ctx, ctx.lang)
         return gr.update(choices=choices, value=info["path"] if info else path), (info or {}).get("task") or gr.skip()
 
-    def on_load() -> list[Any]:
+    def on_load(ctx: AppContext) -> list[Any]:
         values, choices, why_md = restore(ctx)
         version = settings_version(ctx)
         cfg = dict(zip(forms.FIELD_NAMES, values))
@@ -415,20 +415,20 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                                          ctx=ctx, dataset=data_value, budget=choices["budget"]),
                                    value=model_v), choices["task"], choices["budget"],
                          gr.update(choices=dataset_choices(ctx, ctx.lang), value=data_value), why_md,
-                         gguf_upload.note(ctx, ctx.lang),  # in this browser's language (session_lang.py)
+                         gguf_upload.note(ctx, ctx.lang),  # in this browser's language (handlers.py)
                          version,
                          # the card memory planned for (it went back to 0 on reload)
                          choices["gpu_mem"] if choices.get("gpu_mem") is not None else gr.skip(),
                          choices["host_ram"] if choices.get("host_ram") is not None else gr.skip()]
 
     @ui_errors
-    def pick_preset(name: str | None, *current: Any) -> list[Any]:
+    def pick_preset(ctx: AppContext, name: str | None, *current: Any) -> list[Any]:
         if not name:
             return [gr.skip()] * len(comps)
         return load_settings(RECIPES / f"{name}.yaml", list(current))
 
     @ui_errors
-    def upload_yaml(path: str | None, *current: Any) -> list[Any]:
+    def upload_yaml(ctx: AppContext, path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
         check_data_upload(path, ctx.max_upload_mb)
@@ -441,7 +441,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
             raise exc.with_what(exc.what.replace(str(path), Path(path).name)) from None
 
     @ui_errors
-    def save(*values: Any) -> str:
+    def save(ctx: AppContext, *values: Any) -> str:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
         copyfile(path, tmp, [ctx.workspace])
@@ -449,38 +449,39 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return str(tmp)
 
     @ui_errors
-    def show(*values: Any) -> str:
+    def show(ctx: AppContext, *values: Any) -> str:
         return command_line(ctx, list(values))
 
-    def warn_remote(on: bool) -> None:
+    def warn_remote(ctx: AppContext, on: bool) -> None:
         if on:
             gr.Warning(msg("trust_warning", ctx.lang))
 
-    def refresh_suggestions(*args: Any) -> Any:
+    def refresh_suggestions(ctx: AppContext, *args: Any) -> Any:
         choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]), ctx=ctx)
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @ui_errors
-    def apply(*args: Any) -> list[Any]:
+    def apply(ctx: AppContext, *args: Any) -> list[Any]:
         values, fit_md, check_md = apply_suggestion(ctx, list(args[:-3]), args[-3], args[-1], args[-2])
         choices = suggestion_choices(values, args[-3], ctx.lang, target_ram(ctx, args[-2]), ctx=ctx)
         return values + [fit_md, check_md, gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     # fit changes on every estimate (also the page-load one in app.py), so the list never goes stale
-    fit.change(refresh_suggestions, comps + [gpu_mem, host_ram], suggest, api_visibility="private",
-               show_progress="hidden")
-    apply_btn.click(apply, comps + [gpu_mem, host_ram, suggest], comps + [fit, check, suggest],
+    fit.change(for_each_browser(ctx, refresh_suggestions), comps + [gpu_mem, host_ram], suggest,
+               api_visibility="private", show_progress="hidden")
+    apply_btn.click(for_each_browser(ctx, apply), comps + [gpu_mem, host_ram, suggest], comps + [fit, check, suggest],
                     api_name="apply_suggestion")
-    def from_file(name: str | None) -> Any:  # the reasons above no longer describe the form
-        return msg("why.from_file", lang, name=Path(str(name)).name) if name else gr.skip()
 
-    preset.change(pick_preset, [preset] + comps, comps, api_name="load_preset").success(
-        from_file, preset, why, api_visibility="private")
-    yaml_in.upload(upload_yaml, [yaml_in] + comps, comps, api_name="load_yaml").success(
-        from_file, yaml_in, why, api_visibility="private")
-    save_btn.click(save, comps, yaml_out, api_name="save_settings")
-    show_btn.click(show, comps, command, api_name="show_command")
-    form["trust_remote_code"].input(warn_remote, form["trust_remote_code"], None)
+    def from_file(ctx: AppContext, name: str | None) -> Any:  # the reasons above no longer describe the form
+        return msg("why.from_file", ctx.lang, name=Path(str(name)).name) if name else gr.skip()
+
+    preset.change(for_each_browser(ctx, pick_preset), [preset] + comps, comps, api_name="load_preset").success(
+        for_each_browser(ctx, from_file), preset, why, api_visibility="private")
+    yaml_in.upload(for_each_browser(ctx, upload_yaml), [yaml_in] + comps, comps, api_name="load_yaml").success(
+        for_each_browser(ctx, from_file), yaml_in, why, api_visibility="private")
+    save_btn.click(for_each_browser(ctx, save), comps, yaml_out, api_name="save_settings")
+    show_btn.click(for_each_browser(ctx, show), comps, command, api_name="show_command")
+    form["trust_remote_code"].input(for_each_browser(ctx, warn_remote), form["trust_remote_code"], None)
     return {"form": form, "preset": preset, "gpu_mem": gpu_mem, "host_ram": host_ram, "fit": fit, "check": check, "refresh": refresh,
             "command": command, "suggest": suggest, "apply": apply_btn, "short": short, "why": why,
             "on_load": on_load, "load_outputs": comps + short + [why, gguf_info, loaded, gpu_mem, host_ram], "pick_dataset": pick_dataset,

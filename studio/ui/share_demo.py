@@ -4,7 +4,8 @@ starts that page as a child process (studio/app/shared_demos.py) on the studio's
 The run comes from the Evaluate tab's dropdown and is resolved on the server (``find_finished_run``: a finished run
 inside the runs folder, nothing else) before any child starts.
 
-Wiring (evaluate_tab.py, after the run dropdown exists): ``build_share_panel(T, lang, run, ctx)``.
+Wiring (evaluate_tab.py, after the run dropdown exists): ``build_share_panel(T, lang, run, ctx)``; ``lang`` only
+writes the first command, each handler answers in its browser's (``for_each_browser``).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..runs.run_dir import find_finished_run
 from ..app import shared_demos
 from ..app.shared_demos import demo_command, launch_flags, on_network
 from .common import ui_errors
+from .handlers import for_each_browser
 from .i18n import msg
 from .text import text_value
 from ..app.roles import owner_only
@@ -71,6 +73,23 @@ def stop_demo(ctx: Any, run: str | None, lang: str = "en") -> str:
     return msg("demo.stopped" if stopped else "demo.none_running", lang, run=found.path.name)
 
 
+def on_pick(ctx: Any, run: str | None) -> str:
+    """Another run picked: its command, in the browser's language."""
+    return command_markdown(ctx, run, ctx.lang)
+
+
+@ui_errors
+def on_start(ctx: Any, run: str | None) -> Iterator[str]:
+    """Start: ``start_demo`` in the browser's language."""
+    yield from start_demo(ctx, run, ctx.lang)
+
+
+@ui_errors
+def on_stop_demo(ctx: Any, run: str | None) -> str:
+    """Stop: ``stop_demo`` in the browser's language."""
+    return stop_demo(ctx, run, ctx.lang)
+
+
 # ------------------------------------------------------------------ layout
 def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[str, Any]:
     """The panel inside the caller's layout; its text follows ``run_dropdown``. Returns its components."""
@@ -82,17 +101,9 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
             stop = gr.Button(T("demo.stop"), elem_id="share-demo-stop")
         status = Markdown(elem_id="share-demo-status")
 
-    @ui_errors
-    def on_start(run: str | None) -> Iterator[str]:
-        yield from start_demo(ctx, run, lang)
-
-    @ui_errors
-    def on_stop_demo(run: str | None) -> str:
-        return stop_demo(ctx, run, lang)
-
     # the Evaluate tab's run pick: its cheap listeners are "multiple", none "always_last" (test_ui_events.py)
-    run_dropdown.change(lambda r: command_markdown(ctx, r, lang), run_dropdown, command, api_visibility="private",
+    run_dropdown.change(for_each_browser(ctx, on_pick), run_dropdown, command, api_visibility="private",
                         trigger_mode="multiple")
-    start.click(owner_only(on_start), run_dropdown, status, api_name="start_demo")
-    stop.click(owner_only(on_stop_demo), run_dropdown, status, api_name="stop_demo")
+    start.click(owner_only(for_each_browser(ctx, on_start)), run_dropdown, status, api_name="start_demo")
+    stop.click(owner_only(for_each_browser(ctx, on_stop_demo)), run_dropdown, status, api_name="stop_demo")
     return {"command": command, "start": start, "stop": stop, "status": status}

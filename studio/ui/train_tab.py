@@ -5,6 +5,7 @@ second browser shows the same run; closing the tab does not stop it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -21,9 +22,9 @@ from ..app.form_values import values_to_config
 from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
+from .handlers import for_each_browser
 from .i18n import headers, msg
 from ..words.notice_words import notice_text
-from .session_lang import session_lang
 from ..app.state_problems import state_problems_markdown
 from ..app.paths import resolve_run_paths, resume_run
 from ..runs import queue as run_queue
@@ -41,14 +42,15 @@ def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     engine: its fix in page fields, never a CLI flag) or the plain reason, worded by its codes
     (studio/words/end_reasons.py); a run recorded without codes by an older version, as its English text."""
     if isinstance(snap.get("page_error"), dict):
-        return page_message(StudioError.from_dict(snap["page_error"]), session_lang(lang))
-    return reason_text(snap, session_lang(lang), surface="page")
+        return page_message(StudioError.from_dict(snap["page_error"]), lang)
+    return reason_text(snap, lang, surface="page")
 
 
-def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
-    """One readable block: state, progress bar, speed, memory, and in the end the plain reason."""
+def status_markdown(snap: dict[str, Any], lang: str = "en", role: str = "owner") -> str:
+    """One readable block: state, progress bar, speed, memory, and in the end the plain reason. ``role`` is the
+    reader's (page_role.py): a viewer, who cannot press Start, is not told to."""
     if snap.get("state") == "idle" or not snap.get("run"):
-        return msg("idle_viewer" if page_role() == "viewer" else "idle", lang)
+        return msg("idle_viewer" if role == "viewer" else "idle", lang)
     state = snap["state"]
     icon = {"finished": "✅", "aborted": "⏹️", "failed": "❌"}.get(state, "⏳")
     head = f"### {icon} {msg('state.' + state, lang) if ('state.' + state) in _STATES else state}"
@@ -80,7 +82,7 @@ def status_markdown(snap: dict[str, Any], lang: str = "en") -> str:
     if snap.get("reason") and state in ("finished", "aborted", "failed"):
         lines.append(f"**{msg('reason', lang)}:** {run_reason(snap, lang)}")
     for note in snap.get("notices") or []:  # in the page's words (fields, not config keys) and language
-        lines.append(f"ℹ️ {notice_text(note, session_lang(lang))}")
+        lines.append(f"ℹ️ {notice_text(note, lang)}")
     lines.append(f"{msg('folder', lang)}: `{snap['run']}`")
     if snap.get("checkpoint"):
         lines.append(f"{msg('checkpoint', lang)}: `{Path(snap['checkpoint']).name}`")
@@ -192,7 +194,7 @@ def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = 
             continue
         said = next((e for m, e in notices.items() if m and ln.endswith(m)), None)
         if said is not None:  # the engine's notice as logged (config keys): the page's form of it instead
-            lines.append(notice_text(said, session_lang(lang)))
+            lines.append(notice_text(said, lang))
             continue
         m = _PREPARE.match(ln.strip())
         lines.append(_prepare_line(m.group(1), m.group(2), lang) if m else ln)
@@ -237,7 +239,7 @@ def resumable_choices(ctx: AppContext) -> list[tuple[str, str]]:
 def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     """Timer tick: the status always, the plot and run list only when something changed."""
     seen = dict(seen or {})
-    run_queue.start_next(ctx, lambda c: resolve_run_paths(c, ctx))
+    run_queue.start_next(ctx, functools.partial(resolve_run_paths, ctx=ctx))
     snap = ctx.runner.snapshot()
     key = [snap.get("run"), snap.get("events"), snap.get("state")]
     moved = snap.get("state") != seen.get("state") or snap.get("run") != seen.get("run")
@@ -256,7 +258,7 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
         current = snap.get("run") if any(v == snap.get("run") for _, v in choices) else None
         pick = gr.update(choices=choices, value=current or (choices[0][1] if choices else None))
     seen.update(state=snap.get("state"), run=snap.get("run"))
-    status = status_markdown(snap, ctx.lang)
+    status = status_markdown(snap, ctx.lang, page_role(ctx))
     line = accuracy_line(ctx, snap)
     if line:  # right under the state: the answer to "did it work?"
         head, _, rest = status.partition("\n\n")
@@ -284,7 +286,7 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
+    place = run_queue.start_or_queue(ctx, cfg, functools.partial(resolve_run_paths, ctx=ctx), by=ctx.user)
     snap = ctx.runner.snapshot()
     if place:
         gr.Info(msg("queued", ctx.lang, n=place))
@@ -325,53 +327,55 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     timer = gr.Timer(1.0)
     outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]
 
-    def tick(s: dict | None) -> tuple[Any, ...]:
-        return poll(ctx, s)
-
-    def next_run_line(model_v: str | None, data_v: str | None, method_v: str | None) -> str:
+    def next_run_line(ctx: AppContext, model_v: str | None, data_v: str | None, method_v: str | None) -> str:
         return start_line(model_v, data_v, method_v, ctx.lang)
 
     picks = [form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in form]
     if len(picks) == 3:
-        gr.on([c.change for c in picks], next_run_line, picks, will_train, api_visibility="private",
-              trigger_mode="multiple", show_progress="hidden")  # cheap; Settings' estimate is the one always_last
+        gr.on([c.change for c in picks], for_each_browser(ctx, next_run_line), picks, will_train,
+              api_visibility="private", trigger_mode="multiple",
+              show_progress="hidden")  # cheap; Settings' estimate is the one always_last
 
     @ui_errors
-    def on_start(*values: Any) -> dict[str, Any]:
+    def on_start(ctx: AppContext, *values: Any) -> dict[str, Any]:
         return start_run(ctx, list(values))
 
     @ui_errors
-    def on_abort() -> tuple[Any, ...]:
+    def on_abort(ctx: AppContext) -> tuple[Any, ...]:
         """The buttons come back from the same status the press changed, not from the next tick."""
         if not ctx.runner.abort(by=ctx.user):
             gr.Info(msg("nothing_running", ctx.lang))
         else:
             gr.Info(msg("abort_sent", ctx.lang))
         snap_v = ctx.runner.snapshot()
-        return (status_markdown(snap_v, ctx.lang), *button_states(snap_v))
+        return (status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
     @ui_errors
-    def on_resume(path: str | None) -> tuple[Any, ...]:
+    def on_resume(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
         run = resume_run(ctx, path)
         gr.Info(msg("started", ctx.lang, name=run.path.name))
         snap_v = ctx.runner.snapshot()
-        return (snap_v, status_markdown(snap_v, ctx.lang), *button_states(snap_v))
+        return (snap_v, status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
-    timer.tick(tick, seen, outputs, api_name="poll", show_progress="hidden", concurrency_limit=None)
-    def now() -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
-        return tick(None)
+    timer.tick(for_each_browser(ctx, poll), seen, outputs, api_name="poll", show_progress="hidden",
+               concurrency_limit=None)
 
-    start.click(owner_only(on_start), list(form.values()), snap, api_name="start").then(now, None, outputs,
-                                                                            api_visibility="private")
-    abort.click(owner_only(on_abort), None, [status, start, abort, resume], api_name="abort").then(
-        now, None, outputs, api_visibility="private")
-    resume.click(owner_only(on_resume), pick, [snap, status, start, abort, resume], api_name="resume").then(
-        now, None, outputs, api_visibility="private")
-    refresh.click(now, None, outputs, api_visibility="private")
+    def now(ctx: AppContext) -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
+        return poll(ctx, None)
 
-    def on_clear() -> None:
+    start.click(owner_only(for_each_browser(ctx, on_start)), list(form.values()), snap, api_name="start").then(
+        for_each_browser(ctx, now), None, outputs, api_visibility="private")
+    abort.click(owner_only(for_each_browser(ctx, on_abort)), None, [status, start, abort, resume],
+                api_name="abort").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
+    resume.click(owner_only(for_each_browser(ctx, on_resume)), pick, [snap, status, start, abort, resume],
+                 api_name="resume").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
+    refresh.click(for_each_browser(ctx, now), None, outputs, api_visibility="private")
+
+    def on_clear(ctx: AppContext) -> None:
         gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
 
-    clear_queue.click(owner_only(on_clear), None, None, api_name="clear_queue").then(now, None, outputs, api_visibility="private")
+    clear_queue.click(owner_only(for_each_browser(ctx, on_clear)), None, None, api_name="clear_queue").then(
+        for_each_browser(ctx, now), None, outputs, api_visibility="private")
+    # what app.py's page load calls, as the timer does: ``poll(ctx, seen)``
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
-            "timer": timer, "outputs": outputs, "tick": tick}
+            "timer": timer, "outputs": outputs, "tick": poll}

@@ -178,11 +178,6 @@ def test_the_pages_stay_under_their_line_budget() -> None:
     assert lines <= UI_MAX_LINES, f"studio/ui/ has {lines} lines; move what does not draw the page to studio/app/"
 
 
-# Packages whose function-level imports are held to the rule below. These three files are still being sorted; each
-# joins the rule when its imports are.
-LATE_IMPORT_PACKAGES = ("evaluation", "ui", "app", "runs", "engine", "models", "feedback", "cli",
-                        "config", "data", "memory", "words", "autoconfig")
-LATE_IMPORT_NOT_YET = {"studio/ui/settings_tab.py", "studio/app/settings.py", "studio/app/run_estimate.py"}
 LATE_IMPORT_REASONS = ("start-up", "circle")
 
 
@@ -226,7 +221,5 @@ def test_a_late_import_of_the_studio_says_why() -> None:
     is a hidden dependency, kept only where the top would cost a measured start-up time on a path that never needs
     it (`python -m studio VERB --help`, the page's build) or would close an import circle; a comment on its line or
     right above its run of imports says which ("# start-up: torch, 1.9 s at import; ..." or "# circle: ...")."""
-    bad = sorted(line for name, path in _modules().items() if _package(name) in LATE_IMPORT_PACKAGES
-                 and str(path.relative_to(ROOT)) not in LATE_IMPORT_NOT_YET
-                 for line in _unexplained_late_imports(path))
+    bad = sorted(line for path in _modules().values() for line in _unexplained_late_imports(path))
     assert bad == [], "move these to the top of their module, or say why not:\n" + "\n".join(bad)

@@ -124,3 +124,17 @@ def test_a_fresh_run_starts_while_the_runner_rewrites_its_status(tmp_path: Path)
     run.stdout.write_text("")
     (run.path / ".status.json.k2j4x9").write_text("{}")
     guard_output_dir(cfg, str(run.config), None)  # no error: the runner's own prepared folder
+
+
+def test_a_viewer_polling_an_idle_runner_is_not_told_to_press_start(tmp_path: Path) -> None:
+    """The idle status is worded for the login the tick answers: an owner is told to press Start, a viewer (who
+    cannot) is told what the page is for them."""
+    from studio.app.context import AppContext
+    from studio.ui.train_tab import poll
+    ctx = AppContext.create(tmp_path / "ws")
+    ctx.extra["roles"] = {"vera": "viewer", "olga": "owner"}
+    owner = poll(ctx.answering(lang="en", user="olga"), None)[0]
+    viewer = poll(ctx.answering(lang="en", user="vera"), None)[0]
+    assert "Press **Start**" in owner
+    assert "Press" not in viewer and "viewer" in viewer, viewer
+    assert "Press **Start**" in status_markdown({"state": "idle"}, "en")  # no login: the owner's words

@@ -97,7 +97,7 @@ def test_owner_panel_lists_reviews_makes_and_exports(tmp_path: Path) -> None:
     assert table["value"][0][5] == "<script>alert(1)</script> late"  # plain text in a str table, never rendered
     assert list_feedback(ctx, "../../etc", "", "", "")[1] == {}  # a name the database does not list shows nothing
     assert "1 row" in on_review(ctx, str(a), "accepted")
-    with pytest.raises(gr.Error):
+    with pytest.raises(gr.Error, match="is not a list of row ids"):  # the coded error, not a bug's message
         on_review(ctx, "1; DROP TABLE feedback", "accepted")
     with pytest.raises(gr.Error):
         on_make(ctx, "/etc", "fb")  # a run is named only as the database lists it
@@ -162,3 +162,30 @@ def test_accept_all_new_accepts_only_the_picked_runs_new_rows_that_match_the_fil
     assert store.list(run="r1", status="new") == [] and store.list(run="r2")[0].status == "new"
     with pytest.raises(gr.Error):
         on_accept_new(ctx, "../../etc", "", "", "")  # a run is named only as the database lists it
+
+
+def _zh(user: str | None) -> SimpleNamespace:
+    """A request from a browser whose page is switched to Chinese."""
+    return SimpleNamespace(session_hash="s-" + str(user), headers={"cookie": "studio_lang=zh"}, username=user)
+
+
+def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws: Path) -> None:
+    """One page serves browsers in either language: the Evaluate tab's rows, the Feedback tab and the demo page
+    answer each in its own, whatever the page was built in."""
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    ctx = AppContext.create(ws, lang="en")
+    fns = {fn.api_name: fn.fn for fn in build_app(ctx).fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    reply, fid = fns["playground_feedback_up"](run_v, "Classify", "nice bag", "positive", _zh("carol"))
+    assert reply == f"谢谢：已记为正确（#{fid}）"
+    reply, _ = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},
+                                                {"role": "assistant", "content": "hello"}], _zh("carol"))
+    assert reply.startswith("谢谢")
+    assert fns["review_accept"](str(fid), _zh("olga")) == "1 行已标记为accepted"
+    assert FeedbackStore.in_workspace(ws).get(fid).reviewer == "olga"  # type: ignore[union-attr]  # who asked
+    assert fns["review_accept"](str(fid), _req("olga")) == "1 row(s) marked accepted"  # the next browser: its own
+    demo, store, _ = _page(ws)
+    reply, mine = demo["feedback_up"]("Lovely shoes.", _zh("ann"))
+    assert reply == f"谢谢：已记为正确（#{mine}）"
+    assert demo["feedback_withdraw"](mine, _zh("ann"))[0] == f"你的反馈 #{mine} 已撤回"

@@ -47,7 +47,7 @@ def test_a_missing_column_on_a_chinese_page_and_on_the_command_line(ctx, tmp_pat
     assert not FLAG.search(shown)
 
 
-def test_a_run_ended_by_a_data_error_is_worded_by_its_code(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_ended_by_a_data_error_is_worded_by_its_code(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The engine keeps the error's code and values in status.json; the Train tab words it in the reader's
     language (here a Chinese browser), not by matching the English it wrote for the command line."""
     from tests.ui.test_page_messages import _ended_by
@@ -58,6 +58,6 @@ def test_a_run_ended_by_a_data_error_is_worded_by_its_code(tmp_path: Path, monke
         load_rows("no_such_data", str(tmp_path))
     status = _ended_by(err.value, tmp_path, monkeypatch)
     assert status["page_error"]["error"] == "dataset.not_found" and "python -m studio convert" in status["reason"]
-    shown = run_reason(status, "en")  # the page's language comes from the request (zh_page)
+    shown = run_reason(status, "zh")  # the page's language, as the handler passes it down
     assert shown.startswith("找不到数据集“no_such_data”") and "“训练数据”" in shown, shown
     assert not latin_words(shown.split("解决办法：")[1]), shown

@@ -163,13 +163,10 @@ def test_page_texts_name_no_flags() -> None:
 
 
 @pytest.fixture()
-def zh_page():  # type: ignore[no-untyped-def]
-    """Handlers run as they do for a browser whose language is Chinese."""
-    from types import SimpleNamespace
-    from gradio.context import LocalContext
-    token = LocalContext.request.set(SimpleNamespace(headers={"accept-language": "zh-CN,zh;q=0.9"}))
-    yield
-    LocalContext.request.reset(token)
+def zh_page(ctx):  # type: ignore[no-untyped-def]
+    """The context a handler is given for a browser whose language is Chinese (studio/ui/handlers.py)."""
+    ctx.lang = "zh"
+    return ctx
 
 
 def test_a_chinese_page_shows_the_data_tabs_errors_in_chinese(ctx, tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
@@ -232,16 +229,16 @@ def _ended_by(exc: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     return {**RunDir(cfg.output_dir).read_status(), "run": cfg.output_dir}
 
 
-def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_ended_by_an_error_shows_its_page_words(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tests.ui.test_ui_zh_page import latin_words
     from studio.ui.train_tab import run_reason, status_markdown
     exc = StudioError.of("engine.reshard", checkpoint="checkpoint-4", saved=2, world_size=1, detail="")
     status = _ended_by(exc, tmp_path, monkeypatch)
     assert "--nproc" in status["reason"] and status["state"] == "failed"  # the CLI keeps its words
-    assert run_reason(status, "en") == page_message(exc, "zh")  # a Chinese browser is answered here (zh_page)
-    shown = status_markdown(status, "en")
+    assert run_reason(status, "zh") == page_message(exc, "zh")  # a Chinese browser is answered here
+    shown = status_markdown(status, "zh")
     assert "--nproc" not in shown and "“进程数（显卡数）”" in shown and "解决办法：" in shown, shown
-    assert not latin_words(run_reason(status, "en").split("解决办法：")[1]), shown
+    assert not latin_words(run_reason(status, "zh").split("解决办法：")[1]), shown
 
 
 def test_a_run_that_lost_a_peer_shows_page_words(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -268,7 +265,7 @@ def _fake_runner(tmp_path: Path, code: str):  # type: ignore[no-untyped-def]
     return FakeRunner(tmp_path / "runs", code=code, grace_s=0.3, poll_s=0.05)
 
 
-def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
     from studio.ui.train_tab import run_reason, status_markdown
     code = ("import os, pathlib, signal, sys; c = pathlib.Path(sys.argv[2]).parent / 'checkpoints' / 'checkpoint-4'; "
@@ -280,9 +277,9 @@ def test_a_killed_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> No
     assert snap["reason"] == ("the training process was killed (SIGKILL, signal 9). If nobody stopped it, the system "
                               "probably ran out of memory (the kernel's OOM killer). The last checkpoint "
                               "(checkpoint-4) is kept: press Resume to continue from it.")  # the CLI's words
-    assert run_reason(snap, "en") == KILLED_ZH  # the browser's language (zh_page) decides
-    assert f"{KILLED_ZH}" in status_markdown(snap, "en")
-    assert run_reason(runner.past_runs()[0], "en") == KILLED_ZH  # the Runs table
+    assert run_reason(snap, "zh") == KILLED_ZH  # the browser's language decides
+    assert f"{KILLED_ZH}" in status_markdown(snap, "zh")
+    assert run_reason(runner.past_runs()[0], "zh") == KILLED_ZH  # the Runs table
 
 
 def test_every_end_the_job_runner_words_shows_in_chinese(tmp_path: Path) -> None:
@@ -304,7 +301,7 @@ def test_every_end_the_job_runner_words_shows_in_chinese(tmp_path: Path) -> None
     assert shown[(3, False)].startswith("训练进程在完成之前退出了，退出码 3：boom。详见 stdout.log。")
 
 
-def test_a_stopped_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopped_run_shows_its_reason_in_chinese(tmp_path: Path) -> None:
     from studio.config.run_config import RunConfig
     from studio.ui.train_tab import run_reason
     runner = _fake_runner(tmp_path, "import time; time.sleep(30)")
@@ -313,7 +310,7 @@ def test_a_stopped_run_shows_its_reason_in_chinese(tmp_path: Path, zh_page) -> N
     snap = runner.snapshot(run)
     assert snap["reason"] == ("stopped on request by bob before the first checkpoint. No checkpoint was written yet, "
                               "so a resume would start over.")
-    assert run_reason(snap, "en") == "应 bob 的请求在第一个检查点之前停止。还没有写出任何检查点，所以继续训练会从头开始。"
+    assert run_reason(snap, "zh") == "应 bob 的请求在第一个检查点之前停止。还没有写出任何检查点，所以继续训练会从头开始。"
 
 
 def test_a_run_the_engine_stopped_at_a_step_shows_its_reason_in_chinese(tmp_path: Path) -> None:
@@ -334,7 +331,7 @@ def test_a_run_the_engine_stopped_at_a_step_shows_its_reason_in_chinese(tmp_path
         assert end["type"] == "end" and end["reason"] == en.split(" at step")[0]  # the event keeps who asked
 
 
-def test_a_failed_run_shows_its_reason_in_chinese(tmp_path: Path, monkeypatch, zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_run_shows_its_reason_in_chinese(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import errno
 
     import torch
@@ -356,15 +353,15 @@ def test_a_failed_run_shows_its_reason_in_chinese(tmp_path: Path, monkeypatch, z
     for i, (exc, cli, zh) in enumerate(cases):
         status = _ended_by(exc, tmp_path / str(i), monkeypatch)
         assert status["state"] == "failed" and status["reason"] == cli and status["page_error"] is None
-        assert run_reason(status, "en") == zh, status
-        assert zh in status_markdown(status, "en")
+        assert run_reason(status, "zh") == zh, status
+        assert zh in status_markdown(status, "zh")
     # the English page names the Settings fields by their labels, where the command line names a config key
     assert reason_text(_ended_by(cases[1][0], tmp_path / "en", monkeypatch), "en") == (
         "The card ran out of memory. Turn on Gradient checkpointing, use QLoRA or a smaller Batch size / Max tokens "
         "per example, or enable DeepSpeed offload (see the memory estimate)")
 
 
-def test_a_run_recorded_by_an_older_version_shows_its_english_reason(zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_recorded_by_an_older_version_shows_its_english_reason() -> None:
     from studio.ui.train_tab import run_reason
     old = {"state": "failed", "run": "/runs/old", "reason": "the training process was killed (SIGKILL, signal 9)."}
-    assert run_reason(old, "en") == old["reason"]
+    assert run_reason(old, "zh") == old["reason"]  # on a Chinese page too: it has no code to word it by

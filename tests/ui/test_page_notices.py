@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from source_texts import calls_named
-from tests.ui.test_page_messages import FLAG, zh_page  # noqa: F401  (zh_page: the fixture of a Chinese browser)
+from tests.ui.test_page_messages import FLAG
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,16 +130,16 @@ def test_every_notice_code_has_page_words_that_name_no_config_key() -> None:
         assert not zh_left, (code, zh_left)
 
 
-def test_the_train_tab_shows_notices_in_page_words(zh_page) -> None:  # type: ignore[no-untyped-def]
+def test_the_train_tab_shows_notices_in_page_words() -> None:
     from studio.notices import Notice
     from studio.ui.train_tab import page_log, status_markdown
     note = Notice("3 training rows are longer than cutoff_len=512 and were truncated; raise cutoff_len to keep them "
                   "whole", "truncated", n=3, cutoff=512)
     event = {"type": "notice", "message": str(note), **note.page_form()}
     snap = {"state": "running", "run": "/w/runs/r1", "notices": [event]}
-    shown = status_markdown(snap, "en")  # a Chinese browser (zh_page)
+    shown = status_markdown(snap, "zh")  # a Chinese browser
     assert "3 条训练数据超过了“每条样本最大 token 数”（512）" in shown and "cutoff_len" not in shown, shown
-    log = page_log(f"WARNING studio.engine.run: {note}\n", [event], "en")
+    log = page_log(f"WARNING studio.engine.run: {note}\n", [event], "zh")
     assert "cutoff_len" not in log and "“每条样本最大 token 数”" in log, log
 
 

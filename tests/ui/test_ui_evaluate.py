@@ -142,6 +142,8 @@ def test_refresh_picks_a_run_that_finished_since_the_page_listed_them(tmp_path: 
     assert update["value"] == newer and listed == [newer, old]  # most recently finished first, and chosen
     update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed)
     assert update["value"] == old  # the user's own later choice stays
+    update, _ = tab.refresh_runs_and_listed(tmp_path / "runs", old, listed, "zh")
+    assert all(f" · {tab.run_kinds('zh')[1]} · " in label for label, _ in update["choices"])  # its browser's words
 
 
 def test_the_download_link_comes_at_once_for_a_big_export(tmp_path: Path) -> None:
@@ -158,3 +160,33 @@ def test_the_download_link_comes_at_once_for_a_big_export(tmp_path: Path) -> Non
     html = tab.export_links(str(exports / "m"), exports, progress=lambda f, desc="": seen.append(desc))
     assert time.monotonic() - start < 2 and 'download="m.zip"' in html and "4096.0 MB" in html
     assert seen == ["Preparing the download link"]
+
+def test_the_evaluate_runs_share_and_improve_handlers_answer_each_browser_in_its_language(runs: dict,
+                                                                                           tmp_path: Path) -> None:
+    """The page is built once, in the server's language; each handler answers the browser that asked in its own
+    (its in-page switch here), the next browser in its own again."""
+    import shutil
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    from studio.ui.i18n import headers
+    ws = tmp_path / "ws"
+    shutil.copytree(runs["lora"], ws / "runs" / "lora")
+    fns = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws, lang="en")).fns.values() if fn.api_name}
+    zh = SimpleNamespace(session_hash="s-zh", headers={"cookie": "studio_lang=zh"}, username="ann")
+    en = SimpleNamespace(session_hash="s-en", headers={"accept-language": "en-US"}, username="bob")
+    update, _ = fns["refresh_runs"](None, None, zh)
+    assert " · 低秩适配器 · " in update["choices"][0][0]
+    assert " · LoRA adapter · " in fns["refresh_runs"](None, None, en)[0]["choices"][0][0]
+    with pytest.raises(gr.Error, match="没有选择运行"):
+        fns["on_scorecard"]("", "upload", str(runs["heldout_file"]), "score", 0, zh)
+    with pytest.raises(gr.Error, match="No run is selected"):
+        fns["on_check"]("", "upload", str(runs["heldout_file"]), "score", 0, en)
+    table, _ = fns["runs_refresh"]([], zh)
+    assert table["headers"] == headers("runs.headers", "zh") != headers("runs.headers", "en")
+    assert fns["delete_runs"]([], zh) == "在上面勾选运行，并排查看它们的成绩。"
+    with pytest.raises(gr.Error, match="请只勾选一个要重命名的运行"):
+        fns["rename_run"]([], "x", zh)
+    with pytest.raises(gr.Error, match="没有选择已完成的运行"):
+        list(fns["start_demo"](None, zh))
+    with pytest.raises(gr.Error, match="没有选择运行"):
+        fns["improve"](None, "auto", zh)

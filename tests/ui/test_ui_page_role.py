@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gradio.context import LocalContext
 
 from studio.app.context import AppContext
 from studio.app.roles import is_owner_only
@@ -49,16 +48,11 @@ def test_a_viewers_page_cannot_press_them() -> None:
 
 
 @pytest.mark.parametrize("user,role", [("vera", "viewer"), ("olga", "owner"), (None, "owner")])
-def test_the_page_says_who_is_looking(built: Any, monkeypatch: pytest.MonkeyPatch, user: str | None,
-                                      role: str) -> None:
-    monkeypatch.setattr(page_role, "session_user", lambda: user)
-    token = LocalContext.blocks.set(built)
-    try:
-        banner, said = page_role.role_banner("en")
-        idle = train_tab.status_markdown({"state": "idle"}, "en")
-        zh = page_role.role_banner("zh")[0]
-    finally:
-        LocalContext.blocks.reset(token)
+def test_the_page_says_who_is_looking(built: Any, user: str | None, role: str) -> None:
+    ctx = built.studio_ctx
+    banner, said = page_role.role_banner(ctx.answering(lang="en", user=user))
+    idle = train_tab.status_markdown({"state": "idle"}, "en", page_role.page_role(ctx.answering(lang="en", user=user)))
+    zh = page_role.role_banner(ctx.answering(lang="zh", user=user))[0]
     assert said == role
     if role == "viewer":
         assert banner["visible"] and "viewer" in banner["value"] and "vera" in banner["value"]

@@ -478,7 +478,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "why.disk": ("a checkpoint needs about {need} GB of disk, only {free} GB are free",
                  "一个检查点约需 {need} GB 磁盘空间，只剩 {free} GB"),
 
-    "estimate_missing": ("The memory estimate is not available in this install.", "此安装中没有显存估算功能。"),
     "trust_warning": ("trust_remote_code runs Python code that comes with the model on this server. Only tick it "
                       "for models from people you trust.",
                       "trust_remote_code 会在服务器上运行模型自带的 Python 代码。只对可信来源的模型勾选。"),

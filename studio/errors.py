@@ -7,8 +7,8 @@ Every error the studio raises is ``StudioError.of(code, **values)``: a code and 
 studio/words/errors.py holds (both languages, both surfaces: the CLI's fix may name a flag, the page's names the
 page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an English
 sentence; tests/words/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
-An error made from sentences (``StudioError(what, fix, page_fix=...)``) is what a run recorded by an older studio
-reads back as (``from_dict``): shown as written, the page with its ``page_fix``.
+An error made from sentences (``StudioError(what, fix)``) is what a run recorded by an older studio reads back as
+(``from_dict``): shown as it was written.
 """
 from __future__ import annotations
 
@@ -23,13 +23,11 @@ from .words import errors as error_words
 class StudioError(Exception):
     """A problem the user can fix: says what is wrong and how to fix it."""
 
-    def __init__(self, what: str, fix: str = "", *, why: str = "", code: str = "error",
-                 page_fix: str | None = None):
+    def __init__(self, what: str, fix: str = "", *, why: str = "", code: str = "error"):
         self.what = what
         self.why = why
         self.fix = fix
         self.code = code
-        self.page_fix = page_fix  # the fix in the page's words, when ``fix`` names command-line flags
         self.values: dict[str, Any] | None = None  # set by ``of``: the error is worded by its code
         super().__init__(self.message)
 
@@ -44,22 +42,23 @@ class StudioError(Exception):
     def _worded_by(self, code: str, values: dict[str, Any]) -> None:
         """Make this error the coded error ``code`` with ``values`` (its CLI words as ``message``)."""
         what, why, fix = error_words.words(code, values)
-        page_fix = error_words.words(code, values, surface="page")[2]
-        StudioError.__init__(self, what, fix, why=why, code=code, page_fix=page_fix if page_fix != fix else None)
+        StudioError.__init__(self, what, fix, why=why, code=code)
         self.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StudioError:
         """The error back from ``to_dict()`` (as a run's status.json keeps it: the engine writes the error that ended
-        a run, and the page shows it in its own words and language)."""
+        a run, and the page shows it in its own words and language). A record of an older studio whose code this one
+        does not know is shown as it was written; the page reads these records, so with the fix it wrote for the
+        page when it kept one."""
         code = str(d.get("error") or d.get("code") or "error")
         if isinstance(d.get("values"), dict):
             try:
                 return cls.of(code, **d["values"])
             except error_words.UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
                 pass
-        return cls(str(d.get("what", "")), str(d.get("fix") or ""), why=str(d.get("why") or ""),
-                   code=code, page_fix=d.get("page_fix"))
+        return cls(str(d.get("what", "")), str(d.get("page_fix") or d.get("fix") or ""), why=str(d.get("why") or ""),
+                   code=code)
 
     def with_values(self, **changes: Any) -> StudioError:
         """The same coded error with some of its values changed (a path named as the person typed it)."""
@@ -68,7 +67,7 @@ class StudioError(Exception):
     def with_what(self, what: str) -> StudioError:
         """The same error, not coded (raised with its sentences, as an older studio's run recorded it), saying
         ``what`` instead; a coded error changes a value instead (``with_values``)."""
-        return StudioError(what, self.fix, why=self.why, code=self.code, page_fix=self.page_fix)
+        return StudioError(what, self.fix, why=self.why, code=self.code)
 
     @property
     def coded(self) -> bool:
@@ -99,13 +98,12 @@ class StudioError(Exception):
 
     @property
     def page_message(self) -> str:
-        """What a page shows: the same, with the fix that names page fields instead of flags."""
-        return self._text(self.fix if self.page_fix is None else self.page_fix)
+        """What a page shows in English: a coded error with the fix that names page fields instead of flags."""
+        return self.text("en", "page") if self.coded else self.message
 
     def to_dict(self) -> dict:
         return {"error": self.code, "what": self.what, "why": self.why, "fix": self.fix,
-                "message": self.message, **({"page_fix": self.page_fix} if self.page_fix is not None else {}),
-                **({"values": self.values} if self.coded else {})}
+                "message": self.message, **({"values": self.values} if self.coded else {})}
 
 
 class ConfigError(StudioError):

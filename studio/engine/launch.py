@@ -170,7 +170,7 @@ def write_cluster_files(out_dir: str | Path, files: dict[str, str]) -> list[Path
 
 def peer_lost_error(exc: BaseException) -> StudioError | None:
     """A plain error when ``exc`` means another process of a multi-process run vanished or stalled (its
-    ``message`` is the run's end reason; its ``page_fix`` the page's words for it).
+    ``message`` is the run's end reason; the page words it by its code).
 
     Why match text: gloo and NCCL raise plain RuntimeError/DistBackendError whose only signal is the
     message ('Connection reset by peer', 'Connection closed by peer', a collective timeout).

@@ -23,12 +23,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # a command-line flag (--label-column, --max-mb), or the "(CLI: ...)" hints that introduce them
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|\bCLI\b")
 def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
-    exc = StudioError("No label column", "name it (CLI: --label-column NAME)",
-                      page_fix="choose it under Label column on the Data tab", code="data_column")
+    exc = StudioError.of("data.column_missing", name="star", file="typo.csv", columns=["review", "stars"],
+                         role="label")
     assert "--label-column" in exc.message and "--label-column" not in exc.page_message
     shown = user_error(exc, "on_convert")
     assert isinstance(shown, gr.Error)
-    assert shown.message == "No label column. Fix: choose it under Label column on the Data tab."
+    assert shown.message == ("Column 'star' not found in 'typo.csv'. Available columns: review, stars. Fix: pick one "
+                             "of those under Label column on the Data tab.")
+    assert "page_fix" not in exc.to_dict()  # a run keeps the code and values; the page words them again
+    old = StudioError.from_dict({"error": "gone", "what": "Old", "fix": "use --x", "page_fix": "pick X on the Data tab"})
+    assert old.page_message == "Old. Fix: pick X on the Data tab."  # a run recorded by an older studio
     plain = StudioError("Bad", "do this")
     assert plain.page_message == plain.message == "Bad. Fix: do this."
     from studio.config.checks import problem

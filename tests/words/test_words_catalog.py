@@ -214,11 +214,11 @@ def _literal(node: ast.AST | None) -> bool:
 
 def _sentence_argument(call: ast.Call) -> bool:
     """Whether a StudioError(...) call is given a sentence: its what a literal or a ``msg(...)`` of the UI catalog
-    (words in one language, fixed when raised), or a literal what / fix / why / page_fix."""
+    (words in one language, fixed when raised), or a literal what / fix / why."""
     first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "what"), None)
     if isinstance(first, ast.Call) and getattr(first.func, "id", getattr(first.func, "attr", "")) == "msg":
         return True
-    parts = list(call.args) + [k.value for k in call.keywords if k.arg in ("what", "fix", "why", "page_fix")]
+    parts = list(call.args) + [k.value for k in call.keywords if k.arg in ("what", "fix", "why")]
     return any(_literal(p) for p in parts)
 
 

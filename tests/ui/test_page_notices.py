@@ -54,6 +54,15 @@ def test_a_notice_of_a_code_the_catalog_lacks_or_with_values_its_words_lack_is_a
         Notice("3 training rows are longer than cutoff_len=512", "truncated", n=3, cutoff=512)  # type: ignore
 
 
+def test_a_copied_or_pickled_notice_is_the_same_notice() -> None:
+    import copy
+    import pickle
+    from studio.notices import Notice
+    note = Notice.of("truncated", n=3, cutoff=512)
+    for again in (copy.deepcopy(note), pickle.loads(pickle.dumps(note))):
+        assert type(again) is Notice and again == note and again.page_form() == note.page_form()
+
+
 def test_the_engine_refuses_a_notice_that_is_a_plain_sentence() -> None:
     from studio.engine.run import _notifier
     from studio.engine.studio_trainer import StudioTrainer

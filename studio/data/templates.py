@@ -296,9 +296,7 @@ def llamafactory_fallback_notice(name: str, tokenizer: Any) -> Notice | None:
     """The run-log line for a LLaMA-Factory template name the studio serves with the model's own chat template."""
     if (name or "").lower() not in LLAMAFACTORY_ONLY or not _has_chat_template(tokenizer):
         return None
-    return Notice(f"template: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run "
-                  "uses the model's own chat template (as template: auto). Pick a built-in template to fix the format "
-                  "yourself", "template_fallback", name=name)
+    return Notice.of("template_fallback", name=name)
 
 
 def chat_template_mismatch(name: str, tokenizer: Any) -> Notice | None:
@@ -315,6 +313,4 @@ def chat_template_mismatch(name: str, tokenizer: Any) -> Notice | None:
         return None
     if get_template(name, tokenizer).prompt("Hi", system="S") == own:
         return None
-    return Notice(f"template: {name} renders prompts differently from this model's own chat template; the run uses "
-                  f"'{name}' (as LLaMA-Factory would). Set template: auto to train with the model's own template",
-                  "template_mismatch", name=name)
+    return Notice.of("template_mismatch", name=name)

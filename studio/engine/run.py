@@ -29,7 +29,7 @@ from ..data.tokenize import encode_examples
 from ..errors import StudioError
 from ..models import kernels, loading, precision
 from ..models.precision import PrecisionPlan
-from ..notices import Notice
+from ..notices import Notice, checked
 from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
@@ -149,13 +149,11 @@ def parameter_counts(model: Any) -> tuple[int, int]:
 
 def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
     """What the run log says about keys that do nothing here and where the studio deliberately differs."""
-    out = [Notice(n, "yaml_key", setting=n) for n in getattr(cfg, "notices", [])]  # LLaMA-Factory keys of a YAML
+    out = [Notice.of("yaml_key", setting=n) for n in getattr(cfg, "notices", [])]  # LLaMA-Factory keys of a YAML
     if cfg.bf16 and device == "cpu":
-        out.append(Notice("bf16: true but this machine has no GPU: training in fp32 (LLaMA-Factory refuses bf16 "
-                          "here; the studio runs the file anyway)", "bf16_cpu"))
+        out.append(Notice.of("bf16_cpu"))
     if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
-        out.append(Notice(f"lora_alpha not set: using 2 x lora_rank = {cfg.effective_lora_alpha} (LLaMA-Factory's "
-                          "rule)", "lora_alpha", alpha=cfg.effective_lora_alpha))
+        out.append(Notice.of("lora_alpha", alpha=cfg.effective_lora_alpha))
     return out
 
 
@@ -329,8 +327,10 @@ def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows:
 
 def _notifier(events: Any) -> Callable[[Notice], None]:
     """A notice goes to the log in the CLI's words and into the event log with the page's form too
-    (studio/notices.py). A closure over the events only: the trainer keeps it, and must not keep the recipe."""
+    (studio/notices.py); anything but a Notice is refused (a TypeError: a plain sentence has no page words). A
+    closure over the events only: the trainer keeps it, and must not keep the recipe."""
     def notify(message: Notice) -> None:
+        checked(message)
         log.warning(message)
         events.emit({"type": "notice", "message": str(message), **message.page_form()})
     return notify
@@ -445,18 +445,11 @@ class _TrainingRecipe:
                                 templates.llamafactory_fallback_notice(cfg.template, self.tok)] if m]:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
-            notify(Notice(f"tiny-demo starts from random weights, so '{cfg.finetuning_type}' (which trains only "
-                          "part of the model) learns little on it; choose Method: full "
-                          "(presets/recipes/tiny-demo-cpu.yaml)", "tiny_demo_method", method=cfg.finetuning_type))
+            notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
         if counts["history_masked"]:
-            notify(Notice(f"{counts['history_masked']} multi-turn training rows carry loss on their last reply "
-                          f"only: the template '{cfg.template}' (this model's chat template) does not render earlier "
-                          "replies so that their tokens can be found; choose a named template to train every reply",
-                          "history_masked", n=counts["history_masked"], name=cfg.template))
+            notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
         if counts["truncated"]:
-            notify(Notice(f"{counts['truncated']} training rows are longer than cutoff_len={cfg.cutoff_len} and "
-                          f"were truncated; raise cutoff_len to keep them whole", "truncated",
-                          n=counts["truncated"], cutoff=cfg.cutoff_len))
+            notify(Notice.of("truncated", n=counts["truncated"], cutoff=cfg.cutoff_len))
 
     def train_and_summarize(self, free: FreeCores) -> dict[str, Any]:
         """Train (or resume), then the summary status.json and the next run's time estimate read. The CPU threads

@@ -27,7 +27,7 @@ from accelerate.utils import AutocastKwargs
 from torch.utils.data import DataLoader
 from transformers import Trainer, TrainerCallback
 
-from ..notices import Notice
+from ..notices import Notice, checked
 from .batching import ITEMS_KEY, TOKENS_KEY, TokenBudgetBatchSampler, pop_host_counts
 from .callbacks import DivergenceError, GradNormGuard
 from .loss import check_inputs, model_probe_loss, selective_causal_lm_loss
@@ -165,7 +165,7 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
         self.max_tokens_per_batch = max_tokens_per_batch
         self.oom_adaptive = oom_adaptive
         self.splits = 1  # each micro-batch is run as this many slices (grows after an OOM)
-        self.notify = notify or (lambda message: None)
+        self._send_notice = notify or (lambda message: None)
         self.token_counter = token_counter
         self._staging: str | None = None
         self._hooked: set[int] = set()
@@ -244,10 +244,8 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
                 self.splits = max(self.splits, -(-rows // (mid - start)))
                 _free_cache()
                 now, steps = -(-rows // self.splits), self.splits * self.args.gradient_accumulation_steps
-                self.notify(Notice(f"Out of memory with {end - start} rows per micro-batch at step "
-                                   f"{self.state.global_step + 1}: now {now} rows x {steps} accumulation steps "
-                                   f"(was {old}); the effective batch is unchanged", "oom_split",
-                                   rows=end - start, step=self.state.global_step + 1, now=now, steps=steps))
+                self.notify(Notice.of("oom_split", rows=end - start, step=self.state.global_step + 1, now=now,
+                                      steps=steps, old=old))
                 continue
             total = loss if total is None else total + loss
         self._touched = None
@@ -307,8 +305,12 @@ class StudioTrainer(GuardedCheckpoints, Trainer):
         if mine is None or ref is None or not torch.isfinite(ref) or \
                 abs(float(mine) - float(ref)) > tol * max(1.0, abs(float(ref))):
             self.selective_logits = False
-            self.notify(Notice("Logits-only-where-the-loss-is does not apply to this model; training uses the "
-                               "full output layer (same result, slower)", "selective_logits_off"))
+            self.notify(Notice.of("selective_logits_off"))
+
+    def notify(self, message: Notice) -> None:
+        """Send a notice to the run (the engine's notify); anything but a Notice is refused (a TypeError: a plain
+        sentence has no page words), with or without a run to send it to."""
+        self._send_notice(checked(message))
 
     def _watch_grads(self, model: torch.nn.Module) -> None:
         """Note which parameters' .grad each slice has added to (AccumulateGrad runs once per parameter per

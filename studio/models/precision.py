@@ -31,30 +31,15 @@ if TYPE_CHECKING:
 
 Dtype = Literal["fp32", "bf16", "fp16"]
 
-PURE_BF16_WARNING = Notice(
-    "pure_bf16 is on: weights, gradients and Adam states are bf16 (8-bit mantissa), so an update smaller than "
-    "about 1/256 of a weight rounds away; with a small learning rate (below ~1e-5) much of the model may not "
-    "change at all. Turn pure_bf16 off for fp32 master weights (more memory, same speed)", "pure_bf16")
+PURE_BF16_WARNING = Notice.of("pure_bf16")
 
-PURE_BF16_ON_CPU = Notice("pure_bf16 is on but this run has no GPU, so it trains in fp32 (as precision auto does "
-                          "on a CPU); set precision: bf16 to train in bf16 on the CPU anyway", "pure_bf16_cpu")
+PURE_BF16_ON_CPU = Notice.of("pure_bf16_cpu")
 
 
 # AMD gfx targets with bf16 matrix units: MI200 (gfx90a), MI300 (gfx940-942), MI350 (gfx950), RDNA3 (gfx110x), RDNA4
 # (gfx120x). Older Radeons (RDNA2, gfx103x) compute bf16 only by emulation: the plan trains those in fp16.
 HIP_BF16_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103",
                   "gfx1150", "gfx1151", "gfx1200", "gfx1201")
-
-# What the libraries the studio uses for a card do on AMD ROCm, said once (docs/GPU.md repeats it for readers)
-ROCM_SUPPORT = {
-    "bitsandbytes": "QLoRA (4-bit/8-bit) needs bitsandbytes built for ROCm: its multi-backend releases support "
-                    "MI200/MI300 and RDNA3 (install the ROCm wheel; check with `python -m bitsandbytes`); 8-bit "
-                    "optimizers likewise. Where it is missing, use LoRA in bf16 (MI-class cards have the memory)",
-    "deepspeed": "DeepSpeed runs on ROCm (ZeRO-1/2/3 and CPU offload; its C++/HIP ops build on first use and need "
-                 "the ROCm development headers, hipcc); ZeRO-Infinity's NVMe offload needs libaio as on CUDA",
-    "liger": "liger-kernel's Triton kernels run on ROCm with the ROCm build of triton (pytorch-triton-rocm)",
-    "flash_attn": "FlashAttention-2 has a ROCm build for MI200/MI300 (Composable Kernel); else SDPA is used",
-}
 
 
 def hip_bf16(arch: str) -> bool:
@@ -143,18 +128,17 @@ def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
 
 
 def rocm_notices(caps: DeviceCaps, cfg: RunConfig) -> tuple[Notice, ...]:
-    """What an AMD card changes for this plan, said before the run (ROCM_SUPPORT has the facts); the engine sends
+    """What an AMD card changes for this plan, said before the run (studio/words/notice_words.py ROCM_SUPPORT has
+    the facts); the engine sends
     them with the plan's warnings."""
     if not caps.hip:
         return ()
     arch = caps.arch or "gfx?"
     out = []
     if cfg.quantization_bit:
-        out.append(Notice(f"AMD card ({arch}): quantization_bit needs bitsandbytes built for ROCm; "
-                          + ROCM_SUPPORT["bitsandbytes"], "rocm_bitsandbytes", card=f"AMD ROCm {arch}"))
+        out.append(Notice.of("rocm_bitsandbytes", arch=arch, card=f"AMD ROCm {arch}"))
     if cfg.deepspeed and cfg.deepspeed != "none":
-        out.append(Notice(f"AMD card ({arch}): " + ROCM_SUPPORT["deepspeed"], "rocm_deepspeed",
-                          card=f"AMD ROCm {arch}"))
+        out.append(Notice.of("rocm_deepspeed", arch=arch, card=f"AMD ROCm {arch}"))
     return tuple(out)
 
 

@@ -24,7 +24,7 @@ from ..evaluation.metrics import label_set, normalize
 from ..feedback.store import LIMITS, FeedbackStore
 from ..app.context import AppContext
 from .common import ui_errors
-from .handlers import for_each_browser, in_browser_lang
+from .handlers import browser_user, for_each_browser, in_browser_lang
 from .i18n import msg
 from .text import text_value
 
@@ -32,10 +32,6 @@ from .text import text_value
 # the demo page's default: each browser's own language, English when it asks for none (the page's --lang: demo.py
 # passes its own in_browser_lang)
 EACH_BROWSER = functools.partial(in_browser_lang, None, "en")
-
-
-def _login(request: gr.Request | None) -> str | None:
-    return getattr(request, "username", None) if request is not None else None
 
 
 def _off(store: FeedbackStore | None) -> FeedbackStore:
@@ -62,7 +58,7 @@ def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict:
     answer = max(scores, key=scores.get) if scores else ""
     if fix is not None:
         verdict = "up" if fix == answer else "down"
-    fid = store.add(run=run.name, login=_login(request), input=text, answer=answer, verdict=verdict,
+    fid = store.add(run=run.name, login=browser_user(request), input=text, answer=answer, verdict=verdict,
                     correction=fix if verdict == "down" else None, scores={k: round(float(v), 4)
                                                                            for k, v in scores.items()})
     return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
@@ -90,7 +86,7 @@ def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdic
     if len(last) < 2 or last[-1].get("role") != "assistant" or last[-2].get("role") != "user":
         raise StudioError.of("feedback.no_answer")
     fix = correction if isinstance(correction, str) and correction.strip() else None
-    fid = store.add(run=run.name, login=_login(request), input=_text(last[-2].get("content")),
+    fid = store.add(run=run.name, login=browser_user(request), input=_text(last[-2].get("content")),
                     answer=_text(last[-1].get("content")), verdict="down" if fix else verdict, correction=fix,
                     source=source)
     return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
@@ -102,7 +98,7 @@ def on_withdraw(store: FeedbackStore | None, last_id: Any, request: gr.Request, 
     store = _off(store)
     if not isinstance(last_id, int):
         return msg("fb.nothing", lang), None
-    store.withdraw(last_id, _login(request))
+    store.withdraw(last_id, browser_user(request))
     return msg("fb.withdrawn", lang, id=last_id), None
 
 
@@ -200,7 +196,7 @@ def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, pro
     fix = correction if isinstance(correction, str) and correction.strip() else None
     if fix is not None:
         fix = _as_label(runs_root, name, fix)
-    fid = store.add(run=name, login=_login(request), input=text, answer=answer, verdict="down" if fix else verdict,
+    fid = store.add(run=name, login=browser_user(request), input=text, answer=answer, verdict="down" if fix else verdict,
                     correction=fix, source="playground")
     return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
 

@@ -18,12 +18,14 @@ Fields:
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import StudioError
 from ..runs.jobs import JobRunner
 from ..safe_files import register_roots
+from ..workspace import safe_name
 
 
 @dataclass
@@ -46,6 +48,29 @@ class AppContext:
         """This context for one answer to one browser: its language and login; everything else shared (the same
         runner, folders and ``extra``), so what a handler changes there every later answer sees."""
         return replace(self, lang=lang, user=user)
+
+    def own_folder(self, user: str | None = None) -> Path:
+        """Where a login's own files live (its settings, the settings it saves as YAML): workspace/users/<user>/
+        with a login, else the workspace itself. ``user`` defaults to the login this context answers.
+
+        Teammates on one studio each keep their own (one shared file let a stale page of one user overwrite
+        another's choice, and a viewer's Save wrote the file an owner's command line runs)."""
+        user = user if user is not None else self.user
+        if not user:
+            return self.workspace
+        try:
+            return self.workspace / "users" / safe_name(user)
+        except StudioError:
+            # a user name that is no folder name still gets a folder of its own
+            return self.workspace / "users" / hashlib.sha256(user.encode()).hexdigest()[:16]
+
+    def role(self) -> str:
+        """'owner' or 'viewer' for the login this context answers: a login listed as a viewer in
+        ``extra["roles"]`` (launch.py's --auth-file) is a viewer; everyone else, and a studio without logins, an
+        owner. The one place a role is read: the page's banner and every owner action's own check ask here."""
+        if self.user is None:
+            return "owner"
+        return (self.extra.get("roles") or {}).get(self.user, "owner")
 
     @classmethod
     def create(cls, workspace: str | Path, *, data_roots: list[str | Path] | None = None, lang: str = "en",

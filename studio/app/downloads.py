@@ -11,7 +11,7 @@ while it is sent.
 A link names a random token, never a path: ``Downloads`` maps the token, on the server, to the file or folder it
 was made for, the exports folder it must stay inside (checked again when it is served, symlinks resolved) and the
 login session that exported it (``owner_of``: Gradio 6's login cookie, read from the request without importing
-Gradio). The route that serves them is the page's (studio/ui/export_download.py).
+Gradio). The route that serves them is the page's (studio/web/export_download.py).
 """
 from __future__ import annotations
 

@@ -81,9 +81,10 @@ def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
     return config_to_values(cfg)
 
 def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") -> Path:
-    """Write the form as RunConfig YAML into workspace/configs (the file the CLI takes)."""
+    """Write the form as RunConfig YAML into the login's own configs folder (workspace/configs without logins,
+    workspace/users/<user>/configs with them): the file the CLI takes."""
     cfg = values_to_config(values)
-    path = ctx.workspace / "configs" / f"{name}.yaml"
+    path = ctx.own_folder() / "configs" / f"{name}.yaml"
     cfg.save(path)
     return path
 

@@ -1,4 +1,4 @@
-"""Failed logins per client and how long each must wait: the rule the login guard (studio/ui/guard.py) applies to
+"""Failed logins per client and how long each must wait: the rule the login guard (studio/web/guard.py) applies to
 Gradio's ``POST /login``, which has no limit of its own. After LOCK_AFTER failures a client waits FIRST_LOCK_S,
 doubled at each further failure up to MAX_LOCK_S; a success forgets it.
 """

@@ -1,8 +1,10 @@
 """Who may do what on a shared studio: owners do everything, viewers look at results.
 
-A handler that starts, stops, deletes, exports or uploads is marked ``owner_only`` where it is wired;
-the login guard (studio/ui/guard.py) refuses it to a viewer on the server, so hiding a button is never
-the protection. A marked function keeps its signature (Gradio reads it for ``gr.Request``).
+A handler that starts, stops, deletes, exports or uploads is made by ``studio.ui.handlers.owner_action``, which
+checks the caller's role inside the action (from the login its request proves) and marks it here; the login guard
+(studio/web/guard.py) reads the mark to refuse it to a viewer early, and the page greys out its controls. Neither
+the guard nor the page is the protection: the action's own check is. A marked function keeps its signature
+(Gradio reads it for ``gr.Request``).
 """
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ ROLES = ("owner", "viewer")
 _MARK = "studio_owner_only"
 
 
-def owner_only(fn: Callable) -> Callable:
-    """Mark ``fn`` (the exact object given to ``.click``/``.upload``) as an owner action; returns it."""
+def mark_owner_only(fn: Callable) -> Callable:
+    """Mark ``fn`` (the exact object given to ``.click``/``.upload``) as an owner action; returns it. Only
+    ``owner_action`` calls this: a mark without the action's own check would be a gate in front of nothing."""
     setattr(fn, _MARK, True)
     return fn
 

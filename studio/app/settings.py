@@ -7,7 +7,6 @@ lists the converted datasets, and keeps the settings per workspace so a reload r
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from ..data.convert import TASKS
 from ..errors import StudioError
 from ..safe_files import leaves
 from ..state_files import read_state
-from ..workspace import atomic_write_text, safe_name
+from ..workspace import atomic_write_text
 from . import form_values
 from .context import AppContext
 from .state_problems import problem_lines
@@ -170,19 +169,9 @@ def error_line(exc: StudioError, lang: str) -> str:
 
 # ---------------------------------------------------------------- persistence
 def settings_folder(ctx: AppContext, user: str | None = None) -> Path:
-    """Where this login's settings live: workspace/users/<user>/ with a login, else the workspace itself.
-
-    Teammates on one studio each keep their own form (one shared file let a stale page of
-    one user overwrite another's data choice). ``user`` defaults to ``ctx.user``, the login the handler answers.
-    """
-    user = user if user is not None else ctx.user
-    if not user:
-        return ctx.workspace
-    try:
-        return ctx.workspace / "users" / safe_name(user)
-    except StudioError:
-        # a user name that is no folder name still gets a folder of its own
-        return ctx.workspace / "users" / hashlib.sha256(user.encode()).hexdigest()[:16]
+    """Where this login's settings live (``AppContext.own_folder``): workspace/users/<user>/ with a login, else the
+    workspace itself. ``user`` defaults to ``ctx.user``, the login the handler answers."""
+    return ctx.own_folder(user)
 
 
 def settings_version(ctx: AppContext, user: str | None = None) -> int:

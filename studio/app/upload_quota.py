@@ -1,7 +1,7 @@
 """Per-login upload rules on a shared studio: what each role may send, how much each login may keep, for how long.
 
 Gradio has one size limit for every upload and keeps every file until the server restarts, so a viewer could
-send 4 GB files (the limit meant for owners' models) as often as they liked. The login guard (guard.py) asks
+send 4 GB files (the limit meant for owners' models) as often as they liked. The login guard (studio/web/guard.py) asks
 this module before and after Gradio's upload route:
 
 - a request body is counted as it arrives: a viewer's over ``data_mb`` (the spreadsheet limit: viewers upload

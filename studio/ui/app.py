@@ -12,11 +12,11 @@ import os
 from typing import Any
 
 from ..app.addresses import urls
-from .guard import auth_guard_middleware
+from ..web.guard import auth_guard_middleware
 from ..app.server_flags import check_flags, is_loopback, parse_auth, parse_roles, upload_policy
 from ..app.server_flags import add_arguments  # noqa: F401  # this verb's flags (launch.py, studio/__main__.py)
 from ..app.uploads import model_upload_mb, server_limit_bytes
-from .session_lang import SWITCH_JS
+from ..web.session_lang import SWITCH_JS
 
 
 # The studio's own CSS (launch(css=...)); one rule per fix, each saying why.
@@ -111,14 +111,14 @@ def build_app(ctx: Any) -> Any:
 def launch_kwargs(args: argparse.Namespace, i18n: Any, auth: list[tuple[str, str]] | None) -> dict[str, Any]:
     """Gradio launch() settings: the exposure, login, language and file-serving rules in one place."""
     from .i18n import lang_middleware, msg  # start-up: gradio, 4.3 s at import; `studio webui --help` never needs it
-    from .export_download import route as download_route  # start-up: 0.02 s at import (download tokens, zips), as i18n
-    # every page starts in its session's language (in-page switch, --lang, the browser's): session_lang.py
+    from ..web.export_download import route as download_route  # start-up: 0.02 s at import (download tokens, zips), as i18n
+    # every page starts in its session's language (in-page switch, --lang, the browser's): studio/web/session_lang.py
     roles = parse_roles(args) if auth else {}
     middleware = [auth_guard_middleware(enabled=bool(auth), roles=roles, uploads=upload_policy(args)),
                   lang_middleware(args.lang)]
     return dict(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                 auth_message=msg("login", "en") if auth else None, i18n=i18n,
-                # the export download route (export_download.py): a FastAPI argument, so it serves from the
+                # the export download route (studio/web/export_download.py): a FastAPI argument, so it serves from the
                 # first request, behind the same middleware (the login guard) as Gradio's own routes
                 app_kwargs={"middleware": middleware, "routes": [download_route()]},
                 allowed_paths=[], max_file_size=server_limit_bytes(args.max_upload_mb, model_upload_mb(args)),

@@ -14,7 +14,6 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..app.roles import owner_only
 from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, label_column_problem,
                             refuse_replacing, register_dataset, write_jsonl)
 from ..data.label_check import label_warnings
@@ -26,7 +25,7 @@ from ..state_files import read_state
 from ..app.state_problems import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
 from ..app.settings import catalog, remember_dataset
@@ -243,6 +242,6 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     # a failed Convert must not leave the previous report and dataset on screen
     convert_btn.click(for_each_browser(ctx, clear_output), None, [report, dataset], api_visibility="private").then(
-        owner_only(for_each_browser(ctx, on_convert)), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
+        owner_action(ctx, on_convert), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
         api_name="convert")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

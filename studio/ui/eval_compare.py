@@ -16,9 +16,8 @@ from .text import Markdown
 
 from ..evaluation.compare import compare_full_quantized, exports
 from ..evaluation.gen_defaults import generation_defaults
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .i18n import msg
-from ..app.roles import owner_only
 from ..errors import StudioError
 from ..evaluation.deploy_report import deploy_report
 
@@ -99,7 +98,7 @@ def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_
         run_v, *rest, mode = values
         return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, ctx.lang)
 
-    go.click(owner_only(for_each_browser(ctx, wrap(handler))), [run] + rows_inputs, out, api_name="deploy_report")
+    go.click(owner_action(ctx, wrap(handler)), [run] + rows_inputs, out, api_name="deploy_report")
     return {"deploy_out": out}
 
 

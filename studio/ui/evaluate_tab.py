@@ -17,8 +17,7 @@ from ..app.downloads import DOWNLOADS, folder_files, owner_of
 from .text import Escaped, HTML, Markdown
 
 from .common import ui_errors
-from .handlers import for_each_browser
-from ..app.roles import owner_only
+from .handlers import for_each_browser, owner_action
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
@@ -29,7 +28,7 @@ from ..evaluation.metrics import confusion_figure
 from ..app.uploads import DATA_MB, check_data_upload
 from ..evaluation.gen_defaults import generation_defaults
 from ..feedback.store import FeedbackStore
-from .export_download import link
+from ..web.export_download import link
 from .feedback_panel import eval_feedback_row
 
 log = logging.getLogger("studio.ui.evaluate")
@@ -408,7 +407,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         return on_export(r, m, o, n, exports_dir, ctx.lang, f)
 
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"
-    export_btn.click(owner_only(for_each_browser(ctx, export_fn)),
+    export_btn.click(owner_action(ctx, export_fn),
                      [run, merge, overwrite, export_name, export_format], [export_info, exported],
                      api_name="export_run").success(
         for_each_browser(ctx, links_for), exported, export_file, api_visibility="private")

@@ -1,8 +1,8 @@
 """The Feedback tab: what teammates said about a run's answers, reviewed by its owners.
 
 Everyone logged in may look (by run, status, person, label, with counts and conflicting corrections); accepting,
-dropping, editing, making a dataset and exporting are owner actions (``owner_only``: the login guard refuses them
-to viewers on the server). The browser names a run by the name the database lists, never a path: the handlers
+dropping, editing, making a dataset and exporting are owner actions (``owner_action``: each refuses a viewer itself,
+whatever route the call came by). The browser names a run by the name the database lists, never a path: the handlers
 check it against the database and the runs folder. Feedback text is shown in a table of plain text and a
 Textbox, never as Markdown or HTML.
 """
@@ -16,13 +16,12 @@ from typing import Any
 import gradio as gr
 
 from ..app.context import AppContext
-from ..app.roles import owner_only
 from ..errors import StudioError
 from ..feedback.datasets import conflicts, export_rows, make_datasets, run_prompt_shape, summary
 from ..feedback.store import STATUSES, FeedbackStore
 from ..workspace import safe_name
 from .common import ui_errors
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .i18n import headers, msg
 from .text import text_value
 
@@ -178,15 +177,15 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def jsonl_fn(ctx: AppContext, r: Any) -> str:
         return on_export(ctx, r, ".jsonl")
 
-    accept.click(owner_only(for_each_browser(ctx, accept_fn)), ids, info, api_name="review_accept").success(
+    accept.click(owner_action(ctx, accept_fn), ids, info, api_name="review_accept").success(
         shown, filters, outs, api_visibility="private")
-    accept_new.click(owner_only(for_each_browser(ctx, on_accept_new)), filters, info,
+    accept_new.click(owner_action(ctx, on_accept_new), filters, info,
                      api_name="review_accept_new").success(shown, filters, outs, api_visibility="private")
-    drop.click(owner_only(for_each_browser(ctx, drop_fn)), ids, info, api_name="review_drop").success(
+    drop.click(owner_action(ctx, drop_fn), ids, info, api_name="review_drop").success(
         shown, filters, outs, api_visibility="private")
-    edit.click(owner_only(for_each_browser(ctx, on_edit)), [ids, edit_text], info, api_name="review_edit").success(
+    edit.click(owner_action(ctx, on_edit), [ids, edit_text], info, api_name="review_edit").success(
         shown, filters, outs, api_visibility="private")
-    make.click(owner_only(for_each_browser(ctx, on_make)), [run, name], info, api_name="feedback_make_dataset")
-    csv_btn.click(owner_only(for_each_browser(ctx, csv_fn)), run, file, api_name="feedback_export_csv")
-    jsonl_btn.click(owner_only(for_each_browser(ctx, jsonl_fn)), run, file, api_name="feedback_export_jsonl")
+    make.click(owner_action(ctx, on_make), [run, name], info, api_name="feedback_make_dataset")
+    csv_btn.click(owner_action(ctx, csv_fn), run, file, api_name="feedback_export_csv")
+    jsonl_btn.click(owner_action(ctx, jsonl_fn), run, file, api_name="feedback_export_jsonl")
     return {"run": run, "refresh": refresh, "table": table}

@@ -16,14 +16,18 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from ..app.context import AppContext
-from .session_lang import from_headers
+from ..app.roles import mark_owner_only
+from ..errors import StudioError
+from .common import user_error
+from ..web.session_lang import from_headers
 
 MARK = "studio_answers_its_browser"  # on every wrapper made here: the page's rule test looks for it
+CHECKS_ROLE = "studio_checks_its_role"  # on every owner action made here: it refuses a viewer by itself
 
 
 def browser_lang(request: Any, forced: str | None, fallback: str) -> str:
     """The language ``request``'s browser asked for (its in-page switch, then --lang, then its Accept-Language:
-    session_lang.py), else ``fallback``."""
+    studio/web/session_lang.py), else ``fallback``."""
     return from_headers(getattr(request, "headers", None), forced) or fallback
 
 
@@ -44,6 +48,24 @@ def for_each_browser(ctx: AppContext, fn: Callable) -> Callable:
     """``fn(ctx, *inputs)`` as a Gradio handler of ``*inputs``: its first argument is ``ctx`` for the browser being
     answered (its language and login). Called directly (tests, another handler), it gets ``ctx`` as given."""
     return _with_request(fn, functools.partial(answering, ctx))
+
+
+def owner_action(ctx: AppContext, fn: Callable) -> Callable:
+    """``for_each_browser(ctx, fn)`` for an action only an owner may take (start, stop, delete, export, review...):
+    the login the request proves is asked for its role (``AppContext.role``) before ``fn`` runs, and a viewer is
+    refused in its browser's language. This check is the boundary, whatever route or event id form the call came
+    by; the login guard in front of Gradio (studio/web/guard.py) is a first gate, and a greyed-out button the page's word."""
+    handler = mark_owner_only(_with_request(fn, functools.partial(_owner_answering, ctx)))
+    setattr(handler, CHECKS_ROLE, True)
+    return handler
+
+
+def _owner_answering(ctx: AppContext, request: Any) -> AppContext:
+    """``answering(ctx, request)``, refused (a coded error in its language) unless that login is an owner."""
+    asking = answering(ctx, request)
+    if asking.role() != "owner":
+        raise user_error(StudioError.of("app.owner_only", user=asking.user or ""), "owner_action", asking.lang)
+    return asking
 
 
 def in_browser_lang(forced: str | None, fallback: str, fn: Callable) -> Callable:

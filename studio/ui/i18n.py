@@ -15,7 +15,7 @@ from ..words import catalog
 from ..words.catalog import (FIELD_HELP_ZH, FIELD_LABELS, GRADIO_KEYS, LANGS, MESSAGES, UI,  # noqa: F401 (the page's names)
                              model_langs as _model_langs)
 from .text import text_value
-from .session_lang import head_script, lang_middleware as _lang_middleware
+from ..web.session_lang import head_script, lang_middleware as _lang_middleware
 
 
 def msg(key: str, lang: str = "en", **fmt: Any) -> str:
@@ -60,12 +60,12 @@ def make_i18n() -> Any:
 
 
 def force_lang_head(lang: str) -> str:
-    """<head> script that makes ``lang`` the page's starting language (kept for callers; see session_lang)."""
+    """<head> script that makes ``lang`` the page's starting language (kept for callers; see studio/web/session_lang.py)."""
     return head_script(lang)
 
 
 def lang_middleware(lang: str | None) -> Any:
-    """The middleware that makes the page's labels start in the session's language (studio/ui/session_lang.py);
+    """The middleware that makes the page's labels start in the session's language (studio/web/session_lang.py);
     it also gives a Chinese session the login page's message in Chinese (Gradio's own login words, such as
     "Incorrect Credentials", come from Gradio's zh-CN locale, which follows the same language)."""
     return _lang_middleware(lang, {MESSAGES["login"][0]: MESSAGES["login"][1]})

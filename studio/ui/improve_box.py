@@ -10,10 +10,9 @@ import gradio as gr
 
 from ..app import improve_page
 from ..app.context import AppContext
-from ..app.roles import owner_only
 from ..words.catalog import msg
 from .common import ui_errors
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .text import Markdown
 
 
@@ -64,7 +63,7 @@ def build_improve_box(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     box.expand(for_each_browser(ctx, on_open), None, [run, plan], api_visibility="private")
     gr.on([run.change, method.change], for_each_browser(ctx, on_pick), [run, method], plan, api_visibility="private")
-    go.click(owner_only(for_each_browser(ctx, on_go)), [run, method], [result, pending], api_name="improve")
+    go.click(owner_action(ctx, on_go), [run, method], [result, pending], api_name="improve")
     timer.tick(for_each_browser(ctx, on_tick), pending, [result, pending], api_visibility="private",
                show_progress="hidden")
     return {"box": box, "run": run, "method": method, "plan": plan, "go": go, "result": result}

@@ -1,7 +1,7 @@
 """What a login may do, shown on its page: a viewer's page says "viewer" and every control wired to an owner-only
 handler is switched off there.
 
-The server refuses those handlers to viewers anyway (guard.py); this is the page telling the truth about it. The
+The server refuses those handlers to viewers anyway (each owner action itself: studio/ui/handlers.py, owner_action); this is the page telling the truth about it. The
 controls are found from the built page itself (every trigger of a handler marked ``owner_only``), so a button
 wired tomorrow is covered without a list to keep: each gets the class OWNER_CLASS, and a viewer's page carries
 VIEWER_CLASS on <body>, which app.py's CSS turns into a control that cannot be pressed.
@@ -26,9 +26,7 @@ _MARK_JS = ("(role) => { document.body.classList.toggle('" + VIEWER_CLASS + "', 
 
 def page_role(ctx: AppContext) -> str:
     """'owner' or 'viewer' for the login ``ctx`` answers (an owner without logins)."""
-    if ctx.user is None:
-        return "owner"
-    return (ctx.extra.get("roles") or {}).get(ctx.user, "owner")
+    return ctx.role()
 
 
 def owner_controls(blocks: Any) -> list[Any]:

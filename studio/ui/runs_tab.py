@@ -24,10 +24,9 @@ from ..runs.manage import delete_runs, rename_run
 from ..app import improve_page
 from ..app.auto_eval import ensure_scored
 from .common import NOBODY, fmt_seconds, ui_errors
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from ..app.context import AppContext
 from .i18n import headers, msg
-from ..app.roles import owner_only
 from .train_tab import plot_lang
 
 
@@ -146,10 +145,10 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     refreshed = for_each_browser(ctx, refresh_runs)
     refresh_btn.click(refreshed, picked, [table, picked], api_name="runs_refresh")
-    rename_btn.click(owner_only(for_each_browser(ctx, on_rename)), [picked, new_name], manage_info,
+    rename_btn.click(owner_action(ctx, on_rename), [picked, new_name], manage_info,
                      api_name="rename_run").success(refreshed, picked, [table, picked], api_visibility="private")
     # the browser asks first; a cancelled confirm sends no runs, and nothing is deleted
-    delete_btn.click(owner_only(for_each_browser(ctx, on_delete)), picked, manage_info, api_name="delete_runs",
+    delete_btn.click(owner_action(ctx, on_delete), picked, manage_info, api_name="delete_runs",
                      js=f"(p) => (p && p.length && confirm({json.dumps(msg('runs.confirm_delete', lang))})) ? p : []"
                      ).success(refreshed, picked, [table, picked], api_visibility="private")
     picked.change(for_each_browser(ctx, compare), picked, [plot, cards], api_name="runs_compare",

@@ -15,7 +15,6 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..app.roles import owner_only
 from ..config.run_config import RunConfig
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
@@ -24,7 +23,7 @@ from . import forms
 from ..app import gguf_upload, model_download
 from .common import ui_errors
 from ..app.context import AppContext
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .i18n import MESSAGES, msg
 from ..app.paths import estimate_paths, resolve_run_paths
 from ..app.form_values import command_line, load_settings, save_settings
@@ -363,7 +362,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         folder, text = gguf_upload.accept_gguf(ctx, path, ctx.lang, progress=lambda f, m: progress(f, desc=m))
         return gr.update(choices=model_choices(hw, None, task_v, ctx.lang, folder, ctx=ctx), value=folder), folder, text
 
-    gguf_in.upload(owner_only(for_each_browser(ctx, on_gguf)), [gguf_in, task],
+    gguf_in.upload(owner_action(ctx, on_gguf), [gguf_in, task],
                    [model_pick, form["model_name_or_path"], gguf_info], api_name="upload_gguf").success(
         for_each_browser(ctx, on_short), short + comps + [gpu_mem], comps + [why], api_visibility="private")
 
@@ -380,7 +379,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return (gr.update(choices=model_choices(hw, None, task_v, ctx.lang, model_v, ctx=ctx), value=model_v), text,
                 gr.update(**model_download.button(model_v, ctx.lang)))
 
-    get_btn.click(owner_only(for_each_browser(ctx, download_model)), [model_pick, task], [model_pick, get_info, get_btn],
+    get_btn.click(owner_action(ctx, download_model), [model_pick, task], [model_pick, get_info, get_btn],
                   api_name="download_model", concurrency_limit=1)
 
     for comp in (model_pick, task, budget):

@@ -22,10 +22,9 @@ from ..runs.run_dir import find_finished_run
 from ..app import shared_demos
 from ..app.shared_demos import demo_command, launch_flags, on_network
 from .common import ui_errors
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .i18n import msg
 from .text import text_value
-from ..app.roles import owner_only
 
 
 def command_markdown(ctx: Any, run: str | None, lang: str = "en") -> str:
@@ -104,6 +103,6 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
     # the Evaluate tab's run pick: its cheap listeners are "multiple", none "always_last" (test_ui_events.py)
     run_dropdown.change(for_each_browser(ctx, on_pick), run_dropdown, command, api_visibility="private",
                         trigger_mode="multiple")
-    start.click(owner_only(for_each_browser(ctx, on_start)), run_dropdown, status, api_name="start_demo")
-    stop.click(owner_only(for_each_browser(ctx, on_stop_demo)), run_dropdown, status, api_name="stop_demo")
+    start.click(owner_action(ctx, on_start), run_dropdown, status, api_name="start_demo")
+    stop.click(owner_action(ctx, on_stop_demo), run_dropdown, status, api_name="stop_demo")
     return {"command": command, "start": start, "stop": stop, "status": status}

@@ -15,14 +15,13 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..app.roles import owner_only
 from .page_role import page_role
 from ..runs.plots import drawable, loss_figure
 from ..app.form_values import values_to_config
 from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
-from .handlers import for_each_browser
+from .handlers import for_each_browser, owner_action
 from .i18n import headers, msg
 from ..words.notice_words import notice_text
 from ..app.state_problems import state_problems_markdown
@@ -363,18 +362,18 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     def now(ctx: AppContext) -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
         return poll(ctx, None)
 
-    start.click(owner_only(for_each_browser(ctx, on_start)), list(form.values()), snap, api_name="start").then(
+    start.click(owner_action(ctx, on_start), list(form.values()), snap, api_name="start").then(
         for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    abort.click(owner_only(for_each_browser(ctx, on_abort)), None, [status, start, abort, resume],
+    abort.click(owner_action(ctx, on_abort), None, [status, start, abort, resume],
                 api_name="abort").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    resume.click(owner_only(for_each_browser(ctx, on_resume)), pick, [snap, status, start, abort, resume],
+    resume.click(owner_action(ctx, on_resume), pick, [snap, status, start, abort, resume],
                  api_name="resume").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
     refresh.click(for_each_browser(ctx, now), None, outputs, api_visibility="private")
 
     def on_clear(ctx: AppContext) -> None:
         gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
 
-    clear_queue.click(owner_only(for_each_browser(ctx, on_clear)), None, None, api_name="clear_queue").then(
+    clear_queue.click(owner_action(ctx, on_clear), None, None, api_name="clear_queue").then(
         for_each_browser(ctx, now), None, outputs, api_visibility="private")
     # what app.py's page load calls, as the timer does: ``poll(ctx, seen)``
     return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,

@@ -84,6 +84,13 @@ APP_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                 "用 --workspace DIR 指定一个你能写入的磁盘上的文件夹来启动本工作室"),
         "page_fix": ("ask whoever runs the studio to start it with a workspace folder on a disk it can write to",
                      "请运行本工作室的人把工作区文件夹放在可写入的磁盘上再启动它")},
+    # ---- an owner action asked for by a viewer login (studio/ui/handlers.py, owner_action)
+    "app.owner_only": {
+        "what": ("The login '{user}' is a viewer: it can look at runs and results and try the models, but it cannot "
+                 "start, stop, change, export or delete anything",
+                 "登录名“{user}”是查看者：可以查看运行和结果、试用模型，但不能启动、停止、修改、导出或删除任何内容"),
+        "fix": ("ask an owner of this studio to do it, or log in as an owner",
+                "请让本工作室的所有者来做，或用所有者的登录名登录")},
     # ---- the web server's logins and flags (server_flags.py)
     "server.login_shape": {
         "what": ("A login must look like USER:PASS or USER:PASS:ROLE",

@@ -142,7 +142,7 @@ def test_chinese_ui_labels_on_every_tab(server: Any) -> None:
     zh = cfg["i18n_translations"]["zh"]
     assert zh == translations()["zh"]
     page = logged_in(server).get("").text  # --lang zh: the served page starts in Chinese
-    from studio.ui.session_lang import head_script
+    from studio.web.session_lang import head_script
     assert page.index(head_script("zh")) < page.index('<script type="module"')  # before Gradio picks its locale
     tabs = tab_components(cfg)
     assert set(tabs) == {"data", "settings", "train", "evaluate", "runs", "feedback"}

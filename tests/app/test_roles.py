@@ -28,7 +28,7 @@ def test_every_event_named_like_an_owner_action_is_marked(tmp_path: Path) -> Non
     named = {f.api_name: f for f in blocks.fns.values() if f.api_name}
     owners = {n for n, f in named.items() if is_owner_only(f.fn)}
     unmarked = sorted(n for n in named if OWNER_WORDS.search(n) and n not in owners)
-    assert unmarked == [], f"mark these handlers with studio.app.roles.owner_only: {unmarked}"
+    assert unmarked == [], f"make these handlers with studio.ui.handlers.owner_action: {unmarked}"
     assert {"start", "abort", "resume", "export_run", "convert", "upload_gguf", "clear_queue", "rename_run",
             "delete_runs", "download_model", "improve"} <= owners
     assert not owners & {"poll", "on_generate", "on_chat", "predict_file", "on_check", "runs_refresh"}

@@ -302,6 +302,51 @@ def test_a_viewer_is_refused_owner_actions_and_may_use_results(server: Any) -> N
     assert status == 200
 
 
+def _id_forms(deps: list[dict], dep: dict) -> list[tuple[str, str, dict]]:
+    """(label, route, body) for every way Gradio accepts to name ``dep``: its fn_index as an integer, a string, a
+    float, with spaces, as True where it is 1 (Gradio's request model is lax), on queue/join and on the direct
+    routes of a harmless event's name (a route's name loses to the body's fn_index there), and its own name on
+    every named route (run, api, call, call/v2)."""
+    index, name = dep["id"], dep.get("api_name")
+    harmless = next(d.get("api_name") for d in deps if d.get("api_name") == "poll")
+    data = [None] * len(dep.get("inputs", []))
+    forms: list[tuple[str, str, dict]] = []
+    values: list[Any] = [index, str(index), float(index), f" {index} ", f"{index}.0"] + ([True] if index == 1 else [])
+    for v in values:
+        forms.append((f"queue/join fn_index={v!r}", "gradio_api/queue/join",
+                      {"data": data, "fn_index": v, "session_hash": uuid.uuid4().hex[:11], "trigger_id": None}))
+        for route in ("run", "api"):
+            forms.append((f"{route}/{harmless} fn_index={v!r}", f"gradio_api/{route}/{harmless}",
+                          {"data": data, "fn_index": v}))
+    if name:
+        for route in ("run", "api", "call"):
+            forms.append((f"{route}/{name}", f"gradio_api/{route}/{name}", {"data": data}))
+        forms.append((f"call/v2/{name}", f"gradio_api/call/v2/{name}", {}))
+    return forms
+
+
+def test_a_viewer_is_refused_owner_actions_in_every_id_form(server: Any) -> None:
+    """Every owner action of the page, as a viewer and as an anonymous caller, with its event id in every form
+    Gradio accepts: each is refused before it runs, and no file of the workspace changes. (The action's own check,
+    which holds even where this gate would not, is tests/robustness/test_roles_every_event.py.)"""
+    viewer, anonymous = _login(server, VIEWER), httpx.Client(base_url=server.url, timeout=TIMEOUT_S)
+    deps = viewer.get("config").json()["dependencies"]
+    before = _tree_hash(server.workspace / "runs")
+    problems, tried = [], []
+    for dep in deps:
+        if dep.get("api_name") not in OWNER_ACTIONS:
+            continue
+        for label, route, body in _id_forms(deps, dep):
+            for who, client, refused in (("viewer", viewer, 403), ("anonymous", anonymous, 401)):
+                res = client.post(route, json=body)
+                tried.append(f"{who}: {dep.get('api_name')} by {label}: {res.status_code}")
+                if res.status_code != refused:
+                    problems.append(f"{who}: {dep.get('api_name')} by {label}: {res.status_code} {res.text[:160]}")
+    after = _tree_hash(server.workspace / "runs")
+    print(f"\n{len(tried)} calls of owner actions by a viewer and an anonymous caller:\n  " + "\n  ".join(tried))
+    assert problems == [] and after == before, "\n".join(problems[:40]) or "a run folder changed"
+
+
 def test_uploads_are_owned_end_to_end(server: Any) -> None:
     """The old file route, passing another session's upload to a handler, re-uploading the same bytes."""
     a, b = _login(server, OWNER), _login(server, OWNER)

@@ -15,8 +15,8 @@ from gradio.helpers import special_args
 from gradio.utils import check_function_inputs_match
 
 from studio.app.context import AppContext
-from studio.app.roles import is_owner_only, owner_only
-from studio.ui.handlers import MARK, for_each_browser, in_browser_lang
+from studio.app.roles import is_owner_only
+from studio.ui.handlers import CHECKS_ROLE, MARK, for_each_browser, in_browser_lang, owner_action
 
 ROOT = Path(__file__).resolve().parents[2]
 UI = ROOT / "studio" / "ui"
@@ -83,9 +83,32 @@ def test_generators_values_and_an_own_request_keep_their_shape(ctx: AppContext) 
     assert _gradio_call(in_browser_lang(None, "en", own), ["t"], _request("zh", "bo")) == ("zh", "t", "bo")
 
 
-def test_an_owner_only_mark_survives_the_wrapper(ctx: AppContext) -> None:
-    assert is_owner_only(for_each_browser(ctx, owner_only(lambda ctx: None)))
-    assert is_owner_only(owner_only(for_each_browser(ctx, lambda ctx: None)))
+def test_an_owner_action_checks_the_login_it_answers(ctx: AppContext) -> None:
+    """The mark the guard and the page read, and the check itself, inside the action: a viewer is refused in its
+    browser's language before the action runs (plain and generator handlers); an owner, a login not listed and a
+    studio without logins go through."""
+    ctx.extra["roles"] = {"ann": "owner", "vic": "viewer"}
+    ran: list[str] = []
+
+    def act(ctx: AppContext, what: str) -> str:
+        ran.append(what)
+        return what
+
+    def stream(ctx: AppContext, what: str) -> Any:
+        ran.append(what)
+        yield what
+
+    for fn in (owner_action(ctx, act), owner_action(ctx, stream)):
+        assert is_owner_only(fn) and getattr(fn, CHECKS_ROLE) and getattr(fn, MARK)
+        for lang in ("en", "zh"):
+            with pytest.raises(gr.Error) as refused:
+                list(_gradio_call(fn, ["delete"], _request(lang, "vic")) or [])
+            assert ("viewer" if lang == "en" else "查看者") in str(refused.value.message)
+        assert ran == []
+        assert list(_gradio_call(fn, ["rename"], _request("en", "ann"))) in (list("rename"), ["rename"])
+        assert list(_gradio_call(fn, ["mine"], _request("en", "other"))) in (list("mine"), ["mine"])
+        assert list(_gradio_call(fn, ["solo"], _request("en", None))) in (list("solo"), ["solo"])
+        ran.clear()
 
 
 def _studio_handlers(app: Any) -> list[Any]:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from studio.app import downloads
-from studio.ui import export_download as dl
+from studio.web import export_download as dl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -139,7 +139,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Gradio app with a login, the studio's guard and the download route."""
     import gradio as gr
     from ui_server import free_port
-    from studio.ui.guard import auth_guard_middleware
+    from studio.web.guard import auth_guard_middleware
     exports = tmp_path_factory.mktemp("dl") / "exports"
     folder = _export(exports)
     reg = downloads.Downloads()

@@ -16,7 +16,7 @@ Every event call (queue/join and the direct API routes, private events included)
 here, so a handler written tomorrow is covered without doing anything.
 
 Roles: a login may be an ``owner`` (everything) or a ``viewer`` (results, playground, chat, batch
-prediction). A handler marked with ``studio.app.roles.owner_only`` is refused to viewers here, on the
+prediction). A handler made by ``studio.ui.handlers.owner_action`` is refused to viewers here too, on the
 server, whatever the page shows.
 """
 from __future__ import annotations
@@ -34,6 +34,9 @@ from urllib.parse import unquote
 from ..app.login_backoff import LoginBackoff
 from ..app.roles import is_owner_only
 from ..app.upload_quota import KEEP_S, UploadPolicy, remove, sweep
+from ..errors import StudioError
+from ..words.catalog import msg
+from ..words.error_words import page_message
 from .session_lang import from_headers
 
 # what an anonymous caller may reach under /gradio_api: the login page's own checks, nothing else
@@ -151,8 +154,9 @@ class AuthGuard:
             body = {}
         if isinstance(body, dict):
             if self.role(scope, token) != "owner" and _owner_only(scope, path, body):
-                return await _json(send, 403, {"detail": "This login may only look at results (viewer). "
-                                                         "Fix: ask the studio's owner to do this, or log in as an owner"})
+                user = (getattr(scope.get("app"), "tokens", None) or {}).get(token, "")
+                return await _json(send, 403, {"detail": page_message(StudioError.of("app.owner_only", user=user),
+                                                                      _lang(scope))})
             if self._foreign(token, body.get("data")):
                 return await _json(send, 404, {"detail": "File not found"})
         sent = False
@@ -288,18 +292,29 @@ class AuthGuard:
 
 
 def _owner_only(scope: dict, path: str, body: dict) -> bool:
-    """Whether the event this call names is marked owner-only (an unknown event is left to Gradio)."""
+    """Whether the event this call names is marked owner-only (an unknown event is left to Gradio).
+
+    The event is found the way Gradio's own routes find it (``route_utils.get_fn``): ``fn_index`` read through
+    Gradio's request model, which is lax (``"95"`` and ``95.0`` are event 95), else the route's API name; the
+    ``/call`` routes take the name alone (their body has no ``fn_index``)."""
     try:
+        from gradio.data_classes import PredictBody  # start-up: gradio, 4.3 s at import; this runs per event only
         blocks = scope["app"].get_blocks()
         fns = blocks.fns
         session = body.get("session_hash")
-        if session and session in blocks.state_holder:
+        if isinstance(session, str) and session in blocks.state_holder:
             fns = blocks.state_holder[session].blocks_config.fns
-        index = body.get("fn_index")
-        if isinstance(index, int) and index in fns:
-            fn = fns[index]
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if path.startswith("/gradio_api/call/"):
+            index = None
         else:
-            name = path.rstrip("/").rsplit("/", 1)[-1]
+            try:
+                index = PredictBody.model_validate(body).fn_index
+            except ValueError:  # Gradio answers 422 to a body its model refuses: nothing runs
+                return False
+        if index is not None:
+            fn = fns.get(index)
+        else:
             fn = next((f for f in fns.values() if f.api_name == name), None)
     except Exception:  # noqa: BLE001 - no app to ask (tests of the middleware alone): nothing is marked
         return False
@@ -323,7 +338,6 @@ def _lang(scope: dict) -> str:
 
 
 def _msg(key: str, lang: str, **values: Any) -> str:
-    from .i18n import msg  # start-up: gradio, 4.3 s at import; `studio webui --help` loads the guard
     return msg(key, lang, **values)
 
 

@@ -1,7 +1,7 @@
-"""The language of one browser session (studio/ui/session_lang.py), without a browser."""
+"""The language of one browser session (studio/web/session_lang.py), without a browser."""
 from __future__ import annotations
 
-from studio.ui.session_lang import from_accept_language, from_headers, head_script
+from studio.web.session_lang import from_accept_language, from_headers, head_script
 
 
 def test_accept_language_picks_the_preferred_of_english_and_chinese() -> None:

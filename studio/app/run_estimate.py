@@ -21,7 +21,8 @@ from ..runs import run_time
 from ..words.units import fmt_seconds
 from .context import AppContext
 from .paths import estimate_paths
-from .settings import dataset_info, hardware
+from .datasets import dataset_info
+from .settings import hardware
 from ..words.catalog import msg
 
 # rows of a task when no dataset is chosen yet (the old estimate's tokens per row, as characters)

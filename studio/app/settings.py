@@ -12,16 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..autoconfig import (BUDGETS, Hardware, Reason, detect_hardware, guess_task, learning_problems,
-                          suggest_settings)
+from ..autoconfig import BUDGETS, Hardware, Reason, detect_hardware, learning_problems, suggest_settings
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data.convert import TASKS
 from ..errors import StudioError
-from ..safe_files import leaves
 from ..state_files import read_state
 from ..workspace import atomic_write_text
 from . import form_values
 from .context import AppContext
+from .datasets import dataset_info, datasets
 from .state_problems import problem_lines
 from ..words.catalog import FIELD_LABELS, MESSAGES, msg
 from ..words.config_problems import problem_words
@@ -29,7 +28,6 @@ from ..words.error_words import page_message
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
-CATALOG_FILE = "studio_datasets.json"  # in the data folder: task and rows of each dataset converted in the page
 
 
 def hardware(ctx: AppContext) -> Hardware:
@@ -43,63 +41,6 @@ def hardware_line(hw: Hardware, lang: str) -> str:
     if hw.device == "cpu":
         return msg("hw.cpu", lang, ram=hw.ram_gb or 0)
     return msg("hw.gpu", lang, gpu=hw.gpu_gb, ram=hw.ram_gb or 0)
-
-
-# ---------------------------------------------------------------- datasets
-def catalog(ctx: AppContext) -> dict[str, dict[str, Any]]:
-    return read_state(ctx.data_root / CATALOG_FILE, kind="json", expect=dict) or {}
-
-
-def remember_dataset(ctx: AppContext, path: str | Path, task: str, rows: int, source: str | None = None) -> None:
-    """Note a dataset converted in the page (its task cannot be read back from alpaca rows reliably) and the
-    name of the file it came from (converting that file again may replace it)."""
-    data = catalog(ctx)
-    data[Path(path).name] = {"task": task, "rows": rows, **({"source": source} if source else {})}
-    atomic_write_text(ctx.data_root / CATALOG_FILE, json.dumps(data, ensure_ascii=False, indent=1))
-
-
-def _guess_task(path: Path) -> str:
-    """For datasets converted by the CLI: the rule is autoconfig's (``guess_task``), over the first 200 rows."""
-    rows = []
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for i, line in enumerate(fh):
-                if i >= 200:
-                    break
-                row = json.loads(line)
-                rows.append(row if isinstance(row, dict) else {})
-    except (OSError, ValueError):
-        return "instruction"
-    return guess_task(rows)
-
-
-def datasets(ctx: AppContext) -> list[dict[str, Any]]:
-    """Every converted dataset in the workspace's data folder, newest first: name, path, rows, task, date."""
-    known = catalog(ctx)
-    out = []
-    for p in ctx.data_root.glob("*.jsonl"):
-        if leaves(p, ctx.allowed_roots):  # a link out of the studio's folders is no dataset of it
-            continue
-        meta = known.get(p.name) or {}
-        rows = meta.get("rows")
-        if rows is None:
-            with p.open("rb") as fh:
-                rows = sum(1 for line in fh if line.strip())
-        out.append({"name": p.stem, "path": str(p.resolve()), "rows": int(rows), "task": meta.get("task") or
-                    _guess_task(p), "mtime": p.stat().st_mtime})
-    return sorted(out, key=lambda d: -d["mtime"])
-
-
-def dataset_choices(ctx: AppContext, lang: str) -> list[tuple[str, str]]:
-    return [(msg("data.choice", lang, name=d["name"], rows=d["rows"], task=msg(f"task.{d['task']}", lang),
-                 date=time.strftime("%Y-%m-%d %H:%M", time.localtime(d["mtime"]))), d["path"]) for d in datasets(ctx)]
-
-
-def dataset_info(ctx: AppContext, path: str | None) -> dict[str, Any] | None:
-    if not path:
-        return None
-    target = str(Path(path).resolve()) if Path(path).is_absolute() else str((ctx.data_root / path).resolve())
-    return next((d for d in datasets(ctx) if d["path"] == target), None)
 
 
 # ---------------------------------------------------------------- derivation

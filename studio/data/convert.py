@@ -4,7 +4,8 @@ Three tasks: ``sentiment`` (a text column + a label column, mapped through a lab
 user can edit), ``instruction`` (instruction/input/output columns) and ``chat`` (OpenAI
 ``messages`` or ShareGPT ``conversations``; one row per assistant reply, earlier turns kept
 as LLaMA-Factory's ``history`` so the answer is trained with its context).
-Output is alpaca JSONL written atomically and registered in a LLaMA-Factory ``dataset_info.json``.
+Output is alpaca JSONL written atomically and registered in a LLaMA-Factory ``dataset_info.json`` (the one registry:
+studio/data/registry.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .columns import CHAT_NAMES, _norm, guess_columns, guess_task, require_colum
 from .labels import (check_spellings, clean_label, default_instruction, detect_language, format_label_map, label_order,
                      parse_label_map, suggest_label_map)
 from .readers import DEFAULT_MAX_MB, Table, cell_str, read_table
+from .registry import file_name, refuse_replacing, register_dataset
 
 Task = Literal["sentiment", "instruction", "chat"]
 TASKS: tuple[str, ...] = ("sentiment", "instruction", "chat")
@@ -274,82 +276,6 @@ def write_jsonl(rows: list[dict[str, Any]], out: str | Path) -> Path:
     return path
 
 
-def _read_info(info: Path) -> dict[str, Any]:
-    """dataset_info.json as a dict ({} when absent or empty).
-
-    Raises:
-        StudioError: it is not valid JSON or not an object (it is left untouched).
-    """
-    data: dict[str, Any] = {}
-    if info.is_file() and info.read_text(encoding="utf-8").strip():
-        try:
-            data = json.loads(info.read_text(encoding="utf-8-sig"))
-        except ValueError as exc:
-            raise StudioError.of("data.info_invalid", file=info, detail=str(exc)) from None
-        if not isinstance(data, dict):
-            raise StudioError.of("data.info_not_object", file=info)
-    return data
-
-
-def refuse_replacing(dataset_dir: str | Path, name: str, out: str | Path) -> None:
-    """Before anything is written: a dataset name already registered, or an output file that exists, is not
-    replaced without asking; the caller passes replace=True once the user said so.
-
-    Raises:
-        StudioError (data.name_taken, data.out_exists): names the dataset and the file that would be replaced.
-    """
-    info = Path(dataset_dir) / "dataset_info.json"
-    entry = _read_info(info).get(name)
-    if entry is not None:
-        old = entry.get("file_name") if isinstance(entry, dict) else None
-        if old:
-            raise StudioError.of("data.name_taken_file", name=name, info=info, old=old)
-        raise StudioError.of("data.name_taken", name=name, info=info)
-    if Path(out).exists():
-        raise StudioError.of("data.out_exists", file=out, name=name)
-
-
-def _file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
-    """``file_path`` relative to ``dataset_dir``, as dataset_info.json names it.
-
-    Raises:
-        StudioError: the file is outside the folder (the loader confines file_name to dataset_dir).
-    """
-    fp = Path(file_path).resolve()
-    try:
-        return str(fp.relative_to(Path(dataset_dir).resolve()))
-    except ValueError:
-        raise StudioError.of("data.out_outside", file=fp, folder=dataset_dir) from None
-
-
-def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path,
-                     rows: list[dict[str, Any]] | None = None, kind: str = "sft") -> Path:
-    """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.
-    Callers ask first (``refuse_replacing``) before they write the data file. ``kind``: sft (alpaca rows), ranking
-    (``"ranking": true`` with chosen/rejected, for stage dpo) or kto (a kto_tag column, for stage kto).
-
-    Raises:
-        StudioError: the existing dataset_info.json is not valid JSON (it is left untouched), or ``file_path`` is
-            outside ``dataset_dir`` (the loader reads file_name inside dataset_dir only).
-    """
-    info = Path(dataset_dir) / "dataset_info.json"
-    data = _read_info(info)
-    file_name = _file_name(dataset_dir, file_path)
-    columns = {"prompt": "instruction", "query": "input", "response": "output"}
-    if kind == "ranking":
-        columns = {"prompt": "instruction", "query": "input", "chosen": "chosen", "rejected": "rejected"}
-    elif kind == "kto":
-        columns["kto_tag"] = "kto_tag"
-    if rows and any("system" in r for r in rows):
-        columns["system"] = "system"
-    if rows and any("history" in r for r in rows):
-        columns["history"] = "history"
-    data[name] = {"file_name": file_name, "formatting": "alpaca", **({"ranking": True} if kind == "ranking" else {}),
-                  "columns": columns}
-    atomic_write_text(info, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    return info
-
-
 def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, encoding: str = "auto",
                  max_mb: float | None = None, sheet: str | None = None, dataset_name: str | None = None,
                  dataset_dir: str | Path | None = None, cutoff_len: int = 256, val_size: float = 0.0,
@@ -372,7 +298,7 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     if out.resolve() == src.resolve():
         raise StudioError.of("data.out_is_input")
     folder, name = Path(dataset_dir) if dataset_dir else out.parent, dataset_name or out.stem
-    _file_name(folder, out)
+    file_name(folder, out)
     if not replace:
         refuse_replacing(folder, name, out)
     table = read_table(src, encoding=encoding, max_mb=DEFAULT_MAX_MB if max_mb is None else max_mb, sheet=sheet)
@@ -380,7 +306,7 @@ def convert_file(src: str | Path, out: str | Path, task: str | None = None, *, e
     report = validation_report(result.rows, tokenizer, cutoff_len, val_size=val_size)
     try:
         write_jsonl(result.rows, out)
-        info = register_dataset(folder, name, out, result.rows)
+        info = register_dataset(folder, name, out, result.rows, task=result.task, source=src.name)
     except OSError as exc:  # a full disk, a read-only folder, a path under a file: say which, not a traceback
         if is_disk_full(exc):
             raise StudioError.of("data.disk_full") from None

@@ -1,7 +1,7 @@
 """Feedback -> training data, the owner's review summary, and exports.
 
 An owner's accepted rows become three datasets in the data folder, registered in dataset_info.json as the Data tab
-registers its conversions (studio/data/convert.py ``register_dataset``):
+registers its conversions (studio/data/registry.py ``register_dataset``):
 
 * ``NAME``: instruction rows (alpaca): each correction is the answer to its input;
 * ``NAME_pref``: ranking rows (``"ranking": true``): the correction chosen over the model's answer (stage dpo);
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.cells import csv_safe
-from ..data.convert import refuse_replacing, register_dataset, write_jsonl
+from ..data.convert import write_jsonl
+from ..data.registry import refuse_replacing, register_dataset
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
 from ..workspace import atomic_write_text, safe_name

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import DEMO_MODEL, RunConfig
-from ..data.convert import register_dataset, write_jsonl
+from ..data.convert import write_jsonl
+from ..data.registry import register_dataset
 from ..data.dataset import load_rows, split_rows
 from ..errors import StudioError
 from ..runs.run_dir import RunDir

@@ -5,8 +5,6 @@ this module wires widgets to them and writes the result into the workspace's dat
 """
 from __future__ import annotations
 
-import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,37 +12,26 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..data.convert import (TASKS, convert_table, guess_columns, guess_task, label_column_problem,
-                            refuse_replacing, register_dataset, write_jsonl)
+from ..data.convert import TASKS, guess_columns, guess_task, label_column_problem
 from ..data.label_check import label_warnings
 from ..data.labels import detect_language, format_label_map, suggest_label_map
-from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview, read_table
-from ..data.report import column_stats, format_report, validation_report
+from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview
+from ..data.report import column_stats, format_report
 from ..errors import StudioError
-from ..state_files import read_state
 from ..app.state_problems import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from .handlers import for_each_browser, owner_action
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from ..app.settings import catalog, remember_dataset
+from ..app.datasets import convert_upload, open_table
+from ..data.registry import clean_name
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
 ROLES = ("text", "label", "instruction", "input", "output", "messages")
 TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "input", "output"),
               "chat": ("messages",)}
-
-
-def open_table(path: str | Path, ctx: AppContext) -> Table:
-    try:
-        return read_table(path, max_mb=ctx.max_upload_mb)
-    except StudioError as exc:
-        if exc.code != "data.too_large":
-            raise
-        # the reader's fix names the convert CLI's --max-mb; the studio's limit is launch.py's --max-upload-mb
-        raise StudioError.of("data.upload_too_large", **(exc.values or {})) from None
 
 
 def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:
@@ -87,7 +74,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     if table.warnings:
         info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
-    name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
+    name = clean_name(Path(path).stem)
     task = guess_task(table, guess)
     stats = gr.update(value=stats_rows(table, ctx.lang), headers=headers("stats_headers", ctx.lang))
     return (info, gr.update(value=rows, headers=cols), stats, task, *columns,
@@ -110,27 +97,9 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     Raises:
         StudioError: no file, unreadable file, wrong columns, label problems, or a dataset of that name exists.
     """
-    if not path:
-        raise StudioError.of("page.no_file")
-    table = open_table(path, ctx)
-    info, since = ctx.data_root / "dataset_info.json", time.time()
-    read_state(info, kind="json", expect=dict, empty={})  # garbage is kept aside (the CLI refuses it instead)
-    clean = re.sub(r"[^\w.-]+", "_", (name or Path(path).stem)).strip("_.") or "dataset"
-    result = convert_table(table, task, text_column=cols.get("text") or None, label_column=cols.get("label") or None,
-                           label_map=label_map or None, instruction=instruction or None,
-                           instruction_column=cols.get("instruction") or None,
-                           input_column=cols.get("input") or None, output_column=cols.get("output") or None,
-                           messages_column=cols.get("messages") or None)
-    # converting the same file again (a fixed column or label map) replaces its own dataset; another file
-    # under a name already taken is refused, so nobody's dataset disappears without asking
-    source = Path(path).name
-    if not replace and catalog(ctx).get(f"{clean}.jsonl", {}).get("source") != source:
-        refuse_replacing(ctx.data_root, clean, ctx.data_root / f"{clean}.jsonl")
-    out = write_jsonl(result.rows, ctx.data_root / f"{clean}.jsonl")
-    register_dataset(ctx.data_root, clean, out, result.rows)
-    remember_dataset(ctx, out, task, len(result.rows), source=source)
-    report = validation_report(result.rows, cutoff_len=256)
-    lines = [problem_lines(ctx.lang, files=[info], since=since),
+    made = convert_upload(ctx, path, task, cols, label_map, instruction, name, replace)
+    result, out, clean, report = made.result, made.path, made.name, made.report
+    lines = [problem_lines(ctx.lang, files=[made.registry], since=made.since),
              f"✅ {msg('converted', ctx.lang, n=len(result.rows), path=out, name=clean)}", ""]
     lang = ctx.lang
     if result.label_map:

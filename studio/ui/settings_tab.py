@@ -30,9 +30,9 @@ from ..app.form_values import command_line, load_settings, save_settings
 from ..app.uploads import check_data_upload
 from ..app.model_list import model_choices
 from ..app.run_estimate import time_line
-from ..app.settings import (dataset_choices, dataset_info, derive, field_label, hardware, learning_lines,
-                     settings_version,
-                     error_line, problem_line, reason_text, restore, save_state)
+from ..app.datasets import dataset_choices, dataset_info
+from ..app.settings import (derive, field_label, hardware, learning_lines, settings_version, error_line, problem_line,
+                            reason_text, restore, save_state)
 from ..autoconfig import BUDGETS
 from ..config.run_config import DEMO_MODEL
 from ..data.convert import TASKS

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from studio.data.columns import closest_column, guess_columns, guess_task, suggest_options
-from studio.data.convert import convert_table, register_dataset, write_jsonl
+from studio.data.convert import convert_table, write_jsonl
+from studio.data.registry import register_dataset
 from studio.data.labels import default_instruction, detect_language, parse_label_map, suggest_label_map
 from studio.data.readers import Table, read_table
 from studio.errors import StudioError
@@ -221,7 +222,8 @@ def test_register_dataset_merges_and_loads_by_name(tmp_path: Path) -> None:
         "other": {"file_name": "o.json"},
         "reviews": {"file_name": "reviews.jsonl", "formatting": "alpaca",
                     "columns": {"prompt": "instruction", "query": "input", "response": "output",
-                                "system": "system", "history": "history"}}}
+                                "system": "system", "history": "history"},
+                    "studio": {"kind": "sft", "rows": 2}}}
     assert load_rows("reviews", str(tmp_path))[0] == rows[0]
 
 

@@ -117,7 +117,7 @@ def _leaked(value: Any, area: dict[str, Any], seen: set[str]) -> str | None:
 
 
 def _operations(area: dict[str, Any]) -> dict[str, Callable[[], Any]]:
-    from studio.app.settings import datasets
+    from studio.app.datasets import datasets
     from studio.evaluation.deploy_report import deploy_report
     from studio.evaluation.inference import export_run, finished_runs
     from studio.evaluation.evaluate import validation_rows

@@ -18,7 +18,8 @@ from studio.memory.estimator import estimate
 from studio.ui import forms
 from studio.app.context import AppContext
 from studio.ui.settings_tab import check_markdown, estimate_markdown
-from studio.app.settings import dataset_choices, derive, error_line, restore, save_state
+from studio.app.datasets import dataset_choices
+from studio.app.settings import derive, error_line, restore, save_state
 from studio.errors import StudioError
 
 CPU = Hardware(gpu_gb=None, ram_gb=24.0, disk_gb=100.0)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from studio.app import form_values, settings
+from studio.data.registry import register_dataset
 from studio.app.context import AppContext
 from studio.app.run_estimate import form_estimate, time_line
 from studio.config.run_config import RunConfig
@@ -34,7 +35,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, AppContext, str
     path = ctx.data_root / "tweets.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    settings.remember_dataset(ctx, path, "sentiment", len(rows))
+    register_dataset(ctx.data_root, "tweets", path, rows, task="sentiment")
     return app.build_app(ctx), ctx, str(path)
 
 

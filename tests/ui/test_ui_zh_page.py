@@ -223,7 +223,8 @@ def test_past_runs_table_and_buttons_follow_the_same_status_read(tmp_path: Path,
            "method": "lora", "final_loss": None, "eval_loss": None, "reason": ""}
     snap = {"run": "/ws/runs/r", "state": "running", "busy": True, "aborting": False, "step": 7, "total_steps": 40,
             "events": 9}
-    ctx = type("Ctx", (), {"lang": "en", "user": None, "runner": _Runner([row], snap)})()  # no login: an owner
+    ctx = type("Ctx", (), {"lang": "en", "user": None, "runner": _Runner([row], snap),  # no login: an owner
+                           "role": lambda self: "owner"})()
     out = train_tab.poll(ctx, None)
     assert out[4]["value"][0][1] == "Running" and out[4]["value"][0][4] == "7/40"
     ctx.runner.snap.update(step=9, events=11)  # a later tick, same state: the table moves with the status

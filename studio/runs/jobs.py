@@ -93,11 +93,13 @@ class JobRunner:
         with self._lock:
             return self._run or self._last
 
-    def start(self, cfg: RunConfig, *, resume: str | None = None, by: str | None = None) -> RunDir:
+    def start(self, cfg: RunConfig, *, resume: str | None = None, by: str | None = None,
+              settings: str | None = None) -> RunDir:
         """Save ``cfg`` into its run folder and train it in a child process.
 
         ``by`` (the login that pressed Start) is kept in status.json as ``started_by``; None (no login, the
-        CLI) records nothing.
+        CLI) records nothing. ``settings``: the key of the settings a person chose (runs/queue.py), kept in
+        status.json so that the same settings started again while this run trains are recognised.
 
         Raises:
             StudioError: a job is already running, the folder already holds a run, or the config is invalid.
@@ -113,7 +115,7 @@ class JobRunner:
                 cfg.save(run.config)
             except OSError as exc:
                 raise _write_error(exc, run, "config") from None
-            return self._launch(run, resume, started_by=_login(by), judged=cfg.judged())
+            return self._launch(run, resume, started_by=_login(by), judged=cfg.judged(), settings=settings)
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
         """Continue a stopped run from its newest complete checkpoint (same folder, same config).
@@ -252,12 +254,14 @@ class JobRunner:
         return cmd + (["--resume", resume] if resume else [])
 
     def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None,
-                judged: str | None = None) -> RunDir:
+                judged: str | None = None, settings: str | None = None) -> RunDir:
         try:
             run.stop_flag.unlink(missing_ok=True)
             # Marks this attempt: if the child dies before the engine writes its own state, we know.
             # A resume keeps the starter; whoever stopped the last attempt is not the stopper of this one.
             who: dict[str, Any] = {"started_by": started_by} if started_by else {}
+            if settings:
+                who["settings_key"] = settings
             if run.read_status().get("stopped_by"):
                 who["stopped_by"] = None
             run.write_status("starting", **reason_fields(NO_REASON), launched=time.time(), pid=None, **who)

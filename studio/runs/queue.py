@@ -10,6 +10,7 @@ starts the runs a person queued; ``watch`` starts them even with no page open.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -21,6 +22,7 @@ from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..state_files import read_state, write_json_with_backup
 from .jobs import JobRunner
+from .run_dir import RunDir
 
 
 
@@ -121,7 +123,7 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
             _save(ctx)
             return len(_queue(ctx))
         try:
-            ctx.runner.start(resolve(cfg), by=by)
+            ctx.runner.start(resolve(cfg), by=by, settings=_settings_key(cfg))
         except StudioError as exc:
             if exc.code != "run.busy":  # another browser started one a moment ago: wait behind it
                 raise
@@ -132,14 +134,21 @@ def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig]
 
 
 def _settings_key(cfg: RunConfig) -> str:
-    """The settings a person chose (the form's, before a run folder is made for them)."""
-    return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+    """The settings a person chose (the form's, before a run folder is made for them), as a short digest (it is
+    kept in the run's status.json)."""
+    return hashlib.sha256(json.dumps(cfg.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
 def _refuse_repeat(ctx: QueueHost, cfg: RunConfig, by: str | None) -> None:
-    """A second Start of the same settings by the same login: already queued (or just started)."""
+    """Start with the settings of the run that is training (whoever started it): already running, named. A second
+    Start of the same settings by the same login: already queued (or just started)."""
     now = time.monotonic()
     key = _settings_key(cfg)
+    snap = ctx.runner.snapshot()
+    if snap.get("busy") and snap.get("run"):
+        running = RunDir(snap["run"])
+        if running.read_status().get("settings_key") == key:
+            raise StudioError.of("run.already_running", name=running.path.name)
     recent = [(t, b, k) for t, b, k in ctx.extra.get("recent_starts", []) if now - t < SAME_START_S]
     same = any(b == by and k == key for _, b, k in recent) or any(
         _by(c) == by and _settings_key(c) == key for c in _queue(ctx))
@@ -162,7 +171,7 @@ def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str
         cfg = _queue(ctx).pop(0)
         _save(ctx)
         try:
-            return ctx.runner.start(resolve(cfg), by=_by(cfg)).path.name
+            return ctx.runner.start(resolve(cfg), by=_by(cfg), settings=_settings_key(cfg)).path.name
         except StudioError:
             return None  # e.g. its data was deleted meanwhile: drop it rather than retry forever
 

@@ -141,6 +141,10 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
     "run.name_taken": {"what": ("A run or folder named '{name}' already exists", "已经有名为“{name}”的运行或文件夹"),
                        "fix": ("type another name", "请输入另一个名字")},
     # ---- the queue of runs waiting for the card (runs/queue.py)
+    "run.already_running": {"what": ("The run '{name}' is training with these settings right now",
+                                     "运行“{name}”正在用这组设置训练"),
+                            "fix": ("watch it on the Train tab (or the Runs tab), or change a setting to queue another "
+                                    "run", "请在“训练”页（或“运行”页）查看它，或修改某项设置后再排队另一次运行")},
     "run.already_queued": {"what": ("These settings are already queued (or just started) by this login",
                                     "这组设置已经由本登录排队（或刚刚开始）"),
                            "fix": ("wait for that run, or change a setting to queue another one",

@@ -137,7 +137,7 @@ class _Runner:
     def snapshot(self) -> dict:
         return {"busy": bool(self.started)}
 
-    def start(self, cfg: Any, by: str | None = None) -> Any:
+    def start(self, cfg: Any, by: str | None = None, settings: str | None = None) -> Any:
         self.started.append(cfg)
         return SimpleNamespace(path=Path(cfg.output_dir or "run"))
 

@@ -89,7 +89,7 @@ class _QueueRunner:
     def snapshot(self) -> dict[str, Any]:
         return {"busy": self.busy}
 
-    def start(self, cfg: RunConfig, *, by: str | None = None) -> Any:
+    def start(self, cfg: RunConfig, *, by: str | None = None, settings: str | None = None) -> Any:
         self.busy = True
         self.started.append((cfg.output_dir, by))
         return SimpleNamespace(path=Path(cfg.output_dir))

@@ -22,7 +22,7 @@ class FakeRunner:
     def snapshot(self) -> dict[str, Any]:
         return {"busy": self.busy}
 
-    def start(self, cfg: RunConfig, *, by: str | None = None) -> Any:
+    def start(self, cfg: RunConfig, *, by: str | None = None, settings: str | None = None) -> Any:
         if self.busy:
             raise StudioError.of("run.busy", name="another")  # as the real runner refuses
         self.busy = True
@@ -117,3 +117,32 @@ def test_a_queued_config_is_judged_when_queued_not_when_its_turn_comes() -> None
     with pytest.raises(StudioError, match="learning_rate"):
         run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="b", learning_rate=3.0), lambda c: c)
     assert run_queue.waiting(ctx) == 0
+
+
+def test_start_with_the_settings_of_the_running_run_names_it(tmp_path: Path) -> None:
+    """The run that trains counts as queued: the same settings started again (by anyone, also after a server
+    restart: the key is kept in the run's status.json) are answered "already running" with its name, not
+    queued as a full duplicate; other settings still queue."""
+    from studio.runs.run_dir import RunDir
+
+    class Runner(FakeRunner):
+        def snapshot(self) -> dict[str, Any]:
+            return {"busy": self.busy, "run": self.started[-1] if self.busy else None}
+
+        def start(self, cfg: RunConfig, *, by: str | None = None, settings: str | None = None) -> Any:
+            run = super().start(cfg, by=by)
+            RunDir(run.path).ensure().write_status("running", settings_key=settings)
+            return run
+
+    runner = Runner()
+    ctx = SimpleNamespace(runner=runner, extra={})
+    form = RunConfig(dataset="d.jsonl", output_dir=str(tmp_path / "news"))
+    assert run_queue.start_or_queue(ctx, form, lambda c: c, by="ann") == 0
+    restarted = SimpleNamespace(runner=runner, extra={})  # a new server: nothing remembered in memory
+    for who in ("ann", "bob"):
+        with pytest.raises(StudioError) as refused:
+            run_queue.start_or_queue(restarted, form, lambda c: c, by=who)
+        assert refused.value.code == "run.already_running" and refused.value.values["name"] == "news"
+    assert run_queue.waiting(restarted) == 0
+    other = RunConfig(dataset="d.jsonl", output_dir=str(tmp_path / "news"), learning_rate=1e-4)
+    assert run_queue.start_or_queue(restarted, other, lambda c: c, by="ann") == 1

@@ -24,7 +24,8 @@ from .context import AppContext
 
 
 def datasets(ctx: AppContext) -> list[dict[str, Any]]:
-    """Every converted dataset in the workspace's data folder, newest first: name, path, rows, task, date."""
+    """Every converted dataset in the workspace's data folder, newest first: name, path, rows, task, date, and the
+    file it was converted from (``source``, None for the studio's own: feedback and Improve datasets)."""
     known = facts(ctx.data_root)
     out = []
     for p in ctx.data_root.glob("*.jsonl"):
@@ -36,7 +37,7 @@ def datasets(ctx: AppContext) -> list[dict[str, Any]]:
             with p.open("rb") as fh:
                 rows = sum(1 for line in fh if line.strip())
         out.append({"name": p.stem, "path": str(p.resolve()), "rows": int(rows), "task": meta.get("task") or
-                    _guess_task(p), "mtime": p.stat().st_mtime})
+                    _guess_task(p), "mtime": p.stat().st_mtime, "source": meta.get("source")})
     return sorted(out, key=lambda d: -d["mtime"])
 
 

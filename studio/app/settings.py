@@ -145,8 +145,12 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
 
 
 def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[str, Any], str]:
-    """(form values, short-form choices, why markdown) saved for this login, or the derived defaults."""
+    """(form values, short-form choices, why markdown) saved for this login, else the settings the studio had
+    before logins were turned on (the workspace's own: a studio restarted with logins keeps its owner's plan),
+    else the derived defaults on the newest dataset a person converted."""
     folder, since = settings_folder(ctx, user), time.time()
+    if folder != ctx.workspace and not (folder / SETTINGS_FILE).exists() and (ctx.workspace / SETTINGS_FILE).exists():
+        folder = ctx.workspace  # read only: this login's first change is saved in its own folder
     path = folder / SETTINGS_FILE
     choices = read_state(folder / CHOICES_FILE, kind="json", expect=dict) or {}
     card, ram = choices.get("gpu_mem"), choices.get("host_ram")
@@ -165,7 +169,9 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
     if saved is not None:
         return form_values.config_to_values(RunConfig.from_dict(saved, source=str(path))), choices, \
             msg("why.restored", ctx.lang)
-    latest = datasets(ctx)
+    # a dataset converted from a person's file comes first: the studio's own (an Improve's replay, feedback
+    # datasets) are no plan to start from
+    latest = sorted(datasets(ctx), key=lambda d: not d.get("source"))
     dataset = latest[0]["path"] if latest else None
     if latest:
         choices["task"] = latest[0]["task"]

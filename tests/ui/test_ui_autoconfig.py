@@ -19,7 +19,7 @@ from studio.ui import forms
 from studio.app.context import AppContext
 from studio.ui.settings_tab import check_markdown, estimate_markdown
 from studio.app.datasets import dataset_choices
-from studio.app.settings import derive, error_line, restore, save_state
+from studio.app.settings import derive, error_line, restore, save_state, settings_version
 from studio.errors import StudioError
 
 CPU = Hardware(gpu_gb=None, ram_gb=24.0, disk_gb=100.0)
@@ -225,6 +225,31 @@ def test_settings_are_per_login_and_a_stale_page_does_not_overwrite(tmp_path: Pa
     assert save_state(ctx, mine, {**choices, "budget": "best"}, stale, user="me") == 2  # the first page saves
     assert save_state(ctx, theirs, choices, stale, user="me") is None  # the older page is refused
     assert dict(zip(forms.FIELD_NAMES, restore(ctx, "me")[0]))["dataset"] == "mine.jsonl"
+
+
+def test_a_login_without_settings_starts_from_the_studios_own_and_from_a_persons_data(tmp_path: Path) -> None:
+    """A studio restarted with logins: a login with no settings of its own starts from the settings the studio had
+    before (its owner's plan, not tiny-demo), and saves its first change in its own folder; with none at all, the
+    derived plan starts on the newest dataset a person converted, not on the studio's own feedback datasets."""
+    import json
+    import os
+    from studio.data.registry import register_dataset
+    ctx = AppContext.create(tmp_path / "ws")
+    rows = [{"instruction": "Sentiment?", "input": f"t{i}", "output": "positive" if i % 2 else "negative"}
+            for i in range(20)]
+    for name, source in (("news", "news.csv"), ("news_feedback_replay", None)):
+        path = ctx.data_root / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        register_dataset(ctx.data_root, name, path, rows, task="sentiment", source=source)
+    os.utime(ctx.data_root / "news_feedback_replay.jsonl", (2e9, 2e9))  # the studio's own is the newest file
+    fresh = dict(zip(forms.FIELD_NAMES, restore(ctx, "viewer")[0]))
+    assert fresh["dataset"].endswith("news.jsonl")
+    plan = forms.config_to_values(RunConfig(model_name_or_path="gemma3-270m", dataset="news.jsonl", lora_rank=16))
+    assert save_state(ctx, plan, {"task": "sentiment", "budget": "balanced"}, 0) == 1  # before logins: the workspace's
+    kept = dict(zip(forms.FIELD_NAMES, restore(ctx, "ann")[0]))
+    assert (kept["model_name_or_path"], kept["dataset"], kept["lora_rank"]) == ("gemma3-270m", "news.jsonl", 16)
+    assert save_state(ctx, plan, {"task": "sentiment", "budget": "best"}, settings_version(ctx, "ann"), user="ann")
+    assert (ctx.workspace / "users" / "ann" / "settings.yaml").is_file()
 
 
 def test_model_list_says_which_models_need_a_download(monkeypatch: pytest.MonkeyPatch) -> None:

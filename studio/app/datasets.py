@@ -5,6 +5,7 @@ The Data tab only calls ``convert_upload`` and words its answer; the Settings ta
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..autoconfig import guess_task
-from ..data.convert import ConversionResult, convert_table, write_jsonl
+from ..data.convert import ConversionResult, convert_table, joined_text, text_columns, write_jsonl
+from ..data.labels import detect_language, format_label_map, standard_label_map, suggest_label_map
 from ..data.readers import Table, read_table
 from ..data.registry import INFO, clean_name, facts, refuse_replacing, register_dataset
 from ..data.report import validation_report
@@ -79,6 +81,37 @@ def open_table(path: str | Path, ctx: AppContext) -> Table:
         if exc.code != "data.too_large":
             raise
         raise StudioError.of("data.upload_too_large", **(exc.values or {})) from None
+
+
+def _texts(table: Table, text: str | list[str] | None, n: int = 500) -> list[str]:
+    columns = [c for c in text_columns(text) if c in table.columns]
+    return [joined_text(r, columns) for r in table.rows[:n]] if columns else []
+
+
+def label_map_text(table: Table, label_col: str | None, text: str | list[str] | None,
+                   standard: bool = False) -> str:
+    """The label map the page proposes for the chosen label column, as editable 'value=label' text: the team's own
+    words kept (numbers get words), or with ``standard`` the studio's standard words for them, in the texts'
+    language."""
+    if not label_col or label_col not in table.columns:
+        return ""
+    propose = standard_label_map if standard else suggest_label_map
+    return format_label_map(propose(table.values(label_col), detect_language(_texts(table, text))))
+
+
+def model_view(table: Table, task: str, columns: dict[str, Any], label_map: str, instruction: str) -> dict[str, str]:
+    """The first row exactly as the model will read and answer it (instruction, input, output), converted from the
+    first rows of the table with the choices made so far.
+
+    Raises:
+        StudioError: the conversion's own refusal of these choices (the same words Convert would give)."""
+    head = dataclasses.replace(table, rows=table.rows[:50], warnings=[])
+    result = convert_table(head, task, text_column=columns.get("text") or None,
+                           label_column=columns.get("label") or None, label_map=label_map or None,
+                           instruction=instruction or None, instruction_column=columns.get("instruction") or None,
+                           input_column=columns.get("input") or None, output_column=columns.get("output") or None,
+                           messages_column=columns.get("messages") or None)
+    return result.rows[0]
 
 
 @dataclass

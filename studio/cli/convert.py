@@ -19,7 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=TASKS, default=None,
                         help="sentiment (text + label), instruction (instruction/input/output) or chat "
                              "(messages/conversations); guessed from the columns when omitted")
-    parser.add_argument("--text-column", help="column with the text to classify (guessed: text, review, 评论, ...)")
+    parser.add_argument("--text-column", action="append",
+                        help="column with the text to classify (guessed: text, review, 评论, ...); give it again to "
+                             "read several columns as one text, one per line (a headline and its lead)")
     parser.add_argument("--label-column", help="column with the label (guessed: label, sentiment, rating, 标签, ...)")
     parser.add_argument("--label-map", help="raw label -> answer, e.g. 1=positive,0=negative (default: suggested "
                                             "from the values, in the text's language)")

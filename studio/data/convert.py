@@ -90,22 +90,42 @@ def label_column_problem(table: Table, text_col: str | None, label_col: str | No
     return StudioError.of("data.column_unknown", role=missing, file=file, columns=table.columns)
 
 
-def convert_sentiment(table: Table, text_column: str | None = None, label_column: str | None = None,
+TEXT_JOIN = "\n"  # between the cells of several text columns (a headline and its lead): what the model reads
+
+
+def text_columns(value: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """The text column(s) a person picked: one name, or several whose cells are read as one text, in order."""
+    if value is None:
+        return []
+    return [v for v in ([value] if isinstance(value, str) else list(value)) if isinstance(v, str) and v]
+
+
+def joined_text(row: dict[str, Any], columns: list[str]) -> str:
+    """The text of one row as the model reads it: the non-empty cells of ``columns``, in order, one per line."""
+    return TEXT_JOIN.join(c for c in (cell_str(row.get(col)).strip() for col in columns) if c)
+
+
+def convert_sentiment(table: Table, text_column: str | list[str] | None = None, label_column: str | None = None,
                       label_map: dict[str, str] | str | None = None, instruction: str | None = None,
                       language: str | None = None) -> ConversionResult:
     """text + label columns -> rows with a fixed instruction, the text as input, the mapped label as output.
+    Several text columns (a headline and its lead) are read as one text, their cells joined by ``TEXT_JOIN``.
 
     Raises:
         StudioError: missing columns, unmapped label values, case-only label variants, no usable rows.
     """
     guessed = guess_columns(table)
-    text_col = require_column(table, text_column, "text") if text_column else guessed.get("text")
+    text_cols = [require_column(table, c, "text") for c in text_columns(text_column)] or \
+        ([guessed["text"]] if guessed.get("text") else [])
+    text_col = text_cols[0] if text_cols else None
     label_col = require_column(table, label_column, "label") if label_column \
         else guessed.get("label")
     problem = label_column_problem(table, text_col, label_col)
+    if problem is None and label_col in text_cols:
+        problem = label_column_problem(table, text_col, text_col)
     if problem is not None:
         raise problem
-    texts = [cell_str(r.get(text_col)) for r in table.rows]
+    texts = [joined_text(r, text_cols) for r in table.rows]
     raw_labels = [cell_str(r.get(label_col)) for r in table.rows]
     _check_not_a_copy(texts, raw_labels, text_col, label_col)
     labels = [clean_label(v) for v in raw_labels]
@@ -144,7 +164,7 @@ def convert_sentiment(table: Table, text_column: str | None = None, label_column
         else:
             rows.append({"instruction": instr, "input": text.strip(), "output": mapping[label]})
     _require_rows(rows, table, skipped)
-    return ConversionResult(rows, "sentiment", {"text": text_col, "label": label_col}, mapping, lang, instr,
+    return ConversionResult(rows, "sentiment", {"text": " + ".join(text_cols), "label": label_col}, mapping, lang, instr,
                             {k: v for k, v in skipped.items() if v}, notes)
 
 

@@ -1,8 +1,10 @@
 """Labels for classification data: the user's language, label maps, and spellings of one label.
 
-A label map turns raw values (1/0, stars, 'pos', '好评') into the answers the model learns;
-the suggestion is shown to the user to edit, so it must be predictable: known spellings and
-number scales only, everything else maps to itself.
+A label map turns raw values (1/0, stars, 'pos', '好评') into the answers the model learns; the suggestion is
+shown to the user to edit, so it must be predictable, and the words are the team's own: a word label is kept as it
+is written (正面 stays 正面, the demo and the corrections speak it), spellings of one sentiment in one column become
+its most frequent spelling, and only numbers (1/0, star ratings), which name nothing, get words proposed
+(``standard_label_map`` is the page's offer of the studio's standard words, taken only when the user picks it).
 """
 from __future__ import annotations
 
@@ -107,8 +109,40 @@ def _sentiment_class(value: str, numeric_values: list[float]) -> str | None:
 
 
 def suggest_label_map(values: list[Any], language: str = "en") -> dict[str, str]:
-    """A label map for the raw values found: known sentiment spellings, 1/0 and star ratings go to
-    the user's language (positive/negative or 积极/消极); anything else maps to itself, trimmed."""
+    """A label map for the raw values found (with repeats: the most frequent spelling wins): each word keeps its
+    own spelling, trimmed; several known spellings of one sentiment in the column (pos / positive, 好评 / 正面)
+    become the most frequent of them; numbers (1/0, star ratings) get the sentiment words of the user's language
+    (positive/negative or 积极/消极), since a number names nothing."""
+    counts = Counter(cell_str(v).strip() for v in values if cell_str(v).strip())
+    standard = standard_label_map(values, language)
+    if all(_is_number(v) for v in counts):
+        return standard
+    words = set(LABEL_WORDS.get(language, LABEL_WORDS["en"]).values())
+    by_class: dict[str, list[str]] = {}
+    for raw, word in standard.items():
+        if word != raw.strip() or raw.strip() in words:  # a known spelling of a sentiment
+            by_class.setdefault(word, []).append(raw)
+    out = {raw: raw.strip() for raw in standard}
+    for spellings in by_class.values():
+        if len(spellings) > 1:
+            # the commonest spelling; on a tie, the sentiment's own name (positive, 积极), then the shorter
+            keep = max(spellings, key=lambda s: (counts[s.strip()], s.strip() in words, -len(s)))
+            out.update({s: keep.strip() for s in spellings})
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def standard_label_map(values: list[Any], language: str = "en") -> dict[str, str]:
+    """The studio's standard words for the raw values: known sentiment spellings, 1/0 and star ratings go to the
+    words of ``language`` (positive/negative or 积极/消极); anything else maps to itself, trimmed. Offered on the
+    page; a conversion takes it only when the user chose it."""
     raw = sorted({cell_str(v) for v in values if cell_str(v).strip()}, key=lambda s: (s.strip().casefold(), s))
     nums = []
     for v in raw:
@@ -171,9 +205,9 @@ def label_order(mapping: dict[str, str], counts: Counter[str], user_map: dict[st
 
 
 def default_instruction(labels: list[str], language: str) -> str:
-    """The instruction for a classification row, naming the allowed answers in the user's language."""
-    words = set(LABEL_WORDS[language].values()) if language in LABEL_WORDS else set()
-    kind = "sentiment" if set(labels) <= words else "classify"
+    """The instruction for a classification row, naming the allowed answers in the user's language: a sentiment
+    question when every label is a known spelling of a sentiment (the team's own words: 正面, good, 差评)."""
+    kind = "sentiment" if labels and all(_sentiment_class(v, [0.0, 1.0]) for v in labels) else "classify"
     return INSTRUCTIONS[(language, kind)].format(labels=_labels_text(labels, language))
 
 

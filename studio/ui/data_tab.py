@@ -12,10 +12,10 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..data.convert import TASKS, guess_columns, guess_task, label_column_problem
+from ..data.convert import TASKS, guess_columns, guess_task, label_column_problem, text_columns
 from ..data.label_check import label_warnings
-from ..data.labels import detect_language, format_label_map, suggest_label_map
-from ..data.readers import SUPPORTED_SUFFIXES, Table, cell_str, preview
+from ..data.labels import format_label_map
+from ..data.readers import SUPPORTED_SUFFIXES, Table, preview
 from ..data.report import column_stats, format_report
 from ..errors import StudioError
 from ..app.state_problems import problem_lines
@@ -24,12 +24,13 @@ from .common import error_text, inline_errors
 from .handlers import for_each_browser, owner_action
 from ..app.context import AppContext
 from .i18n import MESSAGES, headers, msg
-from ..app.datasets import convert_upload, open_table
+from ..app.datasets import convert_upload, label_map_text, model_view, open_table
 from ..data.registry import clean_name
 from ..workspace import confine
 
 SAMPLE = ASSETS_DIR / "sample_reviews.csv"
 ROLES = ("text", "label", "instruction", "input", "output", "messages")
+MULTI = ("text",)  # roles that take several columns: a headline and its lead read as one text
 TASK_ROLES = {"sentiment": ("text", "label"), "instruction": ("instruction", "input", "output"),
               "chat": ("messages",)}
 
@@ -44,20 +45,13 @@ def stats_rows(table: Table, lang: str = "en") -> list[list[Any]]:
     return rows
 
 
-def label_map_text(table: Table, label_col: str | None, text_col: str | None) -> str:
-    """The suggested label map for the chosen label column, as editable 'value=label' text."""
-    if not label_col or label_col not in table.columns:
-        return ""
-    texts = [cell_str(r.get(text_col)) for r in table.rows[:500]] if text_col in table.columns else []
-    return format_label_map(suggest_label_map(table.values(label_col), detect_language(texts)))
-
-
 def label_check_markdown(table: Table, label_col: str | None, task: str, lang: str,
-                         text_col: str | None = None) -> str:
+                         text: str | list[str] | None = None) -> str:
     """Warnings about the label column, shown before Convert ('' when it looks like labels): the conversion's
     own refusal when there is none to use (a file of texts alone), else the label checks of the chosen one."""
     if task != "sentiment":
         return ""
+    text_col = (text_columns(text) or [None])[0]
     if not label_col or label_col not in table.columns:  # none to check: say why Convert would refuse, if it would
         problem = label_column_problem(table, text_col, None)
         return f"⚠️ {error_text(problem, 'label_check', lang)}" if problem is not None else ""
@@ -73,13 +67,33 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     info = msg("loaded_file", ctx.lang, rows=len(table), cols=len(table.columns), name=Path(path).name)
     if table.warnings:
         info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
-    columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
+    columns = [gr.update(choices=list(table.columns), value=_picked(role, guess.get(role))) for role in ROLES]
     name = clean_name(Path(path).stem)
     task = guess_task(table, guess)
     stats = gr.update(value=stats_rows(table, ctx.lang), headers=headers("stats_headers", ctx.lang))
     return (info, gr.update(value=rows, headers=cols), stats, task, *columns,
             label_map_text(table, guess.get("label"), guess.get("text")), name, str(path),
             label_check_markdown(table, guess.get("label"), task, ctx.lang, guess.get("text")))
+
+
+def _picked(role: str, column: str | None) -> Any:
+    """A column's value on the form: the text role takes several columns (a list), the others one."""
+    return ([column] if column else []) if role in MULTI else column
+
+
+def model_view_markdown(ctx: AppContext, path: str | None, task: str, cols: dict[str, Any], label_map: str,
+                        instruction: str) -> str:
+    """The first row as the model will read it, with the choices made so far; the conversion's refusal of them
+    in the same words Convert would give."""
+    if not path:
+        return ""
+    try:
+        row = model_view(open_table(path, ctx), task, cols, label_map, instruction)
+    except StudioError as exc:
+        return f"⚠️ {error_text(exc, 'model_view', ctx.lang)}"
+    shown = "\n\n".join(f"**{msg(f'data.view_{k}', ctx.lang)}**\n```text\n{row.get(k, '')}\n```"
+                         for k in ("instruction", "input", "output") if row.get(k))
+    return f"{msg('data.model_view', ctx.lang)}\n\n{shown}"
 
 
 def _reason(reason: str, lang: str) -> str:
@@ -138,14 +152,17 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     task = gr.Radio([(T(f"task.{t}"), t) for t in TASKS], value="sentiment", label=T("data.task"), info=T("data.task_info"),
                     elem_id="data-task")
     with gr.Row():
-        col = {role: gr.Dropdown(choices=[], value=None, label=T(f"data.col_{role}"), elem_id=f"col-{role}",
+        col = {role: gr.Dropdown(choices=[], value=[] if role in MULTI else None, multiselect=role in MULTI,
+                                 label=T(f"data.col_{role}"), elem_id=f"col-{role}",
                                  visible=role in TASK_ROLES["sentiment"]) for role in ROLES}
     with gr.Row():
-        label_map = gr.Textbox(label=T("data.label_map"), info=T("data.label_map_info"), elem_id="label-map",
-                               scale=2)
+        with gr.Column(scale=2):
+            label_map = gr.Textbox(label=T("data.label_map"), info=T("data.label_map_info"), elem_id="label-map")
+            standard = gr.Button(T("data.label_standard"), size="sm", elem_id="label-standard")
         instruction = gr.Textbox(label=T("data.instruction"), elem_id="instruction")
         name = gr.Textbox(label=T("data.name"), value="dataset", max_lines=1, elem_id="dataset-name")
     label_check = Markdown(elem_id="label-check")
+    view = Markdown(elem_id="model-view")
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
     report = Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
@@ -168,7 +185,7 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def on_open(ctx: AppContext, path: str) -> tuple[Any, ...]:
         return inspect(str(confine(path, ctx.allowed_roots)), ctx)
 
-    def on_label_col(ctx: AppContext, path: str | None, label_col: str | None, text_col: str | None, task_v: str) -> Any:
+    def on_label_col(ctx: AppContext, path: str | None, label_col: str | None, text_col: Any, task_v: str) -> Any:
         if not path or not label_col:
             return gr.skip(), ""
         try:
@@ -206,6 +223,19 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         for_each_browser(ctx, on_open), server_path, loaded, api_visibility="private")
     col["label"].input(for_each_browser(ctx, on_label_col), [src, col["label"], col["text"], task], [label_map, label_check],
                        api_visibility="private")
+
+    def on_standard(ctx: AppContext, path: str | None, label_col: str | None, text_col: Any) -> Any:
+        return label_map_text(open_table(path, ctx), label_col, text_col, standard=True) if path else gr.skip()
+
+    standard.click(for_each_browser(ctx, on_standard), [src, col["label"], col["text"]], label_map,
+                   api_visibility="private")
+
+    def on_view(ctx: AppContext, path: str | None, task_v: str, *rest: Any) -> str:
+        return model_view_markdown(ctx, path, task_v, dict(zip(ROLES, rest[:len(ROLES)])), *rest[len(ROLES):])
+
+    gr.on([src.change, label_map.input, instruction.input, task.input, *(c.input for c in col.values())],
+          for_each_browser(ctx, on_view), [src, task, *col.values(), label_map, instruction], view,
+          api_visibility="private")
     def clear_output(ctx: AppContext) -> tuple[str, str]:
         return "", ""
 

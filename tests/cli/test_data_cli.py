@@ -86,3 +86,10 @@ def test_bad_file_exits_nonzero_without_traceback(tmp_path: Path) -> None:
     assert res.stderr.strip() == ("Error: 'report.csv' is not a text file: it looks like a binary file. "
                                   "Fix: export the data as CSV (UTF-8), Excel (.xlsx) or JSONL.")
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_convert_reads_two_text_columns_as_one_and_keeps_the_teams_words() -> None:
+    """--text-column given twice: a headline and its lead, one per line; 正面/负面 stay as written."""
+    args = _args("news.csv", "--out", "news.jsonl", "--text-column", "标题", "--text-column", "导语")
+    assert args.text_column == ["标题", "导语"]
+    assert _args("news.csv", "--out", "n.jsonl").text_column is None

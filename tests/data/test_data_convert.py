@@ -11,7 +11,8 @@ import pytest
 from studio.data.columns import closest_column, guess_columns, guess_task, suggest_options
 from studio.data.convert import convert_table, write_jsonl
 from studio.data.registry import register_dataset
-from studio.data.labels import default_instruction, detect_language, parse_label_map, suggest_label_map
+from studio.data.labels import (default_instruction, detect_language, parse_label_map, standard_label_map,
+                                 suggest_label_map)
 from studio.data.readers import Table, read_table
 from studio.errors import StudioError
 
@@ -72,7 +73,14 @@ def test_suggested_label_maps() -> None:
     assert suggest_label_map([1, 0], "en") == {"0": "negative", "1": "positive"}
     assert suggest_label_map(["1", "2", "3", "4", "5"], "en") == {"1": "negative", "2": "negative",
                                                                   "3": "neutral", "4": "positive", "5": "positive"}
-    assert suggest_label_map(["好评", "差评", "中评"], "zh") == {"中评": "中性", "好评": "积极", "差评": "消极"}
+    # the team's own words are kept; only numbers get words, and spellings of one sentiment become the commonest
+    assert suggest_label_map(["好评", "差评", "中评"], "zh") == {"中评": "中评", "好评": "好评", "差评": "差评"}
+    assert suggest_label_map(["正面", "负面", "中性", "正面"], "zh") == {"正面": "正面", "负面": "负面", "中性": "中性"}
+    assert suggest_label_map(["pos", "positive", "positive", "neg"], "en") == {"pos": "positive", "positive":
+                                                                               "positive", "neg": "neg"}
+    assert suggest_label_map(["好评", "正面", "正面", "差评"], "zh") == {"好评": "正面", "正面": "正面", "差评": "差评"}
+    # the studio's standard words, offered on the page, taken only when picked
+    assert standard_label_map(["好评", "差评", "中评"], "zh") == {"中评": "中性", "好评": "积极", "差评": "消极"}
     assert suggest_label_map(["spam", "ham"], "en") == {"ham": "ham", "spam": "spam"}
     assert suggest_label_map(["yes", "no"], "en") == {"no": "no", "yes": "yes"}  # not guessed as sentiment
 
@@ -115,7 +123,7 @@ def test_user_label_map_and_instruction() -> None:
 def test_known_spellings_are_merged_with_a_note() -> None:
     t = _table(["text", "sentiment"], [["a", "Positive"], ["b", "positive "], ["c", "pos"], ["d", "neg"]])
     r = convert_table(t)
-    assert [row["output"] for row in r.rows] == ["positive", "positive", "positive", "negative"]
+    assert [row["output"] for row in r.rows] == ["positive", "positive", "positive", "neg"]  # one spelling: kept
     assert r.notes == ["label 'Positive' / 'pos' / 'positive ' -> 'positive'"]
 
 
@@ -249,3 +257,21 @@ def test_file_mixing_openai_and_sharegpt_rows(tmp_path: Path) -> None:
     r = convert_table(read_table(p))
     assert [(row["instruction"], row["output"]) for row in r.rows] == [("a", "b"), ("c", "d")]
     assert r.skipped == {"no assistant reply": [3]}
+
+
+def test_a_headline_and_its_lead_are_read_as_one_text(tmp_path: Path) -> None:
+    """Several text columns are one text, one cell per line, in the order picked; on the page, in the CLI, and in
+    the page's view of what the model reads."""
+    from studio.app.datasets import model_view
+    from studio.data.readers import read_table
+    src = tmp_path / "news.csv"
+    src.write_text("标题,导语,情感\n股市大涨,投资者信心恢复,正面\n工厂停产,数百人失业,负面\n天气晴,,中性\n",
+                   encoding="utf-8")
+    table = read_table(src)
+    r = convert_table(table, "sentiment", text_column=["标题", "导语"], label_column="情感")
+    assert [row["input"] for row in r.rows] == ["股市大涨\n投资者信心恢复", "工厂停产\n数百人失业", "天气晴"]
+    assert [row["output"] for row in r.rows] == ["正面", "负面", "中性"] and r.columns["text"] == "标题 + 导语"
+    view = model_view(table, "sentiment", {"text": ["标题", "导语"], "label": "情感"}, "", "")
+    assert view == r.rows[0]
+    with pytest.raises(StudioError):  # the label column cannot be one of the texts
+        convert_table(table, "sentiment", text_column=["标题", "情感"], label_column="情感")

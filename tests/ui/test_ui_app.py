@@ -92,7 +92,7 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
     loaded = client.predict(api_name="/sample_data")
     assert loaded[0].startswith("Read ") and loaded[3] == "sentiment"
     text_col, label_col = loaded[4]["value"], loaded[5]["value"]
-    assert (text_col, label_col) == ("text", "label")
+    assert (text_col, label_col) == (["text"], "label")  # the text role takes several columns
     report, dataset = client.predict("sentiment", text_col, label_col, None, None, None, None, loaded[10], "",
                                      "reviews", api_name="/convert")
     assert dataset == str(server.workspace.resolve() / "data" / "reviews.jsonl") and Path(dataset).is_file()

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..autoconfig import guess_task
 from ..config.run_config import RunConfig
-from ..data.dataset import load_rows
 from ..errors import StudioError
-from ..evaluation.evaluate import validation_rows
+from ..evaluation.evaluate import answer_rows
 from ..evaluation.metrics import label_set, normalize
 from ..runs.run_dir import RunDir
 
@@ -41,15 +40,8 @@ def describe_run(run_path: str | Path) -> DemoRun:
     """
     run = RunDir(run_path)
     cfg = RunConfig.load(run.config)
-    try:
-        held_out = validation_rows(run.path)
-        rows: list[dict[str, Any]] = list(held_out)
-    except StudioError:
-        held_out = []
-        try:
-            rows = load_rows(cfg.dataset, cfg.dataset_dir)[:200]
-        except (StudioError, OSError):
-            rows = []
+    rows, kept = answer_rows(run.path)
+    held_out = rows if kept else []
     labels: list[str] = []
     if rows and guess_task(rows) == "sentiment":
         try:

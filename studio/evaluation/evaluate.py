@@ -390,3 +390,24 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
         _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
         val = as_sft_rows(val) if cfg.stage != "sft" else val
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]
+
+
+def answer_rows(run_dir: str | Path, limit: int = 200) -> tuple[list[dict[str, str]], bool]:
+    """(rows, held out): the rows that show what a run was trained to answer: its held-out rows, else (a run that
+    kept none, such as an improved run of an older studio) the first ``limit`` of its training rows. What the
+    playground, the demo page and the label checks read a run's task, labels and instruction from.
+
+    Raises:
+        StudioError: not a run folder (a run whose data moved and kept no held-out rows has no rows: [])."""
+    try:
+        return validation_rows(run_dir), True
+    except StudioError as exc:
+        if exc.code == "eval.not_run":
+            raise
+    cfg = RunConfig.load(RunDir(run_dir).config)
+    try:
+        rows = load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))[:limit]
+    except (StudioError, OSError):
+        return [], False
+    rows = as_sft_rows(rows) if cfg.stage != "sft" else rows
+    return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in rows], False

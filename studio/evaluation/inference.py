@@ -41,8 +41,8 @@ from ..models.loading import LOAD_LOCK, load_base, load_for_inference, place_on_
 from ..runs.run_dir import RunDir, list_runs
 from . import limits, streaming
 from .evaluate import (
-    base_model_context, batch_predict, chat, compare_loaded, confusion_figure, generate, load_rows, sentiment_eval,
-    validation_rows)
+    answer_rows, base_model_context, batch_predict, chat, compare_loaded, confusion_figure, generate, load_rows,
+    sentiment_eval, validation_rows)
 from .evaluate import _score_labels  # the scoring sentiment_eval and batch_predict use, not a copy of it
 from .export import export_model
 from .footprint import with_memory
@@ -384,10 +384,11 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
 
 
 def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:
-    """(labels, one held-out row's instruction and input) of a run trained to answer with a few labels (the rule
-    the demo page and the Settings page use, ``guess_task``); None for any other run."""
+    """(labels, one of its rows' instruction and input) of a run trained to answer with a few labels (the rule
+    the demo page and the Settings page use, ``guess_task``, over its held-out rows, else its training rows: an
+    improved run without held-out rows is still a labels run); None for any other run."""
     try:
-        rows = validation_rows(run_path)
+        rows, _ = answer_rows(run_path)
         if not rows or guess_task(rows) != "sentiment":
             return None
         labels = label_set([str(r.get("output", "")) for r in rows])
@@ -399,9 +400,11 @@ def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:
 
 
 def run_labels(run_path: str) -> list[str] | None:
-    """The label set of a run's held-out rows (what it was trained to answer), None when it has none."""
+    """The label set of a run's held-out rows, else of its training rows (what it was trained to answer), None
+    when it has none."""
     try:
-        return label_set([r["output"] for r in validation_rows(run_path)])
+        rows, _ = answer_rows(run_path)
+        return label_set([r["output"] for r in rows]) if rows else None
     except StudioError:
         return None
 
@@ -446,7 +449,7 @@ def unlabelled_rows(data_file: str, run_path: str) -> list[dict[str, str]]:
     table = read_table(data_file)
     col = guess_columns(table).get("text") or table.columns[0]
     try:
-        instruction = validation_rows(run_path)[0]["instruction"]
+        instruction = answer_rows(run_path)[0][0]["instruction"]
     except (StudioError, IndexError, KeyError):
         instruction = ""
     rows = [{"instruction": instruction, "input": cell_str(r.get(col)), "output": ""} for r in table.rows

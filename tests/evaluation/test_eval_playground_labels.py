@@ -71,3 +71,23 @@ def test_a_labels_run_takes_a_bare_text_and_answers_with_a_label(runs: dict) -> 
     import gradio as gr
     with pytest.raises(gr.Error, match="The prompt is empty"):
         list(tab.on_generate(str(runs["full"]), " ", " ", 5, 0.0, 1.0, True, False))
+
+
+def test_a_labels_run_without_held_out_rows_still_takes_a_bare_text(runs: dict, tmp_path: Path) -> None:
+    """An improved run (or any run trained with Validation share 0) keeps no held-out rows: its training rows say
+    it is a labels run, so the playground answers a bare text with a label instead of "The prompt is empty"."""
+    import shutil
+    from studio.config.run_config import RunConfig
+    from studio.runs.run_dir import RunDir
+    from studio.ui import evaluate_tab as tab
+    run = RunDir(shutil.copytree(runs["full"], tmp_path / "no-held-out"))
+    cfg = RunConfig.load(run.config)
+    data = tmp_path / "train.jsonl"
+    data.write_text(run.val_data.read_text(encoding="utf-8"), encoding="utf-8")
+    run.val_data.unlink()
+    RunConfig.from_dict({**cfg.to_dict(), "val_size": 0.0, "dataset": str(data), "output_dir": str(run.path)}).save(
+        run.config)
+    labels = sorted({r["output"] for r in runs["heldout"]})
+    assert inference.label_task(str(run.path)) is not None
+    steps = list(tab.on_generate(str(run.path), "", runs["heldout"][0]["input"], 5, 0.0, 1.0, False, False))
+    assert steps[-1][0] in labels, steps

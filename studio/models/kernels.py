@@ -6,7 +6,9 @@ imports, Trainer's own switch (``TrainingArguments(use_liger_kernel=True)``) pat
 fused linear cross-entropy into the model (2.04x the studio's chunked cross-entropy in tokens/s on an H200,
 docs/BENCHMARKS.md "GPU"). Everywhere else the studio's chunked head (engine/loss.py) stays: on a CPU (Liger is
 Triton, GPU only), for architectures Liger does not patch, and for softcapped heads (Gemma 2's
-``final_logit_softcapping``), whose chunked loss the studio checks against the model's own.
+``final_logit_softcapping``), whose chunked loss the studio checks against the model's own. Liger's fused loss
+reads its count of loss tokens with ``.item()`` in every forward (liger-kernel 0.8.x): with Liger, a step waits for
+the card once per micro-batch, which the studio's own step does not (docs/GPU.md).
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ indexing or device-to-host copy inside an optimizer step, except on the steps th
 A card runs ahead of Python; every such call stalls it until the queued kernels finish (issue: the studio was
 host-bound on an H200, 0.24-0.33 s a step). On a CPU nothing stalls, but the same calls go through torch's
 dispatcher, so tests/sync_counter.py counts them during a real engine run of a tiny model, step by step.
+This holds the studio's own step (a CPU run, so without Liger): on a card Liger's fused linear cross-entropy adds one
+``.item()`` per forward (liger-kernel 0.8.x), which docs/GPU.md names.
 """
 from __future__ import annotations
 

@@ -58,7 +58,8 @@ def make_rows(n: int, lo: int, hi: int, vocab: int, seed: int = 0) -> list[dict[
     for _ in range(n):
         length = rng.randint(lo, hi)
         words = [f"t{rng.randrange(len(SPECIAL), vocab)}" for _ in range(length)]
-        rows.append({"instruction": " ".join(words[: length // 2]), "input": "", "output": " ".join(words[length // 2:])})
+        half = length // 2
+        rows.append({"instruction": " ".join(words[:half]), "input": "", "output": " ".join(words[half:])})
     return rows
 
 
@@ -94,7 +95,8 @@ def zero3_blocker(dry: bool) -> str:
     need = estimate(RunConfig(model_name_or_path=ESTIMATOR_MODEL["3b"], finetuning_type="full",
                               deepspeed="z3-offload", cutoff_len=2048, per_device_train_batch_size=1)).cpu_gb
     if need > 0.8 * host_ram_gib():
-        return f"not measured on a card: the estimate needs {need:.0f} GB of host RAM, this host has {host_ram_gib():.0f}"
+        return (f"not measured on a card: the estimate needs {need:.0f} GB of host RAM, this host has "
+                f"{host_ram_gib():.0f}")
     return ""
 
 

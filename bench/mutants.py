@@ -140,7 +140,8 @@ MUTANTS = [
     Mutant("flash_on_every_card", "studio/models/kernels.py",
            '    return "flash_attention_2" if flash_attention_runs(device_caps(device)) else None\n',
            '    return "flash_attention_2"\n',
-           ("tests/models/test_rocm.py::test_flash_attention_only_where_its_build_runs_on_the_card[amd-gfx1100-False]",),
+           ("tests/models/test_rocm.py::"
+            "test_flash_attention_only_where_its_build_runs_on_the_card[amd-gfx1100-False]",),
            "FlashAttention-2 is asked for on a card its build does not support (a Radeon)"),
     Mutant("rocm_notices_after_the_load", "studio/engine/run.py",
            "    recipe.warn_card()\n", "",

@@ -51,6 +51,13 @@ def facts(site: str) -> dict[str, Any]:
         props = torch.cuda.get_device_properties(0)
         out["card"], out["card_gib"] = props.name, round(props.total_memory / 2**30, 1)
     for name in CARRIED + OWN:
+        if name in OWN:   # the machine's own: its version is enough (importing DeepSpeed alone takes seconds)
+            try:
+                out["packages"][name] = {"version": importlib.metadata.version(NAMES.get(name, name).lower()),
+                                         "carried": False}
+            except importlib.metadata.PackageNotFoundError:
+                out["packages"][name] = {"error": "not installed"}
+            continue
         try:
             mod = importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a missing or broken package is a fact to report

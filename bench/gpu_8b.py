@@ -9,7 +9,8 @@ peak is that arm's own, and this process never touches CUDA (the model folders a
 2. ``lora`` / ``qlora``: Llama-3.1-8B shape, random weights, rows of 512-2048 tokens (half answer), LoRA r 16 on
    every linear layer (QLoRA: NF4 base). ``studio`` (studio.engine.run_training) against ``savvy`` (Trainer + peft +
    SDPA + checkpointing + Liger's fused loss, or transformers' ``logits_to_keep`` where liger-kernel is missing),
-   ABBA, after a ``warm`` child compiled Liger's Triton kernels into the disk cache. The savvy arm trains the
+   ABBA, after a ``warm`` child compiled Liger's Triton kernels for these widths into the disk cache (the 70B row's
+   own compile falls in its untimed warm-up steps). The savvy arm trains the
    studio arm's batches: the same rows and tokens in every step. Tokens are counted in the training step
    (bench/gpu_probe.py), the clock runs from the end of the warm-up steps; the ratio is printed with its pairs.
 3. ``zero3``: a Llama-3.2-3B-shape full fine-tune with DeepSpeed ZeRO-3 CPU offload through the engine (its host
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                 report.row(section, arm, r, why)
             compare(section, runs, report)
         if "zero3" in a.sections:
-            r, why = (None, blocker) if blocker or made is None else run(
+            r, why = (None, blocker or "not run: the model folders were not made") if blocker or made is None else run(
                 "zero3", {**base, "model_dir": str(root / "3b"), "out": str(root / "zero3"), "shape": "3b",
                           "batch": 1, "steps": a.warmup + min(a.steps, 3), "deepspeed": zero3_config(dry, root)})
             if r:

@@ -1,32 +1,38 @@
-"""8B and 70B shapes on one lent card: python bench/gpu_8b.py --json OUT.json [--dry-run]
+"""8B and 70B shapes on one lent card, fair and in time: python bench/gpu_8b.py --json OUT.json --deadline S [--dry-run]
 
-Sections (each arm a fresh child process, so every CUDA peak is that arm's own):
+Sections, in this order (the one a short call must not lose first), each arm a fresh child process so every CUDA
+peak is that arm's own, and this process never touches CUDA (the model folders are drawn in a child too):
 
-* ``lora`` / ``qlora``: Llama-3.1-8B shape (hidden 4096, 32 layers, GQA 32/8, vocabulary 128,256), random bf16
-  weights made on the card, rows of 512-2048 tokens with the answer half carrying loss, LoRA r 16 on every linear
-  layer (QLoRA: the base in 4-bit NF4). Arms: ``studio`` (studio.engine.run_training: its kernel, batching and
-  precision plans) and ``savvy``, the library-savvy script a knowledgeable user writes: Trainer + SDPA +
-  gradient checkpointing + ``group_by_length`` + ``use_liger_kernel`` (its fused linear cross-entropy; where
-  liger-kernel is missing the row says so and the savvy arm runs with transformers' loss). tokens/s (non-pad
-  training tokens / wall seconds of ``Trainer.train``), the CUDA peak, and the studio estimator's prediction of
-  the studio plan's peak beside it.
-* ``qlora70b``: Llama-3-70B shape QLoRA 4-bit, built layer by layer on the card (each linear layer's random bf16
-  weight is drawn on the card and quantized before the next is drawn, so neither host RAM nor card memory ever
-  holds the bf16 model): fits or not, peak, tokens/s of a few steps.
-* ``zero3``: an 8B full fine-tune with DeepSpeed ZeRO-3 CPU offload, when DeepSpeed imports and the estimator
-  says this host's RAM holds the offloaded states; else one row saying why.
+1. ``qlora70b``: a Llama-3-70B-shape QLoRA through the studio's engine (its checkpointing, LoRA, kernels, batching,
+   trainer); only the load is replaced, by a base built one NF4 layer at a time on the card (bench/gpu_layerwise.py:
+   no 70B checkpoint fits the lent disk or the time). The estimator's figure beside the measured peak.
+2. ``lora`` / ``qlora``: Llama-3.1-8B shape, random weights, rows of 512-2048 tokens (half answer), LoRA r 16 on
+   every linear layer (QLoRA: NF4 base). ``studio`` (studio.engine.run_training) against ``savvy`` (Trainer + peft +
+   SDPA + checkpointing + Liger's fused loss, or transformers' ``logits_to_keep`` where liger-kernel is missing),
+   ABBA, after a ``warm`` child compiled Liger's Triton kernels for these widths into the disk cache (the 70B row's
+   own compile falls in its untimed warm-up steps). The savvy arm trains the
+   studio arm's batches: the same rows and tokens in every step. Tokens are counted in the training step
+   (bench/gpu_probe.py), the clock runs from the end of the warm-up steps; the ratio is printed with its pairs.
+3. ``zero3``: a Llama-3.2-3B-shape full fine-tune with DeepSpeed ZeRO-3 CPU offload through the engine (its host
+   state, ~62 GB by the estimate, fits the lent host), decided before it starts: where DeepSpeed is missing or
+   the host too small the row says "not measured on a card" and why.
 
-Token ids are random (the Llama-3 tokenizer is not carried to the card): the speed and memory are those of the
-shape, the loss means nothing. ``--dry-run`` runs every section's code on the CPU with tiny shapes (< 2 minutes;
-tests/bench/test_bench.py); its numbers mean nothing. No number from this script is quoted anywhere until it has run on
-a card.
+Every arm is started only if the estimate of its time fits before ``--deadline`` (seconds from this script's
+start; bench/gpu_check.sh passes the call's limit less a margin), and is stopped at it; every row is printed and
+the JSON rewritten as soon as it exists, so a run cut short keeps what finished. Token ids are random words (the
+Llama-3 tokenizer is not carried): speed and memory are the shape's, the loss means nothing. ``--dry-run`` runs
+every section's code on the CPU with tiny shapes in this process (tests/bench/test_gpu_8b.py); its numbers are
+not measured on a card and mean nothing.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import json
+import os
 import random
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,335 +42,253 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import run_as_child, run_child, table, write_jsonl  # noqa: E402
+from bench.common import interleaved, run_as_child, run_child, table, write_jsonl  # noqa: E402
+from bench.gpu_8b_arms import ARMS, SHAPES, SPECIAL, ESTIMATOR_MODEL  # noqa: E402
 
-SHAPES = {
-    "8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-               num_key_value_heads=8, vocab_size=128256, rope_theta=500000.0, max_position_embeddings=8192),
-    "70b": dict(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
-                num_key_value_heads=8, vocab_size=128256, rope_theta=500000.0, max_position_embeddings=8192),
-    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=2, vocab_size=512, rope_theta=10000.0, max_position_embeddings=512),
-}
-ESTIMATOR_MODEL = {"8b": "meta-llama/Meta-Llama-3-8B-Instruct", "70b": "meta-llama/Meta-Llama-3-70B-Instruct"}
-
-
-def _cuda() -> bool:
-    import torch
-    return torch.cuda.is_available()
-
-
-def _peak_gib() -> float | None:
-    import torch
-    return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else None
-
-
-def _config(shape: str) -> Any:
-    from transformers import LlamaConfig
-    return LlamaConfig(**SHAPES[shape], bos_token_id=1, eos_token_id=2, pad_token_id=0, tie_word_embeddings=False)
+SECTIONS = ["qlora70b", "lora", "qlora", "zero3"]
+# seconds an arm is expected to take on a card (start, imports, load, steps); a measured one replaces its guess
+GUESS_S = {"folder": 90, "warm": 60, "layerwise": 200, "studio": 70, "savvy": 70, "zero3": 150}
+MARGIN_S = 10
+HEADERS = ["section", "arm", "timed steps", "tokens/step", "tokens/s", "CUDA peak GiB", "estimate GiB", "note"]
 
 
 def make_rows(n: int, lo: int, hi: int, vocab: int, seed: int = 0) -> list[dict[str, str]]:
-    """Instruction rows of word tokens t<id> (one token each under the id tokenizer): half prompt, half answer."""
+    """Instruction rows of word tokens t<id> (one token each): half prompt, half answer."""
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
         length = rng.randint(lo, hi)
-        words = [f"t{rng.randrange(3, vocab)}" for _ in range(length)]
-        rows.append({"instruction": " ".join(words[: length // 2]), "input": "", "output": " ".join(words[length // 2:])})
+        words = [f"t{rng.randrange(len(SPECIAL), vocab)}" for _ in range(length)]
+        half = length // 2
+        rows.append({"instruction": " ".join(words[:half]), "input": "", "output": " ".join(words[half:])})
     return rows
 
 
-def word_tokenizer(vocab_size: int) -> Any:
-    """One token per word t<id> (whitespace split), <pad> 0, <s> 1, </s> 2: rows keep the lengths they were drawn
-    with, whatever template text surrounds them (template words the vocabulary lacks become <pad>, id 0)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, **{f"t{i}": i for i in range(3, vocab_size)}}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
-                                   unk_token="<pad>")
-
-
-def model_folder(shape: str, dest: Path) -> Path:
-    """Random bf16 weights drawn on the card (fp32 on the CPU dry run) + an id tokenizer, saved for the engine."""
-    import torch
-    from transformers import AutoModelForCausalLM
-    cfg = _config(shape)
-    device = "cuda" if _cuda() else "cpu"
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16 if device == "cuda" else torch.float32)
-    model.save_pretrained(dest)
-    del model
-    word_tokenizer(cfg.vocab_size).save_pretrained(dest)
-    return dest
-
-
-def studio_arm(spec: dict[str, Any]) -> dict[str, Any]:
+def studio_features(rows: list[dict], tokenizer: Any, cutoff: int) -> list[dict[str, list[int]]]:
+    """The rows as the studio's engine tokenizes them (its template and answer-only labels): the savvy arm trains
+    these very features, so both arms see the same token ids."""
     from studio.config.run_config import RunConfig
-    from studio.engine import run_training
-    from studio.memory.estimator import estimate
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="lora", lora_rank=16, lora_alpha=32, lora_target="all",
-                    quantization_bit=spec.get("quant"), cutoff_len=spec["cutoff"], template="studio",
-                    per_device_train_batch_size=spec["batch"], max_steps=spec["steps"], val_size=0,
-                    save_steps=10**6, logging_steps=spec["steps"], plot_loss=False, learning_rate=1e-4)
-    t0 = time.perf_counter()
-    summary = run_training(cfg)
-    wall = time.perf_counter() - t0
-    est = None
-    if spec.get("estimator_model"):
-        est = estimate(cfg.replace(model_name_or_path=spec["estimator_model"])).gpu_gb
-    return {"train_s": summary["train_seconds"], "wall_s": wall, "tokens": summary["train_tokens"],
-            "steps": summary["step"], "peak_gib": _peak_gib(), "estimate_gib": est}
+    from studio.engine.run import prepare_data
+    train, _, _ = prepare_data(RunConfig(template="studio", cutoff_len=cutoff, val_size=0), tokenizer, rows)
+    return [{"input_ids": f["input_ids"], "attention_mask": [1] * len(f["input_ids"]), "labels": f["labels"]}
+            for f in train]
 
 
-def savvy_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    """Trainer + peft + SDPA + checkpointing + group_by_length + use_liger_kernel (where it imports)."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import (AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig, DataCollatorForSeq2Seq,
-                              Trainer, TrainingArguments)
-    cuda = _cuda()
-    tok = AutoTokenizer.from_pretrained(spec["model_dir"])
-    kw: dict[str, Any] = {"dtype": torch.bfloat16 if cuda else torch.float32, "attn_implementation": "sdpa"}
-    if spec.get("quant"):
-        kw["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                                       bnb_4bit_use_double_quant=True,
-                                                       bnb_4bit_compute_dtype=torch.bfloat16 if cuda else torch.float32)
-        kw["device_map"] = {"": 0 if cuda else "cpu"}
-    model = AutoModelForCausalLM.from_pretrained(spec["model_dir"], **kw)
-    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM"))
-    feats, tokens = [], 0
-    for line in Path(spec["data"]).read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
-        p, a = tok(r["instruction"])["input_ids"], tok(" " + r["output"])["input_ids"] + [tok.eos_token_id]
-        ids = (p + a)[: spec["cutoff"]]
-        feats.append({"input_ids": ids, "attention_mask": [1] * len(ids),
-                      "labels": ([-100] * len(p) + a)[: spec["cutoff"]]})
-    liger = cuda and importlib.util.find_spec("liger_kernel") is not None
-    args = TrainingArguments(output_dir=spec["out"], per_device_train_batch_size=spec["batch"],
-                             max_steps=spec["steps"], learning_rate=1e-4, bf16=cuda, use_cpu=not cuda,
-                             gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": False},
-                             train_sampling_strategy="group_by_length", use_liger_kernel=liger, report_to=[],
-                             save_strategy="no", logging_steps=spec["steps"], disable_tqdm=True,
-                             remove_unused_columns=False)
-    seen = {"tokens": 0}
-    collate = DataCollatorForSeq2Seq(tok, label_pad_token_id=-100, pad_to_multiple_of=8 if cuda else None)
-
-    def counting(batch: list[dict]) -> Any:   # on the host, before the batch moves: no sync added to the arm
-        seen["tokens"] += sum(len(f["input_ids"]) for f in batch)
-        return collate(batch)
-    trainer = Trainer(model=model, args=args, train_dataset=feats, data_collator=counting)
-    t0 = time.perf_counter()
-    trainer.train()
-    if cuda:
-        torch.cuda.synchronize()
-    return {"train_s": time.perf_counter() - t0, "tokens": seen["tokens"], "steps": trainer.state.global_step,
-            "peak_gib": _peak_gib(), "liger": liger}
-
-
-def qlora_layerwise_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    """A QLoRA model built one linear layer at a time on the card: bf16 draw, NF4 quantize, next."""
-    import bitsandbytes as bnb
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import LlamaForCausalLM
-    cuda = _cuda()
-    device = "cuda" if cuda else "cpu"
-    dtype = torch.bfloat16 if cuda else torch.float32
-    cfg = _config(spec["shape"])
-    with torch.device("meta"):
-        model = LlamaForCausalLM(cfg)
-    t_build = time.perf_counter()
-    for layer in model.model.layers:
-        for parent in (layer.self_attn, layer.mlp):
-            for name, lin in list(parent.named_children()):
-                if not isinstance(lin, torch.nn.Linear):
-                    continue
-                q = bnb.nn.Linear4bit(lin.in_features, lin.out_features, bias=False, compute_dtype=dtype,
-                                      quant_type="nf4", device="meta")
-                w = torch.randn(lin.out_features, lin.in_features, dtype=dtype, device=device) * 0.02
-                q.weight = bnb.nn.Params4bit(w.cpu() if not cuda else w, requires_grad=False, quant_type="nf4")
-                q = q.to(device)   # quantizes here; the bf16 draw is freed with ``w``
-                del w
-                setattr(parent, name, q)
-    # the rest (embeddings, norms, head, rotary buffers) in the compute dtype on the card
-    model.to_empty(device=device)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if p.dtype in (torch.float32, torch.bfloat16, torch.float16) and p.dim() > 0 and "weight" in n:
-                if "norm" in n:
-                    p.fill_(1.0)
-                elif not isinstance(p, bnb.nn.Params4bit):
-                    p.normal_(0, 0.02)
-        pass
-    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
-    with torch.device(device):   # to_empty left the rotary buffer empty: a fresh one
-        model.model.rotary_emb = LlamaRotaryEmbedding(config=cfg)
-    model.model.embed_tokens.to(dtype), model.lm_head.to(dtype), model.model.norm.to(dtype)
-    build_s = time.perf_counter() - t_build
-    model.config.use_cache = False
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model.enable_input_require_grads()
-    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM"))
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    g = torch.Generator(device="cpu").manual_seed(0)
-    tokens, steps, t0 = 0, spec["steps"], None
-    for step in range(steps + 1):   # step 0 warms up (kernels, allocator) and is not timed
-        if step == 1:
-            if cuda:
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-        n = int(torch.randint(spec["lo"], spec["hi"] + 1, (1,), generator=g))
-        ids = torch.randint(3, cfg.vocab_size, (1, n), generator=g).to(device)
-        with torch.autocast(device, dtype=dtype, enabled=cuda):
-            loss = model(input_ids=ids, labels=ids, logits_to_keep=0).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        tokens += n if step else 0
-    if cuda:
-        torch.cuda.synchronize()
-    return {"train_s": time.perf_counter() - t0, "tokens": tokens, "steps": steps, "peak_gib": _peak_gib(),
-            "build_s": build_s, "final_loss": float(loss)}
-
-
-def zero3_arm(spec: dict[str, Any]) -> dict[str, Any]:
-    from studio.config.run_config import RunConfig
-    from studio.engine import run_training
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], dataset=spec["data"], output_dir=spec["out"],
-                    finetuning_type="full", deepspeed="z3-offload", cutoff_len=spec["cutoff"], template="studio",
-                    per_device_train_batch_size=spec["batch"], max_steps=spec["steps"], val_size=0,
-                    save_steps=10**6, logging_steps=spec["steps"], plot_loss=False, learning_rate=1e-5,
-                    optim="adamw_torch")
-    summary = run_training(cfg)
-    return {"train_s": summary["train_seconds"], "tokens": summary["train_tokens"], "steps": summary["step"],
-            "peak_gib": _peak_gib()}
-
-
-ARMS = {"studio": studio_arm, "savvy": savvy_arm, "qlora70b": qlora_layerwise_arm, "zero3": zero3_arm}
-
-
-def child(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return ARMS[name](spec)
-
-
-def _row(section: str, arm: str, r: dict[str, Any] | None, why: str = "") -> list[Any]:
-    if r is None:
-        row: list[Any] = [section, arm, "-", "-", "-", "-", why]
-    else:
-        tok_s = r["tokens"] / r["train_s"] if r.get("train_s") else 0.0
-        peak = f"{r['peak_gib']:.2f}" if r.get("peak_gib") is not None else "-"
-        est = f"{r['estimate_gib']:.2f}" if r.get("estimate_gib") is not None else "-"
-        row = [section, arm, r["steps"], round(tok_s), peak, est, why]
-    print("row: " + " | ".join(str(c) for c in row), flush=True)   # kept in the log if a cap ends the run
-    return row
+def card_present() -> bool:
+    """A CUDA/ROCm card answers, asked in a child: this process never initialises CUDA (nor holds its memory)."""
+    probe = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
 
 
 def host_ram_gib() -> float:
-    import os
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+
+
+def zero3_blocker(dry: bool) -> str:
+    """Why the ZeRO-3 row cannot run here, decided before anything starts ("" when it can)."""
+    if importlib.util.find_spec("deepspeed") is None:
+        return ("not measured on a card: DeepSpeed is not installed here (PyPI ships only its source, and its "
+                "CPU-Adam op is compiled on first use)")
+    if dry:
+        return ""
+    from studio.config.run_config import RunConfig
+    from studio.memory.estimator import estimate
+    need = estimate(RunConfig(model_name_or_path=ESTIMATOR_MODEL["3b"], finetuning_type="full",
+                              deepspeed="z3-offload", cutoff_len=2048, per_device_train_batch_size=1)).cpu_gb
+    if need > 0.8 * host_ram_gib():
+        return (f"not measured on a card: the estimate needs {need:.0f} GB of host RAM, this host has "
+                f"{host_ram_gib():.0f}")
+    return ""
+
+
+class Report:
+    """Rows and results, printed and written to the JSON file the moment each exists."""
+
+    def __init__(self, path: Path | None, meta: dict[str, Any]) -> None:
+        self.path, self.rows = path, []
+        self.data: dict[str, Any] = {**meta, "runs": {}, "rows": self.rows, "ratios": {}}
+
+    def save(self) -> None:
+        if self.path:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.data, indent=1), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def run(self, section: str, arm: str, r: dict[str, Any]) -> None:
+        self.data["runs"].setdefault(section, []).append({"arm": arm, **r})
+        self.save()
+
+    def row(self, section: str, arm: str, r: dict[str, Any] | None, note: str = "") -> None:
+        if r is None or not r.get("train_s"):
+            row = [section, arm, "-", "-", "-", "-", "-", note]
+        else:
+            fmt = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
+            per_step = r["tokens"] / max(r["timed_steps"], 1)
+            row = [section, arm, r["timed_steps"], round(per_step), round(r["tokens"] / r["train_s"]),
+                   fmt(r.get("peak_gib")), fmt(r.get("estimate_gib")), note]
+        print("row: " + " | ".join(str(c) for c in row), flush=True)
+        self.rows.append(row)
+        self.save()
+
+
+class Runner:
+    """Starts each arm in a child (in this process on the dry run) if its expected time fits before the deadline."""
+
+    def __init__(self, dry: bool, deadline: float, report: Report) -> None:
+        self.dry, self.deadline, self.report = dry, deadline, report
+        self.took: dict[str, float] = {}
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic() - MARGIN_S
+
+    def __call__(self, arm: str, spec: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """(result, "") or (None, why it did not run or failed)."""
+        need = self.took.get(arm, GUESS_S[arm])
+        if not self.dry and self.left() < need:
+            return None, f"not run: {self.left():.0f} s left before the deadline, ~{need:.0f} s needed"
+        t0 = time.monotonic()
+        try:
+            if self.dry:
+                r = ARMS[arm](spec)
+            else:
+                r = run_child(Path(__file__), arm, spec, threads=8, timeout=max(1, int(min(self.left(), 10**6))))
+        except subprocess.TimeoutExpired:
+            return None, f"stopped at the deadline after {time.monotonic() - t0:.0f} s"
+        except Exception as exc:  # noqa: BLE001 - a failed arm is a row that says so, the next arm still runs
+            lines = [ln for ln in str(exc).splitlines() if ln.strip()] or [type(exc).__name__]
+            oom = "OutOfMemoryError" in str(exc) or "out of memory" in str(exc)
+            return None, "does not fit this card (CUDA out of memory)" if oom else "failed: " + lines[-1][:160]
+        self.took[arm] = 1.15 * (time.monotonic() - t0)
+        return r, ""
+
+
+def compare(section: str, runs: list[dict[str, Any]], report: Report) -> None:
+    """The studio/savvy ratio of tokens/s and CUDA peak, per ABBA pair and their median; whether each pair trained
+    the same rows with the same tokens in every step."""
+    studio = [r for r in runs if r["arm"] == "studio" and r.get("train_s")]
+    savvy = [r for r in runs if r["arm"] == "savvy" and r.get("train_s")]
+    pairs = list(zip(studio, savvy))
+    if not pairs:
+        print(f"ratio: {section} studio/savvy not measured (no complete pair)", flush=True)
+        return
+    speed = [(a["tokens"] / a["train_s"]) / (b["tokens"] / b["train_s"]) for a, b in pairs]
+    peak = [a["peak_gib"] / b["peak_gib"] for a, b in pairs if a.get("peak_gib") and b.get("peak_gib")]
+    same = all(a["rows"] == b["rows"] and a["step_tokens"] == b["step_tokens"] for a, b in pairs)
+    fmt = lambda xs: f"{statistics.median(xs):.2f} (pairs {', '.join(f'{x:.2f}' for x in xs)})" if xs else "-"  # noqa
+    print(f"ratio: {section} studio/savvy tokens/s {fmt(speed)}; CUDA peak {fmt(peak)}; "
+          f"{'same rows and tokens in every step' if same else 'ROWS DIFFER between the arms'}", flush=True)
+    report.data["ratios"][section] = {"tokens_per_s": speed, "peak": peak, "same_rows": same}
+    report.save()
+
+
+def batches_of(studio: dict[str, Any], index: dict[str, int]) -> list[list[int]] | None:
+    """The studio arm's steps as feature indices (for the savvy arm to replay), or None if a row is unknown."""
+    try:
+        return [[index[p] for p in step] for step in studio["rows"]]
+    except KeyError:
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dry-run", action="store_true", help="tiny shapes on the CPU: every section's code path")
-    ap.add_argument("--sections", nargs="+", default=["lora", "qlora", "qlora70b", "zero3"])
-    ap.add_argument("--steps", type=int, default=10, help="optimizer steps per 8B arm (70B: at most 4)")
+    ap.add_argument("--dry-run", action="store_true", help="tiny shapes on the CPU, in this process")
+    ap.add_argument("--sections", nargs="+", default=SECTIONS, choices=SECTIONS)
+    ap.add_argument("--steps", type=int, default=6, help="timed optimizer steps per 8B arm (70B: 3)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed optimizer steps before the clock starts")
+    ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds from now by which to be done")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if run_as_child(a, child):
+    if run_as_child(a, lambda name, spec: ARMS[name](spec)):
         return 0
-    if not a.dry_run and not _cuda():
+    dry = a.dry_run
+    if dry:   # the arms share this process: one thread each, as a card run's children would not contend either
+        import torch
+        torch.set_num_threads(1)
+    if not dry and not card_present():
         print("no CUDA/ROCm card: use --dry-run on a CPU", file=sys.stderr)
         return 1
-    dry = a.dry_run
-    shape, lo, hi, batch = ("tiny", 16, 64, 2) if dry else ("8b", 512, 2048, 4)
-    steps = 2 if dry else a.steps
-    rows_out: list[list[Any]] = []
-    results: dict[str, Any] = {"dry_run": dry, "shape": shape}
-    threads = 1 if dry else 8
-
-    def call(arm: str, spec: dict[str, Any]) -> dict[str, Any]:
-        """On a card each arm is a fresh child (its CUDA peak is its own); the CPU dry run's numbers mean nothing,
-        so its arms run in this process (no interpreter start and import per arm: the dry run stays short).
-        Raises: RuntimeError as run_child does."""
-        if not dry:
-            return run_child(Path(__file__), arm, spec, threads=threads, timeout=1200)
-        try:
-            return ARMS[arm](spec)
-        except Exception as exc:  # noqa: BLE001 - reported in the table like a failed child
-            raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
+    shape, big, mid = ("tiny", "tiny", "tiny") if dry else ("8b", "70b", "3b")
+    lo, hi, batch = (16, 48, 2) if dry else (512, 2048, 4)
+    steps = a.warmup + a.steps
+    report = Report(a.json, {"dry_run": dry, "shape": shape, "deadline_s": a.deadline, "warmup": a.warmup})
+    run = Runner(dry, time.monotonic() + a.deadline, report)
+    blocker = zero3_blocker(dry) if "zero3" in a.sections else ""
     with tempfile.TemporaryDirectory(prefix="gpu_8b_") as tmp:
         root = Path(tmp)
         vocab = SHAPES[shape]["vocab_size"]
-        data = write_jsonl(root / "rows.jsonl", make_rows(batch * steps * 2, lo, hi, vocab))
-        base = {"data": str(data), "cutoff": hi + 16, "batch": batch, "steps": steps, "lo": lo, "hi": hi,
-                "estimator_model": None if dry else ESTIMATOR_MODEL["8b"]}
-        folder = None
-        if {"lora", "qlora", "zero3"} & set(a.sections):
-            folder = model_folder(shape, root / "model")
-        for section, quant in (("lora", None), ("qlora", 4)):
-            if section not in a.sections:
-                continue
-            for arm in ("studio", "savvy"):
-                spec = {**base, "model_dir": str(folder), "quant": quant, "out": str(root / f"{section}-{arm}")}
-                try:
-                    r = call(arm, spec)
-                    why = "" if arm != "savvy" or r.get("liger") else "liger-kernel not installed: without Liger"
-                    rows_out.append(_row(section, arm, r, why))
-                except RuntimeError as exc:
-                    r = {"failed": str(exc)[-300:]}
-                    rows_out.append(_row(section, arm, None, "failed: " + str(exc).splitlines()[-1][:120]))
-                results[f"{section}/{arm}"] = r
-        if "qlora70b" in a.sections:
-            spec = {**base, "shape": shape if dry else "70b", "lo": lo, "hi": hi, "steps": min(steps, 4)}
-            try:
-                r = call("qlora70b", spec)
-                rows_out.append(_row("qlora 70b (layer by layer)", "studio-built", r, f"built in {r['build_s']:.0f} s"))
-            except RuntimeError as exc:
-                r = {"failed": str(exc)[-300:]}
-                oom = "OutOfMemoryError" in str(exc)
-                rows_out.append(_row("qlora 70b (layer by layer)", "studio-built", None,
-                                     "does not fit this card (CUDA out of memory)" if oom else
-                                     "failed: " + str(exc).splitlines()[-1][:120]))
-            results["qlora70b"] = r
+        rows = make_rows(batch * steps * 2, lo, hi, vocab)
+        data = write_jsonl(root / "rows.jsonl", rows)
+        from bench.gpu_8b_arms import folder_arm, word_tokenizer   # transformers only: no CUDA in this process
+        feats = studio_features(rows, word_tokenizer(vocab), hi + 16)
+        features = write_jsonl(root / "features.jsonl", feats)
+        from bench.gpu_probe import fingerprint
+        index = {fingerprint(f["input_ids"]): i for i, f in enumerate(feats)}
+        base = {"data": str(data), "features": str(features), "cutoff": hi + 16, "batch": batch, "steps": steps,
+                "warmup": a.warmup, "shape": "8b"}
+        if "qlora70b" in a.sections:   # first: the row a short call must not lose
+            folder_arm({"folders": [{"path": str(root / "70b"), "shape": big}]})   # config + tokenizer only
+            spec = {**base, "model_dir": str(root / "70b"), "out": str(root / "70b-run"), "shape": "70b",
+                    "build": big, "batch": 1, "steps": a.warmup + min(a.steps, 3)}
+            r, why = run("layerwise", spec)
+            if r:
+                report.run("qlora70b", "studio", r)
+            report.row("qlora 70b", "studio engine, base built layer by layer", r, why)
+        eight = [s for s in ("lora", "qlora") if s in a.sections]
+        folders = [{"path": str(root / "8b"), "shape": shape, "weights": True},
+                   {"path": str(root / "8b-1layer"), "shape": shape, "layers": 1, "weights": True}]
+        if "zero3" in a.sections and not blocker:
+            folders.append({"path": str(root / "3b"), "shape": mid, "weights": True})
+        made, why = run("folder", {"folders": folders}) if eight or len(folders) > 2 else ({}, "")
+        if made is None:
+            report.row("model folders", "-", None, why)
+        elif eight:
+            warm, why = run("warm", {**base, "model_dir": str(root / "8b-1layer"), "steps": 3,
+                                     "out": str(root / "warm")})
+            report.row("warm-up (Triton cache)", "both", None, why or f"done in {warm['warm_s']:.0f} s, "
+                       f"Liger {'on' if warm['liger'] else 'not installed: savvy uses logits_to_keep'}")
+        for section in eight if made is not None else []:
+            quant = 4 if section == "qlora" else None
+            runs, replay = [], None
+            for i, arm in enumerate(interleaved(["studio", "savvy"], 2)):
+                spec = {**base, "model_dir": str(root / "8b"), "quant": quant, "batches": replay,
+                        "out": str(root / f"{section}-{i}-{arm}")}
+                r, why = run(arm, spec)
+                if r and arm == "studio" and replay is None:
+                    replay = batches_of(r, index)
+                if r:
+                    runs.append({"arm": arm, **r})
+                    report.run(section, arm, r)
+                    if arm == "savvy" and not r.get("liger"):
+                        why = "liger-kernel not installed: logits_to_keep"
+                    if arm == "savvy" and not r.get("replayed"):
+                        why = (why + "; " if why else "") + "own length-grouped batches (no studio batches)"
+                report.row(section, arm, r, why)
+            compare(section, runs, report)
         if "zero3" in a.sections:
-            why = ""
-            if importlib.util.find_spec("deepspeed") is None:
-                why = "DeepSpeed is not installed on this machine"
-            elif not dry:
-                from studio.config.run_config import RunConfig
-                from studio.memory.estimator import estimate
-                need = estimate(RunConfig(model_name_or_path=ESTIMATOR_MODEL["8b"], finetuning_type="full",
-                                                     deepspeed="z3-offload", cutoff_len=hi)).cpu_gb
-                if need > 0.9 * host_ram_gib():
-                    why = f"the estimate needs {need:.0f} GB of host RAM for the offloaded states; this host has " \
-                          f"{host_ram_gib():.0f} GiB"
-            if why:
-                rows_out.append(_row("8b full ZeRO-3 offload", "studio", None, why))
-                results["zero3"] = {"skipped": why}
-            else:
-                spec = {**base, "model_dir": str(folder), "out": str(root / "zero3"), "steps": min(steps, 4)}
-                try:
-                    r = run_child(Path(__file__), "zero3", spec, threads=threads, timeout=1200)
-                    rows_out.append(_row("8b full ZeRO-3 offload", "studio", r))
-                except RuntimeError as exc:
-                    r = {"failed": str(exc)[-300:]}
-                    rows_out.append(_row("8b full ZeRO-3 offload", "studio", None,
-                                         "failed: " + str(exc).splitlines()[-1][:120]))
-                results["zero3"] = r
-    print(table(["section", "arm", "steps", "tokens/s", "CUDA peak GiB", "estimate GiB", "note"], rows_out))
+            r, why = (None, blocker or "not run: the model folders were not made") if blocker or made is None else run(
+                "zero3", {**base, "model_dir": str(root / "3b"), "out": str(root / "zero3"), "shape": "3b",
+                          "batch": 1, "steps": a.warmup + min(a.steps, 3), "deepspeed": zero3_config(dry, root)})
+            if r:
+                report.run("zero3", "studio", r)
+            report.row("3b full ZeRO-3 offload", "studio", r, why)
+    print(table(HEADERS, report.rows), flush=True)
     if dry:
-        print("dry run on the CPU: tiny shapes, numbers mean nothing (not measured on a card)")
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        print("dry run on the CPU: tiny shapes, numbers not measured on a card and meaningless", flush=True)
     return 0
+
+
+def zero3_config(dry: bool, root: Path) -> str:
+    """The preset on a card; on the CPU dry run the preset with torch's AdamW kept on the host (DeepSpeed would
+    otherwise compile its CPU-Adam op, minutes in a fresh environment, which the dry run is not about)."""
+    if not dry:
+        return "z3-offload"
+    from studio.config.deepspeed import deepspeed_json
+    path = root / "ds_z3_offload_torch_adam.json"
+    path.write_text(json.dumps({**deepspeed_json("z3-offload"), "zero_force_ds_cpu_optimizer": False}),
+                    encoding="utf-8")
+    return str(path)
 
 
 if __name__ == "__main__":

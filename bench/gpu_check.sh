@@ -1,123 +1,192 @@
 #!/usr/bin/env bash
-# One-shot check on a lent GPU (issues 11, 16, 24, 37): one command, done inside 9 minutes, and exactly two files in
-# $OUT: gpu_check.tar.gz (every log, junit xml and json) and gpu_check_summary.md (what ran, how long, the tables).
-#   bash bench/gpu_wheels.sh              # here, once: the wheels the card's Python lacks, into bench/wheels/
-#   bash bench/gpu_assets.sh              # here, once: the built-in models' configs, tokenizers, review rows
-#   bash bench/gpu_check.sh               # on the card (bench/wheels/ and bench/gpu_assets/ are git-ignored: the
-#                                         # device run must carry both)
-#   bash bench/gpu_check.sh --dry-run     # on a CPU: every section's CPU fallback, same caps, same two files
-# Sections are independent, each under its own `timeout` (and never past the overall deadline); a failing section
-# does not stop the next. By default one section runs: eight_b (bench/gpu_8b.py: Llama-3.1-8B-shape LoRA and
-# QLoRA, studio vs the library-savvy script, 70B-shape QLoRA built layer by layer, 8B ZeRO-3 offload), sized to
-# fill the call (EIGHT_B_CAP, EIGHT_B_ARGS="--steps N"). GPU_CHECK_ONLY="precision_memory real_lora" runs the
-# named earlier sections instead (a follow-up run inside the same lease); REAL_LORA_ARGS / REAL_LORA_CAP pass flags and a cap to the real_lora section. Exit status: 0 when every section passed, 1 otherwise (the files are written either way).
+# One call on a lent GPU that cannot come back empty (issues 11, 16, 24, 37, 48). It prints first, word for word,
+# what to prepare here and the device call to make; then it checks its setup and stops there if anything is missing
+# (the sections would only fail one by one); then each section runs under a cap that ends before the call's limit.
+# Everything lands in $OUT as it happens, so a call cut short still returns every finished row:
+#   gpu_check_summary.md  rewritten after every section: the software in words, the sections, rows and ratios
+#   gpu_check.log         every section's output, streamed      rows.txt     every `row:` / `ratio:` line, streamed
+#   gpu_8b.json           bench/gpu_8b.py's results, rewritten after every arm
+#   gpu_check.json        the setup facts and the other sections' JSON, merged after every section
+#   bash bench/gpu_check.sh --limit 540     # on the card: 540 = the timeout_s given to the device call
+#   bash bench/gpu_check.sh --dry-run       # on a CPU: every section's CPU fallback, < 2 minutes, same files
+# On a card the default is the 8B/70B section (it fills the call); GPU_CHECK_ONLY="precision_memory offload_oom
+# real_lora kernel_toggles" names the earlier ones instead (REAL_LORA_ARGS, EIGHT_B_ARGS pass flags). Exit status:
+# 0 every section passed, 1 one did not, 2 stopped at setup.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
-DEADLINE=${GPU_CHECK_DEADLINE:-520}     # seconds from start; a last kill (5 s) and the two files fit in 9 minutes
-DRY=0
-[ "${1:-}" = "--dry-run" ] && DRY=1
+DRY=0 LIMIT=540
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dry-run) DRY=1 ;;
+        --limit) LIMIT=$2; shift ;;
+        *) echo "usage: bash bench/gpu_check.sh [--dry-run] [--limit SECONDS]" >&2; exit 2 ;;
+    esac
+    shift
+done
+MARGIN=45                               # the last summary, a section's kill (5 s) and the return of the files
+DEADLINE=$(( LIMIT - MARGIN ))
+CARRY="bench/wheels bench/gpu_assets"  # git-ignored: built here, carried with the checkout
 OUT="${OUT:-$PWD/bench/gpu_results}"
 mkdir -p "$OUT"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX")"   # sections write here; only the tarball goes to $OUT
-SITE="$WORK/site"
+rm -f "$OUT"/gpu_check_summary.md "$OUT"/gpu_check.log "$OUT"/rows.txt "$OUT"/gpu_8b.json "$OUT"/gpu_check.json
+: > "$OUT/gpu_check.log"; : > "$OUT/rows.txt"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX")"
+SITE=/tmp/gpu_check_site                # the carried wheels, installed (never into the card's own Python)
 if [ -z "${PYTHON:-}" ] && [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ]; then . .venv/bin/activate; fi
-PY="${PYTHON:-python}"
-# carried wheels first, then the repository, then whatever PYTHONPATH already held (appended, never replaced)
-export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+PY="${PYTHON:-python3}"
+export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
-SUMMARY="$WORK/summary.md"
-status=0
+status=0 state="running"
 : > "$WORK/sections.tsv"
+
+instructions() {
+    local sizes
+    sizes=$(for p in $CARRY; do [ -d "$p" ] && du -sh "$p" | tr '\t' ' ' || echo "$p (missing here)"; done)
+    cat <<EOF
+== how to run this check on a lent card ==
+1. Here, once, before the visit (both folders are git-ignored; they must be carried with the checkout):
+     bash bench/gpu_wheels.sh    # bench/wheels/: transformers 5.24.0, bitsandbytes 0.50.2 (CUDA 13), liger-kernel 0.8.5
+     bash bench/gpu_assets.sh    # bench/gpu_assets/: the built-in models' configs and tokenizers, 512 review rows
+   now: $(echo "$sizes" | paste -sd ';' - | sed 's/;/; /g') (the device tool carries at most 8 paths, 64 MiB with the checkout)
+2. One device call: command "bash bench/gpu_check.sh --limit 540", timeout_s 540, carry ["bench/wheels", "bench/gpu_assets"]
+   (15 minutes of device time: 2-4 to start the machine, 9 for this call, the rest for one short follow-up call)
+3. Read \$OUT/gpu_check_summary.md; rows.txt and gpu_check.log hold every line even if the call was cut short.
+this run: limit ${LIMIT} s, sections end by ${DEADLINE} s; $( [ "$DRY" = 1 ] && echo "dry run on the CPU" || echo "on the card")
+EOF
+}
 
 left() { echo $(( DEADLINE - (SECONDS - START) )); }
 
-# section NAME CAP COMMAND...: runs COMMAND under min(CAP, time left), output to $WORK/NAME.log
+merge_json() {   # the setup facts and every section's JSON so far, in one file, written whole
+    "$PY" - "$WORK" "$OUT/gpu_check.json" <<'PY'
+import json, os, sys
+from pathlib import Path
+work, out = Path(sys.argv[1]), Path(sys.argv[2])
+merged = {p.stem: json.loads(p.read_text()) for p in sorted(work.glob("*.json")) if p.stat().st_size}
+tmp = out.with_suffix(".tmp")
+tmp.write_text(json.dumps(merged, indent=1))
+os.replace(tmp, out)
+PY
+}
+
+summary() {   # rewritten after every section: what a cut-short call returns
+    {
+        echo "# gpu_check $( [ "$DRY" = 1 ] && echo '--dry-run (CPU fallbacks, nothing measured on a card)') — $(date -u +%Y-%m-%dT%H:%M:%SZ), ${state}"
+        echo
+        if [ -s "$WORK/versions.json" ]; then
+            echo "Software: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["words"])' "$WORK/versions.json")"
+        else
+            echo "Software: not known (the setup check did not finish)"
+        fi
+        echo
+        echo "| section | verdict | seconds | cap |"
+        echo "|---|---|---:|---:|"
+        while IFS=$'\t' read -r n v s c; do echo "| $n | $v | $s | $c |"; done < "$WORK/sections.tsv"
+        echo
+        echo '```'; cat "$OUT/rows.txt"; echo '```'
+        [ -f "$WORK/throughput.log" ] && { echo; cat "$WORK/throughput.log"; }
+        for n in setup precision_memory offload_oom real_lora kernel_toggles; do
+            [ -s "$WORK/$n.log" ] && { echo; echo "## $n (last lines)"; echo '```'; tail -n 15 "$WORK/$n.log"; echo '```'; }
+        done
+        echo
+        echo "elapsed: $(( SECONDS - START )) s of ${LIMIT}; exit status so far $status"
+    } > "$OUT/gpu_check_summary.md.tmp" && mv "$OUT/gpu_check_summary.md.tmp" "$OUT/gpu_check_summary.md"
+}
+
+# section NAME CAP COMMAND...: under min(CAP, time left); output streamed to the log, rows to rows.txt
 section() {
     local name=$1 cap=$2; shift 2
-    # by default the 8B/70B section alone fills the call; the earlier sections run when named
-    if [[ " setup throughput ${GPU_CHECK_ONLY:-eight_b} " != *" $name "* ]]; then
-        printf '%s\tnot selected (GPU_CHECK_ONLY)\t0\t%s\n' "$name" "$cap" >> "$WORK/sections.tsv"; return
+    if [ "$DRY" = 0 ] && [[ " setup throughput ${GPU_CHECK_ONLY:-eight_b} " != *" $name "* ]]; then
+        printf '%s\tnot selected (GPU_CHECK_ONLY)\t0\t%s\n' "$name" "$cap" >> "$WORK/sections.tsv"; return 0
     fi
     local budget; budget=$(left)
     [ "$cap" -lt "$budget" ] || cap=$budget
     if [ "$cap" -le 5 ]; then
-        printf '%s\tskipped (no time left)\t0\t0\n' "$name" >> "$WORK/sections.tsv"; status=1; return
+        printf '%s\tskipped (no time left)\t0\t0\n' "$name" >> "$WORK/sections.tsv"; status=1; summary; return 1
     fi
-    echo "== $name (cap ${cap} s)"
-    local t0=$SECONDS rc
-    timeout -k 5 "$cap" "$@" > "$WORK/$name.log" 2>&1
-    rc=$?
-    tail -n 5 "$WORK/$name.log"
-    local verdict=ok
+    echo "== $name (cap ${cap} s, at $(( SECONDS - START )) s)" | tee -a "$OUT/gpu_check.log"
+    local t0=$SECONDS rc verdict=ok
+    timeout -k 5 "$cap" "$@" 2>&1 | tee -a "$OUT/gpu_check.log" "$WORK/$name.log" \
+        | grep --line-buffered -E '^(row|ratio): ' >> "$OUT/rows.txt"
+    rc=${PIPESTATUS[0]}
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then verdict="timed out"; elif [ "$rc" -ne 0 ]; then verdict="failed (rc $rc)"; fi
     [ "$verdict" = ok ] || status=1
     printf '%s\t%s\t%s\t%s\n' "$name" "$verdict" "$(( SECONDS - t0 ))" "$cap" >> "$WORK/sections.tsv"
+    merge_json; summary
+    [ "$verdict" = ok ]
 }
 
-# --- setup: device facts and the carried wheels (pip --no-index: nothing is downloaded on the card) ---
+# --- setup: the carried wheels and assets, installed and checked; a failure stops the run here ---
 setup() {
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || echo "no nvidia-smi"
-    if ls bench/wheels/*.whl >/dev/null 2>&1; then
-        "$PY" -m pip install --no-index --no-deps --quiet --target "$SITE" bench/wheels/*.whl || return 1
-        ls "$SITE"
-    else
-        echo "no bench/wheels/*.whl (run bash bench/gpu_wheels.sh first): bitsandbytes and liger-kernel cases will fail"
+    if [ "$DRY" = 0 ]; then
+        for p in $CARRY; do
+            [ -d "$p" ] && [ -n "$(ls -A "$p")" ] || { echo "SETUP PROBLEM: $p is missing: build it here first (step 1 above) and carry it"; return 1; }
+        done
+        command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+        rm -rf "$SITE"
+        # --no-compile: byte-compiling took 22-25 s of a 30 s cap on the last card; a killed install leaves a
+        # broken package, so the install has its own generous cap and a failure stops the run
+        timeout 120 "$PY" -m pip install --no-index --no-deps --no-compile --no-cache-dir --quiet --target "$SITE" \
+            bench/wheels/*.whl || { echo "SETUP PROBLEM: installing bench/wheels/*.whl failed or took over 120 s"; return 1; }
     fi
-    "$PY" - <<'PY'
-import importlib, torch
-print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())
-for name in ("transformers", "peft", "accelerate", "bitsandbytes", "liger_kernel", "pytest", "deepspeed", "flash_attn"):
-    try:
-        mod = importlib.import_module(name)
-        print(name, getattr(mod, "__version__", "?"), getattr(mod, "__file__", ""))
-    except Exception as exc:  # a missing or broken package is a fact to report, not a reason to stop
-        print(name, "MISSING:", type(exc).__name__, str(exc)[:200])
-PY
+    "$PY" bench/gpu_setup.py --site "$SITE" --json "$WORK/versions.json" $( [ "$DRY" = 1 ] && echo --dry-run )
 }
 export -f setup
-export PY SITE
-section setup 30 bash -c setup
-cp "$WORK/setup.log" "$WORK/device.txt"
+export PY SITE DRY WORK CARRY
+instructions | tee -a "$OUT/gpu_check.log"
+summary
+if ! section setup 150 bash -c 'set -o pipefail; setup'; then
+    state="STOPPED AT SETUP: nothing else ran (see the setup lines)"; summary; rm -rf "$WORK"; exit 2
+fi
 
 PYTEST=("$PY" -m pytest -q -p no:cacheprovider -o addopts= -W ignore)
-# Llama-3.1-8B-shape LoRA and QLoRA, studio vs the library-savvy script, the 70B-shape QLoRA built layer by layer
-# and the 8B ZeRO-3 offload row (bench/gpu_8b.py; writes gpu_8b.json, its table is in the summary)
+assets=bench/gpu_assets
+if [ "$DRY" = 1 ] && [ ! -d "$assets" ]; then
+    # the CPU fallback of real_lora needs SmolLM2's config and tokenizer: prepared (from its GGUF, ~25 s in a fresh
+    # environment) on the other core while the sections before it run
+    assets="$WORK/assets"
+    ( bash bench/gpu_assets.sh "$assets" smollm2-135m-instruct > "$WORK/assets.out" 2>&1; echo $? > "$WORK/assets.rc" ) &
+fi
+# 70B-shape QLoRA through the engine, 8B LoRA/QLoRA studio vs savvy (ABBA, ratio), 3B ZeRO-3 offload (decided first)
 if [ "$DRY" = 1 ]; then
-    section eight_b 170 "$PY" bench/gpu_8b.py --dry-run --json "$WORK/gpu_8b.json"   # ~50 s on an idle 2-core box
+    section eight_b 100 "$PY" bench/gpu_8b.py --dry-run --json "$OUT/gpu_8b.json" --deadline "$(( $(left) - 10 ))"
 else
-    section eight_b "${EIGHT_B_CAP:-470}" "$PY" bench/gpu_8b.py --json "$WORK/gpu_8b.json" ${EIGHT_B_ARGS:-}
+    section eight_b "$(( $(left) - 5 ))" "$PY" bench/gpu_8b.py --json "$OUT/gpu_8b.json" \
+        --deadline "$(( $(left) - 15 ))" ${EIGHT_B_ARGS:-}
 fi
 if [ "$DRY" = 1 ]; then
-    # CPU fallbacks: the card tests must at least import and collect with these versions; the emulated-card
-    # offload/OOM tests run the same offloader and recovery code; the toggles script runs its tiny CPU check.
-    section precision_memory 150 "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py tests/engine/test_gpu_offload.py \
+    # the card tests must at least collect with these versions; the emulated-card offload/OOM tests run the same
+    # offloader and recovery code; the real-model and toggle benches run their tiny CPU checks
+    section precision_memory 60 "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py tests/engine/test_gpu_offload.py \
         --collect-only
-    section offload_oom 90 "${PYTEST[@]}" -m "not gpu and not integration" \
-        tests/engine/test_offload.py tests/engine/test_oom.py \
-        --junitxml="$WORK/offload_oom.xml"
-    section real_lora 120 "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets --device cpu --rows 16 \
-        --models smollm2-135m-instruct --json "$WORK/real_lora.json"
-    section kernel_toggles 70 "$PY" bench/gpu_toggles.py --device cpu --tiny --steps 2 --allow-missing
+    # (one of each: the full emulated-card suites are CI's; these are the section's code paths, in seconds)
+    section offload_oom 90 "${PYTEST[@]}" \
+        "tests/engine/test_offload.py::test_offloaded_forward_backward_is_exact_and_keeps_k_layers[ckpt-full-prefetch]" \
+        "tests/engine/test_oom.py::test_a_full_card_runs_out_of_memory_loading_a_layer_and_recovery_gives_it_back" \
+        "tests/engine/test_oom.py::test_oom_in_the_middle_of_backward_with_layerwise_offload"
+    if [ "$assets" != bench/gpu_assets ]; then   # started in the background after setup: wait for it here
+        section gpu_assets 90 bash -c 'while [ ! -f "$1" ]; do sleep 1; done; cat "$2"; exit "$(cat "$1")"' _ \
+            "$WORK/assets.rc" "$WORK/assets.out"
+    fi
+    # studio and savvy (plain is savvy's code without its collator): the CPU check of the script, two children
+    section real_lora 90 "$PY" bench/gpu_real_lora.py --assets "$assets" --device cpu --rows 16 \
+        --models smollm2-135m-instruct --arms studio savvy --json "$WORK/real_lora.json"
+    section kernel_toggles 60 "$PY" bench/gpu_toggles.py --device cpu --tiny --steps 2 --allow-missing
 else
     # CUDA peak of each method against the estimator and bf16 mixed precision (writes gpu_memory.json)
-    section precision_memory 150 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py \
-        --junitxml="$WORK/precision_memory.xml"
-    # layer-wise offload on the card (K layers resident, exact gradients, pinned host copies, engine peak) and a
-    # real allocator OOM recovered under a per-process memory cap (writes offload_oom.json)
-    section offload_oom 90 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu_offload.py \
-        --junitxml="$WORK/offload_oom.xml"
-    # LoRA tokens/s and CUDA peak of SmolLM2-135M and Gemma-3-270M shapes (random weights from their configs):
-    # the studio's recipe vs plain Trainer + group_by_length vs + logits_to_keep (writes real_lora.json)
+    section precision_memory 150 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu.py
+    # layer-wise offload on the card and a real allocator OOM recovered (writes offload_oom.json)
+    section offload_oom 90 env OUT="$WORK" "${PYTEST[@]}" -m gpu tests/engine/test_gpu_offload.py
+    # LoRA tokens/s and CUDA peak of the built-in models' shapes: the recipe vs Trainer vs library-savvy
     section real_lora "${REAL_LORA_CAP:-120}" "$PY" bench/gpu_real_lora.py --assets bench/gpu_assets \
         --json "$WORK/real_lora.json" ${REAL_LORA_ARGS:-}
-    # sdpa vs flash_attention_2 (no flash-attn wheel exists: reported as not measured) and the studio's chunked
-    # cross-entropy vs Liger's fused linear cross-entropy; a missing toggle is named NOT MEASURED
+    # sdpa vs flash_attention_2 and the studio's chunked cross-entropy vs Liger's fused one
     section kernel_toggles 70 "$PY" bench/gpu_toggles.py --allow-missing
 fi
 
 # --- throughput: tokens/s and peaks per method from the precision/memory section ---
-section throughput 10 "$PY" - "$WORK" <<'PY'
+section throughput 20 "$PY" - "$WORK" <<'PY'
 import json, sys
 from pathlib import Path
 path = Path(sys.argv[1]) / "gpu_memory.json"
@@ -127,31 +196,9 @@ print("|---|---:|---:|---:|---:|")
 for name, r in rows.items():
     print(f"| {name} | {r.get('tokens_per_s')} | {r['peak_allocated_gb']:.2f} | {r['estimate_gb']:.2f} | {r['ratio']:.2f} |")
 if not rows:
-    print("| (no results: the precision/memory section did not measure on a card) | | | | |")
+    print("| (not measured on a card: the precision/memory section did not run there) | | | | |")
 PY
-
-# --- the two files ---
-{
-    echo "# gpu_check $( [ "$DRY" = 1 ] && echo '--dry-run (CPU fallbacks)' ) — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo
-    echo '```'; cat "$WORK/device.txt"; echo '```'
-    echo
-    echo "| section | verdict | seconds | cap |"
-    echo "|---|---|---:|---:|"
-    while IFS=$'\t' read -r n v s c; do echo "| $n | $v | $s | $c |"; done < "$WORK/sections.tsv"
-    echo
-    cat "$WORK/throughput.log"
-    for f in offload_oom.json; do [ -f "$WORK/$f" ] && { echo; echo "## $f"; echo '```'; cat "$WORK/$f"; echo '```'; }; done
-    [ -f "$WORK/eight_b.log" ] && { echo; echo "## 8B / 70B (bench/gpu_8b.py)"; echo '```';
-        grep -E '^\||^row: |not measured|no CUDA' "$WORK/eight_b.log" | tail -n 30; echo '```'; }
-    for n in precision_memory offload_oom real_lora kernel_toggles; do
-        [ -f "$WORK/$n.log" ] && { echo; echo "## $n (last lines)"; echo '```'; tail -n 25 "$WORK/$n.log"; echo '```'; }
-    done
-    echo
-    echo "total: $(( SECONDS - START )) s; exit status $status"
-} > "$SUMMARY"
-rm -rf "$SITE"
-tar -czf "$OUT/gpu_check.tar.gz" -C "$WORK" --exclude=./summary.md . && cp "$SUMMARY" "$OUT/gpu_check_summary.md"
-rm -rf "$WORK"
-echo "wrote $OUT/gpu_check.tar.gz and $OUT/gpu_check_summary.md in $(( SECONDS - START )) s (status $status)"
+state="done"; summary
+rm -rf "$WORK" "$SITE"
+echo "wrote $OUT/gpu_check_summary.md, gpu_check.log, rows.txt, gpu_8b.json, gpu_check.json in $(( SECONDS - START )) s (status $status)"
 exit $status

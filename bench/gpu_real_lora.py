@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=512, help="training rows (default 512 = 64 steps of batch 8)")
     ap.add_argument("--models", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS, help="the arms to run (default: all three)")
     a = ap.parse_args(argv)
     if run_as_child(a, child):
         return 0
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             lengths = studio_row_lengths(spec)
             spec["studio_tokens"] = sum(lengths)
             print(f"## {name}: {len(lengths)} rows, {sum(lengths)} non-pad tokens (studio tokenization)", flush=True)
-            for i, arm in enumerate(interleaved(ARMS, a.repeats or 1)):
+            for i, arm in enumerate(interleaved(a.arms, a.repeats or 1)):
                 try:
                     r = run_child(Path(__file__), arm, {**spec, "out": str(root / name / f"run{i}-{arm}")},
                                   threads=4 if a.device == "cuda" else 1)

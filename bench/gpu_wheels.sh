@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Wheels that the lent H200 lacks (it has torch 2.11+cu130, transformers 5.17, peft 0.21, accelerate 1.15, pandas and
 # matplotlib, and no network), downloaded here into bench/wheels/ (git-ignored; it travels with the working tree):
-#   bash bench/gpu_wheels.sh        # then: bash bench/gpu_check.sh installs them with pip --no-index --no-deps
+#   bash bench/gpu_wheels.sh        # then bash bench/gpu_check.sh installs them (pip --no-index --no-deps --no-compile)
+#                                   # and stops at setup if any is missing or does not import
 # bitsandbytes: the 8-bit optimizer and QLoRA cases of tests/engine/test_gpu.py; its 41 MiB wheel is cut to the CUDA 13
 # libraries the card's torch uses (about 4 MiB: the CUDA 11/12, ROCm and XPU builds are dropped, with their RECORD
 # lines). transformers 5.24.0 (13 MiB): the version requirements.txt pins, so the card runs the stack users install
 # (the card's own 5.17 lacks the 2-D logits_to_keep the library-savvy baseline uses, and keeps a failed attempt's
 # activations alive after an OOM, docs/BENCHMARKS.md "GPU"). liger-kernel (~1 MiB): the fused linear cross-entropy
 # arm of bench/gpu_toggles.py (its triton ships with the CUDA torch). Not carried: pytest (the card has it),
-# deepspeed (its sections are skipped there), flash-attn (no wheel on the registry; its toggle is reported as not
-# measured), gradio and datasets (no section needs them).
+# deepspeed (PyPI ships only its source, whose CPU-Adam op compiles on first use: the ZeRO-3 row says so),
+# flash-attn (no wheel on the registry; its toggle is reported as not measured), gradio and datasets (no section
+# needs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEST=bench/wheels

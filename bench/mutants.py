@@ -128,6 +128,25 @@ MUTANTS = [
            '            self.token_counter(int(inputs["input_ids"].ne(-1).sum()) if TOKENS_KEY in host else\n',
            ("tests/engine/test_step_sync.py::test_no_host_sync_outside_logging_steps[full-selective]",),
            "the step counts tokens on the card (an .item() every micro-batch) instead of taking the host's count"),
+    Mutant("qlora_checkpointing_reenabled", "studio/models/loading.py",
+           "prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)",
+           "prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)",
+           ("tests/engine/test_activation_offload.py::test_offload_survives_qlora_through_the_engines_build",),
+           "peft re-enables checkpointing for QLoRA with empty kwargs (activation offload dropped)"),
+    Mutant("batches_copied_blocking", "studio/engine/arguments.py",
+           'accelerator_config={"non_blocking": device == "cuda"},', 'accelerator_config={"non_blocking": False},',
+           ("tests/engine/test_step_sync.py::test_a_card_run_copies_batches_without_waiting[True]",),
+           "a card run copies each batch with non_blocking=False (the host waits once per micro-batch)"),
+    Mutant("flash_on_every_card", "studio/models/kernels.py",
+           '    return "flash_attention_2" if flash_attention_runs(device_caps(device)) else None\n',
+           '    return "flash_attention_2"\n',
+           ("tests/models/test_rocm.py::"
+            "test_flash_attention_only_where_its_build_runs_on_the_card[amd-gfx1100-False]",),
+           "FlashAttention-2 is asked for on a card its build does not support (a Radeon)"),
+    Mutant("rocm_notices_after_the_load", "studio/engine/run.py",
+           "    recipe.warn_card()\n", "",
+           ("tests/models/test_rocm.py::test_the_rocm_notices_come_before_the_model_load",),
+           "the ROCm notices are not in the run's log before the model load"),
 ]
 
 def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:

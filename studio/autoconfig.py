@@ -79,7 +79,7 @@ class Reason:
 
 
 def detect_hardware(workspace: str | Path = ".") -> Hardware:
-    """Card memory (nvidia-smi, no torch import), host RAM and free disk under ``workspace``."""
+    """Card memory (nvidia-smi, amd-smi or rocm-smi; no torch import), host RAM and free disk under ``workspace``."""
     try:
         disk = shutil.disk_usage(Path(workspace) if Path(workspace).exists() else ".").free / GB
     except OSError:

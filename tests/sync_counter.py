@@ -1,11 +1,16 @@
 """Counts what makes a card wait for the host inside a training step, on any device (a CPU included).
 
-A card runs ahead of Python until something needs a value back: ``.item()``, ``float(t)``, ``bool(t)``
-(all of them reach ``aten._local_scalar_dense``), an op whose output shape depends on values
-(``nonzero``, ``masked_select``, boolean-mask indexing, which call nonzero on a card), or a copy from the card
-to the host. On a CPU none of these waits for anything, but the same calls go through the dispatcher,
-so a ``TorchDispatchMode`` sees them and a test on a CPU catches a step that would stall a card.
-``.tolist()`` does not dispatch on a CPU tensor (it reads memory directly), so it is counted by a wrapper.
+A card runs ahead of Python until something needs a value back or a size that depends on values:
+``.item()``, ``float(t)``, ``bool(t)`` (all reach ``aten._local_scalar_dense``), ``equal``/``allclose``; ops whose
+output shape depends on the data (``nonzero`` and what calls it: ``where(mask)``, ``argwhere``, ``masked_select``,
+boolean-mask indexing; ``unique`` in every form; ``bincount``; ``repeat_interleave`` with a tensor of repeats and no
+``output_size``; ``histc`` that finds its range in the data); a copy from the card to the host; and a blocking copy
+onto the card (``non_blocking=False``: torch waits for the stream after it). On a CPU none of these waits, but the
+same calls go through the dispatcher, so a ``TorchDispatchMode`` sees them and a test on a CPU catches a step that
+would stall a card. ``.tolist()``, ``.cpu()`` and ``.numpy()`` of a CPU tensor never dispatch (they read memory
+directly), so ``counting_host_reads`` counts them by a wrapper. Not visible here: ``.to("cpu")`` of a CPU tensor
+(it dispatches nothing, and on a CPU run it cannot be told from the engine's own ``.to(device)``).
+tests/engine/test_sync_counter.py holds every op of this list to being counted, and a few quiet ones to not.
 """
 from __future__ import annotations
 
@@ -17,9 +22,49 @@ from typing import Any, Iterator
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-# ops whose result the host must wait for on a card
+# ops whose result the host must wait for on a card, whatever their arguments
 SYNC_OPS = {"aten._local_scalar_dense.default", "aten.nonzero.default", "aten.masked_select.default",
-            "aten.is_nonzero.default", "aten.equal.default"}
+            "aten.is_nonzero.default", "aten.equal.default", "aten.allclose.default", "aten._unique.default",
+            "aten._unique2.default", "aten.unique_dim.default", "aten.unique_consecutive.default",
+            "aten.unique_dim_consecutive.default", "aten.bincount.default"}
+BOOL_INDEX_OPS = ("aten.index.Tensor", "aten.index_put_.default", "aten.index_put.default")
+COPY_OPS = ("aten._to_copy.default", "aten.copy_.default")
+
+
+def _device_of(x: Any) -> str | None:
+    return torch.device(x).type if x is not None and not torch.is_tensor(x) else getattr(
+        getattr(x, "device", None), "type", None)
+
+
+def sync_reason(name: str, args: Any, kwargs: dict[str, Any]) -> str | None:
+    """Why the op ``name`` with these arguments waits for the card, or None when it does not."""
+    if name in SYNC_OPS:
+        return name
+    if name == "aten.repeat_interleave.Tensor":
+        return None if kwargs.get("output_size") is not None else name + " without output_size"
+    if name == "aten.histc.default":
+        lo = args[2] if len(args) > 2 else kwargs.get("min", 0)
+        hi = args[3] if len(args) > 3 else kwargs.get("max", 0)
+        return name + " (range from the data)" if lo == hi else None
+    if name in BOOL_INDEX_OPS:
+        idx = args[1] if len(args) > 1 else ()
+        if any(torch.is_tensor(i) and i.dtype == torch.bool for i in idx if i is not None):
+            return name + "[bool mask]"
+        return None
+    if name in COPY_OPS:
+        if name == "aten.copy_.default":
+            dst, src = _device_of(args[0]), args[1]
+            blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        else:
+            src = args[0]
+            dst = _device_of(kwargs.get("device")) or _device_of(src)
+            blocking = not kwargs.get("non_blocking", False)
+        origin = _device_of(src)
+        if origin is not None and origin != "cpu" and dst == "cpu":
+            return "device-to-host copy"
+        if origin == "cpu" and dst not in (None, "cpu") and blocking:
+            return "blocking host-to-device copy"
+    return None
 
 
 class SyncCounter(TorchDispatchMode):
@@ -42,20 +87,9 @@ class SyncCounter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
-        name = str(func)
-        if name in SYNC_OPS:
-            self._hit(name)
-        elif name in ("aten.index.Tensor", "aten.index_put_.default", "aten.index_put.default"):
-            idx = args[1] if len(args) > 1 else ()
-            if any(torch.is_tensor(i) and i.dtype == torch.bool for i in idx if i is not None):
-                self._hit(name + "[bool mask]")
-        elif name in ("aten._to_copy.default", "aten.copy_.default"):
-            src = args[1] if name == "aten.copy_.default" else args[0]
-            dst = (args[0].device if name == "aten.copy_.default"
-                   else kwargs.get("device") or getattr(src, "device", None))
-            if torch.is_tensor(src) and src.device.type != "cpu" and dst is not None and \
-                    torch.device(dst).type == "cpu":
-                self._hit("device-to-host copy")
+        why = sync_reason(str(func), args, kwargs)
+        if why:
+            self._hit(why)
         return func(*args, **kwargs)
 
     def take(self) -> Counter[str]:
@@ -74,17 +108,22 @@ class SyncCounter(TorchDispatchMode):
 
 
 @contextmanager
-def counting_tolist(counter: SyncCounter) -> Iterator[None]:
-    """``Tensor.tolist`` never dispatches on a CPU tensor; count its calls by a wrapper instead."""
-    real = torch.Tensor.tolist
+def counting_host_reads(counter: SyncCounter) -> Iterator[None]:
+    """``Tensor.tolist``, ``.cpu()`` and ``.numpy()`` never dispatch on a CPU tensor; count their calls by a wrapper
+    (each a copy to the host, and so a wait, when the tensor is on a card)."""
+    real = {name: getattr(torch.Tensor, name) for name in ("tolist", "cpu", "numpy")}
 
-    def tolist(self: torch.Tensor) -> Any:
-        counter._hit("Tensor.tolist")
-        with counter.pause():
-            return real(self)
+    def wrap(name: str) -> Any:
+        def read(self: torch.Tensor, *a: Any, **kw: Any) -> Any:
+            counter._hit(f"Tensor.{name}")
+            with counter.pause():
+                return real[name](self, *a, **kw)
+        return read
 
-    torch.Tensor.tolist = tolist  # type: ignore[method-assign]
+    for name in real:
+        setattr(torch.Tensor, name, wrap(name))
     try:
         yield
     finally:
-        torch.Tensor.tolist = real  # type: ignore[method-assign]
+        for name, fn in real.items():
+            setattr(torch.Tensor, name, fn)

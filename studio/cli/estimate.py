@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, help="full, freeze, lora or qlora (default: lora)")
     parser.add_argument("--quant-bits", type=int, choices=[4, 8], help="quantize the base model (QLoRA)")
     parser.add_argument("--deepspeed", choices=DEEPSPEED_PLANS, help="DeepSpeed plan (default: none)")
-    parser.add_argument("--gpu-mem", type=_gb, metavar="GB", help="card memory in GB, or 'auto' (nvidia-smi); "
-                        "gives a verdict and fixes")
+    parser.add_argument("--gpu-mem", type=_gb, metavar="GB", help="card memory in GB, or 'auto' (nvidia-smi, amd-smi "
+                        "or rocm-smi); gives a verdict and fixes")
     parser.add_argument("--ram", type=_gb, metavar="GB", help="host RAM in GB, or 'auto' (checked for offload plans "
                         "and CPU runs)")
     parser.add_argument("--seq-len", type=int, metavar="N", help="tokens per example, cutoff_len (default: 1024)")

@@ -91,6 +91,9 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         # workers + pinned memory overlap collation and the host-to-card copy with the step; on a CPU run they
         # only add process start-up and copies
         dataloader_num_workers=2 if device == "cuda" else 0, dataloader_pin_memory=device == "cuda",
+        # accelerate copies each batch with non_blocking=False by default: the host then waits for the copy, and
+        # so for every queued kernel, once per micro-batch; from pinned memory the copy can simply be queued
+        accelerator_config={"non_blocking": device == "cuda"},
         save_only_model=False, logging_first_step=True, ddp_timeout=cfg.ddp_timeout,
         # Trainer's filter asks the card whether each step's loss is NaN (a sync every micro-batch); the studio's
         # divergence guard stops on a non-finite loss anyway (StudioTrainer.check_divergence)

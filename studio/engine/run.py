@@ -13,6 +13,7 @@ import time
 import traceback
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 # Every CLI verb imports this module (studio/engine/__init__.py), so only light studio modules are imported here.
@@ -363,6 +364,15 @@ class _TrainingRecipe:
         self.caps = precision.device_caps(self.device)
         self.plan = precision.precision_plan(self.caps, self.cfg)
 
+    def warn_card(self) -> None:
+        """What this card changes for the plan (ROCm: bitsandbytes' library, DeepSpeed's ops), into the run's log
+        now: before the model load that may stop on it, so a failed load has its reason above it (rank 0 only)."""
+        if not self.main:
+            return
+        notify = _notifier(SimpleNamespace(emit=self.run.append_event))
+        for message in precision.rocm_notices(self.caps, self.cfg):
+            notify(message)
+
     def load_rows(self) -> None:
         """The dataset's rows, read as the stage's kind (SFT rows or preference pairs): before anything is built,
         so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
@@ -439,8 +449,7 @@ class _TrainingRecipe:
                               **counts, trainable_params=n_train, total_params=n_all, device=self.device,
                               stage=cfg.stage, precision=self.plan.mode,
                               kernels="liger" if self.kernels.liger else self.kernels.reason)
-        for message in list(self.plan.warnings) + list(precision.rocm_notices(self.caps, cfg)) + \
-                startup_notices(cfg, self.device) + [
+        for message in list(self.plan.warnings) + startup_notices(cfg, self.device) + [
                     m for m in [templates.chat_template_mismatch(cfg.template, self.tok),
                                 templates.llamafactory_fallback_notice(cfg.template, self.tok)] if m]:
             notify(message)
@@ -504,6 +513,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     """The run's recipe, step by step (each step's docstring says why it comes where it does)."""
     recipe = _TrainingRecipe(cfg, run, main)
     recipe.setup_plan()
+    recipe.warn_card()
     recipe.load_rows()
     recipe.build_demo_base()
     recipe.setup_arguments(resume_from)

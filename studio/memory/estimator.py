@@ -34,7 +34,6 @@ measured on CPU (bench/memory_bench.py).
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +45,7 @@ from ..errors import StudioError
 from ..models.precision import device_caps, precision_plan
 from . import terms
 from .advice import suggest_fixes
+from .card_memory import detect_gpu_mem_gb
 from .cards import CARDS_DIR, ArchCard, available_cards, card_from_hf_config, load_card
 from .terms import (CPU_ALLOC_FACTOR, CPU_ALLOC_FACTOR_ADAPTER, CPU_BASELINE_GB, CUDA_CONTEXT_GB,  # noqa: F401
                     CUDA_HOST_BASELINE_GB, FRAGMENTATION, GB, NVME_HOST_BUFFERS, ZERO_HOST_BUFFERS, Setup)
@@ -253,20 +253,6 @@ def _again(est: Estimate, changed: RunConfig) -> Estimate:
     plan = m.precision_plan if changed.pure_bf16 == est.config.pure_bf16 else None
     return estimate(changed, m.gpu_mem_gb, device=m.device, ram_gb=m.ram_gb, precision_plan=plan, card=est.card,
                     suggest=False)
-
-
-def detect_gpu_mem_gb() -> float | None:
-    """Total memory of GPU 0 in GB via nvidia-smi (no torch import, so the UI may call it); None without one."""
-    import subprocess  # start-up: subprocess, 0.005 s at import; `studio estimate --help` loads this module
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=memory.total", "--format=csv,noheader,nounits"], capture_output=True,
-                             text=True, timeout=10).stdout.split()
-        return float(out[0]) / 1024 if out else None   # MiB
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
 
 
 def host_ram_gb() -> float | None:

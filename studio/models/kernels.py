@@ -6,13 +6,17 @@ imports, Trainer's own switch (``TrainingArguments(use_liger_kernel=True)``) pat
 fused linear cross-entropy into the model (2.04x the studio's chunked cross-entropy in tokens/s on an H200,
 docs/BENCHMARKS.md "GPU"). Everywhere else the studio's chunked head (engine/loss.py) stays: on a CPU (Liger is
 Triton, GPU only), for architectures Liger does not patch, and for softcapped heads (Gemma 2's
-``final_logit_softcapping``), whose chunked loss the studio checks against the model's own.
+``final_logit_softcapping``), whose chunked loss the studio checks against the model's own. Liger's fused loss
+reads its count of loss tokens with ``.item()`` in every forward (liger-kernel 0.8.x): with Liger, a step waits for
+the card once per micro-batch, which the studio's own step does not (docs/GPU.md).
 """
 from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
+
+from .precision import DeviceCaps, device_caps
 
 # liger-kernel 0.8.5's MODEL_TYPE_TO_APPLY_LIGER_FN keys: used only when liger-kernel is not installed here, to
 # say on a CPU page whether a card would use Liger for this model. Where it is installed its own table decides.
@@ -98,13 +102,26 @@ def kernel_plan(device: str, model_type: str | None, softcap: float | None, enab
     return KernelPlan(True)
 
 
+# FlashAttention-2's builds: ROCm's (Composable Kernel) runs on MI200 and MI300 only; CUDA's on Ampere and newer
+FLASH_ROCM_ARCHS = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942"})
+FLASH_CUDA_CAPABILITY = (8, 0)
+
+
+def flash_attention_runs(caps: DeviceCaps) -> bool:
+    """FlashAttention-2's build has kernels for this card (whether flash-attn is installed is asked apart)."""
+    if not caps.cuda:
+        return False
+    return caps.arch in FLASH_ROCM_ARCHS if caps.hip else caps.capability >= FLASH_CUDA_CAPABILITY
+
+
 def training_attention(device: str) -> str | None:
-    """The attention kernel a training load asks for: FlashAttention-2 on a card where flash-attn imports (its
-    varlen kernel runs padding-free rows without a mask, engine/batching.card_batching), else transformers'
-    default (None: SDPA)."""
-    if device == "cuda" and importlib.util.find_spec("flash_attn") is not None:
-        return "flash_attention_2"
-    return None
+    """The attention kernel a training load asks for: FlashAttention-2 on a card its build supports, where flash-attn
+    imports (its varlen kernel runs padding-free rows without a mask, engine/batching.card_batching), else
+    transformers' default (None: SDPA). An import alone is not enough: on a Radeon or a pre-Ampere card the load or
+    the first step would fail."""
+    if device != "cuda" or importlib.util.find_spec("flash_attn") is None:
+        return None
+    return "flash_attention_2" if flash_attention_runs(device_caps(device)) else None
 
 
 def model_kernel_plan(device: str, model_config: Any, enabled: bool = True) -> KernelPlan:

@@ -307,7 +307,9 @@ def apply_method(model: Any, cfg: RunConfig, device: str = "cpu", plan: Precisio
         # start-up: peft, 8 s at import (torch, transformers); only an adapter's work needs it
         from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
         if cfg.quantization_bit:
-            model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
+            # checkpointing is the engine's (engine/run.enable_checkpointing, before this): peft's own switch would
+            # re-enable it with empty kwargs, dropping activation offload and use_reentrant=False
+            model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
         if cfg.adapter_name_or_path:
             return _continue_adapter(model, cfg)
         targets: Any = "all-linear" if cfg.lora_target.strip() in ("all", "") else [

@@ -56,6 +56,7 @@ class DeviceCaps:
     bf16: bool = False
     hip: bool = False
     arch: str = ""
+    capability: tuple[int, int] = (0, 0)   # NVIDIA: the compute capability (8.0 is Ampere); (0, 0) elsewhere
 
     @classmethod
     def detect(cls) -> "DeviceCaps":
@@ -65,7 +66,8 @@ class DeviceCaps:
             if getattr(torch.version, "hip", None):
                 arch = str(getattr(torch.cuda.get_device_properties(0), "gcnArchName", "")).split(":")[0]
                 return cls(cuda=True, bf16=hip_bf16(arch), hip=True, arch=arch)
-            return cls(cuda=True, bf16=torch.cuda.is_bf16_supported())
+            return cls(cuda=True, bf16=torch.cuda.is_bf16_supported(),
+                       capability=tuple(torch.cuda.get_device_capability(0)))
         return cls(cuda=False, bf16=True)  # torch runs bf16 on any CPU (slowly): only pure_bf16 asks for it
 
     @property
@@ -128,9 +130,8 @@ def precision_plan(caps: DeviceCaps, cfg: RunConfig) -> PrecisionPlan:
 
 
 def rocm_notices(caps: DeviceCaps, cfg: RunConfig) -> tuple[Notice, ...]:
-    """What an AMD card changes for this plan, said before the run (studio/words/notice_words.py ROCM_SUPPORT has
-    the facts); the engine sends
-    them with the plan's warnings."""
+    """What an AMD card changes for this plan (studio/words/notice_words.py ROCM_SUPPORT has the facts); the engine
+    sends them before the model load that may stop on them."""
     if not caps.hip:
         return ()
     arch = caps.arch or "gfx?"

@@ -16,9 +16,10 @@ from .errors import UnknownCode
 
 # What the libraries the studio uses for a card do on AMD ROCm, said once (docs/GPU.md repeats it for readers)
 ROCM_SUPPORT = {
-    "bitsandbytes": "QLoRA (4-bit/8-bit) needs bitsandbytes built for ROCm: its multi-backend releases support "
-                    "MI200/MI300 and RDNA3 (install the ROCm wheel; check with `python -m bitsandbytes`); 8-bit "
-                    "optimizers likewise. Where it is missing, use LoRA in bf16 (MI-class cards have the memory)",
+    "bitsandbytes": "QLoRA (4-bit/8-bit) and 8-bit optimizers use bitsandbytes' ROCm library: the pinned wheel "
+                    "(bitsandbytes 0.50.2) ships builds for ROCm 6.4 to 7.2 and loads the one matching torch's HIP; "
+                    "bitsandbytes names CDNA (MI200, MI300) and RDNA3 or newer. If the load fails, "
+                    "`python -m bitsandbytes` says why; else use LoRA in bf16 (MI-class cards have the memory)",
     "deepspeed": "DeepSpeed runs on ROCm (ZeRO-1/2/3 and CPU offload; its C++/HIP ops build on first use and need "
                  "the ROCm development headers, hipcc); ZeRO-Infinity's NVMe offload needs libaio as on CUDA",
     "liger": "liger-kernel's Triton kernels run on ROCm with the ROCm build of triton (pytorch-triton-rocm)",
@@ -27,14 +28,14 @@ ROCM_SUPPORT = {
 
 NOTICES: dict[str, dict[str, Any]] = {
     "rocm_bitsandbytes": {
-        "cli": ("AMD card ({arch}): {f_quantization_bit} needs bitsandbytes built for ROCm; "
-                + ROCM_SUPPORT["bitsandbytes"]),
+        "cli": ("AMD card ({arch}): {f_quantization_bit} uses bitsandbytes on ROCm; " + ROCM_SUPPORT["bitsandbytes"]),
         "page": (
-            "This is an {card} card: {f_quantization_bit} needs bitsandbytes built for ROCm (MI200/MI300 and "
-            "RDNA3); if it is missing the run stops at the model load: set {f_quantization_bit} to none and train LoRA "
-            "in bf16",
-            "这是 {card} 显卡：{f_quantization_bit}需要为该平台构建的 bitsandbytes（支持 MI200/MI300 和 "
-            "RDNA3）；若未安装，运行会在加载模型时停止：请把{f_quantization_bit}设为 none，用 bf16 训练 LoRA",
+            "This is an {card} card: {f_quantization_bit} uses bitsandbytes' ROCm library, which the installed wheel "
+            "ships (MI200/MI300 and RDNA3 or newer); if this card or its ROCm version is not among its builds the run "
+            "stops at the model load: then set {f_quantization_bit} to none and train LoRA in bf16",
+            "这是 {card} 显卡：{f_quantization_bit}使用 bitsandbytes 的 ROCm 库，已安装的版本自带该库（支持 MI200/MI300 "
+            "及 RDNA3 或更新的显卡）；若这张卡或其 ROCm 版本不在支持之列，运行会在加载模型时停止：请把"
+            "{f_quantization_bit}设为 none，用 bf16 训练 LoRA",
         ),
     },
     "rocm_deepspeed": {

@@ -241,8 +241,8 @@ RUN_ERRORS: dict[str, dict[str, Pair]] = {
     **_NVME_ERRORS,
 
     # ---- the command line's own checks of its flags (cli/): what the page does with its fields
-    "cli.gpu_mem_auto": {"what": ("{flag} auto found no NVIDIA GPU (nvidia-smi is missing or failed)",
-                                  "{flag} auto 没有找到 NVIDIA GPU（nvidia-smi 不存在或运行失败）"),
+    "cli.gpu_mem_auto": {"what": ("{flag} auto found no GPU (nvidia-smi, amd-smi and rocm-smi are missing or failed)",
+                                  "{flag} auto 没有找到 GPU（nvidia-smi、amd-smi 和 rocm-smi 都不存在或运行失败）"),
                          "fix": ("give the card's memory in GB, e.g. --gpu-mem 24", "以 GB 为单位给出显卡的显存，例如 --gpu-mem 24"),
                          "page_fix": ("give the card's memory in GB", "以 GB 为单位给出显卡的显存")},
     "cli.ram_auto": {"what": ("{flag} auto cannot read this machine's RAM size", "{flag} auto 无法读取本机的内存大小"),

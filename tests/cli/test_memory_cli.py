@@ -68,7 +68,7 @@ def test_gpu_mem_auto(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     import studio.cli.estimate as cli
     monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: None)
     assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto"]) == 2
-    assert "Error: --gpu-mem auto found no NVIDIA GPU (nvidia-smi is missing or failed). Fix: give the card's " \
+    assert "Error: --gpu-mem auto found no GPU (nvidia-smi, amd-smi and rocm-smi are missing or failed). Fix: give the card's " \
            "memory in GB, e.g. --gpu-mem 24." in capsys.readouterr().err
     monkeypatch.setattr(cli, "detect_gpu_mem_gb", lambda: 80.0)
     assert main(["estimate", "--model", "llama3-8b", "--gpu-mem", "auto", "--json"]) == 0

@@ -96,3 +96,29 @@ def test_the_advice_offers_it_when_activations_dominate() -> None:
                       cutoff_len=256)
     assert not any(d["settings"].get("offload_activations")
                    for d in estimate(short, 24, ram_gb=128).suggestion_details)
+
+
+def test_offload_survives_qlora_through_the_engines_build(tiny_model_dir, monkeypatch) -> None:
+    """The engine's own build (load 4-bit, checkpointing, then the method) keeps the offload wrapper and
+    ``use_reentrant=False``: peft's ``prepare_model_for_kbit_training(use_gradient_checkpointing=True)`` used to
+    re-enable checkpointing with empty kwargs, silently dropping both (the advice offers offload for 8B QLoRA)."""
+    from studio.engine import run as engine_run
+    from studio.models import loading
+    from studio.models.loading import decoder_layers
+    from studio.models.precision import device_caps, precision_plan
+    monkeypatch.setattr(hf_modeling, "save_on_cpu", RecordingSaveOnCpu)
+    monkeypatch.setattr(loading, "_device_map", lambda device: {"": "cpu"})   # a "card" run on this CPU
+    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), finetuning_type="lora", quantization_bit=4,
+                    offload_activations=True, gradient_checkpointing=True, lora_rank=4)
+    model, _ = engine_run._build_model(cfg, "cuda", precision_plan(device_caps("cpu"), cfg))
+    layers = decoder_layers(model)
+    funcs = [layer._gradient_checkpointing_func for layer in layers]
+    assert all(getattr(f, "keywords", {}).get("use_reentrant") is False for f in funcs), \
+        [getattr(f, "keywords", None) for f in funcs]
+    RecordingSaveOnCpu.packed = 0
+    model.train()
+    ids = torch.randint(3, 60, (2, 12))
+    model(input_ids=ids, labels=ids).loss.backward()
+    assert RecordingSaveOnCpu.packed >= len(layers), "QLoRA's checkpointed layers no longer offload"
+    lora = [p for n, p in model.named_parameters() if "lora_" in n]
+    assert lora and all(p.grad is not None for p in lora)

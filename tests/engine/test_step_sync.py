@@ -4,6 +4,8 @@ indexing or device-to-host copy inside an optimizer step, except on the steps th
 A card runs ahead of Python; every such call stalls it until the queued kernels finish (issue: the studio was
 host-bound on an H200, 0.24-0.33 s a step). On a CPU nothing stalls, but the same calls go through torch's
 dispatcher, so tests/sync_counter.py counts them during a real engine run of a tiny model, step by step.
+This holds the studio's own step (a CPU run, so without Liger): on a card Liger's fused linear cross-entropy adds one
+``.item()`` per forward (liger-kernel 0.8.x), which docs/GPU.md names.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from transformers import TrainerCallback
 from studio.config.run_config import RunConfig
 from studio.engine import run_training
 from studio.engine.studio_trainer import StudioTrainer
-from tests.sync_counter import SyncCounter, counting_tolist
+from tests.sync_counter import SyncCounter, counting_host_reads
 
 
 class StepWindows(TrainerCallback):
@@ -89,7 +91,7 @@ def test_no_host_sync_outside_logging_steps(case, tmp_path, tiny_model_dir, samp
                     output_dir=str(tmp_path / "run"), cutoff_len=48, per_device_train_batch_size=4,
                     learning_rate=1e-3, max_steps=10, logging_steps=4, save_steps=1000, val_size=0.0,
                     plot_loss=False, **{"gradient_checkpointing": False, **CASES[case]})
-    with counter, counting_tolist(counter):
+    with counter, counting_host_reads(counter):
         run_training(cfg)
     steps = {step: (reads, counts) for step, reads, counts in probe.windows}
     assert sorted(steps) == list(range(1, 11)), sorted(steps)
@@ -99,3 +101,27 @@ def test_no_host_sync_outside_logging_steps(case, tmp_path, tiny_model_dir, samp
     # the counter sees the reads that logging needs, so a quiet step is quiet for a reason
     assert sum(sum(counts.values()) for reads, counts in steps.values() if reads) > 0
     assert [s for s, (reads, _) in steps.items() if not reads], "no step without logging: nothing was tested"
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_a_card_run_copies_batches_without_waiting(dynamic, tmp_path, tiny_model_dir) -> None:
+    """accelerate copies each batch onto the card with ``non_blocking=False`` unless told otherwise: the host then
+    waits for the copy (and so for every queued kernel) once per micro-batch. A card run asks for pinned batches
+    and non-blocking copies, on Trainer's loader and on the studio's token-budget one alike."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from studio.engine.arguments import training_arguments
+    from studio.engine.batching import pad_collator
+    from studio.models.precision import device_caps, precision_plan
+    from studio.runs.run_dir import RunDir
+    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset="d")
+    args = training_arguments(cfg, RunDir(tmp_path), "cuda", False, plan=precision_plan(device_caps("cpu"), cfg))
+    assert args.dataloader_pin_memory
+    args.dataloader_num_workers = 0   # this CPU: no worker processes needed to look at the loader
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    feats = [{"input_ids": [5, 6, 7], "labels": [5, 6, 7]}] * 4
+    trainer = StudioTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_model_dir), args=args,
+                            train_dataset=feats, data_collator=pad_collator(tok), dynamic_batching=dynamic)
+    loader = trainer.get_train_dataloader()
+    assert getattr(loader, "_non_blocking", None) is True
+    cpu = training_arguments(cfg, RunDir(tmp_path), "cpu", False)
+    assert not cpu.dataloader_pin_memory

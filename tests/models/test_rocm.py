@@ -47,8 +47,10 @@ def test_qlora_and_deepspeed_on_rocm_say_what_they_need(monkeypatch) -> None:
 
 
 def test_the_fit_panel_lists_amd_cards() -> None:
+    """An MI250X is two GCDs of 64 GB; torch and the vendor's tools see two devices, and a run trains on one: the
+    panel plans for one GCD, not the 128 GB of the package."""
     amd = {g.name: g.memory_gb for g in GPUS if g.vendor == "amd"}
-    assert amd == {"AMD Instinct MI300X": 192, "AMD Instinct MI250X": 128, "AMD Instinct MI210": 64,
+    assert amd == {"AMD Instinct MI300X": 192, "AMD Instinct MI250X (one GCD)": 64, "AMD Instinct MI210": 64,
                    "AMD Radeon PRO W7900": 48, "AMD Radeon RX 7900 XTX": 24}
     assert gpu_memory("AMD Instinct MI300X") == 192 and gpu_memory("../../etc/passwd") is None
 
@@ -68,3 +70,53 @@ def test_the_articles_70b_full_finetune_on_one_mi300x_needs_over_a_terabyte_of_h
     assert big_host.fits is True
     on_card = estimate(cfg.replace(deepspeed="z3"), mi300x, ram_gb=2048)
     assert on_card.fits is False and on_card.gpu_gb > 1000
+
+
+def test_the_rocm_notices_come_before_the_model_load(monkeypatch, tmp_path, tiny_model_dir, sample_reviews_jsonl):
+    """The bitsandbytes notice says a QLoRA load may stop on this card: it is in the run's log before the load, so a
+    load that fails has its reason above it (it used to be sent with the startup notices, after the load)."""
+    from studio.engine import run_training
+    from studio.errors import StudioError
+    from studio.models import loading, precision
+    from studio.notices import Notice
+    from studio.runs.run_dir import RunDir
+    sent = Notice.of("rocm_bitsandbytes", arch="gfx942", card="AMD ROCm gfx942")
+    monkeypatch.setattr(precision, "rocm_notices", lambda caps, cfg: (sent,))
+
+    def failing_load(*_a, **_k):
+        raise StudioError.of("model.load_failed", path="base", detail="no bitsandbytes library for gfx942")
+    monkeypatch.setattr(loading, "load_base", failing_load)
+    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl),
+                    output_dir=str(tmp_path / "run"), finetuning_type="lora", max_steps=1, val_size=0.0,
+                    plot_loss=False)
+    with pytest.raises(StudioError):
+        run_training(cfg)
+    codes = [e.get("code") for e in RunDir(cfg.output_dir).events() if e.get("type") == "notice"]
+    assert codes.count("rocm_bitsandbytes") == 1, codes
+
+
+def _nvidia(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int]) -> None:
+    monkeypatch.setattr(torch.version, "hip", None, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *_a, **_k: capability)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *_a, **_k: capability >= (8, 0))
+
+
+@pytest.mark.parametrize("vendor,card,flash", [
+    ("amd", "gfx90a:sramecc+:xnack-", True), ("amd", "gfx942", True),        # MI200, MI300: FA2's ROCm (CK) build
+    ("amd", "gfx1100", False), ("amd", "gfx1030", False),                    # Radeon: no FA2 build for them
+    ("nvidia", (8, 0), True), ("nvidia", (9, 0), True), ("nvidia", (7, 5), False)])   # FA2 needs Ampere or newer
+def test_flash_attention_only_where_its_build_runs_on_the_card(monkeypatch, vendor, card, flash) -> None:
+    """flash-attn importing is not enough: its ROCm build runs on MI200/MI300 only, its CUDA build on Ampere and
+    newer; elsewhere the load asks for SDPA (a FlashAttention-2 load would fail, or crash in the first step)."""
+    import importlib.util
+    from studio.models import kernels
+    if vendor == "amd":
+        _amd(monkeypatch, card, 64)
+    else:
+        _nvidia(monkeypatch, card)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "flash_attn" else
+                        real(name, *a))
+    assert kernels.training_attention("cuda") == ("flash_attention_2" if flash else None)
+    assert kernels.training_attention("cpu") is None

@@ -114,7 +114,7 @@ def test_a_notice_a_run_recorded_earlier_still_reads_in_page_words() -> None:
     event = {"type": "notice", "message": "AMD card (gfx942): quantization_bit needs bitsandbytes built for ROCm; ...",
              "code": "rocm_bitsandbytes", "params": {"card": "AMD ROCm gfx942"}}
     shown = notice_text(event, "zh")
-    assert shown.startswith("这是 AMD ROCm gfx942 显卡：“量化位数（QLoRA）”需要") and "quantization_bit" not in shown, shown
+    assert shown.startswith("这是 AMD ROCm gfx942 显卡：“量化位数（QLoRA）”使用") and "quantization_bit" not in shown, shown
     assert notice_text({**event, "code": "gone_since"}, "zh") == event["message"]  # a code this studio lacks
     assert notice_text("bf16: true but this machine has no GPU", "zh") == "bf16: true but this machine has no GPU"
 

@@ -28,7 +28,8 @@ from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from .handlers import for_each_browser
 from ..app.context import AppContext
-from .i18n import MESSAGES, headers, msg
+from .i18n import headers, msg
+from ..words.render import has
 from ..app.settings import catalog, remember_dataset
 from ..workspace import confine
 
@@ -98,7 +99,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
 
 def _reason(reason: str, lang: str) -> str:
     """A converter's skip reason in ``lang`` (as it is when the table has no wording for it)."""
-    return msg(f"skip.{reason}", lang) if f"skip.{reason}" in MESSAGES else reason
+    return msg(f"skip.{reason}", lang) if has(f"skip.{reason}") else reason
 
 
 def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | None], label_map: str,

@@ -1,0 +1,298 @@
+"""The page's labels that the browser translates itself (``gr.I18n``): tab names, buttons, the labels and info
+lines of widgets, and Gradio's own words its Chinese locale lacks. The server builds its other words from
+studio/words/messages.py and its neighbours; every one is an entry of the same catalog (studio/words/catalog.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .entry import label
+
+ENTRIES: list[Any] = [
+    label("set.remote_locked", "Off: it would run the model's own code on this server. Only whoever starts the studio "
+                               "can allow it",
+          "已关闭：它会在服务器上运行模型自带的代码。只有启动工作室的人可以允许它"),
+    label("app.title", "# Fine-Tune Studio", "# 微调工作室"),
+    label("app.intro",
+          "Convert your data on the Data tab, check the choices on Settings, press **Start** on the Train tab "
+          "and watch the run. Closing this page does not stop training; come back any time.",
+          "在“数据”页转换数据，在“设置”页确认选择，在“训练”页点击 **开始**，然后观察训练过程。关闭页面不会停止训练，随时可以回来查看。"),
+    label("app.logout", "Log out", "退出登录"),
+    label("tab.data", "1. Data", "1. 数据"),
+    label("tab.settings", "2. Settings", "2. 设置"),
+    label("tab.train", "3. Train", "3. 训练"),
+    label("tab.evaluate", "4. Evaluate", "4. 评估"),
+    label("tab.runs", "5. Runs", "5. 历次运行"),
+    label("runs.intro",
+          "Every run in this workspace, from the page or the command line. Tick two or more to compare their "
+          "loss curves and scorecards.",
+          "这个工作区的所有运行（网页或命令行启动的）。勾选两个或更多，对比它们的损失曲线和成绩。"),
+    label("runs.pick", "Runs to compare", "要对比的运行"),
+    label("runs.refresh", "Refresh", "刷新"),
+    label("runs.new_name", "New name for the ticked run", "勾选运行的新名称"),
+    label("runs.rename", "Rename", "重命名"),
+    label("runs.delete", "Delete ticked runs", "删除勾选的运行"),
+    label("runs.plot", "Loss curves", "损失曲线"),
+    label("eval.placeholder", "The Evaluate tab is not installed yet.", "评估页尚未安装。"),
+    label("group.model", "Model", "模型"),
+    label("group.method", "Method", "方法"),
+    label("group.data", "Data", "数据"),
+    label("group.train", "Hyperparameters", "超参数"),
+    label("group.memory", "Memory plan", "显存方案"),
+    label("set.preset", "Preset", "预设"),
+    label("set.preset_info", "A ready recipe from presets/recipes/; it fills the form below.",
+          "presets/recipes/ 中的现成配方，会填好下面的表单。"),
+    label("set.demo",
+          "**tiny-demo** is a small random-initialised demo model that learns on a CPU in minutes: use it to "
+          "try the whole flow. For real work type a hub id (e.g. `Qwen/Qwen2.5-0.5B`) or a local model folder.",
+          "**tiny-demo** 是一个随机初始化的小型演示模型，在 CPU 上几分钟就能学会：用它体验完整流程。"
+          "正式使用时请填写 Hub 模型 ID（如 `Qwen/Qwen2.5-0.5B`）或本地模型文件夹。"),
+    label("set.gpu_mem", "Card memory (GB)", "显存（GB）"),
+    label("set.gpu_pick", "Plan for a card (NVIDIA or AMD)", "按显卡规划（NVIDIA 或 AMD）"),
+    label("set.host_ram", "Host RAM (GB)", "内存（GB）"),
+    label("set.host_ram_info", "of the machine that will train (0 = this one); ZeRO offload and layer-wise offload "
+                               "keep weights and optimizer states there",
+          "训练用机器的内存（0 = 本机）；ZeRO 卸载和逐层卸载"
+          "把权重和优化器状态放在这里"),
+    label("set.fit_title", "### Will it fit?", "### 显存够吗？"),
+    label("set.check_title", "### Settings check", "### 设置检查"),
+    label("set.save", "Save settings (YAML)", "保存设置（YAML）"),
+    label("set.load", "Load settings (YAML)", "载入设置（YAML）"),
+    label("set.show_cmd", "Show command", "显示命令"),
+    label("set.command", "Equivalent command line", "等价的命令行"),
+    label("set.yaml_file", "Settings file", "设置文件"),
+    label("train.start", "Start", "开始"),
+    label("train.abort", "Abort", "中止"),
+    label("train.resume", "Resume", "继续"),
+    label("train.plot", "Loss", "损失曲线"),
+    label("train.log", "Log (last lines)", "日志（最后几行）"),
+    label("train.runs", "Past runs", "历史运行"),
+    label("train.refresh", "Refresh", "刷新"),
+    label("train.pick", "Run to resume", "要继续的运行"),
+    label("train.clear_queue", "Clear the queue", "清空排队"),
+    label("train.intro", "Start uses the settings from the Settings tab. The run goes on if you close this tab.",
+          "“开始”使用“设置”页中的设置。关闭此页面后训练仍会继续。"),
+    label("data.intro",
+          "Upload a CSV, Excel, JSON, JSONL, Parquet or TXT file, check the preview, choose the columns and "
+          "press **Convert**.",
+          "上传 CSV、Excel、JSON、JSONL、Parquet 或 TXT 文件，查看预览，选择列，然后点击 **转换**。"),
+    label("data.upload", "Data file", "数据文件"),
+    label("data.sample", "Use the sample reviews", "使用示例评论数据"),
+    label("data.path", "…or a file on the server (inside the workspace, or a data folder the studio was started with)",
+          "……或服务器上的文件（在工作区内，或启动工作室时指定的数据文件夹内）"),
+    label("data.open", "Open", "打开"),
+    label("data.preview", "Preview (first rows)", "预览（前几行）"),
+    label("data.stats", "Column statistics", "列统计"),
+    label("data.task", "Task", "任务"),
+    label("data.task_info",
+          "sentiment: a text column and a label column; instruction: instruction/input/output columns; "
+          "chat: a messages column.",
+          "情感分类：一列文本加一列标签；指令：指令/输入/输出三列；对话：一列对话消息。"),
+    label("data.col_text", "Text column", "文本列"),
+    label("data.col_label", "Label column", "标签列"),
+    label("data.col_instruction", "Instruction column", "指令列"),
+    label("data.col_input", "Input column", "输入列"),
+    label("data.col_output", "Output column", "输出列"),
+    label("data.col_messages", "Messages column", "对话消息列"),
+    label("data.label_map", "Label map", "标签映射"),
+    label("data.label_map_info", "value=label, comma separated, e.g. 1=positive,0=negative",
+          "值=标签，用逗号分隔，如 1=positive,0=negative"),
+    label("data.instruction", "Instruction (optional)", "指令（可选）"),
+    label("data.name", "Dataset name", "数据集名称"),
+    label("data.convert", "Convert", "转换"),
+    label("data.out", "Converted dataset (used by Settings)", "转换后的数据集（设置页会使用）"),
+    label("set.suggest", "Suggested change", "建议的修改"),
+    label("set.suggest_info", "From the estimate above; Apply puts it into the form and estimates again.",
+          "来自上面的估算；点击“应用”会把它填入表单并重新估算。"),
+    label("set.apply", "Apply", "应用"),
+    label("set.simple_intro", "Pick a model, the task and how long you can wait: the studio chooses the rest for this "
+                              "machine and says why below. Everything can still be changed under **Advanced**.",
+          "选择模型、任务和你愿意等待的时间：其余设置由工作室根据这台机器自动选择，并在下方说明原因。"
+          "所有设置仍可在 **高级** 中修改。"),
+    label("task.sentiment", "sentiment (text → label)", "情感分类（文本 → 标签）"),
+    label("task.instruction", "instruction (question → answer)", "指令（问题 → 回答）"),
+    label("task.chat", "chat (conversations)", "对话（多轮）"),
+    label("budget.quick", "quick", "快速"),
+    label("budget.balanced", "balanced", "均衡"),
+    label("budget.best", "best", "最佳"),
+    label("set.model", "Model", "模型"),
+    label("set.model_get", "Download", "下载"),
+    label("set.model_info", "Size, languages and about how long a run takes on this machine",
+          "大小、支持的语言，以及在这台机器上大约需要的训练时间"),
+    label("set.budget", "Time budget", "时间预算"),
+    label("set.budget_info", "quick: a first look; balanced: the usual choice; best: more passes over the data",
+          "快速：先看看效果；均衡：通常的选择；最佳：多遍历几次数据"),
+    label("set.data", "Training data", "训练数据"),
+    label("set.data_info", "Datasets converted on the Data tab (name, rows, task, date)", "在“数据”页转换好的数据集（名称、行数、任务、日期）"),
+    label("set.advanced", "Advanced: every setting", "高级：全部设置"),
+    label("set.gpu_mem_info", "0 = no GPU: training runs on the CPU and host RAM is the limit",
+          "0 = 没有 GPU：在 CPU 上训练，以内存为上限"),
+    # Evaluate tab
+    label("ev.run", "Finished run", "已完成的训练"),
+    label("ev.refresh", "Refresh", "刷新"),
+    label("ev.check", "Sentiment check", "情感分类检查"),
+    label("ev.source", "Rows to check", "检查哪些数据"),
+    label("ev.val", "the run's validation split", "训练时留出的验证集"),
+    label("ev.upload", "an uploaded file", "上传的文件"),
+    label("ev.file", "Rows to check the model on (.jsonl/.csv/.xlsx with the right answers: text + label columns, or "
+                     "instruction/input/output)",
+          "用来检查模型的行（.jsonl/.csv/.xlsx，需含正确答案：文本 + 标签 两列，或 instruction/input/output）"),
+    label("ev.batch_file", "Rows to predict (.jsonl/.csv/.xlsx: a text column; labels optional): every row gets the "
+                           "model's answer in a CSV",
+          "要预测的行（.jsonl/.csv/.xlsx：一列文本；标签可有可无）：每一行都会在 CSV 中得到模型的答案"),
+    label("ev.mode", "How to read the answer", "如何读取答案"),
+    label("ev.mode_help",
+          "score: pick the most likely label (fast, always a label). generate: let the model write its "
+          "answer and read the label from it (what a chat user would see).",
+          "打分：选出概率最高的标签（快，总能得到标签）。生成：让模型写出答案再解析标签（和对话时看到的一样）。"),
+    label("ev.mode_score", "score", "打分"),
+    label("ev.mode_generate", "generate", "生成"),
+    label("ev.max_rows", "At most this many rows (0 = all)", "最多检查行数（0 = 全部）"),
+    label("ev.run_check", "Check accuracy", "计算准确率"),
+    label("ev.scorecard", "Before / after (base vs fine-tuned)", "训练前 / 训练后对比"),
+    label("ev.per_class", "per class", "各类别指标"),
+    label("ev.confusion", "confusion matrix", "混淆矩阵"),
+    label("ev.wrong", "misclassified rows", "分错的行"),
+    label("ev.play", "Playground", "试一试"),
+    label("ev.prompt", "Instruction", "指令"),
+    label("ev.input", "Input (optional)", "输入（可选）"),
+    label("ev.max_new", "Max new tokens", "最多生成 token 数"),
+    label("ev.temp", "Temperature (0 = greedy)", "温度（0 = 贪心）"),
+    label("ev.top_p", "Top-p", "Top-p 采样"),
+    label("ev.stream", "Stream the answer", "流式输出"),
+    label("ev.compare", "Also ask the base model", "同时询问基础模型"),
+    label("ev.send", "Generate", "生成"),
+    label("ev.tuned", "Fine-tuned model", "微调后的模型"),
+    label("ev.base", "Base model", "基础模型"),
+    label("ev.chat", "Chat with the fine-tuned model", "与微调后的模型对话"),
+    label("ev.message", "Message", "消息"),
+    label("ev.clear", "Clear chat", "清空对话"),
+    label("ev.batch", "Batch prediction", "批量预测"),
+    label("ev.predict", "Predict every row", "预测每一行"),
+    label("ev.csv", "Predictions (CSV)", "预测结果（CSV）"),
+    label("ev.export", "Export", "导出"),
+    label("ev.merge", "Merge the LoRA adapter into a standalone model", "把 LoRA 适配器合并为独立模型"),
+    label("ev.overwrite", "Overwrite an existing export folder", "覆盖已存在的导出文件夹"),
+    label("ev.name", "Folder name (optional)", "文件夹名（可选）"),
+    label("ev.do_export", "Export", "导出"),
+    label("ev.export_format", "Format", "格式"),
+    label("ev.export_format_info",
+          "A folder loads in Python (transformers / peft). GGUF is one file for llama.cpp and "
+          "Ollama, with the prompt format it trained with and an Ollama Modelfile; q8_0 is about "
+          "half the size of f16.",
+          "文件夹格式用于 Python（transformers / peft）。GGUF 是供 llama.cpp 和 Ollama 使用的单个文件，"
+          "内含训练时的提示格式，并附带 Ollama 的 Modelfile；q8_0 大约是 f16 的一半大小。"),
+    # ---- Evaluate's measured columns, full vs quantized, Stop, GGUF upload (UI labels, then server messages)
+    label("ev.stop", "Stop", "停止"),
+    label("ev.chat_send", "Send", "发送"),
+    label("ev.defaults_note",
+          "Max new tokens, temperature and top-p start at the values that suit the chosen run's model "
+          "(its own recommendation where it has one); answers appear as they are written and **Stop** "
+          "ends them at the next token.",
+          "最多生成 token 数、温度和 Top-p 会按所选运行的模型设成合适的初始值（模型有推荐值时用推荐值）；"
+          "回答边生成边显示，**停止** 会在下一个 token 处结束生成。"),
+    label("ev.q_title", "Full vs quantized (memory, latency, accuracy)", "完整模型与量化模型对比（内存、延迟、准确率）"),
+    label("ev.q_intro", "Checks a full-precision model and its 4-bit (NF4) or 8-bit version on the same rows as the "
+                        "sentiment check above (same source, mode and row limit). 4-bit / 8-bit *quantize now* writes the "
+                        "same quantized model an export would, into a temporary folder; or pick a quantized export already "
+                        "in the exports folder (made with the export command; the Export panel below writes full "
+                        "models).",
+          "在与上面的情感检查相同的行上（同样的数据来源、模式和行数上限），分别检查完整精度模型和它的 4 位（NF4）"
+          "或 8 位版本。“现在量化”会把与导出相同的量化模型写入临时文件夹；也可以选择导出文件夹中已有的量化模型"
+          "（由导出命令生成；下方的导出面板导出完整模型）。"),
+    label("ev.q_full", "Full model", "完整模型"),
+    label("ev.q_quant", "Quantized model", "量化模型"),
+    label("ev.q_go", "Compare full and quantized", "比较完整模型与量化模型"),
+    label("set.gguf_upload", "Or upload a .gguf model file", "或上传 .gguf 模型文件"),
+    # the demo page of one run (studio/ui/demo.py) and the Evaluate tab's Share-a-demo panel (studio/ui/share_demo.py)
+    label("demo.title_labels", "## Try the model: it reads a text and picks a label", "## 试用模型：读一段文字，给出标签"),
+    label("demo.title_chat", "## Chat with the model", "## 与模型对话"),
+    label("demo.text", "Text to classify", "要分类的文字"),
+    label("demo.classify", "Classify", "分类"),
+    label("demo.scores", "Predicted label and the score of every label", "预测的标签，以及每个标签的得分"),
+    label("demo.examples", "Examples from the rows the model never saw in training (click one, then Classify)",
+          "训练时没见过的数据中的例子（点一下，再点“分类”）"),
+    label("demo.expected", "Label in the data", "数据里的标签"),
+    label("demo.batch", "Predict a whole file", "预测整个文件"),
+    label("demo.share", "Share a demo", "分享演示页面"),
+    label("demo.share_intro", "A page with only this run's model, for teammates: they can try it, not train, export "
+                              "or see other runs. Run this command on this machine (it asks for the same login as the "
+                              "studio when it is shared on the network):",
+          "只含这个运行的模型的页面，给同事用：可以试用，但不能训练、导出或查看其他运行。"
+          "在本机运行下面的命令（在网络上共享时，登录方式与工作室相同）："),
+    label("demo.start", "Start the demo on this server", "在本服务器上启动演示页面"),
+    label("demo.stop", "Stop the demo", "停止演示页面"),
+    # the deploy report panel's labels (re-labelled per browser, like every component label)
+  # the deploy report panel's labels (re-labelled per browser, like every component label)
+    label("ev.d_title", "Deploy report (every form: size, load time, memory, latency, accuracy, agreement)",
+          "部署报告（每种形式：大小、加载时间、内存、延迟、准确率、一致率）"),
+    label("ev.d_intro", "Measures the picked run's model in every form it can be deployed in, on the same rows as the "
+                        "sentiment check above: as trained; bitsandbytes 8-bit and NF4, as a quantized export writes them; "
+                        "GGUF f16 and q8_0, as the Export panel writes them. Each form is written to a temporary folder, loaded, scored and "
+                        "removed; for a 135M–270M model on a CPU this takes a few minutes. The command-line evaluator "
+                        "prints the same table.",
+          "在与上面的情感检查相同的行上，测量所选运行的模型的每种可部署形式：训练时的形式、bitsandbytes 8 位和 "
+          "NF4（与量化导出写出的相同）、GGUF f16 和 q8_0（与导出面板写出的相同）。每种形式写入临时文件夹、加载、打分后删除；在 CPU "
+          "上，135M–270M 的模型需要几分钟。命令行评估工具会打印同样的表格。"),
+    label("ev.d_go", "Make the deploy report", "生成部署报告"),
+    # feedback on answers (studio/ui/feedback_panel.py) and the owners' Feedback tab (studio/ui/feedback_tab.py)
+  # feedback on answers (studio/ui/feedback_panel.py) and the owners' Feedback tab (studio/ui/feedback_tab.py)
+    label("fb.title", "Was this answer right?", "这个答案对吗？"),
+    label("fb.up", "👍 Right", "👍 对"),
+    label("fb.down", "👎 Wrong", "👎 错"),
+    label("fb.right_label", "The right answer", "正确答案"),
+    label("fb.right_text", "The right answer (a better answer, typed in)", "正确答案（输入一个更好的答案）"),
+    label("fb.send", "Send the right answer", "提交正确答案"),
+    label("fb.withdraw", "Withdraw my last feedback", "撤回我上一条反馈"),
+    label("tab.feedback", "Feedback", "反馈"),
+    label("fb.run", "Run", "运行"),
+    label("fb.status", "Status", "状态"),
+    label("fb.login", "Person", "人员"),
+    label("fb.label", "Label or answer", "标签或答案"),
+    label("fb.refresh", "Refresh", "刷新"),
+    label("fb.counts", "Counts", "统计"),
+    label("fb.conflicts", "Conflicting corrections (not merged: edit one or drop one)", "相互矛盾的更正（不会合并：请修改或丢弃其中一条）"),
+    label("fb.ids", "Row ids (comma-separated)", "行号（逗号分隔）"),
+    label("fb.accept", "Accept", "接受"),
+    label("fb.drop", "Drop", "丢弃"),
+    label("fb.accept_new", "Accept every new row shown", "接受列表中所有新的行"),
+    label("fb.result", "Result", "结果"),
+    label("fb.edit_text", "Edited correction", "修改后的更正"),
+    label("fb.edit", "Save the edit", "保存修改"),
+    label("fb.dataset_name", "Dataset name", "数据集名称"),
+    label("fb.make", "Make dataset", "生成数据集"),
+    label("fb.export_csv", "Export CSV", "导出 CSV"),
+    label("fb.export_jsonl", "Export JSONL", "导出 JSONL"),
+    label("fb.file", "Export file", "导出文件"),
+    label("fb.table", "Feedback", "反馈"),
+    label("fb.st_new", "new", "新"),
+    label("fb.st_accepted", "accepted", "已接受"),
+    label("fb.st_dropped", "dropped", "已丢弃"),
+    # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)
+  # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)
+    label("imp.title", "Improve this run with its feedback", "用反馈改进这次运行"),
+    label("imp.run", "Finished run with accepted feedback", "有已接受反馈的已完成运行"),
+    label("imp.method", "Method", "方法"),
+    label("imp.go", "Improve this run", "改进这次运行"),
+    # ---- Gradio's own words (tooltips, table and chat buttons, the queue line) its zh-CN locale lacks: shown raw
+    # ('common.complete') otherwise
+    label("common.complete", "Complete", "完成"),
+    label("common.error", "Error", "错误"),
+    label("chatbot.complete", "Complete", "完成"),
+    label("chatbot.copy_message", "Copy message", "复制消息"),
+    label("chatbot.copied_message", "Copied message", "已复制消息"),
+    label("common.download_all", "Download All", "全部下载"),
+    label("common.progress", "Progress", "进度"),
+    label("common.run", "Run", "运行"),
+    label("common.record", "Record", "录制"),
+    label("common.stop_recording", "Stop Recording", "停止录制"),
+    label("dataframe.filter", "Filter", "筛选"),
+    label("dataframe.clear_filter", "Clear filters", "清除筛选"),
+    label("dataframe.import_empty_file", "The dropped file is empty.", "拖入的文件是空的。"),
+    label("dataframe.import_no_column_names", "The dropped file has no column names.", "拖入的文件没有列名。"),
+    label("dataframe.import_static_columns", "Cannot import into a table with read-only columns.",
+          "不能导入到含只读列的表格。"),
+    label("status.queue_position", "In queue: {position} of {size}", "排队中：第 {position} 位，共 {size} 位"),
+    label("chat_interface.message_placeholder", "Type a message...", "输入消息……"),
+    label("chat_interface.new_chat", "New chat", "新对话"),
+]

@@ -87,7 +87,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     guess = guess_columns(table)
     info = msg("loaded_file", ctx.lang, rows=len(table), cols=len(table.columns), name=Path(path).name)
     if table.warnings:
-        info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
+        info += "\n\n" + "\n".join(f"⚠️ {w.text(ctx.lang)}" for w in table.warnings)
     columns = [gr.update(choices=list(table.columns), value=guess.get(role)) for role in ROLES]
     name = re.sub(r"[^\w.-]+", "_", Path(path).stem).strip("_") or "dataset"
     task = guess_task(table, guess)
@@ -139,7 +139,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
         lines.append(msg("data.label_map_line", lang, map=format_label_map(result.label_map)))
     if result.instruction:
         lines.append(msg("data.instruction_line", lang, text=result.instruction))
-    lines += [msg("data.note_line", lang, text=n) for n in result.notes]
+    lines += [msg("data.note_line", lang, text=n.text(lang)) for n in result.notes]
     lines += [msg("data.skipped_line", lang, n=len(v), reason=_reason(k, lang))
               for k, v in result.skipped.items()]
     body = "\n\n".join(line for line in lines if line)

@@ -171,6 +171,34 @@ ENTRIES: list[Any] = [
     message("disk.what_other", "writing the file", "写入文件"),
     message("gguf.prepared", "Prepared **{name}** ({arch}, {params:,} parameters) into `{path}`; it is now the Model.",
             "已把 **{name}**（{arch}，{params:,} 个参数）准备到 `{path}`，并设为“模型”。"),
+    # ---- what reading and converting a file noticed (studio/data/readers.py, convert.py): the command line prints
+    # each as a warning or a note, the Data tab in the page's language
+    message("note.column_twice",
+            "'{file}': the header names column '{name}' twice; the later one is read as {again}. Check which one "
+            "holds the data, or rename the header",
+            "“{file}”：表头中“{name}”这一列出现了两次；后一列按 {again} 读取。请确认哪一列是数据，或修改表头"),
+    message("note.column_repeated",
+            "'{file}': the header names column '{name}' {n} times; the later ones are read as {again}. Check which "
+            "one holds the data, or rename the header",
+            "“{file}”：表头中“{name}”这一列出现了 {n} 次；后面的列按 {again} 读取。请确认哪一列是数据，或修改表头"),
+    message("list.again", "'{0}'", "“{0}”"),
+    message("list.again.sep", ", ", "，"),
+    message("note.unclosed_quote",
+            "'{file}': a quote (\") is never closed, so quotes were read as ordinary characters; check that row",
+            "“{file}”：有一个引号（\"）没有闭合，所以引号都按普通字符读取；请检查那一行"),
+    message("note.unclosed_quote_near",
+            "'{file}': a quote (\") is never closed (the one near line {line}), so quotes were read as ordinary "
+            "characters; check that row",
+            "“{file}”：有一个引号（\"）没有闭合（在第 {line} 行附近），所以引号都按普通字符读取；请检查那一行"),
+    message("note.long_rows",
+            "{n} row(s) have more fields than the header (data rows near line {lines}); the extra fields were "
+            "dropped. Quote text that contains the delimiter '{delim}'",
+            "{n} 行的字段比表头多（数据行在第 {lines} 行附近）；多出的字段已丢弃。含有分隔符“{delim}”的文本请加上引号"),
+    message("note.labels_normalised",
+            "labels {forms} were merged into '{label}' (Unicode NFKC normalisation, zero-width characters removed): "
+            "they look the same", "标签 {forms} 已合并为“{label}”（按统一字符编码规范化，去掉了零宽字符）：它们看起来一样"),
+    message("note.labels_mapped", "label {forms} -> '{label}'", "标签 {forms} -> “{label}”"),
+    message("list.forms.sep", " / ", " / "),
     # ---- a state file the studio could not read (studio/state_files.py moves it aside; studio/words/state_words.py
     # words each for the Train tab's status, the Settings tab's why and the Data tab's report)
     message("state.corrupt",

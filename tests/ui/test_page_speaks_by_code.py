@@ -131,3 +131,28 @@ def test_a_models_download_reports_its_steps_in_the_page_language(monkeypatch) -
     assert shown == ["正在从 PyPI 下载 smollm2-gguf==1.0（120 MB）", "model.gguf 已就绪（120 MB）"], shown
     with pytest.raises(TypeError):
         Step("Downloading smollm2")  # a step is made from a code, never from a sentence
+
+
+def test_what_reading_and_converting_a_file_noticed_is_said_by_code(tmp_path: Path) -> None:
+    """A repeated header, a quote never closed, rows longer than the header, labels merged: the command line keeps
+    its English lines, the Data tab shows them in the page's language."""
+    from studio.data.convert import convert_table
+    from studio.data.readers import read_table
+    cases = {"twice.csv": "text,text,label\na,b,pos\nc,d,neg\n", "quote.csv": 'text,label\n"a,pos\nb,neg\n',
+             "long.csv": "text,label\na,pos\nb,neg,extra\nc,pos\n"}
+    notes = []
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        notes += read_table(tmp_path / name).warnings
+    table = read_table(_write(tmp_path, "merge.csv", "text,label\n" + "a,Positive\nb,pos\nc,positive\nd,neg\n" * 3))
+    notes += convert_table(table, "sentiment", text_column="text", label_column="label").notes
+    assert len(notes) >= 4
+    for note in notes:
+        assert has(note.catalog_code), note
+        zh = note.text("zh")
+        assert CJK.search(zh) and not latin_words(re.sub(r"'[^']*'|“[^”]*”|\S*\.csv\S*", " ", zh)) - NAMES, zh
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder / name

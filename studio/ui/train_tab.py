@@ -41,7 +41,7 @@ STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the st
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
     engine: its fix in page fields, never a CLI flag) or the plain reason, worded by its codes
-    (studio/words/end_reasons.py); a run recorded without codes by an older version, as its English text."""
+    (studio/words/reason_words.py); a run recorded without codes by an older version, as its English text."""
     if isinstance(snap.get("page_error"), dict):
         return page_message(StudioError.from_dict(snap["page_error"]), lang)
     return reason_text(snap, lang, surface="page")

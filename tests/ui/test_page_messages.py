@@ -2,8 +2,8 @@
 column must not get the fix "CLI: --label-column NAME" on the Data tab).
 
 The rule, for the whole class: every error is raised by its code (``StudioError.of``), and a code whose fix names a
-command-line flag has a page fix in the page's words; tests/words/test_words_catalog.py holds both (the catalog, and no
-StudioError raised with a sentence). The page (``studio/ui/common.user_error``) shows the page's fix, while the CLI
+command-line flag has a page fix in the page's words (tests/words/test_catalog_complete.py holds the catalog; a
+StudioError cannot be made from a sentence). The page (``studio/ui/common.user_error``) shows the page's fix, while the CLI
 keeps its flags; here the Data / Settings / Train handlers are driven with the bad inputs that raise those errors.
 """
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_page_texts_name_no_flags() -> None:
 
 
 # ----------------------------------------------------------------- a Chinese page: the same errors in Chinese
-# (no English left in the Chinese page). Every error is raised by its code (tests/words/test_words_catalog.py)
+# (no English left in the Chinese page). Every error is raised by its code (StudioError refuses a sentence)
 # and worded when shown; the Data tab's common errors come out wholly Chinese.
 
 
@@ -213,8 +213,8 @@ def test_an_english_page_keeps_the_english_words(ctx, tmp_path: Path) -> None:  
 
 # ----------------------------------------------------------------- why a run ended (the Train tab's Reason, the
 # Runs table): the engine and the job runner write it once, by code with values beside its English text
-# (studio/runs/reasons.py), and the page words it in its own language (studio/words/end_reasons.py; the catalog is
-# held complete by tests/words/test_end_reason_words.py). An error that ends a run is written with its parts
+# (studio/runs/reasons.py), and the page words it in its own language (studio/words/reason_words.py; the catalog is
+# held complete by tests/words/test_catalog_complete.py). An error that ends a run is written with its parts
 # (``page_error``), which the page shows in its own words and language (studio/ui/train_tab.run_reason).
 
 

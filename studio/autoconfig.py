@@ -220,8 +220,8 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
     rows = min(EFFECTIVE_BATCH, max(batch, train_rows // MIN_UPDATES_PER_PASS))
     accum = max(1, rows // batch)
     if fitted is not None and rows < EFFECTIVE_BATCH:
-        reasons.append(Reason("gradient_accumulation_steps", "small_data", {"batch": batch, "rows": batch * accum,
-                                                                            "n": train_rows, "k": MIN_UPDATES_PER_PASS}))
+        reasons.append(Reason("gradient_accumulation_steps", "small_data",
+                              {"batch": batch, "rows": batch * accum, "n": train_rows, "k": MIN_UPDATES_PER_PASS}))
     elif fitted is not None:
         reasons.append(Reason("per_device_train_batch_size", "batch", {"batch": batch, "rows": batch * accum}))
     plan.update(per_device_train_batch_size=batch, gradient_accumulation_steps=accum, gradient_checkpointing=ckpt)

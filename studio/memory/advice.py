@@ -61,7 +61,8 @@ def _candidates(est: Any) -> list[_Candidate]:
     batch = cfg.per_device_train_batch_size
     if batch > 1:
         out.append(_Candidate("one_row", {"per_device_train_batch_size": 1},
-                              {"gradient_accumulation_steps": cfg.gradient_accumulation_steps * batch}, {"batch": batch}))
+                              {"gradient_accumulation_steps": cfg.gradient_accumulation_steps * batch},
+                              {"batch": batch}))
     if cfg.cutoff_len > 256:
         new = max(256, cfg.cutoff_len // 2)
         out.append(_Candidate("cut", {"cutoff_len": new}, values={"new": new}))

@@ -32,8 +32,8 @@ ENTRIES: list[Any] = [
                 "RDNA3；请安装 ROCm 版的安装包，用 `python -m bitsandbytes` 检查）；8 位优化器同样如此。没有它时，请用 bf16 "
                 "训练 LoRA（Instinct 系列显卡的显存足够）"),
            page=("This is an {card} card: {f_quantization_bit} needs bitsandbytes built for ROCm (MI200/MI300 and "
-                 "RDNA3); if it is missing the run stops at the model load: set {f_quantization_bit} to none and train LoRA "
-                 "in bf16",
+                 "RDNA3); if it is missing the run stops at the model load: set {f_quantization_bit} to none and "
+                 "train LoRA in bf16",
                  "这是 {card} 显卡：{f_quantization_bit}需要为该平台构建的 bitsandbytes（支持 MI200/MI300 和 "
                  "RDNA3）；若未安装，运行会在加载模型时停止：请把{f_quantization_bit}设为 none，用 bf16 训练 LoRA")),
     notice("notice.rocm_deepspeed",
@@ -59,8 +59,8 @@ ENTRIES: list[Any] = [
     notice("notice.pure_bf16_cpu",
            cli="{f_pure_bf16} is on but this run has no GPU, so it trains in fp32 (as {f_precision} auto does on a "
                "CPU); set {f_precision}: bf16 to train in bf16 on the CPU anyway",
-           page=("{f_pure_bf16} is on but this run has no GPU, so it trains in fp32 (as {f_precision} auto does on a CPU); "
-                 "set {f_precision} to bf16 to train in bf16 on the CPU anyway",
+           page=("{f_pure_bf16} is on but this run has no GPU, so it trains in fp32 (as {f_precision} auto does on a "
+                 "CPU); set {f_precision} to bf16 to train in bf16 on the CPU anyway",
                  "{f_pure_bf16}已打开，但这次运行没有 GPU，所以按 fp32 训练（与{f_precision}为 auto 时在 CPU 上一样）；"
                  "如果仍要在 CPU 上用 bf16 训练，请把{f_precision}设为 bf16")),
     notice("notice.yaml_key", cli="{setting}",
@@ -77,39 +77,40 @@ ENTRIES: list[Any] = [
     notice("notice.tiny_demo_method",
            cli="tiny-demo starts from random weights, so '{method}' (which trains only part of the model) learns "
                "little on it; choose Method: full (presets/recipes/tiny-demo-cpu.yaml)",
-           page=("tiny-demo starts from random weights, so {method} (which trains only part of the model) learns little on "
-                 "it; set {f_finetuning_type} to full",
+           page=("tiny-demo starts from random weights, so {method} (which trains only part of the model) learns "
+                 "little on it; set {f_finetuning_type} to full",
                  "tiny-demo 从随机权重开始，所以 {method}（只训练模型的一部分）在它上面几乎学不到东西；请把{f_finetuning_type}设为 full")),
     notice("notice.history_masked",
            cli="{n} multi-turn training rows carry loss on their last reply only: the {f_template} '{name}' (this "
                "model's chat template) does not render earlier replies so that their tokens can be found; choose a "
                "named template to train every reply",
-           page=("{n} multi-turn training rows carry loss on their last reply only: the {f_template} '{name}' (this model's "
-                 "chat template) does not render earlier replies so that their tokens can be found; pick a named template "
-                 "under {f_template} to train every reply",
+           page=("{n} multi-turn training rows carry loss on their last reply only: the {f_template} '{name}' (this "
+                 "model's chat template) does not render earlier replies so that their tokens can be found; pick a "
+                 "named template under {f_template} to train every reply",
                  "{n} 条多轮对话训练数据只在最后一轮回复上计算损失：{f_template}“{name}”（这个模型自带的对话模板）渲染之前的"
                  "回复时无法定位它们的 token；在{f_template}中选择一个具名模板，才能训练每一轮回复")),
     notice("notice.truncated",
            cli="{n} training rows are longer than {f_cutoff_len}={cutoff} and were truncated; raise {f_cutoff_len} to "
                "keep them whole",
-           page=("{n} training rows are longer than {f_cutoff_len} ({cutoff}) and were truncated; raise {f_cutoff_len} to "
-                 "keep them whole",
+           page=("{n} training rows are longer than {f_cutoff_len} ({cutoff}) and were truncated; raise "
+                 "{f_cutoff_len} to keep them whole",
                  "{n} 条训练数据超过了{f_cutoff_len}（{cutoff}），已被截断；调高{f_cutoff_len}可以保留完整内容")),
     notice("notice.template_mismatch",
            cli="{f_template}: {name} renders prompts differently from this model's own chat template; the run "
                "uses '{name}' (as LLaMA-Factory would). Set {f_template}: auto to train with the model's own "
                "template",
-           page=("The {f_template} '{name}' renders prompts differently from this model's own chat template; the run uses "
-                 "'{name}' (as LLaMA-Factory would). Set {f_template} to auto to train with the model's own template",
+           page=("The {f_template} '{name}' renders prompts differently from this model's own chat template; the run "
+                 "uses '{name}' (as LLaMA-Factory would). Set {f_template} to auto to train with the model's own "
+                 "template",
                  "{f_template}“{name}”渲染出的提示词与这个模型自带的对话模板不同；这次运行使用“{name}”（与 LLaMA-Factory "
                  "一致）。把{f_template}设为 auto 即可用模型自带的模板训练")),
     notice("notice.template_fallback",
            cli="{f_template}: {name} is LLaMA-Factory's; the studio does not render it slot by slot, so this run "
                "uses the model's own chat template (as {f_template}: auto). Pick a built-in template to fix the "
                "format yourself",
-           page=("The {f_template} '{name}' is LLaMA-Factory's; the studio does not render it slot by slot, so this run "
-                 "uses the model's own chat template (as auto does). Pick a built-in one under {f_template} to fix the "
-                 "format yourself",
+           page=("The {f_template} '{name}' is LLaMA-Factory's; the studio does not render it slot by slot, so this "
+                 "run uses the model's own chat template (as auto does). Pick a built-in one under {f_template} to "
+                 "fix the format yourself",
                  "{f_template}“{name}”是 LLaMA-Factory 的模板；本工作室不逐段渲染它，所以这次运行使用模型自带的对话模板"
                  "（与 auto 相同）。在{f_template}中选择一个内置模板，就能自己确定格式")),
     notice("notice.oom_split",

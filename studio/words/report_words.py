@@ -39,17 +39,20 @@ ENTRIES: list[Any] = [
             "{count} 行超过 cutoff_len={cutoff_len} 个{unit}，会被截断",
             page=("{count} {count:row is|rows are} longer than {f_cutoff_len} ({cutoff_len} {unit}) and will be "
                   "truncated", "{count} 行超过{f_cutoff_len}（{cutoff_len} 个{unit}），会被截断")),
-    message("report.too_long.fix", "raise cutoff_len to {max} (covers all rows; {p95} covers 95%), or shorten those texts",
+    message("report.too_long.fix", "raise cutoff_len to {max} (covers all rows; {p95} covers 95%), or shorten those "
+                                   "texts",
             "把 cutoff_len 提高到 {max}（覆盖全部行；{p95} 覆盖 95%），或缩短这些文本",
             page=("raise {f_cutoff_len} on the Settings tab to {max} (covers all rows; {p95} covers 95%), or shorten "
                   "those texts", "在“设置”页把{f_cutoff_len}提高到 {max}（覆盖全部行；{p95} 覆盖 95%），或缩短这些文本")),
     message("report.mixed_spellings", "The same label is spelled differently: {shown}", "同一个标签有不同的写法：{shown}"),
-    message("report.mixed_spellings.fix", "convert again with a label map that merges them, e.g. --label-map '{fix_map}'",
+    message("report.mixed_spellings.fix", "convert again with a label map that merges them, e.g. --label-map "
+                                          "'{fix_map}'",
             "用合并它们的标签映射重新转换，例如 --label-map '{fix_map}'",
             page=("merge them in the Label map box on the Data tab and convert again, e.g. '{fix_map}'",
                   "在“数据”页的“标签映射”框中合并它们后重新转换，例如 '{fix_map}'")),
     message("report.single_label", "Every row has the same answer '{label}'", "每一行的答案都是 '{label}'"),
-    message("report.single_label.fix", "add rows with the other labels; a model trained on one answer learns nothing else",
+    message("report.single_label.fix", "add rows with the other labels; a model trained on one answer learns nothing "
+                                       "else",
             "加入其他标签的行；只用一种答案训练的模型学不到别的"),
     message("report.imbalance", "Labels are imbalanced: '{big}' has {n_big} rows, '{small}' only {n_small} ({ratio}:1)",
             "标签不均衡：'{big}' 有 {n_big} 行，'{small}' 只有 {n_small} 行（{ratio}:1）"),
@@ -66,7 +69,8 @@ ENTRIES: list[Any] = [
             "每个标签几百条样本，结果会可靠得多"),
     # ---- the lines around them
     message("report.rows", "Rows: {rows} (train {train}, validation {val})", "行数：{rows}（训练 {train}，验证 {val}）"),
-    message("report.lengths", "Length ({unit}): mean {mean}, 95% under {p95}, max {max}; {over} over cutoff_len {cutoff}",
+    message("report.lengths", "Length ({unit}): mean {mean}, 95% under {p95}, max {max}; {over} over cutoff_len "
+                              "{cutoff}",
             "长度（{unit}）：平均 {mean}，95% 不超过 {p95}，最长 {max}；{over} 行超过 cutoff_len {cutoff}",
             page=("Length ({unit}): mean {mean}, 95% under {p95}, max {max}; {over} over {f_cutoff_len} ({cutoff})",
                   "长度（{unit}）：平均 {mean}，95% 不超过 {p95}，最长 {max}；{over} 行超过{f_cutoff_len}（{cutoff}）")),

@@ -24,7 +24,8 @@ ENTRIES: list[Any] = [
             "未安装 liger-kernel（pip install liger-kernel；见 docs/GPU.md）"),
     message("kernels.arch", "Liger has no kernels for the {model_type} architecture",
             "Liger 没有适用于 {model_type} 架构的内核"),
-    message("kernels.softcap", "the output layer is softcapped ({model_type}); the studio's chunked loss applies the cap",
+    message("kernels.softcap", "the output layer is softcapped ({model_type}); the studio's chunked loss applies the "
+                               "cap",
             "输出层带 softcap（{model_type}）；由工作室的分块损失处理"),
     message("kernels.unknown_arch", "the model's architecture is not known before it loads", "模型加载前无法得知其架构"),
     message("fits", "Fits", "放得下"),
@@ -175,8 +176,8 @@ ENTRIES: list[Any] = [
             "the column that holds the labels under Label column",
             "标签列“{column}”看起来是编号（{rows} 行中有 {distinct} 个不同值）：请在“标签列”中选择真正的标签列"),
     message("label.free_text", "The label column '{column}' looks like free text ({distinct} different values, about "
-                               "{mean_len} characters each, e.g. {sample}): labels are a few short words repeated many times; "
-                               "choose another Label column or the task 'instruction'",
+                               "{mean_len} characters each, e.g. {sample}): labels are a few short words repeated "
+                               "many times; choose another Label column or the task 'instruction'",
             "标签列“{column}”看起来是自由文本（{distinct} 个不同值，平均约 {mean_len} 个字符，如 {sample}）："
             "标签应是少数几个反复出现的短词；请换一个标签列，或把任务改为“指令”"),
     message("label.too_many",

@@ -4,7 +4,7 @@
     .venv/bin/python docs/make_error_guide.py --check   # exit 1 when a guide is out of step (tests/project/test_guide_errors.py)
 
 The words are not written here: each row names an error's what and its fix by code (an error code of the catalog,
-studio/words/errors.py; for why a run ended, the end reasons' codes, studio/words/end_reasons.py), and the tables
+studio/words/errors.py; for why a run ended, the end reasons' codes, studio/words/reason_words.py), and the tables
 are made from the page's words of those. A changed message therefore changes the guide when this script runs again,
 and a removed one makes it fail instead of printing stale advice. Which errors are listed, and in which order, is the
 choice below: the ones a newcomer meets first, tab by tab.
@@ -23,7 +23,7 @@ BEGIN, END = "<!-- errors: made by docs/make_error_guide.py -->", "<!-- /errors 
 GUIDES = {"en": ROOT / "docs" / "GUIDE.md", "zh": ROOT / "docs" / "GUIDE.zh.md"}
 
 # (where it shows, an error code of studio/words/errors.py): its what and the fix the page shows, in each language;
-# or (TRAIN, an end reason's code of studio/words/end_reasons.py, the code of the phrase that follows it with what to
+# or (TRAIN, an end reason's code of studio/words/reason_words.py, the code of the phrase that follows it with what to
 # do, "" = the reason's own fix if it has one) for why a run ended
 DATA, SETTINGS, TRAIN = "data", "settings", "train"
 PICKED: list[tuple[str, str] | tuple[str, str, str]] = [
@@ -56,29 +56,19 @@ def _reason_cells(code: str, then: str, lang: str) -> tuple[str, str]:
     """An end reason's page words in ``lang`` and what to do (its own fix, else the words of the code ``then``),
     its runtime values as … and the names of fields and buttons filled in; a code the studio no longer writes
     fails here."""
-    from studio.words.end_reasons import LANGS, UnknownReason, page_names, what_and_fix
-    i, names = LANGS.index(lang), page_names(lang)
-
-    def cell(pair: tuple[str, str] | None) -> str:
-        return _cell(re.sub(r"\{(\w+)\}", lambda m: names.get(m.group(1), m.group(0)), pair[i])) if pair else "–"
+    from studio.words.render import UnknownCode, has, template
     try:
-        what, fix = what_and_fix(code, "page")
-        return cell(what), cell(what_and_fix(then, "page")[0] if then else fix)
-    except UnknownReason:
+        fix = f"reason.{then}" if then else f"reason.{code}.fix"
+        return _cell(template(f"reason.{code}", lang)), _cell(template(fix, lang)) if has(fix) or then else "–"
+    except UnknownCode:
         raise SystemExit(f"not in the studio's end reasons any more (update PICKED): {code!r} {then!r}") from None
 
 
 def _row(row: tuple[str, ...], lang: str) -> str:
     if len(row) == 2:  # a code: its words from the catalog (an unknown code fails here)
-        from studio.words.config_problems import setting_names
-        from studio.words.errors import LANGS, entry
-        words = entry(row[1])
-        i = LANGS.index(lang)
-
-        def cell(text: str) -> str:  # the settings it names as the page labels them, its values as …
-            names = setting_names(text, {}, lang, "page")
-            return _cell(re.sub(r"\{([fq]_\w+)\}", lambda m: names[m.group(1)], text))
-        return f"| {cell(words['what'][i])} | {cell(words.get('page_fix', words.get('fix', ('', '')))[i])} |"
+        from studio.words.render import has, template
+        fix = template(f"{row[1]}.fix", lang) if has(f"{row[1]}.fix") else ""
+        return f"| {_cell(template(row[1], lang))} | {_cell(fix)} |"
     what, fix = _reason_cells(row[1], row[2], lang)
     return f"| {what} | {fix} |"
 

@@ -26,6 +26,7 @@ from .errors import StudioError
 from .memory.cards import load_card
 from .memory.estimator import detect_gpu_mem_gb, estimate as memory_estimate, host_ram_gb
 from .models import zoo
+from .words.render import render
 
 Budget = Literal["quick", "balanced", "best"]
 BUDGETS: tuple[str, ...] = ("quick", "balanced", "best")
@@ -51,9 +52,9 @@ EFFECTIVE_BATCH = 16          # updates average this many rows (batch x accumula
 MIN_UPDATES_PER_PASS = 8      # ...unless the data is small: 64 rows in updates of 16 made 5 steps and a worse model
 VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
 TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
-LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
-             "llama3": "en (+7 more)", "llama-3": "en (+7 more)", "llama2": "en", "llama-2": "en", "mistral": "en",
-             "gemma": "en", "phi": "en"}
+# what languages a model family reads: a code of the catalog (langs.*), worded in the reader's language
+LANGUAGES = {"tiny-demo": "langs.tiny", "qwen": "langs.qwen", "llama3": "langs.en7", "llama-3": "langs.en7",
+             "llama2": "langs.en", "llama-2": "langs.en", "mistral": "langs.en", "gemma": "langs.en", "phi": "langs.en"}
 
 @dataclass
 class Hardware:
@@ -70,12 +71,21 @@ class Hardware:
 
 @dataclass
 class Reason:
-    """Why one setting was chosen (or why a choice will not work): ``code`` keys a translation."""
+    """Why one setting was chosen (or why a choice will not work): the setting, and a code of the catalog
+    (``why.<code>``, studio/words/settings_words.py) with its values; said in any language, never written here."""
 
     field: str
     code: str
-    text: str
     params: dict[str, Any] = field(default_factory=dict)
+
+    def words(self, lang: str = "en", surface: str = "cli") -> str:
+        """The reason in ``lang`` for ``surface`` (the page names its budget in its own words)."""
+        return render(f"why.{self.code}", self.params, lang, surface)
+
+    @property
+    def text(self) -> str:
+        """The command line's English (what `studio train` prints and config.yaml's ``derived`` keeps)."""
+        return self.words()
 
 
 def detect_hardware(workspace: str | Path = ".") -> Hardware:
@@ -98,7 +108,7 @@ def _family(model: str) -> str:
 
 
 def model_facts(model: str) -> dict[str, Any]:
-    """Size and languages of a model the estimator has a card for; {} when it has none."""
+    """Size and languages (a code of the catalog) of a model the estimator has a card for; {} when it has none."""
     if zoo.is_builtin(model) and model != DEMO_MODEL:   # real models shipped in packages: measured facts
         m = zoo.get(model)
         scale = {"K": 1e3, "M": 1e6, "B": 1e9}
@@ -111,23 +121,19 @@ def model_facts(model: str) -> dict[str, Any]:
         card = load_card(model)
     except StudioError:
         return {}
-    return {"params": card.n_params, "languages": LANGUAGES.get(_family(model), "see the model card"),
+    return {"params": card.n_params, "languages": LANGUAGES.get(_family(model), "langs.card"),
             "hub_id": card.hub_id or model}
 
 
 def _val(n_rows: int | None) -> tuple[float, Reason]:
     if n_rows is None:
-        return VAL_SHARE, Reason("val_size", "val_share", "10% of the rows are held back to check the model on rows "
-                                 "it never saw (Evaluate uses them)", {"pct": 10})
+        return VAL_SHARE, Reason("val_size", "val_share_any", {"pct": 10})
     if n_rows < VAL_MIN_DATA:
-        return 0.0, Reason("val_size", "val_none", f"only {n_rows} rows: all are used for training, none held back "
-                           "(Evaluate will need a labelled file)", {"n": n_rows})
+        return 0.0, Reason("val_size", "val_none", {"n": n_rows})
     if n_rows * VAL_SHARE > VAL_MAX_ROWS:
-        return float(VAL_MAX_ROWS), Reason("val_size", "val_rows", f"{VAL_MAX_ROWS} rows are held back to check the "
-                                           "model on rows it never saw", {"n": VAL_MAX_ROWS})
+        return float(VAL_MAX_ROWS), Reason("val_size", "val_rows", {"n": VAL_MAX_ROWS})
     held = max(1, round(n_rows * VAL_SHARE))
-    return VAL_SHARE, Reason("val_size", "val_share", f"10% of the rows ({held}) are held back to check the model on "
-                             "rows it never saw (Evaluate uses them)", {"pct": 10, "n": held})
+    return VAL_SHARE, Reason("val_size", "val_share", {"pct": 10, "n": held})
 
 
 def _steps(train_rows: int, batch: int, accum: int, epochs: float) -> int:
@@ -152,14 +158,10 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     if model == DEMO_MODEL:
         changes.update(DEMO, num_train_epochs=float(DEMO_EPOCHS[budget]), cutoff_len=min(CUTOFF.get(task, 256), 256))
         reasons += [
-            Reason("finetuning_type", "demo_full", "full fine-tuning: tiny-demo starts from random weights, so every "
-                   "weight must learn (LoRA or freeze would train too little of it)"),
-            Reason("learning_rate", "demo_lr", "learning rate 0.002: a small model trained from scratch needs a high "
-                   "rate", {"lr": 0.002}),
-            Reason("num_train_epochs", "epochs", f"{DEMO_EPOCHS[budget]} passes over the data ({budget} budget)",
-                   {"n": DEMO_EPOCHS[budget], "budget": budget}),
-            Reason("weight_decay", "demo_decay", "strong weight decay (1.0): a few hundred rows are easy to memorise; "
-                   "decay makes the model generalise"),
+            Reason("finetuning_type", "demo_full"),
+            Reason("learning_rate", "demo_lr", {"lr": DEMO["learning_rate"]}),
+            Reason("num_train_epochs", "epochs", {"n": DEMO_EPOCHS[budget], "budget": budget}),
+            Reason("weight_decay", "demo_decay"),
         ]
         batch, accum = 16, 1
     else:
@@ -172,15 +174,12 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     # batching against 0.72/0.53/0.72 length-grouped, no better for a toy that learns from scratch.
     changes["dynamic_batching"] = model != DEMO_MODEL
     if model != DEMO_MODEL:
-        reasons.append(Reason("dynamic_batching", "dynamic", "dynamic batching: rows of similar length share a "
-                              "batch filled up to a token budget, so little of each step is padding"))
+        reasons.append(Reason("dynamic_batching", "dynamic"))
     total = _steps(train_rows, batch, accum, changes["num_train_epochs"])
     changes["logging_steps"] = max(1, total // 40)
     changes["eval_steps"] = None
     changes["save_steps"] = max(50, total // 4)
-    reasons.append(Reason("logging_steps", "logging", f"about {total} steps; the loss is logged every "
-                          f"{changes['logging_steps']} so the curve has ~40 points",
-                          {"steps": total, "every": changes["logging_steps"]}))
+    reasons.append(Reason("logging_steps", "logging", {"steps": total, "every": changes["logging_steps"]}))
     return changes, reasons
 
 
@@ -192,8 +191,7 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
         cutoff = min(cutoff, CPU_CUTOFF_CAP)
     rank = (CPU_LORA_RANK if hw.device == "cpu" else LORA_RANK)[budget]
     if hw.device == "cpu" and rank < LORA_RANK[budget]:
-        reasons.append(Reason("lora_rank", "cpu_rank", f"LoRA rank {rank}: on a CPU a larger rank makes every step "
-                              "slower for no measured gain", {"rank": rank}))
+        reasons.append(Reason("lora_rank", "cpu_rank", {"rank": rank}))
     # lora_dropout 0 (peft's and LLaMA-Factory's default): 0.05 made each CPU step 40-48% slower for no measured
     # gain on the built-in models (docs/logs/benchmarks-history.md section 6)
     plan: dict[str, Any] = dict(model_name_or_path=model, finetuning_type="lora", lora_rank=rank, lora_alpha=2 * rank, lora_target="all",
@@ -203,43 +201,32 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
                                 template=_template(model), gradient_checkpointing=False,
                                 optim="adamw_torch")
     reasons += [
-        Reason("finetuning_type", "lora", "LoRA: the pretrained weights stay frozen and small adapters learn the task; "
-               "it needs far less memory than full fine-tuning and rarely forgets what the model knew"),
-        Reason("learning_rate", "lora_lr", "learning rate 0.0002: the usual starting point for LoRA", {"lr": 2e-4}),
-        Reason("num_train_epochs", "epochs", f"{LORA_EPOCHS[budget]} passes over the data ({budget} budget)",
-               {"n": LORA_EPOCHS[budget], "budget": budget}),
-        Reason("cutoff_len", "cutoff", f"rows up to {cutoff} tokens are kept whole" +
-               (" (capped on the CPU to keep a run within hours)" if hw.device == "cpu" else ""), {"n": cutoff}),
+        Reason("finetuning_type", "lora"),
+        Reason("learning_rate", "lora_lr", {"lr": plan["learning_rate"]}),
+        Reason("num_train_epochs", "epochs", {"n": LORA_EPOCHS[budget], "budget": budget}),
+        Reason("cutoff_len", "cutoff_cpu" if hw.device == "cpu" else "cutoff", {"n": cutoff}),
     ]
     fitted = _fit_batch(RunConfig().replace(**plan), hw)
     if fitted is None and hw.device == "cuda":
         plan.update(quantization_bit=4, optim="paged_adamw_8bit")
-        reasons.append(Reason("quantization_bit", "qlora", "QLoRA (4-bit base weights): the 16-bit model does not "
-                              "fit this card's memory"))
+        reasons.append(Reason("quantization_bit", "qlora"))
         fitted = _fit_batch(RunConfig().replace(**plan), hw)
     if fitted is None:
         batch, ckpt = 1, True
-        where = "the card" if hw.device == "cuda" else "this machine's memory"
-        reasons.append(Reason("per_device_train_batch_size", "no_fit", f"even batch 1 does not fit {where}: see the "
-                              "memory panel", {"where": where}))
+        reasons.append(Reason("per_device_train_batch_size", "no_fit_card" if hw.device == "cuda" else "no_fit"))
     else:
         batch, ckpt = fitted
     # updates average EFFECTIVE_BATCH rows, fewer when that would leave under MIN_UPDATES_PER_PASS updates per pass
     rows = min(EFFECTIVE_BATCH, max(batch, train_rows // MIN_UPDATES_PER_PASS))
     accum = max(1, rows // batch)
     if fitted is not None and rows < EFFECTIVE_BATCH:
-        reasons.append(Reason("gradient_accumulation_steps", "small_data", f"{batch} rows per step and updates of "
-                              f"{batch * accum} rows: {train_rows} training rows make at least "
-                              f"{MIN_UPDATES_PER_PASS} updates per pass", {"batch": batch, "rows": batch * accum,
-                                                                           "n": train_rows,
-                                                                           "k": MIN_UPDATES_PER_PASS}))
+        reasons.append(Reason("gradient_accumulation_steps", "small_data",
+                              {"batch": batch, "rows": batch * accum, "n": train_rows, "k": MIN_UPDATES_PER_PASS}))
     elif fitted is not None:
-        reasons.append(Reason("per_device_train_batch_size", "batch", f"{batch} rows per step fit the memory; updates "
-                              f"still average {batch * accum} rows", {"batch": batch, "rows": batch * accum}))
+        reasons.append(Reason("per_device_train_batch_size", "batch", {"batch": batch, "rows": batch * accum}))
     plan.update(per_device_train_batch_size=batch, gradient_accumulation_steps=accum, gradient_checkpointing=ckpt)
     if ckpt:
-        reasons.append(Reason("gradient_checkpointing", "ckpt", "gradient checkpointing on: it trades ~30% speed for "
-                              "much less memory"))
+        reasons.append(Reason("gradient_checkpointing", "ckpt"))
     return plan
 
 
@@ -285,8 +272,7 @@ def offload_disk_problem(cfg: RunConfig, est: Any, hw: Hardware) -> Reason | Non
     full = cfg.finetuning_type == "full"
     need = est.card.n_params * (12 if full else 2) / GB   # weights + Adam states for full, weights otherwise
     if need > hw.disk_gb:
-        return Reason("output_dir", "disk", f"a checkpoint needs about {need:.0f} GB of disk, only {hw.disk_gb:.0f} GB "
-                      "are free", {"need": round(need), "free": round(hw.disk_gb)})
+        return Reason("output_dir", "disk", {"need": round(need), "free": round(hw.disk_gb)})
     return None
 
 
@@ -294,17 +280,13 @@ def learning_problems(cfg: RunConfig, n_rows: int | None = None) -> list[Reason]
     """Choices that will not give a model that learns or can be evaluated (shown before Start)."""
     out: list[Reason] = []
     if cfg.model_name_or_path.strip() == DEMO_MODEL and cfg.finetuning_type != "full":
-        out.append(Reason("finetuning_type", "partial_random", f"tiny-demo starts from random weights, so the method "
-                          f"'{cfg.finetuning_type}' trains too little of it to learn: choose the method 'full'",
-                          {"method": cfg.finetuning_type}))
+        out.append(Reason("finetuning_type", "partial_random", {"method": cfg.finetuning_type}))
     if not cfg.val_size:
-        out.append(Reason("val_size", "no_val", "no rows are held back, so Evaluate cannot check this run on its own "
-                          "data: set a validation share such as 0.1"))
+        out.append(Reason("val_size", "no_val"))
     if n_rows is not None and cfg.val_size and n_rows > 0:
         held = cfg.val_size if cfg.val_size >= 1 else n_rows * cfg.val_size
         if held >= n_rows:
-            out.append(Reason("val_size", "val_all", "the validation share leaves no rows to train on: lower it",
-                              {"n": n_rows}))
+            out.append(Reason("val_size", "val_all", {"n": n_rows}))
     return out
 
 

@@ -4,32 +4,39 @@ The UI and the CLI show ``StudioError`` as-is (what / why / how to fix); anythin
 else is a bug and is logged with its traceback, never shown raw to a user.
 
 Every error the studio raises is ``StudioError.of(code, **values)``: a code and its values, whose words
-studio/words/errors.py holds (both languages, both surfaces: the CLI's fix may name a flag, the page's names the
-page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an English
-sentence; tests/words/test_words_catalog.py holds the catalog complete and finds any StudioError raised with a sentence.
-An error made from sentences (``StudioError(what, fix)``) is what a run recorded by an older studio reads back as
-(``from_dict``): shown as it was written.
+the catalog holds (studio/words/errors.py: both languages, both surfaces: the CLI's fix may name a flag, the page's
+names the page's fields). The error is worded when shown (``text(lang, surface)``), so no table has to match an
+English sentence; tests/words/test_catalog_complete.py holds the catalog complete. An error made from sentences is
+what a run recorded by an older studio reads back as (``from_dict``): shown as it was written.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
-from .words import config_problems
 from .words import errors as error_words
 
 
 class StudioError(Exception):
-    """A problem the user can fix: says what is wrong and how to fix it."""
+    """A problem the user can fix: says what is wrong and how to fix it. Made by code (``of``); a sentence cannot
+    make one (``StudioError("...")`` raises TypeError), so no English reaches a Chinese page by this road."""
 
-    def __init__(self, what: str, fix: str = "", *, why: str = "", code: str = "error"):
-        self.what = what
-        self.why = why
-        self.fix = fix
-        self.code = code
-        self.values: dict[str, Any] | None = None  # set by ``of``: the error is worded by its code
-        super().__init__(self.message)
+    what: str
+    why: str
+    fix: str
+    code: str
+    values: dict[str, Any] | None  # set by ``of``: the error is worded by its code; None for an older run's record
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a StudioError is made from a code of the word catalog: StudioError.of(code, **values)")
+
+    def _said(self, what: str, fix: str, why: str, code: str, values: dict[str, Any] | None) -> None:
+        self.what, self.why, self.fix, self.code, self.values = what, why, fix, code, values
+        Exception.__init__(self, self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle would call the constructor, which takes no sentence: rebuild from the record instead
+        return StudioError.from_dict, (self.to_dict(),)
 
     @classmethod
     def of(cls, code: str, **values: Any) -> StudioError:
@@ -42,8 +49,8 @@ class StudioError(Exception):
     def _worded_by(self, code: str, values: dict[str, Any]) -> None:
         """Make this error the coded error ``code`` with ``values`` (its CLI words as ``message``)."""
         what, why, fix = error_words.words(code, values)
-        StudioError.__init__(self, what, fix, why=why, code=code)
-        self.values = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in values.items()}
+        self._said(what, fix, why, code, {k: os.fspath(v) if isinstance(v, os.PathLike) else v
+                                          for k, v in values.items()})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StudioError:
@@ -57,30 +64,25 @@ class StudioError(Exception):
                 return cls.of(code, **d["values"])
             except error_words.UnknownCode:  # a code this studio no longer knows (a run recorded by another version)
                 pass
-        return cls(str(d.get("what", "")), str(d.get("page_fix") or d.get("fix") or ""), why=str(d.get("why") or ""),
-                   code=code)
+        exc = StudioError.__new__(StudioError)
+        exc._said(str(d.get("what", "")), str(d.get("page_fix") or d.get("fix") or ""), str(d.get("why") or ""),
+                  code, None)
+        return exc
 
     def with_values(self, **changes: Any) -> StudioError:
         """The same coded error with some of its values changed (a path named as the person typed it)."""
         return StudioError.of(self.code, **{**(self.values or {}), **changes})
-
-    def with_what(self, what: str) -> StudioError:
-        """The same error, not coded (raised with its sentences, as an older studio's run recorded it), saying
-        ``what`` instead; a coded error changes a value instead (``with_values``)."""
-        return StudioError(what, self.fix, why=self.why, code=self.code)
 
     @property
     def coded(self) -> bool:
         """True when the catalog words this error (``of``), not the sentences it was raised with."""
         return self.values is not None
 
-    def text(self, lang: str = "en", surface: str = "cli",
-             labels: Callable[[str, str], str | None] | None = None) -> str:
+    def text(self, lang: str = "en", surface: str = "cli") -> str:
         """The message in ``lang`` for ``surface`` ("cli" or "page"); a coded error from the catalog, another as
         raised (English)."""
         if self.coded:
-            return error_words.sentence(*error_words.words(self.code, self.values or {}, lang, surface, labels),
-                                        lang=lang)
+            return error_words.sentence(*error_words.words(self.code, self.values or {}, lang, surface), lang=lang)
         return self.message if surface == "cli" else self.page_message
 
     def _text(self, fix: str) -> str:
@@ -124,7 +126,7 @@ class ConfigError(StudioError):
 def _coded_problem(problem: str) -> dict[str, Any]:
     """A problem of a ConfigError as its error's values keep it: its code and values."""
     code = getattr(problem, "code", None)
-    if code not in config_problems.PROBLEMS:
+    if not (isinstance(code, str) and code.startswith("check.") and error_words.has(code)):
         raise error_words.UnknownCode(f"the config problem {str(problem)!r} has no code of "
                                       "studio/words/config_problems.py (make it with studio/config/checks.py problem)")
     return {"problem": code, **problem.params}  # type: ignore[attr-defined]

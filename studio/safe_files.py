@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import StudioError
+from .words.render import UnknownCode
 from .workspace import cache_dir, confine, is_inside
 
 _ROOTS: list[Path] = []
@@ -76,12 +77,16 @@ def refuse_links_out(folder: str | Path, what: str = "folder") -> None:
 
     Raises:
         StudioError: naming up to three such links and how to fix it.
+        UnknownCode: ``what`` is a kind of folder without words (a bug of the caller, found on its first call,
+            whether or not the folder holds a link).
     """
+    code = _LINK_OUT.get(what)  # the folder's kind is part of the words: a code of its own
+    if code is None:
+        raise UnknownCode(f"no words for a link out of a {what!r} (studio/safe_files.py _LINK_OUT)")
     folder = Path(folder)
     found = links_out(folder, roots_for(folder.parent if folder.is_symlink() else folder))
     if found:
         names = ", ".join(f"'{p.relative_to(folder.parent)}'" for p in found[:3])
-        code = _LINK_OUT[what]  # the folder's kind is part of the words: a code of its own
         raise StudioError.of(code, name=folder.name, names=names)
 
 

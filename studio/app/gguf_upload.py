@@ -62,9 +62,7 @@ def accept_gguf(ctx: Any, upload: str | Path | None, lang: str = "en",
         os.replace(part, target)
     say = progress or (lambda f, m: None)
     try:
-        prepared = prepare_gguf(target, Path(ctx.workspace) / "models",
-                                progress=lambda f, m: say(f, m if lang == "en" else
-                                                          msg("gguf.preparing", lang, name=name, stage=f"{f:.0%}")))
+        prepared = prepare_gguf(target, Path(ctx.workspace) / "models", progress=lambda f, step: say(f, step.text(lang)))
     except BaseException:
         if fresh:
             target.unlink(missing_ok=True)

@@ -80,5 +80,6 @@ def download(name: str | None, lang: str, progress: Callable[[float, str], None]
         raise StudioError.of("app.download_not_builtin", name=name[:80])
     if zoo.availability(name) != "download":
         return msg("model.get_have", lang, name=name)
-    zoo.download(name, progress=progress)
+    # each step of the download in the page's language (studio/models/progress.py says them by code)
+    zoo.download(name, progress=(lambda f, step: progress(f, step.text(lang))) if progress else None)
     return msg("model.get_done", lang, name=name, mb=f"{zoo.download_mb(name):.0f}")

@@ -10,7 +10,7 @@ from ..errors import StudioError
 from . import form_values
 from ..words.units import fmt_seconds
 from .context import AppContext
-from ..words.catalog import model_langs, msg
+from ..words.catalog import msg
 from .model_download import availability_note
 from .run_estimate import form_estimate, placeholder_rows, plan_seconds, rows_for
 from .settings import derive
@@ -47,7 +47,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
         except StudioError:
             seconds = None
         size = _size(facts["params"])
-        label = msg("model.label", lang, name=name, size=size, langs=model_langs(facts["languages"], lang),
+        label = msg("model.label", lang, name=name, size=size, langs=msg(facts["languages"], lang),
                     time=fmt_seconds(seconds, lang))
         out.append((label + availability_note(name, lang, facts.get("params")), name))
     if extra and extra not in [v for _, v in out]:

@@ -93,10 +93,8 @@ def _confine_one(name: str, root: str, value: str, ctx: AppContext, base: Path) 
     full = p if p.is_absolute() else base / p
     try:  # the same words whether the folder exists or not: the page is no oracle for what lies outside
         return confine(full, folders)
-    except StudioError as exc:  # name the path as the person typed it
-        if exc.coded:
-            raise exc.with_values(path=value.strip()) from None
-        raise exc.with_what(exc.what.replace(f"'{full}'", f"'{value.strip()}'")) from None
+    except StudioError as exc:  # name the path as the person typed it (a value of its code)
+        raise exc.with_values(path=value.strip()) from None
 
 
 def confine_config(cfg: RunConfig, ctx: AppContext) -> RunConfig:

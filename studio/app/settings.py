@@ -22,9 +22,9 @@ from . import form_values
 from .context import AppContext
 from .datasets import dataset_info, datasets
 from .state_problems import problem_lines
-from ..words.catalog import FIELD_LABELS, MESSAGES, msg
-from ..words.config_problems import problem_words
+from ..words.catalog import field_label as _label, msg
 from ..words.error_words import page_message
+from ..words.render import render
 
 SETTINGS_FILE = "settings.yaml"      # workspace/settings.yaml: the form as RunConfig YAML (the CLI takes it)
 CHOICES_FILE = "settings_ui.json"    # the short form's own choices (task, budget)
@@ -45,18 +45,12 @@ def hardware_line(hw: Hardware, lang: str) -> str:
 
 # ---------------------------------------------------------------- derivation
 def reason_text(r: Reason, lang: str) -> str:
-    key = f"why.{r.code}"
-    if lang != "en" and key in MESSAGES:
-        params = dict(r.params)
-        if "budget" in params:
-            params["budget"] = msg(f"budget.{params['budget']}", lang)
-        return msg(key, lang, **params)
-    return r.text
+    """Why the studio chose a setting, in the page's words and ``lang``."""
+    return r.words(lang, "page")
 
 
 def field_label(name: str, lang: str) -> str:
-    pair = FIELD_LABELS.get(name)
-    return (pair[1] if lang == "zh" else pair[0]) if pair else name
+    return _label(name, lang)
 
 
 def why_markdown(reasons: list[Reason], lang: str) -> str:
@@ -99,7 +93,7 @@ def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
 
 def problem_line(problem: str, lang: str) -> str:
     """A config check's problem (studio/config/checks.py: each has a code) in the page's words and ``lang``."""
-    return problem_words(problem.code, problem.params, lang, surface="page")  # type: ignore[attr-defined]
+    return render(problem.code, problem.params, lang, "page")  # type: ignore[attr-defined]
 
 
 def error_line(exc: StudioError, lang: str) -> str:

@@ -9,7 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from ..words.config_problems import problem_words
+from ..words.render import render
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
                          closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
 
@@ -22,7 +22,7 @@ class Problem(str):
     params: dict[str, Any]
 
     def __new__(cls, code: str, **values: Any) -> "Problem":
-        self = super().__new__(cls, problem_words(code, values))
+        self = super().__new__(cls, render(code, values, "en", "cli"))
         self.code, self.params = code, values
         return self
 

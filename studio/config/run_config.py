@@ -1,8 +1,9 @@
 """RunConfig: the one typed object that flows UI / YAML / CLI -> engine.
 
 Keys are named as LLaMA-Factory names them so its YAML files load here. Each field
-carries its help text, choices and UI group in ``metadata``; the Settings form, the
-CLI help and validation all read that one place.
+carries its type, default, choices, range and UI group in ``metadata``; the Settings form and
+validation read that one place. What a field means, its label and help in each language, is
+the word catalog's (studio/words/fields.py: ``f.<key>``, ``h.<key>``).
 
 Merge order: defaults < preset < user YAML < ``--set key=value`` < UI edits.
 """
@@ -24,13 +25,14 @@ import yaml
 from .checks import DEEPSPEED_SHORTCUTS, problem, problems
 from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
 from .lf_keys import translate_llamafactory
-from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer, deepspeed_choices
+from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer
 from ..errors import ConfigError
+from ..words.render import render
 from ..workspace import atomic_write_text
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
 __all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "PATH_NAMES", "PATH_ROOTS",
-           "RunConfig", "field_meta",
+           "RunConfig", "field_meta", "help_values",
            "load_yaml_dict", "parse_overrides", "safe_yaml"]
 
 DEMO_MODEL = "tiny-demo"
@@ -47,12 +49,12 @@ PATH_ROOTS = ("runs", "data", "models", "nvme")
 PATH_NAMES = ("model", "dataset", "deepspeed", "last")
 
 
-def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
-    """A field with its metadata. Every int/float field declares ``range=(lo, hi)`` (inclusive; ``open="lo"``,
+def _f(default: Any, group: str = "train", **extra: Any) -> Any:
+    """A field with its metadata (its label and help: studio/words/fields.py). Every int/float field declares ``range=(lo, hi)`` (inclusive; ``open="lo"``,
     ``"hi"`` or ``"both"`` excludes an end): the checks (studio/config/checks.py) refuse values outside it and
     tests/robustness/test_ranges.py fails for a number field without one. Every field naming a file or folder
     declares ``root=`` one of PATH_ROOTS (tests/robustness/test_path_fields.py fails for one without it)."""
-    meta = {"help": help, "group": group, **extra}
+    meta = {"group": group, **extra}
     assert meta.get("root") in (None, *PATH_ROOTS) and meta.get("names") in (None, *PATH_NAMES), meta
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
@@ -61,148 +63,84 @@ def _f(default: Any, help: str, group: str = "train", **extra: Any) -> Any:
 
 @dataclass
 class RunConfig:
-    """Everything one training run needs. Documented once, here."""
+    """Everything one training run needs; each field documented once, by its help (studio/words/fields.py)."""
 
     # --- model ---
-    model_name_or_path: str = _f(DEMO_MODEL, "Base model: 'tiny-demo' (built-in, random init, learns on a CPU), "
-                                             "the built-in real models 'smollm2-135m-instruct' (135M, English chat, "
-                                             "Apache-2.0) and 'gemma3-270m' (268M, Chinese + English, Gemma Terms "
-                                             "of Use: https://ai.google.dev/gemma/terms; the Model list shows the "
-                                             "time per step here), "
-                                             "a .gguf file, a local folder, or a hub id", "model", root="models",
-                                             names="model")
-    trust_remote_code: bool = _f(False, "Run code shipped with the model. Only for models you trust", "model")
+    model_name_or_path: str = _f(DEMO_MODEL, "model", root="models", names="model")
+    trust_remote_code: bool = _f(False, "model")
     # --- method ---
-    stage: Literal["sft", "dpo", "kto"] = _f(
-        "sft", "Training stage (LLaMA-Factory's key): sft = supervised fine-tuning on instruction rows; dpo = "
-               "preference tuning on ranking pairs (chosen/rejected); kto = on single answers tagged good or bad. "
-               "dpo and kto train a LoRA/QLoRA adapter against the same weights with the adapter off", "method")
-    pref_beta: float = _f(0.1, "dpo/kto: how far the tuned model may move from the reference (higher = stays "
-                               "closer; LLaMA-Factory's pref_beta)", "method", range=(0.0, 1000.0), open="lo")
-    pref_loss: Literal["sigmoid", "hinge", "ipo"] = _f(
-        "sigmoid", "dpo: the preference loss (sigmoid = DPO, hinge = SLiC, ipo = IPO)", "method")
-    pref_ftx: float = _f(0.0, "dpo: weight of an extra supervised loss on the chosen answer (0 = off)", "method",
-                         range=(0.0, 1000.0))
-    kto_chosen_weight: float = _f(1.0, "kto: weight of the good answers' loss", "method", range=(0.0, 1000.0),
-                                  open="lo")
-    kto_rejected_weight: float = _f(1.0, "kto: weight of the bad answers' loss", "method", range=(0.0, 1000.0),
-                                    open="lo")
-    finetuning_type: Literal["full", "freeze", "lora"] = _f(
-        "lora", "full: train every weight; freeze: train only the last layers; lora: small adapters", "method")
-    adapter_name_or_path: str | None = _f(None, "Continue training from this LoRA adapter folder (a finished run's "
-                                                "adapter; LLaMA-Factory's key); its rank and targets are kept",
-                                          "method", root="runs")
-    freeze_trainable_layers: int = _f(2, "freeze method: how many of the last layers stay trainable", "method",
-                                      range=(1, 10_000))
-    lora_rank: int = _f(8, "LoRA rank (adapter size); 8-64 is typical", "method", range=(1, 4096))
-    lora_alpha: int | None = _f(None, "LoRA scaling; empty = 2x the rank (as LLaMA-Factory)", "method",
-                                range=(1, 16_384))
-    lora_dropout: float = _f(0.0, "Dropout inside LoRA adapters", "method", range=(0.0, 1.0), open="hi")
-    lora_target: str = _f("all", "Modules that get adapters: 'all' (every linear layer) or a comma list "
-                                 "such as q_proj,v_proj", "method")
-    use_rslora: bool = _f(False, "rsLoRA: scale adapters by alpha/sqrt(rank) instead of alpha/rank", "method")
-    use_dora: bool = _f(False, "DoRA: weight-decomposed LoRA (adds a magnitude vector per layer)", "method")
-    pissa_init: bool = _f(False, "PiSSA: start adapters from the weights' principal components", "method")
-    loraplus_lr_ratio: float | None = _f(None, "LoRA+: learning rate of the B matrices = this x learning_rate "
-                                               "(16 is typical; empty = off)", "method", range=(0.0, 1000.0), open="lo")
-    quantization_bit: int | None = _f(None, "Load the base model in 4 or 8 bits (QLoRA); needs lora", "method",
-                                      choices=[None, 4, 8], range=(4, 8))
-    quantization_type: Literal["nf4", "fp4"] = _f("nf4", "4-bit data type", "method")
-    double_quantization: bool = _f(True, "Quantize the 4-bit scales too (saves ~0.4 bit/param)", "method")
+    stage: Literal["sft", "dpo", "kto"] = _f("sft", "method")
+    pref_beta: float = _f(0.1, "method", range=(0.0, 1000.0), open="lo")
+    pref_loss: Literal["sigmoid", "hinge", "ipo"] = _f("sigmoid", "method")
+    pref_ftx: float = _f(0.0, "method", range=(0.0, 1000.0))
+    kto_chosen_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
+    kto_rejected_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
+    finetuning_type: Literal["full", "freeze", "lora"] = _f("lora", "method")
+    adapter_name_or_path: str | None = _f(None, "method", root="runs")
+    freeze_trainable_layers: int = _f(2, "method", range=(1, 10_000))
+    lora_rank: int = _f(8, "method", range=(1, 4096))
+    lora_alpha: int | None = _f(None, "method", range=(1, 16_384))
+    lora_dropout: float = _f(0.0, "method", range=(0.0, 1.0), open="hi")
+    lora_target: str = _f("all", "method")
+    use_rslora: bool = _f(False, "method")
+    use_dora: bool = _f(False, "method")
+    pissa_init: bool = _f(False, "method")
+    loraplus_lr_ratio: float | None = _f(None, "method", range=(0.0, 1000.0), open="lo")
+    quantization_bit: int | None = _f(None, "method", choices=[None, 4, 8], range=(4, 8))
+    quantization_type: Literal["nf4", "fp4"] = _f("nf4", "method")
+    double_quantization: bool = _f(True, "method")
     # --- data ---
-    dataset: str = _f("", "Training data: a .jsonl/.json file in alpaca format, or a name in dataset_info.json",
-                      "data", root="data", names="dataset", many=True)
-    dataset_dir: str = _f("data", "Folder holding dataset_info.json (LLaMA-Factory layout)", "data",
-                          root="data")
-    template: str = _f("auto", "Prompt template: 'auto' uses the tokenizer's chat template (else the studio's "
-                               "'### Instruction' format); LLaMA-Factory names render as there (default, alpaca, "
-                               "llama3, qwen, chatml, gemma, smollm2, gemma3, mistral, ...); its other names use the "
-                               "model's own chat template; 'studio' is the studio's own format", "data")
-    cutoff_len: int = _f(256, "Longest training example in tokens; longer rows are truncated", "data",
-                         range=(1, 1_048_576))
-    train_on_prompt: bool = _f(False, "Also compute loss on the prompt (default: only on the answer)", "data")
-    mask_history: bool = _f(False, "Multi-turn rows: only the last reply carries loss (default: every assistant "
-                                   "reply does, as in LLaMA-Factory)", "data")
-    val_size: float = _f(0.0, "Fraction (0-1) or count (>=1) of rows kept for validation", "data",
-                         range=(0.0, 10_000_000.0))
-    max_samples: int | None = _f(None, "Use at most this many training rows (for quick tries)", "data",
-                                 range=(1, 1_000_000_000))
+    dataset: str = _f("", "data", root="data", names="dataset", many=True)
+    dataset_dir: str = _f("data", "data", root="data")
+    template: str = _f("auto", "data")
+    cutoff_len: int = _f(256, "data", range=(1, 1_048_576))
+    train_on_prompt: bool = _f(False, "data")
+    mask_history: bool = _f(False, "data")
+    val_size: float = _f(0.0, "data", range=(0.0, 10_000_000.0))
+    max_samples: int | None = _f(None, "data", range=(1, 1_000_000_000))
     # --- hyperparameters ---
-    per_device_train_batch_size: int = _f(4, "Examples per step on the card", "train", range=(1, 65_536))
-    gradient_accumulation_steps: int = _f(1, "Steps whose gradients add up before one update", "train",
-                                          range=(1, 65_536))
-    learning_rate: float = _f(2e-4, "Peak learning rate (1e-5..5e-4 is typical)", "train", range=(0.0, 1.0), open="both")
-    num_train_epochs: float = _f(3.0, "Passes over the training data", "train", range=(0.0, 100_000.0), open="lo")
-    max_steps: int = _f(-1, "Stop after this many updates (-1: use epochs)", "train", range=(-1, 1_000_000_000))
-    lr_scheduler_type: str = _f("cosine", "How the learning rate changes over the run (any transformers "
-                                          "scheduler: " + ", ".join(LR_SCHEDULERS) + ")", "train")
-    warmup_ratio: float = _f(0.0, "Fraction of steps spent warming up the learning rate", "train",
-                             range=(0.0, 1.0), open="hi")
-    weight_decay: float = _f(0.0, "Weight decay", "train", range=(0.0, 10.0))
-    max_grad_norm: float = _f(1.0, "Gradient clipping norm", "train", range=(0.0, 1_000_000.0))
-    logging_steps: int = _f(5, "Log the loss every N updates", "train", range=(1, 1_000_000_000))
-    save_steps: int = _f(100, "Save a checkpoint every N updates", "train", range=(1, 1_000_000_000))
-    save_total_limit: int = _f(2, "Keep at most this many checkpoints", "train", range=(1, 100_000))
-    eval_steps: int | None = _f(None, "Evaluate every N updates (default: with logging)", "train",
-                                range=(1, 1_000_000_000))
-    per_device_eval_batch_size: int | None = _f(None, "Examples per evaluation step (default: the training batch "
-                                                      "size)", "train", range=(1, 65_536))
-    neftune_noise_alpha: float | None = _f(None, "NEFTune: noise added to embeddings while training (5 is typical; "
-                                                 "empty = off)", "train", range=(0.0, 1000.0), open="lo")
-    report_to: str = _f("none", "Where Trainer also logs: none, tensorboard, wandb, mlflow, ... (comma list)",
-                        "train")
-    resume_from_checkpoint: str | None = _f(None, "Continue from this checkpoint folder ('last' = the newest in "
-                                                  "the run folder)", "train", root="runs", names="last")
-    seed: int = _f(42, "Random seed", "train", range=(0, 2 ** 32 - 1))
-    output_dir: str = _f("runs/latest", "Run folder: config, logs, checkpoints, the trained model", "train",
-                        root="runs")
-    overwrite_output_dir: bool = _f(False, "Replace an earlier run in output_dir instead of refusing (LLaMA-Factory's "
-                                           "key). Only a folder holding nothing but a studio run is replaced; a "
-                                           "folder with other files is never emptied. To continue a run, resume it "
-                                           "instead", "train")
-    plot_loss: bool = _f(True, "Write loss.png at the end", "train")
+    per_device_train_batch_size: int = _f(4, "train", range=(1, 65_536))
+    gradient_accumulation_steps: int = _f(1, "train", range=(1, 65_536))
+    learning_rate: float = _f(2e-4, "train", range=(0.0, 1.0), open="both")
+    num_train_epochs: float = _f(3.0, "train", range=(0.0, 100_000.0), open="lo")
+    max_steps: int = _f(-1, "train", range=(-1, 1_000_000_000))
+    lr_scheduler_type: str = _f("cosine", "train")
+    warmup_ratio: float = _f(0.0, "train", range=(0.0, 1.0), open="hi")
+    weight_decay: float = _f(0.0, "train", range=(0.0, 10.0))
+    max_grad_norm: float = _f(1.0, "train", range=(0.0, 1_000_000.0))
+    logging_steps: int = _f(5, "train", range=(1, 1_000_000_000))
+    save_steps: int = _f(100, "train", range=(1, 1_000_000_000))
+    save_total_limit: int = _f(2, "train", range=(1, 100_000))
+    eval_steps: int | None = _f(None, "train", range=(1, 1_000_000_000))
+    per_device_eval_batch_size: int | None = _f(None, "train", range=(1, 65_536))
+    neftune_noise_alpha: float | None = _f(None, "train", range=(0.0, 1000.0), open="lo")
+    report_to: str = _f("none", "train")
+    resume_from_checkpoint: str | None = _f(None, "train", root="runs", names="last")
+    seed: int = _f(42, "train", range=(0, 2 ** 32 - 1))
+    output_dir: str = _f("runs/latest", "train", root="runs")
+    overwrite_output_dir: bool = _f(False, "train")
+    plot_loss: bool = _f(True, "train")
     # --- memory plan ---
-    bf16: bool = _f(False, "Train in bfloat16 (auto-chosen when precision is 'auto')", "memory")
-    fp16: bool = _f(False, "Train in float16 with loss scaling", "memory")
-    precision: Literal[PRECISIONS] = _f(  # type: ignore[valid-type]  # the names: config/vocabulary.py
-        "auto", "auto: bf16 where the card supports it, else fp16 on GPU, fp32 on CPU", "memory")
-    gradient_checkpointing: bool = _f(True, "Recompute activations in backward: less memory, ~30% slower "
-                                            "(on by default, as in LLaMA-Factory)", "memory")
-    optim: str = _f("adamw_torch", "Optimizer (any transformers name, or "
-                    + ", ".join(f"{a} for {n}" for a, n in OPTIMIZER_ALIASES.items())
-                    + "); adamw_8bit stores its states in 8 bits (bitsandbytes)", "memory")
-    pure_bf16: bool = _f(False, "Keep weights and optimizer states in bf16 too (half the memory of mixed "
-                                "precision); small learning rates may then change nothing", "memory")
-    deepspeed: str | None = _f(None, "DeepSpeed config: " + deepspeed_choices(), "memory", root="data",
-                               names="deepspeed")
-    offload_nvme_path: str | None = _f(None, "z3-nvme (ZeRO-Infinity): a folder on a fast local disk (NVMe) where "
-                                             "DeepSpeed swaps weights and optimizer states; needs libaio", "memory",
-                                       root="nvme")
-    offload_activations: bool = _f(False, "Keep checkpointed activations in host RAM (pinned) instead of on the "
-                                          "card: less card memory for long rows, slower (they cross PCIe twice a "
-                                          "step); needs gradient checkpointing", "memory")
-    layerwise_offload: bool = _f(False, "Keep decoder layers on CPU; move each to the card only for its "
-                                        "forward/backward", "memory")
-    dynamic_batching: bool = _f(False, "Group rows of similar length and fill each batch up to a token budget",
-                                "memory")
-    max_tokens_per_batch: int | None = _f(None, "Token budget per micro-batch for dynamic batching "
-                                                "(default: batch size x the average row length)", "memory", range=(1, 100_000_000))
-    packing: bool = _f(False, "Pack several examples into one row with no padding (faster on GPU; attention may "
-                              "cross examples unless neat_packing is on)", "memory")
-    neat_packing: bool = _f(False, "Pack without cross-attention: each example sees only itself (implies packing)",
-                            "memory")
-    selective_logits: bool = _f(True, "Compute the output layer only where the loss is (the answer tokens): same "
-                                      "result, faster and leaner; checked on the first batch", "memory")
-    enable_liger_kernel: bool = _f(True, "On a GPU, Liger's fused kernels (output layer + cross-entropy, RMSNorm, "
-                                         "RoPE, SwiGLU) where transformers supports the model and liger-kernel is "
-                                         "installed (LLaMA-Factory's key); else the studio's own", "memory")
-    oom_adaptive: bool = _f(True, "On out-of-memory, halve the micro-batch and double accumulation, then go on",
-                            "memory")
+    bf16: bool = _f(False, "memory")
+    fp16: bool = _f(False, "memory")
+    precision: Literal[PRECISIONS] = _f("auto", "memory")  # type: ignore[valid-type]  # the names: config/vocabulary.py
+    gradient_checkpointing: bool = _f(True, "memory")
+    optim: str = _f("adamw_torch", "memory")
+    pure_bf16: bool = _f(False, "memory")
+    deepspeed: str | None = _f(None, "memory", root="data", names="deepspeed")
+    offload_nvme_path: str | None = _f(None, "memory", root="nvme")
+    offload_activations: bool = _f(False, "memory")
+    layerwise_offload: bool = _f(False, "memory")
+    dynamic_batching: bool = _f(False, "memory")
+    max_tokens_per_batch: int | None = _f(None, "memory", range=(1, 100_000_000))
+    packing: bool = _f(False, "memory")
+    neat_packing: bool = _f(False, "memory")
+    selective_logits: bool = _f(True, "memory")
+    enable_liger_kernel: bool = _f(True, "memory")
+    oom_adaptive: bool = _f(True, "memory")
     # --- multi-process ---
-    nproc: int = _f(1, "Data-parallel processes (one per card); >1 needs deepspeed", "memory", range=(1, 4096))
-    ddp_timeout: int = _f(1800, "Seconds a process waits for the others in one exchange before the run fails "
-                                "(a stalled node ends the run instead of hanging it)", "memory",
-                                range=(10, 1_000_000_000))
+    nproc: int = _f(1, "memory", range=(1, 4096))
+    ddp_timeout: int = _f(1800, "memory", range=(10, 1_000_000_000))
 
     def __post_init__(self) -> None:
         # a studio alias (adamw) is stored as the transformers name the engine hands to TrainingArguments
@@ -461,12 +399,20 @@ def field_meta() -> list[dict[str, Any]]:
         if choices:
             kind = "choice"
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        out.append({"name": f.name, "kind": kind, "default": default, "help": f.metadata.get("help", ""),
+        out.append({"name": f.name, "kind": kind, "default": default,
+                    "help": render(f"h.{f.name}", help_values(), "en", "page"),
                     "group": f.metadata.get("group", "train"), "choices": choices,
                     "range": f.metadata.get("range"), "open": f.metadata.get("open", ""),
                     "root": f.metadata.get("root"), "names": f.metadata.get("names"),
                     "many": bool(f.metadata.get("many"))})
     return out
+
+
+def help_values() -> dict[str, Any]:
+    """The values the fields' help lists from the config's vocabulary (studio/words/fields.py), so that no help
+    copies a list of schedulers, optimizer names or DeepSpeed plans."""
+    return {"schedulers": list(LR_SCHEDULERS), "aliases": list(OPTIMIZER_ALIASES.items()),
+            "plans": list(DEEPSPEED_SHORTCUTS)}
 
 
 class _PerConfig:

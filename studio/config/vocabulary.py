@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..words.config_problems import problem_words
+from ..words.render import render
 
 LR_SCHEDULERS = ["linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
                  "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr",
@@ -115,8 +115,8 @@ def closest_scheduler(name: str) -> str | None:
 def optimizer_problem(name: str) -> str:
     """One-line error for an unknown optimizer name, naming the closest accepted one (the words of config checks')."""
     close = closest_optimizer(name)
-    return problem_words(f"check.optim_{'close' if close else 'unknown'}",
-                         {"name": name, "close": close, "choices": ", ".join(accepted_optimizers())})
+    return render(f"check.optim_{'close' if close else 'unknown'}",
+                  {"name": name, "close": close, "choices": ", ".join(accepted_optimizers())}, "en", "cli")
 
 
 # DeepSpeed plan shortcuts -> their preset file under presets/deepspeed/ ("none": no DeepSpeed)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StudioError
+from ..words.said import Said
 from ..workspace import atomic_write_text, is_disk_full
 from .columns import CHAT_NAMES, _norm, guess_columns, guess_task, require_column
 from .labels import (check_spellings, clean_label, default_instruction, detect_language, format_label_map, label_order,
@@ -41,7 +42,7 @@ class ConversionResult:
     language: str = "en"
     instruction: str = ""
     skipped: dict[str, list[int]] = field(default_factory=dict)  # reason -> 1-based data row numbers
-    notes: list[str] = field(default_factory=list)
+    notes: list[Said] = field(default_factory=list)  # said by code: the CLI prints the English, the page its words
 
 
 MAX_LABELS = 50  # more distinct answers than this is free text, and the instruction listing them outgrows cutoff_len
@@ -63,14 +64,14 @@ def _check_not_a_copy(texts: list[str], labels: list[str], text_col: str, label_
         raise StudioError.of("data.label_is_text", label=label_col, text=text_col)
 
 
-def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[str]:
-    """One note per label that several raw spellings became (zero-width characters removed, NFKC)."""
+def _normalisation_notes(raw: list[str], cleaned: list[str]) -> list[Said]:
+    """One note per label that several raw spellings became (zero-width characters removed, NFKC); each spelling
+    shown as Python writes it (``ascii``), so the invisible characters that differ are seen."""
     spellings: dict[str, set[str]] = {}
     for r, c in zip(raw, cleaned):
         if c.strip():
             spellings.setdefault(c, set()).add(r)
-    return [f"labels {' / '.join(ascii(s) for s in sorted(group))} were merged into '{c}' (Unicode NFKC "
-            "normalisation, zero-width characters removed): they look the same"
+    return [Said.of("note.labels_normalised", forms=[ascii(s) for s in sorted(group)], label=c)
             for c, group in sorted(spellings.items()) if len(group) > 1]
 
 
@@ -151,7 +152,7 @@ def convert_sentiment(table: Table, text_column: str | list[str] | None = None, 
         merged = {t: sorted(k for k in mapping if mapping[k] == t) for t in set(mapping.values())}
         for target, sources in sorted(merged.items()):
             if len(sources) > 1:  # one-to-one renames show in the printed label map already
-                notes.append(f"label {' / '.join(repr(s) for s in sources)} -> '{target}'")
+                notes.append(Said.of("note.labels_mapped", forms=[repr(s) for s in sources], label=target))
         check_spellings(mapping, counts, label_col)
     targets = label_order(mapping, counts, user_map)
     instr = instruction or default_instruction(targets, lang)

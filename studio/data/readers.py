@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from ..words.said import Said
 from . import limits
 from .decode import DEFAULT_MAX_MB, OLE_MAGIC, check_size, is_binary, read_text
 from .limits import check_shape, check_unpacked, too_many_rows
@@ -42,7 +43,7 @@ class Table:
     format: str = ""
     encoding: str | None = None
     delimiter: str | None = None
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Said] = field(default_factory=list)  # said by code: the CLI's English, the page's words
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -87,7 +88,7 @@ def sniff_delimiter(text: str, default: str = ",") -> str:
     return best
 
 
-def _unique_columns(header: list[Any], notes: list[str] | None = None) -> list[str]:
+def _unique_columns(header: list[Any], notes: list[dict[str, Any]] | None = None) -> list[str]:
     """Trim names, name blanks 'column_N', and make repeats unique ('a', 'a_2') so no data is lost; each
     repeat is reported in ``notes`` (which of two 'text' columns is the text is the user's call, not ours)."""
     seen: Counter[str] = Counter()
@@ -99,10 +100,8 @@ def _unique_columns(header: list[Any], notes: list[str] | None = None) -> list[s
     if notes is not None:
         for name, n in seen.items():
             if n > 1:
-                again = ", ".join(f"'{name}_{k}'" for k in range(2, n + 1))
-                notes.append(f"the header names column '{name}' {'twice' if n == 2 else f'{n} times'}; the later "
-                             f"one{'s are' if n > 2 else ' is'} read as {again}. Check which one holds the data, "
-                             "or rename the header")
+                notes.append({"code": "note.column_twice" if n == 2 else "note.column_repeated", "name": name, "n": n,
+                              "again": [f"{name}_{k}" for k in range(2, n + 1)]})
     return out
 
 
@@ -119,15 +118,22 @@ def _frame_table(path: Path, frame: Any, fmt: str, header_only: str, **meta: Any
     records = frame.values.tolist()
     if not records:
         return Table([], [], str(path), fmt, **meta)
-    notes: list[str] = []
+    notes: list[dict[str, Any]] = []
     columns = _unique_columns(records[0], notes)
     if len(records) == 1:
         raise StudioError.of(header_only, file=path.name, columns=columns)
     return Table(columns, [dict(zip(columns, r)) for r in records[1:]], str(path), fmt, **meta,
-                 warnings=[f"'{path.name}': {n}" for n in notes])
+                 warnings=[_noted(note, path) for note in notes])
 
 
-def _parse_delimited(text: str, delim: str, quoting: int = csv.QUOTE_MINIMAL) -> tuple[Any, list[int], list[str]]:
+def _noted(note: dict[str, Any], path: Path) -> Said:
+    """A note of the reading (its code and values) about the file at ``path``, said by code."""
+    values = {k: v for k, v in note.items() if k != "code"}
+    return Said.of(note["code"], **values, file=path.name)
+
+
+def _parse_delimited(text: str, delim: str, quoting: int = csv.QUOTE_MINIMAL
+                     ) -> tuple[Any, list[int], list[dict[str, Any]]]:
     """(frame, lines cut short, notes) by pandas' C parser; when it stops on a row longer than the first,
     pandas' python parser reads on and names each line it cut (the C one can only fail); a quote that never
     closes is read as an ordinary character, with a note."""
@@ -160,13 +166,13 @@ def _parse_delimited(text: str, delim: str, quoting: int = csv.QUOTE_MINIMAL) ->
     return frame.fillna(""), lines, []
 
 
-def _unclosed_quote(text: str, delim: str, error: str, skip: int) -> tuple[Any, list[int], list[str]]:
+def _unclosed_quote(text: str, delim: str, error: str, skip: int) -> tuple[Any, list[int], list[dict[str, Any]]]:
     """A quote that never closes would swallow the rest of the file into one cell: read quotes as text."""
     frame, lines, notes = _parse_delimited(text, delim, csv.QUOTE_NONE)
     m = re.search(r"starting at row (\d+)", error)
-    where = f" (the one near line {int(m.group(1)) + 1 + skip})" if m else ""
-    return frame, lines, notes + [f"a quote (\") is never closed{where}, so quotes were read as ordinary "
-                                  "characters; check that row"]
+    note = {"code": "note.unclosed_quote_near", "line": int(m.group(1)) + 1 + skip} if m else \
+        {"code": "note.unclosed_quote"}
+    return frame, lines, notes + [note]
 
 
 def _delimited_table(path: Path, text: str, enc: str, delim: str) -> Table:
@@ -180,11 +186,8 @@ def _delimited_table(path: Path, text: str, enc: str, delim: str) -> Table:
     if not table.columns:
         raise StudioError.of("data.no_rows", file=path.name)
     if long_lines:
-        table.warnings.append(
-            f"{len(long_lines)} row(s) have more fields than the header (data rows near line "
-            f"{', '.join(map(str, long_lines[:5]))}); the extra fields were dropped. Quote text that contains "
-            f"the delimiter '{delim}'")
-    table.warnings += [f"'{path.name}': {n}" for n in notes]
+        table.warnings.append(Said.of("note.long_rows", n=len(long_lines), lines=long_lines[:5], delim=delim))
+    table.warnings += [_noted(note, path) for note in notes]
     return table
 
 

@@ -4,6 +4,10 @@
 cutoff will truncate, imbalance, mixed label spellings, split sizes) and pairs each count with
 a fix. It never raises on bad rows: a report that crashes on the data it should describe is
 useless. ``column_stats`` describes the raw columns for the preview table.
+
+A problem is a code and its values (its words: studio/words/report_words.py, ``report.<code>`` and its ``.fix``);
+the report keeps the command line's English beside them (``message``, ``fix``), and ``format_report`` words the
+whole report for the command line or the Data tab in either language.
 """
 from __future__ import annotations
 
@@ -12,15 +16,14 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
-from ..words import report_words
+from ..words.render import has, render
 from .labels import label_key
 from .readers import Table, cell_str
 from .split import split_rows
 
 _WIDE = re.compile("[\u2e80-\U0010ffff]")  # CJK and beyond: about one token per character
 CHARS_PER_TOKEN = 4  # Latin text, for the estimate without a tokenizer; CJK counts 1 token per character
-ESTIMATE_NOTE = ("estimated without a tokenizer: 1 token per 4 Latin characters, 1 per Chinese/Japanese/Korean "
-                 "character; real counts differ by model")
+ESTIMATE_NOTE = render("report.estimate_note", {}, "en", "cli")
 
 
 def estimate_tokens(text: str) -> int:
@@ -64,19 +67,22 @@ def _lengths(rows: list[dict[str, Any]], tokenizer: Any, cutoff_len: int, templa
     return [estimate_tokens(example_prompt(tpl, r) + tpl.answer(r["output"])) for r in rows], "estimated tokens"
 
 
-def _problem(code: str, severity: str, count: int, message: str, fix: str,
-             examples: Iterable[int] = (), **params: Any) -> dict[str, Any]:
-    """``params`` are the values inside message/fix, so format_report can say them in another language."""
+def _problem(code: str, severity: str, count: int, examples: Iterable[int] = (), **params: Any) -> dict[str, Any]:
+    """The problem ``code`` (``report.<code>`` in the catalog) counted ``count`` times, with the values its words
+    name; ``message`` and ``fix`` are its command line's English."""
+    message, fix = _words({"code": code, "count": count, "params": params}, "en", "cli")
     return {"code": code, "severity": severity, "count": count, "message": message, "fix": fix,
             "examples": list(examples)[:10], "params": params}
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _count(n: int, noun: str, verb_one: str, verb_many: str) -> str:
-    return f"{_plural(n, noun)} {verb_one if n == 1 else verb_many}"
+def _words(problem: dict[str, Any], lang: str, surface: str) -> tuple[str, str]:
+    """(what is wrong, what to do) of a report's ``problem`` in ``lang`` for ``surface``; a problem whose code this
+    studio's words lack (a report kept by another version) as its English."""
+    code = f"report.{problem.get('code')}"
+    if not has(code):
+        return str(problem.get("message", "")), str(problem.get("fix", ""))
+    values = {**(problem.get("params") or {}), "count": problem["count"]}
+    return render(code, values, lang, surface), render(f"{code}.fix", values, lang, surface)
 
 
 def _text_problems(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,16 +94,10 @@ def _text_problems(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
                   if not (r["instruction"] + r["input"]).strip() or (shared is not None and not r["input"].strip()
                                                                       and r["instruction"] == shared)]
     if empty_text:
-        problems.append(_problem("empty_text", "warning", len(empty_text),
-                                 _count(len(empty_text), "row", "has no text to read", "have no text to read"),
-                                 "fill in the text or delete those rows", empty_text))
+        problems.append(_problem("empty_text", "warning", len(empty_text), empty_text))
     missing = [i for i, r in enumerate(data, 1) if not r["output"].strip()]
     if missing:
-        problems.append(_problem("missing_label", "warning", len(missing),
-                                 _count(len(missing), "row", "has an empty answer (output/label)",
-                                        "have an empty answer (output/label)"),
-                                 "fill in the label or delete those rows; they teach the model to answer nothing",
-                                 missing))
+        problems.append(_problem("missing_label", "warning", len(missing), missing))
     return problems
 
 
@@ -117,17 +117,10 @@ def _duplicate_problems(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
             answers.setdefault(key[:2], set()).add(key[2])
             first.setdefault(key[:2], i)
     if dups:
-        problems.append(_problem("duplicates", "warning", len(dups),
-                                 _count(len(dups), "row", "repeats an earlier row exactly",
-                                        "repeat an earlier row exactly"),
-                                 "remove the duplicates: they count those examples several times and can leak "
-                                 "into the validation split", dups))
+        problems.append(_problem("duplicates", "warning", len(dups), dups))
     conflicts = [k for k, v in answers.items() if len(v) > 1]
     if conflicts:
-        problems.append(_problem("conflicting_labels", "warning", len(conflicts),
-                                 _count(len(conflicts), "text", "appears with different answers",
-                                        "appear with different answers"),
-                                 "check those rows and keep the right answer", sorted(first[k] for k in conflicts)))
+        problems.append(_problem("conflicting_labels", "warning", len(conflicts), sorted(first[k] for k in conflicts)))
     return problems
 
 
@@ -140,9 +133,7 @@ def _length_section(data: list[dict[str, Any]], tokenizer: Any, cutoff_len: int,
     except Exception as exc:  # a broken tokenizer or template must not hide the other findings
         lengths, unit = [estimate_tokens(r["instruction"] + r["input"] + r["output"]) for r in data], \
             "estimated tokens"
-        problems.append(_problem("tokenizer_failed", "info", 0, f"Tokenizer failed ({type(exc).__name__}); "
-                                 "lengths are estimated", "check the model's tokenizer and the template",
-                                 error=type(exc).__name__))
+        problems.append(_problem("tokenizer_failed", "info", 0, error=type(exc).__name__))
     n = len(lengths)
     ordered = sorted(lengths)
     p95 = ordered[min(n - 1, int(math.ceil(0.95 * n)) - 1)]
@@ -150,12 +141,8 @@ def _length_section(data: list[dict[str, Any]], tokenizer: Any, cutoff_len: int,
     section = {"unit": unit, "max": ordered[-1], "mean": round(sum(lengths) / n, 1), "p95": p95,
                "over_cutoff": len(over), **({"note": ESTIMATE_NOTE} if unit != "tokens" else {})}
     if over:
-        problems.append(_problem("too_long", "warning", len(over),
-                                 _count(len(over), "row", "is", "are") + f" longer than cutoff_len={cutoff_len} "
-                                 f"{unit} and will be truncated",
-                                 f"raise cutoff_len to {ordered[-1]} (covers all rows; {p95} covers 95%), or "
-                                 "shorten those texts", over, cutoff_len=cutoff_len, unit=unit, max=ordered[-1],
-                                 p95=p95))
+        problems.append(_problem("too_long", "warning", len(over), over, cutoff_len=cutoff_len, unit=unit,
+                                 max=ordered[-1], p95=p95))
     return section, problems
 
 
@@ -177,26 +164,16 @@ def _label_section(data: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dic
         shown = "; ".join(" / ".join(f"'{s}' ({c})" for s, c in v.most_common()) for v in mixed.values())
         fix_map = ",".join(f"{s.strip()}={v.most_common(1)[0][0].strip()}" for v in mixed.values() for s in v)
         problems.append(_problem("mixed_spellings", "warning", sum(len(v) - 1 for v in mixed.values()),
-                                 f"The same label is spelled differently: {shown}",
-                                 f"convert again with a label map that merges them, e.g. --label-map "
-                                 f"'{fix_map}'", [i for i, o in enumerate(outputs, 1) if o in rare],
-                                 shown=shown, fix_map=fix_map))
+                                 [i for i, o in enumerate(outputs, 1) if o in rare], shown=shown, fix_map=fix_map))
     # keyed by meaning, shown in the data's own spelling ('消极', not the synonym table's 'negative')
     merged = Counter({v.most_common(1)[0][0]: sum(v.values()) for v in spellings.values()})
     (big, n_big), (small, n_small) = merged.most_common()[0], merged.most_common()[-1]
     labels["imbalance_ratio"] = round(n_big / n_small, 2)
     if len(merged) == 1:
-        problems.append(_problem("single_label", "error", sum(counts.values()),
-                                 f"Every row has the same answer '{counts.most_common(1)[0][0]}'",
-                                 "add rows with the other labels; a model trained on one answer learns "
-                                 "nothing else", label=counts.most_common(1)[0][0]))
+        problems.append(_problem("single_label", "error", sum(counts.values()), label=counts.most_common(1)[0][0]))
     elif n_big >= 3 * n_small:
-        problems.append(_problem("imbalance", "warning", n_small,
-                                 f"Labels are imbalanced: '{big}' has {n_big} rows, '{small}' only "
-                                 f"{n_small} ({labels['imbalance_ratio']}:1)",
-                                 f"add more '{small}' examples or drop some '{big}' ones; otherwise the "
-                                 f"model can score well by always answering '{big}'", big=big, small=small,
-                                 n_big=n_big, n_small=n_small, ratio=labels["imbalance_ratio"]))
+        problems.append(_problem("imbalance", "warning", n_small, big=big, small=small, n_big=n_big, n_small=n_small,
+                                 ratio=labels["imbalance_ratio"]))
     return labels, problems
 
 
@@ -209,12 +186,9 @@ def _split_section(data: list[dict[str, Any]], val_size: float,
         train, val = split_rows(data, val_size, seed)
         train_n, val_n = len(train), len(val)
     if val_size and 0 < val_n < 10:
-        problems.append(_problem("small_validation", "info", val_n,
-                                 f"The validation split has only {_plural(val_n, 'row')}",
-                                 "use val_size 0.1 with more data; a tiny validation loss is mostly noise"))
+        problems.append(_problem("small_validation", "info", val_n))
     if train_n < 20:
-        problems.append(_problem("few_rows", "info", train_n, f"Only {_plural(train_n, 'training row')}",
-                                 "a few hundred examples per label give much more reliable results"))
+        problems.append(_problem("few_rows", "info", train_n))
     return {"train": train_n, "val": val_n, "val_size": val_size}, problems
 
 
@@ -232,8 +206,7 @@ def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_
     if not data:
         report.update(ok=False, split={"train": 0, "val": 0, "val_size": val_size}, lengths={},
                       labels={"classification": False},
-                      problems=[_problem("no_rows", "error", 0, "The dataset has no rows",
-                                         "convert a file with data rows ('python -m studio convert')")])
+                      problems=[_problem("no_rows", "error", 0)])
         return report
     problems = _text_problems(data) + _duplicate_problems(data)
     report["lengths"], found = _length_section(data, tokenizer, cutoff_len, template)
@@ -249,28 +222,25 @@ def validation_report(rows: list[dict[str, Any]], tokenizer: Any = None, cutoff_
 def format_report(report: dict[str, Any], lang: str = "en", surface: str = "cli") -> str:
     """The report as plain lines in English or Chinese (lang="zh"), for the command line (``surface="cli"``: config
     keys and flags) or the Data tab (``surface="page"``: the page's fields); words: studio/words/report_words.py."""
-    zh = lang == "zh"
+    def say(code: str, **values: Any) -> str:
+        return render(code, values, lang, surface)
     split = report.get("split", {})
-    lines = [f"行数：{report['rows']}（训练 {split.get('train', 0)}，验证 {split.get('val', 0)}）" if zh else
-             f"Rows: {report['rows']} (train {split.get('train', 0)}, validation {split.get('val', 0)})"]
+    lines = [say("report.rows", rows=report["rows"], train=split.get("train", 0), val=split.get("val", 0))]
     if report.get("lengths"):
-        lines.append(report_words.lengths_line(report["lengths"], report["cutoff_len"], lang, surface))
+        ln = report["lengths"]
+        lines.append(say("report.lengths", unit=ln["unit"], mean=ln["mean"], p95=ln["p95"], max=ln["max"],
+                         over=ln["over_cutoff"], cutoff=report["cutoff_len"]))
     counts = report.get("labels", {}).get("counts")
     if counts:
-        lines.append(("标签：" if zh else "Labels: ") + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        lines.append(say("report.labels", counts=list(counts.items())))
     problems = report.get("problems", [])
     if not problems:
-        lines.append("没有发现问题。" if zh else "No problems found.")
+        lines.append(say("no_problems"))
     for p in problems:
-        more = ", …" if p["count"] > len(p["examples"]) else ""
-        message, fix = report_words.problem_words(p, lang, surface)
-        if zh:
-            rows = f"（第 {', '.join(map(str, p['examples']))}{more} 行）" if p["examples"] else ""
-            lines.append(f"[{report_words.SEVERITY_ZH.get(p['severity'], p['severity'])}] {message}{rows}。"
-                         f"解决办法：{fix}。")
-            continue
-        rows = f" (rows {', '.join(map(str, p['examples']))}{more})" if p["examples"] else ""
-        lines.append(f"[{p['severity']}] {message}{rows}. Fix: {fix}.")
+        message, fix = _words(p, lang, surface)
+        rows = say("report.examples", rows=p["examples"], more=", …" if p["count"] > len(p["examples"]) else "") \
+            if p["examples"] else ""
+        lines.append(say("report.problem", severity=p["severity"], message=message, rows=rows, fix=fix))
     return "\n".join(lines)
 
 

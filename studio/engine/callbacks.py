@@ -106,25 +106,21 @@ class EventCallback(TrainerCallback):
                    "path": str(self.run.checkpoints / f"checkpoint-{state.global_step}")})
 
 
-def _checkpoint_advice(checkpoints_dir: str | Path | None) -> str:
-    """Name the newest complete checkpoint that really exists, or say that none does."""
+def _checkpoint_advice(checkpoints_dir: str | Path | None) -> dict[str, Any]:
+    """The newest complete checkpoint that really exists, or that none does: a coded phrase of the error's fix."""
     last = RunDir(Path(checkpoints_dir).parent).last_checkpoint() if checkpoints_dir else None
     if last is None:
-        return "no checkpoint was saved before this step, so start the run again after the fix"
-    return f"the last good checkpoint, {last.name} ({last}), was kept: resume from it after the fix"
+        return {"code": "engine.diverged_none"}
+    return {"code": "engine.diverged_kept", "name": last.name, "path": str(last)}
 
 
 class DivergenceError(StudioError):
-    """Training blew up; the message says why, how to fix it and which checkpoint (if any) is safe."""
+    """Training blew up; the message says why (``cause``: a coded phrase, ``engine.diverged_<what>``), how to fix it
+    and which checkpoint (if any) is safe."""
 
-    def __init__(self, step: int, what: float | str, checkpoints_dir: str | Path | None = None):
-        what = f"the loss became {what}" if not isinstance(what, str) else what
-        super().__init__(
-            f"Training diverged at step {step}: {what}",
-            "lower the learning rate (e.g. divide it by 10), keep gradient clipping on (max_grad_norm 1.0), check "
-            "the data for empty or garbage rows, and turn off fp16 (use bf16 or fp32); "
-            + _checkpoint_advice(checkpoints_dir),
-            code="diverged")
+    def __init__(self, step: int, cause: str, checkpoints_dir: str | Path | None = None, **values: Any):
+        self._worded_by("engine.diverged", {"step": step, "cause": {"code": f"engine.diverged_{cause}", **values},
+                                            "kept": _checkpoint_advice(checkpoints_dir)})
         self.step = step
 
 
@@ -151,7 +147,7 @@ class GradNormGuard(TrainerCallback):
         if not math.isfinite(value):
             self._nonfinite += 1
             if not self.fp16 or self._nonfinite >= FP16_NONFINITE_TO_STOP:
-                raise DivergenceError(step, f"the gradient norm became {value}", checkpoints_dir)
+                raise DivergenceError(step, "norm", checkpoints_dir, value=value)
             return
         self._nonfinite = 0
         median = statistics.median(self.history) if len(self.history) >= GRAD_NORM_WARMUP else None
@@ -159,8 +155,10 @@ class GradNormGuard(TrainerCallback):
         if exploded:
             self._spikes += 1
             if not self.clipping or self._spikes >= CLIPPED_SPIKES_TO_STOP:
-                ref = f", {value / median:.0f}x the median {median:.3g} so far" if median else ""
-                raise DivergenceError(step, f"the gradient norm exploded to {value:.3g}{ref}", checkpoints_dir)
+                if median:
+                    raise DivergenceError(step, "spike_median", checkpoints_dir, value=value, x=value / median,
+                                          median=median)
+                raise DivergenceError(step, "spike", checkpoints_dir, value=value)
             return   # a clipped spike: not added to the history, so it cannot raise the median
         self._spikes = 0
         self.history.append(value)

@@ -30,6 +30,7 @@ from ..data.tokenize import encode_examples
 from ..errors import StudioError
 from ..models import kernels, loading, precision
 from ..models.precision import PrecisionPlan
+from ..models.progress import Progress, Step, print_step
 from ..notices import Notice, checked
 from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
@@ -116,8 +117,9 @@ def _ensure_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict]) -> None:
                 time.sleep(0.5)
 
 
-def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan) -> tuple[Any, Any]:
-    model, tok = loading.load_base(cfg, device, plan)
+def _build_model(cfg: RunConfig, device: str, plan: PrecisionPlan, progress: Progress | None = None
+                 ) -> tuple[Any, Any]:
+    model, tok = loading.load_base(cfg, device, plan, progress)
     enable_checkpointing(model, cfg, device)
     model = loading.apply_method(model, cfg, device, plan)
     return model, tok
@@ -337,6 +339,16 @@ def _notifier(events: Any) -> Callable[[Notice], None]:
     return notify
 
 
+def _preparer(run: RunDir, main: bool) -> Progress:
+    """Each step of the model's preparation goes to the log as a line (the CLI's words) and, from the main process,
+    into the event log with its code (a "prepare" event), which the Train tab words in the page's language."""
+    def say(fraction: float, step: Step) -> None:
+        print_step(fraction, step)
+        if main:
+            run.append_event({"type": "prepare", "fraction": fraction, "message": str(step), **step.page_form()})
+    return say
+
+
 def _token_counter(events: Any) -> Callable[[int], None]:
     """The trainer adds each batch's tokens to the events' count (tokens per second on the page)."""
     def count_tokens(n: int) -> None:
@@ -406,7 +418,7 @@ class _TrainingRecipe:
         """Model and tokenizer, then what depends on the loaded model: the kernel plan (Liger or the studio's
         selective logits) and how batches are laid out on the card."""
         cfg = self.cfg
-        self.model, self.tok = _build_model(cfg, self.device, self.plan)
+        self.model, self.tok = _build_model(cfg, self.device, self.plan, _preparer(self.run, self.main))
         # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
         # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
         self.kernels = kernels.model_kernel_plan(self.device, self.model.config, cfg.enable_liger_kernel)

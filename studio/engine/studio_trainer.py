@@ -87,7 +87,7 @@ class GuardedCheckpoints:
             loss_v = next(values) if torch.is_tensor(loss) else loss
             norm_v = next(values) if torch.is_tensor(norm) else norm
             if loss_v is not None and not math.isfinite(loss_v):
-                raise DivergenceError(step, loss_v, self.args.output_dir)
+                raise DivergenceError(step, "loss", self.args.output_dir, loss=loss_v)
             for guard in guards:
                 guard.check(step, norm_v, self.args.output_dir)
 

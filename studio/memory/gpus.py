@@ -25,7 +25,7 @@ GPUS: tuple[Gpu, ...] = (
     Gpu("NVIDIA A100 / H100 80 GB", 80, "nvidia", True),
     Gpu("NVIDIA H200", 141, "nvidia", True),
     Gpu("AMD Instinct MI300X", 192, "amd", True, "gfx942"),
-    Gpu("AMD Instinct MI250X (one GCD)", 64, "amd", True, "gfx90a"),   # two GCDs of 64 GB: torch sees two devices
+    Gpu("AMD Instinct MI250X GCD", 64, "amd", True, "gfx90a"),   # one die of two (GCDs) of 64 GB: torch sees two devices
     Gpu("AMD Instinct MI210", 64, "amd", True, "gfx90a"),
     Gpu("AMD Radeon PRO W7900", 48, "amd", True, "gfx1100"),
     Gpu("AMD Radeon RX 7900 XTX", 24, "amd", True, "gfx1100"),

@@ -24,13 +24,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ..errors import StudioError
 from .load_lock import LOAD_LOCK
+from .progress import Progress, Step
 
 MARKER = "studio_gguf.json"
-Progress = Callable[[float, str], None]
 
 
 def source_key(path: str | Path) -> str:
@@ -312,7 +312,7 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
     key = key or source_key(src)
     out = Path(cache_dir) / (name or folder_name(src))
     if is_prepared(out, key):
-        say(1.0, f"Using the prepared model in {out}")
+        say(1.0, Step.of("using", path=out))
         return out
     arch = gguf_architecture(src)
     known = supported_architectures()
@@ -323,7 +323,7 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
     check_coverage(head, src.name)
     # one parse of the file serves the coverage check, the config, the tokenizer and the weights
     with _parse_once():
-        say(0.02, f"Checking that the tensors of {src.name} cover its model")
+        say(0.02, Step.of("checking", file=src.name))
         n_params, config = _check_weights_cover_model(src, head)
         _check_room(src.name, n_params, Path(cache_dir))
         # The cache is shared by every workspace and process of this user (zoo.cache_dir): one prepares, the others
@@ -333,11 +333,11 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                say(0.01, f"Waiting for another preparation of {out.name} to finish")
+                say(0.01, Step.of("waiting", name=out.name))
                 fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if is_prepared(out, key):
-                    say(1.0, f"Using the prepared model in {out}")
+                    say(1.0, Step.of("using", path=out))
                     return out
                 return _prepare_locked(src, out, key, say, Path(cache_dir), arch, n_params, config, started)
             finally:
@@ -347,16 +347,16 @@ def prepare_gguf(gguf_path: str | Path, cache_dir: str | Path, *, name: str | No
 def _prepare_locked(src: Path, out: Path, key: str, say: Any, cache_dir: Path, arch: str, n_params: int,
                     config: Any, started: float) -> Path:
     """The heavy part of prepare_gguf (dequantize, rebuild, save), run while holding the cache's file lock."""
-    say(0.05, f"Reading the tokenizer of {src.name}")
+    say(0.05, Step.of("tokenizer", file=src.name))
     model, tok = _load_gguf(src, say, config)
-    say(0.75, "Rebuilding a plain fp32 model")
+    say(0.75, Step.of("rebuild"))
     plain = _plain_copy(model)
     del model
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        say(0.85, f"Saving the prepared model to {out}")
+        say(0.85, Step.of("saving", path=out))
         plain.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         (tmp / MARKER).write_text(json.dumps({
@@ -369,7 +369,7 @@ def _prepare_locked(src: Path, out: Path, key: str, say: Any, cache_dir: Path, a
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    say(1.0, f"Prepared {out.name} in {time.time() - started:.0f} s")
+    say(1.0, Step.of("done", name=out.name, s=time.time() - started))
     return out
 
 
@@ -485,7 +485,7 @@ def _load_gguf(src: Path, say: Progress, config: Any = None) -> tuple[Any, Any]:
     folder, file = str(src.parent), src.name
     try:
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=file)
-        say(0.2, f"Dequantizing the weights of {file} to fp32")
+        say(0.2, Step.of("dequant", file=file))
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=file, dtype=torch.float32, config=config)
     except (ValueError, KeyError, OSError, RuntimeError, TypeError) as exc:
         raise StudioError.of("model.gguf_load", file=file,

@@ -16,6 +16,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..words.render import render
 from .precision import DeviceCaps, device_caps
 
 # liger-kernel 0.8.5's MODEL_TYPE_TO_APPLY_LIGER_FN keys: used only when liger-kernel is not installed here, to
@@ -34,32 +35,23 @@ SOFTCAPPED_MODEL_TYPES = frozenset({"gemma2"})
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """``liger`` True: Trainer applies Liger; else ``reason`` (a code of ``KERNEL_REASONS`` below,
+    """``liger`` True: Trainer applies Liger; else ``reason`` (a code, ``kernels.<reason>`` in the catalog,
     with ``values``) says why the studio's own kernels run."""
 
     liger: bool
     reason: str = ""
     values: dict[str, Any] = field(default_factory=dict)
 
+    def words(self, lang: str = "en", surface: str = "cli") -> str:
+        """The plan in ``lang`` for ``surface`` (studio/words/settings_words.py ``kernels.*``)."""
+        if self.liger:
+            return render("kernels.liger", {}, lang, surface)
+        return render("kernels.not", {"why": render(f"kernels.{self.reason}", self.values, lang, surface)}, lang,
+                      surface)
+
     def english(self) -> str:
         """The plan in the command line's words."""
-        if self.liger:
-            return "fast kernels: Liger (fused linear cross-entropy, RMSNorm, RoPE, SwiGLU)"
-        return "fast kernels: the studio's chunked output layer, not Liger: " + KERNEL_REASONS[self.reason][0].format(
-            **self.values)
-
-
-# code -> (English, Chinese); the page's words live with the other messages in studio/ui/i18n.py (kernels.*)
-KERNEL_REASONS: dict[str, tuple[str, str]] = {
-    "cpu": ("no GPU (Liger's kernels are Triton, GPU only)", "没有 GPU（Liger 内核基于 Triton，只能在 GPU 上运行）"),
-    "off": ("enable_liger_kernel is off", "已关闭 enable_liger_kernel"),
-    "missing": ("liger-kernel is not installed (pip install liger-kernel; docs/GPU.md)",
-                "未安装 liger-kernel（pip install liger-kernel；见 docs/GPU.md）"),
-    "arch": ("Liger has no kernels for the {model_type} architecture", "Liger 没有适用于 {model_type} 架构的内核"),
-    "softcap": ("the output layer is softcapped ({model_type}); the studio's chunked loss applies the cap",
-                "输出层带 softcap（{model_type}）；由工作室的分块损失处理"),
-    "unknown_arch": ("the model's architecture is not known before it loads", "模型加载前无法得知其架构"),
-}
+        return self.words("en", "cli")
 
 
 def liger_installed() -> bool:

@@ -22,6 +22,7 @@ from ..safe_files import refuse_links_out
 from .kernels import training_attention
 from .load_lock import LOAD_LOCK  # re-exported: every loader takes this one lock
 from .precision import Dtype, PrecisionPlan, device_caps, inference_dtype, precision_plan, torch_dtype
+from .progress import Progress, print_step
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 DEMO_MARKER = "studio_demo.json"
@@ -95,8 +96,9 @@ def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
 
-def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
-    """The base model a run starts from: ``<run>/base_model`` for tiny-demo, else the configured path/id."""
+def resolve_base_path(cfg_or_run: RunConfig | str | Path, progress: Progress | None = None) -> str:
+    """The base model a run starts from: ``<run>/base_model`` for tiny-demo, else the configured path/id
+    (a built-in model or a GGUF prepared first, each step reported to ``progress``)."""
     if isinstance(cfg_or_run, RunConfig):
         cfg = cfg_or_run
     else:
@@ -106,10 +108,10 @@ def resolve_base_path(cfg_or_run: RunConfig | str | Path) -> str:
         cfg = RunConfig.load(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
-    return resolve_model_source(cfg.model_name_or_path)
+    return resolve_model_source(cfg.model_name_or_path, progress)
 
 
-def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
+def resolve_model_source(name_or_path: str, progress: Progress | None = None) -> str:
     """A loadable folder for a built-in name (``smollm2-135m-instruct``) or a local ``.gguf`` file, prepared
     once into the model cache (``studio.models.zoo.cache_dir()``); any other name or path is returned unchanged.
 
@@ -119,19 +121,16 @@ def resolve_model_source(name_or_path: str, progress: Any = None) -> str:
     from . import zoo  # start-up: 0.024 s at import (package metadata); `studio train --help` loads this module
     name = name_or_path.strip()
     if zoo.is_builtin(name) and name != DEMO_MODEL:
-        return str(zoo.ensure_prepared(name, progress=progress or _print_progress))
+        return str(zoo.ensure_prepared(name, progress=progress or print_step))
     if name.lower().endswith(".gguf"):
         p = Path(name).expanduser()
         if not p.is_file():
             raise StudioError.of("model.gguf_missing", path=name)
         from .gguf_import import prepare_gguf  # start-up: 0.008 s at import; `studio train --help` loads this module
-        return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or _print_progress))
+        return str(prepare_gguf(p, zoo.cache_dir(), progress=progress or print_step))
     return name_or_path
 
 
-def _print_progress(fraction: float, message: str) -> None:
-    """Default progress report: a line on stdout (the run's stdout.log in the web app, the terminal in the CLI)."""
-    print(f"[prepare {fraction:4.0%}] {message}", flush=True)
 
 
 def check_model_source(name_or_path: str) -> None:
@@ -258,15 +257,17 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
         raise StudioError.of("model.config_unreadable", path=str(path), detail=str(exc).splitlines()[0]) from None
 
 
-def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None) -> tuple[Any, Any]:
+def load_base(cfg: RunConfig, device: str = "cpu", plan: PrecisionPlan | None = None,
+              progress: Progress | None = None) -> tuple[Any, Any]:
     """Load the base model + tokenizer a run trains, with quantization when asked (no adapters yet).
 
     ``plan`` is the run's precision plan (made once in engine/run.py); without one it is made for ``device``.
+    ``progress`` hears each step of a model's preparation (by default a line on stdout).
 
     Raises:
         StudioError: the model cannot be found or read.
     """
-    path = resolve_base_path(cfg)
+    path = resolve_base_path(cfg, progress)
     if cfg.model_name_or_path != DEMO_MODEL:
         check_model_source(path)
     elif not Path(path).exists():

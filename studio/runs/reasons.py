@@ -2,7 +2,7 @@
 
 The engine and the job runner write why a run ended once, into status.json. The CLI (and a reader of an older
 version) reads the English text under "reason"; beside it, "reason_parts" keeps each phrase as a code and its
-values (studio/words/end_reasons.py holds the words), so a page shows the reason in its language by code and no
+values (studio/words/reason_words.py holds the words), so a page shows the reason in its language by code and no
 table has to match English sentences. So a reason is a ``str`` (its English text: everything that prints, logs or
 compares a reason keeps working) that also carries ``parts``.
 """

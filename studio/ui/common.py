@@ -102,7 +102,7 @@ def ui_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
+def fmt_seconds(seconds: float | None, lang: str) -> str:
     """A duration in ``lang``."""
     return units.fmt_seconds(seconds, lang)
 

@@ -23,7 +23,8 @@ from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from .handlers import for_each_browser, owner_action
 from ..app.context import AppContext
-from .i18n import MESSAGES, headers, msg
+from .i18n import headers, msg
+from ..words.render import has
 from ..app.datasets import convert_upload, label_map_text, model_view, open_table
 from ..data.registry import clean_name
 from ..workspace import confine
@@ -66,7 +67,7 @@ def inspect(path: str, ctx: AppContext) -> tuple[Any, ...]:
     guess = guess_columns(table)
     info = msg("loaded_file", ctx.lang, rows=len(table), cols=len(table.columns), name=Path(path).name)
     if table.warnings:
-        info += "\n\n" + "\n".join(f"⚠️ {w}" for w in table.warnings)
+        info += "\n\n" + "\n".join(f"⚠️ {w.text(ctx.lang)}" for w in table.warnings)
     columns = [gr.update(choices=list(table.columns), value=_picked(role, guess.get(role))) for role in ROLES]
     name = clean_name(Path(path).stem)
     task = guess_task(table, guess)
@@ -98,7 +99,7 @@ def model_view_markdown(ctx: AppContext, path: str | None, task: str, cols: dict
 
 def _reason(reason: str, lang: str) -> str:
     """A converter's skip reason in ``lang`` (as it is when the table has no wording for it)."""
-    return msg(f"skip.{reason}", lang) if f"skip.{reason}" in MESSAGES else reason
+    return msg(f"skip.{reason}", lang) if has(f"skip.{reason}") else reason
 
 
 def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | None], label_map: str,
@@ -120,7 +121,7 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
         lines.append(msg("data.label_map_line", lang, map=format_label_map(result.label_map)))
     if result.instruction:
         lines.append(msg("data.instruction_line", lang, text=result.instruction))
-    lines += [msg("data.note_line", lang, text=n) for n in result.notes]
+    lines += [msg("data.note_line", lang, text=n.text(lang)) for n in result.notes]
     lines += [msg("data.skipped_line", lang, n=len(v), reason=_reason(k, lang))
               for k, v in result.skipped.items()]
     body = "\n\n".join(line for line in lines if line)

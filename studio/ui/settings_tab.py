@@ -24,7 +24,8 @@ from ..app import gguf_upload, model_download
 from .common import ui_errors
 from ..app.context import AppContext
 from .handlers import for_each_browser, owner_action
-from .i18n import MESSAGES, msg
+from .i18n import msg
+from ..words.render import has
 from ..app.paths import estimate_paths, resolve_run_paths
 from ..app.form_values import command_line, load_settings, save_settings
 from ..app.uploads import check_data_upload
@@ -39,7 +40,7 @@ from ..data.convert import TASKS
 from ..autoconfig import Hardware, fit_estimate, offload_disk_problem
 from ..memory.estimator import estimate as memory_estimate
 from ..memory.gpus import gpu_choices, gpu_memory
-from ..models.kernels import KERNEL_REASONS, SOFTCAPPED_MODEL_TYPES, kernel_plan
+from ..models.kernels import SOFTCAPPED_MODEL_TYPES, kernel_plan
 
 RECIPES = PRESETS_DIR / "recipes"
 
@@ -93,8 +94,8 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     problem = None
     if fits is False:
         problem = reason_text(disk, lang) if disk and d["fits"] else (
-            msg("check.no_fit", lang, gpu=d["gpu_gb"], ram=d["cpu_gb"]) if hw.device == "cuda" else
-            msg("check.no_fit_cpu", lang, ram=d["cpu_gb"]))
+            msg("fit.no_fit", lang, gpu=d["gpu_gb"], ram=d["cpu_gb"]) if hw.device == "cuda" else
+            msg("fit.no_fit_cpu", lang, ram=d["cpu_gb"]))
     return "\n".join(lines), problem
 
 
@@ -102,10 +103,7 @@ def kernel_line(cfg: RunConfig, model_type: str | None, device: str, lang: str =
     """The plan's kernels on the page: "Fast kernels: Liger" or the studio's own and why (models/kernels.py)."""
     plan = kernel_plan(device, model_type, 30.0 if model_type in SOFTCAPPED_MODEL_TYPES else None,
                        cfg.enable_liger_kernel)
-    if plan.liger:
-        return msg("kernels.liger", lang)
-    pair = KERNEL_REASONS[plan.reason]
-    return msg("kernels.not", lang, why=(pair[1] if lang == "zh" else pair[0]).format(**plan.values))
+    return plan.words(lang, "page")
 
 
 def _free_disk(where: str | Path | None = None) -> float | None:
@@ -121,7 +119,7 @@ def _free_disk(where: str | Path | None = None) -> float | None:
 
 def _part(name: str, lang: str) -> str:
     key = f"breakdown.{name}"
-    return msg(key, lang) if lang != "en" and key in MESSAGES else name
+    return msg(key, lang) if lang != "en" and has(key) else name
 
 
 def suggestion_label(detail: dict[str, Any], lang: str = "en") -> str:
@@ -146,8 +144,9 @@ def _shown(value: Any, lang: str) -> str:
     return msg("on" if value else "off", lang) if isinstance(value, bool) else str(value)
 
 
-def _change_text(change: str, lang: str) -> str:
-    return change if lang == "en" else ""
+def _change_text(change: Any, lang: str) -> str:
+    """The suggested change in ``lang``: the estimator says it by code (studio/memory/advice.py)."""
+    return change.text(lang) if hasattr(change, "text") else str(change)
 
 
 def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None = None) -> list[dict[str, Any]]:
@@ -433,11 +432,9 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         check_data_upload(path, ctx.max_upload_mb)
         try:
             return load_settings(path, list(current))
-        except StudioError as exc:  # name the person's file, not Gradio's upload-cache path
-            if exc.coded:  # a coded error keeps its code (the page words it in its language)
-                raise exc.with_values(**{k: Path(path).name for k, v in (exc.values or {}).items()
-                                         if v == str(path)}) from None
-            raise exc.with_what(exc.what.replace(str(path), Path(path).name)) from None
+        except StudioError as exc:  # name the person's file, not Gradio's upload-cache path (a value of its code)
+            raise exc.with_values(**{k: Path(path).name for k, v in (exc.values or {}).items()
+                                     if v == str(path)}) from None
 
     @ui_errors
     def save(ctx: AppContext, *values: Any) -> str:

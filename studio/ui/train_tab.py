@@ -23,7 +23,8 @@ from .common import NOBODY, fmt_seconds, ui_errors
 from ..app.context import AppContext
 from .handlers import for_each_browser, owner_action
 from .i18n import headers, msg
-from ..words.notice_words import notice_text
+from ..notices import notice_text
+from ..words.said import recorded_text
 from ..app.state_problems import state_problems_markdown
 from ..app.paths import resolve_run_paths, resume_run
 from ..runs import queue as run_queue
@@ -39,7 +40,7 @@ STATE_PROBLEMS_SHOWN_S = 24 * 3600  # a state file moved aside is said on the st
 def run_reason(snap: dict[str, Any], lang: str = "en") -> str:
     """Why a run ended, in the page's words and language: the error that ended it (kept as ``page_error`` by the
     engine: its fix in page fields, never a CLI flag) or the plain reason, worded by its codes
-    (studio/words/end_reasons.py); a run recorded without codes by an older version, as its English text."""
+    (studio/words/reason_words.py); a run recorded without codes by an older version, as its English text."""
     if isinstance(snap.get("page_error"), dict):
         return page_message(StudioError.from_dict(snap["page_error"]), lang)
     return reason_text(snap, lang, surface="page")
@@ -142,33 +143,15 @@ _NOISE = re.compile(r"^\s*\{.*\}\s*$|.*(\[(WARNING|INFO|DEBUG)\]|real_accelerato
 
 # a progress bar (tqdm and the like): " 45%|████▌     | 9/20 [00:03<00:04,  2.51it/s]"; the events say it plainly
 _BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[[\d:<?]+|\d+(\.\d+)?\s*(it|s)/(s|it)\]")
-_PREPARE = re.compile(r"^\[prepare\s+(\d+%)\]\s*(.*)$")
-# the model preparation's messages (studio/models/zoo.py, gguf_import.py) -> message key, for the page's language
-_PREP_LINES = (
-    (re.compile(r"Preparing (?P<name>\S+) \(first use only\): locating the GGUF in package (?P<pkg>\S+)$"),
-     "log.prep_locating"),
-    (re.compile(r"(?P<name>\S+) is distributed under the (?P<license>.+?): (?P<url>\S+?)"
-                r"(?: \(full text installed at (?P<path>.+)\))?$"), "log.prep_license"),
-    (re.compile(r"Using the prepared model in (?P<path>.+)$"), "log.prep_using"),
-    (re.compile(r"Checking that the tensors of (?P<file>.+) cover its model$"), "log.prep_checking"),
-    (re.compile(r"Reading the tokenizer of (?P<file>.+)$"), "log.prep_tokenizer"),
-    (re.compile(r"Rebuilding a plain fp32 model$"), "log.prep_rebuild"),
-    (re.compile(r"Saving the prepared model to (?P<path>.+)$"), "log.prep_saving"),
-    (re.compile(r"Prepared (?P<name>\S+) in (?P<s>\d+) s$"), "log.prep_done"),
-    (re.compile(r"Dequantizing the weights of (?P<file>.+) to fp32$"), "log.prep_dequant"),
-)
 LOG_PROGRESS_LINES = 12  # the newest progress events shown as lines
 
 
-def _prepare_line(pct: str, text: str, lang: str) -> str:
-    for pattern, key in _PREP_LINES:
-        m = pattern.match(text)
-        if m:
-            fields = {k: v for k, v in m.groupdict().items() if v is not None}
-            path = fields.pop("path", None) if key == "log.prep_license" else None
-            text = msg(key, lang, **fields) + (msg("log.prep_terms", lang, path=path) if path else "")
-            break
-    return f"{msg('log.prepare', lang, pct=pct)} {text}"
+def _said_line(event: dict[str, Any], lang: str) -> str:
+    """A notice or a step of the model's preparation, by the code its event keeps, in the page's words."""
+    if event.get("type") == "notice":
+        return notice_text(event, lang)
+    return msg("prepare.line", lang, fraction=event.get("fraction", 0.0),
+               step=recorded_text(event, "prepare", lang))
 
 
 def progress_line(e: dict[str, Any], lang: str = "en") -> str:
@@ -182,21 +165,18 @@ def progress_line(e: dict[str, Any], lang: str = "en") -> str:
 
 
 def page_log(text: str, events: list[dict[str, Any]] | None = None, lang: str = "en") -> str:
-    """The log box: the run's own lines (model preparation in the page's language), then its
-    progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
+    """The log box: the run's own lines (notices and the model's preparation in the page's words, by the codes
+    their events keep), then its progress as plain lines, one per logged step. Library warnings, raw status lines and progress bars (each
     carriage return of a bar is a line of the file) stay in the run folder's stdout.log."""
     lines = []
-    notices = {e.get("message"): e for e in events or [] if e.get("type") == "notice"}
+    said = {e.get("message"): e for e in events or [] if e.get("type") in ("notice", "prepare")}
     for raw in text.split("\n"):
         ln = raw.rsplit("\r", 1)[-1].rstrip()  # what a terminal would show after the carriage returns
         if not ln.strip() or _NOISE.match(ln) or _BAR.search(ln):
             continue
-        said = next((e for m, e in notices.items() if m and ln.endswith(m)), None)
-        if said is not None:  # the engine's notice as logged (config keys): the page's form of it instead
-            lines.append(notice_text(said, lang))
-            continue
-        m = _PREPARE.match(ln.strip())
-        lines.append(_prepare_line(m.group(1), m.group(2), lang) if m else ln)
+        event = next((e for m, e in said.items() if m and ln.endswith(m)), None)
+        # the engine's notice or preparation step as logged (the CLI's words): the page's form of it instead
+        lines.append(ln if event is None else _said_line(event, lang))
     progress = [e for e in events or [] if e.get("type") == "progress"]
     lines += [progress_line(e, lang) for e in progress[-LOG_PROGRESS_LINES:]]
     return "\n".join(lines)

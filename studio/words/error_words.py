@@ -9,18 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog import UI, msg
-
-
-def _tab_label(key: str, lang: str) -> str | None:
-    """A Data tab label in ``lang`` (a coded error's ``{role_label}``); None for a key the page has no label for."""
-    return msg(key, lang) if key in UI else None
-
 
 def page_message(exc: Any, lang: str = "en") -> str:
     """What the page shows for ``exc`` (a StudioError: this package sits below studio/errors.py and names no
-    class of it) in ``lang``: a coded error worded by its code (studio/words/errors.py); another as written
-    (``exc.page_message``)."""
+    class of it) in ``lang``: a coded error worded by its code; another as written (``exc.page_message``)."""
     if exc.coded:
-        return exc.text(lang, "page", labels=_tab_label)
+        return exc.text(lang, "page")
     return exc.page_message

@@ -7,9 +7,9 @@ import math
 _UNITS = {"en": ("h", "m", "s", " "), "zh": ("小时", "分", "秒", "")}
 
 
-def fmt_seconds(seconds: float | None, lang: str = "en") -> str:
+def fmt_seconds(seconds: float | None, lang: str) -> str:
     """'12m 11s' / '12分11秒': whole seconds under a minute, minutes and seconds under an hour, else hours and
-    minutes."""
+    minutes. ``lang`` has no default: a duration written without one put English units on a Chinese page."""
     if seconds is None or not math.isfinite(seconds):
         return "–"
     h, m, sec, gap = _UNITS.get(lang, _UNITS["en"])

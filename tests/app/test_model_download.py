@@ -10,6 +10,7 @@ import pytest
 from studio.errors import StudioError
 from studio.words.error_words import page_message
 from studio.models import zoo
+from studio.models.progress import Step
 from studio.app import model_download as md
 
 SMOL = "smollm2-135m-instruct"
@@ -48,7 +49,7 @@ def test_download_fetches_once_and_says_so(monkeypatch):
 
     def fake(name, cache=None, progress=None):
         got.append(name)
-        progress(1.0, "done")
+        progress(1.0, Step.of("ready", file="model.gguf", mb=93.0))  # each step is said by code (models/progress.py)
         state["now"] = "package"
         return Path("/x")
     monkeypatch.setattr(zoo, "download", fake)

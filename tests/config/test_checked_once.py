@@ -57,7 +57,8 @@ def _page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppContext, 
     data.write_text('{"instruction": "hi", "input": "", "output": "yes"}\n', encoding="utf-8")
     launched: list[Any] = []
 
-    def launch(run: Any, resume: str | None, started_by: str | None = None, judged: str | None = None) -> Any:
+    def launch(run: Any, resume: str | None, started_by: str | None = None, judged: str | None = None,
+               settings: str | None = None) -> Any:
         # no child: count, not train
         launched.append(run)
         ctx.runner._run = run

@@ -1,15 +1,14 @@
 """A run configuration's problems are coded (studio/config/checks.py ``problem``), worded once per language in
 studio/words/config_problems.py, and shown in the page's language with the page's field names.
 
-The rule is held on the code that makes the problems (no module of studio/config appends a sentence it writes
-itself), on the catalog (both languages, the same values, no English left in the Chinese), and on every ConfigError
+The rule is held on the catalog (tests/words/test_catalog_complete.py: both languages, the same values, no English
+left in the Chinese) and, at run time, on every ConfigError
 the config package can raise: configs that break every check, every key no field has, a value of the wrong type for
 every kind of field, every LLaMA-Factory key the studio refuses (from lf_keys' own tables) and a --set item that is no
 pair. A ConfigError made from a sentence is a bug (UnknownCode), so nothing is left for the page to re-word.
 """
 from __future__ import annotations
 
-import ast
 import math
 import re
 from pathlib import Path
@@ -21,12 +20,13 @@ from studio.config.checks import problem
 from studio.config.run_config import RunConfig, field_meta
 from studio.config.yaml_io import parse_overrides
 from studio.errors import ConfigError, StudioError
-from studio.words.catalog import FIELD_LABELS
-from studio.words.config_problems import PAGE_PROBLEMS, PROBLEMS, problem_words
+from studio.words.catalog import CATALOG, FIELD_LABELS
 from studio.words.errors import UnknownCode, placeholders
+from studio.words.render import render
 from tests.ui.test_ui_zh_page import latin_words
 
 ROOT = Path(__file__).resolve().parents[2]
+PROBLEMS = {code for code in CATALOG if code.startswith("check.")}  # a run configuration's problems
 # what the Chinese keeps as typed: values of settings (lora, full, z3-nvme, adamw_torch), library names, units
 LITERAL = {"lora", "qlora", "full", "deepspeed", "zero", "trl", "kto", "nvme", "nul", "bf16", "fp32", "adamw_torch",
            "transformers", "bnb_4bit_quant_storage", "llama", "factory", "auto", "python", "studio", "convert",
@@ -108,22 +108,6 @@ def _every_config_error() -> list[str]:
     return found
 
 
-def test_every_problem_maker_in_the_config_package_makes_a_coded_problem_never_a_sentence() -> None:
-    """No module of studio/config appends to a problem list, or returns, a string it writes itself: each goes through
-    ``problem`` (the notices lf_keys writes are not problems: a run's log says them)."""
-    written = []
-    for path in sorted((ROOT / "studio" / "config").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        written += [f"{path.name}:{n.lineno}" for n in ast.walk(tree)
-                    if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "append"
-                    and getattr(n.func.value, "id", "") != "notices"  # type: ignore[attr-defined]
-                    and n.args and isinstance(n.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp))]
-        written += [f"{path.name}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Return)
-                    and isinstance(n.value, ast.List)
-                    and any(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in n.value.elts)]
-    assert written == [], f"studio/config writes problem sentences at {written}"
-
-
 def test_every_config_error_of_the_config_package_is_coded_and_meets_every_code() -> None:
     found = _every_config_error()
     uncoded = [p for p in found if getattr(p, "code", None) not in PROBLEMS]
@@ -174,10 +158,10 @@ def test_a_config_error_made_of_a_sentence_is_a_bug_and_an_old_runs_reads_back_a
 def test_the_page_shows_each_problem_in_its_language_with_its_field_labels(lang: str) -> None:
     keys = {m["name"] for m in field_meta() if "_" in m["name"]}   # the names that read as config keys
     for p in _every_config_error():
-        shown = problem_words(p.code, p.params, lang, surface="page")  # type: ignore[attr-defined]
+        shown = render(p.code, p.params, lang, "page")  # type: ignore[attr-defined]
         named = [k for k in keys if re.search(rf"(?<![\w']){re.escape(k)}(?![\w'])", shown)]
         assert not named, (p, shown)  # the page names fields by their labels, never by config keys
-        said = placeholders(PROBLEMS[p.code][0])  # type: ignore[attr-defined]
+        said = placeholders(CATALOG[p.code].cli[0])  # type: ignore[attr-defined]
         fields = {n[2:] for n in said if n.startswith(("f_", "q_")) and n not in ("f_name", "q_name")}
         fields |= {p.params["name"]} if said & {"f_name", "q_name"} else set()  # type: ignore[attr-defined]
         for key in fields:
@@ -197,18 +181,3 @@ def test_the_cli_keeps_the_config_keys() -> None:
         "learning_rate must be above 0 (got 0.0)"]
 
 
-def test_every_entry_has_both_languages_with_the_same_values() -> None:
-    assert set(PAGE_PROBLEMS) <= set(PROBLEMS)
-    for code, (page_en, _) in PAGE_PROBLEMS.items():  # the page's words say the same values
-        assert {n for n in placeholders(page_en) if not n.startswith(("f_", "q_"))} == \
-            {n for n in placeholders(PROBLEMS[code][0]) if not n.startswith(("f_", "q_"))}
-    for code, (en, zh) in [*PROBLEMS.items(), *PAGE_PROBLEMS.items()]:
-        assert re.fullmatch(r"check\.[a-z0-9_]+", code), code
-        assert placeholders(en) == placeholders(zh), (code, en, zh)
-        left = latin_words(re.sub(r"\{[^{}]*\}", " ", zh)) - LITERAL
-        assert not left, (code, sorted(left))
-        values = {n: "v" for n in placeholders(en) if not n.startswith(("f_", "q_"))}
-        values.setdefault("name", "seed")
-        for lang in ("en", "zh"):
-            for surface in ("cli", "page"):
-                assert "{" not in problem_words(code, values, lang, surface), (code, lang, surface)

@@ -35,7 +35,7 @@ def test_sgd_at_lr_099_without_clipping_stops_on_the_gradient_norm(tmp_path, tin
     assert "the last good checkpoint was kept" not in msg
     run = RunDir(cfg.output_dir)
     status = run.read_status()
-    assert status["state"] == "failed" and status["code"] == "diverged"
+    assert status["state"] == "failed" and status["code"] == "engine.diverged"
     assert run.last_checkpoint() is None and run.final_model() is None
 
 

@@ -230,7 +230,7 @@ def test_builtin_model_whose_package_is_missing_says_how_to_install(monkeypatch,
 def test_registry_lists_the_builtin_models_with_their_facts():
     assert zoo.builtin_names() == ["tiny-demo", "smollm2-135m-instruct", "gemma3-270m"]
     smol = zoo.get("smollm2-135m-instruct")
-    assert smol.chat and "English" in smol.languages and smol.license == "Apache-2.0"
+    assert smol.chat and "languages: English;" in smol.summary() and smol.license == "Apache-2.0"
     assert "4.1 s per step of its CPU recipe on 2 CPU cores" in smol.summary()
     assert "ai.google.dev/gemma/terms" in zoo.license_notice("gemma3-270m")
     with pytest.raises(StudioError, match="'llama-9000' is not a built-in model"):

@@ -16,7 +16,7 @@ from transformers import LlamaConfig
 
 from studio.config.run_config import RunConfig
 from studio.models import kernels
-from studio.models.kernels import KERNEL_REASONS, kernel_plan, model_kernel_plan
+from studio.models.kernels import KernelPlan, kernel_plan, model_kernel_plan
 from studio.models.precision import DeviceCaps
 
 
@@ -58,8 +58,10 @@ def test_refusals_name_their_reason(emulated_card, liger_here) -> None:
     assert kernel_plan("cpu", "llama", None).reason == "cpu"
     assert kernel_plan("cuda", "llama", None, installed=False).reason == "missing"
     for code in ("arch", "softcap", "off", "cpu", "missing", "unknown_arch"):
-        english, chinese = KERNEL_REASONS[code]
-        assert english and chinese and english != chinese
+        plan = KernelPlan(False, code, {"model_type": "gpt2"})
+        english, chinese = plan.words("en", "page"), plan.words("zh", "page")
+        assert english and chinese and english != chinese and "enable_liger_kernel" not in english + chinese
+    assert "enable_liger_kernel is off" in kernel_plan("cuda", "llama", None, enabled=False).english()
 
 
 def test_without_liger_installed_a_card_keeps_the_chunked_head(emulated_card, monkeypatch) -> None:
@@ -81,7 +83,7 @@ def test_the_settings_page_says_which_kernels_and_why() -> None:
     assert "Liger" in kernel_line(cfg, "llama", "cpu", "en") and "GPU" in kernel_line(cfg, "llama", "cpu", "en")
     assert "Liger" in kernel_line(cfg, "llama", "cpu", "zh") and "没有 GPU" in kernel_line(cfg, "llama", "cpu", "zh")
     off = kernel_line(cfg.replace(enable_liger_kernel=False), "llama", "cuda", "en")
-    assert "enable_liger_kernel is off" in off
+    assert "'Liger kernels on a GPU' is off" in off and "enable_liger_kernel" not in off  # the page's field, not the key
 
 
 def test_the_engine_hands_the_plan_to_trainer(tmp_path, tiny_model_dir, sample_reviews_jsonl, monkeypatch) -> None:

@@ -50,7 +50,7 @@ def test_the_fit_panel_lists_amd_cards() -> None:
     """An MI250X is two GCDs of 64 GB; torch and the vendor's tools see two devices, and a run trains on one: the
     panel plans for one GCD, not the 128 GB of the package."""
     amd = {g.name: g.memory_gb for g in GPUS if g.vendor == "amd"}
-    assert amd == {"AMD Instinct MI300X": 192, "AMD Instinct MI250X (one GCD)": 64, "AMD Instinct MI210": 64,
+    assert amd == {"AMD Instinct MI300X": 192, "AMD Instinct MI250X GCD": 64, "AMD Instinct MI210": 64,
                    "AMD Radeon PRO W7900": 48, "AMD Radeon RX 7900 XTX": 24}
     assert gpu_memory("AMD Instinct MI300X") == 192 and gpu_memory("../../etc/passwd") is None
 

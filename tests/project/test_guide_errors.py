@@ -2,7 +2,7 @@
 
 docs/make_error_guide.py writes them from the studio's words; this holds the guides to what it writes today, and
 each listed row to the code: an error and a run's end reason are listed by code (what and fix are one entry, paired by
-construction; every error is raised by its code, tests/words/test_words_catalog.py).
+construction; every error is raised by its code: StudioError refuses a sentence).
 """
 from __future__ import annotations
 

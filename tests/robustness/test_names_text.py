@@ -103,11 +103,13 @@ def test_every_coded_error_toast_carries_its_values_as_text() -> None:
     from string import Formatter
     from studio.errors import StudioError
     from studio.ui.common import user_error
-    from studio.words.errors import ERRORS
+    from studio.words.catalog import CATALOG
+    from studio.words.errors import CODES
     shown = 0
-    for code, entry in ERRORS.items():
-        names = {n for part in entry.values() for t in part for _, n, spec, _ in Formatter().parse(t)
-                 if n and not spec and not n.endswith(("_flag", "_label"))}
+    for code in CODES:
+        parts = [CATALOG[c] for c in (code, f"{code}.why", f"{code}.fix") if c in CATALOG]
+        names = {n for e in parts for t in (*e.cli, *e.page) for _, n, spec, _ in Formatter().parse(t)
+                 if n and not spec and not n.endswith(("_flag", "_label")) and not n.startswith(("f_", "q_", "l_"))}
         try:
             exc = StudioError.of(code, **{n: NAME for n in names})
         except Exception:  # a value the words format as a number or a closed set: no name can be planted there

@@ -30,10 +30,11 @@ def _textual(hint: Any) -> bool:
 
 
 TEXT_FIELDS = [f for f in dataclasses.fields(RunConfig) if _textual(HINTS[f.name])]
+HELP = {m["name"]: m["help"] for m in field_meta()}  # each field's English help (studio/words/fields.py)
 
 
 def _path_like(f: dataclasses.Field) -> bool:
-    words = f.name.replace("_", " ") + " " + f.metadata.get("help", "")
+    words = f.name.replace("_", " ") + " " + HELP[f.name]
     default = f.default if isinstance(f.default, str) else ""
     return bool(PATH_WORDS.search(words)) or "/" in default or default.startswith(("~", "."))
 

@@ -111,7 +111,7 @@ def test_live_estimate_reads(area: dict[str, Path], field: str, value: str) -> N
                                24.0)
         if "outside the folders" not in fit + check and "control character" not in fit + check:
             return "read: " + fit  # accepted: the estimate looked at the file
-        raise StudioError("refused", "")
+        raise StudioError.from_dict({"what": "refused"})
     _run(area, f"live estimate {field}={value!r}", go)
 
 

@@ -1,7 +1,7 @@
 """A Chinese page shows the errors the Data tab meets in Chinese, and the command line keeps its English.
 
 Every error raised under studio/data and by the workspace's path checks is coded (``StudioError.of``), and the
-catalog's completeness (every code in both languages, on both surfaces) is tests/words/test_words_catalog.py's; this
+catalog's completeness (every code in both languages, on both surfaces) is tests/words/test_catalog_complete.py's; this
 drives the real readers and the real Data tab handlers, so the words a user sees are the catalog's, end to end.
 """
 from __future__ import annotations

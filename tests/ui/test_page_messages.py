@@ -2,8 +2,8 @@
 column must not get the fix "CLI: --label-column NAME" on the Data tab).
 
 The rule, for the whole class: every error is raised by its code (``StudioError.of``), and a code whose fix names a
-command-line flag has a page fix in the page's words; tests/words/test_words_catalog.py holds both (the catalog, and no
-StudioError raised with a sentence). The page (``studio/ui/common.user_error``) shows the page's fix, while the CLI
+command-line flag has a page fix in the page's words (tests/words/test_catalog_complete.py holds the catalog; a
+StudioError cannot be made from a sentence). The page (``studio/ui/common.user_error``) shows the page's fix, while the CLI
 keeps its flags; here the Data / Settings / Train handlers are driven with the bad inputs that raise those errors.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_the_page_shows_the_page_fix_and_the_cli_keeps_its_flag() -> None:
     assert "page_fix" not in exc.to_dict()  # a run keeps the code and values; the page words them again
     old = StudioError.from_dict({"error": "gone", "what": "Old", "fix": "use --x", "page_fix": "pick X on the Data tab"})
     assert old.page_message == "Old. Fix: pick X on the Data tab."  # a run recorded by an older studio
-    plain = StudioError("Bad", "do this")
+    plain = StudioError.from_dict({"what": "Bad", "fix": "do this"})  # a record without a code
     assert plain.page_message == plain.message == "Bad. Fix: do this."
     from studio.config.checks import problem
     assert not FLAG.search(ConfigError([problem("check.above", name="learning_rate", bound=0, value=0)]).page_message)
@@ -155,14 +155,15 @@ KNOWN_TEXTS: set[str] = set()
 def test_page_texts_name_no_flags() -> None:
     """The labels and messages of the page (both languages): the Data tab's path box said '--data-root', the locked
     Trust remote code box 'python launch.py --trust-remote-code'."""
-    from studio.ui.i18n import MESSAGES, UI
-    found = {k for table in (UI, MESSAGES) for k, pair in table.items() if any(FLAG.search(t) for t in pair)}
+    from studio.words.catalog import CATALOG
+    # the problems of a cluster request name the `cluster` verb's flags: no page makes one
+    found = {k for k, e in CATALOG.items() if any(FLAG.search(t) for t in e.page) and not k.startswith("cluster.")}
     assert found - COMMAND_TEXTS - KNOWN_TEXTS == set()
     assert not KNOWN_TEXTS - found, f"fixed, so take them off KNOWN_TEXTS: {sorted(KNOWN_TEXTS - found)}"
 
 
 # ----------------------------------------------------------------- a Chinese page: the same errors in Chinese
-# (no English left in the Chinese page). Every error is raised by its code (tests/words/test_words_catalog.py)
+# (no English left in the Chinese page). Every error is raised by its code (StudioError refuses a sentence)
 # and worded when shown; the Data tab's common errors come out wholly Chinese.
 
 
@@ -212,8 +213,8 @@ def test_an_english_page_keeps_the_english_words(ctx, tmp_path: Path) -> None:  
 
 # ----------------------------------------------------------------- why a run ended (the Train tab's Reason, the
 # Runs table): the engine and the job runner write it once, by code with values beside its English text
-# (studio/runs/reasons.py), and the page words it in its own language (studio/words/end_reasons.py; the catalog is
-# held complete by tests/words/test_end_reason_words.py). An error that ends a run is written with its parts
+# (studio/runs/reasons.py), and the page words it in its own language (studio/words/reason_words.py; the catalog is
+# held complete by tests/words/test_catalog_complete.py). An error that ends a run is written with its parts
 # (``page_error``), which the page shows in its own words and language (studio/ui/train_tab.run_reason).
 
 

@@ -22,14 +22,12 @@ def _slots(text: str) -> set[str]:
 def test_every_notice_code_has_cli_and_page_words_in_both_languages_naming_no_config_key() -> None:
     from tests.ui.test_ui_zh_page import latin_words
     from studio.config.run_config import RunConfig
-    from studio.words.catalog import FIELD_LABELS
-    from studio.words.notice_words import NOTICES
+    from studio.words.catalog import CATALOG, FIELD_LABELS
     keys = set(RunConfig.__dataclass_fields__)
-    assert len(NOTICES) >= 14, sorted(NOTICES)
-    for code, entry in NOTICES.items():
-        assert set(entry) == {"cli", "page"}, code
-        cli, (en, zh) = entry["cli"], entry["page"]
-        assert cli and en and zh and all(isinstance(t, str) for t in (cli, en, zh)), code
+    notices = {c: e for c, e in CATALOG.items() if c.startswith("notice.")}
+    assert len(notices) >= 14, sorted(notices)
+    for code, entry in notices.items():
+        cli, (en, zh) = entry.cli[0], entry.page
         assert _slots(en) == _slots(zh), (code, _slots(en) ^ _slots(zh))
         for text in (cli, en, zh):
             named = {s[2:] for s in _slots(text) if s.startswith(("f_", "q_"))}
@@ -100,7 +98,7 @@ def test_the_train_tab_shows_notices_in_page_words() -> None:
 def test_an_english_page_names_the_settings_field_and_the_cli_keeps_the_key() -> None:
     from studio.engine.run import startup_notices
     from studio.config.run_config import RunConfig
-    from studio.words.notice_words import notice_text
+    from studio.notices import notice_text
     cfg = RunConfig(model_name_or_path="tiny-demo", dataset="x.jsonl", finetuning_type="lora", lora_alpha=None)
     [note] = [n for n in startup_notices(cfg, "cpu") if n.code == "lora_alpha"]
     assert "lora_alpha" in note  # the run log and the CLI
@@ -110,7 +108,7 @@ def test_an_english_page_names_the_settings_field_and_the_cli_keeps_the_key() ->
 
 
 def test_a_notice_a_run_recorded_earlier_still_reads_in_page_words() -> None:
-    from studio.words.notice_words import notice_text
+    from studio.notices import notice_text
     event = {"type": "notice", "message": "AMD card (gfx942): quantization_bit needs bitsandbytes built for ROCm; ...",
              "code": "rocm_bitsandbytes", "params": {"card": "AMD ROCm gfx942"}}
     shown = notice_text(event, "zh")

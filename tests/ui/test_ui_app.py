@@ -108,8 +108,8 @@ def test_data_to_trained_model_through_the_api(server: Any) -> None:
     snap = client.predict(*values, api_name="/start")
     assert snap["busy"] and Path(snap["run"]).parent == server.workspace.resolve() / "runs"
     assert Path(snap["run"]).name.startswith("tiny-demo-")  # named after its model and data
-    # a second Start of the same settings while it runs is "already queued" (a double click trains nothing twice)
-    with pytest.raises(Exception, match="already queued"):
+    # a second Start of the same settings while it runs names the run that trains them (nothing trains twice)
+    with pytest.raises(Exception, match="is training with these settings right now"):
         client.predict(*values, api_name="/start")
     # a Start of other settings while it runs queues the next run (it is not refused)
     other_values = forms.config_to_values(cfg.replace(learning_rate=3e-3))

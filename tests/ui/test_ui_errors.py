@@ -33,7 +33,7 @@ def _fns(blocks: Any) -> dict[str, Any]:
 
 def test_every_toast_fades_and_is_titled_in_the_pages_language() -> None:
     for lang, title in (("en", "Error"), ("zh", "错误")):
-        for exc in (StudioError("what", "fix", code="x"), RuntimeError("bug")):
+        for exc in (StudioError.from_dict({"error": "x", "what": "what", "fix": "fix"}), RuntimeError("bug")):
             toast = common.user_error(exc, "h", lang)
             assert toast.duration is not None and 0 < toast.duration <= 30, toast.duration
             assert toast.title == title

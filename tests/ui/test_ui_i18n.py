@@ -12,7 +12,7 @@ import pytest
 
 from studio.data.report import format_report, validation_report
 from studio.errors import StudioError
-from studio.ui.i18n import MESSAGES, UI, translations
+from studio.ui.i18n import translations
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 MARK = re.compile(r'__i18n__\{"__type__": "translation_metadata", "key": "([^"]+)"\}')
@@ -116,13 +116,13 @@ def _fields(text: str) -> set[str]:
 
 
 def test_every_string_exists_in_both_languages_with_the_same_placeholders() -> None:
+    """What the browser translates: every key in both languages with the same placeholders (Gradio's own); the
+    whole catalog is held so by tests/words/test_catalog_complete.py."""
     t = translations()
-    assert set(t["en"]) == set(t["zh"])
-    for table in (UI, MESSAGES):
-        for key, (en, zh) in table.items():
-            assert en.strip() and zh.strip(), key
-            if key != "suggestion_zh":  # its English side is the estimator's own text
-                assert _fields(en) == _fields(zh), key
+    assert set(t["en"]) == set(t["zh"]) and len(t["en"]) > 300
+    for key, en in t["en"].items():
+        assert en.strip() and t["zh"][key].strip(), key
+        assert _fields(en) == _fields(t["zh"][key]), key
 
 
 def _messy_rows() -> list[dict[str, str]]:

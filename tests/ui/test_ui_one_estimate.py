@@ -73,8 +73,8 @@ def test_the_model_list_and_the_panel_give_the_same_number(page: tuple[Any, AppC
         cfg = form_values.values_to_config(form)
         panel = time_line(ctx, cfg)
         assert f"About {_time(labels[MODEL])} here" in panel, (labels[MODEL], panel)
-        assert _time(labels[MODEL]) == fmt_seconds(form_estimate(ctx, cfg).seconds)
+        assert _time(labels[MODEL]) == fmt_seconds(form_estimate(ctx, cfg).seconds, "en")
     # every other model: the form the page would hold after picking it, timed by the same function
     other = "tiny-demo"
     picked, _ = settings.derive(ctx, other, "sentiment", "balanced", data, values)
-    assert _time(labels[other]) == fmt_seconds(form_estimate(ctx, form_values.values_to_config(picked)).seconds)
+    assert _time(labels[other]) == fmt_seconds(form_estimate(ctx, form_values.values_to_config(picked)).seconds, "en")

@@ -104,8 +104,9 @@ def test_apply_without_a_pick_says_what_to_do(ctx: AppContext) -> None:
 def test_chinese_suggestions_name_the_settings() -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
     label, _ = suggestion_choices(values, 24, "zh")[0]
-    # the page's field names, not config keys (never gradient_checkpointing=True)
-    assert label.startswith("改为 梯度检查点 = 开启（→ ") and "gradient_checkpointing" not in label and label.endswith("GB 显存，仍然放不下）")
+    # the change in Chinese (the Chinese page showed none: it was English only), then the page's field names, not
+    # config keys (never gradient_checkpointing=True)
+    assert label.startswith("开启梯度检查点：设为 梯度检查点 = 开启（→ ") and "gradient_checkpointing" not in label and label.endswith("GB 显存，仍然放不下）")
 
 
 def test_the_tab_has_the_apply_controls(ctx: AppContext) -> None:

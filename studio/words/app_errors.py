@@ -170,3 +170,15 @@ APP_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     "files.link_out_run": {"what": ("The run folder" + _LINK_WHAT, "运行文件夹" + _LINK_ZH), "fix": _LINK_FIX},
     "files.link_out_model": {"what": ("The model folder" + _LINK_WHAT, "模型文件夹" + _LINK_ZH), "fix": _LINK_FIX},
 }
+
+
+# ==== issue 47 (items 4-6): nothing replaced silently, text that encodes, names by their true rule. One block, to port. ====
+APP_ERRORS.update({
+    # "Improve this run" makes its datasets under the new run's name; one that exists is someone's, never replaced
+    "improve.dataset_taken": {"what": ("A dataset named '{name}' exists already (in {info})",
+                                       "已经有一个名为“{name}”的数据集（在 {info} 中）"),
+                              "fix": ("give the improved run another name (--name NEW)", "请给改进后的运行另取一个名字（--name 新名字）"),
+                              "page_fix": ("rename or remove that dataset, then press Improve again",
+                                           "请重命名或删除该数据集，然后再次点击“改进这次运行”")},
+})
+# ==== end of issue 47's block ====

@@ -876,3 +876,10 @@ MESSAGES.update({
     "runs.origin": ("made from", "来源"),
     "runs.lineage": ("improved from {run} with {n} feedback rows ({method})", "由 {run} 用 {n} 条反馈改进（{method}）"),
 })
+
+
+# ==== issue 47 (item 3): the Feedback tab lists one page at a time. One block, to port. ====
+MESSAGES.update({
+    "fb.page": ("Page", "页码"),
+})
+# ==== end of issue 47's block ====

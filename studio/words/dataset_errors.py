@@ -167,3 +167,15 @@ DATASET_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     "pref.no_answer": {"what": ("Row {row} of '{file}' has no answer to judge", "“{file}”第 {row} 行没有可评价的答案"),
                        "fix": ("fill its answer (output)", "请填写它的答案（output）")},
 }
+
+
+# ==== issue 47 (items 4-6): nothing replaced silently, text that encodes, names by their true rule. One block, to port. ====
+DATASET_ERRORS.update({
+    # a pair whose two answers are the same teaches nothing (DPO's loss sits at ln 2 on it): refused before a run
+    "pref.same_pair": {"what": ("{n:,} of the {total:,} pairs in '{file}' have the same chosen and rejected answer "
+                                "(row {row} first)", "“{file}”的 {total:,} 对中有 {n:,} 对的选中答案和被拒答案相同"
+                                "（第一处在第 {row} 行）"),
+                       "fix": ("remove those rows or give them a different rejected answer",
+                               "请删除这些行，或给它们一个不同的被拒答案")},
+})
+# ==== end of issue 47's block ====

@@ -26,8 +26,8 @@ def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
     from studio.app.demo_run import describe_run
     from studio.ui.demo import build_demo
     info = describe_run(ws / "runs" / RUN)
-    if task != info.task:
-        info = replace(info, task=task)
+    if task != info.task:  # a chat run: no labels
+        info = replace(info, task=task, labels=[] if task == "chat" else info.labels)
     store = FeedbackStore.in_workspace(ws)
     app = build_demo(info, "en", store=store)
     return {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}, store, info
@@ -35,6 +35,12 @@ def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
 
 def _req(user: str | None) -> SimpleNamespace:
     return SimpleNamespace(session_hash="s-" + str(user), headers={}, username=user)
+
+
+def _said(request: SimpleNamespace, kind: str, run: str, asked: tuple[str, ...], answer: str) -> None:
+    """What the model answered this session, as the generating handler keeps it on the server (app/answers.py)."""
+    from studio.app import answers
+    answers.keep(request, kind, run, asked, answer)
 
 
 def test_labels_page_records_verdicts_and_the_right_label(ws: Path) -> None:
@@ -70,7 +76,8 @@ def test_a_login_withdraws_its_own_feedback_only(ws: Path) -> None:
 
 
 def test_chat_page_records_the_last_exchange_and_a_typed_answer(ws: Path) -> None:
-    fns, store, _ = _page(ws, "chat")
+    fns, store, info = _page(ws, "chat")
+    _said(_req("ann"), "chat", info.path, ("Write a line about rain",), "Rain is dry.")  # type: ignore[attr-defined]
     history = [{"role": "user", "content": "Write a line about rain"},
                {"role": "assistant", "content": [{"type": "text", "text": "Rain is dry."}]}]
     _, fid = fns["feedback_right_answer"](json.loads(json.dumps(history)), "Rain taps the roof.", _req("ann"))
@@ -92,7 +99,7 @@ def test_owner_panel_lists_reviews_makes_and_exports(tmp_path: Path) -> None:
     a = store.add(run="r1", login="ann", input="<script>alert(1)</script> late", answer="neutral", verdict="down",
                   correction="negative")
     store.add(run="r1", login="bob", input="fine", answer="positive", verdict="up")
-    table, counts, clash = list_feedback(ctx, "r1", "", "", "")
+    table, counts, clash, _ = list_feedback(ctx, "r1", "", "", "")
     assert [row[0] for row in table["value"]] == [a, a + 1] and counts["login"] == {"ann": 1, "bob": 1}
     assert table["value"][0][5] == "<script>alert(1)</script> late"  # plain text in a str table, never rendered
     assert list_feedback(ctx, "../../etc", "", "", "")[1] == {}  # a name the database does not list shows nothing
@@ -128,6 +135,8 @@ def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
     app = build_app(ctx)
     fns = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
     run_v = str((ws / "runs" / RUN).resolve())
+    _said(_req("carol"), "play", run_v, ("Classify", "nice bag"), "negative")
+    _said(_req("carol"), "chat", run_v, ("hi",), "hello")
     reply, fid = fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", " Positive ",
                                                           _req("carol"))  # the run's spelling of the label is kept
     store = FeedbackStore.in_workspace(ws)
@@ -157,9 +166,9 @@ def test_accept_all_new_accepts_only_the_picked_runs_new_rows_that_match_the_fil
     d = store.add(run="r2", login="ann", input="ok", answer="negative", verdict="down", correction="positive")
     store.review(c, reviewer="owner", status="dropped")
     assert "1 row" in on_accept_new(ctx, "r1", "", "ann", "")  # the login filter leaves bob's row new
-    assert {r.id: r.status for r in store.list()} == {a: "accepted", b: "new", c: "dropped", d: "new"}
+    assert {r.id: r.status for r in store.iter_rows()} == {a: "accepted", b: "new", c: "dropped", d: "new"}
     assert "1 row" in on_accept_new(ctx, "r1", "", "", "")
-    assert store.list(run="r1", status="new") == [] and store.list(run="r2")[0].status == "new"
+    assert list(store.iter_rows(run="r1", status="new")) == [] and next(store.iter_rows(run="r2")).status == "new"
     with pytest.raises(gr.Error):
         on_accept_new(ctx, "../../etc", "", "", "")  # a run is named only as the database lists it
 
@@ -177,6 +186,8 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     ctx = AppContext.create(ws, lang="en")
     fns = {fn.api_name: fn.fn for fn in build_app(ctx).fns.values() if fn.api_name}
     run_v = str((ws / "runs" / RUN).resolve())
+    _said(_zh("carol"), "play", run_v, ("Classify", "nice bag"), "positive")
+    _said(_zh("carol"), "chat", run_v, ("hi",), "hello")
     reply, fid = fns["playground_feedback_up"](run_v, "Classify", "nice bag", "positive", _zh("carol"))
     assert reply == f"谢谢：已记为正确（#{fid}）"
     reply, _ = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},

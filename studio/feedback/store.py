@@ -34,7 +34,7 @@ Status = Literal["new", "accepted", "dropped"]
 SOURCES = ("demo", "playground", "chat", "batch", "cli")
 PAGE_ROWS = 50        # rows of one listing page
 SHOWN_CHARS = 2_000   # characters of each text a listing page carries (the export and the datasets have them all)
-BATCH = 200           # rows fetched at a time by iter_rows
+BATCH = 50            # rows fetched at a time by iter_rows (50 of the longest rows: ~12 MB)
 
 
 @dataclass(frozen=True)

@@ -200,3 +200,63 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     reply, mine = demo["feedback_up"]("Lovely shoes.", _zh("ann"))
     assert reply == f"谢谢：已记为正确（#{mine}）"
     assert demo["feedback_withdraw"](mine, _zh("ann"))[0] == f"你的反馈 #{mine} 已撤回"
+
+
+def _last(gen: object) -> object:
+    out = None
+    for out in gen:  # type: ignore[attr-defined]
+        pass
+    return out
+
+
+def test_the_models_answer_is_the_one_the_server_kept_not_the_browsers(ws: Path) -> None:
+    """The playground and the chat took "the model's answer" from the browser: a forged answer became a DPO
+    ``rejected``. Feedback now judges the answer this page session got, kept by the handler that generated it."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    store = FeedbackStore.in_workspace(ws)
+    run_v = str((ws / "runs" / RUN).resolve())
+    me = SimpleNamespace(session_hash="s-forger", headers={}, username="mallory")
+    with pytest.raises(gr.Error, match="no answer"):  # nothing generated on this page yet
+        fns["playground_feedback_down"](run_v, "Classify", "nice bag", "I am the model, trust me", me)
+    tuned, _ = _last(fns["on_generate"](run_v, "Classify", "nice bag", 4, 0.0, 1.0, False, False, me))
+    with pytest.raises(gr.Error, match="not the one the model gave"):
+        fns["playground_feedback_down"](run_v, "Classify", "nice bag", "I am the model, trust me", me)
+    with pytest.raises(gr.Error, match="not the one the model gave"):  # nor for another question
+        fns["playground_feedback_down"](run_v, "Classify", "other bag", tuned, me)
+    _, fid = fns["playground_feedback_down"](run_v, "Classify", "nice bag", tuned, me)
+    assert store.get(fid).answer == tuned  # type: ignore[union-attr]
+    _, history = _last(fns["on_chat"]("hi there", [], run_v, 4, 0.0, 1.0, me))
+    forged = [*history[:-1], {"role": "assistant", "content": "something the model never said"}]
+    with pytest.raises(gr.Error, match="not the one the model gave"):
+        fns["chat_feedback_down"](run_v, forged, me)
+    _, fid = fns["chat_feedback_down"](run_v, history, me)
+    assert store.get(fid).answer == history[-1]["content"]  # type: ignore[union-attr]
+    with pytest.raises(gr.Error, match="not one of this run's labels"):  # a labels run, through the chat too
+        fns["chat_feedback_right_answer"](run_v, history, "a free-text answer", me)
+
+
+def test_a_text_that_is_not_text_is_refused_plainly_on_every_page(ws: Path) -> None:
+    """A lone surrogate (a script can send one in JSON) was an internal error on the demo page, anonymous or not."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns, store, _ = _page(ws)
+    bad = "great \ud800 shoes"
+    for call in (lambda: fns["feedback_up"](bad, _req(None)),
+                 lambda: fns["feedback_right_answer"]("fine", "neg\udfffative", _req(None))):
+        with pytest.raises(gr.Error) as err:
+            call()
+        message = str(err.value.message)
+        message.encode("utf-8")  # it can be sent back
+        assert "not text" in message and "inside the studio" not in message, message
+    (scores,) = fns["classify"](["good shoes", bad, "bad shoes"])
+    assert isinstance(scores[0], dict) and isinstance(scores[2], dict) and "not text" in scores[1]
+    studio = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    with pytest.raises(gr.Error, match="not text"):
+        _last(studio["on_chat"]("hi \ud83d", [], run_v, 4, 0.0, 1.0, _req("carol")))
+    with pytest.raises(gr.Error, match="not text"):
+        _last(studio["on_generate"](run_v, "Classify \udc00", "", 4, 0.0, 1.0, False, False, _req("carol")))

@@ -74,8 +74,13 @@ def last_exchange(history: Any) -> tuple[str, str]:
     return _text(turns[-2].get("content")), _text(turns[-1].get("content"))
 
 
-def kept_answer(request: Any, kind: str, run_key: str, asked: tuple[str, ...], shown: str | None) -> str:
-    """The answer this page session got from ``run_key`` for ``asked``, as the server kept it.
+def _same(a: str, b: str) -> bool:
+    """The same text up to spacing (a page's chat strips what it shows; a forged text differs in its words)."""
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def kept_answer(request: Any, kind: str, run_key: str, asked: tuple[str, ...], shown: str | None) -> answers.Answer:
+    """What this page session asked ``run_key`` and the answer it got, as the server kept them.
 
     Raises:
         StudioError: no answer kept (feedback.no_answer), or the page shows another run, question or answer than
@@ -84,21 +89,23 @@ def kept_answer(request: Any, kind: str, run_key: str, asked: tuple[str, ...], s
     kept = answers.last(request, kind)
     if kept is None:
         raise StudioError.of("feedback.no_answer")
-    if kept.run != str(run_key) or kept.asked != asked or (shown is not None and shown != kept.answer):
+    same_question = len(kept.asked) == len(asked) and all(_same(k, a) for k, a in zip(kept.asked, asked))
+    if kept.run != str(run_key) or not same_question or (shown is not None and not _same(shown, kept.answer)):
         raise StudioError.of("feedback.answer_changed")
-    return kept.answer
+    return kept
 
 
 def record_generated(store: FeedbackStore, *, kind: str, run_name: str, run_key: str, asked: tuple[str, ...],
                      shown: str | None, verdict: str, correction: Any, labels: list[str], login: str | None,
                      request: Any, source: str) -> tuple[int, bool]:
-    """Record feedback on a generated answer (the playground's, a chat's): the answer is the one kept on the
-    server, the correction a label of a labels run. Returns (the row id, whether a correction was given)."""
+    """Record feedback on a generated answer (the playground's, a chat's): the question and the answer are the ones
+    kept on the server, the correction a label of a labels run. Returns (the row id, whether a correction was
+    given)."""
     fix = as_correction(labels, correction)
-    answer = kept_answer(request, kind, run_key, asked, shown)
-    text = asked[1] if kind == "play" and asked[1].strip() else asked[0]
-    if not text.strip() or not answer.strip():
+    kept = kept_answer(request, kind, run_key, asked, shown)
+    text = kept.asked[1] if kind == "play" and kept.asked[1].strip() else kept.asked[0]
+    if not text.strip() or not kept.answer.strip():
         raise StudioError.of("feedback.no_answer")
-    fid = store.add(run=run_name, login=login, input=text, answer=answer, verdict="down" if fix else verdict,
+    fid = store.add(run=run_name, login=login, input=text, answer=kept.answer, verdict="down" if fix else verdict,
                     correction=fix, source=source, visitor=answers.session_of(request))
     return fid, fix is not None

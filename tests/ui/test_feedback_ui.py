@@ -260,3 +260,18 @@ def test_a_text_that_is_not_text_is_refused_plainly_on_every_page(ws: Path) -> N
         _last(studio["on_chat"]("hi \ud83d", [], run_v, 4, 0.0, 1.0, _req("carol")))
     with pytest.raises(gr.Error, match="not text"):
         _last(studio["on_generate"](run_v, "Classify \udc00", "", 4, 0.0, 1.0, False, False, _req("carol")))
+
+
+def test_a_chat_answer_judged_after_the_page_showed_it(ws: Path) -> None:
+    """The Chatbot strips the spacing around what it shows: the answer sent back is the model's all the same."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    me = _req("dora")
+    _, history = _last(fns["on_chat"]("  hello there \n", [], run_v, 6, 0.0, 1.0, me))
+    shown = gr.Chatbot().preprocess(gr.Chatbot().postprocess(history))  # the round trip through the browser
+    _, fid = fns["chat_feedback_up"](run_v, json.loads(json.dumps(shown, default=lambda o: o.__dict__)), me)
+    row = FeedbackStore.in_workspace(ws).get(fid)
+    assert row is not None and row.answer == history[-1]["content"] and row.input == "  hello there \n"

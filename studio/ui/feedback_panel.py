@@ -1,10 +1,12 @@
 """👍 / 👎 and "the right answer" under an answer: the demo page's labels and chat pages.
 
 Anyone the page lets in may give feedback (viewers too; on a loopback demo without logins it is recorded as
-"local"); a login may withdraw its own last feedback. What the browser sends is only what a person typed or
-pressed: the text, the verdict, the right answer. The run is bound on the server when the page is built, and on a
-labels page the model's answer and scores are computed again on the server from the text, so a caller cannot
-put words in the model's mouth. Replies are plain text in a Textbox, never Markdown/HTML, since they can quote
+"local", each visitor counted by its page session); a login may withdraw its own last feedback. What the browser
+sends is only what a person typed or pressed: the text, the verdict, the right answer. The run is bound on the
+server when the page is built; on a labels page the model's answer and scores are computed again on the server
+from the text, and a generated answer (chat, playground) is the one the server kept when it generated it
+(app/answers.py), so a caller cannot put words in the model's mouth; a labels run takes only its labels as a
+correction (app/feedback_intake.py). Replies are plain text in a Textbox, never Markdown/HTML, since they can quote
 what someone typed.
 """
 from __future__ import annotations

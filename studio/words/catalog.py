@@ -879,7 +879,7 @@ MESSAGES.update({
 
 
 # ==== issue 47 (item 3): the Feedback tab lists one page at a time. One block, to port. ====
-MESSAGES.update({
+UI.update({
     "fb.page": ("Page", "页码"),
 })
 # ==== end of issue 47's block ====

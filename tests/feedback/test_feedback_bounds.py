@@ -137,7 +137,6 @@ def test_a_run_keeps_a_bounded_size_of_feedback_whoever_sends_it(tmp_path: Path,
 def test_the_demo_page_records_each_visitor_by_its_page_session(tmp_path: Path) -> None:
     """The feedback row of a page without logins carries its page session: the quota's visitor."""
     from types import SimpleNamespace
-    from studio.ui.feedback_panel import on_withdraw  # noqa: F401  # the panel module imports cleanly
     from studio.app.feedback_intake import record_generated
     from studio.app import answers
     store = FeedbackStore(tmp_path / "ws")

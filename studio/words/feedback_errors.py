@@ -182,9 +182,5 @@ FEEDBACK_ERRORS.update({
     "feedback.answer_changed": {"what": ("The answer shown is not the one the model gave on this page",
                                          "页面上显示的答案不是模型在本页面给出的答案"),
                                 "fix": ("ask the model again, then judge its answer", "请重新让模型回答，再评价它的答案")},
-    "feedback.correction_not_text": {
-        "what": ("The right answer holds '{token}', a control marker of the model's chat format",
-                 "正确答案中含有“{token}”，这是模型对话格式的控制标记"),
-        "fix": ("write the answer without it", "请去掉它再写答案")},
 })
 # ==== end of issue 47's block ====

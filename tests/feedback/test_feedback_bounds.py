@@ -66,7 +66,7 @@ def test_counts_and_conflicts_from_the_database_agree_with_the_rule_on_every_row
     rnd = random.Random(3)
     store = FeedbackStore(tmp_path / "ws")
     rows = []
-    for i in range(150):
+    for i in range(100):
         text = rnd.choice(["late again", "Late  AGAIN", "seat ok", "fine", f"unique {i}"])
         fix = rnd.choice([None, "negative", " Negative", "positive", "neutral"])
         who = rnd.choice(["ann", "bob", "cat"])

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from studio.data.dataset import load_rows
 from studio.feedback.datasets import export_rows, make_datasets
 from studio.feedback.store import FeedbackStore
@@ -23,6 +25,7 @@ N = 10_050  # past the 10,000 rows an earlier store read at most
 LIKE = {"instruction": "Classify the sentiment of this tweet.", "input": "example"}
 
 
+@pytest.mark.integration  # two CLI processes over 10,050 rows: ~5 s
 def test_every_accepted_row_reaches_the_datasets_the_export_the_summary_and_the_cli(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     bulk(ws, ({"input": f"tweet {i}", "answer": "neutral", "correction": "negative" if i % 2 else "positive",

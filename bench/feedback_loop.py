@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 4. the owner accepts and makes the datasets
     store = FeedbackStore.in_workspace(ws)
-    rows = store.list(run=RUN)
+    rows = list(store.iter_rows(run=RUN))
     if sorted(r.id for r in rows) != sorted(fb["ids"]):
         raise RuntimeError(f"the store holds {len(rows)} rows of run {RUN}, the teammate sent {len(fb['ids'])}")
     if any(r.login != TEAMMATE[0] for r in rows):

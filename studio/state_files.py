@@ -104,16 +104,13 @@ def read_state(path: str | Path, *, kind: str = "json", expect: type | tuple[typ
 
 
 def write_json_with_backup(path: str | Path, data: Any) -> None:
-    """Write ``path`` atomically, keeping the previous good copy as ``<name>.bak`` (one backup)."""
+    """Write ``data`` to ``<name>.bak``, then to ``path``, each atomically: the backup is a copy of the latest state,
+    never the one before it. (A backup one write behind brought back runs the owner had cleared once queue.json was
+    damaged.) A crash between the two writes leaves ``path`` one state behind and the backup right."""
     path = Path(path)
-    if path.is_file() and not path.is_symlink():
-        try:
-            text = path.read_text(encoding="utf-8")
-            json.loads(text)  # only a good copy becomes the backup
-            atomic_write_text(path.with_name(path.name + ".bak"), text)  # the file itself never goes missing
-        except (OSError, ValueError):
-            pass
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    atomic_write_text(path.with_name(path.name + ".bak"), text)
+    atomic_write_text(path, text)
 
 
 __all__ = ["MAX_STATE_BYTES", "Quarantined", "problems", "quarantine", "read_state", "write_json_with_backup"]

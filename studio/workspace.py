@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -79,11 +80,36 @@ def safe_name(name: str, *, code: str = "name.plain") -> str:
     Raises:
         StudioError: the name could step out of its folder or is not a plain name.
     """
-    text = name.strip()
+    text = name.strip() if isinstance(name, str) else ""
     bad = (not text or text in {".", ".."} or "/" in text or "\\" in text or os.sep in text
            or any(ord(c) < 32 for c in text) or len(text) > 120)
     if bad:
-        raise StudioError.of(code, name=text[:60])
+        raise StudioError.of(code, name=shown_name(text))
+    return text
+
+
+# a name a person gives something new: letters and digits of any script, '-', '_', '.', '~' (the studio's own run
+# names use '~'), not starting with '.', '-' or '~' (a hidden file, a command-line flag)
+_PLAIN = re.compile(r"[\w.~-]+")
+
+
+def shown_name(text: str) -> str:
+    """A refused name as an error may quote it: cut, and any character that is not text replaced (a lone surrogate
+    in a message cannot be sent back to a browser)."""
+    return text[:60].encode("utf-8", "replace").decode("utf-8")
+
+
+def plain_name(name: str, *, code: str = "name.new_run") -> str:
+    """A new run's, dataset's or export's name, by the rule its error states (``code``: name.new_run or
+    name.new_dataset): letters, digits, '-', '_', '.' or '~', starting with a letter, a digit or '_', at most 120
+    characters. Such a name is the same text as a folder, in a command line and on a page.
+
+    Raises:
+        StudioError: any other name.
+    """
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > 120 or not _PLAIN.fullmatch(text) or text[0] in ".-~":
+        raise StudioError.of(code, name=shown_name(text))
     return text
 
 

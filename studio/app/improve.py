@@ -16,9 +16,10 @@ from ..errors import StudioError
 from ..evaluation.compare import _free  # frees the card between the two runs (torch is imported there)
 from ..evaluation.evaluate import _generate_rows, sentiment_eval, validation_rows
 from ..evaluation.inference import label_task, load_model
+from ..data.registry import forget_datasets, refuse_replacing
 from ..runs.run_dir import RunDir
-from ..workspace import safe_name
-from ..feedback.datasets import build_rows, make_datasets, run_prompt_shape
+from ..workspace import plain_name, safe_name
+from ..feedback.datasets import count_rows, dataset_names, make_datasets, remove_datasets, run_prompt_shape
 from ..feedback.improve import improvement_config, pick_method, record_lineage
 from ..feedback.store import FeedbackStore
 
@@ -45,13 +46,13 @@ def workspace_run(workspace: str | Path, run: str) -> Path:
 
 
 def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any]:
-    """What improving ``run`` would train on: {"corrections", "pairs", "method"} from its accepted feedback
-    (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
+    """What improving ``run`` would train on: {"corrections", "pairs", "method"} from every accepted row of its
+    feedback (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
     folder = workspace_run(workspace, run)
-    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
-    made = {k: {"rows": len(built[kind])} for k, kind in (("sft", "sft"), ("ranking", "ranking")) if built[kind]}
-    out: dict[str, Any] = {"corrections": len(built["sft"]), "pairs": len(built["ranking"]),
-                           "skipped": built["skipped"], "method": None, "why": ""}
+    counts = count_rows(FeedbackStore.in_workspace(workspace), folder.name, run_prompt_shape(folder))
+    made = {k: {"rows": counts[k]} for k in ("sft", "ranking") if counts[k]}
+    out: dict[str, Any] = {"corrections": counts["sft"], "pairs": counts["ranking"],
+                           "skipped": counts["skipped"], "method": None, "why": ""}
     if not made:
         out["why"] = "no accepted correction yet"
         return out
@@ -62,32 +63,71 @@ def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any
     return out
 
 
-def prepare(workspace: str | Path, run: str, new: str | None = None, method: str = "auto",
-            seed: int = 42) -> RunConfig:
-    """Datasets from ``run``'s accepted feedback (NEW_feedback...), the improving run's config into runs/NEW and
-    its lineage file. Nothing trains yet.
+def _refuse_taken(data: Path, names: list[str]) -> None:
+    """The datasets an Improve would make are new: one that exists (registered, or its file) is someone's.
 
     Raises:
-        StudioError: no such run, a NEW that exists or is not plain, no accepted feedback, a method the feedback
-            cannot train with.
+        StudioError: improve.dataset_taken, naming the first.
+    """
+    for dataset in names:
+        try:
+            refuse_replacing(data, dataset, data / f"{dataset}.jsonl")
+        except StudioError:
+            raise StudioError.of("improve.dataset_taken", name=dataset, info=data / "dataset_info.json") from None
+
+
+def prepare(workspace: str | Path, run: str, new: str | None = None, method: str = "auto",
+            seed: int = 42) -> RunConfig:
+    """Datasets from every accepted row of ``run``'s feedback (NEW_feedback...), the improving run's config into
+    runs/NEW and its lineage file. Nothing trains yet. Everything that can be refused is checked before anything is
+    written, and what was written is removed again if a later step fails: a refused Improve leaves nothing.
+
+    Raises:
+        StudioError: no such run, a NEW that exists or is not plain, a dataset of NEW's names that exists, no
+            accepted correction, a run without an adapter, a method the feedback cannot train with.
     """
     folder = workspace_run(workspace, run)
-    name = safe_name(new or f"{folder.name}-improved", code="name.run")
+    name = plain_name(new or f"{folder.name}-improved", code="name.new_run")
     out = Path(workspace) / "runs" / name
     if out.exists():
         raise StudioError.of("improve.run_exists", name=name)
     data = Path(workspace) / "data"
-    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
-    if built["sft"]:  # a method the feedback cannot train with is refused before any dataset is written
-        pick_method({"sft": 1, **({"ranking": 1} if built["ranking"] else {})}, method, is_labels_run(folder))
-    # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
-    made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
-                         like=run_prompt_shape(folder), replace=True)
-    cfg = improvement_config(folder, made, data, out, seed=seed, method=method,
-                             labels_run=is_labels_run(folder))
-    cfg.check()
-    record_lineage(cfg)
+    store, like, labels_run = FeedbackStore.in_workspace(workspace), run_prompt_shape(folder), is_labels_run(folder)
+    counts = count_rows(store, folder.name, like)
+    if not any(counts[k] for k in ("sft", "ranking", "kto")):
+        if counts["skipped"]:
+            raise StudioError.of("feedback.nothing_accepted_conflicts", run=folder.name, skipped=counts["skipped"])
+        raise StudioError.of("feedback.nothing_accepted", run=folder.name)
+    if not counts["sft"]:  # 👍 / 👎 alone: nothing to train on
+        raise StudioError.of("feedback.no_correction", run=folder.name)
+    old = RunConfig.load(RunDir(folder).config)
+    if old.finetuning_type != "lora" or not (RunDir(folder).adapter / "adapter_config.json").is_file():
+        raise StudioError.of("feedback.no_adapter", run=folder.name)
+    pick_method({"sft": 1, **({"ranking": 1} if counts["ranking"] else {})}, method, labels_run)
+    base = f"{name}_feedback"
+    _refuse_taken(data, [*dataset_names(base), f"{base}_replay"])
+    made = make_datasets(store, folder.name, data, base, like=like)
+    try:
+        cfg = improvement_config(folder, made, data, out, seed=seed, method=method, labels_run=labels_run)
+        cfg.check()
+        record_lineage(cfg)
+    except BaseException:
+        remove_datasets(data, made)
+        forget_datasets(data, [f"{base}_replay"])
+        raise
     return cfg
+
+
+def discard(cfg: RunConfig) -> None:
+    """Undo ``prepare`` for an improving run that was refused before it started (the queue said no): its datasets
+    and its folder, which holds only its lineage then."""
+    out = RunDir(cfg.output_dir)
+    base = f"{out.path.name}_feedback"
+    data = (getattr(cfg, "lineage", None) or {}).get("data_dir") or cfg.dataset_dir
+    forget_datasets(data, [*dataset_names(base), f"{base}_replay"])
+    if out.path.is_dir() and [p.name for p in out.path.iterdir()] == [out.lineage.name]:
+        out.lineage.unlink()
+        out.path.rmdir()
 
 
 def lineage(run_path: str | Path) -> dict[str, Any] | None:

@@ -6,14 +6,15 @@ The service (datasets, config, lineage, comparison) is app/improve.py, shared wi
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from ..feedback.datasets import dataset_names
 from ..feedback.store import FeedbackStore
 from ..runs import queue as run_queue
 from ..runs.run_dir import RunDir
+from ..state_files import read_state
 from ..words.catalog import msg
 from . import improve
 from .context import AppContext
@@ -28,9 +29,8 @@ _compare_lock = threading.Lock()
 
 def feedback_runs(ctx: AppContext) -> list[tuple[str, str]]:
     """(label, run name) of the finished LoRA runs with accepted feedback, most feedback first."""
-    counts = Counter(r.run for r in FeedbackStore.in_workspace(ctx.workspace).list(status="accepted"))
     out = []
-    for name, n in counts.most_common():
+    for name, n in FeedbackStore.in_workspace(ctx.workspace).accepted_by_run():
         run = RunDir(ctx.runs_root / name)
         if (run.adapter / "adapter_config.json").is_file():
             out.append((msg("imp.choice", ctx.lang, run=name, n=n), name))
@@ -48,10 +48,19 @@ def plan_text(ctx: AppContext, run: str | None, method: str) -> str:
     return counts + " " + msg("imp.method_" + p["method"], ctx.lang)
 
 
+def _taken(ctx: AppContext, name: str) -> bool:
+    """A run folder of that name, or a dataset (registered or its file) of the names its Improve would make."""
+    data = Path(ctx.workspace) / "data"
+    names = [*dataset_names(f"{name}_feedback"), f"{name}_feedback_replay"]
+    registered = read_state(data / "dataset_info.json", kind="json", expect=dict) or {}
+    return (ctx.runs_root / name).exists() or any(n in registered or (data / f"{n}.jsonl").exists() for n in names)
+
+
 def _free_name(ctx: AppContext, run: str) -> str:
-    """RUN-improved, else RUN-improved-2, -3, ...: the page never asks for a name, and never reuses a folder."""
+    """RUN-improved, else RUN-improved-2, -3, ...: the page never asks for a name, and never reuses a folder or
+    another's dataset."""
     name, n = f"{run}-improved", 1
-    while (ctx.runs_root / name).exists():
+    while _taken(ctx, name):
         n += 1
         name = f"{run}-improved-{n}"
     return name
@@ -67,7 +76,11 @@ def queue_improvement(ctx: AppContext, run: str | None, method: str) -> dict[str
     if not run:
         raise StudioError.of("improve.none_picked")
     cfg = improve.prepare(ctx.workspace, run, _free_name(ctx, run), method or "auto")
-    place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
+    try:
+        place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
+    except StudioError:  # refused (queue full, already queued): nothing of it stays behind
+        improve.discard(cfg)
+        raise
     return {"run": str(Path(cfg.output_dir)), "place": place}
 
 

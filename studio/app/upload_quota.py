@@ -9,8 +9,10 @@ this module before and after Gradio's upload route:
   before it is all read;
 - a viewer's upload must be a data file (``DATA_SUFFIXES``); a model file is an owner's upload;
 - each login keeps at most its quota of uploads on disk (``quota_mb`` for owners, ``viewer_quota_mb`` for
-  viewers): when a new upload goes over, that login's oldest uploads are removed first (a file another login
-  uploaded too is kept for them);
+  viewers) and at most ``MAX_FILES`` of them: when a new upload goes over, that login's oldest uploads are removed
+  first (a file another login uploaded too is kept for them). An upload is counted as the disk holds it: its
+  blocks and the folder Gradio makes for it (``on_disk``), so 2,000 one-byte uploads count ~16 MB and 2,000 files,
+  not 2 KB;
 - files in the upload cache older than ``KEEP_S`` (a day) are swept (``sweep``; Gradio's own ``delete_cache`` does
   the same for the files it knows).
 """
@@ -28,6 +30,14 @@ KEEP_S = 24 * 3600
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".parquet", ".xlsx", ".xls", ".yaml", ".yml")
 DEFAULT_QUOTA_MB = 10_240.0       # an owner's uploads kept at once (two or three models)
 DEFAULT_VIEWER_QUOTA_MB = 200.0   # a viewer's (a few spreadsheets to predict)
+MAX_FILES = {"owner": 1000, "viewer": 100}  # uploads kept per login: each costs inodes whatever its size
+FOLDER_BYTES = 4096               # the folder Gradio makes for each upload (one block of most file systems)
+
+
+def on_disk(path: str) -> int:
+    """The bytes an upload takes on disk: its allocated blocks (at least its size) and its own folder."""
+    st = os.stat(path)
+    return max(st.st_size, getattr(st, "st_blocks", 0) * 512) + FOLDER_BYTES
 
 
 @dataclass
@@ -59,14 +69,14 @@ class UploadPolicy:
             mine = self._kept.setdefault(user, OrderedDict())
             for p in paths:
                 try:
-                    mine[p] = os.stat(p).st_size
+                    mine[p] = on_disk(p)
                 except OSError:
                     continue
                 mine.move_to_end(p)
             for p in [p for p in mine if not os.path.exists(p) or _age(p, now) > KEEP_S]:
                 mine.pop(p)
-            limit = self.quota(role)
-            while mine and sum(mine.values()) > limit and len(mine) > 1:
+            limit, files = self.quota(role), MAX_FILES["owner" if role == "owner" else "viewer"]
+            while mine and (sum(mine.values()) > limit or len(mine) > files) and len(mine) > 1:
                 old, _ = mine.popitem(last=False)
                 if old not in claimed_by_others:
                     removed.append(old)

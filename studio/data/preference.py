@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import StudioError
 from .lf_dataset import SHAREGPT_TAGS, Kind, _alpaca_row, _sharegpt_row, entry_kind, kind_mismatch  # noqa: F401
 from .templates import Template
-from .tokenize import _bos_kept, example_prompt
+from .tokenize import _bos_kept, answer_as_text, example_prompt, special_texts
 
 _TRUE = ("true", "1", "yes", "good", "desirable", "up")
 _FALSE = ("false", "0", "no", "bad", "undesirable", "down")
@@ -67,6 +67,7 @@ def preference_rows(rows: list[dict[str, Any]], entry: dict[str, Any] | None, wh
     prompts = [_sharegpt_row(_with_open_turn(r, bare, content), bare, where, n) if sharegpt
                else _alpaca_row(r, bare if entry else {}, where, n) for n, r in enumerate(rows, 1)]
     out: list[dict[str, Any]] = []
+    same: list[int] = []  # rows whose two answers are one text: DPO's loss sits at ln 2 on them, nothing is learnt
     for n, (raw, row) in enumerate(zip(rows, prompts), 1):
         if not (row.get("instruction") or row.get("input")):
             raise StudioError.of("pref.no_prompt", row=n, file=where)
@@ -76,6 +77,8 @@ def preference_rows(rows: list[dict[str, Any]], entry: dict[str, Any] | None, wh
                                                                                           content)
             if not chosen.strip() or not rejected.strip():
                 raise StudioError.of("pref.no_pair", row=n, file=where)
+            if chosen.strip() == rejected.strip():
+                same.append(n)
             if kind == "ranking":
                 out.append({**base, "chosen": chosen, "rejected": rejected})
             else:  # kto: a pair is one good and one bad answer to the same prompt
@@ -85,6 +88,8 @@ def preference_rows(rows: list[dict[str, Any]], entry: dict[str, Any] | None, wh
             if not str(answer).strip():
                 raise StudioError.of("pref.no_answer", row=n, file=where)
             out.append({**base, "output": answer, "kto_tag": _tag(raw.get(tag_col), where, n)})
+    if same:
+        raise StudioError.of("pref.same_pair", n=len(same), total=len(rows), file=where, row=same[0])
     if not out:
         raise StudioError.of("dataset.no_rows", name=where)
     return out
@@ -108,10 +113,13 @@ def encode_preference(tokenizer: Any, template: Template, rows: list[dict[str, A
     rows are cut as SFT rows are: the answers keep up to half the budget, the prompt loses its start (BOS kept).
     """
     out, truncated = [], 0
+    specials = special_texts(tokenizer)
     for row in rows:
         prompt = tokenizer(example_prompt(template, row), add_special_tokens=False)["input_ids"]
         answers = [row["chosen"], row["rejected"]] if "chosen" in row else [row["output"]]
-        ids = [tokenizer(template.answer(a), add_special_tokens=False)["input_ids"] for a in answers]
+        # an answer's typed control markers stay text (tokenize.answer_as_text), the template's own stay markers
+        ids = [answer_as_text(tokenizer, template, a, specials)
+               or tokenizer(template.answer(a), add_special_tokens=False)["input_ids"] for a in answers]
         longest = max(len(a) for a in ids)
         if len(prompt) + longest > cutoff_len:
             truncated += 1

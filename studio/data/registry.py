@@ -96,6 +96,21 @@ def file_name(dataset_dir: str | Path, file_path: str | Path) -> str:
         raise StudioError.of("data.out_outside", file=fp, folder=dataset_dir) from None
 
 
+def forget_datasets(dataset_dir: str | Path, names: list[str]) -> None:
+    """Remove ``names`` from dataset_dir/dataset_info.json and delete their files (inside ``dataset_dir`` only): the
+    undo of ``register_dataset`` for a caller whose later step was refused (nothing it made stays registered)."""
+    info = Path(dataset_dir) / INFO
+    data = read(dataset_dir)
+    for name in names:
+        entry = data.pop(name, None)
+        named = entry.get("file_name") if isinstance(entry, dict) else None
+        if isinstance(named, str) and named:
+            target = Path(dataset_dir) / named
+            if target.parent.resolve() == Path(dataset_dir).resolve() and not target.is_symlink():
+                target.unlink(missing_ok=True)
+    atomic_write_text(info, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
 def register_dataset(dataset_dir: str | Path, name: str, file_path: str | Path, rows: list[dict[str, Any]] | None = None,
              kind: str = "sft", *, task: str | None = None, source: str | None = None) -> Path:
     """Add/replace ``name`` in dataset_dir/dataset_info.json (LLaMA-Factory's format), keeping other entries.

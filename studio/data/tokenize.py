@@ -19,6 +19,29 @@ from .templates import Template
 IGNORE_INDEX = -100
 
 
+def special_texts(tokenizer: Any) -> tuple[str, ...]:
+    """The texts ``tokenizer`` turns into control ids wherever they appear (its special tokens)."""
+    found = set(getattr(tokenizer, "all_special_tokens", None) or [])
+    for added in (getattr(tokenizer, "added_tokens_decoder", None) or {}).values():
+        if getattr(added, "special", False) and getattr(added, "content", ""):
+            found.add(added.content)
+    return tuple(t for t in found if t)
+
+
+def answer_as_text(tokenizer: Any, template: Template, output: str, specials: tuple[str, ...]) -> list[int] | None:
+    """The ids of ``template.answer(output)`` with ``output`` read as text: a ``<|im_end|>`` or ``<start_of_turn>``
+    a person typed in an answer (a teammate's correction) stays those characters, never the control id that would end
+    the turn or open a new one in training. The template's own markers around it stay control ids. None when
+    ``output`` holds no special text (then the usual tokenization is exactly this, and is used)."""
+    if not any(t in output for t in specials):
+        return None
+    before, _, after = template.assistant.partition("{content}")
+    ids = tokenizer(template._fill(before) + output, add_special_tokens=False,
+                    split_special_tokens=True)["input_ids"]
+    return list(ids) + (list(tokenizer(template._fill(after), add_special_tokens=False)["input_ids"]) if after
+                        else [])
+
+
 def example_prompt(template: Template, example: dict[str, Any]) -> str:
     """The prompt text of a row; earlier turns in ``history`` (LLaMA-Factory's [[user, assistant], ...])
     are rendered as real chat turns, exactly as the chat playground renders them."""
@@ -70,6 +93,7 @@ def encode_examples(tokenizer: Any, template: Template, examples: list[dict[str,
     last reply only; ``history_masked`` marks it so the run can say so.
     """
     out: list[dict[str, Any]] = []
+    specials = special_texts(tokenizer)
     for start in range(0, len(examples), batch):
         part = examples[start:start + batch]
         turns = [None if mask_history or not e.get("history") else template.turn_texts(example_messages(e))
@@ -85,6 +109,7 @@ def encode_examples(tokenizer: Any, template: Template, examples: list[dict[str,
                 out.append(_assemble_turns(pairs, cutoff_len, train_on_prompt))
             else:
                 p, a = list(next(ids)), list(next(ids))
+                a = answer_as_text(tokenizer, template, str(e.get("output", "")), specials) or a
                 f = _assemble(tokenizer, template, p, a, cutoff_len, train_on_prompt)
                 if e.get("history") and not mask_history:
                     f["history_masked"] = True

@@ -23,7 +23,7 @@ from typing import Any, Callable
 # there (a test's spy on precision_plan, model_kernel_plan or build_tiny_llama) is the one the engine calls.
 from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data import templates
-from ..data.dataset import load_rows, split_rows
+from ..data.dataset import check_preference_data, load_rows, split_rows
 from ..data.fingerprint import keys_text
 from ..data.preference import as_sft_rows, stage_kind
 from ..data.tokenize import encode_examples
@@ -205,6 +205,8 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
         StudioError: bad config, data or model; also written to status.json as 'failed'.
     """
     cfg.check()
+    if resume_from is None:  # a preference run that cannot learn is refused before its folder is made
+        check_preference_data(cfg.stage, cfg.dataset, cfg.dataset_dir)
     run = RunDir(cfg.output_dir).ensure()
     main = is_main_process()
     if main:

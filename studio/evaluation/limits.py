@@ -33,7 +33,7 @@ DEFAULT_CONTEXT = 2048         # a model whose config names no context length
 __all__ = ["MAX_BATCH_MB", "MAX_BATCH_ROWS", "MAX_CELL_CHARS", "MAX_CHAT_TURNS", "MAX_HISTORY_CHARS",
            "MAX_NEW_TOKENS", "MAX_PROMPT_CHARS", "TEMPLATE_MAX_CHARS", "TEMPLATE_MAX_SECONDS", "TEMPLATE_MAX_STEPS",
            "bound_history", "check_batch_file", "check_batch_rows", "check_new_tokens", "check_prompt",
-           "context_of", "cut", "fit_ids"]
+           "check_text", "context_of", "cut", "fit_ids"]
 
 
 # the error of a typed text over MAX_PROMPT_CHARS, by what it is
@@ -41,10 +41,21 @@ _TOO_LONG = {"prompt": "eval.prompt_too_long", "message": "eval.message_too_long
 
 
 def check_prompt(what: str, text: str) -> None:
-    """Raises StudioError when a typed ``what`` (prompt, message or text) is over MAX_PROMPT_CHARS."""
+    """Raises StudioError when a typed ``what`` (prompt, message or text) is over MAX_PROMPT_CHARS or is not text
+    (a lone surrogate that a script can send in JSON: it cannot be tokenized, nor sent back in an answer)."""
     if len(text) > MAX_PROMPT_CHARS:
         code = _TOO_LONG[what]
         raise StudioError.of(code, n=len(text), limit=MAX_PROMPT_CHARS)
+    check_text(what, text)
+
+
+def check_text(what: str, text: str) -> None:
+    """Raises StudioError (eval.<what>_not_unicode, the position) when ``text`` holds a character UTF-8 cannot
+    encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StudioError.of(f"eval.{what}_not_unicode", pos=exc.start + 1) from None
 
 
 def check_new_tokens(max_new_tokens: Any) -> int:
@@ -62,6 +73,9 @@ def bound_history(history: Any) -> list[dict[str, Any]]:
     """The last MAX_CHAT_TURNS messages (dicts only), then the oldest dropped until under MAX_HISTORY_CHARS.
     Cheap: no message is tokenized or rendered before this."""
     items = [m for m in (history if isinstance(history, list) else [])[-MAX_CHAT_TURNS:] if isinstance(m, dict)]
+    for m in items:  # an earlier turn is rendered into the prompt too
+        if isinstance(m.get("content"), str):
+            check_text("message", m["content"])
     sizes = [len(str(m.get("content", ""))[:MAX_HISTORY_CHARS + 1]) for m in items]
     total = sum(sizes)
     start = 0

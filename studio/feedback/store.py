@@ -5,11 +5,10 @@ file rewritten whole loses whichever write lands second. SQLite in WAL mode lets
 holds the lock, and ``busy_timeout`` makes a second writer wait for it instead of failing. Every write opens its
 transaction with ``BEGIN IMMEDIATE`` so the lock is taken before anything is read (no read-then-upgrade deadlock).
 
-The schema carries a version (table ``schema_version``); ``MIGRATIONS`` lists each step from one version to the
-next, applied in order under the write lock, so an older file opened by a newer studio is brought up to date once.
-
-Every text is bounded (``LIMITS``): a caller gets a StudioError naming the field and its limit, nothing is cut
-silently, so the row that reaches a dataset is exactly the row someone wrote.
+The file is opened by studio/feedback/db.py (never through a link, the schema checked on every connection, SQLite's
+failures as coded errors); texts are bounded by feedback/texts.py and senders by feedback/quota.py. Every read is
+bounded too: a listing is one page (``page``), counts and conflicts are computed in SQL (``summary``, ``conflicts``),
+and what needs every row (datasets, exports) streams them (``iter_rows``) instead of holding a list of them.
 """
 from __future__ import annotations
 
@@ -17,12 +16,14 @@ import hashlib
 import json
 import sqlite3
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from ..errors import StudioError
+from . import db, quota
+from .db import LABEL_CHARS, MIGRATIONS, SCHEMA_VERSION, fix_key  # noqa: F401  # the schema's facts, for callers
+from .texts import LIMITS, bounded, scores_text, size  # noqa: F401
 
 DB_NAME = "feedback.sqlite3"
 LOCAL_LOGIN = "local"  # a loopback demo without logins: everyone there is the person at this machine
@@ -30,38 +31,10 @@ VERDICTS = ("up", "down")
 STATUSES = ("new", "accepted", "dropped")
 Verdict = Literal["up", "down"]
 Status = Literal["new", "accepted", "dropped"]
-
-# characters; a tweet-sized labels run needs far less, a chat answer can be a few pages
-LIMITS: dict[str, int] = {"run": 120, "login": 120, "input": 20_000, "answer": 20_000, "correction": 20_000,
-                          "scores": 10_000, "note": 2_000}
-BUSY_TIMEOUT_MS = 30_000
-# rows one login may add in an hour: a person reviewing answers gives a few hundred; a script looping on the
-# endpoint is stopped before it fills the disk (every login has quotas, as every request has bounds)
-QUOTA_PER_HOUR = 2000
-
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (1, ["""CREATE TABLE feedback (
-              id INTEGER PRIMARY KEY AUTOINCREMENT,
-              run TEXT NOT NULL,
-              login TEXT NOT NULL,
-              created REAL NOT NULL,
-              updated REAL NOT NULL,
-              input TEXT NOT NULL,
-              input_key TEXT NOT NULL,
-              answer TEXT NOT NULL,
-              verdict TEXT NOT NULL CHECK (verdict IN ('up', 'down')),
-              correction TEXT,
-              scores TEXT,
-              status TEXT NOT NULL DEFAULT 'new' CHECK (status IN ('new', 'accepted', 'dropped')),
-              edited TEXT)""",
-         "CREATE INDEX feedback_run ON feedback (run, status)",
-         "CREATE INDEX feedback_input ON feedback (run, input_key)"]),
-    (2, ["ALTER TABLE feedback ADD COLUMN source TEXT NOT NULL DEFAULT 'demo'",
-         "ALTER TABLE feedback ADD COLUMN reviewer TEXT"]),
-    (3, ["CREATE INDEX feedback_login ON feedback (login, created)"]),  # the per-login quota's count
-]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
 SOURCES = ("demo", "playground", "chat", "batch", "cli")
+PAGE_ROWS = 50        # rows of one listing page
+SHOWN_CHARS = 2_000   # characters of each text a listing page carries (the export and the datasets have them all)
+BATCH = 50            # rows fetched at a time by iter_rows (50 of the longest rows: ~12 MB)
 
 
 @dataclass(frozen=True)
@@ -90,123 +63,108 @@ class Feedback:
         return asdict(self)
 
 
+_FIELDS = tuple(f.name for f in fields(Feedback))
+_SELECT = ", ".join(_FIELDS)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing: its rows (texts cut to SHOWN_CHARS), how many rows match, which page of how many."""
+    rows: list[Feedback]
+    total: int
+    page: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One input that logins corrected differently: each distinct answer with who gave it and the row ids."""
+    input: str
+    answers: dict[str, list[tuple[str, int]]]  # correction -> [(login, feedback id), ...]
+
+
 def input_key(text: str) -> str:
     """The same input typed with other spacing or case is the same question (agreement groups by this)."""
     return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()[:32]
 
 
-def _bounded(field: str, value: str | None, *, required: bool = False) -> str | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise StudioError.of("feedback.empty", field=field)
-        return None
-    if not isinstance(value, str):
-        raise StudioError.of("feedback.not_text", field=field)
-    if "\x00" in value:
-        raise StudioError.of("feedback.nul", field=field)
-    if len(value) > LIMITS[field]:
-        raise StudioError.of("feedback.too_long", field=field, n=len(value), limit=LIMITS[field])
-    return value
-
-
 def _login(login: str | None) -> str:
-    return _bounded("login", login) or LOCAL_LOGIN
+    return bounded("login", login) or LOCAL_LOGIN
 
 
-def _scores(scores: dict[str, Any] | None) -> str | None:
-    if scores is None:
-        return None
-    try:
-        text = json.dumps(scores, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StudioError.of("feedback.scores", detail=str(exc)) from exc
-    return _bounded("scores", text)
+def _derived(answer: str, correction: str | None, edited: str | None) -> tuple[str | None, str]:
+    """(fix_key, label) of a row: its final correction's key, and what the summary counts it under."""
+    final = edited if edited is not None else correction
+    return fix_key(final), (final or answer)[:LABEL_CHARS]
+
+
+def _record(row: sqlite3.Row) -> Feedback:
+    data = {k: row[k] for k in _FIELDS}
+    data["scores"] = json.loads(data["scores"]) if data.get("scores") else None
+    return Feedback(**data)
+
+
+def _where(run: str | None, login: str | None, status: str | None, label: str | None) -> tuple[str, list[Any]]:
+    where, args = [], []
+    for column, value in (("run", run), ("login", login), ("status", status)):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if label:
+        where.append("(answer = ? OR correction = ? OR edited = ?)")
+        args += [label, label, label]
+    return (" WHERE " + " AND ".join(where) if where else ""), args
 
 
 class FeedbackStore:
-    """The feedback table of one workspace. Cheap to create: each call opens its own short connection, so an
-    instance can be shared by threads and used from forked processes."""
+    """The feedback table of one workspace. Cheap to create and touches no file: each call opens its own short
+    connection (checked, db.connect), so an instance can be shared by threads and used from forked processes, and a
+    damaged file is an error of the call that meets it, never of a page being built."""
 
     def __init__(self, path: str | Path):
         p = Path(path)
-        self.path = p / DB_NAME if p.is_dir() else p
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._write() as con:
-            self._migrate(con)
+        # a workspace folder (tests, scripts) or the database file itself; a folder named like the database is the
+        # database's place taken by a folder, refused when used, never a workspace to nest a database in
+        self.path = p / DB_NAME if p.is_dir() and p.name != DB_NAME else p
 
     @classmethod
     def in_workspace(cls, workspace: str | Path) -> "FeedbackStore":
         return cls(Path(workspace) / DB_NAME)
 
-    # ---- connections
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE for writes)
-        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        try:
-            con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            con.execute("PRAGMA journal_mode = WAL")
-            con.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
-            con.row_factory = sqlite3.Row
-            yield con
-        finally:
-            con.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
-
-    def _migrate(self, con: sqlite3.Connection) -> None:
-        con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        row = con.execute("SELECT version FROM schema_version").fetchone()
-        version = row[0] if row else 0
-        if version > SCHEMA_VERSION:
-            raise StudioError.of("feedback.schema", file=self.path.name, version=version, known=SCHEMA_VERSION)
-        for target, statements in MIGRATIONS:
-            if target > version:
-                for sql in statements:
-                    con.execute(sql)
-        if row is None:
-            con.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-        elif version < SCHEMA_VERSION:
-            con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
-
     def schema_version(self) -> int:
-        with self._connect() as con:
+        with db.connect(self.path) as con:
             return int(con.execute("SELECT version FROM schema_version").fetchone()[0])
 
     # ---- teammates
     def add(self, *, run: str, login: str | None, input: str, answer: str, verdict: str,
-            correction: str | None = None, scores: dict[str, Any] | None = None, source: str = "demo") -> int:
-        """Record one teammate's feedback on one answer; returns its id.
+            correction: str | None = None, scores: dict[str, Any] | None = None, source: str = "demo",
+            visitor: str | None = None) -> int:
+        """Record one teammate's feedback on one answer; returns its id. ``visitor``: who sent it on a page without
+        logins (its page session), so each visitor has a quota of their own.
 
         Raises:
-            StudioError: an unknown verdict or source, an empty run/input, a text over its limit.
+            StudioError: an unknown verdict or source, an empty run/input, a text over its limit or not text, a
+                quota reached, or a database that cannot be used.
         """
         if verdict not in VERDICTS:
             raise StudioError.of("feedback.verdict", verdict=str(verdict)[:20], verdicts=list(VERDICTS))
         if source not in SOURCES:
             raise StudioError.of("feedback.source", source=str(source)[:20], sources=list(SOURCES))
-        values = (_bounded("run", run, required=True), _login(login), _bounded("input", input, required=True),
-                  _bounded("answer", answer) or "", verdict, _bounded("correction", correction), _scores(scores))
+        run_v, login_v = bounded("run", run, required=True), _login(login)
+        text = bounded("input", input, required=True)
+        said, fix, scored = bounded("answer", answer) or "", bounded("correction", correction), scores_text(scores)
+        seen = bounded("visitor", visitor)
+        nbytes = size(text, said, fix, scored)
+        key, label = _derived(said, fix, None)
         now = time.time()
-        with self._write() as con:
-            recent = con.execute("SELECT COUNT(*) FROM feedback WHERE login = ? AND created > ?",
-                                 (values[1], now - 3600)).fetchone()[0]
-            if recent >= QUOTA_PER_HOUR:
-                raise StudioError.of("feedback.quota", login=values[1], n=recent)
+        with db.write(self.path) as con:
+            quota.check(con, run=run_v or "", login=login_v, visitor=seen, anonymous=login_v == LOCAL_LOGIN,
+                        adding=nbytes, now=now)
             cur = con.execute(
                 "INSERT INTO feedback (run, login, created, updated, input, input_key, answer, verdict, correction,"
-                " scores, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (values[0], values[1], now, now, values[2], input_key(values[2]), values[3], values[4], values[5],
-                 values[6], source))
+                " scores, source, bytes, fix_key, label, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_v, login_v, now, now, text, input_key(text or ""), said, verdict, fix, scored, source, nbytes,
+                 key, label, seen))
             return int(cur.lastrowid)
 
     def _own(self, con: sqlite3.Connection, feedback_id: int, login: str | None) -> sqlite3.Row:
@@ -225,12 +183,14 @@ class FeedbackStore:
         """
         if verdict is not None and verdict not in VERDICTS:
             raise StudioError.of("feedback.verdict", verdict=str(verdict)[:20], verdicts=list(VERDICTS))
-        text = _bounded("correction", correction)
-        with self._write() as con:
+        text = bounded("correction", correction)
+        with db.write(self.path) as con:
             row = self._own(con, feedback_id, login)
+            key, label = _derived(row["answer"], text, None)
             con.execute("UPDATE feedback SET verdict = ?, correction = ?, status = 'new', edited = NULL, "
-                        "reviewer = NULL, updated = ? WHERE id = ?",
-                        (verdict or row["verdict"], text, time.time(), row["id"]))
+                        "reviewer = NULL, updated = ?, fix_key = ?, label = ?, bytes = ? WHERE id = ?",
+                        (verdict or row["verdict"], text, time.time(), key, label,
+                         size(row["input"], row["answer"], text, row["scores"]), row["id"]))
 
     def withdraw(self, feedback_id: int, login: str | None) -> None:
         """A login takes back its own feedback (the row is deleted; datasets made earlier keep their copy).
@@ -238,7 +198,7 @@ class FeedbackStore:
         Raises:
             StudioError: not this login's row.
         """
-        with self._write() as con:
+        with db.write(self.path) as con:
             row = self._own(con, feedback_id, login)
             con.execute("DELETE FROM feedback WHERE id = ?", (row["id"],))
 
@@ -252,49 +212,118 @@ class FeedbackStore:
         """
         if status is not None and status not in STATUSES:
             raise StudioError.of("feedback.status", status=str(status)[:20], statuses=list(STATUSES))
-        text = _bounded("correction", edited)
-        with self._write() as con:
-            row = con.execute("SELECT * FROM feedback WHERE id = ?", (int(feedback_id),)).fetchone()
+        text = bounded("correction", edited)
+        with db.write(self.path) as con:
+            row = con.execute("SELECT id, answer, correction, edited, status FROM feedback WHERE id = ?",
+                              (int(feedback_id),)).fetchone()
             if row is None:
                 raise StudioError.of("feedback.missing", id=int(feedback_id))
-            con.execute("UPDATE feedback SET status = ?, edited = ?, reviewer = ?, updated = ? WHERE id = ?",
-                        (status or row["status"], text if edited is not None else row["edited"], _login(reviewer),
-                         time.time(), row["id"]))
+            final = text if edited is not None else row["edited"]
+            key, label = _derived(row["answer"], row["correction"], final)
+            con.execute("UPDATE feedback SET status = ?, edited = ?, reviewer = ?, updated = ?, fix_key = ?, "
+                        "label = ? WHERE id = ?", (status or row["status"], final, _login(reviewer), time.time(),
+                                                   key, label, row["id"]))
+
+    def accept_new(self, *, run: str, reviewer: str | None, login: str | None = None,
+                   label: str | None = None) -> int:
+        """Accept every new row of ``run`` that the filters match, in one statement; how many."""
+        where, args = _where(run, login, "new", label)
+        with db.write(self.path) as con:
+            cur = con.execute(f"UPDATE feedback SET status = 'accepted', reviewer = ?, updated = ?{where}",
+                              (_login(reviewer), time.time(), *args))
+            return int(cur.rowcount)
 
     # ---- reading
     def get(self, feedback_id: int) -> Feedback | None:
-        with self._connect() as con:
-            row = con.execute("SELECT * FROM feedback WHERE id = ?", (int(feedback_id),)).fetchone()
+        with db.connect(self.path) as con:
+            row = con.execute(f"SELECT {_SELECT} FROM feedback WHERE id = ?", (int(feedback_id),)).fetchone()
         return _record(row) if row else None
 
-    def list(self, *, run: str | None = None, login: str | None = None, status: str | None = None,
-             label: str | None = None, limit: int = 10_000) -> list[Feedback]:
-        """Rows, oldest first, filtered by run, login, status, and label (the model's answer or the correction)."""
-        where, args = [], []
-        for column, value in (("run", run), ("login", login), ("status", status)):
-            if value:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if label:
-            where.append("(answer = ? OR correction = ? OR edited = ?)")
-            args += [label, label, label]
-        sql = "SELECT * FROM feedback" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id LIMIT ?"
-        with self._connect() as con:
-            return [_record(r) for r in con.execute(sql, (*args, max(1, min(int(limit), 100_000))))]
+    def page(self, *, run: str | None = None, login: str | None = None, status: str | None = None,
+             label: str | None = None, page: int = 1, per_page: int = PAGE_ROWS,
+             cut: int | None = SHOWN_CHARS) -> Page:
+        """One page of rows, oldest first, filtered by run, login, status and label (the model's answer or the
+        correction); each text cut to ``cut`` characters in SQL, so a page of long rows stays small."""
+        where, args = _where(run, login, status, label)
+        per_page = max(1, min(int(per_page), 500))
+        texts = ("input", "answer", "correction", "edited")
+        columns = ", ".join(f"substr({c}, 1, {int(cut)}) AS {c}" if cut and c in texts else c for c in _FIELDS)
+        with db.connect(self.path) as con:
+            total = int(con.execute(f"SELECT COUNT(*) FROM feedback{where}", args).fetchone()[0])
+            pages = max(1, -(-total // per_page))
+            number = max(1, min(int(page), pages))
+            rows = [_record(r) for r in con.execute(f"SELECT {columns} FROM feedback{where} ORDER BY id LIMIT ? "
+                                                    "OFFSET ?", (*args, per_page, (number - 1) * per_page))]
+        return Page(rows, total, number, pages)
 
-    def count(self, run: str | None = None) -> int:
-        with self._connect() as con:
-            if run is None:
-                return int(con.execute("SELECT COUNT(*) FROM feedback").fetchone()[0])
-            return int(con.execute("SELECT COUNT(*) FROM feedback WHERE run = ?", (run,)).fetchone()[0])
+    def iter_rows(self, *, run: str | None = None, status: str | None = None, login: str | None = None,
+                  label: str | None = None) -> Iterator[Feedback]:
+        """Every matching row, oldest first, whole, fetched BATCH at a time (never a list of all of them)."""
+        where, args = _where(run, login, status, label)
+        last = 0
+        while True:
+            with db.connect(self.path) as con:  # short connections: a slow consumer never holds the file
+                batch = [_record(r) for r in con.execute(
+                    f"SELECT {_SELECT} FROM feedback{where}{' AND' if where else ' WHERE'} id > ? ORDER BY id "
+                    "LIMIT ?", (*args, last, BATCH))]
+            yield from batch
+            if len(batch) < BATCH:
+                return
+            last = batch[-1].id
+
+    def count(self, run: str | None = None, status: str | None = None) -> int:
+        where, args = _where(run, None, status, None)
+        with db.connect(self.path) as con:
+            return int(con.execute(f"SELECT COUNT(*) FROM feedback{where}", args).fetchone()[0])
 
     def runs(self) -> list[str]:
-        with self._connect() as con:
+        with db.connect(self.path) as con:
             return [r[0] for r in con.execute("SELECT DISTINCT run FROM feedback ORDER BY run")]
 
+    def accepted_by_run(self) -> list[tuple[str, int]]:
+        """(run, accepted rows) for every run with accepted rows, most first."""
+        with db.connect(self.path) as con:
+            return [(r[0], int(r[1])) for r in con.execute(
+                "SELECT run, COUNT(*) AS n FROM feedback WHERE status = 'accepted' GROUP BY run ORDER BY n DESC, run")]
 
-def _record(row: sqlite3.Row) -> Feedback:
-    data = dict(row)
-    data.pop("input_key", None)
-    data["scores"] = json.loads(data["scores"]) if data.get("scores") else None
-    return Feedback(**data)
+    def conflict_keys(self, run: str) -> set[str]:
+        """The inputs (input_key) of ``run`` whose not-dropped corrections differ between logins."""
+        with db.connect(self.path) as con:
+            return {r[0] for r in con.execute(_CONFLICTS, (run,))}
+
+    def conflicts(self, run: str, limit: int = 20) -> list[Conflict]:
+        """Up to ``limit`` conflicting inputs of ``run`` with who said what (texts cut to LABEL_CHARS)."""
+        out = []
+        with db.connect(self.path) as con:
+            for (key,) in con.execute(_CONFLICTS + " LIMIT ?", (run, int(limit))).fetchall():
+                answers: dict[str, list[tuple[str, int]]] = {}
+                shown: str = ""
+                for r in con.execute(
+                        f"SELECT id, login, substr(input, 1, {LABEL_CHARS}), fix_key, substr(COALESCE(edited, "
+                        f"correction), 1, {LABEL_CHARS}) FROM feedback WHERE run = ? AND input_key = ? AND status != "
+                        "'dropped' AND fix_key IS NOT NULL ORDER BY id LIMIT 100", (run, key)):
+                    shown = shown or r[2]
+                    answers.setdefault(r[4], []).append((r[1], int(r[0])))
+                out.append(Conflict(shown, answers))
+        return out
+
+    def summary(self, run: str, top: int = 20) -> dict[str, Any]:
+        """Counts for the review panel, in SQL: by verdict, status, login and label (the correction, else the model's
+        answer; the ``top`` most frequent, cut to LABEL_CHARS, the rest as one count), and the conflicts."""
+        def grouped(con: sqlite3.Connection, column: str, total: int) -> dict[str, int]:
+            found = con.execute(f"SELECT {column}, COUNT(*) AS n FROM feedback WHERE run = ? GROUP BY {column} "
+                                "ORDER BY n DESC, 1 LIMIT ?", (run, top)).fetchall()
+            out = {str(k): int(n) for k, n in found}
+            rest = total - sum(out.values())  # the less frequent values, as one count
+            return {**out, **({"…": rest} if rest else {})}
+        with db.connect(self.path) as con:
+            total = int(con.execute("SELECT COUNT(*) FROM feedback WHERE run = ?", (run,)).fetchone()[0])
+            out = {"total": total, **{c: grouped(con, c, total) for c in ("verdict", "status", "login", "label")}}
+            out["conflicts"] = int(con.execute(f"SELECT COUNT(*) FROM ({_CONFLICTS})", (run,)).fetchone()[0])
+        return out
+
+
+# inputs whose not-dropped corrections differ (up to spaces and case) and come from more than one login: one pass
+# over the agreement index, no row's texts read
+_CONFLICTS = ("SELECT input_key FROM feedback WHERE run = ? AND status != 'dropped' AND fix_key IS NOT NULL "
+              "GROUP BY input_key HAVING COUNT(DISTINCT fix_key) > 1 AND COUNT(DISTINCT login) > 1")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import JUDGED_ENV, RunConfig
+from ..data.dataset import check_preference_data
 from ..errors import StudioError
 from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
@@ -110,6 +111,8 @@ class JobRunner:
             run = RunDir(Path(cfg.output_dir).resolve())
             if run.log.exists() and not resume:  # a fresh run must not mix its events with an old one's
                 raise StudioError.of("run.exists", path=run.path)
+            if not resume:  # a preference run that cannot learn is refused before its folder is made
+                check_preference_data(cfg.stage, cfg.dataset, cfg.dataset_dir)
             try:
                 run.ensure()
                 cfg.save(run.config)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config.run_config import RunConfig
 from ..errors import StudioError
-from ..workspace import is_inside, safe_name
+from ..workspace import is_inside, plain_name
 from .jobs import JobRunner
 from .run_dir import RunDir
 
@@ -39,7 +39,7 @@ def rename_run(runner: JobRunner, path: str | Path, new_name: str) -> RunDir:
         StudioError: a bad or taken name, or a run that may not be touched (see ``_own_run``).
     """
     run = _own_run(runner, path)
-    name = safe_name(new_name, code="name.run")
+    name = plain_name(new_name, code="name.new_run")  # the rule its refusal states, nothing looser
     target = run.path.parent / name
     if target.exists():
         raise StudioError.of("run.name_taken", name=name)

@@ -29,6 +29,7 @@ from .text import Markdown
 
 from ..errors import StudioError
 from ..evaluation import inference
+from ..evaluation import limits
 from .common import ui_errors
 from .handlers import in_browser_lang
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
@@ -53,6 +54,10 @@ def text_problem(text: Any, lang: str = "en") -> str | None:
         return msg("demo.empty", lang)
     if len(text) > inference.MAX_PROMPT_CHARS:
         return msg("demo.too_long", lang, n=len(text), limit=inference.MAX_PROMPT_CHARS)
+    try:  # a lone surrogate fails only the text that holds it, never the batch it came in
+        limits.check_text("text", text)
+    except StudioError as exc:
+        return exc.text(lang, "page")
     return None
 
 
@@ -63,6 +68,7 @@ def check_text(text: Any, lang: str = "en") -> None:
         raise StudioError.of("page.demo_empty")
     if len(text) > inference.MAX_PROMPT_CHARS:
         raise StudioError.of("page.demo_too_long", n=len(text), limit=inference.MAX_PROMPT_CHARS)
+    limits.check_text("text", text)
 
 
 @ui_errors

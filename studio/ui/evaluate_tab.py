@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 
 import gradio as gr
 
+from ..app import answers
 from ..app.downloads import DOWNLOADS, folder_files, owner_of
 from .text import Escaped, HTML, Markdown
 
@@ -156,6 +157,7 @@ def on_generate(run: str, instruction: str, input_text: str, max_new_tokens: flo
                                      float(top_p), bool(compare), stop_key=_stop_key(request, "play")):
         if stream:
             yield last
+    answers.keep(request, "play", run, (instruction, input_text), last[0])  # what feedback may judge
     if not stream:
         yield last
 
@@ -174,6 +176,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
                                        float(top_p), stop_key=_stop_key(request, "chat")):
         shown[-1] = {"role": "assistant", "content": reply}
         yield "", shown
+    answers.keep(request, "chat", run, (message,), shown[-1]["content"])  # what feedback may judge
 
 
 @_user_errors

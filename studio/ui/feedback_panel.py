@@ -1,10 +1,12 @@
 """👍 / 👎 and "the right answer" under an answer: the demo page's labels and chat pages.
 
 Anyone the page lets in may give feedback (viewers too; on a loopback demo without logins it is recorded as
-"local"); a login may withdraw its own last feedback. What the browser sends is only what a person typed or
-pressed: the text, the verdict, the right answer. The run is bound on the server when the page is built, and on a
-labels page the model's answer and scores are computed again on the server from the text, so a caller cannot
-put words in the model's mouth. Replies are plain text in a Textbox, never Markdown/HTML, since they can quote
+"local", each visitor counted by its page session); a login may withdraw its own last feedback. What the browser
+sends is only what a person typed or pressed: the text, the verdict, the right answer. The run is bound on the
+server when the page is built; on a labels page the model's answer and scores are computed again on the server
+from the text, and a generated answer (chat, playground) is the one the server kept when it generated it
+(app/answers.py), so a caller cannot put words in the model's mouth; a labels run takes only its labels as a
+correction (app/feedback_intake.py). Replies are plain text in a Textbox, never Markdown/HTML, since they can quote
 what someone typed.
 """
 from __future__ import annotations
@@ -16,17 +18,16 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from ..autoconfig import guess_task
 from ..errors import StudioError
 from ..evaluation import inference
-from ..evaluation.evaluate import validation_rows
-from ..evaluation.metrics import label_set, normalize
+from ..evaluation.limits import check_text
 from ..feedback.store import LIMITS, FeedbackStore
+from ..app import answers
 from ..app.context import AppContext
+from ..app.feedback_intake import as_correction, last_exchange, record_generated, run_labels
 from .common import ui_errors
 from .handlers import browser_user, for_each_browser, in_browser_lang
 from .i18n import msg
-from .text import text_value
 
 
 # the demo page's default: each browser's own language, English when it asks for none (the page's --lang: demo.py
@@ -48,48 +49,33 @@ def on_label_feedback(store: FeedbackStore | None, run: Any, text: Any, verdict:
     store = _off(store)
     if not isinstance(text, str) or not text.strip():
         raise StudioError.of("feedback.no_answer")
-    fix = correction if isinstance(correction, str) and correction.strip() else None
-    if fix is not None and fix not in run.labels:
-        raise StudioError.of("feedback.not_label", value=text_value(fix[:60]),
-                             labels=[text_value(lab) for lab in run.labels])
     if len(text) > LIMITS["input"]:
         raise StudioError.of("feedback.text_too_long", n=len(text), limit=LIMITS["input"])
+    check_text("text", text)
+    fix = as_correction(list(run.labels), correction)
     (scores,) = inference.label_probabilities(run.path, [text], run.labels, run.like)
     answer = max(scores, key=scores.get) if scores else ""
     if fix is not None:
         verdict = "up" if fix == answer else "down"
     fid = store.add(run=run.name, login=browser_user(request), input=text, answer=answer, verdict=verdict,
                     correction=fix if verdict == "down" else None, scores={k: round(float(v), 4)
-                                                                           for k, v in scores.items()})
+                                                                           for k, v in scores.items()},
+                    visitor=answers.session_of(request))
     return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
-
-
-def _text(content: Any) -> str:
-    """A chat message's text: Gradio 6 sends a string or a list of parts ({"type": "text", "text": ...})."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    if isinstance(content, dict):
-        return str(content.get("text", ""))
-    return ""
 
 
 @ui_errors
 def on_chat_feedback(store: FeedbackStore | None, run: Any, history: Any, verdict: str, correction: Any,
                      request: gr.Request, source: str = "demo", lang: str = "en") -> tuple[str, int | None]:
-    """A chat page's feedback on its last answer (the last user turn and the reply after it); the reply in
-    ``lang``."""
+    """A chat page's feedback on its last answer (the last user turn and the reply after it, as the server kept
+    them: app/answers.py); the reply in ``lang``."""
     store = _off(store)
-    turns = history if isinstance(history, list) else []
-    last = [m for m in turns if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
-    if len(last) < 2 or last[-1].get("role") != "assistant" or last[-2].get("role") != "user":
-        raise StudioError.of("feedback.no_answer")
-    fix = correction if isinstance(correction, str) and correction.strip() else None
-    fid = store.add(run=run.name, login=browser_user(request), input=_text(last[-2].get("content")),
-                    answer=_text(last[-1].get("content")), verdict="down" if fix else verdict, correction=fix,
-                    source=source)
-    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
+    asked, shown = last_exchange(history)
+    fid, fixed = record_generated(store, kind="chat", run_name=run.name, run_key=run.path, asked=(asked,),
+                                  shown=shown, verdict=verdict, correction=correction,
+                                  labels=list(getattr(run, "labels", None) or []), login=browser_user(request),
+                                  request=request, source=source)
+    return msg("fb.thanks_fix" if fixed else f"fb.thanks_{verdict}", lang, id=fid), fid
 
 
 @ui_errors
@@ -161,44 +147,19 @@ def _finished_run_name(runs_root: Any, run_v: Any) -> str:
     return listed[run_v]
 
 
-def _as_label(runs_root: Any, name: str, typed: str) -> str:
-    """On a labels run, a typed right answer must be one of the run's labels (spelled as the run spells it, whatever
-    the case or spacing typed); any text is an answer on a chat run.
-
-    Raises:
-        StudioError: a labels run and a text that is none of its labels.
-    """
-    try:  # the rule the demo page uses (app/demo_run.py describe_run): a few labels among the held-out answers
-        rows = list(validation_rows(Path(runs_root) / name))
-        labels = label_set([str(r.get("output", "")) for r in rows]) if rows and guess_task(rows) == "sentiment" \
-            else []
-    except StudioError:
-        labels = []
-    if not labels:
-        return typed
-    match = next((lab for lab in labels if normalize(lab) == normalize(typed)), None)
-    if match is None:
-        raise StudioError.of("feedback.not_label", value=text_value(typed[:60]),
-                             labels=[text_value(lab) for lab in labels])
-    return match
-
-
 @ui_errors
 def on_playground_feedback(store: FeedbackStore, runs_root: Any, run_v: Any, prompt: Any, input_text: Any,
                            answer: Any, verdict: str, correction: Any, request: gr.Request,
                            lang: str = "en") -> tuple[str, int]:
-    """The playground's last answer judged: the typed input (else the instruction) is the row's input; the reply in
-    ``lang``."""
+    """The playground's last answer judged (the answer this session got, kept on the server): the typed input (else
+    the instruction) is the row's input; the reply in ``lang``."""
     name = _finished_run_name(runs_root, run_v)
-    text = input_text if isinstance(input_text, str) and input_text.strip() else prompt
-    if not isinstance(text, str) or not text.strip() or not isinstance(answer, str) or not answer.strip():
-        raise StudioError.of("feedback.no_answer")
-    fix = correction if isinstance(correction, str) and correction.strip() else None
-    if fix is not None:
-        fix = _as_label(runs_root, name, fix)
-    fid = store.add(run=name, login=browser_user(request), input=text, answer=answer, verdict="down" if fix else verdict,
-                    correction=fix, source="playground")
-    return msg("fb.thanks_fix" if fix else f"fb.thanks_{verdict}", lang, id=fid), fid
+    asked = (prompt if isinstance(prompt, str) else "", input_text if isinstance(input_text, str) else "")
+    fid, fixed = record_generated(store, kind="play", run_name=name, run_key=run_v, asked=asked,
+                                  shown=answer if isinstance(answer, str) else None, verdict=verdict,
+                                  correction=correction, labels=run_labels(Path(runs_root) / name),
+                                  login=browser_user(request), request=request, source="playground")
+    return msg("fb.thanks_fix" if fixed else f"fb.thanks_{verdict}", lang, id=fid), fid
 
 
 def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, inputs: list[Any], kind: str,
@@ -228,7 +189,8 @@ def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, in
             return play
 
         def chat_fix(ctx: AppContext, run_v: Any, history: Any, c: Any, request: gr.Request) -> tuple[str, int | None]:
-            picked = SimpleNamespace(name=_finished_run_name(runs_root, run_v))
+            name = _finished_run_name(runs_root, run_v)
+            picked = SimpleNamespace(name=name, path=run_v, labels=run_labels(Path(runs_root) / name))
             return on_chat_feedback(store, picked, history, verdict, c, request, source="chat", lang=ctx.lang)
         if typed:
             return chat_fix

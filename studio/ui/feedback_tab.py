@@ -1,6 +1,7 @@
 """The Feedback tab: what teammates said about a run's answers, reviewed by its owners.
 
-Everyone logged in may look (by run, status, person, label, with counts and conflicting corrections); accepting,
+Everyone logged in may look (by run, status, person, label, one page of rows at a time, with counts and conflicting
+corrections computed in the database: studio/app/feedback_review.py); accepting,
 dropping, editing, making a dataset and exporting are owner actions (``owner_action``: each refuses a viewer itself,
 whatever route the call came by). The browser names a run by the name the database lists, never a path: the handlers
 check it against the database and the runs folder. Feedback text is shown in a table of plain text and a
@@ -8,105 +9,49 @@ Textbox, never as Markdown or HTML.
 """
 from __future__ import annotations
 
-import re
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
+from ..app import feedback_review as review
 from ..app.context import AppContext
-from ..errors import StudioError
-from ..feedback.datasets import conflicts, export_rows, make_datasets, run_prompt_shape, summary
-from ..feedback.store import STATUSES, FeedbackStore
-from ..workspace import safe_name
+from ..feedback.store import STATUSES
 from .common import ui_errors
 from .handlers import for_each_browser, owner_action
 from .i18n import headers, msg
-from .text import text_value
-
-MAX_SHOWN = 2000  # rows in the table at once; the export has them all
 
 
-def _store(ctx: AppContext) -> FeedbackStore:
-    return FeedbackStore.in_workspace(ctx.workspace)
-
-
-def _run(ctx: AppContext, run: Any) -> str:
-    """A run the database has feedback for (the only names the tab lists).
-
-    Raises:
-        StudioError: no run picked, or one the database does not know.
-    """
-    if not isinstance(run, str) or run not in _store(ctx).runs():
-        raise StudioError.of("feedback.no_run")
-    return run
-
-
-def _ids(text: Any) -> list[int]:
-    parts = [p for p in re.split(r"[,\s]+", str(text or "")) if p]
-    if not parts or len(parts) > 10_000 or not all(p.isdigit() and len(p) < 12 for p in parts):
-        raise StudioError.of("feedback.bad_ids", text=text_value(str(text)[:40]))
-    return [int(p) for p in parts]
-
-
-def list_feedback(ctx: AppContext, run: Any, status: Any, login: Any, label: Any) -> tuple[Any, dict, str]:
-    """(table, counts, conflicts as text) for the picked run and filters."""
-    store = _store(ctx)
-    name = run if isinstance(run, str) and run in store.runs() else None
-    if name is None:
-        return gr.update(value=[]), {}, ""
-    pick = {k: (v if isinstance(v, str) and v.strip() else None) for k, v in
-            (("status", status), ("login", login), ("label", label))}
-    if pick["status"] not in (None, *STATUSES):
-        pick["status"] = None
-    rows = store.list(run=name, limit=MAX_SHOWN, **{k: v[:200] if v else None for k, v in pick.items()})
-    table = [[r.id, r.status, r.verdict, r.login, r.source, r.input, r.answer, r.correction or "", r.edited or ""]
-             for r in rows]
-    every = store.list(run=name)
-    clash = "\n".join(f"{c.input[:200]}: " + " | ".join(f"{a} ({', '.join(f'{w} #{i}' for w, i in who)})"
-                                                       for a, who in c.answers.items()) for c in conflicts(every))
-    return gr.update(value=table, headers=headers("fb.headers", ctx.lang)), summary(every), clash
+@ui_errors
+def list_feedback(ctx: AppContext, run: Any, status: Any, login: Any, label: Any,
+                  page: Any = 1) -> tuple[Any, dict, str, Any]:
+    """(table, counts, conflicts as text, the page shown) for the picked run and filters: one page of rows."""
+    shown = review.listing(ctx, run, status, login, label, page)
+    if shown is None:
+        return gr.update(value=[]), {}, "", 1
+    return (gr.update(value=shown["table"], headers=headers("fb.headers", ctx.lang)), shown["counts"],
+            shown["conflicts"], shown["page"])
 
 
 @ui_errors
 def on_review(ctx: AppContext, ids: Any, status: str) -> str:
-    store = _store(ctx)
-    found = _ids(ids)
-    for fid in found:
-        store.review(fid, reviewer=ctx.user, status=status)
-    return msg("fb.reviewed", ctx.lang, n=len(found), status=status)
+    return msg("fb.reviewed", ctx.lang, n=review.review(ctx, ids, status), status=status)
 
 
 @ui_errors
-def on_accept_new(ctx: AppContext, run: Any, status: Any, login: Any, label: Any) -> str:
+def on_accept_new(ctx: AppContext, run: Any, status: Any, login: Any, label: Any, page: Any = 1) -> str:
     """Accept every new row of the picked run that the filters show (the common case: the corrections are right)."""
-    name = _run(ctx, run)
-    pick = {k: v.strip()[:200] if isinstance(v, str) and v.strip() else None for k, v in
-            (("login", login), ("label", label))}
-    store = _store(ctx)
-    found = [r.id for r in store.list(run=name, status="new", **pick)] if status in (None, "", "new") else []
-    for fid in found:
-        store.review(fid, reviewer=ctx.user, status="accepted")
-    return msg("fb.reviewed", ctx.lang, n=len(found), status="accepted")
+    return msg("fb.reviewed", ctx.lang, n=review.accept_new(ctx, run, status, login, label), status="accepted")
 
 
 @ui_errors
 def on_edit(ctx: AppContext, ids: Any, text: Any) -> str:
-    (fid, *rest) = _ids(ids)
-    if rest:
-        raise StudioError.of("feedback.bad_ids", text=text_value(str(ids)[:40]))
-    _store(ctx).review(fid, reviewer=ctx.user, edited=text if isinstance(text, str) else None)
-    return msg("fb.edited", ctx.lang, id=fid)
+    return msg("fb.edited", ctx.lang, id=review.edit(ctx, ids, text))
 
 
 @ui_errors
 def on_make(ctx: AppContext, run: Any, name: Any) -> str:
     """Accepted rows -> NAME, NAME_pref, NAME_kto in the data folder, registered for the Settings tab."""
-    run = _run(ctx, run)
-    folder = ctx.runs_root / safe_name(run, code="name.run")
-    made = make_datasets(_store(ctx), run, ctx.data_root, str(name or ""),
-                         like=run_prompt_shape(folder) if folder.is_dir() else None)
+    made = review.make(ctx, run, name)
     parts = ", ".join(f"{made[k]['name']} ({made[k]['rows']})" for k in ("sft", "ranking", "kto") if k in made)
     skipped = msg("fb.made_skipped", ctx.lang, n=made["skipped"]) if made["skipped"] else ""
     return msg("fb.made", ctx.lang, parts=parts, skipped=skipped)
@@ -115,9 +60,7 @@ def on_make(ctx: AppContext, run: Any, name: Any) -> str:
 @ui_errors
 def on_export(ctx: AppContext, run: Any, suffix: str) -> str:
     """The run's rows as a file in a fresh temp folder (never the workspace), for the browser to download."""
-    run = _run(ctx, run)
-    out = Path(tempfile.mkdtemp(prefix="studio-feedback-")) / f"feedback-{safe_name(run)}{suffix}"
-    return str(export_rows(_store(ctx).list(run=run), out))
+    return review.export(ctx, run, suffix)
 
 
 def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
@@ -128,6 +71,7 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                              label=T("fb.status"), elem_id="fb-status")
         login = gr.Textbox(label=T("fb.login"), max_lines=1, max_length=200, elem_id="fb-login")
         label = gr.Textbox(label=T("fb.label"), max_lines=1, max_length=200, elem_id="fb-label")
+        page = gr.Number(value=1, minimum=1, precision=0, label=T("fb.page"), elem_id="fb-page", scale=0)
         refresh_btn = gr.Button(T("fb.refresh"), size="sm", elem_id="fb-refresh")
     table = gr.Dataframe(headers=headers("fb.headers", ctx.lang), interactive=False, wrap=True, elem_id="fb-table",
                          datatype="str")
@@ -151,18 +95,19 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     info = gr.Textbox(label=T("fb.result"), interactive=False, elem_id="fb-info")
     file = gr.File(label=T("fb.file"), interactive=False, elem_id="fb-file")
 
+    @ui_errors
     def refresh(ctx: AppContext, current: Any) -> Any:
-        names = _store(ctx).runs()
+        names = review.store_of(ctx).runs()
         return gr.update(choices=names, value=current if current in names else (names[-1] if names else None))
 
     shown = for_each_browser(ctx, list_feedback)
-    filters = [run, status, login, label]
-    outs = [table, counts, clash]
+    filters = [run, status, login, label, page]
+    outs = [table, counts, clash, page]
     refresh_btn.click(for_each_browser(ctx, refresh), run, run, api_name="feedback_runs").then(
         shown, filters, outs, api_visibility="private")
     for comp in (run, status):
         comp.change(shown, filters, outs, api_visibility="private", show_progress="hidden")
-    for comp in (login, label):
+    for comp in (login, label, page):
         comp.submit(shown, filters, outs, api_visibility="private")
 
     def accept_fn(ctx: AppContext, i: Any) -> str:

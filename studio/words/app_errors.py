@@ -164,4 +164,10 @@ ENTRIES: list[Any] = [
     error("files.link_out", what=("The folder" + _LINK_WHAT, "文件夹" + _LINK_ZH), fix=_LINK_FIX),
     error("files.link_out_run", what=("The run folder" + _LINK_WHAT, "运行文件夹" + _LINK_ZH), fix=_LINK_FIX),
     error("files.link_out_model", what=("The model folder" + _LINK_WHAT, "模型文件夹" + _LINK_ZH), fix=_LINK_FIX),
+    # ---- "Improve this run" makes its datasets under the new run's name; one that exists is someone's, never replaced
+    error("improve.dataset_taken", what=("A dataset named '{name}' exists already (in {info})",
+                                         "已经有一个名为“{name}”的数据集（在 {info} 中）"),
+          fix=("give the improved run another name (--name NEW)", "请给改进后的运行另取一个名字（--name 新名字）"),
+          page_fix=("rename or remove that dataset, then press Improve again",
+                    "请重命名或删除该数据集，然后再次点击“改进这次运行”")),
 ]

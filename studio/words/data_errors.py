@@ -14,8 +14,12 @@ from .entry import error
 _NAME_TAKEN_FIX = {"fix": ("choose another --dataset-name / --out, or pass --replace to replace '{name}'",
                            "换一个 --dataset-name / --out，或加上 --replace 替换“{name}”"),
                    "page_fix": ("type another name under Dataset name on the Data tab", "在“数据”页的“数据集名称”中输入另一个名字")}
-_PLAIN_NAME_FIX = ("use letters, digits, '-', '_' or '.', without '/' or '..' (at most 120 characters)",
-                   "请只用字母、数字、“-”、“_”或“.”，不要含“/”或“..”（最多 120 个字符）")
+# what safe_name (studio/workspace.py) refuses, and nothing more (a name it lets through is shown as text)
+_PLAIN_NAME_FIX = ("use a name without '/', '\\', line breaks or control characters, other than '.' and '..' (at "
+                   "most 120 characters)", "请使用不含“/”“\\”、换行或控制字符的名字，且不能是“.”或“..”（最多 120 个字符）")
+# a name a person gives a new run or dataset (workspace.plain_name): the rule the fix states is the rule applied
+_NEW_NAME_FIX = ("use letters, digits, '-', '_', '.' or '~', starting with a letter, a digit or '_' (at most 120 "
+                 "characters)", "请只用字母、数字、“-”、“_”、“.”或“~”，并以字母、数字或“_”开头（最多 120 个字符）")
 _JSON_LINE_FIX = ('each line must look like {{"text": "...", "label": "..."}}',
                   '每一行都必须形如 {{"text": "...", "label": "..."}}')
 _CHAT_FIX = ('write it as [{{"role": "user", "content": "..."}}, ...]', '请写成 [{{"role": "user", "content": "..."}}, ...]')
@@ -333,4 +337,10 @@ CONVERT: list[Any] = [
           fix=("choose a built-in template: {names}", "请选择一个内置模板：{names}")),
 ]
 
-ENTRIES = FILES + CONVERT
+NEW_NAMES = [
+    error("name.new_run", what=("'{name}' cannot be a run's name", "“{name}”不能用作运行名称"), fix=_NEW_NAME_FIX),
+    error("name.new_dataset", what=("'{name}' cannot be a dataset's name", "“{name}”不能用作数据集名称"),
+          fix=_NEW_NAME_FIX),
+]
+
+ENTRIES = FILES + CONVERT + NEW_NAMES

@@ -186,4 +186,10 @@ ENTRIES: list[Any] = [
           fix=("give both answers in every row of a ranking dataset", "偏好数据集的每一行都要给出两个答案")),
     error("pref.no_answer", what=("Row {row} of '{file}' has no answer to judge", "“{file}”第 {row} 行没有可评价的答案"),
           fix=("fill its answer (output)", "请填写它的答案（output）")),
+    # a pair whose two answers are the same teaches nothing (DPO's loss sits at ln 2 on it): refused before a run
+    error("pref.same_pair", what=("{n:,} of the {total:,} pairs in '{file}' have the same chosen and rejected answer "
+                                  "(row {row} first)", "“{file}”的 {total:,} 对中有 {n:,} 对的选中答案和被拒答案相同"
+                                  "（第一处在第 {row} 行）"),
+          fix=("remove those rows or give them a different rejected answer",
+               "请删除这些行，或给它们一个不同的被拒答案")),
 ]

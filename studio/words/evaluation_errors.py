@@ -221,4 +221,10 @@ ENTRIES: list[Any] = [
                "train with a named template (studio, chatml, alpaca, gemma, llama3, ...)",
                "导出不带 Modelfile 的 GGUF（llama.cpp 会读取 GGUF 中内嵌的对话模板），或用一个有名字的模板训练"
                "（studio、chatml、alpaca、gemma、llama3 等）")),
+    # a typed text with a character UTF-8 cannot encode (a lone surrogate, sent by a script or a broken paste)
+    *(entry for en, zh in (("prompt", "提示"), ("message", "消息"), ("text", "文本"))
+      for entry in error(f"eval.{en}_not_unicode",
+                         what=(f"The {en} holds a character that is not text (at position {{pos}})",
+                               f"{zh}在第 {{pos}} 个字符处含有不是文字的字符"),
+                         fix=("type or paste it again", "请重新输入或粘贴"))),
 ]

@@ -16,6 +16,9 @@ from typing import Any
 
 from .entry import error
 
+_MOVE_ASIDE = ("move the file aside (e.g. rename it to feedback.sqlite3.old): the studio starts a new database "
+               "and the old file keeps its rows for recovery",
+               "请把该文件移开（例如改名为 feedback.sqlite3.old）：工作室会新建一个数据库，旧文件保留原有的行以便恢复")
 _NO_RUN_FIX = ("pick a finished run at the top of the tab", "请在本页顶部选择一个已完成的运行")
 _NOTHING_ACCEPTED_FIX = ("accept some rows first (and settle conflicting corrections)",
                          "请先接受一些行（并解决相互矛盾的更正）")
@@ -130,4 +133,52 @@ ENTRIES: list[Any] = [
           fix=("untick the others in 'Runs to compare'", "在“要对比的运行”中取消勾选其他运行")),
     error("page.no_suggestion", what=("Pick a suggested change first", "请先选择一条建议的修改"),
           fix=("the list fills when the plan does not fit", "方案放不下时列表里会出现建议")),
+    # the database file (feedback/db.py); {file}: its path. Every unusable file has the same way out: moved aside,
+    # the studio starts a new one and the old file keeps its rows for recovery
+    error("feedback.db_link", what=("'{file}' is a link, and the feedback database is only opened as a file of the "
+                                    "workspace", "“{file}”是一个链接，而反馈数据库只以工作区中的普通文件打开"),
+          fix=_MOVE_ASIDE),
+    error("feedback.db_not_file", what=("'{file}' is not a file (a folder or a device is in the feedback database's "
+                                        "place)", "“{file}”不是文件（反馈数据库的位置上是一个文件夹或设备）"),
+          fix=_MOVE_ASIDE),
+    error("feedback.db_not_sqlite", what=("'{file}' is not a SQLite database", "“{file}”不是数据库文件"),
+          fix=_MOVE_ASIDE),
+    error("feedback.db_damaged", what=("The feedback database '{file}' is damaged or cut short",
+                                       "反馈数据库“{file}”已损坏或不完整"), fix=_MOVE_ASIDE),
+    error("feedback.db_foreign", what=("'{file}' is a database, but not a feedback database this studio can use",
+                                       "“{file}”是一个数据库，但不是本工作室能使用的反馈数据库"), fix=_MOVE_ASIDE),
+    error("feedback.db_locked", what=("The feedback database '{file}' stayed locked by another program for 30 s",
+                                      "反馈数据库“{file}”被另一个程序锁定了 30 秒"),
+          fix=("close the program that holds it (a database browser, a backup) and try again",
+               "请关闭占用它的程序（数据库浏览器、备份工具），然后重试")),
+    error("feedback.db_full", what=("The disk that holds the feedback database '{file}' is full",
+                                    "存放反馈数据库“{file}”的磁盘已满"),
+          fix=("free space on that disk, then try again", "请在该磁盘上腾出空间后重试")),
+    error("feedback.db_cannot_open", what=("The feedback database '{file}' cannot be opened",
+                                           "无法打开反馈数据库“{file}”"),
+          fix=("check that the workspace folder exists and this user may write in it",
+               "请确认工作区文件夹存在，并且当前用户可以在其中写入")),
+    error("feedback.db_read_only", what=("The feedback database '{file}' is read-only", "反馈数据库“{file}”是只读的"),
+          fix=("let this user write the file and its folder", "请允许当前用户写入该文件及其所在文件夹")),
+    # texts (feedback/texts.py) and senders (feedback/quota.py)
+    error("feedback.not_unicode", what=("The feedback's {field} holds a character that is not text (at position {pos})",
+                                        "反馈的“{field}”在第 {pos} 个字符处含有不是文字的字符"),
+          fix=("type or paste the {field} again", "请重新输入或粘贴“{field}”")),
+    error("feedback.quota_bytes", what=("'{login}' sent {mb:.1f} MB of feedback in the last hour, over the {limit:.0f} MB "
+                                        "one login may", "“{login}”在过去一小时内发送了 {mb:.1f} MB 反馈，超过了一个登录 "
+                                        "{limit:.0f} MB 的上限"),
+          fix=("wait an hour, or ask the studio's owner", "请等一小时，或联系本工作室的所有者")),
+    error("feedback.quota_visitor", what=("This page sent {n:,} feedback rows ({mb:.1f} MB) in the last hour, the most "
+                                          "one visitor may ({rows:,} rows, {limit:.0f} MB)",
+                                          "本页面在过去一小时内发送了 {n:,} 条反馈（{mb:.1f} MB），已达到每位访客的上限"
+                                          "（{rows:,} 条，{limit:.0f} MB）"),
+          fix=("wait an hour", "请等一小时")),
+    error("feedback.run_full", what=("Run '{run}' holds {mb:.0f} MB of feedback, the most one run keeps ({limit:.0f} MB)",
+                                     "运行“{run}”已有 {mb:.0f} MB 反馈，达到每个运行的上限（{limit:.0f} MB）"),
+          fix=("make a dataset of what is there and improve the run; further feedback goes to the improved run",
+               "请先用已有反馈生成数据集并改进该运行；之后的反馈请给改进后的运行")),
+    # the model's answer is the one this page's session got from the model (app/answers.py), never the browser's
+    error("feedback.answer_changed", what=("The answer shown is not the one the model gave on this page",
+                                           "页面上显示的答案不是模型在本页面给出的答案"),
+          fix=("ask the model again, then judge its answer", "请重新让模型回答，再评价它的答案")),
 ]

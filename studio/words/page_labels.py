@@ -269,8 +269,8 @@ ENTRIES: list[Any] = [
     label("fb.st_new", "new", "新"),
     label("fb.st_accepted", "accepted", "已接受"),
     label("fb.st_dropped", "dropped", "已丢弃"),
+    label("fb.page", "Page", "页码"),
     # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)
-  # "Improve this run" on the Train tab (studio/ui/train_tab.py, studio/app/improve_page.py)
     label("imp.title", "Improve this run with its feedback", "用反馈改进这次运行"),
     label("imp.run", "Finished run with accepted feedback", "有已接受反馈的已完成运行"),
     label("imp.method", "Method", "方法"),

@@ -69,10 +69,11 @@ def test_a_corrupt_queue_comes_back_from_its_backup(tmp_path: Path) -> None:
     for name in ("a", "b"):
         run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
     queue = ctx.workspace / run_queue.FILE
-    assert json.loads((ctx.workspace / (run_queue.FILE + ".bak")).read_text())[0]["output_dir"] == "runs/a"
+    assert [r["output_dir"] for r in json.loads((ctx.workspace / (run_queue.FILE + ".bak")).read_text())] == \
+        ["runs/a", "runs/b"]  # the backup holds the latest state, not the one before
     queue.write_bytes(GARBAGE)  # the disk garbled the newest copy
     ctx.extra.clear()  # a restarted server
-    assert run_queue.waiting(ctx) == 1, "the queued runs were dropped instead of restored from queue.json.bak"
+    assert run_queue.waiting(ctx) == 2, "the queued runs were dropped instead of restored from queue.json.bak"
     assert [k.read_bytes() for k in _kept_aside(ctx.workspace, run_queue.FILE)] == [GARBAGE]
 
 
@@ -125,3 +126,16 @@ def test_a_runs_time_comes_only_from_recorded_timestamps(tmp_path: Path, status:
     row = runs_tab.table_rows(runs_tab.run_table(ctx), "en")[0]
     time_cell = row[6]
     assert time_cell in ("", "—"), f"a run without both timestamps shows a time: {time_cell!r}"
+
+
+def test_a_cleared_queue_stays_cleared_when_queue_json_is_damaged(tmp_path: Path) -> None:
+    """The backup was one write behind: runs the owner had cleared came back from queue.json.bak."""
+    from studio.runs import queue as run_queue
+    ctx = _ctx(tmp_path)
+    ctx.runner.snapshot = lambda *a, **k: {"busy": True}  # type: ignore[method-assign]
+    for name in ("a", "b"):
+        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
+    assert run_queue.clear(ctx) == 2
+    (ctx.workspace / run_queue.FILE).write_bytes(GARBAGE)
+    ctx.extra.clear()  # a restarted server
+    assert run_queue.waiting(ctx) == 0, "cleared runs came back from queue.json.bak"

@@ -68,7 +68,7 @@ def test_feedback_loop_quick(tmp_path: Path, tiny_model_dir: Path) -> None:
     assert "| improved-dpo |" in text and "DPO / SFT peak RSS" in text
     # the feedback really went through the demo server: the store under the workspace holds the teammate's rows
     from studio.feedback.store import FeedbackStore
-    rows = FeedbackStore.in_workspace(tmp_path / "out" / "workspace").list(run="labels")
+    rows = list(FeedbackStore.in_workspace(tmp_path / "out" / "workspace").iter_rows(run="labels"))
     assert len(rows) == fb["stored"] and {x.login for x in rows} == {"teammate"}
     assert all(x.status == "accepted" and x.correction and x.correction != x.answer for x in rows)
     assert took < 90, f"--quick took {took:.0f} s (goal < 90 s)"

@@ -10,7 +10,7 @@ import pytest
 
 from studio.data.dataset import load_rows
 from studio.errors import StudioError
-from studio.feedback.datasets import build_rows, conflicts, export_rows, make_datasets, summary
+from studio.feedback.datasets import count_rows, export_rows, make_datasets, training_rows
 from studio.feedback.store import FeedbackStore
 
 try:
@@ -35,14 +35,14 @@ def _store(tmp_path: Path) -> FeedbackStore:
 
 
 def test_two_logins_correcting_the_same_input_differently_is_a_conflict(tmp_path: Path) -> None:
-    rows = _store(tmp_path).list(run="r")
-    (clash,) = conflicts(rows)
+    store = _store(tmp_path)
+    (clash,) = store.conflicts("r")
     assert clash.input == "seat was ok"
     assert {a: [w for w, _ in who] for a, who in clash.answers.items()} == {"neutral": ["cat"], "negative": ["dan"]}
-    built = build_rows(rows, LIKE)
-    assert built["skipped"] == 2  # neither answer is merged into the data
-    assert all("seat" not in r["input"].lower() for kind in ("sft", "ranking", "kto") for r in built[kind])
-    assert summary(rows)["conflicts"] == 1 and summary(rows)["login"]["ann"] == 1
+    assert count_rows(store, "r", LIKE)["skipped"] == 2  # neither answer is merged into the data
+    built = list(training_rows(store.iter_rows(run="r"), LIKE, store.conflict_keys("r")))
+    assert all("seat" not in r["input"].lower() for _, r in built if r)
+    assert store.summary("r")["conflicts"] == 1 and store.summary("r")["login"]["ann"] == 1
 
 
 def test_accepted_rows_become_three_registered_datasets(tmp_path: Path) -> None:
@@ -70,8 +70,8 @@ def test_a_chat_run_takes_the_text_as_the_instruction(tmp_path: Path) -> None:
     s = FeedbackStore(tmp_path)
     fid = s.add(run="c", login="ann", input="Write a haiku", answer="no", verdict="down", correction="Autumn moon")
     s.review(fid, reviewer="o", status="accepted")
-    assert build_rows(s.list(), {"instruction": "hi", "input": ""})["sft"] == [
-        {"instruction": "Write a haiku", "input": "", "output": "Autumn moon"}]
+    assert [r for kind, r in training_rows(s.iter_rows(), {"instruction": "hi", "input": ""}, set())
+            if kind == "sft"] == [{"instruction": "Write a haiku", "input": "", "output": "Autumn moon"}]
 
 
 def test_no_accepted_row_is_a_clear_error(tmp_path: Path) -> None:
@@ -87,14 +87,14 @@ def test_exports_neutralise_formulas_and_keep_every_field(tmp_path: Path) -> Non
     s = FeedbackStore(tmp_path)
     s.add(run="r", login="ann", input="=HYPERLINK(\"http://x\")", answer="+1", verdict="down",
           correction="@SUM(A1)", scores={"neg": 0.5})
-    path = export_rows(s.list(), tmp_path / "fb.csv")
+    path = export_rows(s.iter_rows(), tmp_path / "fb.csv")
     (row,) = list(csv.DictReader(path.open(encoding="utf-8")))
     assert row["input"].startswith("'=") and row["answer"] == "'+1" and row["correction"] == "'@SUM(A1)"
     assert json.loads(row["scores"]) == {"neg": 0.5}
-    (rec,) = [json.loads(line) for line in export_rows(s.list(), tmp_path / "fb.jsonl").read_text().splitlines()]
+    (rec,) = [json.loads(line) for line in export_rows(s.iter_rows(), tmp_path / "fb.jsonl").read_text().splitlines()]
     assert rec["input"] == "=HYPERLINK(\"http://x\")"  # JSONL keeps the text as written
     with pytest.raises(StudioError):
-        export_rows(s.list(), tmp_path / "fb.xlsx")
+        export_rows(s.iter_rows(), tmp_path / "fb.xlsx")
 
 
 def test_cli_verb_reviews_and_makes_datasets(tmp_path: Path) -> None:

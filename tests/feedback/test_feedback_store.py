@@ -36,7 +36,7 @@ def test_many_processes_write_at_once_and_no_row_is_lost(tmp_path: Path) -> None
             p.kill()
     assert [p.exitcode for p in procs] == [0] * WRITERS
     store = FeedbackStore(db)
-    rows = store.list(run="run-a")
+    rows = list(store.iter_rows(run="run-a"))
     assert len(rows) == store.count() == WRITERS * EACH
     seen = {(r.login, r.input) for r in rows}
     assert seen == {(f"user{w}", f"tweet {w}-{i}") for w in range(WRITERS) for i in range(EACH)}
@@ -98,9 +98,9 @@ def test_owner_review_accepts_edits_drops(tmp_path: Path) -> None:
     b = store.add(run="r", login="bob", input="y", answer="positive", verdict="up")
     store.review(a, reviewer="owner", status="accepted", edited="negative")
     store.review(b, reviewer="owner", status="dropped")
-    assert [r.status for r in store.list(run="r")] == ["accepted", "dropped"]
+    assert [r.status for r in store.iter_rows(run="r")] == ["accepted", "dropped"]
     assert store.get(a).final_correction == "negative"  # type: ignore[union-attr]
-    assert [r.id for r in store.list(run="r", label="negative")] == [a]
+    assert [r.id for r in store.iter_rows(run="r", label="negative")] == [a]
     with pytest.raises(StudioError):
         store.review(a, reviewer="owner", status="merged")
 
@@ -116,22 +116,22 @@ def test_an_old_database_is_migrated(tmp_path: Path) -> None:
                     "VALUES ('r', 'ann', 1, 1, 'x', 'k', 'y', 'up')")
     store = FeedbackStore(db)
     assert store.schema_version() == SCHEMA_VERSION
-    (row,) = store.list()
+    (row,) = store.iter_rows()
     assert row.source == "demo" and row.reviewer is None
 
 
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     db = tmp_path / DB_NAME
-    FeedbackStore(db)
+    FeedbackStore(db).add(run="r", login="ann", input="x", answer="y", verdict="up")
     with sqlite3.connect(db) as con:
         con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     with pytest.raises(StudioError, match="newer studio"):
-        FeedbackStore(db)
+        FeedbackStore(db).add(run="r", login="ann", input="x", answer="y", verdict="up")
 
 
 def test_a_login_has_an_hourly_quota(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import studio.feedback.store as store_mod
-    monkeypatch.setattr(store_mod, "QUOTA_PER_HOUR", 3)
+    import studio.feedback.quota as quota
+    monkeypatch.setattr(quota, "ROWS_PER_HOUR", 3)
     store = FeedbackStore(tmp_path)
     for i in range(3):
         store.add(run="r", login="bot", input=f"x{i}", answer="y", verdict="up")

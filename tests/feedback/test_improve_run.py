@@ -140,3 +140,62 @@ def test_the_improve_button_is_an_owner_action(tmp_path: Path) -> None:
     app = build_app(AppContext.create(tmp_path / "ws"))
     named = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
     assert is_owner_only(named["improve"])
+
+
+def _registered(ws: Path) -> dict:
+    info = ws / "data" / "dataset_info.json"
+    return json.loads(info.read_text()) if info.is_file() else {}
+
+
+@pytest.mark.parametrize("n, suffix", list(enumerate(["_feedback", "_feedback_pref", "_feedback_kto",
+                                                      "_feedback_replay"])))
+def test_improve_never_replaces_a_dataset_it_did_not_make(workspace: Path, n: int, suffix: str) -> None:
+    """Someone's dataset under a name an Improve would make (NEW_feedback, _pref, _kto, _replay) stays as it is:
+    "Improve this run" named N used to overwrite N_feedback (427 rows became 8)."""
+    from studio.app.improve import prepare
+    from studio.data.convert import register_dataset, write_jsonl
+    from studio.data.dataset import load_rows
+    from studio.errors import StudioError
+    data, new = workspace / "data", f"keep{n}"
+    mine = [{"instruction": "mine", "input": str(i), "output": "kept"} for i in range(5)]
+    register_dataset(data, new + suffix, write_jsonl(mine, data / f"{new}{suffix}.jsonl"), mine)
+    before = _registered(workspace)
+    with pytest.raises(StudioError) as err:
+        prepare(workspace, "old", new)
+    assert err.value.code == "improve.dataset_taken" and f"{new}{suffix}" in err.value.message
+    assert load_rows(new + suffix, str(data)) == mine and _registered(workspace) == before
+    assert not (workspace / "runs" / new).exists()
+
+
+def test_a_refused_improve_leaves_nothing_registered(workspace: Path) -> None:
+    """Only 👍 / 👎 on a run: nothing to train on. The refusal used to come after N_feedback_kto was written."""
+    import shutil
+    from studio.app.improve import prepare
+    from studio.errors import StudioError
+    shutil.copytree(workspace / "runs" / "old", workspace / "runs" / "thumbs")
+    store = FeedbackStore.in_workspace(workspace)
+    for i, verdict in enumerate(["up", "down", "up"]):
+        store.review(store.add(run="thumbs", login=f"v{i}", input=f"a tweet {i}", answer="positive",
+                               verdict=verdict), reviewer="owner", status="accepted")
+    before, files = _registered(workspace), sorted((workspace / "data").glob("*"))
+    with pytest.raises(StudioError) as err:
+        prepare(workspace, "thumbs", "thumbs-new")
+    assert err.value.code == "feedback.no_correction"
+    assert _registered(workspace) == before and sorted((workspace / "data").glob("*")) == files
+    assert not (workspace / "runs" / "thumbs-new").exists()
+
+
+def test_an_improve_the_queue_refuses_leaves_nothing_behind(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.app import improve_page
+    from studio.app.context import AppContext
+    from studio.errors import StudioError
+
+    def full(*a: object, **k: object) -> int:
+        raise StudioError.of("run.queue_full", n=5)
+    monkeypatch.setattr(improve_page.run_queue, "start_or_queue", full)
+    ctx = AppContext.create(workspace)
+    before, runs = _registered(workspace), sorted(p.name for p in (workspace / "runs").iterdir())
+    with pytest.raises(StudioError, match="waiting in the queue"):
+        improve_page.queue_improvement(ctx, "old", "auto")
+    assert _registered(workspace) == before
+    assert sorted(p.name for p in (workspace / "runs").iterdir()) == runs

@@ -25,7 +25,7 @@ from studio.errors import StudioError
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = ("bad data files", "bad configs and flags", "faults", "security", "bounded requests", "quotas",
-          "names as text")
+          "names as text", "feedback store", "feedback bounds", "nothing lost", "feedback as data")
 COLUMNS = ("tried", "clear error", "wrong but survived", "crash or raw traceback", "data lost or escaped")
 _COLUMN_OF = {"clear": 1, "survived": 2, "crash": 3, "escaped": 4}
 RESULTS: list[dict[str, Any]] = []

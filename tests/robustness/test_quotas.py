@@ -211,3 +211,20 @@ def test_a_full_disk_during_an_export_is_a_message_and_leaves_nothing(runs: dict
         detail = f"{text[:200]} left={left}"
     record(GROUP, "python", "disk full during an export", outcome, detail)
     expect(outcome, detail, "clear", "disk")
+
+
+def test_uploads_are_counted_in_files_and_in_the_bytes_the_disk_holds(tmp_path: Path) -> None:
+    """2,000 one-byte uploads took 16 MB of disk and 4,000 inodes (a folder each) while the quota counted 2 KB:
+    a viewer keeps at most 100 uploads (upload_quota.MAX_FILES) and each counts its blocks and its folder."""
+    from studio.app.upload_quota import UploadPolicy, remove
+    policy = UploadPolicy(viewer_quota_mb=1.0)
+    for i in range(500):  # 500 tiny uploads: past the file count and, as the disk counts them, past 1 MB
+        folder = tmp_path / f"{i:040x}"  # Gradio keeps each upload in a folder named by its hash
+        folder.mkdir()
+        (folder / "rows.csv").write_bytes(b"a")
+        remove(policy.kept("bob", [str(folder / "rows.csv")], "viewer", set()))
+    left = list(tmp_path.rglob("rows.csv"))
+    held = sum(p.stat().st_blocks * 512 + 4096 for p in left)
+    ok = len(left) <= 100 and held <= MB and len(list(tmp_path.iterdir())) == len(left)
+    _case("500 one-byte uploads by a viewer: files and disk bytes counted", ok,
+          f"{len(left)} uploads and {len(list(tmp_path.iterdir()))} folders kept, {held / MB:.1f} MB on disk")

@@ -58,3 +58,26 @@ def test_the_run_training_now_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(StudioError, match="is training now"):
         rename_run(runner, str(run.path), "x")
     assert run.path.is_dir()
+
+
+NAMES_REFUSED = ["<img src=x onerror=alert(1)>", "a b", "-rf", ".hidden", "~home", "x;rm", "a\u200bb", "é\ud800"]
+NAMES_ACCEPTED = ["gemma-reviews_try2.1", "模型-第二次", "run~2", "_scratch"]
+
+
+def test_a_run_name_is_accepted_or_refused_by_the_rule_its_message_states(tmp_path: Path) -> None:
+    """A run renamed to ``<img …>`` was accepted while the refusal of other names said "letters, digits, '-', '_'
+    or '.'": the rule applied is the rule stated, for every name."""
+    from studio.words.render import words_of
+    runner = JobRunner(tmp_path / "runs")
+    run = _run(tmp_path / "runs", "latest-1")
+    for bad in NAMES_REFUSED:
+        with pytest.raises(StudioError) as err:
+            rename_run(runner, str(run.path), bad)
+        assert "letters, digits, '-', '_', '.' or '~'" in err.value.message, err.value.message
+        err.value.text("zh", "page").encode("utf-8")  # a refused name is quoted as text that can be sent back
+    assert run.path.is_dir() and sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["latest-1"]
+    for good in NAMES_ACCEPTED:
+        run = rename_run(runner, str(run.path), good)
+        assert run.path.name == good
+    for code in ("name.plain", "name.file", "name.export", "name.run"):  # the lenient rule claims no charset
+        assert "letters" not in words_of(f"{code}.fix", "en", "cli"), code

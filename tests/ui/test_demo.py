@@ -432,7 +432,7 @@ def test_every_endpoint_refuses_writes_and_reads_nothing_outside_the_run(server:
     assert answered >= len(deps) * 10, answered
     assert _snapshot(server.workspace) == server.before, "the demo wrote into the workspace"
     from studio.feedback.store import LIMITS, FeedbackStore
-    for row in FeedbackStore.in_workspace(server.workspace).list():  # what the fuzz left there is bounded and
+    for row in FeedbackStore.in_workspace(server.workspace).iter_rows():  # what the fuzz left there is bounded and
         assert row.run == RUN and len(row.input) <= LIMITS["input"]   # names only the demo's own run
 
 

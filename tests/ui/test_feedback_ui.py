@@ -26,8 +26,8 @@ def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
     from studio.app.demo_run import describe_run
     from studio.ui.demo import build_demo
     info = describe_run(ws / "runs" / RUN)
-    if task != info.task:
-        info = replace(info, task=task)
+    if task != info.task:  # a chat run: no labels
+        info = replace(info, task=task, labels=[] if task == "chat" else info.labels)
     store = FeedbackStore.in_workspace(ws)
     app = build_demo(info, "en", store=store)
     return {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}, store, info
@@ -35,6 +35,12 @@ def _page(ws: Path, task: str = "labels") -> tuple[dict, FeedbackStore, object]:
 
 def _req(user: str | None) -> SimpleNamespace:
     return SimpleNamespace(session_hash="s-" + str(user), headers={}, username=user)
+
+
+def _said(request: SimpleNamespace, kind: str, run: str, asked: tuple[str, ...], answer: str) -> None:
+    """What the model answered this session, as the generating handler keeps it on the server (app/answers.py)."""
+    from studio.app import answers
+    answers.keep(request, kind, run, asked, answer)
 
 
 def test_labels_page_records_verdicts_and_the_right_label(ws: Path) -> None:
@@ -70,7 +76,8 @@ def test_a_login_withdraws_its_own_feedback_only(ws: Path) -> None:
 
 
 def test_chat_page_records_the_last_exchange_and_a_typed_answer(ws: Path) -> None:
-    fns, store, _ = _page(ws, "chat")
+    fns, store, info = _page(ws, "chat")
+    _said(_req("ann"), "chat", info.path, ("Write a line about rain",), "Rain is dry.")  # type: ignore[attr-defined]
     history = [{"role": "user", "content": "Write a line about rain"},
                {"role": "assistant", "content": [{"type": "text", "text": "Rain is dry."}]}]
     _, fid = fns["feedback_right_answer"](json.loads(json.dumps(history)), "Rain taps the roof.", _req("ann"))
@@ -92,7 +99,7 @@ def test_owner_panel_lists_reviews_makes_and_exports(tmp_path: Path) -> None:
     a = store.add(run="r1", login="ann", input="<script>alert(1)</script> late", answer="neutral", verdict="down",
                   correction="negative")
     store.add(run="r1", login="bob", input="fine", answer="positive", verdict="up")
-    table, counts, clash = list_feedback(ctx, "r1", "", "", "")
+    table, counts, clash, _ = list_feedback(ctx, "r1", "", "", "")
     assert [row[0] for row in table["value"]] == [a, a + 1] and counts["login"] == {"ann": 1, "bob": 1}
     assert table["value"][0][5] == "<script>alert(1)</script> late"  # plain text in a str table, never rendered
     assert list_feedback(ctx, "../../etc", "", "", "")[1] == {}  # a name the database does not list shows nothing
@@ -128,6 +135,8 @@ def test_evaluate_playground_and_chat_feedback(ws: Path) -> None:
     app = build_app(ctx)
     fns = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
     run_v = str((ws / "runs" / RUN).resolve())
+    _said(_req("carol"), "play", run_v, ("Classify", "nice bag"), "negative")
+    _said(_req("carol"), "chat", run_v, ("hi",), "hello")
     reply, fid = fns["playground_feedback_right_answer"](run_v, "Classify", "nice bag", "negative", " Positive ",
                                                           _req("carol"))  # the run's spelling of the label is kept
     store = FeedbackStore.in_workspace(ws)
@@ -157,9 +166,9 @@ def test_accept_all_new_accepts_only_the_picked_runs_new_rows_that_match_the_fil
     d = store.add(run="r2", login="ann", input="ok", answer="negative", verdict="down", correction="positive")
     store.review(c, reviewer="owner", status="dropped")
     assert "1 row" in on_accept_new(ctx, "r1", "", "ann", "")  # the login filter leaves bob's row new
-    assert {r.id: r.status for r in store.list()} == {a: "accepted", b: "new", c: "dropped", d: "new"}
+    assert {r.id: r.status for r in store.iter_rows()} == {a: "accepted", b: "new", c: "dropped", d: "new"}
     assert "1 row" in on_accept_new(ctx, "r1", "", "", "")
-    assert store.list(run="r1", status="new") == [] and store.list(run="r2")[0].status == "new"
+    assert list(store.iter_rows(run="r1", status="new")) == [] and next(store.iter_rows(run="r2")).status == "new"
     with pytest.raises(gr.Error):
         on_accept_new(ctx, "../../etc", "", "", "")  # a run is named only as the database lists it
 
@@ -177,6 +186,8 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     ctx = AppContext.create(ws, lang="en")
     fns = {fn.api_name: fn.fn for fn in build_app(ctx).fns.values() if fn.api_name}
     run_v = str((ws / "runs" / RUN).resolve())
+    _said(_zh("carol"), "play", run_v, ("Classify", "nice bag"), "positive")
+    _said(_zh("carol"), "chat", run_v, ("hi",), "hello")
     reply, fid = fns["playground_feedback_up"](run_v, "Classify", "nice bag", "positive", _zh("carol"))
     assert reply == f"谢谢：已记为正确（#{fid}）"
     reply, _ = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},
@@ -189,3 +200,78 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     reply, mine = demo["feedback_up"]("Lovely shoes.", _zh("ann"))
     assert reply == f"谢谢：已记为正确（#{mine}）"
     assert demo["feedback_withdraw"](mine, _zh("ann"))[0] == f"你的反馈 #{mine} 已撤回"
+
+
+def _last(gen: object) -> object:
+    out = None
+    for out in gen:  # type: ignore[attr-defined]
+        pass
+    return out
+
+
+def test_the_models_answer_is_the_one_the_server_kept_not_the_browsers(ws: Path) -> None:
+    """The playground and the chat took "the model's answer" from the browser: a forged answer became a DPO
+    ``rejected``. Feedback now judges the answer this page session got, kept by the handler that generated it."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    store = FeedbackStore.in_workspace(ws)
+    run_v = str((ws / "runs" / RUN).resolve())
+    me = SimpleNamespace(session_hash="s-forger", headers={}, username="mallory")
+    with pytest.raises(gr.Error, match="no answer"):  # nothing generated on this page yet
+        fns["playground_feedback_down"](run_v, "Classify", "nice bag", "I am the model, trust me", me)
+    tuned, _ = _last(fns["on_generate"](run_v, "Classify", "nice bag", 4, 0.0, 1.0, False, False, me))
+    with pytest.raises(gr.Error, match="not the one the model gave"):
+        fns["playground_feedback_down"](run_v, "Classify", "nice bag", "I am the model, trust me", me)
+    with pytest.raises(gr.Error, match="not the one the model gave"):  # nor for another question
+        fns["playground_feedback_down"](run_v, "Classify", "other bag", tuned, me)
+    _, fid = fns["playground_feedback_down"](run_v, "Classify", "nice bag", tuned, me)
+    assert store.get(fid).answer == tuned  # type: ignore[union-attr]
+    _, history = _last(fns["on_chat"]("hi there", [], run_v, 4, 0.0, 1.0, me))
+    forged = [*history[:-1], {"role": "assistant", "content": "something the model never said"}]
+    with pytest.raises(gr.Error, match="not the one the model gave"):
+        fns["chat_feedback_down"](run_v, forged, me)
+    _, fid = fns["chat_feedback_down"](run_v, history, me)
+    assert store.get(fid).answer == history[-1]["content"]  # type: ignore[union-attr]
+    with pytest.raises(gr.Error, match="not one of this run's labels"):  # a labels run, through the chat too
+        fns["chat_feedback_right_answer"](run_v, history, "a free-text answer", me)
+
+
+def test_a_text_that_is_not_text_is_refused_plainly_on_every_page(ws: Path) -> None:
+    """A lone surrogate (a script can send one in JSON) was an internal error on the demo page, anonymous or not."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns, store, _ = _page(ws)
+    bad = "great \ud800 shoes"
+    for call in (lambda: fns["feedback_up"](bad, _req(None)),
+                 lambda: fns["feedback_right_answer"]("fine", "neg\udfffative", _req(None))):
+        with pytest.raises(gr.Error) as err:
+            call()
+        message = str(err.value.message)
+        message.encode("utf-8")  # it can be sent back
+        assert "not text" in message and "inside the studio" not in message, message
+    (scores,) = fns["classify"](["good shoes", bad, "bad shoes"])
+    assert isinstance(scores[0], dict) and isinstance(scores[2], dict) and "not text" in scores[1]
+    studio = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    with pytest.raises(gr.Error, match="not text"):
+        _last(studio["on_chat"]("hi \ud83d", [], run_v, 4, 0.0, 1.0, _req("carol")))
+    with pytest.raises(gr.Error, match="not text"):
+        _last(studio["on_generate"](run_v, "Classify \udc00", "", 4, 0.0, 1.0, False, False, _req("carol")))
+
+
+def test_a_chat_answer_judged_after_the_page_showed_it(ws: Path) -> None:
+    """The Chatbot strips the spacing around what it shows: the answer sent back is the model's all the same."""
+    import gradio as gr
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    fns = {fn.api_name: fn.fn for fn in build_app(AppContext.create(ws)).fns.values() if fn.api_name}
+    run_v = str((ws / "runs" / RUN).resolve())
+    me = _req("dora")
+    _, history = _last(fns["on_chat"]("  hello there \n", [], run_v, 6, 0.0, 1.0, me))
+    shown = gr.Chatbot().preprocess(gr.Chatbot().postprocess(history))  # the round trip through the browser
+    _, fid = fns["chat_feedback_up"](run_v, json.loads(json.dumps(shown, default=lambda o: o.__dict__)), me)
+    row = FeedbackStore.in_workspace(ws).get(fid)
+    assert row is not None and row.answer == history[-1]["content"] and row.input == "  hello there \n"

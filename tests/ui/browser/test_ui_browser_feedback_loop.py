@@ -78,7 +78,7 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
     from ui_server import DemoServer, Server
     ws, fixes = finished["ws"], finished["fixes"]
     store = FeedbackStore.in_workspace(ws)
-    assert store.list(run="old") == []
+    assert list(store.iter_rows(run="old")) == []
 
     # 1. bob (a viewer) on the demo page: each review, then the right label from the dropdown, then Send
     demo = DemoServer(ws, "old", "--lang", "en", "--auth-file", str(finished["logins"])).wait_ready()
@@ -100,7 +100,7 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
         demo.stop()
 
     # 2. the database holds exactly bob's corrections: his login, the model's (wrong) answer, his label
-    rows = sorted(store.list(run="old"), key=lambda r: r.id)
+    rows = sorted(store.iter_rows(run="old"), key=lambda r: r.id)
     assert [(r.login, r.input, r.answer, r.verdict, r.correction, r.status, r.source) for r in rows] == [
         ("bob", f["input"], f["model"], "down", f["output"], "new", "demo") for f in fixes]
     ids = [r.id for r in rows]
@@ -122,7 +122,7 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
         pg.locator("#fb-accept").click()
         info = pg.locator("#fb-info textarea, #fb-info input").first
         expect(info).to_have_value(f"{N_FIX} row(s) marked accepted")
-        assert [(r.status, r.reviewer) for r in sorted(store.list(run="old"), key=lambda r: r.id)] == \
+        assert [(r.status, r.reviewer) for r in sorted(store.iter_rows(run="old"), key=lambda r: r.id)] == \
             [("accepted", "alice")] * N_FIX
         pg.locator("#fb-dataset-name input, #fb-dataset-name textarea").first.fill("bob_fixes")
         pg.locator("#fb-make").click()

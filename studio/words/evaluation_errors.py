@@ -216,4 +216,9 @@ EVALUATION_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                 "train with a named template (studio, chatml, alpaca, gemma, llama3, ...)",
                 "导出不带 Modelfile 的 GGUF（llama.cpp 会读取 GGUF 中内嵌的对话模板），或用一个有名字的模板训练"
                 "（studio、chatml、alpaca、gemma、llama3 等）")},
+    # ---- issue 50, the generation check (generation_check.py, deploy_report.py): one block, to port to the catalog
+    "eval.no_references": {"what": ("No row has a reference answer to compare with", "没有哪一行带有可比较的参考答案"),
+                           "fix": ("give a file whose output column holds the expected answers, or a run with a "
+                                   "validation split", "请提供 output 列写着期望答案的文件，或一个留有验证集的运行")},
+    # ---- end of issue 50's block
 }

@@ -876,3 +876,45 @@ MESSAGES.update({
     "runs.origin": ("made from", "来源"),
     "runs.lineage": ("improved from {run} with {n} feedback rows ({method})", "由 {run} 用 {n} 条反馈改进（{method}）"),
 })
+
+
+# ---- issue 50: the generation check (studio/app/generation_report.py: the page and the CLI), the held-out score
+# kept during training and the learning-rate search (studio/engine/held_out.py, studio/app/run_estimate.py). One
+# block, page and command line alike, to port to the restructured catalog.
+UI.update({
+    "gen.title": ("Generation check: answers against reference answers", "生成检查：回答与参考答案对比"),
+    "gen.intro": ("For instruction and chat runs. Every row is answered (greedy) and the answer compared with the "
+                  "row's output; the answer loss needs no generation. Uses the rows chosen above.",
+                  "用于指令和对话类运行。每一行都由模型作答（贪心解码），并与该行的 output 对比；回答损失无需生成。"
+                  "使用上面选定的行。"),
+    "gen.go": ("Run generation check", "运行生成检查"),
+    "gen.compare": ("Compare with the base model", "与基础模型对比"),
+})
+MESSAGES.update({
+    "gen.head": ("**Generation check** on {n} rows ({tokenize} tokens for BLEU and ROUGE-L).",
+                 "在 {n} 行上的**生成检查**（BLEU 与 ROUGE-L 按 {tokenize} 分词）。"),
+    "gen.cols_both": ("| | base model | fine-tuned | change |", "| | 基础模型 | 微调后 | 变化 |"),
+    "gen.cols_one": ("| | fine-tuned |", "| | 微调后 |"),
+    "gen.exact_match": ("exact match", "完全一致"),
+    "gen.chrf": ("chrF (0-100)", "chrF（0-100）"),
+    "gen.bleu": ("BLEU (0-100)", "BLEU（0-100）"),
+    "gen.rouge_l": ("ROUGE-L", "ROUGE-L"),
+    "gen.answer_loss": ("answer loss (lower is better)", "回答损失（越低越好）"),
+    "gen.perplexity": ("perplexity (lower is better)", "困惑度（越低越好）"),
+    "gen.length": ("answer length / reference length", "回答长度 / 参考长度"),
+    "gen.latency": ("latency per answer (ms)", "每个回答的延迟（毫秒）"),
+    "gen.parses_json": ("parses as JSON", "可解析为 JSON"),
+    "gen.parses_label_reason": ("starts with a label", "以标签开头"),
+    "gen.fields_match": ("fields match the reference", "字段与参考一致"),
+    "gen.field": ("field `{name}` right", "字段 `{name}` 正确"),
+    "gen.note": ("chrF and BLEU are sacrebleu's (character and word n-grams); ROUGE-L is the longest common "
+                 "subsequence over the same tokens; exact match ignores case and punctuation. The answer loss is "
+                 "the training loss on these rows; perplexity is its exponential.",
+                 "chrF 与 BLEU 出自 sacrebleu（字符与词的 n 元组）；ROUGE-L 是同样分词下的最长公共子序列；完全一致"
+                 "不计大小写与标点。回答损失是这些行上的训练损失；困惑度是它的指数。"),
+    "gen.changed": ("Rows that changed most", "变化最大的行"),
+    "gen.worst": ("Worst rows of the fine-tuned model", "微调后模型最差的行"),
+    "gen.row_cols_both": ("| prompt | reference | base model | fine-tuned | chrF base → tuned |",
+                          "| 提示 | 参考答案 | 基础模型 | 微调后 | chrF 基础 → 微调 |"),
+    "gen.row_cols_one": ("| prompt | reference | fine-tuned | chrF |", "| 提示 | 参考答案 | 微调后 | chrF |"),
+})

@@ -64,6 +64,8 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.epochs"))
     if 1 <= cfg.val_size != int(cfg.val_size):
         p.append(problem("check.val_size"))
+    if (cfg.load_best_model_at_end or cfg.early_stopping_patience) and not cfg.val_size:
+        p.append(problem("check.keep_best_no_val"))
     if cfg.quantization_bit not in (None, 4, 8):
         p.append(problem("check.quant_bits", value=cfg.quantization_bit))
     if cfg.quantization_bit and cfg.finetuning_type != "lora":

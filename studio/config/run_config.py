@@ -145,6 +145,13 @@ class RunConfig:
     save_total_limit: int = _f(2, "Keep at most this many checkpoints", "train", range=(1, 100_000))
     eval_steps: int | None = _f(None, "Evaluate every N updates (default: with logging)", "train",
                                 range=(1, 1_000_000_000))
+    load_best_model_at_end: bool = _f(False, "Keep the checkpoint with the best held-out score as the run's model: "
+                                             "accuracy for a labels run, answer loss otherwise, scored at every "
+                                             "evaluation by the Evaluate tab's own check (a checkpoint is saved at "
+                                             "each evaluation). Needs held-out rows", "train")
+    early_stopping_patience: int = _f(0, "Stop when the held-out score has not improved for this many evaluations "
+                                         "in a row (0: off; the page's plan uses 3); keeps the best checkpoint too. "
+                                         "Needs held-out rows", "train", range=(0, 10_000))
     per_device_eval_batch_size: int | None = _f(None, "Examples per evaluation step (default: the training batch "
                                                       "size)", "train", range=(1, 65_536))
     neftune_noise_alpha: float | None = _f(None, "NEFTune: noise added to embeddings while training (5 is typical; "

@@ -287,9 +287,12 @@ def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[d
                  ) -> tuple[Any, dict[str, Any], list, Any]:
     """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
     from .studio_trainer import StudioTrainer  # start-up: torch, transformers, peft: 6 s at import (see the top)
+    from .held_out import KEEP_BEST  # start-up: as above
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
+        args.load_best_model_at_end = False   # nothing to judge a best by
+        callbacks = [c for c in callbacks if not isinstance(c, KEEP_BEST)]
     offloader = None
     if cfg.layerwise_offload:
         from .offload import LayerwiseOffloader  # start-up: torch, 1.7 s at import (see the top)
@@ -383,8 +386,12 @@ class _TrainingRecipe:
         universal = reshard.prepare_universal(self.checkpoint, _world_size(), self.main) if cfg.deepspeed else False
         # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one
         # still sets up the process group first
+        # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
+        # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)
+        from .held_out import held_out_metric, keeps_best
+        self.best = held_out_metric(self.rows) if cfg.stage == "sft" and keeps_best(cfg) else None
         self.args = training_arguments(cfg, self.run, self.device, has_val=bool(cfg.val_size), universal=universal,
-                                       plan=self.plan)
+                                       plan=self.plan, best=self.best)
         _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
         if self.args.deepspeed and _world_size() > 1:
             # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
@@ -415,11 +422,18 @@ class _TrainingRecipe:
         # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
         from transformers import PrinterCallback
         from .callbacks import EventCallback, GradNormGuard, StopRequested
+        from .held_out import keep_best_callbacks
         cfg = self.cfg
         self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main)
         self.notify = _notifier(self.events)
         count_tokens = _token_counter(self.events)
         callbacks = [self.events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=self.plan.autocast == "fp16")]
+        self.keep: list[Any] = []
+        if self.best is not None:  # before EarlyStoppingCallback, which reads the score it adds
+            _, val_rows = split_rows(self.rows, cfg.val_size, cfg.seed)
+            self.keep = keep_best_callbacks(cfg, self.best, self.model, self.tok,
+                                            templates.get_template(cfg.template, self.tok), val_rows, self.events.emit)
+            callbacks += self.keep
         if cfg.stage != "sft":
             self.trainer, self.counts, self.val = _preference_trainer(cfg, self.run, self.model, self.tok, self.rows,
                                                                       self.device, self.plan, callbacks, count_tokens)
@@ -456,6 +470,7 @@ class _TrainingRecipe:
         are chosen only now: the model load was the window in which other processes' load was measured."""
         # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
+        from .held_out import HeldOutScore, kept_best
         trainer, events = self.trainer, self.events
         free.apply()
         mark = busy_mark()
@@ -478,6 +493,13 @@ class _TrainingRecipe:
         evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
         if self.val and not self.aborted:
             summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
+        score = next((c for c in self.keep if isinstance(c, HeldOutScore)), None)
+        if score is not None and score.history and not self.aborted and self.best is not None:
+            # Trainer has loaded the best checkpoint (load_best_model_at_end): the model saved next is that one
+            summary["kept_best"], notice = kept_best(trainer.state, self.best[0], score, trainer.state.max_steps,
+                                                     self.cfg.early_stopping_patience)
+            if self.main:
+                self.notify(notice)
         return summary
 
     def finish(self, summary: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ number a run kept its best checkpoint by is the number the page shows.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -37,8 +38,9 @@ class AnswerLoss:
 
 
 def answer_loss(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
-                batch_rows: int = BATCH_ROWS) -> AnswerLoss:
-    """The answer loss of ``rows`` (instruction, input, output) under ``model``.
+                batch_rows: int = BATCH_ROWS, merge: bool = True) -> AnswerLoss:
+    """The answer loss of ``rows`` (instruction, input, output) under ``model``; ``merge``: a LoRA adapter merged
+    for the pass (lora_merge.py: faster, the same numbers to fp32 rounding).
 
     Raises:
         ValueError: no row has an answer.
@@ -60,7 +62,7 @@ def answer_loss(model: Any, tokenizer: Any, template: Template, rows: Sequence[d
     was_training = model.training
     model.eval()
     try:
-        with merged_lora(model):
+        with merged_lora(model) if merge else nullcontext():
             for start in range(0, len(order), batch_rows):
                 part = order[start:start + batch_rows]
                 seqs = [list(prompts[k]) + list(answers[keep[k]]) for k in part]

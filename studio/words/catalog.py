@@ -45,6 +45,8 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "save_steps": ("Checkpoint every N steps", "每 N 步保存检查点"),
     "save_total_limit": ("Checkpoints kept", "保留的检查点数"),
     "eval_steps": ("Evaluate every N steps", "每 N 步评估一次"),
+    "load_best_model_at_end": ("Keep the best checkpoint", "保留最好的检查点"),  # issue 50
+    "early_stopping_patience": ("Early stop after N evaluations without gain", "连续 N 次评估无提升即提前停止"),
     "seed": ("Random seed", "随机种子"),
     "output_dir": ("Run folder", "运行文件夹"),
     "overwrite_output_dir": ("Replace an earlier run in the run folder", "替换运行文件夹中已有的运行"),
@@ -115,6 +117,10 @@ FIELD_HELP_ZH: dict[str, str] = {
     "save_steps": "每 N 步保存一个检查点",
     "save_total_limit": "最多保留多少个检查点",
     "eval_steps": "每 N 步评估一次（默认与记录同步）",
+    "load_best_model_at_end": ("把验证分数最好的检查点作为这次运行的模型：标签类运行看准确率，其他看回答损失，每次评估都用"
+                               "“评估”页自己的检查打分（每次评估都保存一个检查点）。需要留出的验证行"),
+    "early_stopping_patience": ("验证分数连续这么多次评估没有提升就停止训练（0：关闭；页面的方案用 3）；同时保留最好的"
+                                "检查点。需要留出的验证行"),
     "seed": "随机种子",
     "output_dir": "运行文件夹：配置、日志、检查点和训练好的模型",
     "overwrite_output_dir": "不拒绝，而是替换运行文件夹中已有的运行（LLaMA-Factory 的键）。只替换只含工作室运行的文件夹；含其他文件的文件夹绝不清空。要继续一次运行，请改用恢复",

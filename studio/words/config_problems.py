@@ -218,6 +218,12 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "check.lf_ktransformers": ("{key}: KTransformers is not supported", "{key}：不支持 KTransformers"),
     "check.lf_megatron": ("{key}: Megatron parallelism is not supported (one card, or DeepSpeed)",
                            "{key}：不支持 Megatron 并行（用一张卡，或用 DeepSpeed）"),
+    # ---- issue 50: the held-out score kept during training (one block, to port to the catalog)
+    "check.keep_best_no_val": ("{f_load_best_model_at_end} and {f_early_stopping_patience} need held-out rows: set "
+                               "{f_val_size} (e.g. 0.1), or turn both off",
+                               "{f_load_best_model_at_end}和{f_early_stopping_patience}需要留出的验证行：请设置"
+                               "{f_val_size}（例如 0.1），或把两者都关掉"),
+    # ---- end of issue 50's block
 }
 
 SURFACES = ("cli", "page")

@@ -25,6 +25,9 @@ ROCM_SUPPORT = {
     "flash_attn": "FlashAttention-2 has a ROCm build for MI200/MI300 (Composable Kernel); else SDPA is used",
 }
 
+# issue 50: the held-out metric a run keeps its best by, named in each language (the notices below take both)
+HELD_OUT_METRICS = {"accuracy": ("accuracy", "准确率"), "answer_loss": ("answer loss", "回答损失")}
+
 NOTICES: dict[str, dict[str, Any]] = {
     "rocm_bitsandbytes": {
         "cli": ("AMD card ({arch}): {f_quantization_bit} needs bitsandbytes built for ROCm; "
@@ -164,6 +167,26 @@ NOTICES: dict[str, dict[str, Any]] = {
             "{f_selective_logits}不适用于这个模型；训练使用完整的输出层（结果相同，速度更慢）",
         ),
     },
+    # ---- issue 50: the held-out score kept during training (studio/engine/held_out.py); one block, to port
+    "kept_best": {
+        "cli": ("kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of "
+                "the run (the last evaluation, step {last_step}, scored {last:.4f})"),
+        "page": ("Kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of "
+                 "the run (the last evaluation, step {last_step}, scored {last:.4f})",
+                 "已把第 {step} 步的检查点作为这次运行的模型：验证集{metric_zh}为 {value:.4f}，是整次运行中最好的"
+                 "（最后一次评估在第 {last_step} 步，得分 {last:.4f}）"),
+    },
+    "kept_best_early": {
+        "cli": ("stopped early at step {steps} of {max_steps}: the held-out {metric} had not improved for {patience} "
+                "evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} ({value:.4f}) as the "
+                "run's model"),
+        "page": ("Stopped early at step {steps} of {max_steps}: the held-out {metric} had not improved for "
+                 "{patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} "
+                 "({value:.4f}) as the run's model",
+                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric_zh}已连续 {patience} 次评估没有提升"
+                 "（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
+    },
+    # ---- end of issue 50's block
 }
 
 

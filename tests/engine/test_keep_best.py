@@ -1,0 +1,74 @@
+"""Training keeps its best: the held-out score at every evaluation, the best checkpoint as the run's model, an
+early stop on a plateau. A learning rate far too high (0.05 on the tiny JSON run) makes the held-out accuracy fall
+after the first evaluation, so the best step is not the last and keeping the last model would fail these tests."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+try:
+    from genkit import build_generation_run
+except ImportError:  # tests/ as a package
+    from tests.genkit import build_generation_run
+
+pytestmark = pytest.mark.integration
+SETTINGS = dict(learning_rate=0.05, eval_steps=5, max_steps=60, load_best_model_at_end=True)
+
+
+def _events(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "trainer_log.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _accuracy(run: Path, rows: list[dict]) -> float:
+    from studio.data.templates import get_template
+    from studio.evaluation.evaluate import sentiment_eval
+    from studio.models.loading import load_for_inference
+    model, tok, cfg = load_for_inference(run)
+    return sentiment_eval(model, tok, get_template(cfg.template, tok), rows)["accuracy"]
+
+
+def test_the_run_keeps_its_best_checkpoint_and_says_which(tmp_path: Path) -> None:
+    from studio.evaluation.evaluate import validation_rows
+    from studio.runs.run_dir import RunDir
+    gen = build_generation_run(tmp_path / "best", **SETTINGS)
+    run = RunDir(gen["run"])
+    scores = [(e["step"], e["value"]) for e in _events(run.path) if e["type"] == "held_out"]
+    assert [s for s, _ in scores] == list(range(5, 61, 5))   # every evaluation scored the held-out rows
+    best_step, best = max(scores, key=lambda s: s[1])         # the first of the highest
+    assert best_step != scores[-1][0] and best > scores[-1][1], "the scenario needs a best step that is not the last"
+    kept = run.read_status()["kept_best"]
+    assert kept["metric"] == "accuracy" and kept["best_step"] == best_step and kept["best_value"] == best
+    assert kept["last_step"] == 60 and not kept["stopped_early"]
+    # the model saved as the run's model is the best checkpoint's: the Evaluate tab's check gives its score
+    assert _accuracy(run.path, validation_rows(run.path)) == pytest.approx(best)
+    notices = [e for e in _events(run.path) if e["type"] == "notice" and e.get("code") == "kept_best"]
+    assert notices and notices[-1]["params"]["step"] == best_step
+
+
+def test_early_stop_ends_a_run_on_a_plateau(tmp_path: Path) -> None:
+    from studio.runs.run_dir import RunDir
+    gen = build_generation_run(tmp_path / "early", **SETTINGS, early_stopping_patience=2)
+    run = RunDir(gen["run"])
+    status = run.read_status()
+    kept = status["kept_best"]
+    assert status["state"] == "finished" and kept["stopped_early"] and kept["patience"] == 2
+    assert status["step"] < 60 and kept["evaluations"] == kept["best_step"] // 5 + 2
+    assert any(e.get("code") == "kept_best_early" for e in _events(run.path) if e["type"] == "notice")
+
+
+def test_a_run_without_held_out_rows_cannot_keep_a_best() -> None:
+    from studio.config.run_config import RunConfig
+    from studio.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        RunConfig(val_size=0.0, early_stopping_patience=3).check()
+    assert "check.keep_best_no_val" in [p.code for p in err.value.problems]
+
+
+def test_the_metric_follows_the_answers() -> None:
+    from studio.engine.held_out import held_out_metric
+    labels = [{"instruction": "x", "input": str(i), "output": "yes" if i % 2 else "no"} for i in range(20)]
+    free = [{"instruction": "x", "input": str(i), "output": f"answer number {i}"} for i in range(20)]
+    assert held_out_metric(labels) == ("accuracy", True, ["no", "yes"])
+    assert held_out_metric(free) == ("answer_loss", False, None)

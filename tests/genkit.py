@@ -20,21 +20,25 @@ INSTRUCTION = "Answer with the review's sentiment as JSON."
 _BUILT: dict[str, dict[str, Any]] = {}
 
 
-def json_rows(n: int, seed: int, things: list[str]) -> list[dict[str, str]]:
+def json_rows(n: int, seed: int, things: list[str], with_thing: bool = False) -> list[dict[str, str]]:
+    """``with_thing``: the answer names the reviewed thing too, so answers are many (a generation task, judged by
+    its answer loss) rather than two labels."""
     rng = random.Random(seed)
     rows = []
     for i in range(n):
         positive = i % 2 == 0
-        rows.append({"instruction": INSTRUCTION, "input": f"The {rng.choice(things)} is "
-                     f"{rng.choice(POS if positive else NEG)}.",
-                     "output": json.dumps({"sentiment": "positive" if positive else "negative"})})
+        thing = rng.choice(things)
+        answer = {"sentiment": "positive" if positive else "negative", **({"thing": thing} if with_thing else {})}
+        rows.append({"instruction": INSTRUCTION, "input": f"The {thing} is {rng.choice(POS if positive else NEG)}.",
+                     "output": json.dumps(answer)})
     rng.shuffle(rows)
     return rows
 
 
-def build_generation_run(root: Path, **extra: Any) -> dict[str, Any]:
-    """{"base", "run", "heldout", "heldout_file", "data"}: a finished full fine-tune and its rows."""
-    key = f"{root}|{sorted(extra.items())}"
+def build_generation_run(root: Path, things: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    """{"base", "run", "heldout", "heldout_file", "data"}: a finished full fine-tune and its rows; ``things``: the
+    answers name the thing reviewed, one of these (more things, more distinct answers)."""
+    key = f"{root}|{things}|{sorted(extra.items())}"
     if key in _BUILT:
         return _BUILT[key]
     import torch
@@ -45,7 +49,8 @@ def build_generation_run(root: Path, **extra: Any) -> dict[str, Any]:
     torch.set_num_threads(1)  # see evalkit.build_runs
     try:
         root.mkdir(parents=True, exist_ok=True)
-        train, heldout = json_rows(160, 0, TRAIN_THINGS), json_rows(24, 1, HELDOUT_THINGS)
+        train, heldout = (json_rows(160, 0, things or TRAIN_THINGS, bool(things)),
+                          json_rows(24, 1, things or HELDOUT_THINGS, bool(things)))
         data = write_jsonl(root / "train.jsonl", train)
         base = build_tiny_llama(root / "base", demo_texts(train + heldout), hidden=32, layers=2, heads=2,
                                 vocab_size=400, seed=0)

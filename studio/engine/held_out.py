@@ -23,6 +23,7 @@ from ..evaluation.answer_loss import answer_loss
 from ..evaluation.evaluate import sentiment_eval
 from ..evaluation.metrics import label_set
 from ..notices import Notice
+from .attention import masked_attention
 from ..words.notice_words import HELD_OUT_METRICS
 
 log = logging.getLogger("studio.engine")
@@ -59,6 +60,10 @@ class HeldOutScore(TrainerCallback):
         self.history: list[tuple[int, float]] = []
 
     def score(self) -> float:
+        with masked_attention(self.model):  # its batches are left-padded: the mask must count
+            return self._score()
+
+    def _score(self) -> float:
         if self.metric == "accuracy":
             return float(sentiment_eval(self.model, self.tok, self.template, self.rows, self.labels, "score",
                                         max_misclassified=0)["accuracy"])

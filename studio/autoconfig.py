@@ -50,6 +50,9 @@ CPU_CUTOFF_CAP = 512          # a CPU run with long rows takes hours per epoch
 EFFECTIVE_BATCH = 16          # updates average this many rows (batch x accumulation)
 MIN_UPDATES_PER_PASS = 8      # ...unless the data is small: 64 rows in updates of 16 made 5 steps and a worse model
 VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
+# the held-out rows are scored this many times a run; a run stops after EARLY_STOP_PATIENCE checks without a gain
+# (so the last ~30% of a run that has stopped learning is saved, and a slow start still gets 3 more chances)
+EVALUATIONS, EARLY_STOP_PATIENCE = 10, 3
 TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
 LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
              "llama3": "en (+7 more)", "llama-3": "en (+7 more)", "llama2": "en", "llama-2": "en", "mistral": "en",
@@ -181,7 +184,21 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     reasons.append(Reason("logging_steps", "logging", f"about {total} steps; the loss is logged every "
                           f"{changes['logging_steps']} so the curve has ~40 points",
                           {"steps": total, "every": changes["logging_steps"]}))
+    changes.update(_keep_best(val, total, reasons))
     return changes, reasons
+
+
+def _keep_best(val: float, total: int, reasons: list[Reason]) -> dict[str, Any]:
+    """With held-out rows: score them EVALUATIONS times a run (the Evaluate tab's number), keep the best checkpoint
+    and stop after EARLY_STOP_PATIENCE evaluations without a gain (engine/held_out.py)."""
+    if not val:
+        return {"load_best_model_at_end": False, "early_stopping_patience": 0}
+    every = max(1, total // EVALUATIONS)
+    reasons += [Reason("load_best_model_at_end", "keep_best", f"the held-out rows are scored every {every} steps "
+                       "and the best checkpoint becomes the run's model, not the last one", {"every": every}),
+                Reason("early_stopping_patience", "early_stop", f"training stops once {EARLY_STOP_PATIENCE} "
+                       "checks in a row bring no gain (the time left is saved)", {"n": EARLY_STOP_PATIENCE})]
+    return {"load_best_model_at_end": True, "early_stopping_patience": EARLY_STOP_PATIENCE, "eval_steps": every}
 
 
 def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[Reason],

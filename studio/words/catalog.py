@@ -457,6 +457,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
                      "留出 {n} 行，用模型没见过的数据检验它"),
     "why.val_none": ("only {n} rows: all are used for training, none held back (Evaluate will need a labelled file)",
                      "只有 {n} 行：全部用于训练，不留验证集（评估时需要另外上传带标签的文件）"),
+    "why.keep_best": ("the held-out rows are scored every {every} steps and the best checkpoint becomes the run's "
+                      "model, not the last one", "每 {every} 步给验证行打一次分，把最好的检查点（而不是最后一个）作为"
+                      "这次运行的模型"),  # issue 50
+    "why.early_stop": ("training stops once {n} checks in a row bring no gain (the time left is saved)",
+                       "连续 {n} 次检查没有提升就停止训练（省下剩余的时间）"),  # issue 50
     "why.logging": ("about {steps} steps; the loss is logged every {every} so the curve has ~40 points",
                     "大约 {steps} 步；每 {every} 步记录一次损失，曲线约 40 个点"),
     "why.lora": ("LoRA: the pretrained weights stay frozen and small adapters learn the task; it needs far less "

@@ -902,6 +902,10 @@ UI.update({
     "gen.compare": ("Compare with the base model", "与基础模型对比"),
 })
 MESSAGES.update({
+    "time.early_stop": ("Early stop on a plateau ({n} checks without a gain) can end it sooner.",
+                        "验证分数连续 {n} 次没有提升时会提前停止，可能更早结束。"),
+    "time.early_stop_history": ("Your last runs of this model stopped early at {pct}% of their steps: about {t} "
+                                "sooner.", "这个模型最近几次运行平均在 {pct}% 的步数时提前停止：约早 {t} 结束。"),
     "gen.head": ("**Generation check** on {n} rows ({tokenize} tokens for BLEU and ROUGE-L).",
                  "在 {n} 行上的**生成检查**（BLEU 与 ROUGE-L 按 {tokenize} 分词）。"),
     "gen.cols_both": ("| | base model | fine-tuned | change |", "| | 基础模型 | 微调后 | 变化 |"),

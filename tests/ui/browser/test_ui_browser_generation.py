@@ -22,7 +22,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from ui_server import Server
     ws = tmp_path_factory.mktemp("gen-browser")
     gen = build_generation_run(ws)   # its run is ws/runs/gen: the studio's runs folder
-    srv = Server(ws, "--lang", "en").wait_ready()
+    srv = Server(ws).wait_ready()  # no --lang: each browser gets its own language
     srv.gen = gen
     yield srv
     srv.stop()

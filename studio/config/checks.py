@@ -27,6 +27,15 @@ class Problem(str):
         return self
 
 
+def search_rates(text: str) -> list[float]:
+    """The learning rates of a ``learning_rate_search`` value, or [] when any is not a number in (0, 1)."""
+    try:
+        rates = [float(x) for x in str(text).replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        return []
+    return rates if rates and all(0 < r < 1 for r in rates) else []
+
+
 def problem(code: str, **values: Any) -> Problem:
     return Problem(code, **values)
 
@@ -66,6 +75,13 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.val_size"))
     if (cfg.load_best_model_at_end or cfg.early_stopping_patience) and not cfg.val_size:
         p.append(problem("check.keep_best_no_val"))
+    if cfg.learning_rate_search.strip():
+        if not cfg.val_size:
+            p.append(problem("check.search_no_val"))
+        if not search_rates(cfg.learning_rate_search):
+            p.append(problem("check.search_values", value=cfg.learning_rate_search))
+        if cfg.nproc > 1 or cfg.stage != "sft":
+            p.append(problem("check.search_single"))
     if cfg.quantization_bit not in (None, 4, 8):
         p.append(problem("check.quant_bits", value=cfg.quantization_bit))
     if cfg.quantization_bit and cfg.finetuning_type != "lora":

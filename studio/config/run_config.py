@@ -152,6 +152,12 @@ class RunConfig:
     early_stopping_patience: int = _f(0, "Stop when the held-out score has not improved for this many evaluations "
                                          "in a row (0: off; the page's plan uses 3); keeps the best checkpoint too. "
                                          "Needs held-out rows", "train", range=(0, 10_000))
+    learning_rate_search: str = _f("", "Learning rates to try first, comma separated (e.g. 1e-4,2e-4,5e-4): each "
+                                       "trains search_steps updates from the start and is scored on the held-out "
+                                       "rows; the run then trains with the winner. Empty: off (the page's 'best' "
+                                       "time budget fills it). Needs held-out rows", "train")
+    search_steps: int = _f(0, "Updates per learning rate tried by learning_rate_search (0: a sixth of the run's, "
+                              "at least 10)", "train", range=(0, 1_000_000_000))
     per_device_eval_batch_size: int | None = _f(None, "Examples per evaluation step (default: the training batch "
                                                       "size)", "train", range=(1, 65_536))
     neftune_noise_alpha: float | None = _f(None, "NEFTune: noise added to embeddings while training (5 is typical; "

@@ -35,7 +35,7 @@ from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
 from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
 from ..workspace import atomic_write_text, is_disk_full
-from . import reshard
+from . import lr_search, reshard
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from .batching import card_batching
 from .launch import leave_process_group, peer_lost_error
@@ -353,6 +353,7 @@ class _TrainingRecipe:
 
     def __init__(self, cfg: RunConfig, run: RunDir, main: bool) -> None:
         self.cfg, self.run, self.main = cfg, run, main
+        self.search: tuple[dict, Notice] | None = None   # the learning-rate search's record and notice, if one ran
         self.offloader: Any = None   # layer-wise offload's hooks (SFT only); removed before the final save
 
     def setup_plan(self) -> None:
@@ -370,6 +371,28 @@ class _TrainingRecipe:
         """The dataset's rows, read as the stage's kind (SFT rows or preference pairs): before anything is built,
         so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
         self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, stage_kind(self.cfg.stage))
+
+    def search_learning_rate(self, resume: str | None) -> bool:
+        """The learning-rate search (engine/lr_search.py): after the rows are read (the trials are runs of their
+        own, one model at a time) and before anything of this run is built. A resumed run takes the winner its
+        first part chose. False: a stop was asked for during the search."""
+        cfg, self.search = self.cfg, None
+        if resume:
+            won = (self.run.read_status().get("lr_search") or {}).get("winner")
+            self.cfg = cfg.replace(learning_rate=float(won)) if won else cfg
+            return True
+        held = cfg.val_size if cfg.val_size >= 1 else round(len(self.rows) * cfg.val_size)
+        rows = max(1, len(self.rows) - int(held))
+        planned = cfg.max_steps if cfg.max_steps > 0 else \
+            math.ceil(rows / (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps)) * \
+            math.ceil(cfg.num_train_epochs)
+        found = lr_search.search(cfg, self.run, planned, run_training, stopped=self.run.stop_flag.exists)
+        if found is None:
+            return False
+        self.cfg, record, notice = found
+        self.search = (record, notice)
+        self.run.write_status("starting", lr_search=record)
+        return True
 
     def build_demo_base(self) -> None:
         """tiny-demo's base model, built from the training rows: before the DeepSpeed config exists (setup_arguments
@@ -460,6 +483,8 @@ class _TrainingRecipe:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
+        if self.search is not None:
+            notify(self.search[1])
         if counts["history_masked"]:
             notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
         if counts["truncated"]:
@@ -488,6 +513,8 @@ class _TrainingRecipe:
             "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
             "threads": torch.get_num_threads() if self.device == "cpu" else None,
             "micro_batch_splits": getattr(trainer, "splits", 1), **self.counts}
+        if self.search is not None:
+            summary["lr_search"] = self.search[0]
         summary.update(train_parts(self.run.read_status(), seconds, resumed=self.checkpoint is not None))
         self.aborted = events.stopped_early
         evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
@@ -527,6 +554,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     recipe = _TrainingRecipe(cfg, run, main)
     recipe.setup_plan()
     recipe.load_rows()
+    if cfg.learning_rate_search.strip() and not recipe.search_learning_rate(resume_from or cfg.resume_from_checkpoint):
+        summary = {"step": 0}
+        _end_stopped(run, 0, summary)
+        return {"state": "aborted", **summary}
     recipe.build_demo_base()
     recipe.setup_arguments(resume_from)
     recipe.setup_model()

@@ -47,6 +47,8 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "eval_steps": ("Evaluate every N steps", "每 N 步评估一次"),
     "load_best_model_at_end": ("Keep the best checkpoint", "保留最好的检查点"),  # issue 50
     "early_stopping_patience": ("Early stop after N evaluations without gain", "连续 N 次评估无提升即提前停止"),
+    "learning_rate_search": ("Learning rates to try first", "先试的学习率"),
+    "search_steps": ("Steps per learning rate tried", "每个试用学习率的步数"),
     "seed": ("Random seed", "随机种子"),
     "output_dir": ("Run folder", "运行文件夹"),
     "overwrite_output_dir": ("Replace an earlier run in the run folder", "替换运行文件夹中已有的运行"),
@@ -119,6 +121,9 @@ FIELD_HELP_ZH: dict[str, str] = {
     "eval_steps": "每 N 步评估一次（默认与记录同步）",
     "load_best_model_at_end": ("把验证分数最好的检查点作为这次运行的模型：标签类运行看准确率，其他看回答损失，每次评估都用"
                                "“评估”页自己的检查打分（每次评估都保存一个检查点）。需要留出的验证行"),
+    "learning_rate_search": ("先试的学习率，用逗号分隔（例如 1e-4,2e-4,5e-4）：每个都从头训练“每个试用学习率的步数”步，并在"
+                             "验证行上打分；然后用胜出的学习率训练。留空：关闭（页面的“最佳”时间预算会填上）。需要留出的验证行"),
+    "search_steps": "“先试的学习率”中每个学习率训练的步数（0：这次运行步数的六分之一，至少 10 步）",
     "early_stopping_patience": ("验证分数连续这么多次评估没有提升就停止训练（0：关闭；页面的方案用 3）；同时保留最好的"
                                 "检查点。需要留出的验证行"),
     "seed": "随机种子",

@@ -223,6 +223,16 @@ PROBLEMS: dict[str, tuple[str, str]] = {
                                "{f_val_size} (e.g. 0.1), or turn both off",
                                "{f_load_best_model_at_end}和{f_early_stopping_patience}需要留出的验证行：请设置"
                                "{f_val_size}（例如 0.1），或把两者都关掉"),
+    "check.search_no_val": ("{f_learning_rate_search} scores each learning rate on held-out rows: set {f_val_size} "
+                            "(e.g. 0.1), or leave it empty",
+                            "{f_learning_rate_search}要在验证行上给每个学习率打分：请设置{f_val_size}（例如 0.1），"
+                            "或把它留空"),
+    "check.search_values": ("{f_learning_rate_search} must be learning rates between 0 and 1, comma separated "
+                            "(got {value})", "{f_learning_rate_search}必须是 0 到 1 之间、用逗号分隔的学习率（现在是 "
+                            "{value}）"),
+    "check.search_single": ("{f_learning_rate_search} works for one process and supervised training ({f_stage}: "
+                            "sft): leave it empty", "{f_learning_rate_search}只适用于单进程的监督训练（{f_stage}："
+                            "sft）：请把它留空"),
     # ---- end of issue 50's block
 }
 

@@ -186,6 +186,30 @@ NOTICES: dict[str, dict[str, Any]] = {
                  "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric_zh}已连续 {patience} 次评估没有提升"
                  "（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
     },
+    "lr_search_score": {
+        "cli": ("learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} won with the best "
+                "score ({value:.4f}) and trains the run"),
+        "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} won with the best "
+                 "score ({value:.4f}) and trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。{winner} 得分最好（{value:.4f}），"
+                 "用它训练这次运行。"),
+    },
+    "lr_search_loss": {
+        "cli": ("learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} tied for the best "
+                "score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run"),
+        "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} tied for the best "
+                 "score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。{winner} 与其他并列最好"
+                 "（{value:.4f}），验证损失更低（{loss:.4f}）而胜出，用它训练这次运行。"),
+    },
+    "lr_search_near": {
+        "cli": ("learning-rate search, {steps} steps each on the held-out {metric}: {tried}; the best rates tied, "
+                "{winner} (the one nearest the configured {f_learning_rate}) trains the run"),
+        "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. The best rates tied; {winner}, "
+                 "the one nearest the configured {f_learning_rate}, trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。最好的几个并列；用最接近所设"
+                 "{f_learning_rate}的 {winner} 训练这次运行。"),
+    },
     # ---- end of issue 50's block
 }
 

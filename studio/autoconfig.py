@@ -53,6 +53,7 @@ VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
 # the held-out rows are scored this many times a run; a run stops after EARLY_STOP_PATIENCE checks without a gain
 # (so the last ~30% of a run that has stopped learning is saved, and a slow start still gets 3 more chances)
 EVALUATIONS, EARLY_STOP_PATIENCE = 10, 3
+SEARCH_FACTORS = (0.5, 1.0, 2.5)   # the best budget's learning-rate trials, as multiples of the plan's rate
 TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
 LANGUAGES = {"tiny-demo": "en, zh (learns the data's own words)", "qwen": "29 languages incl. en, zh",
              "llama3": "en (+7 more)", "llama-3": "en (+7 more)", "llama2": "en", "llama-2": "en", "mistral": "en",
@@ -185,8 +186,21 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
                           f"{changes['logging_steps']} so the curve has ~40 points",
                           {"steps": total, "every": changes["logging_steps"]}))
     changes.update(_keep_best(val, total, reasons))
+    changes.update(_search(budget, val, changes["learning_rate"], reasons))
     return changes, reasons
 
+
+def _search(budget: str, val: float, rate: float, reasons: list[Reason]) -> dict[str, Any]:
+    """The ``best`` budget's learning-rate search (engine/lr_search.py): the plan's rate, half of it and 2.5x it, each
+    for a sixth of the run, and the winner on the held-out rows trains the run: a rate off by 2x costs more than
+    the extra epoch the budget otherwise buys."""
+    if budget != "best" or not val:
+        return {"learning_rate_search": "", "search_steps": 0}
+    rates = ",".join(f"{rate * k:g}" for k in SEARCH_FACTORS)
+    reasons.append(Reason("learning_rate_search", "search", f"best budget: the learning rates {rates} are each "
+                          "tried for a sixth of the run and the one that scores best on the held-out rows trains it",
+                          {"rates": rates}))
+    return {"learning_rate_search": rates, "search_steps": 0}
 
 def _keep_best(val: float, total: int, reasons: list[Reason]) -> dict[str, Any]:
     """With held-out rows: score them EVALUATIONS times a run (the Evaluate tab's number), keep the best checkpoint

@@ -9,6 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from .search import search_rates
 from ..words.config_problems import problem_words
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
                          closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
@@ -25,15 +26,6 @@ class Problem(str):
         self = super().__new__(cls, problem_words(code, values))
         self.code, self.params = code, values
         return self
-
-
-def search_rates(text: str) -> list[float]:
-    """The learning rates of a ``learning_rate_search`` value, or [] when any is not a number in (0, 1)."""
-    try:
-        rates = [float(x) for x in str(text).replace(";", ",").split(",") if x.strip()]
-    except ValueError:
-        return []
-    return rates if rates and all(0 < r < 1 for r in rates) else []
 
 
 def problem(code: str, **values: Any) -> Problem:

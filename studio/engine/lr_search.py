@@ -21,14 +21,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..config.checks import search_rates
+from ..config.search import search_rates, trial_steps
 from ..config.run_config import RunConfig
 from ..notices import Notice
 from ..runs.run_dir import RunDir
 from ..words.notice_words import HELD_OUT_METRICS
 
 log = logging.getLogger("studio.engine")
-MIN_STEPS = 10
 
 
 @dataclass(frozen=True)
@@ -43,11 +42,6 @@ class Trial:
     def to_dict(self) -> dict[str, Any]:
         return {"learning_rate": self.learning_rate, "metric": self.metric, "score": self.score,
                 "eval_loss": self.eval_loss, "steps": self.steps, "seconds": round(self.seconds, 2)}
-
-
-def trial_steps(cfg: RunConfig, planned_steps: int) -> int:
-    """Updates per trial: ``search_steps``, else a sixth of the run's (at least MIN_STEPS, at most the run's)."""
-    return cfg.search_steps or min(planned_steps, max(MIN_STEPS, math.ceil(planned_steps / 6)))
 
 
 def trial_config(cfg: RunConfig, run: RunDir, rate: float, steps: int) -> RunConfig:

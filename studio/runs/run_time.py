@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..config.search import search_rates, trial_steps
 from ..data.dataset import split_rows
 from ..data.templates import get_template
 from ..data.tokenize import encode_examples
@@ -70,6 +71,7 @@ class Estimate:
     # used (None: no such run yet, or this run has no patience), and the training time that share would save
     early_stop_share: float | None = None
     early_stop_saves_s: float = 0.0
+    steps: int = 0                # the run's planned updates
 
 
 # ------------------------------------------------------------------ this machine
@@ -377,7 +379,7 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
                         slowdown(p.get("others_load") or 0.0, p.get("threads") or cores()) for p in past]) / slow
         start = (PROCESS_S + _median([p["train_started"] - p["started"] for p in past])) * slow
         save = _median([max(p["ended"] - p["train_started"] - p["train_seconds"], 0.0) for p in past]) * slow
-        check = 0.0
+        check, passes = 0.0, 0
         source = "history"
     else:
         speed = (GPU_FLOPS if device == "cuda" else (flops or machine_flops()) * STEP_SHARE.get(
@@ -401,10 +403,17 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
         train += steps * STEP_S * slow
     prepare = prepare_cpu_s / min(cores(), 2) * slow if prepare_cpu_s else 0.0
     parts = {"prepare": prepare, "start": start, "train": train, "check": check, "save": save}
+    rates = search_rates(cfg.learning_rate_search) if cfg.val_size else []
+    if rates:
+        # each trial is a short run of its own (engine/lr_search.py): a start-up, its share of the training, one
+        # held-out check and its save
+        share = trial_steps(cfg, steps) / steps
+        one_check = check / max(1, passes) if source == "measured" else 0.0
+        parts["search"] = len(rates) * (start + train * share + one_check + save)
     share = _early_stop_share(past) if cfg.early_stopping_patience and cfg.val_size else None
     return Estimate(seconds=sum(parts.values()), parts={k: round(v, 1) for k, v in parts.items()}, source=source,
                     slowdown=round(slow, 2), train_tokens=work.train_tokens, tokens_per_s=round(rate, 1),
-                    runs=len(past), early_stop_share=share,
+                    runs=len(past), early_stop_share=share, steps=steps,
                     early_stop_saves_s=round(train * (1 - share), 1) if share is not None else 0.0)
 
 

@@ -467,6 +467,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
                       "这次运行的模型"),  # issue 50
     "why.early_stop": ("training stops once {n} checks in a row bring no gain (the time left is saved)",
                        "连续 {n} 次检查没有提升就停止训练（省下剩余的时间）"),  # issue 50
+    "why.search": ("best budget: the learning rates {rates} are each tried for a sixth of the run and the one that "
+                   "scores best on the held-out rows trains it", "“最佳”预算：学习率 {rates} 各试训这次运行的六分之一，"
+                   "在验证行上得分最好的那个用来训练"),  # issue 50
     "why.logging": ("about {steps} steps; the loss is logged every {every} so the curve has ~40 points",
                     "大约 {steps} 步；每 {every} 步记录一次损失，曲线约 40 个点"),
     "why.lora": ("LoRA: the pretrained weights stay frozen and small adapters learn the task; it needs far less "
@@ -907,6 +910,7 @@ UI.update({
     "gen.compare": ("Compare with the base model", "与基础模型对比"),
 })
 MESSAGES.update({
+    "time.search": ("learning-rate search {t}", "学习率搜索 {t}"),
     "time.early_stop": ("Early stop on a plateau ({n} checks without a gain) can end it sooner.",
                         "验证分数连续 {n} 次没有提升时会提前停止，可能更早结束。"),
     "time.early_stop_history": ("Your last runs of this model stopped early at {pct}% of their steps: about {t} "

@@ -341,3 +341,17 @@ def test_keeping_the_best_adds_a_checkpoint_per_evaluation(tmp_path):
                              flops=FLOPS)
     plain = run_time.estimate(_cfg(eval_steps=2), ROWS, card=CARD, load=0.0, flops=FLOPS)
     assert keep.parts["save"] > plain.parts["save"]
+
+
+def test_the_learning_rate_search_is_in_the_estimate(tmp_path):
+    """Three trials of a sixth of the run each (the best budget's search): about half a run more training, one
+    more start-up and held-out check per trial, shown as its own part."""
+    plain = run_time.estimate(_cfg(), ROWS, card=CARD, load=0.0, flops=FLOPS)
+    searched = run_time.estimate(_cfg(learning_rate_search="1e-4,2e-4,5e-4"), ROWS, card=CARD, load=0.0,
+                                 flops=FLOPS)
+    steps = searched.steps
+    share = 3 * max(10, -(-steps // 6)) / steps if steps > 10 else 3.0
+    assert searched.parts["search"] >= plain.parts["train"] * min(share, 3.0) * 0.99
+    assert searched.parts["search"] >= 3 * plain.parts["start"]
+    assert searched.seconds == pytest.approx(plain.seconds + searched.parts["search"], rel=1e-3)
+    assert "search" not in plain.parts or plain.parts["search"] == 0

@@ -34,7 +34,10 @@ def compare_markdown(res: dict, lang: str = "en") -> str:
 
 
 def deploy_markdown(res: dict, lang: str = "en") -> str:
-    """The deploy report (``studio.evaluation.deploy_report``) as a markdown table: one line per form."""
+    """The deploy report (``studio.evaluation.deploy_report``) as a markdown table: one line per form; a generation
+    run's with chrF and exact match where a labels run's have accuracy."""
+    if res["mode"] == "generate-check":
+        return _deploy_generation(res, lang)
     lines = [msg("ev.d_head", lang, n=res["n"], mode=res["mode"], device=res["device"]), "", msg("ev.d_cols", lang),
              "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
@@ -61,3 +64,18 @@ def scorecard_markdown(card: dict, lang: str = "en") -> str:
         lines.append(f"| F1 {lab} | {b['per_class'][lab]['f1']:.3f} | {t['per_class'][lab]['f1']:.3f} | "
                      f"{t['per_class'][lab]['f1'] - b['per_class'][lab]['f1']:+.3f} |")
     return "\n".join(lines + ["", msg("ev.measured_note", lang)])
+
+
+def _deploy_generation(res: dict, lang: str) -> str:
+    lines = [msg("ev.d_head", lang, n=res["n"], mode=res["mode"], device=res["device"]), "",
+             msg("gen.d_cols", lang), "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        name = msg(f"ev.d_{r['form']}", lang)
+        if r["unavailable"]:
+            lines.append(f"| {name} | " + msg("ev.d_unavailable", lang, why=r["unavailable"].replace("|", "/"))
+                         + " |  |  |  |  |  |  |  |")
+            continue
+        lines.append(f"| {name} | {r['size_bytes'] / MB:.1f} | {r['load_s']:.2f} | {r['memory_bytes'] / MB:.1f} | "
+                     f"{r['latency_ms_per_row']:.1f} | {r['chrf']:.1f} | {r['exact_match']:.1%} | "
+                     f"{r['agreement']:.1%} | {r['cpu_s']:.1f} |")
+    return "\n".join(lines + ["", msg("gen.d_note", lang)])

@@ -50,9 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "it now with bitsandbytes; FOLDER: a quantized export) and print memory, latency and accuracy "
                         "side by side")
     p.add_argument("--deploy-report", action="store_true",
-                   help="sentiment: measure the run's model in every deployable form (as trained, bitsandbytes "
-                        "8-bit and NF4, GGUF f16 and q8_0) on the same rows: file size, load time, memory, latency "
-                        "per answer, accuracy and agreement with the full model; --model must be a finished run")
+                   help="measure the run's model in every deployable form (as trained, bitsandbytes 8-bit and NF4, "
+                        "GGUF f16 and q8_0) on the same rows: file size, load time, memory, latency per answer, "
+                        "accuracy (labels) or the generation check's chrF and exact match (written answers) and "
+                        "agreement with the full model; --model must be a finished run")
     p.add_argument("--predictions-out", default=None, metavar="FILE.csv",
                    help="also write every row's prediction to this CSV")
 
@@ -153,13 +154,12 @@ def _deploy_report(args: argparse.Namespace) -> dict:
     # start-up: 0.04 s at import (yaml); `studio eval --help` never needs it
     from ..evaluation.deploy_report import deploy_report
     from ..runs.run_dir import RunDir
-    if args.task != "sentiment":
-        raise StudioError.of("cli.deploy_report_task", flag="--deploy-report", needs="--task sentiment")
     if args.compare_quantized or args.compare_base or args.predictions_out:
         raise StudioError.of("cli.deploy_report_alone", flag="--deploy-report")
     run = RunDir(args.model)
     if not run.config.is_file() or run.final_model() is None:
         raise StudioError.of("cli.deploy_report_run", flag="--model", model=args.model)
+    # written answers are scored by the generation check (deploy_report decides by the rows, as the page's does)
     result = deploy_report(args.model, _rows(args), mode=args.mode)
     result["task"] = "deploy-report"
     return result
@@ -167,6 +167,9 @@ def _deploy_report(args: argparse.Namespace) -> dict:
 
 def _print_deploy(result: dict) -> None:
     print(f"deploy report of {result['run']}: same {result['n']} rows, mode {result['mode']}, on {result['device']}")
+    if result["mode"] == "generate-check":
+        _print_deploy_generation(result)
+        return
     print(f"{'form':<28}{'file MB':>9}{'load s':>8}{'memory MB':>11}{'ms/answer':>11}{'accuracy':>10}"
           f"{'agreement':>11}{'CPU-s':>8}")
     for r in result["rows"]:
@@ -177,6 +180,21 @@ def _print_deploy(result: dict) -> None:
               f"{r['latency_ms_per_row']:>11.1f}{r['accuracy']:>10.3f}{r['agreement']:>11.3f}{r['cpu_s']:>8.1f}")
     print("file MB: the weight files loaded (as trained: base + adapter); agreement: same label as the full model; "
           "ms/answer: batched label scoring, wall time / rows; CPU-s: load + scoring")
+    print(result["gguf_reader"])
+
+
+def _print_deploy_generation(result: dict) -> None:
+    print(f"{'form':<28}{'file MB':>9}{'load s':>8}{'memory MB':>11}{'ms/answer':>11}{'chrF':>8}{'exact':>8}"
+          f"{'agreement':>11}{'CPU-s':>8}")
+    for r in result["rows"]:
+        if r["unavailable"]:
+            print(f"{r['name']:<28}not made here: {r['unavailable']}")
+            continue
+        print(f"{r['name']:<28}{r['size_bytes'] / 2**20:>9.1f}{r['load_s']:>8.2f}{r['memory_bytes'] / 2**20:>11.1f}"
+              f"{r['latency_ms_per_row']:>11.1f}{r['chrf']:>8.1f}{r['exact_match']:>8.3f}{r['agreement']:>11.3f}"
+              f"{r['cpu_s']:>8.1f}")
+    print("agreement: the same answer as the full model (case and punctuation aside); ms/answer: batched greedy "
+          "generation, wall time / rows; CPU-s: load + scoring")
     print(result["gguf_reader"])
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..autoconfig import guess_task
 from ..data.templates import Template
 from ..errors import StudioError
 from ..models.loading import describe_weights
@@ -25,10 +26,23 @@ from .answer_loss import answer_loss
 from .evaluate import _generate_rows, base_model_context
 from .inference import base_of, get_model
 from .limits import MAX_NEW_TOKENS
+from .metrics import label_set
 from .text_metrics import StructureScores, structure_of, structure_scores, text_scores
 
 ROWS_SHOWN = 10     # the changed-most and worst rows a check lists
 HEADLINE = "chrf"   # the one number a gate compares (character n-grams: meaningful for short and long answers alike)
+
+
+def task_of(rows: Sequence[dict[str, str]]) -> str:
+    """``sentiment`` when the rows' answers are a few labels (the Settings page's rule, ``guess_task``, and a label
+    set the labels check accepts), else ``generate``: which check a set of rows gets by default."""
+    if guess_task(list(rows)) == "sentiment":
+        try:
+            label_set([str(r.get("output", "")) for r in rows])
+            return "sentiment"
+        except StudioError:
+            pass
+    return "generate"
 
 
 def answer_budget(tokenizer: Any, rows: Sequence[dict[str, str]]) -> int:

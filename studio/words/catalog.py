@@ -936,6 +936,14 @@ MESSAGES.update({
                  "the training loss on these rows; perplexity is its exponential.",
                  "chrF 与 BLEU 出自 sacrebleu（字符与词的 n 元组）；ROUGE-L 是同样分词下的最长公共子序列；完全一致"
                  "不计大小写与标点。回答损失是这些行上的训练损失；困惑度是它的指数。"),
+    "gen.d_cols": ("| form | file (MB) | load (s) | model memory (MB) | latency per answer (ms) | chrF | exact match | "
+                   "agreement | CPU-s |", "| 形式 | 文件（MB） | 加载（秒） | 模型内存（MB） | 每个回答的延迟（毫秒） | chrF | "
+                   "完全一致 | 一致率 | CPU 秒 |"),
+    "gen.d_note": ("Each form answered the same rows (greedy) and was scored by the generation check. *Agreement*: "
+                   "the share of rows where the form writes the full model's answer (case and punctuation aside). "
+                   "*Latency*: the batched generation's wall time over these rows divided by the rows.",
+                   "每种形式都（贪心解码）回答同样的行，并由生成检查打分。*一致率*：该形式写出与完整模型相同回答（不计大小写"
+                   "与标点）的行所占比例。*延迟*：批量生成这些行的总时间除以行数。"),
     "gen.changed": ("Rows that changed most", "变化最大的行"),
     "gen.worst": ("Worst rows of the fine-tuned model", "微调后模型最差的行"),
     "gen.row_cols_both": ("| prompt | reference | base model | fine-tuned | chrF base → tuned |",

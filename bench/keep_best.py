@@ -7,7 +7,9 @@ run), converted with ``python -m studio convert``, trained with Gemma-3-270M in 
 - ``last``: the plan before keep-best (``load_best_model_at_end: false``, ``early_stopping_patience: 0``): the model
   of the last step;
 - ``best``: the best held-out checkpoint kept, no early stop (``early_stopping_patience: 0``);
-- ``early``: the CLI's defaults now (best kept, early stop after 3 evaluations without a gain).
+- ``early``: the CLI's defaults now (best kept, early stop after 3 evaluations without a gain);
+- ``search`` (not run unless asked, ``--arms ... search``): the defaults plus the learning-rate search the ``best``
+  budget derives (three rates, a sixth of the run each, the winner trains the run).
 
 The three share the seed, the data and the evaluation cadence, so ``last`` and ``best`` follow one trajectory. Each
 run is then scored by ``python -m studio eval`` on 250 other Chinese reviews it never saw (the test set). Printed:
@@ -34,7 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 ARMS = {"last": {"load_best_model_at_end": False, "early_stopping_patience": 0},
         "best": {"early_stopping_patience": 0},
-        "early": {}}
+        "early": {},
+        # the defaults plus the learning-rate search the `best` budget derives for this plan (0.5x, 1x, 2.5x)
+        "search": {"learning_rate_search": "0.0001,0.0002,0.0005"}}
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -73,7 +77,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny-demo on the sample reviews (CI size)")
     ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
-    ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
+    ap.add_argument("--arms", nargs="+", default=["last", "best", "early"], choices=list(ARMS))
     a = ap.parse_args()
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     work = Path(a.out or tempfile.mkdtemp(prefix="keep-best-"))
@@ -107,7 +111,10 @@ def main() -> None:
         scores = [e["value"] for e in held if e.get("type") == "held_out"]
         kept_value = kept.get("best_value", scores[-1] if scores else None)
         shown = (f"{kept_value:.3f} / {scores[-1]:.3f}" if scores and kept_value is not None else "–")
-        results[arm] = {"wall_s": wall, "cpu_s": cpu, "steps": status["step"], "total_steps": status["total_steps"],
+        search = status.get("lr_search")
+        if search:
+            print(f"  search: {search['trials']} -> {search['winner']} ({search['why']})", flush=True)
+        results[arm] = {"lr_search": search, "wall_s": wall, "cpu_s": cpu, "steps": status["step"], "total_steps": status["total_steps"],
                         "kept_step": kept.get("best_step", status["step"]), "held_out": scores,
                         "test_accuracy": acc, "stopped_early": kept.get("stopped_early", False)}
         print(f"| {arm} | {wall:.0f} | {cpu:.0f} | {status['step']} of {status['total_steps']} | "

@@ -16,11 +16,10 @@ from typing import Any, Callable, Sequence
 
 from transformers import EarlyStoppingCallback, TrainerCallback
 
-from ..autoconfig import guess_task
 from ..config.run_config import RunConfig
-from ..errors import StudioError
 from ..evaluation.answer_loss import answer_loss
 from ..evaluation.evaluate import sentiment_eval
+from ..evaluation.generation_check import task_of
 from ..evaluation.metrics import label_set
 from ..notices import Notice
 from .attention import masked_attention
@@ -31,13 +30,10 @@ log = logging.getLogger("studio.engine")
 
 def held_out_metric(rows: Sequence[dict[str, Any]]) -> tuple[str, bool, list[str] | None]:
     """(metric name, greater is better, the labels): ``accuracy`` when the answers are a few labels (the rule the
-    Settings page and the Evaluate tab use, ``guess_task``; the labels of all the rows, so a small held-out share
-    missing one is still scored against every label), else ``answer_loss``."""
-    if guess_task(list(rows)) == "sentiment":
-        try:
-            return "accuracy", True, label_set([str(r.get("output", "")) for r in rows])
-        except StudioError:
-            pass
+    Evaluate tab uses, ``task_of``; the labels of all the rows, so a small held-out share missing one is still
+    scored against every label), else ``answer_loss``."""
+    if task_of(rows) == "sentiment":
+        return "accuracy", True, label_set([str(r.get("output", "")) for r in rows])
     return "answer_loss", False, None
 
 

@@ -149,9 +149,10 @@ class RunConfig:
                                              "accuracy for a labels run, answer loss otherwise, scored at every "
                                              "evaluation by the Evaluate tab's own check (a checkpoint is saved at "
                                              "each evaluation). Needs held-out rows", "train")
-    early_stopping_patience: int = _f(0, "Stop when the held-out score has not improved for this many evaluations "
-                                         "in a row (0: off; the page's plan uses 3); keeps the best checkpoint too. "
-                                         "Needs held-out rows", "train", range=(0, 10_000))
+    early_stopping_patience: int = _f(0, "Stop when neither the held-out score nor the held-out loss has improved "
+                                         "for this many evaluations in a row (0: off; the page's plan uses 4); keeps "
+                                         "the best checkpoint too. Needs held-out rows", "train",
+                                         range=(0, 10_000))
     learning_rate_search: str = _f("", "Learning rates to try first, comma separated (e.g. 1e-4,2e-4,5e-4): each "
                                        "trains search_steps updates from the start and is scored on the held-out "
                                        "rows; the run then trains with the winner. Empty: off (the page's 'best' "

@@ -124,8 +124,8 @@ FIELD_HELP_ZH: dict[str, str] = {
     "learning_rate_search": ("先试的学习率，用逗号分隔（例如 1e-4,2e-4,5e-4）：每个都从头训练“每个试用学习率的步数”步，并在"
                              "验证行上打分；然后用胜出的学习率训练。留空：关闭（页面的“最佳”时间预算会填上）。需要留出的验证行"),
     "search_steps": "“先试的学习率”中每个学习率训练的步数（0：这次运行步数的六分之一，至少 10 步）",
-    "early_stopping_patience": ("验证分数连续这么多次评估没有提升就停止训练（0：关闭；页面的方案用 3）；同时保留最好的"
-                                "检查点。需要留出的验证行"),
+    "early_stopping_patience": ("验证分数和验证损失连续这么多次评估都没有提升就停止训练（0：关闭；页面的方案用 4）；"
+                                "同时保留最好的检查点。需要留出的验证行"),
     "seed": "随机种子",
     "output_dir": "运行文件夹：配置、日志、检查点和训练好的模型",
     "overwrite_output_dir": "不拒绝，而是替换运行文件夹中已有的运行（LLaMA-Factory 的键）。只替换只含工作室运行的文件夹；含其他文件的文件夹绝不清空。要继续一次运行，请改用恢复",
@@ -465,8 +465,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "why.keep_best": ("the held-out rows are scored every {every} steps and the best checkpoint becomes the run's "
                       "model, not the last one", "每 {every} 步给验证行打一次分，把最好的检查点（而不是最后一个）作为"
                       "这次运行的模型"),  # issue 50
-    "why.early_stop": ("training stops once {n} checks in a row bring no gain (the time left is saved)",
-                       "连续 {n} 次检查没有提升就停止训练（省下剩余的时间）"),  # issue 50
+    "why.early_stop": ("training stops once {n} checks in a row improve neither the held-out score nor its loss "
+                       "(the time left is saved)", "连续 {n} 次检查验证分数和验证损失都没有提升就停止训练"
+                       "（省下剩余的时间）"),  # issue 50
     "why.search": ("best budget: the learning rates {rates} are each tried for a sixth of the run and the one that "
                    "scores best on the held-out rows trains it", "“最佳”预算：学习率 {rates} 各试训这次运行的六分之一，"
                    "在验证行上得分最好的那个用来训练"),  # issue 50

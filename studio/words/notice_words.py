@@ -177,14 +177,14 @@ NOTICES: dict[str, dict[str, Any]] = {
                  "（最后一次评估在第 {last_step} 步，得分 {last:.4f}）"),
     },
     "kept_best_early": {
-        "cli": ("stopped early at step {steps} of {max_steps}: the held-out {metric} had not improved for {patience} "
-                "evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} ({value:.4f}) as the "
-                "run's model"),
-        "page": ("Stopped early at step {steps} of {max_steps}: the held-out {metric} had not improved for "
-                 "{patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} "
-                 "({value:.4f}) as the run's model",
-                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric_zh}已连续 {patience} 次评估没有提升"
-                 "（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
+        "cli": ("stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss had "
+                "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} "
+                "({value:.4f}) as the run's model"),
+        "page": ("Stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss had "
+                 "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step "
+                 "{step} ({value:.4f}) as the run's model",
+                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric_zh}和验证损失已连续 {patience} 次评估都没有"
+                 "提升（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
     },
     "lr_search_score": {
         "cli": ("learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} won with the best "

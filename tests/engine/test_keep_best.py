@@ -88,3 +88,20 @@ def test_the_metric_follows_the_answers() -> None:
     free = [{"instruction": "x", "input": str(i), "output": f"answer number {i}"} for i in range(20)]
     assert held_out_metric(labels) == ("accuracy", True, ["no", "yes"])
     assert held_out_metric(free) == ("answer_loss", False, None)
+
+
+def test_a_dip_of_the_score_while_the_loss_falls_is_no_plateau() -> None:
+    """The measured case (bench/keep_best.py): accuracy dipped for three checks while the loss still fell at the
+    third; the stock rule stopped there. A check counts as a gain when either improves."""
+    from types import SimpleNamespace
+    from studio.engine.held_out import PlateauStop
+    stop = PlateauStop(3, "accuracy", True)
+    checks = [(0.80, 0.224), (0.65, 0.237), (0.60, 0.246), (0.65, 0.220), (0.60, 0.230), (0.62, 0.231),
+              (0.61, 0.229)]
+    stopped_at = None
+    for i, (acc, loss) in enumerate(checks):
+        control = SimpleNamespace(should_training_stop=False)
+        stop.on_evaluate(None, None, control, {"eval_accuracy": acc, "eval_loss": loss})
+        if control.should_training_stop and stopped_at is None:
+            stopped_at = i
+    assert stopped_at == 6   # not at 2 (the loss fell at 3); three checks without either gain after it

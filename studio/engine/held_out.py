@@ -23,7 +23,6 @@ from ..evaluation.generation_check import task_of
 from ..evaluation.metrics import label_set
 from ..notices import Notice
 from .attention import masked_attention
-from ..words.notice_words import HELD_OUT_METRICS
 
 log = logging.getLogger("studio.engine")
 
@@ -125,7 +124,7 @@ def kept_best(state: Any, metric: str, score: HeldOutScore, max_steps: int, pati
             "stopped_early": patience > 0 and state.global_step < max_steps, "patience": patience,
             "evaluations": len(score.history)}
     code = "kept_best_early" if best["stopped_early"] else "kept_best"
-    return best, Notice.of(code, metric=metric, metric_zh=HELD_OUT_METRICS[metric][1], step=best["best_step"], value=best["best_value"],
+    return best, Notice.of(code, metric=metric, step=best["best_step"], value=best["best_value"],
                            last_step=last_step, last=last_value if last_value is not None else float("nan"),
                            steps=state.global_step, max_steps=max_steps, patience=patience)
 

@@ -25,7 +25,6 @@ from ..config.search import search_rates, trial_steps
 from ..config.run_config import RunConfig
 from ..notices import Notice
 from ..runs.run_dir import RunDir
-from ..words.notice_words import HELD_OUT_METRICS
 
 log = logging.getLogger("studio.engine")
 
@@ -96,7 +95,7 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
               "metric": metric}
     tried = ", ".join(f"{t.learning_rate:g} → {t.score:.4f}" for t in trials)
     notice = Notice.of(f"lr_search_{why}", tried=tried, winner=f"{winner.learning_rate:g}", metric=metric,
-                       metric_zh=HELD_OUT_METRICS[metric][1], value=winner.score, steps=steps,
+                       value=winner.score, steps=steps,
                        loss=winner.eval_loss if winner.eval_loss is not None else math.nan)
     log.info("learning-rate search: %s", notice)
     return cfg.replace(learning_rate=winner.learning_rate), record, notice

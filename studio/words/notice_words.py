@@ -173,7 +173,7 @@ NOTICES: dict[str, dict[str, Any]] = {
                 "the run (the last evaluation, step {last_step}, scored {last:.4f})"),
         "page": ("Kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of "
                  "the run (the last evaluation, step {last_step}, scored {last:.4f})",
-                 "已把第 {step} 步的检查点作为这次运行的模型：验证集{metric_zh}为 {value:.4f}，是整次运行中最好的"
+                 "已把第 {step} 步的检查点作为这次运行的模型：验证集{metric}为 {value:.4f}，是整次运行中最好的"
                  "（最后一次评估在第 {last_step} 步，得分 {last:.4f}）"),
     },
     "kept_best_early": {
@@ -183,7 +183,7 @@ NOTICES: dict[str, dict[str, Any]] = {
         "page": ("Stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss had "
                  "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step "
                  "{step} ({value:.4f}) as the run's model",
-                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric_zh}和验证损失已连续 {patience} 次评估都没有"
+                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric}和验证损失已连续 {patience} 次评估都没有"
                  "提升（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
     },
     "lr_search_score": {
@@ -191,7 +191,7 @@ NOTICES: dict[str, dict[str, Any]] = {
                 "score ({value:.4f}) and trains the run"),
         "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} won with the best "
                  "score ({value:.4f}) and trains the run.",
-                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。{winner} 得分最好（{value:.4f}），"
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。{winner} 得分最好（{value:.4f}），"
                  "用它训练这次运行。"),
     },
     "lr_search_loss": {
@@ -199,7 +199,7 @@ NOTICES: dict[str, dict[str, Any]] = {
                 "score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run"),
         "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} tied for the best "
                  "score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run.",
-                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。{winner} 与其他并列最好"
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。{winner} 与其他并列最好"
                  "（{value:.4f}），验证损失更低（{loss:.4f}）而胜出，用它训练这次运行。"),
     },
     "lr_search_near": {
@@ -207,7 +207,7 @@ NOTICES: dict[str, dict[str, Any]] = {
                 "{winner} (the one nearest the configured {f_learning_rate}) trains the run"),
         "page": ("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. The best rates tied; {winner}, "
                  "the one nearest the configured {f_learning_rate}, trains the run.",
-                 "学习率搜索（每个 {steps} 步，看验证集{metric_zh}）：{tried}。最好的几个并列；用最接近所设"
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。最好的几个并列；用最接近所设"
                  "{f_learning_rate}的 {winner} 训练这次运行。"),
     },
     # ---- end of issue 50's block
@@ -239,6 +239,8 @@ def page_words(code: str, values: dict[str, Any], lang: str = "en") -> str:
 
 
 def _worded(text: str, values: dict[str, Any], lang: str, surface: str) -> str:
+    if values.get("metric") in HELD_OUT_METRICS:  # issue 50: a held-out metric is named in the reader's language
+        values = {**values, "metric": HELD_OUT_METRICS[values["metric"]][lang == "zh"]}
     return text.format(**setting_names(text, values, lang, surface), **values)
 
 

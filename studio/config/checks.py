@@ -65,11 +65,9 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.epochs"))
     if 1 <= cfg.val_size != int(cfg.val_size):
         p.append(problem("check.val_size"))
-    if (cfg.load_best_model_at_end or cfg.early_stopping_patience) and not cfg.val_size:
-        p.append(problem("check.keep_best_no_val"))
+    # keep-best, early stop and the search without held-out rows are no problem here: the CLI judges a config before
+    # it derives val_size, and the run says it at its start instead (engine/run.py startup_notices)
     if cfg.learning_rate_search.strip():
-        if not cfg.val_size:
-            p.append(problem("check.search_no_val"))
         if not search_rates(cfg.learning_rate_search):
             p.append(problem("check.search_values", value=cfg.learning_rate_search))
         if cfg.nproc > 1 or cfg.stage != "sft":

@@ -154,6 +154,9 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
         out.append(Notice.of("bf16_cpu"))
     if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
         out.append(Notice.of("lora_alpha", alpha=cfg.effective_lora_alpha))
+    if not cfg.val_size and (cfg.load_best_model_at_end or cfg.early_stopping_patience or
+                             cfg.learning_rate_search.strip()):
+        out.append(Notice.of("held_out_needed"))
     return out
 
 
@@ -554,7 +557,7 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     recipe = _TrainingRecipe(cfg, run, main)
     recipe.setup_plan()
     recipe.load_rows()
-    if cfg.learning_rate_search.strip() and not recipe.search_learning_rate(resume_from or cfg.resume_from_checkpoint):
+    if cfg.learning_rate_search.strip() and cfg.val_size and not recipe.search_learning_rate(resume_from or cfg.resume_from_checkpoint):
         summary = {"step": 0}
         _end_stopped(run, 0, summary)
         return {"state": "aborted", **summary}

@@ -219,14 +219,6 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "check.lf_megatron": ("{key}: Megatron parallelism is not supported (one card, or DeepSpeed)",
                            "{key}：不支持 Megatron 并行（用一张卡，或用 DeepSpeed）"),
     # ---- issue 50: the held-out score kept during training (one block, to port to the catalog)
-    "check.keep_best_no_val": ("{f_load_best_model_at_end} and {f_early_stopping_patience} need held-out rows: set "
-                               "{f_val_size} (e.g. 0.1), or turn both off",
-                               "{f_load_best_model_at_end}和{f_early_stopping_patience}需要留出的验证行：请设置"
-                               "{f_val_size}（例如 0.1），或把两者都关掉"),
-    "check.search_no_val": ("{f_learning_rate_search} scores each learning rate on held-out rows: set {f_val_size} "
-                            "(e.g. 0.1), or leave it empty",
-                            "{f_learning_rate_search}要在验证行上给每个学习率打分：请设置{f_val_size}（例如 0.1），"
-                            "或把它留空"),
     "check.search_values": ("{f_learning_rate_search} must be learning rates between 0 and 1, comma separated "
                             "(got {value})", "{f_learning_rate_search}必须是 0 到 1 之间、用逗号分隔的学习率（现在是 "
                             "{value}）"),

@@ -186,6 +186,14 @@ NOTICES: dict[str, dict[str, Any]] = {
                  "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric}和验证损失已连续 {patience} 次评估都没有"
                  "提升（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型"),
     },
+    "held_out_needed": {
+        "cli": ("{f_load_best_model_at_end}, {f_early_stopping_patience} and {f_learning_rate_search} need held-out rows "
+                "and {f_val_size} is 0: this run trains at {f_learning_rate} and keeps its last step"),
+        "page": ("{f_load_best_model_at_end}, {f_early_stopping_patience} and {f_learning_rate_search} need held-out "
+                 "rows and {f_val_size} is 0: this run trains at {f_learning_rate} and keeps its last step",
+                 "{f_load_best_model_at_end}、{f_early_stopping_patience}和{f_learning_rate_search}都需要留出的验证行，"
+                 "而{f_val_size}为 0：这次运行用{f_learning_rate}训练，保留最后一步"),
+    },
     "lr_search_score": {
         "cli": ("learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} won with the best "
                 "score ({value:.4f}) and trains the run"),

@@ -12,6 +12,8 @@ try:
 except ImportError:  # tests/ as a package
     from tests.genkit import build_generation_run
 
+pytestmark = pytest.mark.integration  # each builds and trains a tiny run (~7 s)
+
 
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -20,6 +20,8 @@ except ImportError:  # tests/ as a package
 
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?%?|–")
 
+pytestmark = pytest.mark.integration  # each builds and trains a tiny run (~7 s)
+
 
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory: pytest.TempPathFactory) -> dict:

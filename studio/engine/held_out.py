@@ -68,7 +68,11 @@ class HeldOutScore(TrainerCallback):
     def on_evaluate(self, args: Any, state: Any, control: Any, metrics: dict | None = None, **kw: Any) -> None:
         if metrics is None:
             return
-        value = self.score()
+        # the answer loss is what Trainer's evaluation has just computed over the same held-out features (the
+        # studio's loss at the answer tokens; tests/engine/test_keep_best.py holds the kept model's answer_loss()
+        # to it): scored again it would double each evaluation's cost for the same number
+        loss = metrics.get("eval_loss") if self.metric == "answer_loss" else None
+        value = float(loss) if loss is not None else self.score()
         metrics[f"eval_{self.metric}"] = value
         if state.log_history and "eval_loss" in state.log_history[-1]:
             state.log_history[-1][f"eval_{self.metric}"] = value   # trainer_state.json keeps it beside eval_loss

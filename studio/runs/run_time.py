@@ -393,6 +393,8 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
         every = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
         passes = max(1, steps // every) if cfg.val_size and work.val_tokens else 0
         check = passes * work.val_tokens / (rate * 3)
+        if cfg.load_best_model_at_end or cfg.early_stopping_patience:
+            check *= 2   # a labels run scores its held-out rows a second time at each check (engine/held_out.py)
         trained_gb = gb if cfg.finetuning_type == "full" else 0.0
         # a run that keeps its best saves a checkpoint at every evaluation (engine/arguments.py), not only at the end
         saves = 1 + (passes if cfg.load_best_model_at_end or cfg.early_stopping_patience else 0)

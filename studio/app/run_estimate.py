@@ -142,6 +142,11 @@ def time_line(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> str:
     line += " " + (msg("time.history", lang, n=est.runs) if est.source == "history" else msg("time.measured", lang))
     if est.slowdown >= 1.2:
         line += " " + msg("time.busy", lang, x=est.slowdown)
+    if est.early_stop_share is not None:
+        line += " " + msg("time.early_stop_history", lang, pct=round(100 * est.early_stop_share),
+                          t=fmt_seconds(est.early_stop_saves_s, lang))
+    elif cfg.early_stopping_patience and cfg.val_size:
+        line += " " + msg("time.early_stop", lang, n=cfg.early_stopping_patience)
     return line
 
 

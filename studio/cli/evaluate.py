@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any
 
+from ..app import generation_report
 from ..errors import StudioError
 from ..evaluation.footprint import with_memory
 
@@ -24,7 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="labelled file: alpaca .jsonl/.json (output = label) or .csv/.xlsx with "
                         "instruction/input/output or text + label columns; default: the run's validation split")
     p.add_argument("--task", choices=["sentiment", "generate"], default="sentiment",
-                   help="sentiment: accuracy, per-class P/R/F1, confusion matrix; generate: print answers")
+                   help="sentiment: accuracy, per-class P/R/F1, confusion matrix; generate: the answers, and with reference "
+                        "answers (the output column) exact match, chrF, BLEU, ROUGE-L, answer loss and perplexity, "
+                        "answer length, and for JSON or 'label: reason' answers the share that parses and matches")
     p.add_argument("--mode", choices=["score", "generate"], default="score",
                    help="sentiment only. score (default): pick the most likely label, fast and always "
                         "parseable; generate: let the model write an answer and parse it")
@@ -35,19 +38,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-rows", type=int, default=None, metavar="N", help="use at most N rows")
     p.add_argument("--prompt", default=None, metavar="TEXT", help="generate task: one instruction to answer")
     p.add_argument("--input", default="", metavar="TEXT", help="generate task: optional input for --prompt")
-    p.add_argument("--max-new-tokens", type=int, default=128, metavar="N", help="generate task: answer length")
+    p.add_argument("--max-new-tokens", type=int, default=None, metavar="N",
+                   help="generate task: answer length (default: 128 for --prompt; with reference answers, the longest "
+                        "reference's tokens and a quarter more)")
     p.add_argument("--temperature", type=float, default=0.0, help="generate task: 0 = greedy")
     p.add_argument("--top-p", type=float, default=1.0, help="generate task: nucleus sampling")
     p.add_argument("--compare-base", action="store_true",
-                   help="sentiment: also score the base model (before/after scorecard)")
+                   help="also score the base model on the same rows (before/after scorecard)")
     p.add_argument("--compare-quantized", default=None, metavar="4|8|FOLDER",
                    help="sentiment: also check a 4-bit/8-bit version of --model on the same rows (4 or 8: quantize "
                         "it now with bitsandbytes; FOLDER: a quantized export) and print memory, latency and accuracy "
                         "side by side")
     p.add_argument("--deploy-report", action="store_true",
-                   help="sentiment: measure the run's model in every deployable form (as trained, bitsandbytes "
-                        "8-bit and NF4, GGUF f16 and q8_0) on the same rows: file size, load time, memory, latency "
-                        "per answer, accuracy and agreement with the full model; --model must be a finished run")
+                   help="measure the run's model in every deployable form (as trained, bitsandbytes 8-bit and NF4, "
+                        "GGUF f16 and q8_0) on the same rows: file size, load time, memory, latency per answer, "
+                        "accuracy (labels) or the generation check's chrF and exact match (written answers) and "
+                        "agreement with the full model; --model must be a finished run")
     p.add_argument("--predictions-out", default=None, metavar="FILE.csv",
                    help="also write every row's prediction to this CSV")
 
@@ -94,12 +100,16 @@ def _generate(args: argparse.Namespace, loaded: Any) -> dict:
         rows = [{"instruction": args.prompt, "input": args.input, "output": ""}]
     else:
         rows = _rows(args)
+    greedy = not (args.temperature and args.temperature > 0)
+    if greedy and any(str(r.get("output", "")).strip() for r in rows):  # reference answers: score them
+        return _generation_check(args, loaded, rows)
+    max_new = args.max_new_tokens or 128
     start = time.perf_counter()
-    if args.temperature and args.temperature > 0:   # sampling: one row at a time, as the playground does
-        answers = [str(generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=args.max_new_tokens,
+    if not greedy:   # sampling: one row at a time, as the playground does
+        answers = [str(generate(model, tok, template, r["instruction"], r["input"], max_new_tokens=max_new,
                                 temperature=args.temperature, top_p=args.top_p)) for r in rows]
     else:                                           # greedy: batched with the KV cache
-        answers = _generate_rows(model, tok, template, rows, args.max_new_tokens)
+        answers = _generate_rows(model, tok, template, rows, max_new)
     elapsed = time.perf_counter() - start
     outputs = [{"instruction": r["instruction"], "input": r["input"], "expected": r.get("output", ""), "answer": a}
                for r, a in zip(rows, answers)]
@@ -107,7 +117,26 @@ def _generate(args: argparse.Namespace, loaded: Any) -> dict:
                               "rows_per_s": len(outputs) / max(elapsed, 1e-9)}
     if args.predictions_out:
         result["predictions_csv"] = batch_predict(model, tok, template, rows, args.predictions_out, mode="generate",
-                                                  max_new_tokens=args.max_new_tokens)["path"]
+                                                  max_new_tokens=max_new)["path"]
+    return result
+
+
+def _generation_check(args: argparse.Namespace, loaded: Any, rows: list[dict[str, str]]) -> dict:
+    """The generation check (studio/evaluation/generation_check.py): the page's numbers for the same rows."""
+    # start-up: 0.07-0.17 s at import (yaml, the loader); `studio eval --help` never needs it
+    from ..evaluation.evaluate import batch_predict
+    from ..evaluation.generation_check import compare_generation
+    from ..evaluation.inference import base_of
+    base = base_of(loaded) if args.compare_base else None
+    start = time.perf_counter()
+    check = compare_generation(loaded.model, loaded.tokenizer, loaded.template, rows, base, args.compare_base,
+                               args.max_new_tokens)
+    result = check.to_dict()
+    result["rows_per_s"] = result["n"] / max(time.perf_counter() - start, 1e-9)
+    if args.predictions_out:
+        result["predictions_csv"] = batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows,
+                                                  args.predictions_out, mode="generate",
+                                                  max_new_tokens=args.max_new_tokens or 128)["path"]
     return result
 
 
@@ -125,13 +154,12 @@ def _deploy_report(args: argparse.Namespace) -> dict:
     # start-up: 0.04 s at import (yaml); `studio eval --help` never needs it
     from ..evaluation.deploy_report import deploy_report
     from ..runs.run_dir import RunDir
-    if args.task != "sentiment":
-        raise StudioError.of("cli.deploy_report_task", flag="--deploy-report", needs="--task sentiment")
     if args.compare_quantized or args.compare_base or args.predictions_out:
         raise StudioError.of("cli.deploy_report_alone", flag="--deploy-report")
     run = RunDir(args.model)
     if not run.config.is_file() or run.final_model() is None:
         raise StudioError.of("cli.deploy_report_run", flag="--model", model=args.model)
+    # written answers are scored by the generation check (deploy_report decides by the rows, as the page's does)
     result = deploy_report(args.model, _rows(args), mode=args.mode)
     result["task"] = "deploy-report"
     return result
@@ -139,6 +167,9 @@ def _deploy_report(args: argparse.Namespace) -> dict:
 
 def _print_deploy(result: dict) -> None:
     print(f"deploy report of {result['run']}: same {result['n']} rows, mode {result['mode']}, on {result['device']}")
+    if result["mode"] == "generate-check":
+        _print_deploy_generation(result)
+        return
     print(f"{'form':<28}{'file MB':>9}{'load s':>8}{'memory MB':>11}{'ms/answer':>11}{'accuracy':>10}"
           f"{'agreement':>11}{'CPU-s':>8}")
     for r in result["rows"]:
@@ -149,6 +180,21 @@ def _print_deploy(result: dict) -> None:
               f"{r['latency_ms_per_row']:>11.1f}{r['accuracy']:>10.3f}{r['agreement']:>11.3f}{r['cpu_s']:>8.1f}")
     print("file MB: the weight files loaded (as trained: base + adapter); agreement: same label as the full model; "
           "ms/answer: batched label scoring, wall time / rows; CPU-s: load + scoring")
+    print(result["gguf_reader"])
+
+
+def _print_deploy_generation(result: dict) -> None:
+    print(f"{'form':<28}{'file MB':>9}{'load s':>8}{'memory MB':>11}{'ms/answer':>11}{'chrF':>8}{'exact':>8}"
+          f"{'agreement':>11}{'CPU-s':>8}")
+    for r in result["rows"]:
+        if r["unavailable"]:
+            print(f"{r['name']:<28}not made here: {r['unavailable']}")
+            continue
+        print(f"{r['name']:<28}{r['size_bytes'] / 2**20:>9.1f}{r['load_s']:>8.2f}{r['memory_bytes'] / 2**20:>11.1f}"
+              f"{r['latency_ms_per_row']:>11.1f}{r['chrf']:>8.1f}{r['exact_match']:>8.3f}{r['agreement']:>11.3f}"
+              f"{r['cpu_s']:>8.1f}")
+    print("agreement: the same answer as the full model (case and punctuation aside); ms/answer: batched greedy "
+          "generation, wall time / rows; CPU-s: load + scoring")
     print(result["gguf_reader"])
 
 
@@ -169,6 +215,9 @@ def _print_human(result: dict) -> None:
         return
     if result.get("task") == "deploy-report":
         _print_deploy(result)
+        return
+    if result.get("task") == "generate" and "tuned" in result:
+        generation_report.text(result)
         return
     if result.get("task") == "generate":
         for o in result["outputs"]:

@@ -10,6 +10,7 @@ from dataclasses import fields
 from typing import Any
 
 from ..words.render import render
+from .search import search_rates
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
                          closest_optimizer, closest_scheduler, deepspeed_choices, is_optimizer)
 
@@ -64,6 +65,13 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.epochs"))
     if 1 <= cfg.val_size != int(cfg.val_size):
         p.append(problem("check.val_size"))
+    # keep-best, early stop and the search without held-out rows are no problem here: the CLI judges a config before
+    # it derives val_size, and the run says it at its start instead (engine/run.py startup_notices)
+    if cfg.learning_rate_search.strip():
+        if not search_rates(cfg.learning_rate_search):
+            p.append(problem("check.search_values", value=cfg.learning_rate_search))
+        if cfg.nproc > 1 or cfg.stage != "sft":
+            p.append(problem("check.search_single"))
     if cfg.quantization_bit not in (None, 4, 8):
         p.append(problem("check.quant_bits", value=cfg.quantization_bit))
     if cfg.quantization_bit and cfg.finetuning_type != "lora":

@@ -54,10 +54,13 @@ def make_collator(cfg: RunConfig, model: Any, tok: Any, device: str, selective: 
 
 
 def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, universal: bool = False,
-                       plan: PrecisionPlan | None = None, args_class: Any = None, **extra: Any) -> Any:
+                       plan: PrecisionPlan | None = None, args_class: Any = None,
+                       best: tuple[str, bool, Any] | None = None, **extra: Any) -> Any:
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's.
 
     ``plan`` is the run's precision plan (engine/run.py makes it once); without one it is made for ``device``.
+    ``best``: (metric, greater is better, ...) of a run that keeps its best checkpoint (engine/held_out.py): Trainer
+    loads the best at the end (``load_best_model_at_end``), so a checkpoint is saved at every evaluation.
     ``args_class`` / ``extra``: a TrainingArguments subclass (TRL's DPOConfig, KTOConfig) and its own fields, so a
     preference run gets the same steps, saving, precision and logging as an SFT run from one place.
     """
@@ -99,6 +102,9 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         # divergence guard stops on a non-finite loss anyway (StudioTrainer.check_divergence)
         logging_nan_inf_filter=False,
     )
+    if best is not None and has_val:
+        fields.update(load_best_model_at_end=True, metric_for_best_model=best[0], greater_is_better=best[1],
+                      save_steps=eval_steps)
     return (args_class or TrainingArguments)(**{**fields, **extra})
 
 

@@ -10,7 +10,8 @@ The name lives in the in-memory config only (``_attn_implementation`` is not wri
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 CAUSAL_SDPA = "studio_causal_sdpa"
 
@@ -58,3 +59,18 @@ def restore_sdpa(model: Any) -> None:
     for c in {id(model.config): model.config, id(cfg): cfg}.values():
         if getattr(c, "_attn_implementation", None) == CAUSAL_SDPA:
             c._attn_implementation = "sdpa"
+
+
+@contextmanager
+def masked_attention(model: Any) -> Iterator[None]:
+    """transformers' own masked SDPA for the ``with`` block, the maskless one again after: a held-out check during
+    training (engine/held_out.py) left-pads its batches, whose masks the maskless attention would ignore."""
+    cfg = _text_config(model)
+    switched = getattr(cfg, "_attn_implementation", None) == CAUSAL_SDPA
+    if switched:
+        restore_sdpa(model)
+    try:
+        yield
+    finally:
+        if switched:
+            use_maskless_sdpa(model)

@@ -37,7 +37,7 @@ from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
 from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
 from ..workspace import atomic_write_text, is_disk_full
-from . import reshard
+from . import lr_search, reshard
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from .batching import card_batching
 from .launch import leave_process_group, peer_lost_error
@@ -157,6 +157,9 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
         out.append(Notice.of("bf16_cpu"))
     if cfg.finetuning_type == "lora" and cfg.lora_alpha is None:
         out.append(Notice.of("lora_alpha", alpha=cfg.effective_lora_alpha))
+    if not cfg.val_size and (cfg.load_best_model_at_end or cfg.early_stopping_patience or
+                             cfg.learning_rate_search.strip()):
+        out.append(Notice.of("held_out_needed"))
     return out
 
 
@@ -292,9 +295,12 @@ def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[d
                  ) -> tuple[Any, dict[str, Any], list, Any]:
     """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
     from .studio_trainer import StudioTrainer  # start-up: torch, transformers, peft: 6 s at import (see the top)
+    from .held_out import KEEP_BEST  # start-up: as above
     train, val, counts = prepare_data(cfg, tok, rows, run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
+        args.load_best_model_at_end = False   # nothing to judge a best by
+        callbacks = [c for c in callbacks if not isinstance(c, KEEP_BEST)]
     offloader = None
     if cfg.layerwise_offload:
         from .offload import LayerwiseOffloader  # start-up: torch, 1.7 s at import (see the top)
@@ -365,6 +371,7 @@ class _TrainingRecipe:
 
     def __init__(self, cfg: RunConfig, run: RunDir, main: bool) -> None:
         self.cfg, self.run, self.main = cfg, run, main
+        self.search: tuple[dict, Notice] | None = None   # the learning-rate search's record and notice, if one ran
         self.offloader: Any = None   # layer-wise offload's hooks (SFT only); removed before the final save
 
     def setup_plan(self) -> None:
@@ -392,6 +399,28 @@ class _TrainingRecipe:
         so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
         self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, stage_kind(self.cfg.stage))
 
+    def search_learning_rate(self, resume: str | None) -> bool:
+        """The learning-rate search (engine/lr_search.py): after the rows are read (the trials are runs of their
+        own, one model at a time) and before anything of this run is built. A resumed run takes the winner its
+        first part chose. False: a stop was asked for during the search."""
+        cfg, self.search = self.cfg, None
+        if resume:
+            won = (self.run.read_status().get("lr_search") or {}).get("winner")
+            self.cfg = cfg.replace(learning_rate=float(won)) if won else cfg
+            return True
+        held = cfg.val_size if cfg.val_size >= 1 else round(len(self.rows) * cfg.val_size)
+        rows = max(1, len(self.rows) - int(held))
+        planned = cfg.max_steps if cfg.max_steps > 0 else \
+            math.ceil(rows / (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps)) * \
+            math.ceil(cfg.num_train_epochs)
+        found = lr_search.search(cfg, self.run, planned, run_training, stopped=self.run.stop_flag.exists)
+        if found is None:
+            return False
+        self.cfg, record, notice = found
+        self.search = (record, notice)
+        self.run.write_status("starting", lr_search=record)
+        return True
+
     def build_demo_base(self) -> None:
         """tiny-demo's base model, built from the training rows: before the DeepSpeed config exists (setup_arguments
         registers it), because the base must not be built partitioned."""
@@ -407,8 +436,12 @@ class _TrainingRecipe:
         universal = reshard.prepare_universal(self.checkpoint, _world_size(), self.main) if cfg.deepspeed else False
         # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one
         # still sets up the process group first
+        # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
+        # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)
+        from .held_out import held_out_metric, keeps_best
+        self.best = held_out_metric(self.rows) if cfg.stage == "sft" and keeps_best(cfg) else None
         self.args = training_arguments(cfg, self.run, self.device, has_val=bool(cfg.val_size), universal=universal,
-                                       plan=self.plan)
+                                       plan=self.plan, best=self.best)
         _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
         if self.args.deepspeed and _world_size() > 1:
             # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
@@ -439,11 +472,18 @@ class _TrainingRecipe:
         # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
         from transformers import PrinterCallback
         from .callbacks import EventCallback, GradNormGuard, StopRequested
+        from .held_out import keep_best_callbacks
         cfg = self.cfg
         self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main)
         self.notify = _notifier(self.events)
         count_tokens = _token_counter(self.events)
         callbacks = [self.events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=self.plan.autocast == "fp16")]
+        self.keep: list[Any] = []
+        if self.best is not None:  # before EarlyStoppingCallback, which reads the score it adds
+            _, val_rows = split_rows(self.rows, cfg.val_size, cfg.seed)
+            self.keep = keep_best_callbacks(cfg, self.best, self.model, self.tok,
+                                            templates.get_template(cfg.template, self.tok), val_rows, self.events.emit)
+            callbacks += self.keep
         if cfg.stage != "sft":
             self.trainer, self.counts, self.val = _preference_trainer(cfg, self.run, self.model, self.tok, self.rows,
                                                                       self.device, self.plan, callbacks, count_tokens)
@@ -469,6 +509,8 @@ class _TrainingRecipe:
             notify(message)
         if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
             notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
+        if self.search is not None:
+            notify(self.search[1])
         if counts["history_masked"]:
             notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
         if counts["truncated"]:
@@ -479,6 +521,7 @@ class _TrainingRecipe:
         are chosen only now: the model load was the window in which other processes' load was measured."""
         # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
         import torch
+        from .held_out import HeldOutScore, kept_best
         trainer, events = self.trainer, self.events
         free.apply()
         mark = busy_mark()
@@ -496,11 +539,20 @@ class _TrainingRecipe:
             "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
             "threads": torch.get_num_threads() if self.device == "cpu" else None,
             "micro_batch_splits": getattr(trainer, "splits", 1), **self.counts}
+        if self.search is not None:
+            summary["lr_search"] = self.search[0]
         summary.update(train_parts(self.run.read_status(), seconds, resumed=self.checkpoint is not None))
         self.aborted = events.stopped_early
         evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
         if self.val and not self.aborted:
             summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
+        score = next((c for c in self.keep if isinstance(c, HeldOutScore)), None)
+        if score is not None and score.history and not self.aborted and self.best is not None:
+            # Trainer has loaded the best checkpoint (load_best_model_at_end): the model saved next is that one
+            summary["kept_best"], notice = kept_best(trainer.state, self.best[0], score, trainer.state.max_steps,
+                                                     self.cfg.early_stopping_patience)
+            if self.main:
+                self.notify(notice)
         return summary
 
     def finish(self, summary: dict[str, Any]) -> dict[str, Any]:
@@ -529,6 +581,10 @@ def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, fre
     recipe.setup_plan()
     recipe.warn_card()
     recipe.load_rows()
+    if cfg.learning_rate_search.strip() and cfg.val_size and not recipe.search_learning_rate(resume_from or cfg.resume_from_checkpoint):
+        summary = {"step": 0}
+        _end_stopped(run, 0, summary)
+        return {"state": "aborted", **summary}
     recipe.build_demo_base()
     recipe.setup_arguments(resume_from)
     recipe.setup_model()

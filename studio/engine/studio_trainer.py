@@ -119,16 +119,23 @@ class GuardedCheckpoints:
             shutil.rmtree(final)
         os.replace(staging / name, final)
         shutil.rmtree(staging, ignore_errors=True)
+        best = self.state.best_model_checkpoint
+        if best and Path(best).parent == staging:  # Trainer named the best where it wrote it: the staging folder
+            self.state.best_model_checkpoint = str(root / Path(best).name)
         self._rotate(root)
 
     def _rotate(self, root: Path) -> None:
+        """Keep the newest ``save_total_limit`` checkpoints and, for a run that keeps its best, the best one (as
+        Trainer's own rotation does: load_best_model_at_end reads it at the end)."""
         limit = self.args.save_total_limit
         if not limit:
             return
+        best = Path(self.state.best_model_checkpoint).name if self.state.best_model_checkpoint else None
         done = sorted((int(p.name.split("-")[1]), p) for p in root.glob("checkpoint-*")
                       if p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists())
         for _, p in done[:-limit]:
-            shutil.rmtree(p, ignore_errors=True)
+            if p.name != best:
+                shutil.rmtree(p, ignore_errors=True)
 
 
 class _CheckBeforeLogOrSave(TrainerCallback):

@@ -31,6 +31,8 @@ from ..runs.run_dir import RunDir
 from ..safe_files import refuse_links_out
 from .compare import _device, _free, _load_full, _load_quantized
 from .evaluate import sentiment_eval
+from .generation_check import answer_budget, score_generation, task_of
+from .metrics import normalize
 from .export import _base_of, export_model
 from .footprint import model_bytes
 from .gguf_agreement import load_gguf
@@ -45,6 +47,8 @@ FORM_NAMES = {"full": "full (the run as trained)", "bnb-8bit": "bitsandbytes 8-b
 NUMBERS = ("size_bytes", "load_s", "memory_bytes", "latency_ms_per_row", "accuracy", "agreement", "cpu_s")
 WEIGHT_SUFFIXES = (".safetensors", ".gguf")
 BIN_WEIGHTS = ("pytorch_model", "adapter_model")  # .bin files that are weights (training_args.bin is not)
+GENERATION = "generate-check"   # mode: a generation run's forms, scored by the generation check
+GENERATION_NUMBERS = ("chrf", "bleu", "rouge_l", "exact_match", "answer_loss")
 GGUF_READER = ("GGUF rows are read back by transformers' GGUF reader (from_pretrained(gguf_file=...)), which "
                "dequantizes every tensor to float32: their memory and latency are transformers', not llama.cpp's "
                "(llama.cpp keeps q8_0 quantized and was not run)")
@@ -93,13 +97,21 @@ def _why(exc: Exception) -> str:
 
 def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence[dict[str, str]],
              labels: Sequence[str] | None, mode: str, reference: list | None) -> tuple[dict[str, Any], list]:
-    """Load one form, score the rows with the evaluator, free it: (row, its predictions)."""
+    """Load one form, score the rows with the evaluator, free it: (row, its predictions). ``mode`` "generate-check":
+    the generation check's scores (score_generation) instead of the labels check's; agreement is then the share of
+    rows where the form writes the full model's answer (case and punctuation aside)."""
     cpu0, wall0 = time.process_time(), time.perf_counter()
     model, tok, template = load()
     load_s = time.perf_counter() - wall0
     try:
-        res = sentiment_eval(model, tok, template, rows, labels, mode, max_misclassified=0,  # type: ignore[arg-type]
-                             keep_predictions=True)
+        if mode == GENERATION:
+            gen = score_generation(model, tok, template, rows, answer_budget(tok, rows))
+            res = {"weights": gen.weights, "latency_ms_per_row": gen.latency_ms_per_row, "n": gen.n,
+                   "accuracy": None, "macro_f1": None, "labels": None, "predictions": [normalize(a) for a in gen.answers],
+                   **{k: getattr(gen, k) for k in GENERATION_NUMBERS}}
+        else:
+            res = sentiment_eval(model, tok, template, rows, labels, mode, max_misclassified=0,  # type: ignore[arg-type]
+                                 keep_predictions=True)
         memory = model_bytes(model)
     finally:
         del model
@@ -110,7 +122,8 @@ def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence
     row.update(weights=res["weights"], load_s=round(load_s, 3), memory_bytes=memory,
                latency_ms_per_row=res["latency_ms_per_row"], accuracy=res["accuracy"], macro_f1=res["macro_f1"],
                agreement=sum(a == b for a, b in zip(preds, reference)) / len(reference),
-               cpu_s=round(time.process_time() - cpu0, 2), n=res["n"], labels=res["labels"])
+               cpu_s=round(time.process_time() - cpu0, 2), n=res["n"], labels=res["labels"],
+               **{k: res[k] for k in GENERATION_NUMBERS if k in res})
     return row, preds
 
 
@@ -152,6 +165,8 @@ def deploy_report(run: str | Path, rows: Sequence[dict[str, str]], labels: Seque
         if unknown:
             raise StudioError.of("eval.report_forms", forms=str(unknown), others=list(FORMS[1:]))
         raise StudioError.of("eval.report_full", others=list(FORMS[1:]))
+    if task_of(rows) != "sentiment":  # written answers (no label set): the generation check scores every form
+        mode = GENERATION
     device = _device()
     full_row, reference = _measure("full", lambda: _load_full(str(run), device), rows, labels, mode, None)
     files = _as_trained_files(final, cfg)

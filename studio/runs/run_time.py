@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run_config import RunConfig
+from ..config.search import search_rates, trial_steps
 from ..data.dataset import split_rows
 from ..data.templates import get_template
 from ..data.tokenize import encode_examples
@@ -66,6 +67,11 @@ class Estimate:
     train_tokens: int = 0
     tokens_per_s: float = 0.0
     runs: int = 0                 # how many earlier runs set the speed
+    # early stop on a plateau: the median share of their planned steps this model's last early-stopping runs here
+    # used (None: no such run yet, or this run has no patience), and the training time that share would save
+    early_stop_share: float | None = None
+    early_stop_saves_s: float = 0.0
+    steps: int = 0                # the run's planned updates
 
 
 # ------------------------------------------------------------------ this machine
@@ -373,7 +379,7 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
                         slowdown(p.get("others_load") or 0.0, p.get("threads") or cores()) for p in past]) / slow
         start = (PROCESS_S + _median([p["train_started"] - p["started"] for p in past])) * slow
         save = _median([max(p["ended"] - p["train_started"] - p["train_seconds"], 0.0) for p in past]) * slow
-        check = 0.0
+        check, passes = 0.0, 0
         source = "history"
     else:
         speed = (GPU_FLOPS if device == "cuda" else (flops or machine_flops()) * STEP_SHARE.get(
@@ -387,17 +393,40 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
         every = cfg.eval_steps or max(cfg.logging_steps, cfg.save_steps // 2 or 1)
         passes = max(1, steps // every) if cfg.val_size and work.val_tokens else 0
         check = passes * work.val_tokens / (rate * 3)
+        if cfg.load_best_model_at_end or cfg.early_stopping_patience:
+            check *= 2   # a labels run scores its held-out rows a second time at each check (engine/held_out.py)
         trained_gb = gb if cfg.finetuning_type == "full" else 0.0
-        save = (SAVE_MIN_S + SAVE_S_PER_GB * trained_gb) * slow
+        # a run that keeps its best saves a checkpoint at every evaluation (engine/arguments.py), not only at the end
+        saves = 1 + (passes if cfg.load_best_model_at_end or cfg.early_stopping_patience else 0)
+        save = saves * (SAVE_MIN_S + SAVE_S_PER_GB * trained_gb) * slow
         source = "measured"
     train = work.train_tokens / rate if rate > 0 else math.inf
     if source == "measured":
         train += steps * STEP_S * slow
     prepare = prepare_cpu_s / min(cores(), 2) * slow if prepare_cpu_s else 0.0
     parts = {"prepare": prepare, "start": start, "train": train, "check": check, "save": save}
+    rates = search_rates(cfg.learning_rate_search) if cfg.val_size else []
+    if rates:
+        # each trial is a short run of its own (engine/lr_search.py): a start-up, its share of the training, one
+        # held-out check and its save
+        share = trial_steps(cfg, steps) / steps
+        one_check = check / max(1, passes) if source == "measured" else 0.0
+        parts["search"] = len(rates) * (start + train * share + one_check + save)
+    share = _early_stop_share(past) if cfg.early_stopping_patience and cfg.val_size else None
     return Estimate(seconds=sum(parts.values()), parts={k: round(v, 1) for k, v in parts.items()}, source=source,
                     slowdown=round(slow, 2), train_tokens=work.train_tokens, tokens_per_s=round(rate, 1),
-                    runs=len(past))
+                    runs=len(past), early_stop_share=share, steps=steps,
+                    early_stop_saves_s=round(train * (1 - share), 1) if share is not None else 0.0)
+
+
+def _early_stop_share(past: list[dict[str, Any]]) -> float | None:
+    """The median share of their planned steps the past runs with an early-stop patience used (status.json's
+    ``kept_best``, engine/held_out.py); None when none had one. The whole run stays the estimate: a run that never
+    plateaus uses every step."""
+    shares = [k["steps"] / k["max_steps"] for k in (p.get("kept_best") for p in past)
+              if isinstance(k, dict) and k.get("patience") and isinstance(k.get("steps"), (int, float))
+              and isinstance(k.get("max_steps"), (int, float)) and k["max_steps"] > 0]
+    return min(1.0, _median(shares)) if shares else None
 
 
 __all__ = ["Estimate", "Work", "cores", "estimate", "flops_per_token", "free_threads", "machine_flops", "past_runs",

@@ -20,30 +20,10 @@ from .handlers import for_each_browser, owner_action
 from .i18n import msg
 from ..errors import StudioError
 from ..evaluation.deploy_report import deploy_report
+from ..evaluation.generation_check import generation_check
+from ..app import generation_report
+from ..app.eval_tables import compare_markdown, deploy_markdown, measured_rows  # noqa: F401 (tests' names)
 
-MB = 2 ** 20
-
-
-def measured_rows(base: dict, tuned: dict, lang: str = "en") -> list[str]:
-    """Scorecard rows for latency per answer and model memory (the two sides' measured values)."""
-    lat = base["latency_ms_per_row"], tuned["latency_ms_per_row"]
-    rows = [f"| {msg('ev.card_latency', lang)} | {lat[0]:.1f} | {lat[1]:.1f} | {lat[1] - lat[0]:+.1f} |"]
-    if "memory_bytes" in base and "memory_bytes" in tuned:
-        mem = base["memory_bytes"] / MB, tuned["memory_bytes"] / MB
-        rows.append(f"| {msg('ev.card_memory', lang)} | {mem[0]:.2f} | {mem[1]:.2f} | {mem[1] - mem[0]:+.2f} |")
-    return rows
-
-
-def compare_markdown(res: dict, lang: str = "en") -> str:
-    """Full vs quantized as a markdown table (same columns as the before/after scorecard)."""
-    full, quant = res["full"], res["quantized"]
-    lines = [msg("ev.q_head", lang, n=res["n"], mode=full["mode"], full=full["weights"], quant=quant["weights"]),
-             "", msg("ev.q_cols", lang), "|---|---|---|---|",
-             f"| {msg('ev.card_acc', lang)} | {full['accuracy']:.1%} | {quant['accuracy']:.1%} | "
-             f"{res['delta']['accuracy']:+.1%} |",
-             f"| macro-F1 | {full['macro_f1']:.3f} | {quant['macro_f1']:.3f} | {res['delta']['macro_f1']:+.3f} |"]
-    lines += measured_rows(full, quant, lang)
-    return "\n".join(lines + ["", msg("ev.measured_note", lang)])
 
 
 def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None, rows_of: Callable[[], Any],
@@ -56,21 +36,6 @@ def on_compare_quantized(run: str, full_pick: str | None, quant_pick: str | None
         raise StudioError.of("page.no_quantized_model")
     rows = rows_of()
     return compare_markdown(compare_full_quantized(full, quant_pick, rows, mode), lang)
-
-
-def deploy_markdown(res: dict, lang: str = "en") -> str:
-    """The deploy report (``studio.evaluation.deploy_report``) as a markdown table: one line per form."""
-    lines = [msg("ev.d_head", lang, n=res["n"], mode=res["mode"], device=res["device"]), "", msg("ev.d_cols", lang),
-             "|---|---|---|---|---|---|---|---|"]
-    for r in res["rows"]:
-        name = msg(f"ev.d_{r['form']}", lang)
-        if r["unavailable"]:
-            lines.append(f"| {name} | " + msg("ev.d_unavailable", lang, why=r["unavailable"].replace("|", "/"))
-                         + " |  |  |  |  |  |  |")
-            continue
-        lines.append(f"| {name} | {r['size_bytes'] / MB:.1f} | {r['load_s']:.2f} | {r['memory_bytes'] / MB:.1f} | "
-                     f"{r['latency_ms_per_row']:.1f} | {r['accuracy']:.1%} | {r['agreement']:.1%} | {r['cpu_s']:.1f} |")
-    return "\n".join(lines + ["", msg("ev.d_note", lang)])
 
 
 def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str = "en") -> str:
@@ -100,6 +65,32 @@ def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_
 
     go.click(owner_action(ctx, wrap(handler)), [run] + rows_inputs, out, api_name="deploy_report")
     return {"deploy_out": out}
+
+
+def on_generation_check(run: str, rows_of: Callable[[], Any], compare: bool, lang: str = "en") -> str:
+    """The generation check of the picked run on the rows the checks above use, as the page's Markdown."""
+    if not run:
+        raise StudioError.of("page.no_run")
+    return generation_report.markdown(generation_check(run, rows_of(), bool(compare)).to_dict(), lang)
+
+
+def build_generation_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
+                           wrap: Callable) -> dict[str, Any]:
+    """The "Generation check" accordion (an instruction or chat run's numbers); ``rows_of(*rows_inputs)`` as the
+    deploy report's. It only reads and scores, as the sentiment check does: not an owner action."""
+    with gr.Accordion(T("gen.title"), open=False):
+        Markdown(T("gen.intro"))
+        with gr.Row():
+            compare = gr.Checkbox(value=True, label=T("gen.compare"), elem_id="ev-gen-compare")
+            go = gr.Button(T("gen.go"), variant="primary", elem_id="ev-gen-go")
+        out = Markdown(elem_id="ev-gen")
+
+    def handler(ctx: Any, *values: Any) -> str:  # (ctx, *values): as the deploy report's handler
+        run_v, compare_v, *rest, _mode = values
+        return on_generation_check(run_v, functools.partial(rows_of, run_v, *rest), compare_v, ctx.lang)
+
+    go.click(for_each_browser(ctx, wrap(handler)), [run, compare] + rows_inputs, out, api_name="generation_check")
+    return {"gen_out": out}
 
 
 def defaults_updates(run: str | None) -> list[Any]:
@@ -150,5 +141,5 @@ def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows_inputs:
     return {"full_pick": full_pick, "quant_pick": quant_pick, "quant_out": out}
 
 
-__all__ = ["build_deploy_panel", "build_quant_panel", "compare_markdown", "defaults_updates", "deploy_markdown",
+__all__ = ["build_deploy_panel", "build_generation_panel", "on_generation_check", "build_quant_panel", "compare_markdown", "defaults_updates", "deploy_markdown",
            "measured_rows", "on_compare_quantized", "on_deploy_report", "quant_choices"]

@@ -22,7 +22,8 @@ from .handlers import for_each_browser, owner_action
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
-from .eval_compare import build_deploy_panel, build_quant_panel, defaults_updates, measured_rows
+from .eval_compare import build_deploy_panel, build_generation_panel, build_quant_panel, defaults_updates
+from ..app.eval_tables import scorecard_markdown
 from .i18n import headers, make_i18n, msg
 from .train_tab import confusion_words
 from ..evaluation.metrics import confusion_figure
@@ -123,17 +124,7 @@ def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: f
                  lang: str = "en", limit_mb: float = DATA_MB) -> str:
     """Before/after scorecard as a markdown table."""
     card = inference.scorecard(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
-    b, t = card["base"], card["tuned"]
-    acc, bad = msg("ev.card_acc", lang), msg("ev.card_bad", lang)
-    lines = [msg("ev.card_head", lang, n=card["n"], mode=t["mode"]), "", msg("ev.card_cols", lang),
-             "|---|---|---|---|",
-             f"| {acc} | {b['accuracy']:.1%} | {t['accuracy']:.1%} | {card['delta']['accuracy']:+.1%} |",
-             f"| macro-F1 | {b['macro_f1']:.3f} | {t['macro_f1']:.3f} | {card['delta']['macro_f1']:+.3f} |",
-             f"| {bad} | {b['unparseable']} | {t['unparseable']} | |"] + measured_rows(b, t, lang)
-    for lab in card["labels"]:
-        lines.append(f"| F1 {lab} | {b['per_class'][lab]['f1']:.3f} | {t['per_class'][lab]['f1']:.3f} | "
-                     f"{t['per_class'][lab]['f1'] - b['per_class'][lab]['f1']:+.3f} |")
-    return "\n".join(lines + ["", msg("ev.measured_note", lang)])
+    return scorecard_markdown(card, lang)
 
 
 def _stop_key(request: Any, what: str) -> str | None:
@@ -312,6 +303,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
 
     build_quant_panel(T, ctx, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     build_deploy_panel(T, ctx, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    gen = build_generation_panel(T, ctx, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
     defaults = _defaults(runs)
     play_d, chat_d = defaults["play"], defaults["chat"]
 
@@ -419,7 +411,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     export_format.change(merge_shown, [run, export_format], merge, api_visibility="private")
     share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
 
-    return {"share": share, "run": run, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
+    return {"share": share, "run": run, **gen, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
             "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,
             "batch_out": batch_out, "export_info": export_info,
             "refresh_runs": relist,  # raw: app.py wires it per browser

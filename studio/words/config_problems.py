@@ -256,4 +256,9 @@ ENTRIES: list[Any] = [
     message("check.lf_ktransformers", "{key}: KTransformers is not supported", "{key}：不支持 KTransformers"),
     message("check.lf_megatron", "{key}: Megatron parallelism is not supported (one card, or DeepSpeed)",
             "{key}：不支持 Megatron 并行（用一张卡，或用 DeepSpeed）"),
+    # the held-out score kept during training: the learning-rate search (config/search.py)
+    message("check.search_values", "{f_learning_rate_search} must be learning rates between 0 and 1, comma separated "
+            "(got {value})", "{f_learning_rate_search}必须是 0 到 1 之间、用逗号分隔的学习率（现在是 {value}）"),
+    message("check.search_single", "{f_learning_rate_search} works for one process and supervised training ({f_stage}: "
+            "sft): leave it empty", "{f_learning_rate_search}只适用于单进程的监督训练（{f_stage}：sft）：请把它留空"),
 ]

@@ -167,4 +167,45 @@ ENTRIES: list[Any] = [
     message("imp.accuracy", "accuracy", "准确率"),
     message("runs.origin", "made from", "来源"),
     message("runs.lineage", "improved from {run} with {n} feedback rows ({method})", "由 {run} 用 {n} 条反馈改进（{method}）"),
+    # the time estimate of a run that keeps its best and may search (studio/app/run_estimate.py)
+    message("time.search", "learning-rate search {t}", "学习率搜索 {t}"),
+    message("time.early_stop", "Early stop on a plateau ({n} checks without a gain) can end it sooner.",
+            "验证分数连续 {n} 次没有提升时会提前停止，可能更早结束。"),
+    message("time.early_stop_history", "Your last runs of this model stopped early at {pct}% of their steps: about {t} "
+            "sooner.", "这个模型最近几次运行平均在 {pct}% 的步数时提前停止：约早 {t} 结束。"),
+    # the generation check (studio/app/generation_report.py: the page and the CLI)
+    message("gen.head", "**Generation check** on {n} rows ({tokenize} tokens for BLEU and ROUGE-L).",
+            "在 {n} 行上的**生成检查**（BLEU 与 ROUGE-L 按 {tokenize} 分词）。"),
+    message("gen.cols_both", "| | base model | fine-tuned | change |", "| | 基础模型 | 微调后 | 变化 |"),
+    message("gen.cols_one", "| | fine-tuned |", "| | 微调后 |"),
+    message("gen.exact_match", "exact match", "完全一致"),
+    message("gen.chrf", "chrF (0-100)", "chrF（0-100）"),
+    message("gen.bleu", "BLEU (0-100)", "BLEU（0-100）"),
+    message("gen.rouge_l", "ROUGE-L", "ROUGE-L"),
+    message("gen.answer_loss", "answer loss (lower is better)", "回答损失（越低越好）"),
+    message("gen.perplexity", "perplexity (lower is better)", "困惑度（越低越好）"),
+    message("gen.length", "answer length / reference length", "回答长度 / 参考长度"),
+    message("gen.latency", "latency per answer (ms)", "每个回答的延迟（毫秒）"),
+    message("gen.parses_json", "parses as JSON", "可解析为 JSON"),
+    message("gen.parses_label_reason", "starts with a label", "以标签开头"),
+    message("gen.fields_match", "fields match the reference", "字段与参考一致"),
+    message("gen.field", "field `{name}` right", "字段 `{name}` 正确"),
+    message("gen.note", "chrF and BLEU are sacrebleu's (character and word n-grams); ROUGE-L is the longest common "
+            "subsequence over the same tokens; exact match ignores case and punctuation. The answer loss is the "
+            "training loss on these rows; perplexity is its exponential.",
+            "chrF 与 BLEU 出自 sacrebleu（字符与词的 n 元组）；ROUGE-L 是同样分词下的最长公共子序列；完全一致"
+            "不计大小写与标点。回答损失是这些行上的训练损失；困惑度是它的指数。"),
+    message("gen.d_cols", "| form | file (MB) | load (s) | model memory (MB) | latency per answer (ms) | chrF | exact "
+            "match | agreement | CPU-s |", "| 形式 | 文件（MB） | 加载（秒） | 模型内存（MB） | 每个回答的延迟（毫秒） | "
+            "chrF | 完全一致 | 一致率 | CPU 秒 |"),
+    message("gen.d_note", "Each form answered the same rows (greedy) and was scored by the generation check. "
+            "*Agreement*: the share of rows where the form writes the full model's answer (case and punctuation "
+            "aside). *Latency*: the batched generation's wall time over these rows divided by the rows.",
+            "每种形式都（贪心解码）回答同样的行，并由生成检查打分。*一致率*：该形式写出与完整模型相同回答（不计大小写"
+            "与标点）的行所占比例。*延迟*：批量生成这些行的总时间除以行数。"),
+    message("gen.changed", "Rows that changed most", "变化最大的行"),
+    message("gen.worst", "Worst rows of the fine-tuned model", "微调后模型最差的行"),
+    message("gen.row_cols_both", "| prompt | reference | base model | fine-tuned | chrF base → tuned |",
+            "| 提示 | 参考答案 | 基础模型 | 微调后 | chrF 基础 → 微调 |"),
+    message("gen.row_cols_one", "| prompt | reference | fine-tuned | chrF |", "| 提示 | 参考答案 | 微调后 | chrF |"),
 ]

@@ -227,4 +227,8 @@ ENTRIES: list[Any] = [
                          what=(f"The {en} holds a character that is not text (at position {{pos}})",
                                f"{zh}在第 {{pos}} 个字符处含有不是文字的字符"),
                          fix=("type or paste it again", "请重新输入或粘贴"))),
+    # the generation check (generation_check.py, deploy_report.py)
+    error("eval.no_references", what=("No row has a reference answer to compare with", "没有哪一行带有可比较的参考答案"),
+          fix=("give a file whose output column holds the expected answers, or a run with a validation split",
+               "请提供 output 列写着期望答案的文件，或一个留有验证集的运行")),
 ]

@@ -161,6 +161,26 @@ ENTRIES: list[Any] = [
     field("eval_steps", label=("Evaluate every N steps", "每 N 步评估一次"),
           help=("Evaluate every N updates (default: with logging)",
                 "每 N 步评估一次（默认与记录同步）")),
+    field("load_best_model_at_end", label=("Keep the best checkpoint", "保留最好的检查点"),
+          help=("Keep the checkpoint with the best held-out score as the run's model: accuracy for a labels run, "
+                "answer loss otherwise, scored at every evaluation by the Evaluate tab's own check (a checkpoint is "
+                "saved at each evaluation). Needs held-out rows",
+                "把验证分数最好的检查点作为这次运行的模型：标签类运行看准确率，其他看回答损失，每次评估都用"
+                "“评估”页自己的检查打分（每次评估都保存一个检查点）。需要留出的验证行")),
+    field("early_stopping_patience", label=("Early stop after N evaluations without gain", "连续 N 次评估无提升即提前停止"),
+          help=("Stop when neither the held-out score nor the held-out loss has improved for this many evaluations "
+                "in a row (0: off; the page's plan uses 4); keeps the best checkpoint too. Needs held-out rows",
+                "验证分数和验证损失连续这么多次评估都没有提升就停止训练（0：关闭；页面的方案用 4）；"
+                "同时保留最好的检查点。需要留出的验证行")),
+    field("learning_rate_search", label=("Learning rates to try first", "先试的学习率"),
+          help=("Learning rates to try first, comma separated (e.g. 1e-4,2e-4,5e-4): each trains "
+                "{f_search_steps} updates from the start and is scored on the held-out rows; the run then trains "
+                "with the winner. Empty: off (the page's 'best' time budget fills it). Needs held-out rows",
+                "先试的学习率，用逗号分隔（例如 1e-4,2e-4,5e-4）：每个都从头训练“每个试用学习率的步数”步，并在"
+                "验证行上打分；然后用胜出的学习率训练。留空：关闭（页面的“最佳”时间预算会填上）。需要留出的验证行")),
+    field("search_steps", label=("Steps per learning rate tried", "每个试用学习率的步数"),
+          help=("Updates per learning rate tried by {f_learning_rate_search} (0: a sixth of the run's, at least 10)",
+                "“先试的学习率”中每个学习率训练的步数（0：这次运行步数的六分之一，至少 10 步）")),
     field("per_device_eval_batch_size", label=("Eval batch size", "评估批大小"),
           help=("Examples per evaluation step (default: the training batch size)",
                 "每个评估步的样本数（默认与训练批大小相同）")),

@@ -128,4 +128,50 @@ ENTRIES: list[Any] = [
            page=("{f_selective_logits} does not apply to this model; training uses the full output layer (same result, "
                  "slower)",
                  "{f_selective_logits}不适用于这个模型；训练使用完整的输出层（结果相同，速度更慢）")),
+    # the held-out score kept during training (studio/engine/held_out.py) and the learning-rate search
+    # (studio/engine/lr_search.py); {metric} is a term (term.metric), worded in the reader's language
+    notice("notice.kept_best",
+           cli="kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of the "
+               "run (the last evaluation, step {last_step}, scored {last:.4f})",
+           page=("Kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of "
+                 "the run (the last evaluation, step {last_step}, scored {last:.4f})",
+                 "已把第 {step} 步的检查点作为这次运行的模型：验证集{metric}为 {value:.4f}，是整次运行中最好的"
+                 "（最后一次评估在第 {last_step} 步，得分 {last:.4f}）")),
+    notice("notice.kept_best_early",
+           cli="stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss had "
+               "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} "
+               "({value:.4f}) as the run's model",
+           page=("Stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss "
+                 "had improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step "
+                 "{step} ({value:.4f}) as the run's model",
+                 "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric}和验证损失已连续 {patience} 次评估都没有"
+                 "提升（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型")),
+    notice("notice.held_out_needed",
+           cli="{f_load_best_model_at_end}, {f_early_stopping_patience} and {f_learning_rate_search} need held-out "
+               "rows and {f_val_size} is 0: this run trains at {f_learning_rate} and keeps its last step",
+           page=("{f_load_best_model_at_end}, {f_early_stopping_patience} and {f_learning_rate_search} need held-out "
+                 "rows and {f_val_size} is 0: this run trains at {f_learning_rate} and keeps its last step",
+                 "{f_load_best_model_at_end}、{f_early_stopping_patience}和{f_learning_rate_search}都需要留出的验证行，"
+                 "而{f_val_size}为 0：这次运行用{f_learning_rate}训练，保留最后一步")),
+    notice("notice.lr_search_score",
+           cli="learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} won with the "
+               "best score ({value:.4f}) and trains the run",
+           page=("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} won with the best "
+                 "score ({value:.4f}) and trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。{winner} 得分最好（{value:.4f}），"
+                 "用它训练这次运行。")),
+    notice("notice.lr_search_loss",
+           cli="learning-rate search, {steps} steps each on the held-out {metric}: {tried}; {winner} tied for the "
+               "best score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run",
+           page=("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. {winner} tied for the best "
+                 "score ({value:.4f}) and won on the lower held-out loss ({loss:.4f}); it trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。{winner} 与其他并列最好"
+                 "（{value:.4f}），验证损失更低（{loss:.4f}）而胜出，用它训练这次运行。")),
+    notice("notice.lr_search_near",
+           cli="learning-rate search, {steps} steps each on the held-out {metric}: {tried}; the best rates tied, "
+               "{winner} (the one nearest the configured {f_learning_rate}) trains the run",
+           page=("Learning-rate search, {steps} steps each, held-out {metric}: {tried}. The best rates tied; "
+                 "{winner}, the one nearest the configured {f_learning_rate}, trains the run.",
+                 "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。最好的几个并列；用最接近所设"
+                 "{f_learning_rate}的 {winner} 训练这次运行。")),
 ]

@@ -296,4 +296,12 @@ ENTRIES: list[Any] = [
     label("status.queue_position", "In queue: {position} of {size}", "排队中：第 {position} 位，共 {size} 位"),
     label("chat_interface.message_placeholder", "Type a message...", "输入消息……"),
     label("chat_interface.new_chat", "New chat", "新对话"),
+    # the generation check panel of the Evaluate tab (studio/ui/eval_compare.py, studio/app/generation_report.py)
+    label("gen.title", "Generation check: answers against reference answers", "生成检查：回答与参考答案对比"),
+    label("gen.intro", "For instruction and chat runs. Every row is answered (greedy) and the answer compared with the "
+          "row's output; the answer loss needs no generation. Uses the rows chosen above.",
+          "用于指令和对话类运行。每一行都由模型作答（贪心解码），并与该行的 output 对比；回答损失无需生成。"
+          "使用上面选定的行。"),
+    label("gen.go", "Run generation check", "运行生成检查"),
+    label("gen.compare", "Compare with the base model", "与基础模型对比"),
 ]

@@ -34,7 +34,7 @@ from .registry import CATALOG
 
 # value name -> the prefix of its words in the catalog (a value of a closed set, worded in the language)
 TERMS = {"role": "term.role", "kind": "term.kind", "os_error": "term.os_error", "severity": "term.severity",
-         "unit": "unit", "budget": "budget", "skipped": "skip"}
+         "unit": "unit", "budget": "budget", "skipped": "skip", "metric": "term.metric"}
 BUTTONS = {"resume": "train.resume", "start": "train.start"}  # {b_<name>}: the Train tab's button labels
 _SETTING = re.compile(r"\{([fqlb])_(\w+)")
 

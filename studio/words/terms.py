@@ -22,6 +22,8 @@ ENTRIES: list[Any] = [
     # the system's English for a full disk (an OSError's strerror)
     terms("term.os_error", ("No space left on device", "No space left on device", "设备上没有剩余空间"),
           ("Disk quota exceeded", "Disk quota exceeded", "超出磁盘配额")),
+    # the held-out metric a run keeps its best by (studio/engine/held_out.py)
+    terms("term.metric", ("accuracy", "accuracy", "准确率"), ("answer_loss", "answer loss", "回答损失")),
     # a data report problem's severity
     terms("term.severity", ("error", "error", "错误"), ("warning", "warning", "警告"), ("info", "info", "提示")),
     # the unit of a length (the Data tab's column statistics, the data report)

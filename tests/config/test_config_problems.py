@@ -53,6 +53,7 @@ BROKEN = [
     dict(learning_rate=2.0, lora_dropout=1.0, seed=-1, per_device_train_batch_size=0, warmup_ratio=float("nan"),
          output_dir="a\nb"),
     dict(pref_beta=0.0, neftune_noise_alpha=0.0, cutoff_len=0),
+    dict(learning_rate_search="1e-4,two", nproc=2),
 ]
 
 

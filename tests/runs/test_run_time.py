@@ -318,3 +318,40 @@ def test_a_resumed_run_adds_its_parts() -> None:
     assert train_parts({"train_seconds": 40.0}, 25.0, resumed=True)["train_seconds_total"] == 65.0  # older status
     assert train_parts(aborted, 25.0, resumed=False)["train_parts"] == [25.0]  # a fresh start counts alone
     assert run_seconds({"started": 10.0, "ended": 70.0}) == 60.0 and run_seconds({}) is None
+
+
+def test_early_stop_shows_the_time_the_last_runs_saved(tmp_path):
+    """Runs of this model that stopped early on a plateau used 60% and 80% of their planned steps: a run with an
+    early-stop patience is estimated in full and the part it is likely to save is its median share (70%), given
+    beside it; without a patience there is no saving to show."""
+    _past(tmp_path, "a", kept_best={"steps": 60, "max_steps": 100, "patience": 3, "stopped_early": True})
+    _past(tmp_path, "b", kept_best={"steps": 80, "max_steps": 100, "patience": 3, "stopped_early": True})
+    est = run_time.estimate(_cfg(early_stopping_patience=3, load_best_model_at_end=True), ROWS, card=CARD,
+                            runs_root=tmp_path, load=0.0, flops=FLOPS)
+    assert est.early_stop_share == pytest.approx(0.7)
+    assert est.early_stop_saves_s == pytest.approx(est.parts["train"] * 0.3, rel=1e-3)
+    plain = run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0, flops=FLOPS)
+    assert plain.early_stop_share is None and plain.early_stop_saves_s == 0.0
+    assert plain.parts["train"] == pytest.approx(est.parts["train"])
+
+
+def test_keeping_the_best_adds_a_checkpoint_per_evaluation(tmp_path):
+    """No history: a run that keeps its best checkpoint saves one at every evaluation, and the estimate counts them."""
+    keep = run_time.estimate(_cfg(load_best_model_at_end=True, eval_steps=2), ROWS, card=CARD, load=0.0,
+                             flops=FLOPS)
+    plain = run_time.estimate(_cfg(eval_steps=2), ROWS, card=CARD, load=0.0, flops=FLOPS)
+    assert keep.parts["save"] > plain.parts["save"]
+
+
+def test_the_learning_rate_search_is_in_the_estimate(tmp_path):
+    """Three trials of a sixth of the run each (the best budget's search): about half a run more training, one
+    more start-up and held-out check per trial, shown as its own part."""
+    plain = run_time.estimate(_cfg(), ROWS, card=CARD, load=0.0, flops=FLOPS)
+    searched = run_time.estimate(_cfg(learning_rate_search="1e-4,2e-4,5e-4"), ROWS, card=CARD, load=0.0,
+                                 flops=FLOPS)
+    steps = searched.steps
+    share = 3 * max(10, -(-steps // 6)) / steps if steps > 10 else 3.0
+    assert searched.parts["search"] >= plain.parts["train"] * min(share, 3.0) * 0.99
+    assert searched.parts["search"] >= 3 * plain.parts["start"]
+    assert searched.seconds == pytest.approx(plain.seconds + searched.parts["search"], rel=1e-3)
+    assert "search" not in plain.parts or plain.parts["search"] == 0

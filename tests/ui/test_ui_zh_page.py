@@ -30,6 +30,7 @@ ALLOWED = {
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
     "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
     "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
+    "chrf", "bleu", "sacrebleu",  # text scores and their library
     "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro", "gcd",  # card names, one die
 }
 NAMES_ONLY = {"field-template", "preset", "field-model_name_or_path"}  # choices that are names of formats/models

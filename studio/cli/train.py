@@ -91,7 +91,8 @@ def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) 
 def _studio_names(run: RunDir) -> set[str]:
     """Every name the studio writes at the top of a run folder (the layout is RunDir's; temps beside it)."""
     made = {run.config, run.status_file, run.log, run.stdout, run.base_model, run.checkpoints, run.adapter,
-            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag, run.lineage}
+            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag, run.lineage,
+            run.check_set, run.verdict}
     names = {p.name for p in made} | {"error.log", ".loss.tmp.png"}
     return names | {f"{p.name}.tmp" for p in (run.base_model, run.adapter, run.model)}
 

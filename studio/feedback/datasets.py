@@ -88,10 +88,14 @@ def _prompt(text: str, like: dict[str, str] | None) -> dict[str, str]:
     return {"instruction": text, "input": ""}
 
 
-def build_rows(rows: list[Feedback], like: dict[str, str] | None) -> dict[str, Any]:
+def build_rows(rows: list[Feedback], like: dict[str, str] | None, clash: set[str] | None = None,
+               confirmed: bool = False) -> dict[str, Any]:
     """Accepted, conflict-free rows -> {"sft": [...], "ranking": [...], "kto": [...], "conflicts": [...],
-    "skipped": n}. Only rows an owner accepted are used."""
-    clash = {input_key(c.input) for c in conflicts(rows)}
+    "skipped": n}. Only rows an owner accepted are used. ``clash``: the input keys in conflict as the store's SQL
+    finds them (``FeedbackStore.conflict_keys``, where a 👍 can disagree with a correction); added to the
+    corrections that disagree among ``rows``. ``confirmed``: an accepted 👍 answer is an instruction row too (an
+    improvement learns what teammates confirmed, not only what they corrected)."""
+    clash = {input_key(c.input) for c in conflicts(rows)} | set(clash or ())
     sft: list[dict[str, Any]] = []
     ranking: list[dict[str, Any]] = []
     kto: list[dict[str, Any]] = []
@@ -109,21 +113,27 @@ def build_rows(rows: list[Feedback], like: dict[str, str] | None) -> dict[str, A
             kto.append({**prompt, "output": fixed, "kto_tag": True})
             if r.answer.strip() and _norm(fixed) != _norm(r.answer):
                 ranking.append({**prompt, "chosen": fixed, "rejected": r.answer})
+        elif confirmed and r.verdict == "up" and r.answer.strip():
+            sft.append({**prompt, "output": r.answer})
         if r.answer.strip() and not (fixed and _norm(fixed) == _norm(r.answer)):
             kto.append({**prompt, "output": r.answer, "kto_tag": r.verdict == "up"})
     return {"sft": sft, "ranking": ranking, "kto": kto, "conflicts": sorted(clash), "skipped": skipped}
 
 
 def make_datasets(store: FeedbackStore, run: str, dataset_dir: str | Path, name: str, *,
-                  like: dict[str, str] | None = None, replace: bool = False) -> dict[str, Any]:
+                  like: dict[str, str] | None = None, replace: bool = False, rows: list[Feedback] | None = None,
+                  confirmed: bool = False) -> dict[str, Any]:
     """Write and register NAME (instruction rows), NAME_pref (ranking) and NAME_kto from ``run``'s accepted rows.
     A kind with no rows is not written. Returns {kind: {"name", "path", "rows"}, "conflicts", "skipped"}.
+    ``rows`` and ``confirmed``: see ``build_rows`` (default: every row of ``run``, corrections only).
 
     Raises:
         StudioError: a name that is not plain, a dataset that exists (without ``replace``), no accepted row.
     """
     name = safe_name(name, code="name.plain")
-    built = build_rows(store.list(run=run), like)
+    # rows: the caller's choice of ``run``'s rows (Improve leaves out those kept aside); conflicts from the SQL
+    built = build_rows(store.list(run=run) if rows is None else rows, like, clash=store.conflict_keys(run),
+                       confirmed=confirmed)
     folder = Path(dataset_dir)
     plan = [(kind, name + suffix, built[kind]) for kind, suffix in (("sft", ""), ("ranking", "_pref"), ("kto", "_kto"))
             if built[kind]]

@@ -59,6 +59,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (2, ["ALTER TABLE feedback ADD COLUMN source TEXT NOT NULL DEFAULT 'demo'",
          "ALTER TABLE feedback ADD COLUMN reviewer TEXT"]),
     (3, ["CREATE INDEX feedback_login ON feedback (login, created)"]),  # the per-login quota's count
+    # issue 49: which version of a shared run teammates see (promote / rollback by an owner), one row per action
+    (4, ["""CREATE TABLE versions (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              line TEXT NOT NULL,
+              run TEXT NOT NULL,
+              action TEXT NOT NULL CHECK (action IN ('promote', 'rollback')),
+              login TEXT NOT NULL,
+              at REAL NOT NULL)""",
+         "CREATE INDEX versions_line ON versions (line, id)"]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 SOURCES = ("demo", "playground", "chat", "batch", "cli")
@@ -123,7 +132,100 @@ def _scores(scores: dict[str, Any] | None) -> str | None:
     return _bounded("scores", text)
 
 
-class FeedbackStore:
+# ---- issue 49: agreement, conflicts first, versions. New reads and one new table; the methods above are unchanged.
+# The label a row gives: the owner's edit, else the teammate's correction, else the answer a 👍 confirmed (a 👎
+# without a correction says only "not this one" and gives none).
+LABEL_SQL = "COALESCE(edited, correction, CASE WHEN verdict = 'up' THEN answer END)"
+MAX_PAIR_ROWS = 100_000  # shared rows read for the agreement of one run; bounded like every listing
+
+
+def norm_label(text: str | None) -> str | None:
+    """Spaces and case aside, two labels are the same (the rule datasets.conflicts uses)."""
+    return None if text is None else " ".join(str(text).split()).casefold()
+
+
+class _AgreementReads:
+    """Conflicts and agreement computed by SQLite (GROUP BY over the run's rows), never by loading every row:
+    a run with a hundred thousand rows answers from its index. ``studio_norm`` is the label rule above,
+    registered on the connection so SQLite applies it."""
+
+    path: Path
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._connect() as con:  # type: ignore[attr-defined]
+            con.create_function("studio_norm", 1, norm_label, deterministic=True)
+            yield con
+
+    _LABELLED = (f"SELECT id, login, input_key, studio_norm({LABEL_SQL}) AS lab FROM feedback "
+                 f"WHERE run = ? AND status != 'dropped' AND {LABEL_SQL} IS NOT NULL")
+    _CLASH = ("SELECT input_key FROM ({labelled}) GROUP BY input_key "
+              "HAVING COUNT(DISTINCT lab) > 1 AND COUNT(DISTINCT login) > 1")
+
+    def conflict_keys(self, run: str) -> set[str]:
+        """Input keys of ``run`` that two or more logins labelled differently (rows not dropped)."""
+        with self._reading() as con:
+            sql = self._CLASH.format(labelled=self._LABELLED)
+            return {r[0] for r in con.execute(sql, (run,))}
+
+    def conflict_ids(self, run: str) -> set[int]:
+        """Ids of the rows (dropped ones aside) whose input is in conflict."""
+        with self._reading() as con:
+            sql = (f"SELECT id FROM feedback WHERE run = ? AND status != 'dropped' AND input_key IN "
+                   f"({self._CLASH.format(labelled=self._LABELLED)})")
+            return {int(r[0]) for r in con.execute(sql, (run, run))}
+
+    def label_pairs(self, run: str) -> list[tuple[str, str, str, str]]:
+        """(login a, login b, a's label, b's label) for every input both labelled (a < b; each login's latest row
+        per input), at most MAX_PAIR_ROWS."""
+        latest = (f"SELECT login, input_key, lab FROM ({self._LABELLED}) WHERE id IN "
+                  f"(SELECT MAX(id) FROM ({self._LABELLED}) GROUP BY login, input_key)")
+        sql = (f"WITH l AS ({latest}) SELECT a.login, b.login, a.lab, b.lab FROM l a JOIN l b "
+               "ON a.input_key = b.input_key AND a.login < b.login ORDER BY a.login, b.login LIMIT ?")
+        with self._reading() as con:
+            return [tuple(r) for r in con.execute(sql, (run, run, MAX_PAIR_ROWS))]  # type: ignore[misc]
+
+    def review_list(self, run: str, *, status: str | None = None, login: str | None = None,
+                    label: str | None = None, limit: int = 2000) -> list[Feedback]:
+        """The owner's review: ``list``'s rows with the conflicting ones first (then oldest first)."""
+        where, args = ["run = ?"], [run]
+        for column, value in (("status", status), ("login", login)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if label:
+            where.append("(answer = ? OR correction = ? OR edited = ?)")
+            args += [label, label, label]
+        clash = self._CLASH.format(labelled=self._LABELLED)
+        sql = (f"SELECT * FROM feedback WHERE {' AND '.join(where)} ORDER BY (status != 'dropped' AND input_key IN "
+               f"({clash})) DESC, id LIMIT ?")
+        with self._reading() as con:
+            return [_record(r) for r in con.execute(sql, (*args, run, max(1, min(int(limit), 100_000))))]
+
+    # ---- versions: which run of a shared line teammates see
+    def record_version(self, line: str, run: str, action: str, login: str | None) -> None:
+        """An owner promoted ``run`` (or rolled back to it) for the shared ``line`` (whoever may is the caller's
+        check: studio/app/versions.py)."""
+        if action not in ("promote", "rollback"):
+            raise StudioError.of("feedback.status", status=str(action)[:20], statuses=["promote", "rollback"])
+        values = (_bounded("run", line, required=True), _bounded("run", run, required=True), action, _login(login))
+        with self._write() as con:  # type: ignore[attr-defined]
+            con.execute("INSERT INTO versions (line, run, action, login, at) VALUES (?, ?, ?, ?, ?)",
+                        (*values, time.time()))
+
+    def version_history(self, line: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The line's promotions and rollbacks, oldest first."""
+        with self._connect() as con:  # type: ignore[attr-defined]
+            rows = con.execute("SELECT run, action, login, at FROM versions WHERE line = ? ORDER BY id DESC LIMIT ?",
+                               (line, max(1, min(int(limit), 10_000)))).fetchall()
+        return [dict(r) for r in reversed(rows)]
+
+    def version_lines(self) -> list[str]:
+        with self._connect() as con:  # type: ignore[attr-defined]
+            return [r[0] for r in con.execute("SELECT DISTINCT line FROM versions ORDER BY line LIMIT 1000")]
+
+
+class FeedbackStore(_AgreementReads):
     """The feedback table of one workspace. Cheap to create: each call opens its own short connection, so an
     instance can be shared by threads and used from forked processes."""
 

@@ -17,10 +17,12 @@ from ..evaluation.compare import _free  # frees the card between the two runs (t
 from ..evaluation.evaluate import _generate_rows, sentiment_eval, validation_rows
 from ..evaluation.inference import label_task, load_model
 from ..runs.run_dir import RunDir
-from ..workspace import safe_name
+from ..workspace import atomic_write_text, safe_name
+from ..feedback.check_set import is_aside, split_accepted
 from ..feedback.datasets import build_rows, make_datasets, run_prompt_shape
 from ..feedback.improve import improvement_config, pick_method, record_lineage
 from ..feedback.store import FeedbackStore
+from . import verdict
 
 def is_labels_run(run_path: str | Path) -> bool:
     """A run trained to answer with a few labels (the rule the demo page and the Evaluate tab use); evaluation/ is a layer above feedback/, so
@@ -48,18 +50,31 @@ def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any
     """What improving ``run`` would train on: {"corrections", "pairs", "method"} from its accepted feedback
     (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
     folder = workspace_run(workspace, run)
-    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
+    store = FeedbackStore.in_workspace(workspace)
+    built = build_rows(teaching_rows(store, folder.name), run_prompt_shape(folder),
+                       clash=store.conflict_keys(folder.name), confirmed=True)
     made = {k: {"rows": len(built[kind])} for k, kind in (("sft", "sft"), ("ranking", "ranking")) if built[kind]}
-    out: dict[str, Any] = {"corrections": len(built["sft"]), "pairs": len(built["ranking"]),
-                           "skipped": built["skipped"], "method": None, "why": ""}
+    split = split_accepted(store, folder.name)
+    fixes = sum(1 for r in split["teach"] if r.final_correction)
+    out: dict[str, Any] = {"corrections": fixes, "pairs": len(built["ranking"]),
+                           "confirmed": len(split["teach"]) - fixes, "aside": len(split["aside"]),
+                           "skipped": built["skipped"], "method": None, "why": "", "warning": None}
     if not made:
         out["why"] = "no accepted correction yet"
         return out
+    labels_run = is_labels_run(folder)
     try:
-        out["method"] = pick_method(made, method, is_labels_run(folder))
+        out["method"] = pick_method(made, method, labels_run)
     except StudioError as exc:
         out["why"] = exc.message
+    if out["method"] == "dpo" and labels_run:
+        out["warning"] = "imp.dpo_labels"  # said before it starts: SFT is the measured better choice here
     return out
+
+
+def teaching_rows(store: FeedbackStore, run: str) -> list[Any]:
+    """``run``'s feedback rows an improvement may learn from: all but those kept aside for its check set."""
+    return [r for r in store.list(run=run) if not is_aside(r.input)]
 
 
 def prepare(workspace: str | Path, run: str, new: str | None = None, method: str = "auto",
@@ -77,17 +92,32 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     if out.exists():
         raise StudioError.of("improve.run_exists", name=name)
     data = Path(workspace) / "data"
-    built = build_rows(FeedbackStore.in_workspace(workspace).list(run=folder.name), run_prompt_shape(folder))
+    store = FeedbackStore.in_workspace(workspace)
+    teach = teaching_rows(store, folder.name)  # the rows kept aside judge the result; they never train it
+    built = build_rows(teach, run_prompt_shape(folder), clash=store.conflict_keys(folder.name), confirmed=True)
     if built["sft"]:  # a method the feedback cannot train with is refused before any dataset is written
         pick_method({"sft": 1, **({"ranking": 1} if built["ranking"] else {})}, method, is_labels_run(folder))
     # the datasets belong to this new run's name, which is new: replacing leftovers of a failed try is safe
-    made = make_datasets(FeedbackStore.in_workspace(workspace), folder.name, data, f"{name}_feedback",
-                         like=run_prompt_shape(folder), replace=True)
+    made = make_datasets(store, folder.name, data, f"{name}_feedback", like=run_prompt_shape(folder), replace=True,
+                         rows=teach, confirmed=True)
     cfg = improvement_config(folder, made, data, out, seed=seed, method=method,
                              labels_run=is_labels_run(folder))
     cfg.check()
+    counts = plan(workspace, folder.name, method)
+    cfg.lineage.update({k: counts[k] for k in ("corrections", "confirmed", "aside")})  # type: ignore[attr-defined]
+    inherit_held_out(folder, out)
+    cfg.lineage["check_set"] = verdict.freeze(folder, out, store)  # type: ignore[attr-defined]
     record_lineage(cfg)
     return cfg
+
+
+def inherit_held_out(old: Path, new: Path) -> None:
+    """The improved run keeps its parent's held-out rows (val.jsonl), so it has an accuracy on the Runs tab, a
+    label set for the demo page and the same rows to be compared on. (Its own config holds out nothing: every
+    feedback row teaches.)"""
+    src, dst = RunDir(old).val_data, RunDir(new).ensure().val_data
+    if src.is_file() and RunDir(old).own(src):
+        atomic_write_text(dst, src.read_text(encoding="utf-8"))
 
 
 def lineage(run_path: str | Path) -> dict[str, Any] | None:

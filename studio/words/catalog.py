@@ -876,3 +876,58 @@ MESSAGES.update({
     "runs.origin": ("made from", "来源"),
     "runs.lineage": ("improved from {run} with {n} feedback rows ({method})", "由 {run} 用 {n} 条反馈改进（{method}）"),
 })
+
+
+# ==== issue 49 (loop49): the "least sure" queue (studio/ui/least_sure_box.py), the verdict and promotion (studio/ui/
+# improve_box.py, studio/app/verdict.py, versions.py), versions on the Runs tab, agreement on the Feedback tab.
+# One block, merged whole.
+UI.update({
+    "ls.title": ("Rows worth checking: the ones this run is least sure about", "值得检查的行：这次运行最没把握的行"),
+    "ls.file": ("A file of texts (no labels needed)", "一个文字文件（不需要标签）"),
+    "ls.n": ("How many rows", "多少行"),
+    "ls.find": ("Find the rows worth checking", "找出值得检查的行"),
+    "ls.text": ("Text", "文字"),
+    "ls.answer": ("The run's answer", "运行的答案"),
+    "ls.right": ("👍 Right", "👍 对"),
+    "ls.correct": ("Correct it to", "改正为"),
+    "ls.send_fix": ("Send the correction", "提交更正"),
+    "ls.skip": ("Skip", "跳过"),
+    "imp.promote": ("Promote: teammates get this version", "设为当前版本：队友使用这个版本"),
+    "imp.anyway": ("Promote although the check got worse", "检查变差也设为当前版本"),
+    "imp.rollback": ("Roll back to the previous version", "退回上一个版本"),
+    "runs.versions": ("Versions teammates see", "队友看到的版本"),
+    "fb.agreement": ("Agreement between teammates (rows labelled by two or more people)",
+                     "队友之间的一致性（两人以上标注过的行）"),
+})
+MESSAGES.update({
+    "ls.progress": ("Row {i} of {n} · sureness {sure}", "第 {i} 行，共 {n} 行 · 把握 {sure}"),
+    "ls.ready": ("{n} rows to check, least sure first (of {pool} in the file).",
+                 "有 {n} 行要检查，最没把握的在前（文件共 {pool} 行）。"),
+    "ls.done": ("All {n} rows checked: thank you.", "{n} 行都检查完了：谢谢。"),
+    "imp.dpo_labels": ("⚠ This is a labels run: SFT on the corrections is the measured better choice. On 49 corrections "
+                       "of a Gemma-3-270M review run, DPO gave every held-out row one label (accuracy 0.500) while SFT "
+                       "with replay kept 0.850 (docs/BENCHMARKS.md). A pair of labels pushes one label against the "
+                       "other with nothing holding the rest in place.",
+                       "⚠ 这是一个标签运行：在更正上做 SFT 是实测更好的选择。在一个 Gemma-3-270M 评论运行的 49 条"
+                       "更正上，DPO 让所有验证行都得到同一个标签（准确率 0.500），而带重放的 SFT 保持 0.850"
+                       "（docs/BENCHMARKS.md）。一对标签只是把一个标签压过另一个，没有东西让其余部分保持不变。"),
+    "imp.taught": ("{confirmed} confirmed 👍 answer(s) teach too; {aside} row(s) kept aside to judge the result.",
+                   "{confirmed} 条被 👍 确认的答案也用于训练；{aside} 行留出来评判结果。"),
+    "gate.passed": ("✅ **Check passed**: {after} of {n} check rows right ({before} before).",
+                    "✅ **检查通过**：{n} 行检查行中对 {after} 行（之前 {before} 行）。"),
+    "gate.worse": ("⛔ **Check failed**: {after} of {n} check rows right, {before} before. Not promoted.",
+                   "⛔ **检查未通过**：{n} 行检查行中对 {after} 行，之前 {before} 行。未设为当前版本。"),
+    "gate.forgets": ("⛔ **Check failed**: the old run's own held-out rows went from {before} to {after} of {n} right "
+                     "(more than {slack} lost). Not promoted.",
+                     "⛔ **检查未通过**：原运行自己的验证行从 {n} 行对 {before} 行降到 {after} 行（损失超过 {slack} 行）。"
+                     "未设为当前版本。"),
+    "gate.flips": ("{right} row(s) flipped right, {wrong} flipped wrong, on a frozen check set of {n} rows ({held} "
+                   "held-out rows of {old}, {fb} feedback rows kept aside); scorer: {scorer}.",
+                   "在 {n} 行固定检查集上（{old} 的 {held} 行验证行，{fb} 行留出的反馈），{right} 行变对，{wrong} 行变错；"
+                   "评分方式：{scorer}。"),
+    "gate.flipped_head": ("flipped|text|expected|before|after", "变化|文字|应为|之前|之后"),
+    "gate.live": ("Teammates of **{line}** now see **{live}**.", "**{line}** 的队友现在使用 **{live}**。"),
+    "runs.no_versions": ("No run has been promoted yet: teammates see each run as it was shared.",
+                         "还没有运行被设为当前版本：队友看到的是分享时的运行。"),
+    "runs.version_line": ("**{line}**: {chain} · live: **{live}**", "**{line}**：{chain} · 当前：**{live}**"),
+})

@@ -127,3 +127,37 @@ FEEDBACK_ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     "page.no_suggestion": {"what": ("Pick a suggested change first", "请先选择一条建议的修改"),
                            "fix": ("the list fills when the plan does not fit", "方案放不下时列表里会出现建议")},
 }
+
+
+# ==== issue 49 (loop49): the gate, promotion and the "least sure" queue (studio/app/verdict.py, versions.py,
+# least_sure.py). One block, merged whole.
+FEEDBACK_ERRORS.update({
+    "gate.not_judged": {"what": ("'{run}' has no verdict yet: it cannot be promoted before it is checked",
+                                 "“{run}”还没有检查结论：检查之前不能把它设为当前版本"),
+                        "fix": ("run: python -m studio feedback verdict {run}",
+                                "请运行：python -m studio feedback verdict {run}"),
+                        "page_fix": ("wait for the before / after under Improve this run",
+                                     "请等待“改进这次运行”下方显示改进前后的对比")},
+    "gate.refused": {"what": ("'{run}' did worse on the frozen check set ({after} of {n} right, {before} before): "
+                              "it is not promoted",
+                              "“{run}”在固定检查集上更差（{n} 行中对 {after} 行，之前对 {before} 行）：未设为当前版本"),
+                     "why": ("teammates would get a worse model than the one they have",
+                             "队友会用上一个比现在更差的模型"),
+                     "fix": ("improve again with more feedback, or add --anyway to promote it all the same",
+                             "请用更多反馈再改进一次，或加上 --anyway 仍然设为当前版本"),
+                     "page_fix": ("improve again with more feedback, or tick 'Promote although the check got worse'",
+                                  "请用更多反馈再改进一次，或勾选“检查变差也设为当前版本”")},
+    "gate.already_live": {"what": ("'{run}' is already the version teammates of '{line}' see",
+                                   "“{run}”已经是“{line}”的队友正在使用的版本"),
+                          "fix": ("nothing to do", "无需操作")},
+    "gate.nothing_to_undo": {"what": ("'{line}' has no earlier version to go back to", "“{line}”没有可以退回的早先版本"),
+                             "fix": ("promote an improved run first", "请先把一个改进后的运行设为当前版本")},
+    "queue.no_file": {"what": ("Upload a file of texts first", "请先上传一个文字文件"),
+                      "fix": ("a CSV, Excel, JSON or text file with one text per row",
+                              "CSV、Excel、JSON 或文本文件，每行一段文字")},
+    "queue.empty": {"what": ("The queue is empty", "队列是空的"),
+                    "fix": ("upload a file and press 'Find the rows worth checking'",
+                            "请上传文件并点击“找出值得检查的行”")},
+    "queue.size": {"what": ("Ask for 1 to {limit} rows, not {n}", "请要 1 到 {limit} 行，而不是 {n} 行"),
+                   "fix": ("pick a smaller number", "请选一个更小的数")},
+})

@@ -26,6 +26,7 @@ FILE_TYPES = {"json", "jsonl", "yaml", "yml", "txt", "csv", "py", "gguf", "safet
 LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt",
            "dpo", "kto", "pt", "convert", "dir", "sentiment"}
 LITERAL |= {"export", "run", "from"}  # the export command and its RUN argument as typed, a Modelfile's FROM line
+LITERAL |= {"feedback", "verdict"}  # the feedback verdict command as typed
 
 
 def _texts() -> list[tuple[str, str, str, str]]:

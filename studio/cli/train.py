@@ -127,8 +127,10 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
         if len(foreign) > 5:
             raise StudioError.of("cli.output_foreign_more", path=out, files=foreign[:5], more=len(foreign) - 5)
         raise StudioError.of("cli.output_foreign", path=out, files=foreign)
-    # improved_from.json: "Improve this run" writes it before the queue starts the run
-    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name}
+    # improved_from.json, and the parent's held-out rows and the frozen check set: "Improve this run" writes them
+    # before the queue starts the run
+    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name,
+                run.val_data.name, run.check_set.name}
     own_config = Path(config_file).resolve() == run.config.resolve()
     # the job runner may be rewriting status.json (a temp file beside it) while this child starts
     settled = {n for n in entries if not _is_studio_temp(n, names)}

@@ -17,7 +17,9 @@ import gradio as gr
 
 from ..app.context import AppContext
 from ..errors import StudioError
-from ..feedback.datasets import conflicts, export_rows, make_datasets, run_prompt_shape, summary
+from ..feedback.agreement import agreement
+from ..feedback.check_set import label_of
+from ..feedback.datasets import export_rows, make_datasets, run_prompt_shape, summary
 from ..feedback.store import STATUSES, FeedbackStore
 from ..workspace import safe_name
 from .common import ui_errors
@@ -60,13 +62,19 @@ def list_feedback(ctx: AppContext, run: Any, status: Any, login: Any, label: Any
             (("status", status), ("login", login), ("label", label))}
     if pick["status"] not in (None, *STATUSES):
         pick["status"] = None
-    rows = store.list(run=name, limit=MAX_SHOWN, **{k: v[:200] if v else None for k, v in pick.items()})
+    # conflicting rows first (the store's SQL), so the owner settles them before anything trains on the run
+    rows = store.review_list(name, limit=MAX_SHOWN, **{k: v[:200] if v else None for k, v in pick.items()})
     table = [[r.id, r.status, r.verdict, r.login, r.source, r.input, r.answer, r.correction or "", r.edited or ""]
              for r in rows]
     every = store.list(run=name)
-    clash = "\n".join(f"{c.input[:200]}: " + " | ".join(f"{a} ({', '.join(f'{w} #{i}' for w, i in who)})"
-                                                       for a, who in c.answers.items()) for c in conflicts(every))
-    return gr.update(value=table, headers=headers("fb.headers", ctx.lang)), summary(every), clash
+    # the inputs the store's SQL finds in conflict (a 👍 against a correction too): each label with who gave it
+    ids, groups = store.conflict_ids(name), {}
+    for r in every:
+        if r.id in ids:
+            groups.setdefault(r.input, []).append(f"{label_of(r)} ({r.login} #{r.id})")
+    clash = "\n".join(f"{text[:200]}: " + " | ".join(said) for text, said in groups.items())
+    counts = {**summary(every), "conflicts": len(groups), "agreement": [{**p, "pair": " & ".join(p["pair"])} for p in agreement(store, name)]}
+    return gr.update(value=table, headers=headers("fb.headers", ctx.lang)), counts, clash
 
 
 @ui_errors

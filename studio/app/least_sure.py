@@ -20,7 +20,7 @@ from ..feedback.store import FeedbackStore
 from .uploads import DATA_MB, check_data_upload
 
 MAX_POOL = 2000   # texts scored for one queue of a labels run: about 3 CPU-minutes with Gemma-3-270M
-MAX_QUEUE = 50
+MAX_QUEUE = 100  # "100 corrections" (issue 49) fit in one queue
 QUEUE = 10
 
 

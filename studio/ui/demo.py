@@ -117,7 +117,7 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
             text = _chat_page(live, T, answer)
         feedback_row(store, live, T, text, run.task, answer)
         least_sure_box(T, store, answer, lambda _lang, _value: live.now().path, limit_mb=limit_mb,
-                       prefix="demo-ls")
+                       prefix="least_sure")
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
 

@@ -393,7 +393,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         return str(Path(runs_root) / _finished_run_name(runs_root, run_v))
 
     least_sure_box(T, store, lambda fn: for_each_browser(ctx, fn), picked_run, run_input=run, limit_mb=limit,
-                   prefix="ev-ls")
+                   prefix="eval_least_sure")
 
     with gr.Accordion(T("ev.export"), open=False):
         # choice names are messages: the server language picks them, localize.py re-sends them per browser

@@ -39,28 +39,30 @@ def _show(queue: Any, lang: str) -> tuple[Any, ...]:
 
 def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable], Callable],
                    run_path: Callable[[Any, Any], str], run_input: Any = None, limit_mb: float = DATA_MB,
-                   prefix: str = "ls") -> dict[str, Any]:
+                   prefix: str = "least_sure") -> dict[str, Any]:
     """Draw the box and wire it. ``wrap`` makes ``fn(who, *inputs)`` a handler (the demo's ``in_browser_lang``,
     the studio's ``for_each_browser``); ``run_path(who, run_value)`` is the run that answers (the demo: its live
     version; the Evaluate tab: the picked run, checked against the finished runs); ``run_input`` the component
-    whose value names it (None on the demo page)."""
-    with gr.Accordion(T("ls.title"), open=False, elem_id=f"{prefix}-box"):
+    whose value names it (None on the demo page). ``prefix``: the endpoints' names (PREFIX_queue, _right, _correct,
+    _skip) and, with dashes, the elements' ids."""
+    eid = prefix.replace("_", "-")
+    with gr.Accordion(T("ls.title"), open=False, elem_id=f"{eid}-box"):
         with gr.Row():
-            file = gr.File(label=T("ls.file"), file_types=TYPES, type="filepath", elem_id=f"{prefix}-file", scale=3)
+            file = gr.File(label=T("ls.file"), file_types=TYPES, type="filepath", elem_id=f"{eid}-file", scale=3)
             with gr.Column(scale=1):
                 n = gr.Number(value=least_sure.QUEUE, precision=0, minimum=1, maximum=least_sure.MAX_QUEUE,
-                              label=T("ls.n"), elem_id=f"{prefix}-n")
-                find = gr.Button(T("ls.find"), variant="primary", elem_id=f"{prefix}-find")
-        progress = Markdown(elem_id=f"{prefix}-progress")
+                              label=T("ls.n"), elem_id=f"{eid}-n")
+                find = gr.Button(T("ls.find"), variant="primary", elem_id=f"{eid}-find")
+        progress = Markdown(elem_id=f"{eid}-progress")
         with gr.Row():
-            text = gr.Textbox(label=T("ls.text"), interactive=False, lines=3, scale=3, elem_id=f"{prefix}-text")
-            scores = gr.Label(label=T("ls.answer"), scale=2, elem_id=f"{prefix}-scores")
+            text = gr.Textbox(label=T("ls.text"), interactive=False, lines=3, scale=3, elem_id=f"{eid}-text")
+            scores = gr.Label(label=T("ls.answer"), scale=2, elem_id=f"{eid}-scores")
         with gr.Row():
-            right = gr.Button(T("ls.right"), size="sm", elem_id=f"{prefix}-right")
+            right = gr.Button(T("ls.right"), size="sm", elem_id=f"{eid}-right")
             fix = gr.Dropdown(choices=[], value=None, allow_custom_value=True, label=T("ls.correct"), scale=2,
-                              elem_id=f"{prefix}-fix")
-            send = gr.Button(T("ls.send_fix"), size="sm", elem_id=f"{prefix}-send")
-            skip = gr.Button(T("ls.skip"), size="sm", elem_id=f"{prefix}-skip")
+                              elem_id=f"{eid}-fix")
+            send = gr.Button(T("ls.send_fix"), size="sm", elem_id=f"{eid}-send")
+            skip = gr.Button(T("ls.skip"), size="sm", elem_id=f"{eid}-skip")
     queue = gr.State(None)
     shown = [queue, text, scores, progress, fix]
     picked = [run_input] if run_input is not None else []

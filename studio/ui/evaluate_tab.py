@@ -6,6 +6,7 @@ Handlers are module-level functions so tests call them directly.
 """
 from __future__ import annotations
 
+import functools
 import html
 import logging
 from pathlib import Path
@@ -392,7 +393,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     def picked_run(ctx: Any, run_v: Any) -> str:  # a finished run this server lists, never a path as sent
         return str(Path(runs_root) / _finished_run_name(runs_root, run_v))
 
-    least_sure_box(T, store, lambda fn: for_each_browser(ctx, fn), picked_run, run_input=run, limit_mb=limit,
+    least_sure_box(T, store, functools.partial(for_each_browser, ctx), picked_run, run_input=run, limit_mb=limit,
                    prefix="eval_least_sure")
 
     with gr.Accordion(T("ev.export"), open=False):

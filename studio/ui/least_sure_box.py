@@ -43,7 +43,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
     """Draw the box and wire it. ``wrap`` makes ``fn(who, *inputs)`` a handler (the demo's ``in_browser_lang``,
     the studio's ``for_each_browser``); ``run_path(who, run_value)`` is the run that answers (the demo: its live
     version; the Evaluate tab: the picked run, checked against the finished runs); ``run_input`` the component
-    whose value names it (None on the demo page). ``prefix``: the endpoints' names (PREFIX_queue, _right, _correct,
+    whose value names it (None on the demo page). ``prefix``: the endpoints' names (PREFIX_find, _right, _correct,
     _skip) and, with dashes, the elements' ids."""
     eid = prefix.replace("_", "-")
     with gr.Accordion(T("ls.title"), open=False, elem_id=f"{eid}-box"):
@@ -83,7 +83,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
             return _show(q, _lang(who))
         return go
 
-    find.click(wrap(build), [*picked, file, n], shown, api_name=f"{prefix}_queue")
+    find.click(wrap(build), [*picked, file, n], shown, api_name=f"{prefix}_find")
     right.click(wrap(step("up")), [queue, fix], shown, api_name=f"{prefix}_right")
     send.click(wrap(step("down")), [queue, fix], shown, api_name=f"{prefix}_correct")
     skip.click(wrap(step("skip")), [queue, fix], shown, api_name=f"{prefix}_skip")

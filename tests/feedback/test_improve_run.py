@@ -159,3 +159,19 @@ def test_the_improve_button_is_an_owner_action(tmp_path: Path) -> None:
     app = build_app(AppContext.create(tmp_path / "ws"))
     named = {fn.api_name: fn.fn for fn in app.fns.values() if fn.api_name}
     assert is_owner_only(named["improve"])
+
+
+def test_the_queue_and_agreement_verbs(workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    texts = tmp_path / "texts.txt"
+    texts.write_text("text\n" + "\n".join(r["input"] for r in make_review_rows(12, seed=40)) + "\n")
+    assert cli(_cli(workspace, "queue", "old", str(texts), "--n", "3")) == 0
+    items = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(items) == 3 and [i["sureness"] for i in items] == sorted(i["sureness"] for i in items)
+    assert {i["answer"] for i in items} <= {"negative", "positive"}
+    store = FeedbackStore.in_workspace(workspace)
+    for who, said in (("ann", "positive"), ("cy", "negative")):  # two people, one text, two labels
+        store.add(run="old", login=who, input="a text two people read", answer="positive",
+                  verdict="up" if said == "positive" else "down", correction=None if said == "positive" else said)
+    assert cli(_cli(workspace, "agreement", "--run", "old")) == 0
+    out = capsys.readouterr().out
+    assert "ann & cy: 1 shared row(s), 0 agree" in out and "1 input(s) in conflict" in out

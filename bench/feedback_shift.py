@@ -64,21 +64,25 @@ def _child_train(config: str) -> None:
     print(RESULT + json.dumps({k: summary.get(k) for k in ("state", "total_steps", "final_loss")}), flush=True)
 
 
-def _child_score(base: str, data: str, runs: list[str]) -> None:
-    """Each run's answer to every row of ``data``, scored as the demo page scores (the labels run's labels)."""
+def _child_score(base: str, runs: str, data: list[str]) -> None:
+    """Each run's (``runs``: comma-separated) answer to every row of each ``data`` file, scored as the demo page
+    scores (the labels run's labels); one process for all, each model loaded once."""
     from studio.app.demo_run import describe_run
     from studio.evaluation import inference
     info = describe_run(base)
-    rows = [json.loads(ln) for ln in Path(data).read_text(encoding="utf-8").splitlines() if ln.strip()]
-    out = {}
-    for run in runs:
-        preds: list[str] = []
-        for i in range(0, len(rows), 16):
-            scores = inference.label_probabilities(run, [r["text"] for r in rows[i:i + 16]], info.labels, info.like)
-            preds += [max(s, key=s.get) for s in scores]
-        out[Path(run).name] = preds
+    sets = {d: [json.loads(ln) for ln in Path(d).read_text(encoding="utf-8").splitlines() if ln.strip()] for d in data}
+    out: dict[str, dict[str, list[str]]] = {d: {} for d in data}
+    for run in runs.split(","):
+        for d, rows in sets.items():
+            preds: list[str] = []
+            for i in range(0, len(rows), 16):
+                scores = inference.label_probabilities(run, [r["text"] for r in rows[i:i + 16]], info.labels,
+                                                       info.like)
+                preds += [max(s, key=s.get) for s in scores]
+            out[d][Path(run).name] = preds
         inference.clear_cache()
-    print(RESULT + json.dumps({"preds": out, "truth": [r["label"] for r in rows]}), flush=True)
+    print(RESULT + json.dumps({"preds": out, "truth": {d: [r["label"] for r in rows] for d, rows in sets.items()}}),
+          flush=True)
 
 
 def _child_judge(new: str, old: str) -> None:
@@ -245,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("_train").add_argument("config")
     sc = sub.add_parser("_score")
     sc.add_argument("base")
-    sc.add_argument("data")
-    sc.add_argument("runs", nargs="+")
+    sc.add_argument("runs")
+    sc.add_argument("data", nargs="+")
     jd = sub.add_parser("_judge")
     jd.add_argument("new")
     jd.add_argument("old")
@@ -255,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         _child_train(a.config)
         return 0
     if a.child == "_score":
-        _child_score(a.base, a.data, a.runs)
+        _child_score(a.base, a.runs, a.data)
         return 0
     if a.child == "_judge":
         _child_judge(a.new, a.old)
@@ -371,15 +375,20 @@ def run_bench(a: argparse.Namespace) -> int:
                                                                              "flipped_right", "flipped_wrong", "gate")},
                      "judge_cpu_s": v["cpu_s"], "round_wall_s": round_s, "review_s": round(review_s, 2)}
 
-    # scoring: every run on every held-out slice, in one child per slice
+    # scoring: every run on every held-out slice, in one child (each model loaded once)
     runs = [str(base_run)] + [str(out / arm / "runs" / "improved") for arm in arms]
     names = ["before"] + list(arms)
+    keys = ("b_test", "a_test", "own", "h_test")
+    r = child(["_score", str(base_run), ",".join(runs), *(str(files[k]) for k in keys)], logs / "score.log",
+              a.threads)
+    say(f"scoring: {r['cpu_s']} CPU-s, {r['wall_s']} s wall")
     scores: dict[str, dict[str, Any]] = {}
-    for key in ("b_test", "a_test", "own", "h_test"):
-        r = child(["_score", str(base_run), str(files[key]), *runs], logs / f"score-{key}.log", a.threads)
-        preds = dict(zip(names, r["preds"].values()))
-        scores[key] = {arm: compare(r["truth"], preds["before"], preds[arm]) for arm in arms}
-        scores[key]["before"] = {"n": len(r["truth"]), "accuracy": scores[key][names[1]]["before"] if arms else None}
+    for key in keys:
+        preds = dict(zip(names, r["preds"][str(files[key])].values()))
+        truth = r["truth"][str(files[key])]
+        scores[key] = {arm: compare(truth, preds["before"], preds[arm]) for arm in arms}
+        scores[key]["before"] = {"n": len(truth), "accuracy": round(sum(p == t for p, t in zip(preds["before"],
+                                                                                             truth)) / len(truth), 4)}
         say(f"score {key}: before {scores[key]['before']['accuracy']}; " + "; ".join(
             f"{arm} {s['after']} ({s['delta_points']:+} pts, noise ±{s['noise_points']})"
             for arm, s in scores[key].items() if arm != "before"))

@@ -79,7 +79,7 @@ def _child_score(base: str, runs: str, data: list[str]) -> None:
                 scores = inference.label_probabilities(run, [r["text"] for r in rows[i:i + 16]], info.labels,
                                                        info.like)
                 preds += [max(s, key=s.get) for s in scores]
-            out[d][Path(run).name] = preds
+            out[d][run] = preds  # by path: every arm's improved run is named "improved"
         inference.clear_cache()
     print(RESULT + json.dumps({"preds": out, "truth": {d: [r["label"] for r in rows] for d, rows in sets.items()}}),
           flush=True)
@@ -384,7 +384,7 @@ def run_bench(a: argparse.Namespace) -> int:
     say(f"scoring: {r['cpu_s']} CPU-s, {r['wall_s']} s wall")
     scores: dict[str, dict[str, Any]] = {}
     for key in keys:
-        preds = dict(zip(names, r["preds"][str(files[key])].values()))
+        preds = {name: r["preds"][str(files[key])][run] for name, run in zip(names, runs)}
         truth = r["truth"][str(files[key])]
         scores[key] = {arm: compare(truth, preds["before"], preds[arm]) for arm in arms}
         scores[key]["before"] = {"n": len(truth), "accuracy": round(sum(p == t for p, t in zip(preds["before"],

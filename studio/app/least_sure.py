@@ -33,7 +33,7 @@ def build_queue(run_path: str | Path, file: str | None, k: int = QUEUE, limit_mb
     """
     if not file:
         raise StudioError.of("queue.no_file")
-    if not isinstance(k, (int, float)) or not 1 <= int(k) <= MAX_QUEUE:
+    if not isinstance(k, (int, float)) or not 1 <= k <= MAX_QUEUE:  # NaN fails both sides
         raise StudioError.of("queue.size", n=str(k)[:12], limit=MAX_QUEUE)
     check_data_upload(file, limit_mb)
     run = str(run_path)

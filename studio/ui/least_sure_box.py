@@ -70,7 +70,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
     @ui_errors
     def build(who: Any, *args: Any) -> tuple[Any, ...]:
         run_v, up, k = (args if run_input is not None else (None, *args))
-        q = least_sure.build_queue(run_path(who, run_v), up, int(k or least_sure.QUEUE), limit_mb)
+        q = least_sure.build_queue(run_path(who, run_v), up, least_sure.QUEUE if k in (None, "") else k, limit_mb)
         gr.Info(msg("ls.ready", _lang(who), n=len(q["items"]), pool=q["pool"]))
         return _show(q, _lang(who))
 

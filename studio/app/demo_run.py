@@ -14,6 +14,7 @@ from ..errors import StudioError
 from ..evaluation.evaluate import answer_rows
 from ..evaluation.metrics import label_set, normalize
 from ..runs.run_dir import RunDir
+from . import versions
 
 EXAMPLES = 6           # held-out rows shown as examples (spread over the labels)
 
@@ -67,3 +68,29 @@ def pick_examples(rows: list[dict[str, str]], labels: list[str], k: int = EXAMPL
             if group and len(picked) < k:
                 picked.append(group.pop(0))
     return picked
+
+
+class LiveDemoRun:
+    """The run a demo page answers with now: its line's live version (studio/app/versions.py), read from the
+    workspace's database at each request, so an owner's promote or rollback reaches the page without a restart.
+    Reads as a DemoRun (attributes of the live one); a line nobody promoted anything in is the run the demo was
+    started for."""
+
+    def __init__(self, base: DemoRun, store: Any):
+        self.base, self.store = base, store
+        self._described: dict[str, DemoRun] = {base.path: base}
+
+    def now(self) -> DemoRun:
+        if self.store is None:
+            return self.base
+        runs_root = Path(self.base.path).parent
+        line = versions.line_of(runs_root, self.base.name)
+        if not self.store.version_history(line, limit=1):
+            return self.base
+        path = str(runs_root / versions.live(self.store, runs_root, line))
+        if path not in self._described:
+            self._described[path] = describe_run(path)
+        return self._described[path]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.now(), name)

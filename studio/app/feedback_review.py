@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
+from ..feedback.agreement import agreement
 from ..feedback.datasets import conflict_lines, export_rows, make_datasets, run_prompt_shape
 from ..feedback.store import PAGE_ROWS, STATUSES, FeedbackStore, Page
 from ..workspace import safe_name, shown_name
@@ -69,8 +70,9 @@ def _page_number(page: Any) -> int:
 
 
 def listing(ctx: AppContext, run: Any, status: Any, login: Any, label: Any, page: Any = 1) -> dict[str, Any] | None:
-    """One page of the picked run's rows as table rows, the run's counts (with which rows this page shows) and its
-    first conflicts as text; None when the run is not one the database lists."""
+    """One page of the picked run's rows as table rows (the rows in conflict first), the run's counts (with which
+    rows this page shows, and the teammates' agreement) and its first conflicts as text; None when the run is not
+    one the database lists."""
     store = store_of(ctx)
     if not isinstance(run, str) or run not in store.runs():
         return None
@@ -79,7 +81,9 @@ def listing(ctx: AppContext, run: Any, status: Any, login: Any, label: Any, page
              for r in shown.rows]
     first = (shown.page - 1) * PAGE_ROWS + 1
     counts = {"rows": f"{first if shown.total else 0}–{first + len(shown.rows) - 1 if shown.total else 0} / "
-                      f"{shown.total}", "page": f"{shown.page} / {shown.pages}", **store.summary(run)}
+                      f"{shown.total}", "page": f"{shown.page} / {shown.pages}", **store.summary(run),
+              # how far teammates agree, pair by pair (Cohen's kappa), from the store's SQL
+              "agreement": [{**p, "pair": " & ".join(p["pair"])} for p in agreement(store, run)]}
     return {"table": table, "counts": counts, "conflicts": "\n".join(conflict_lines(store, run)),
             "page": shown.page}
 

@@ -7,8 +7,9 @@ config to the run queue like every other Train button.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..config.run_config import RunConfig
 from ..data.dataset import load_rows
@@ -18,10 +19,12 @@ from ..evaluation.evaluate import _generate_rows, sentiment_eval, validation_row
 from ..evaluation.inference import label_task, load_model
 from ..data.registry import forget_datasets, refuse_replacing
 from ..runs.run_dir import RunDir
-from ..workspace import plain_name, safe_name
+from ..workspace import atomic_write_text, plain_name, safe_name
+from ..feedback.check_set import is_aside, split_accepted
 from ..feedback.datasets import count_rows, dataset_names, make_datasets, remove_datasets, run_prompt_shape
 from ..feedback.improve import improvement_config, pick_method, record_lineage
-from ..feedback.store import FeedbackStore
+from ..feedback.store import Feedback, FeedbackStore
+from . import verdict
 
 def is_labels_run(run_path: str | Path) -> bool:
     """A run trained to answer with a few labels (the rule the demo page and the Evaluate tab use); evaluation/ is a layer above feedback/, so
@@ -46,21 +49,37 @@ def workspace_run(workspace: str | Path, run: str) -> Path:
 
 
 def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any]:
-    """What improving ``run`` would train on: {"corrections", "pairs", "method"} from every accepted row of its
-    feedback (``method`` is None when the feedback cannot train with the method asked for, ``why`` then says so)."""
+    """What improving ``run`` would train on, from every accepted row of its feedback but those kept aside to judge
+    it: {"corrections", "confirmed", "aside", "pairs", "skipped", "method", "warning"} (``method`` is None when the
+    feedback cannot train with the method asked for, ``why`` then says so; ``warning`` a code said before a
+    preference run on labels)."""
     folder = workspace_run(workspace, run)
-    counts = count_rows(FeedbackStore.in_workspace(workspace), folder.name, run_prompt_shape(folder))
+    store = FeedbackStore.in_workspace(workspace)
+    counts = count_rows(store, folder.name, run_prompt_shape(folder), rows=teaching_rows(store, folder.name),
+                        confirmed=True)
     made = {k: {"rows": counts[k]} for k in ("sft", "ranking") if counts[k]}
-    out: dict[str, Any] = {"corrections": counts["sft"], "pairs": counts["ranking"],
-                           "skipped": counts["skipped"], "method": None, "why": ""}
+    split = split_accepted(store, folder.name)
+    fixes = sum(1 for r in split["teach"] if r.final_correction)
+    out: dict[str, Any] = {"corrections": fixes, "pairs": counts["ranking"], "confirmed": len(split["teach"]) - fixes,
+                           "aside": len(split["aside"]), "skipped": counts["skipped"], "method": None, "why": "",
+                           "warning": None}
     if not made:
         out["why"] = "no accepted correction yet"
         return out
+    labels_run = is_labels_run(folder)
     try:
-        out["method"] = pick_method(made, method, is_labels_run(folder))
+        out["method"] = pick_method(made, method, labels_run)
     except StudioError as exc:
         out["why"] = exc.message
+    if out["method"] == "dpo" and labels_run:
+        out["warning"] = "imp.dpo_labels"  # said before it starts: SFT is the measured better choice here
     return out
+
+
+def teaching_rows(store: FeedbackStore, run: str) -> Iterator[Feedback]:
+    """``run``'s accepted feedback rows an improvement may learn from (streamed): all but those kept aside for its
+    check set."""
+    return (r for r in store.iter_rows(run=run, status="accepted") if not is_aside(r.input))
 
 
 def _refuse_taken(data: Path, names: list[str]) -> None:
@@ -93,7 +112,8 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
         raise StudioError.of("improve.run_exists", name=name)
     data = Path(workspace) / "data"
     store, like, labels_run = FeedbackStore.in_workspace(workspace), run_prompt_shape(folder), is_labels_run(folder)
-    counts = count_rows(store, folder.name, like)
+    # the rows kept aside judge the result (studio/feedback/check_set.py); they never train it
+    counts = count_rows(store, folder.name, like, rows=teaching_rows(store, folder.name), confirmed=True)
     if not any(counts[k] for k in ("sft", "ranking", "kto")):
         if counts["skipped"]:
             raise StudioError.of("feedback.nothing_accepted_conflicts", run=folder.name, skipped=counts["skipped"])
@@ -106,28 +126,43 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     pick_method({"sft": 1, **({"ranking": 1} if counts["ranking"] else {})}, method, labels_run)
     base = f"{name}_feedback"
     _refuse_taken(data, [*dataset_names(base), f"{base}_replay"])
-    made = make_datasets(store, folder.name, data, base, like=like)
+    made = make_datasets(store, folder.name, data, base, like=like, rows=teaching_rows(store, folder.name),
+                         confirmed=True)
     try:
         cfg = improvement_config(folder, made, data, out, seed=seed, method=method, labels_run=labels_run)
         cfg.check()
+        counts = plan(workspace, folder.name, method)
+        cfg.lineage.update({k: counts[k] for k in ("corrections", "confirmed", "aside")})  # type: ignore[attr-defined]
+        inherit_held_out(folder, out)
+        cfg.lineage["check_set"] = verdict.freeze(folder, out, store)  # type: ignore[attr-defined]
         record_lineage(cfg)
     except BaseException:
         remove_datasets(data, made)
         forget_datasets(data, [f"{base}_replay"])
+        if out.is_dir() and not RunDir(out).config.exists():  # the held-out rows and check set it was given
+            shutil.rmtree(out, ignore_errors=True)
         raise
     return cfg
 
 
+def inherit_held_out(old: Path, new: Path) -> None:
+    """The improved run keeps its parent's held-out rows (val.jsonl), so it has an accuracy on the Runs tab, a
+    label set for the demo page and the same rows to be compared on. (Its own config holds out nothing: every
+    feedback row teaches.)"""
+    src, dst = RunDir(old).val_data, RunDir(new).ensure().val_data
+    if src.is_file() and RunDir(old).own(src):
+        atomic_write_text(dst, src.read_text(encoding="utf-8"))
+
+
 def discard(cfg: RunConfig) -> None:
     """Undo ``prepare`` for an improving run that was refused before it started (the queue said no): its datasets
-    and its folder, which holds only its lineage then."""
+    and its folder, which holds only what ``prepare`` wrote then (its lineage, held-out rows and check set)."""
     out = RunDir(cfg.output_dir)
     base = f"{out.path.name}_feedback"
     data = (getattr(cfg, "lineage", None) or {}).get("data_dir") or cfg.dataset_dir
     forget_datasets(data, [*dataset_names(base), f"{base}_replay"])
-    if out.path.is_dir() and [p.name for p in out.path.iterdir()] == [out.lineage.name]:
-        out.lineage.unlink()
-        out.path.rmdir()
+    if out.path.is_dir() and not out.config.exists():  # never started: only what prepare wrote (lineage, rows)
+        shutil.rmtree(out.path, ignore_errors=True)
 
 
 def lineage(run_path: str | Path) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ from ..runs import queue as run_queue
 from ..runs.run_dir import RunDir
 from ..state_files import read_state
 from ..words.catalog import msg
-from . import improve
+from . import improve, verdict, versions
 from .context import AppContext
 from .paths import resolve_run_paths
 
@@ -45,7 +45,9 @@ def plan_text(ctx: AppContext, run: str | None, method: str) -> str:
     counts = msg("imp.counts", ctx.lang, corrections=p["corrections"], pairs=p["pairs"])
     if p["method"] is None:
         return counts + " " + msg("imp.no_corrections" if not p["corrections"] else "imp.no_pairs", ctx.lang)
-    return counts + " " + msg("imp.method_" + p["method"], ctx.lang)
+    text = " ".join([counts, msg("imp.method_" + p["method"], ctx.lang),
+                     msg("imp.taught", ctx.lang, confirmed=p["confirmed"], aside=p["aside"])])
+    return text + ("\n\n" + msg(p["warning"], ctx.lang) if p["warning"] else "")
 
 
 def _taken(ctx: AppContext, name: str) -> bool:
@@ -96,7 +98,8 @@ def progress_text(ctx: AppContext, new_run: str) -> tuple[str, bool]:
         if new_run not in _compared:
             _compared[new_run] = improve.compare(new_run)
         result = _compared[new_run]
-    return comparison_markdown(ctx, result), True
+        judged = verdict.stored(new_run) or _judge(new_run)
+    return comparison_markdown(ctx, result) + ("\n\n" + verdict_markdown(ctx, judged) if judged else ""), True
 
 
 def _pct(v: float) -> str:
@@ -125,3 +128,85 @@ def lineage_line(run_path: str | Path, lang: str) -> str:
     if not info:
         return ""
     return msg("runs.lineage", lang, run=info["run"], n=info.get("feedback_rows"), method=info.get("method"))
+
+
+# ---- issue 49: the verdict (the gate), promotion and rollback, versions (studio/app/verdict.py, versions.py)
+def _judge(new_run: str) -> dict[str, Any] | None:
+    """The verdict of a finished improving run, made once (a run made before the gate has no check set: None)."""
+    info = improve.lineage(new_run)
+    if not info or not verdict.check_rows(new_run):
+        return None
+    return verdict.judge(new_run, Path(new_run).parent / str(info["run"]))
+
+
+def verdict_markdown(ctx: AppContext, v: dict[str, Any]) -> str:
+    """The gate's line, the flips, per-label F1 before / after and the first flipped rows."""
+    g = v["gate"]
+    lines = [msg(g["code"], ctx.lang, **{k: x for k, x in g.items() if k not in ("passed", "code")}),
+             "", msg("gate.flips", ctx.lang, right=v["flipped_right"], wrong=v["flipped_wrong"], n=v["n"],
+                     held=v["parts"].get("held_out", {}).get("n", 0), fb=v["parts"].get("feedback", {}).get("n", 0),
+                     old=v["old_run"], scorer=v["scorer"]), "",
+             "| " + " | ".join(msg("imp.headers", ctx.lang).split("|")) + " |", "|---|---:|---:|---:|",
+             f"| {msg('imp.accuracy', ctx.lang)} | {_pct(v['before']['accuracy'])} | {_pct(v['after']['accuracy'])} | "
+             f"{v['after']['accuracy'] - v['before']['accuracy']:+.1%} |"]
+    for lab, c in (v["before"].get("per_label") or {}).items():
+        after = v["after"]["per_label"][lab]["f1"]
+        lines.append(f"| F1 {lab} | {c['f1']:.3f} | {after:.3f} | {after - c['f1']:+.3f} |")
+    flips = [("✅", r) for r in v["right_rows"][:5]] + [("❌", r) for r in v["wrong_rows"][:5]]
+    if flips:
+        lines += ["", "| " + " | ".join(msg("gate.flipped_head", ctx.lang).split("|")) + " |", "|---|---|---|---|---|"]
+        lines += [f"| {mark} | {_cell(r['input'])} | {_cell(r['expected'])} | {_cell(r['before'])} | "
+                  f"{_cell(r['after'])} |" for mark, r in flips]
+    return "\n".join(lines)
+
+
+def _cell(text: Any) -> str:
+    """A table cell of plain text: no pipe or line break ends the cell (ui/text.py escapes the rest)."""
+    return " ".join(str(text).split()).replace("|", "/")[:80]
+
+
+def latest_judged(ctx: AppContext, run: str | None) -> tuple[str, str | None]:
+    """(Markdown, folder) of the newest improved run made from ``run`` with a stored verdict, so reopening the
+    box shows the before / after again; ("", None) when there is none."""
+    if not run:
+        return "", None
+    made = [p.path for p in (RunDir(d) for d in ctx.runs_root.iterdir() if d.is_dir())
+            if (improve.lineage(p.path) or {}).get("run") == run and verdict.stored(p.path)]
+    if not made:
+        return "", None
+    newest = max(made, key=lambda d: RunDir(d).verdict.stat().st_mtime)
+    return verdict_markdown(ctx, verdict.stored(newest) or {}), str(newest)
+
+
+def promote(ctx: AppContext, new_run: str | None, anyway: bool) -> str:
+    """The owner's promotion of the improved run the box shows (the caller checked the role).
+
+    Raises:
+        StudioError: nothing judged to promote, or versions.promote's refusals."""
+    if not new_run:
+        raise StudioError.of("gate.not_judged", run="")
+    done = versions.promote(FeedbackStore.in_workspace(ctx.workspace), ctx.runs_root, Path(new_run).name, ctx.user,
+                            anyway=bool(anyway))
+    return msg("gate.live", ctx.lang, **done)
+
+
+def rollback(ctx: AppContext, run: str | None) -> str:
+    """The owner's rollback of the picked run's line (the caller checked the role)."""
+    if not run:
+        raise StudioError.of("improve.none_picked")
+    done = versions.rollback(FeedbackStore.in_workspace(ctx.workspace), ctx.runs_root, run, ctx.user)
+    return msg("gate.live", ctx.lang, line=done["line"], live=done["live"])
+
+
+def versions_markdown(ctx: AppContext) -> str:
+    """Each shared line: its versions in order, the live one, who promoted or rolled back (the Runs tab)."""
+    lines = versions.lines(FeedbackStore.in_workspace(ctx.workspace), ctx.runs_root)
+    if not lines:
+        return msg("runs.no_versions", ctx.lang)
+    out = []
+    for line in lines:
+        chain = " → ".join(line["versions"])
+        who = "; ".join(f"{h['action']} {h['run']} ({h['login']})" for h in line["history"][-5:])
+        out.append("- " + msg("runs.version_line", ctx.lang, line=line["line"], chain=chain, live=line["live"])
+                   + f" · {who}")
+    return "\n".join(out)

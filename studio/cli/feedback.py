@@ -9,6 +9,12 @@
     python -m studio feedback export FILE.csv|FILE.jsonl [--run RUN]
     python -m studio feedback improve RUN [--name NEW] [--method auto|sft|dpo]   # train runs/NEW from the feedback
     python -m studio feedback compare NEW [--json]   # old vs improved run: held-out rows and feedback rows
+    python -m studio feedback verdict NEW [--json]   # the gate: old vs improved on the frozen check set
+    python -m studio feedback promote NEW [--anyway] # teammates (the shared demo) get NEW; after its verdict
+    python -m studio feedback rollback RUN           # teammates get the version before the live one back
+    python -m studio feedback versions               # each shared line: its versions, the live one, who did what
+    python -m studio feedback agreement --run RUN    # rows labelled by two or more people: count, kappa per pair
+    python -m studio feedback queue RUN FILE [--n 10]  # the rows of FILE the run is least sure about
 
 The database is WORKSPACE/feedback.sqlite3 (studio/feedback/store.py), shared with the studio and demo pages.
 """
@@ -26,6 +32,7 @@ from ..feedback.datasets import conflict_lines, export_rows, make_datasets, run_
 from ..feedback.store import FeedbackStore
 from ..runs.run_dir import RunDir
 from ..workspace import safe_name
+from . import feedback_gate as gate_verbs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +74,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cp = sub.add_parser("compare", help="the improved run beside the run it came from")
     cp.add_argument("run", help="the improved run (its folder holds improved_from.json)")
     cp.add_argument("--json", action="store_true", help="print one JSON object on stdout, nothing else")
+    vd = sub.add_parser("verdict", help="the improved run and its old run on the frozen check set (the gate)")
+    vd.add_argument("run", help="the improved run")
+    vd.add_argument("--json", action="store_true", help="print one JSON object on stdout, nothing else")
+    pr = sub.add_parser("promote", help="teammates (the shared demo of its line) get this improved run")
+    pr.add_argument("run")
+    pr.add_argument("--anyway", action="store_true", help="promote although the verdict says it got worse")
+    rb = sub.add_parser("rollback", help="teammates get the version before the live one back")
+    rb.add_argument("run", help="any run of the line")
+    sub.add_parser("versions", help="each shared line: its versions and the live one")
+    ag = sub.add_parser("agreement", help="agreement between teammates who labelled the same rows")
+    ag.add_argument("--run", required=True)
+    qu = sub.add_parser("queue", help="the rows of a file of texts the run is least sure about")
+    qu.add_argument("run")
+    qu.add_argument("file")
+    qu.add_argument("--n", type=int, default=10, help="how many rows (1-50)")
 
 
 def _correction(workspace: Path, run: str, text: str | None) -> str | None:
@@ -145,9 +167,11 @@ def main(args: argparse.Namespace) -> int:
         return _improve(workspace, args)
     if action == "compare":
         return _compare(workspace, args)
+    if action in ("verdict", "promote", "rollback", "versions", "agreement", "queue"):
+        return gate_verbs.run(action, workspace, store, me, args)
     raise StudioError.of("cli.feedback_action", action=action,
-                         actions="list, summary, accept, drop, reopen, edit, add, make-dataset, export, improve",
-                         last="compare")
+                         actions="list, summary, accept, drop, reopen, edit, add, make-dataset, export, improve, "
+                                 "compare, verdict, promote, rollback, versions, agreement", last="queue")
 
 
 def _improve(workspace: Path, args: argparse.Namespace) -> int:
@@ -156,6 +180,7 @@ def _improve(workspace: Path, args: argparse.Namespace) -> int:
     from ..app.improve import prepare
     from .train import EXIT, _print_progress_from_events, _stop
     cfg = prepare(workspace, args.run, args.name, args.method)
+    gate_verbs.warn_before(workspace, args.run, args.method)  # prepared, not trained: said before it starts
     lineage = getattr(cfg, "lineage", {})
     print(f"improving {lineage.get('run')} into {Path(cfg.output_dir).name}: {lineage.get('feedback_rows')} "
           f"feedback rows, method {cfg.stage}" + "".join(f"; {n}" for n in (cfg.notices or [])), file=sys.stderr)
@@ -175,7 +200,7 @@ def _improve(workspace: Path, args: argparse.Namespace) -> int:
     print(json.dumps({"run": Path(cfg.output_dir).name, **{k: summary[k] for k in ("state", "step", "final_loss")
                                                             if k in summary}}))
     if summary.get("state") == "finished":
-        print(f"compare it: python -m studio feedback compare {Path(cfg.output_dir).name}", file=sys.stderr)
+        gate_verbs.judge_and_print(workspace, Path(cfg.output_dir).name, quiet=args.quiet)
     return EXIT.get(summary.get("state", ""), 1)
 
 

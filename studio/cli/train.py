@@ -91,7 +91,8 @@ def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) 
 def _studio_names(run: RunDir) -> set[str]:
     """Every name the studio writes at the top of a run folder (the layout is RunDir's; temps beside it)."""
     made = {run.config, run.status_file, run.log, run.stdout, run.base_model, run.checkpoints, run.adapter,
-            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag, run.lineage}
+            run.model, run.val_data, run.train_keys, run.loss_plot, run.stop_flag, run.lineage,
+            run.check_set, run.verdict}
     names = {p.name for p in made} | {"error.log", ".loss.tmp.png"}
     return names | {f"{p.name}.tmp" for p in (run.base_model, run.adapter, run.model)}
 
@@ -126,8 +127,10 @@ def guard_output_dir(cfg: RunConfig, config_file: str, resume: str | None) -> No
         if len(foreign) > 5:
             raise StudioError.of("cli.output_foreign_more", path=out, files=foreign[:5], more=len(foreign) - 5)
         raise StudioError.of("cli.output_foreign", path=out, files=foreign)
-    # improved_from.json: "Improve this run" writes it before the queue starts the run
-    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name}
+    # improved_from.json, and the parent's held-out rows and the frozen check set: "Improve this run" writes them
+    # before the queue starts the run
+    prepared = {run.config.name, run.status_file.name, run.stdout.name, run.stop_flag.name, run.lineage.name,
+                run.val_data.name, run.check_set.name}
     own_config = Path(config_file).resolve() == run.config.resolve()
     # the job runner may be rewriting status.json (a temp file beside it) while this child starts
     settled = {n for n in entries if not _is_studio_temp(n, names)}

@@ -163,6 +163,15 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
     return out
 
 
+def labels_preference(cfg: RunConfig, rows: list[dict[str, Any]]) -> bool:
+    """A DPO / KTO run whose answers are a few labels (autoconfig.guess_task's rule: at most 10 distinct answers):
+    the case where SFT on the corrections measured better (bench/feedback_loop.py)."""
+    if cfg.stage not in ("dpo", "kto"):
+        return False
+    answers = {str(r.get(k, "")).strip() for r in rows[:200] for k in ("chosen", "rejected", "output") if k in r}
+    return 0 < len(answers) <= 10
+
+
 class FreeCores:
     """A CPU run computes with one thread per core other processes leave free (run_time.free_threads: with one of
     two cores busy elsewhere, two threads trained SmolLM2 1.9x slower than one). Others' work is measured from the
@@ -511,6 +520,8 @@ class _TrainingRecipe:
             notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
         if self.search is not None:
             notify(self.search[1])
+        if labels_preference(cfg, self.rows):
+            notify(Notice.of("preference_on_labels", stage=cfg.stage.upper()))
         if counts["history_masked"]:
             notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
         if counts["truncated"]:

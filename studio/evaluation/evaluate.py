@@ -382,7 +382,7 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
         raise StudioError.of("eval.not_run", folder=run_dir)
     refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
     cfg = RunConfig.load(run.config)
-    if not cfg.val_size:
+    if not cfg.val_size and not run.val_data.is_file():  # an improved run keeps its parent's (app/improve.py)
         raise StudioError.of("eval.no_val")
     if run.val_data.exists():  # saved by the engine at training time
         val = load_dataset(str(run.val_data))

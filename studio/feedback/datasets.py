@@ -60,10 +60,13 @@ def _prompt(text: str, like: dict[str, str] | None) -> dict[str, str]:
     return {"instruction": text, "input": ""}
 
 
-def training_rows(rows: Iterable[Feedback], like: dict[str, str] | None,
-                  clash: set[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def training_rows(rows: Iterable[Feedback], like: dict[str, str] | None, clash: set[str],
+                  confirmed: bool = False) -> Iterator[tuple[str, dict[str, Any] | None]]:
     """(kind, row) for each dataset row the accepted, conflict-free ``rows`` give; ("skipped", None) for an accepted
-    row left out because its input is in ``clash`` (input keys with conflicting corrections)."""
+    row left out because its input is in ``clash`` (input keys teammates labelled differently, as the store's SQL
+    finds them: ``FeedbackStore.conflict_keys``, where a 👍 can disagree with a correction). ``confirmed``: an
+    accepted 👍 answer is an instruction row too (an improvement learns what teammates confirmed, not only what
+    they corrected)."""
     for r in rows:
         if r.status != "accepted":
             continue
@@ -77,15 +80,19 @@ def training_rows(rows: Iterable[Feedback], like: dict[str, str] | None,
             yield "kto", {**prompt, "output": fixed, "kto_tag": True}
             if r.answer.strip() and _norm(fixed) != _norm(r.answer):
                 yield "ranking", {**prompt, "chosen": fixed, "rejected": r.answer}
+        elif confirmed and r.verdict == "up" and r.answer.strip():
+            yield "sft", {**prompt, "output": r.answer}
         if r.answer.strip() and not (fixed and _norm(fixed) == _norm(r.answer)):
             yield "kto", {**prompt, "output": r.answer, "kto_tag": r.verdict == "up"}
 
 
-def count_rows(store: FeedbackStore, run: str, like: dict[str, str] | None) -> dict[str, int]:
-    """How many rows of each kind ``run``'s accepted feedback gives, and how many accepted rows conflicts leave
-    out: {"sft", "ranking", "kto", "skipped"}, over every accepted row."""
+def count_rows(store: FeedbackStore, run: str, like: dict[str, str] | None, rows: Iterable[Feedback] | None = None,
+               confirmed: bool = False) -> dict[str, int]:
+    """How many rows of each kind ``run``'s accepted feedback gives (``rows``: the caller's choice of them, default
+    every accepted row), and how many accepted rows conflicts leave out: {"sft", "ranking", "kto", "skipped"}."""
     counts = {"sft": 0, "ranking": 0, "kto": 0, "skipped": 0}
-    for kind, _ in training_rows(store.iter_rows(run=run, status="accepted"), like, store.conflict_keys(run)):
+    chosen = store.iter_rows(run=run, status="accepted") if rows is None else rows
+    for kind, _ in training_rows(chosen, like, store.conflict_keys(run), confirmed):
         counts[kind] += 1
     return counts
 
@@ -100,9 +107,12 @@ def _temp(folder: Path, name: str) -> tuple[IO[str], Path]:
 
 
 def make_datasets(store: FeedbackStore, run: str, dataset_dir: str | Path, name: str, *,
-                  like: dict[str, str] | None = None, replace: bool = False) -> dict[str, Any]:
-    """Write and register NAME (instruction rows), NAME_pref (ranking) and NAME_kto from every accepted row of
-    ``run``. A kind with no rows is not written. Returns {kind: {"name", "path", "rows"}, "conflicts", "skipped"}.
+                  like: dict[str, str] | None = None, replace: bool = False, rows: Iterable[Feedback] | None = None,
+                  confirmed: bool = False) -> dict[str, Any]:
+    """Write and register NAME (instruction rows), NAME_pref (ranking) and NAME_kto from the accepted rows of
+    ``run`` (``rows``: the caller's choice of them, such as Improve leaving out those kept aside; default every
+    accepted row, streamed). A kind with no rows is not written. ``confirmed``: see ``training_rows``. Returns
+    {kind: {"name", "path", "rows"}, "conflicts", "skipped"}.
 
     Raises:
         StudioError: a name that is not plain, a dataset that exists (without ``replace``), no accepted row.
@@ -114,7 +124,8 @@ def make_datasets(store: FeedbackStore, run: str, dataset_dir: str | Path, name:
     files = {kind: _temp(folder, name + suffix) for kind, suffix in KINDS}
     counts = {"sft": 0, "ranking": 0, "kto": 0, "skipped": 0}
     try:
-        for kind, row in training_rows(store.iter_rows(run=run, status="accepted"), like, clash):
+        chosen = store.iter_rows(run=run, status="accepted") if rows is None else rows
+        for kind, row in training_rows(chosen, like, clash, confirmed):
             counts[kind] += 1
             if row is not None:
                 files[kind][0].write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -83,6 +83,15 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
          "CREATE INDEX feedback_run_bytes ON feedback (run, bytes)",
          "CREATE INDEX feedback_summary ON feedback (run, status, verdict, login, label)",
          "CREATE INDEX feedback_agreement ON feedback (run, input_key, status, fix_key, login)"]),
+    # which version of a shared run teammates see (promote / roll back by an owner), one row per action
+    (5, ["""CREATE TABLE versions (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              line TEXT NOT NULL,
+              run TEXT NOT NULL,
+              action TEXT NOT NULL CHECK (action IN ('promote', 'rollback')),
+              login TEXT NOT NULL,
+              at REAL NOT NULL)""",
+         "CREATE INDEX versions_line ON versions (line, id)"]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 COLUMNS = ("id", "run", "login", "created", "updated", "input", "input_key", "answer", "verdict", "correction",

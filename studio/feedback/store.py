@@ -16,6 +16,7 @@ import hashlib
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator, Literal
@@ -116,7 +117,82 @@ def _where(run: str | None, login: str | None, status: str | None, label: str | 
     return (" WHERE " + " AND ".join(where) if where else ""), args
 
 
-class FeedbackStore:
+# The label a row gives: the owner's edit, else the teammate's correction, else the answer a 👍 confirmed (a 👎
+# without a correction says only "not this one" and gives none).
+LABEL_SQL = "COALESCE(edited, correction, CASE WHEN verdict = 'up' THEN answer END)"
+MAX_PAIR_ROWS = 100_000  # shared rows read for the agreement of one run; bounded like every listing
+
+
+def norm_label(text: str | None) -> str | None:
+    """Spaces and case aside, two labels are the same (the rule datasets.conflicts uses)."""
+    return None if text is None else " ".join(str(text).split()).casefold()
+
+
+class _AgreementReads:
+    """Teammates who disagree, computed by SQLite (GROUP BY over the run's rows), never by loading every row: a 👍
+    is a label too, so it can clash with another login's correction. ``studio_norm`` is the label rule above,
+    registered on the connection so SQLite applies it. Also the versions of a shared line (promote, roll back)."""
+
+    path: Path
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with db.connect(self.path) as con:
+            con.create_function("studio_norm", 1, norm_label, deterministic=True)
+            yield con
+
+    _LABELLED = (f"SELECT id, login, input_key, studio_norm({LABEL_SQL}) AS lab FROM feedback "
+                 f"WHERE run = ? AND status != 'dropped' AND {LABEL_SQL} IS NOT NULL")
+    _CLASH = ("SELECT input_key FROM ({labelled}) GROUP BY input_key "
+              "HAVING COUNT(DISTINCT lab) > 1 AND COUNT(DISTINCT login) > 1")
+
+    def conflict_keys(self, run: str) -> set[str]:
+        """Input keys of ``run`` that two or more logins labelled differently (rows not dropped)."""
+        with self._reading() as con:
+            sql = self._CLASH.format(labelled=self._LABELLED)
+            return {r[0] for r in con.execute(sql, (run,))}
+
+    def conflict_ids(self, run: str) -> set[int]:
+        """Ids of the rows (dropped ones aside) whose input is in conflict."""
+        with self._reading() as con:
+            sql = (f"SELECT id FROM feedback WHERE run = ? AND status != 'dropped' AND input_key IN "
+                   f"({self._CLASH.format(labelled=self._LABELLED)})")
+            return {int(r[0]) for r in con.execute(sql, (run, run))}
+
+    def label_pairs(self, run: str) -> list[tuple[str, str, str, str]]:
+        """(login a, login b, a's label, b's label) for every input both labelled (a < b; each login's latest row
+        per input), at most MAX_PAIR_ROWS."""
+        latest = (f"SELECT login, input_key, lab FROM ({self._LABELLED}) WHERE id IN "
+                  f"(SELECT MAX(id) FROM ({self._LABELLED}) GROUP BY login, input_key)")
+        sql = (f"WITH l AS ({latest}) SELECT a.login, b.login, a.lab, b.lab FROM l a JOIN l b "
+               "ON a.input_key = b.input_key AND a.login < b.login ORDER BY a.login, b.login LIMIT ?")
+        with self._reading() as con:
+            return [tuple(r) for r in con.execute(sql, (run, run, MAX_PAIR_ROWS))]  # type: ignore[misc]
+
+    # ---- versions: which run of a shared line teammates see
+    def record_version(self, line: str, run: str, action: str, login: str | None) -> None:
+        """An owner promoted ``run`` (or rolled back to it) for the shared ``line`` (whoever may is the caller's
+        check: studio/app/versions.py)."""
+        if action not in ("promote", "rollback"):
+            raise StudioError.of("feedback.status", status=str(action)[:20], statuses=["promote", "rollback"])
+        values = (bounded("run", line, required=True), bounded("run", run, required=True), action, _login(login))
+        with db.write(self.path) as con:
+            con.execute("INSERT INTO versions (line, run, action, login, at) VALUES (?, ?, ?, ?, ?)",
+                        (*values, time.time()))
+
+    def version_history(self, line: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The line's promotions and rollbacks, oldest first."""
+        with db.connect(self.path) as con:
+            rows = con.execute("SELECT run, action, login, at FROM versions WHERE line = ? ORDER BY id DESC LIMIT ?",
+                               (line, max(1, min(int(limit), 10_000)))).fetchall()
+        return [dict(r) for r in reversed(rows)]
+
+    def version_lines(self) -> list[str]:
+        with db.connect(self.path) as con:
+            return [r[0] for r in con.execute("SELECT DISTINCT line FROM versions ORDER BY line LIMIT 1000")]
+
+
+class FeedbackStore(_AgreementReads):
     """The feedback table of one workspace. Cheap to create and touches no file: each call opens its own short
     connection (checked, db.connect), so an instance can be shared by threads and used from forked processes, and a
     damaged file is an error of the call that meets it, never of a page being built."""
@@ -248,12 +324,15 @@ class FeedbackStore:
         per_page = max(1, min(int(per_page), 500))
         texts = ("input", "answer", "correction", "edited")
         columns = ", ".join(f"substr({c}, 1, {int(cut)}) AS {c}" if cut and c in texts else c for c in _FIELDS)
-        with db.connect(self.path) as con:
+        # a run's rows in conflict come first, so an owner settles them before anything trains on the run
+        order, first = ("(status != 'dropped' AND input_key IN ({})) DESC, id".format(
+            self._CLASH.format(labelled=self._LABELLED)), [run]) if run else ("id", [])
+        with self._reading() as con:
             total = int(con.execute(f"SELECT COUNT(*) FROM feedback{where}", args).fetchone()[0])
             pages = max(1, -(-total // per_page))
             number = max(1, min(int(page), pages))
-            rows = [_record(r) for r in con.execute(f"SELECT {columns} FROM feedback{where} ORDER BY id LIMIT ? "
-                                                    "OFFSET ?", (*args, per_page, (number - 1) * per_page))]
+            rows = [_record(r) for r in con.execute(f"SELECT {columns} FROM feedback{where} ORDER BY {order} LIMIT ? "
+                                                    "OFFSET ?", (*args, *first, per_page, (number - 1) * per_page))]
         return Page(rows, total, number, pages)
 
     def iter_rows(self, *, run: str | None = None, status: str | None = None, login: str | None = None,
@@ -286,22 +365,19 @@ class FeedbackStore:
             return [(r[0], int(r[1])) for r in con.execute(
                 "SELECT run, COUNT(*) AS n FROM feedback WHERE status = 'accepted' GROUP BY run ORDER BY n DESC, run")]
 
-    def conflict_keys(self, run: str) -> set[str]:
-        """The inputs (input_key) of ``run`` whose not-dropped corrections differ between logins."""
-        with db.connect(self.path) as con:
-            return {r[0] for r in con.execute(_CONFLICTS, (run,))}
-
     def conflicts(self, run: str, limit: int = 20) -> list[Conflict]:
-        """Up to ``limit`` conflicting inputs of ``run`` with who said what (texts cut to LABEL_CHARS)."""
+        """Up to ``limit`` conflicting inputs of ``run`` (``conflict_keys``' rule: a 👍 is a label too) with who said
+        what (texts cut to LABEL_CHARS)."""
         out = []
-        with db.connect(self.path) as con:
-            for (key,) in con.execute(_CONFLICTS + " LIMIT ?", (run, int(limit))).fetchall():
+        with self._reading() as con:
+            clash = self._CLASH.format(labelled=self._LABELLED)
+            for (key,) in con.execute(clash + " LIMIT ?", (run, int(limit))).fetchall():
                 answers: dict[str, list[tuple[str, int]]] = {}
                 shown: str = ""
                 for r in con.execute(
-                        f"SELECT id, login, substr(input, 1, {LABEL_CHARS}), fix_key, substr(COALESCE(edited, "
-                        f"correction), 1, {LABEL_CHARS}) FROM feedback WHERE run = ? AND input_key = ? AND status != "
-                        "'dropped' AND fix_key IS NOT NULL ORDER BY id LIMIT 100", (run, key)):
+                        f"SELECT id, login, substr(input, 1, {LABEL_CHARS}), studio_norm({LABEL_SQL}), substr("
+                        f"{LABEL_SQL}, 1, {LABEL_CHARS}) FROM feedback WHERE run = ? AND input_key = ? AND status != "
+                        f"'dropped' AND {LABEL_SQL} IS NOT NULL ORDER BY id LIMIT 100", (run, key)):
                     shown = shown or r[2]
                     answers.setdefault(r[4], []).append((r[1], int(r[0])))
                 out.append(Conflict(shown, answers))
@@ -319,11 +395,5 @@ class FeedbackStore:
         with db.connect(self.path) as con:
             total = int(con.execute("SELECT COUNT(*) FROM feedback WHERE run = ?", (run,)).fetchone()[0])
             out = {"total": total, **{c: grouped(con, c, total) for c in ("verdict", "status", "login", "label")}}
-            out["conflicts"] = int(con.execute(f"SELECT COUNT(*) FROM ({_CONFLICTS})", (run,)).fetchone()[0])
+        out["conflicts"] = len(self.conflict_keys(run))
         return out
-
-
-# inputs whose not-dropped corrections differ (up to spaces and case) and come from more than one login: one pass
-# over the agreement index, no row's texts read
-_CONFLICTS = ("SELECT input_key FROM feedback WHERE run = ? AND status != 'dropped' AND fix_key IS NOT NULL "
-              "GROUP BY input_key HAVING COUNT(DISTINCT fix_key) > 1 AND COUNT(DISTINCT login) > 1")

@@ -62,6 +62,10 @@ class RunDir:
     @property
     def lineage(self) -> Path: return self.path / "improved_from.json"
     @property
+    def check_set(self) -> Path: return self.path / "check_set.jsonl"  # an improving run's frozen check rows
+    @property
+    def verdict(self) -> Path: return self.path / "verdict.json"  # its before / after on them (the gate)
+    @property
     def loss_plot(self) -> Path: return self.path / "loss.png"
     @property
     def stop_flag(self) -> Path: return self.path / "STOP"

@@ -11,6 +11,7 @@ import functools
 import os
 from typing import Any
 
+from ..app import improve_page
 from ..app.addresses import urls
 from ..web.guard import auth_guard_middleware
 from ..app.server_flags import check_flags, is_loopback, parse_auth, parse_roles, upload_policy
@@ -76,7 +77,8 @@ def build_app(ctx: Any) -> Any:
             with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(for_each_browser(ctx, runs["refresh"]), runs["picked"], [runs["table"], runs["picked"]],
-                            api_visibility="private")
+                            api_visibility="private").then(for_each_browser(ctx, improve_page.versions_markdown),
+                                                           None, runs["versions"], api_visibility="private")
             with gr.Tab(T("tab.feedback"), id="feedback", elem_id="tab-feedback") as feedback_tab:
                 from .feedback_tab import build_feedback_tab  # start-up: gradio, as the tabs above
                 feedback = build_feedback_tab(ctx, T)

@@ -34,7 +34,7 @@ from .common import ui_errors
 from .handlers import in_browser_lang
 from .evaluate_tab import DATA_TYPES, labeler, on_chat, on_stop
 from .i18n import make_i18n, msg
-from ..app.demo_run import EXAMPLES, DemoRun, describe_run
+from ..app.demo_run import EXAMPLES, DemoRun, LiveDemoRun, describe_run
 from ..app.uploads import DATA_MB, check_data_upload
 from ..app.server_flags import add_demo_arguments as add_arguments  # noqa: F401  # this verb's flags
 from ..app.server_flags import check_demo_flags, is_loopback
@@ -42,6 +42,7 @@ from ..evaluation.gen_defaults import generation_defaults
 from ..feedback.store import FeedbackStore
 from .app import launch_kwargs, serving_environment
 from .feedback_panel import feedback_row
+from .least_sure_box import least_sure_box
 
 BATCH = 16             # texts scored together when many users classify at once
 MAX_PREDICT_ROWS = 5000  # one file must not hold the shared model for an hour while everyone else waits
@@ -111,13 +112,18 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
             Markdown(T(title), elem_id="demo-title")
             if auth:  # Gradio's own /logout route ends the login session
                 gr.Button(T("app.logout"), link="/logout", size="sm", scale=0, elem_id="logout")
+        # the version teammates see: the line's live run, read at each request (an owner's promotion or rollback
+        # reaches the page without a restart); the examples and labels are the run's task, which a version keeps
+        live = LiveDemoRun(run, store)
         header = Markdown(_header(run, lang or "en"), elem_id="demo-header")
-        app.load(answer(lambda lang: _header(run, lang)), None, header, api_visibility="private")  # per browser
+        app.load(answer(lambda lang: _header(live.now(), lang)), None, header, api_visibility="private")
         if run.task == "labels":
-            text = _labels_page(run, T, lang or "en", answer, limit_mb)
+            text = _labels_page(live, T, lang or "en", answer, limit_mb)
         else:
-            text = _chat_page(run, T, answer)
-        feedback_row(store, run, T, text, run.task, answer)
+            text = _chat_page(live, T, answer)
+        feedback_row(store, live, T, text, run.task, answer)
+        least_sure_box(T, store, answer, lambda _lang, _value: live.now().path, limit_mb=limit_mb,
+                       prefix="least_sure")
     app.studio_demo_run = run  # type: ignore[attr-defined]
     return app
 
@@ -129,7 +135,7 @@ def _header(run: DemoRun, lang: str) -> str:
     return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
 
 
-def _labels_page(run: DemoRun, T: Any, lang: str, answer: Callable[[Callable], Callable], limit_mb: float) -> Any:
+def _labels_page(run: DemoRun | LiveDemoRun, T: Any, lang: str, answer: Callable[[Callable], Callable], limit_mb: float) -> Any:
     with gr.Row():
         text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
         with gr.Column(scale=2):
@@ -169,7 +175,7 @@ def _labels_page(run: DemoRun, T: Any, lang: str, answer: Callable[[Callable], C
     return text
 
 
-def _chat_page(run: DemoRun, T: Any, answer: Callable[[Callable], Callable]) -> Any:
+def _chat_page(run: DemoRun | LiveDemoRun, T: Any, answer: Callable[[Callable], Callable]) -> Any:
     chat_d = generation_defaults(run.path)["chat"]
     chatbot = gr.Chatbot(height=420, label=T("ev.chat"), show_label=False, elem_id="demo-chat",
                          buttons=["copy", "copy_all"])

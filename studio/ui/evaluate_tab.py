@@ -6,6 +6,7 @@ Handlers are module-level functions so tests call them directly.
 """
 from __future__ import annotations
 
+import functools
 import html
 import logging
 from pathlib import Path
@@ -31,7 +32,8 @@ from ..app.uploads import DATA_MB, check_data_upload
 from ..evaluation.gen_defaults import generation_defaults
 from ..feedback.store import FeedbackStore
 from ..web.export_download import link
-from .feedback_panel import eval_feedback_row
+from .feedback_panel import _finished_run_name, eval_feedback_row
+from .least_sure_box import least_sure_box
 
 log = logging.getLogger("studio.ui.evaluate")
 
@@ -382,6 +384,12 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         batch_info = Markdown()
     predict_btn.click(for_each_browser(ctx, lambda ctx, r, f: on_predict(r, f, predictions_dir, ctx.lang, limit)),
                       [run, batch_file], [batch_out, batch_info], api_name="predict_file")
+
+    def picked_run(ctx: Any, run_v: Any) -> str:  # a finished run this server lists, never a path as sent
+        return str(Path(runs_root) / _finished_run_name(runs_root, run_v))
+
+    least_sure_box(T, store, functools.partial(for_each_browser, ctx), picked_run, run_input=run, limit_mb=limit,
+                   prefix="eval_least_sure")
 
     with gr.Accordion(T("ev.export"), open=False):
         # choice names are messages: the server language picks them, localize.py re-sends them per browser

@@ -140,11 +140,14 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         rename_btn = gr.Button(T("runs.rename"), size="sm", elem_id="runs-rename")
         delete_btn = gr.Button(T("runs.delete"), size="sm", variant="stop", elem_id="runs-delete")
     manage_info = Markdown(elem_id="runs-manage-info")
+    with gr.Accordion(T("runs.versions"), open=True):
+        shared = Markdown(elem_id="runs-versions")  # lines teammates see: versions, the live one, who changed it
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
     cards = Markdown(elem_id="runs-cards")
 
     refreshed = for_each_browser(ctx, refresh_runs)
-    refresh_btn.click(refreshed, picked, [table, picked], api_name="runs_refresh")
+    refresh_btn.click(refreshed, picked, [table, picked], api_name="runs_refresh").then(
+        for_each_browser(ctx, improve_page.versions_markdown), None, shared, api_visibility="private")
     rename_btn.click(owner_action(ctx, on_rename), [picked, new_name], manage_info,
                      api_name="rename_run").success(refreshed, picked, [table, picked], api_visibility="private")
     # the browser asks first; a cancelled confirm sends no runs, and nothing is deleted
@@ -153,4 +156,5 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                      ).success(refreshed, picked, [table, picked], api_visibility="private")
     picked.change(for_each_browser(ctx, compare), picked, [plot, cards], api_name="runs_compare",
                   show_progress="hidden")
-    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh_runs}
+    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh_runs,
+            "versions": shared}

@@ -228,4 +228,35 @@ ENTRIES: list[Any] = [
             "之前转换的数据集仍在数据文件夹中；在“数据”页重新转换即可再次列出（旧列表在另存的副本中）"),
     message("state.fix.other", "check the kept copy, and delete it once nothing is missing",
             "请检查另存的副本，确认无遗漏后再删除它"),
+    # the "least sure" queue, the gate and the versions (studio/app/least_sure.py, verdict.py, versions.py)
+    message("ls.progress", "Row {i} of {n} · sureness {sure}", "第 {i} 行，共 {n} 行 · 把握 {sure}"),
+    message("ls.ready", "{n} rows to check, least sure first (of {pool} in the file).",
+            "有 {n} 行要检查，最没把握的在前（文件共 {pool} 行）。"),
+    message("ls.done", "All {n} rows checked: thank you.", "{n} 行都检查完了：谢谢。"),
+    message("imp.dpo_labels", "⚠ This is a labels run: SFT on the corrections is the measured better choice. On 49 "
+            "corrections of a Gemma-3-270M review run, DPO gave every held-out row one label (accuracy 0.500) while "
+            "SFT with replay kept 0.850 (docs/BENCHMARKS.md). A pair of labels pushes one label against the other with "
+            "nothing holding the rest in place.",
+            "⚠ 这是一个标签运行：在更正上做 SFT 是实测更好的选择。在一个 Gemma-3-270M 评论运行的 49 条"
+            "更正上，DPO 让所有验证行都得到同一个标签（准确率 0.500），而带重放的 SFT 保持 0.850"
+            "（docs/BENCHMARKS.md）。一对标签只是把一个标签压过另一个，没有东西让其余部分保持不变。"),
+    message("imp.taught", "{confirmed} confirmed 👍 answer(s) teach too; {aside} row(s) kept aside to judge the result.",
+            "{confirmed} 条被 👍 确认的答案也用于训练；{aside} 行留出来评判结果。"),
+    message("gate.passed", "✅ **Check passed**: {after} of {n} check rows right ({before} before).",
+            "✅ **检查通过**：{n} 行检查行中对 {after} 行（之前 {before} 行）。"),
+    message("gate.worse", "⛔ **Check failed**: {after} of {n} check rows right, {before} before. Not promoted.",
+            "⛔ **检查未通过**：{n} 行检查行中对 {after} 行，之前 {before} 行。未设为当前版本。"),
+    message("gate.forgets", "⛔ **Check failed**: the old run's own held-out rows went from {before} to {after} of {n} "
+            "right (more than {slack} lost). Not promoted.",
+            "⛔ **检查未通过**：原运行自己的验证行从 {n} 行对 {before} 行降到 {after} 行（损失超过 {slack} 行）。"
+            "未设为当前版本。"),
+    message("gate.flips", "{right} row(s) flipped right, {wrong} flipped wrong, on a frozen check set of {n} rows "
+            "({held} held-out rows of {old}, {fb} feedback rows kept aside); scorer: {scorer}.",
+            "在 {n} 行固定检查集上（{old} 的 {held} 行验证行，{fb} 行留出的反馈），{right} 行变对，{wrong} 行变错；"
+            "评分方式：{scorer}。"),
+    message("gate.flipped_head", "flipped|text|expected|before|after", "变化|文字|应为|之前|之后"),
+    message("gate.live", "Teammates of **{line}** now see **{live}**.", "**{line}** 的队友现在使用 **{live}**。"),
+    message("runs.no_versions", "No run has been promoted yet: teammates see each run as it was shared.",
+            "还没有运行被设为当前版本：队友看到的是分享时的运行。"),
+    message("runs.version_line", "**{line}**: {chain} · live: **{live}**", "**{line}**：{chain} · 当前：**{live}**"),
 ]

@@ -174,4 +174,17 @@ ENTRIES: list[Any] = [
                  "{winner}, the one nearest the configured {f_learning_rate}, trains the run.",
                  "学习率搜索（每个 {steps} 步，看验证集{metric}）：{tried}。最好的几个并列；用最接近所设"
                  "{f_learning_rate}的 {winner} 训练这次运行。")),
+    # a preference run on labels, said before it trains (studio/engine/run.py)
+    notice("notice.preference_on_labels",
+           cli="{stage} on answers that are a few labels: SFT on the corrections is the measured better choice (on 49 "
+               "corrections of a Gemma-3-270M review run, DPO gave every held-out row one label, 0.500, while SFT "
+               "with a replay kept 0.850; docs/BENCHMARKS.md). A pair of labels pushes one label against the other "
+               "with nothing holding the rest in place",
+           page=("{stage} on answers that are a few labels: SFT on the corrections is the measured better choice (on "
+                 "49 corrections of a Gemma-3-270M review run, DPO gave every held-out row one label, 0.500, while SFT "
+                 "with a replay kept 0.850; docs/BENCHMARKS.md). A pair of labels pushes one label against the other "
+                 "with nothing holding the rest in place",
+                 "在只有几个标签的答案上做 {stage}：实测更好的选择是在更正上做 SFT（在一个 Gemma-3-270M 评论运行的 49 条"
+                 "更正上，DPO 让所有验证行都得到同一个标签，0.500；带重放的 SFT 保持 0.850；见 docs/BENCHMARKS.md）。"
+                 "一对标签只是把一个标签压过另一个，没有东西让其余部分保持不变")),
 ]

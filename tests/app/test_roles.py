@@ -13,7 +13,7 @@ from studio.ui import app
 from studio.app.roles import is_owner_only
 
 # an event whose name says it starts, stops, deletes, renames, exports, converts or uploads a model is an owner action
-OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue|download_model|review|make_dataset)(_|$)")
+OWNER_WORDS = re.compile(r"(^|_)(start|abort|resume|delete|remove|rename|export|convert|clear_queue|upload_gguf|queue|download_model|review|make_dataset|promote|rollback)(_|$)")
 
 
 def _args(*flags: str) -> argparse.Namespace:
@@ -30,7 +30,7 @@ def test_every_event_named_like_an_owner_action_is_marked(tmp_path: Path) -> Non
     unmarked = sorted(n for n in named if OWNER_WORDS.search(n) and n not in owners)
     assert unmarked == [], f"make these handlers with studio.ui.handlers.owner_action: {unmarked}"
     assert {"start", "abort", "resume", "export_run", "convert", "upload_gguf", "clear_queue", "rename_run",
-            "delete_runs", "download_model", "improve"} <= owners
+            "delete_runs", "download_model", "improve", "promote", "rollback"} <= owners
     assert not owners & {"poll", "on_generate", "on_chat", "predict_file", "on_check", "runs_refresh"}
 
 

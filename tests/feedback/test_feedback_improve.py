@@ -50,6 +50,9 @@ def test_pairs_give_a_dpo_run_from_the_old_adapter(tmp_path: Path, old_run: Path
     record_lineage(cfg)
     summary = run_training(cfg.replace(max_steps=3, per_device_train_batch_size=2))
     assert summary["state"] == "finished"
+    # a DPO run on labels says, before it trains, that SFT on the corrections is the measured better choice
+    said = [e for e in RunDir(cfg.output_dir).events() if e.get("type") == "notice"]
+    assert [e["params"] for e in said if e.get("code") == "preference_on_labels"] == [{"stage": "DPO"}], said
     assert json.loads(RunDir(cfg.output_dir).lineage.read_text()) == {
         "run": "old", "method": "dpo", "feedback_rows": 6, "feedback_data": "fb", "data_dir": str(tmp_path / "data")}
 

@@ -38,9 +38,13 @@ def test_improve_trains_a_new_run_and_compare_shows_both_runs_side_by_side(
     assert json.loads(out.out.strip().splitlines()[-1])["state"] == "finished"
     assert "method sft" in out.err  # auto on a labels run: SFT with replay, although pairs exist
     new = RunDir(workspace / "runs" / "new")
+    # none of the 6 corrections' inputs falls in the one-in-five kept aside (feedback/check_set.py)
     assert json.loads(new.lineage.read_text()) == {"run": "old", "method": "sft", "feedback_rows": 6,
                                                    "feedback_data": "new_feedback",
-                                                   "data_dir": str(workspace / "data")}
+                                                   "data_dir": str(workspace / "data"), "corrections": 6,
+                                                   "confirmed": 0, "aside": 0,
+                                                   "check_set": {"held_out": 8, "feedback": 0}}
+    assert "Check passed" in out.err or "Check failed" in out.err  # the verdict, printed once it trained
     cfg = RunConfig.load(new.config)
     assert cfg.adapter_name_or_path == str(RunDir(workspace / "runs" / "old").adapter)
 
@@ -61,10 +65,25 @@ def test_improve_trains_a_new_run_and_compare_shows_both_runs_side_by_side(
     assert "improved from old with 6 feedback rows (sft)" in table
     assert "held-out rows of old (n=8)" in table and "feedback rows (n=6)" in table and "F1 positive" in table
 
+    # the gate on the command line: the verdict, then promote (an owner's word after it) and roll back
+    assert cli(_cli(workspace, "verdict", "new", "--json")) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["n"] == 8 and v["parts"]["held_out"]["n"] == 8 and set(v["before"]["per_label"]) == {"negative",
+                                                                                                  "positive"}
+    promote = ["promote", "new"] + ([] if v["gate"]["passed"] else ["--anyway"])
+    assert cli(_cli(workspace, *promote)) == 0
+    assert "Teammates of old now see new." in capsys.readouterr().out
+    assert cli(_cli(workspace, "versions")) == 0
+    assert "old: old -> new (live: new)" in capsys.readouterr().out
+    assert cli(_cli(workspace, "rollback", "new")) == 0
+    assert "Teammates of old now see old." in capsys.readouterr().out
+
 
 def test_dpo_is_chosen_only_when_asked_for_a_labels_run(workspace: Path) -> None:
     from studio.app.improve import plan, prepare
-    assert plan(workspace, "old") == {"corrections": 6, "pairs": 6, "skipped": 0, "method": "sft", "why": ""}
+    assert plan(workspace, "old") == {"corrections": 6, "pairs": 6, "confirmed": 0, "aside": 0, "skipped": 0,
+                                      "method": "sft", "why": "", "warning": None}
+    assert plan(workspace, "old", "dpo")["warning"] == "imp.dpo_labels"
     assert plan(workspace, "old", "dpo")["method"] == "dpo"
     cfg = prepare(workspace, "old", "as-dpo", method="dpo")
     assert (cfg.stage, cfg.dataset) == ("dpo", "as-dpo_feedback_pref")
@@ -153,7 +172,8 @@ def test_improve_never_replaces_a_dataset_it_did_not_make(workspace: Path, n: in
     """Someone's dataset under a name an Improve would make (NEW_feedback, _pref, _kto, _replay) stays as it is:
     "Improve this run" named N used to overwrite N_feedback (427 rows became 8)."""
     from studio.app.improve import prepare
-    from studio.data.convert import register_dataset, write_jsonl
+    from studio.data.convert import write_jsonl
+    from studio.data.registry import register_dataset
     from studio.data.dataset import load_rows
     from studio.errors import StudioError
     data, new = workspace / "data", f"keep{n}"
@@ -199,3 +219,19 @@ def test_an_improve_the_queue_refuses_leaves_nothing_behind(workspace: Path, mon
         improve_page.queue_improvement(ctx, "old", "auto")
     assert _registered(workspace) == before
     assert sorted(p.name for p in (workspace / "runs").iterdir()) == runs
+
+
+def test_the_queue_and_agreement_verbs(workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    texts = tmp_path / "texts.txt"
+    texts.write_text("text\n" + "\n".join(r["input"] for r in make_review_rows(12, seed=40)) + "\n")
+    assert cli(_cli(workspace, "queue", "old", str(texts), "--n", "3")) == 0
+    items = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(items) == 3 and [i["sureness"] for i in items] == sorted(i["sureness"] for i in items)
+    assert {i["answer"] for i in items} <= {"negative", "positive"}
+    store = FeedbackStore.in_workspace(workspace)
+    for who, said in (("ann", "positive"), ("cy", "negative")):  # two people, one text, two labels
+        store.add(run="old", login=who, input="a text two people read", answer="positive",
+                  verdict="up" if said == "positive" else "down", correction=None if said == "positive" else said)
+    assert cli(_cli(workspace, "agreement", "--run", "old")) == 0
+    out = capsys.readouterr().out
+    assert "ann & cy: 1 shared row(s), 0 agree" in out and "1 input(s) in conflict" in out

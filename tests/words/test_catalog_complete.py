@@ -25,7 +25,7 @@ _NAMED = ("f_", "q_", "l_", "b_")  # a setting or a button, named as each surfac
 DERIVED = {"role_flag", "role_label"}  # made by the renderer from the value ``role``
 # the Chinese keeps as typed what a person types or reads as a name: the names of formats, stages, methods,
 # libraries and their losses, values of settings, the command line's verbs and arguments, JSON's literals
-LITERAL = {"conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt", "dpo",
+LITERAL = {"feedback", "verdict", "anyway", "conversations", "formatting", "history", "human", "tools", "null", "nul", "openai", "sharegpt", "dpo",
            "kto", "pt", "convert", "dir", "sentiment", "export", "run", "from", "lora", "qlora", "full", "deepspeed",
            "zero", "trl", "nvme", "bf16", "fp32", "transformers", "llama", "factory", "auto", "python", "studio",
            "jsonl", "tiny", "demo", "sft", "id", "kl", "true", "false", "key", "value", "eval", "orpo", "simpo", "cpo",

@@ -191,7 +191,8 @@ def layerwise_base(shape: str) -> Iterator[None]:
     from studio.models import loading
     real = loading.load_base
 
-    def load_base(cfg: Any, device: str = "cpu", plan: Any = None) -> tuple[Any, Any]:
+    def load_base(cfg: Any, device: str = "cpu", *_rest: Any, **_kw: Any) -> tuple[Any, Any]:
+        # the engine passes more (plan, progress) as it grows; the stand-in needs only these two
         dtype = torch.bfloat16 if device == "cuda" else torch.float32
         model = build_layerwise_qlora(llama_config(shape), device, dtype)
         return model, loading.load_tokenizer(cfg.model_name_or_path)

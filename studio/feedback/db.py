@@ -22,6 +22,7 @@ import hashlib
 import os
 import sqlite3
 import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -167,6 +168,30 @@ def _ready(con: sqlite3.Connection, path: Path) -> None:
     con.execute("COMMIT")
 
 
+def _prepare(con: sqlite3.Connection, path: Path) -> None:
+    """Settings and schema of a fresh connection, retried while another process holds the file.
+
+    SQLite's busy handler does not cover every step of opening a WAL file (a peer closing the last connection
+    checkpoints and removes the WAL under an exclusive lock; a journal-mode change answers SQLITE_BUSY at once),
+    so a burst of writers could see "locked" after milliseconds. The retry keeps the promise of BUSY_TIMEOUT_MS.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
+            # WAL is a property of the file: set once, when it is not yet (setting it again takes a lock)
+            if str(con.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                con.execute("PRAGMA journal_mode = WAL")
+            con.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
+            _ready(con, path)
+            return
+        except sqlite3.OperationalError as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @contextmanager
 def connect(path: Path) -> Iterator[sqlite3.Connection]:
     """A short connection to the checked file with an up-to-date schema; SQLite failures as coded errors.
@@ -186,10 +211,7 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
         raise db_error(exc, path) from None
     try:
         try:
-            con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
-            con.execute("PRAGMA journal_mode = WAL")
-            con.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
-            _ready(con, path)
+            _prepare(con, path)
             con.row_factory = sqlite3.Row
             yield con
         except sqlite3.Error as exc:

@@ -142,13 +142,12 @@ def _judge(new_run: str) -> dict[str, Any] | None:
 def verdict_markdown(ctx: AppContext, v: dict[str, Any]) -> str:
     """The gate's line, the flips, per-label F1 before / after and the first flipped rows."""
     g = v["gate"]
+    change = v["after"]["accuracy"] - v["before"]["accuracy"]
     lines = [msg(g["code"], ctx.lang, **{k: x for k, x in g.items() if k not in ("passed", "code")}),
-             "", msg("gate.flips", ctx.lang, right=v["flipped_right"], wrong=v["flipped_wrong"], n=v["n"],
-                     held=v["parts"].get("held_out", {}).get("n", 0), fb=v["parts"].get("feedback", {}).get("n", 0),
-                     old=v["old_run"], scorer=v["scorer"]), "",
+             "", verdict.flips_line(v, ctx.lang), "",
              "| " + " | ".join(msg("imp.headers", ctx.lang).split("|")) + " |", "|---|---:|---:|---:|",
-             f"| {msg('imp.accuracy', ctx.lang)} | {_pct(v['before']['accuracy'])} | {_pct(v['after']['accuracy'])} | "
-             f"{v['after']['accuracy'] - v['before']['accuracy']:+.1%} |"]
+             f"| {'chrF' if v.get('graded') else msg('imp.accuracy', ctx.lang)} | {verdict.score_text(v, 'before')} | "
+             f"{verdict.score_text(v, 'after')} | {f'{100 * change:+.1f}' if v.get('graded') else f'{change:+.1%}'} |"]
     for lab, c in (v["before"].get("per_label") or {}).items():
         after = v["after"]["per_label"][lab]["f1"]
         lines.append(f"| F1 {lab} | {c['f1']:.3f} | {after:.3f} | {after - c['f1']:+.3f} |")

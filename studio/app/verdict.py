@@ -3,14 +3,15 @@
 The check set is frozen when Improve starts (``freeze``): the old run's own held-out rows plus the accepted
 feedback kept aside (studio/feedback/check_set.py), written into the new run's folder (``RunDir.check_set``), so
 what judges the run cannot drift with later feedback or a moved dataset. After training, ``judge`` answers every
-check row with the old run and with the new one through a scorer (studio/evaluation/check_scorers.py: labels,
-exact answers, or any scorer with the same two members, such as a generation check), and writes the verdict
-into the new run's folder (``RunDir.verdict``): accuracy (and per-label precision / recall / F1 for a labels
-scorer) before and after, per part of the set, the rows that flipped right and wrong, and whether it passed.
+check row with the old run and with the new one through a scorer (studio/evaluation/check_scorers.py: labels
+for a labels run, the generation check's chrF for an instruction or chat run, or any scorer with the same members),
+and writes the verdict into the new run's folder (``RunDir.verdict``): accuracy or mean chrF (and per-label
+precision / recall / F1 for a labels scorer) before and after, per part of the set, the rows that flipped right
+and wrong, and whether it passed.
 
-The gate passes unless the new run gets more check rows wrong than the old one did, or loses more than
-FORGET_SLACK of the old run's own held-out rows: on a few hundred rows one or two flips are noise (DESIGN.md,
-"Measure the value"), a steady loss is not. A failed verdict is not a ban: the owner may still promote, saying so
+The gate passes unless the new run scores less on the check set than the old one did (more rows wrong; a lower
+mean chrF), or loses more than FORGET_SLACK of the old run's own held-out rows (one row's worth at least): on a
+few hundred rows one or two flips are noise (DESIGN.md, "Measure the value"), a steady loss is not. A failed verdict is not a ban: the owner may still promote, saying so
 (studio/app/versions.py).
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import StudioError
-from ..evaluation.check_scorers import RowScorer, scorer_for
+from ..evaluation.check_scorers import FLIP_MARGIN, RowScorer, scorer_for
 from ..evaluation.evaluate import validation_rows
 from ..evaluation.metrics import classification_metrics, normalize
 from ..feedback.check_set import aside_rows
@@ -30,6 +31,8 @@ from ..feedback.datasets import run_prompt_shape
 from ..feedback.store import FeedbackStore
 from ..runs.run_dir import RunDir
 from ..state_files import read_state
+from ..words.catalog import msg
+from ..words.render import has
 from ..workspace import atomic_write_text
 
 MAX_CHECK_ROWS = 1000   # rows one verdict scores twice: minutes on a CPU at most
@@ -74,18 +77,25 @@ def _side(scores: list[float], answers: list[str], rows: Sequence[dict[str, Any]
     return side
 
 
-def _gate(rows: Sequence[dict[str, Any]], before: list[float], after: list[float]) -> dict[str, Any]:
+def _gate(rows: Sequence[dict[str, Any]], before: list[float], after: list[float], graded: bool = False
+          ) -> dict[str, Any]:
+    """One rule for every scorer: the new run may not score less on the whole set, nor lose more than the slack on
+    the old run's own held-out rows. A graded scorer's sums are said as mean points (a chrF of 0-100)."""
+    def said(total: float, n: int) -> float:
+        return round(100 * total / n, 1) if graded else round(total, 2)
+
+    kind = "_graded" if graded else ""
     if sum(after) < sum(before):
-        return {"passed": False, "code": "gate.worse", "before": round(sum(before), 2), "after": round(sum(after), 2),
-                "n": len(rows)}
+        return {"passed": False, "code": "gate.worse" + kind, "before": said(sum(before), len(rows)),
+                "after": said(sum(after), len(rows)), "n": len(rows)}
     held = [i for i, r in enumerate(rows) if r.get("from") == "held_out"]
     hb, ha = sum(before[i] for i in held), sum(after[i] for i in held)
     slack = max(1, math.floor(FORGET_SLACK * len(held)))
     if held and ha < hb - slack:
-        return {"passed": False, "code": "gate.forgets", "before": round(hb, 2), "after": round(ha, 2),
-                "n": len(held), "slack": slack}
-    return {"passed": True, "code": "gate.passed", "before": round(sum(before), 2), "after": round(sum(after), 2),
-            "n": len(rows)}
+        return {"passed": False, "code": "gate.forgets" + kind, "before": said(hb, len(held)),
+                "after": said(ha, len(held)), "n": len(held), "slack": slack}
+    return {"passed": True, "code": "gate.passed" + kind, "before": said(sum(before), len(rows)),
+            "after": said(sum(after), len(rows)), "n": len(rows)}
 
 
 def judge(new_run: str | Path, old_run: str | Path, scorer: RowScorer | None = None) -> dict[str, Any]:
@@ -103,12 +113,15 @@ def judge(new_run: str | Path, old_run: str | Path, scorer: RowScorer | None = N
     ans_a = scorer.answers(str(new_run), rows)
     sb = [scorer.score(a, r) for a, r in zip(ans_b, rows)]
     sa = [scorer.score(a, r) for a, r in zip(ans_a, rows)]
-    labels = scorer.labels
+    labels, graded = scorer.labels, bool(getattr(scorer, "graded", False))
+    margin = FLIP_MARGIN if graded else 0.0
 
     def flipped(up: bool) -> list[dict[str, Any]]:
+        moved = [(y - x, r, b, a) for r, b, a, x, y in zip(rows, ans_b, ans_a, sb, sa)
+                 if (y - x if up else x - y) > 0 and abs(y - x) >= margin]
+        moved.sort(key=lambda m: -abs(m[0]))   # the biggest changes first (all the same for right / wrong)
         return [{"input": r.get("input") or r.get("instruction", ""), "expected": r.get("output", ""),
-                 "before": b, "after": a, "from": r.get("from", "")}
-                for r, b, a, x, y in zip(rows, ans_b, ans_a, sb, sa) if (y > x if up else y < x)]
+                 "before": b, "after": a, "from": r.get("from", "")} for _, r, b, a in moved]
 
     parts = {}
     for part in ("held_out", "feedback"):
@@ -118,13 +131,30 @@ def judge(new_run: str | Path, old_run: str | Path, scorer: RowScorer | None = N
                            "after": sum(sa[i] for i in idx) / len(idx)}
     right, wrong = flipped(True), flipped(False)
     verdict = {"old_run": Path(old_run).name, "new_run": Path(new_run).name, "scorer": scorer.name,
-               "labels": labels, "n": len(rows), "parts": parts,
+               "graded": graded, "labels": labels, "n": len(rows), "parts": parts,
                "before": _side(sb, ans_b, rows, labels), "after": _side(sa, ans_a, rows, labels),
                "flipped_right": len(right), "flipped_wrong": len(wrong),
-               "right_rows": right[:LISTED], "wrong_rows": wrong[:LISTED], "gate": _gate(rows, sb, sa),
+               "right_rows": right[:LISTED], "wrong_rows": wrong[:LISTED], "gate": _gate(rows, sb, sa, graded),
                "seconds": round(time.perf_counter() - t, 1), "judged": time.strftime("%Y-%m-%d %H:%M:%S")}
     atomic_write_text(RunDir(new_run).verdict, json.dumps(verdict, ensure_ascii=False))
     return verdict
+
+
+def flips_line(v: dict[str, Any], lang: str) -> str:
+    """The verdict's sentence on what flipped and how it was scored, in ``lang`` (the page and the CLI say it alike;
+    a verdict stored before scorers were named by code keeps its English name)."""
+    graded = bool(v.get("graded"))
+    scorer = str(v.get("scorer", ""))
+    return msg("gate.flips_graded" if graded else "gate.flips", lang, right=v["flipped_right"],
+               wrong=v["flipped_wrong"], n=v["n"], held=v["parts"].get("held_out", {}).get("n", 0),
+               fb=v["parts"].get("feedback", {}).get("n", 0), old=v["old_run"],
+               scorer=msg(scorer, lang) if has(scorer) else scorer, points=round(100 * FLIP_MARGIN))
+
+
+def score_text(v: dict[str, Any], side: str) -> str:
+    """One side's whole-set score as shown: a percentage right, or a graded scorer's mean chrF (0-100)."""
+    value = float(v[side]["accuracy"])
+    return f"{100 * value:.1f}" if v.get("graded") else f"{value:.1%}"
 
 
 def stored(new_run: str | Path) -> dict[str, Any] | None:

@@ -29,15 +29,15 @@ def warn_before(workspace: Path, run: str, method: str) -> None:
 
 def verdict_text(v: dict[str, Any]) -> str:
     """The verdict as the command line prints it: the gate, the flips, the scores per part and per label."""
+    from ..app.verdict import flips_line  # start-up: the scoring services (see above)
     g = v["gate"]
     lines = [msg(g["code"], "en", **{k: x for k, x in g.items() if k not in ("passed", "code")}).replace("**", ""),
-             msg("gate.flips", "en", right=v["flipped_right"], wrong=v["flipped_wrong"], n=v["n"],
-                 held=v["parts"].get("held_out", {}).get("n", 0), fb=v["parts"].get("feedback", {}).get("n", 0),
-                 old=v["old_run"], scorer=v["scorer"]),
+             flips_line(v, "en"),
              f"{'':<24}{'before':>8}{'after':>8}"]
+    measure = "mean chrF/100" if v.get("graded") else "accuracy"
     for part, side in v["parts"].items():
-        lines.append(f"{'accuracy, ' + part:<24}{side['before']:>8.3f}{side['after']:>8.3f}")
-    lines.append(f"{'accuracy, all':<24}{v['before']['accuracy']:>8.3f}{v['after']['accuracy']:>8.3f}")
+        lines.append(f"{measure + ', ' + part:<24}{side['before']:>8.3f}{side['after']:>8.3f}")
+    lines.append(f"{measure + ', all':<24}{v['before']['accuracy']:>8.3f}{v['after']['accuracy']:>8.3f}")
     for lab, c in (v["before"].get("per_label") or {}).items():
         after = v["after"]["per_label"][lab]
         lines.append(f"{'F1 ' + lab:<24}{c['f1']:>8.3f}{after['f1']:>8.3f}")

@@ -1,11 +1,12 @@
 """How a frozen check set is scored, one row at a time, for the gate before an improved run reaches teammates
 (studio/app/verdict.py). A scorer answers each row and says how right the answer is, in [0, 1]; the verdict is
-made only of those per-row scores before and after, so any scorer plugs in: the label scorer here, exact answers
-for free text, or a generation check (an LLM-free similarity, a judge) that implements the same two members.
+made only of those per-row scores before and after, so any scorer plugs in: the label scorer, the generation check's
+chrF for written answers, or any other (a judge) that implements the same members.
 
     class RowScorer(Protocol):
-        name: str                      # said in the verdict
+        name: str                      # a words code, said in the verdict
         labels: list[str] | None       # a labels scorer: the verdict adds per-label precision / recall / F1
+        graded: bool                   # degrees (a chrF) rather than right / wrong
         def answers(self, run_path, rows) -> list[str]
         def score(self, answer, row) -> float      # 1.0 right ... 0.0 wrong
 """
@@ -13,17 +14,22 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
+from sacrebleu.metrics import CHRF
+
 from . import inference
 from .evaluate import _generate_rows
+from .generation_check import answer_budget
 from .metrics import normalize
 
 BATCH = 16
-ANSWER_TOKENS = 128  # a free-text answer scored by exact match: as compare's
+FLIP_MARGIN = 0.10   # a graded row "flipped" when its score moved this much (10 chrF points), not by any wobble
+_CHRF = CHRF()
 
 
 class RowScorer(Protocol):
-    name: str
+    name: str                  # a words code (the verdict names its scorer in the page's language)
     labels: list[str] | None
+    graded: bool               # True: scores are degrees (0-1), shown as a mean; False: right (1) or wrong (0)
 
     def answers(self, run_path: str, rows: Sequence[dict[str, str]]) -> list[str]: ...
 
@@ -32,10 +38,11 @@ class RowScorer(Protocol):
 
 class LabelScorer:
     """A labels run: the most probable of its labels (the demo page's scoring); right when it is the row's."""
-    name = "labels"
+    name = "scorer.labels"
 
     def __init__(self, labels: Sequence[str], like: dict[str, str] | None):
         self.labels: list[str] | None = list(labels)
+        self.graded = False
         self.like = like
 
     def answers(self, run_path: str, rows: Sequence[dict[str, str]]) -> list[str]:
@@ -50,22 +57,26 @@ class LabelScorer:
         return float(normalize(answer) == normalize(row.get("output", "")))
 
 
-class ExactAnswerScorer:
-    """A free-text run without a better scorer: the greedy answer equals the expected one, spaces and case aside
-    (what ``feedback compare`` reports). Strict: a generation check scores the same rows more kindly."""
-    name = "exact answer"
+class GenerationScorer:
+    """An instruction or chat run: the greedy answer (the generation check's decoding and answer budget) scored by
+    its sentence chrF against the expected answer, 0-1 (the generation check's headline, ``HEADLINE``), so the
+    gate and the Evaluate tab judge a written answer by one rule. Graded, not right or wrong: a row counts as
+    flipped only when its score moved by FLIP_MARGIN or more."""
+    name = "scorer.generation"
     labels: list[str] | None = None
+    graded = True
 
     def answers(self, run_path: str, rows: Sequence[dict[str, str]]) -> list[str]:
         loaded = inference.get_model(run_path)
         with inference._hold(loaded):
-            return _generate_rows(loaded.model, loaded.tokenizer, loaded.template, list(rows), ANSWER_TOKENS)
+            budget = answer_budget(loaded.tokenizer, rows)
+            return _generate_rows(loaded.model, loaded.tokenizer, loaded.template, list(rows), budget)
 
     def score(self, answer: str, row: dict[str, str]) -> float:
-        return float(" ".join(answer.split()).casefold() == " ".join(row.get("output", "").split()).casefold())
+        return _CHRF.sentence_score(str(answer or ""), [str(row.get("output", ""))]).score / 100.0
 
 
 def scorer_for(run_path: str) -> Any:
-    """The scorer a run's check set gets by default: labels for a labels run, else exact answers."""
+    """The scorer a run's check set gets by default: labels for a labels run, else the generation check's chrF."""
     task = inference.label_task(run_path)
-    return LabelScorer(task[0], task[1]) if task else ExactAnswerScorer()
+    return LabelScorer(task[0], task[1]) if task else GenerationScorer()

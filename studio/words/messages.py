@@ -250,6 +250,22 @@ ENTRIES: list[Any] = [
             "right (more than {slack} lost). Not promoted.",
             "⛔ **检查未通过**：原运行自己的验证行从 {n} 行对 {before} 行降到 {after} 行（损失超过 {slack} 行）。"
             "未设为当前版本。"),
+    message("gate.passed_graded", "✅ **Check passed**: mean chrF {after} on {n} check rows ({before} before).",
+            "✅ **检查通过**：{n} 行检查行的平均 chrF 为 {after}（之前 {before}）。"),
+    message("gate.worse_graded", "⛔ **Check failed**: mean chrF {after} on {n} check rows, {before} before. "
+            "Not promoted.",
+            "⛔ **检查未通过**：{n} 行检查行的平均 chrF 为 {after}，之前 {before}。未设为当前版本。"),
+    message("gate.forgets_graded", "⛔ **Check failed**: on the old run's own {n} held-out rows the mean chrF went "
+            "from {before} to {after} (more than {slack} row(s)' worth lost). Not promoted.",
+            "⛔ **检查未通过**：在原运行自己的 {n} 行验证行上，平均 chrF 从 {before} 降到 {after}"
+            "（损失超过 {slack} 行的分数）。未设为当前版本。"),
+    message("gate.flips_graded", "{right} row(s) improved and {wrong} worsened by {points} chrF points or more, on a frozen "
+            "check set of {n} rows ({held} held-out rows of {old}, {fb} feedback rows kept aside); scorer: {scorer}.",
+            "在 {n} 行固定检查集上（{old} 的 {held} 行验证行，{fb} 行留出的反馈），{right} 行提高、{wrong} 行下降"
+            "{points} 个 chrF 点以上；评分方式：{scorer}。"),
+    message("scorer.labels", "the most probable label, right or wrong", "最可能的标签，对或错"),
+    message("scorer.generation", "each written answer's chrF against the expected answer (the generation check)",
+            "每个生成答案与应有答案的 chrF（生成检查）"),
     message("gate.flips", "{right} row(s) flipped right, {wrong} flipped wrong, on a frozen check set of {n} rows "
             "({held} held-out rows of {old}, {fb} feedback rows kept aside); scorer: {scorer}.",
             "在 {n} 行固定检查集上（{old} 的 {held} 行验证行，{fb} 行留出的反馈），{right} 行变对，{wrong} 行变错；"

@@ -52,7 +52,7 @@ def test_feedback_shift_quick(tmp_path: Path, tiny_model_dir: Path) -> None:
         rnd["feedback"]["asked"] == QUICK["pool"]
     assert hd["feedback"]["asked"] == QUICK["stream"]
     for arm, a in r["arms"].items():
-        rows = FeedbackStore.in_workspace(out / arm).list(run="reviews")
+        rows = list(FeedbackStore.in_workspace(out / arm).iter_rows(run="reviews"))
         assert len(rows) == a["feedback"]["asked"] and {x.login for x in rows} == {"teammate"}
         assert all(x.status == "accepted" for x in rows)
         assert sum(x.verdict == "down" for x in rows) == a["feedback"]["corrections"]

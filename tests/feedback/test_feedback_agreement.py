@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.feedback.agreement import agreement, cohen_kappa
-from studio.feedback.datasets import build_rows
+from studio.feedback.datasets import training_rows
 from studio.feedback.store import FeedbackStore
 
 
@@ -40,7 +40,7 @@ def test_conflicts_come_from_sql_and_a_thumbs_up_can_disagree_with_a_correction(
     s = _store(tmp_path)
     keys = s.conflict_keys("r")
     assert len(keys) == 1   # only "text two": ann's 👍 on negative against bob's positive
-    rows = s.list(run="r")
+    rows = list(s.iter_rows(run="r"))
     assert {r.input for r in rows if r.id in s.conflict_ids("r")} == {"text two"}
     # resolving it (the owner drops one row) clears the conflict
     ann_up = next(r for r in rows if r.input == "text two" and r.login == "ann")
@@ -58,15 +58,15 @@ def test_agreement_per_pair_counts_shared_rows_and_kappa(tmp_path: Path) -> None
 
 def test_the_review_lists_conflicts_first(tmp_path: Path) -> None:
     s = _store(tmp_path)
-    first = s.review_list("r", limit=2)
+    first = s.page(run="r", per_page=2).rows
     assert {r.input for r in first} == {"text two"}
-    assert len(s.review_list("r", limit=100)) == 7
+    assert s.page(run="r", per_page=100).total == 7
 
 
 def test_a_conflicting_row_is_never_trained_on(tmp_path: Path) -> None:
     s = _store(tmp_path)
-    for r in s.list(run="r"):
+    for r in list(s.iter_rows(run="r")):
         s.review(r.id, reviewer="o", status="accepted")
-    built = build_rows(s.list(run="r"), {"instruction": "Label it", "input": "x"}, clash=s.conflict_keys("r"))
-    assert all(row["input"] != "text two" for row in built["sft"] + built["kto"] + built["ranking"])
-    assert built["skipped"] == 2
+    made = list(training_rows(s.iter_rows(run="r"), {"instruction": "Label it", "input": "x"}, s.conflict_keys("r")))
+    assert all(row["input"] != "text two" for _, row in made if row is not None)
+    assert sum(kind == "skipped" for kind, _ in made) == 2

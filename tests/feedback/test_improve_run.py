@@ -188,13 +188,14 @@ def test_improve_never_replaces_a_dataset_it_did_not_make(workspace: Path, n: in
 
 
 def test_a_refused_improve_leaves_nothing_registered(workspace: Path) -> None:
-    """Only 👍 / 👎 on a run: nothing to train on. The refusal used to come after N_feedback_kto was written."""
+    """Only 👎 without a correction on a run: nothing to train on (a confirmed 👍 teaches; a bare 👎 says only "not
+    this one"). The refusal used to come after N_feedback_kto was written."""
     import shutil
     from studio.app.improve import prepare
     from studio.errors import StudioError
     shutil.copytree(workspace / "runs" / "old", workspace / "runs" / "thumbs")
     store = FeedbackStore.in_workspace(workspace)
-    for i, verdict in enumerate(["up", "down", "up"]):
+    for i, verdict in enumerate(["down", "down", "down"]):
         store.review(store.add(run="thumbs", login=f"v{i}", input=f"a tweet {i}", answer="positive",
                                verdict=verdict), reviewer="owner", status="accepted")
     before, files = _registered(workspace), sorted((workspace / "data").glob("*"))

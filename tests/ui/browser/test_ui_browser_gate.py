@@ -112,7 +112,7 @@ def test_viewer_works_the_least_sure_queue_owner_gates_promotes_and_rolls_back(f
                 bob.locator("#least-sure-send").click()
         expect(progress).to_contain_text(f"All {QUEUE} rows checked")
         store = FeedbackStore.in_workspace(ws)
-        rows = store.list(run="old")
+        rows = list(store.iter_rows(run="old"))
         assert sorted(r.input for r in rows) == sorted(seen) and {r.login for r in rows} == {"bob"}
         assert all((r.correction or r.answer) == truth[r.input] for r in rows)  # what bob said is what was stored
 

@@ -357,7 +357,7 @@ def run_bench(a: argparse.Namespace) -> int:
             f"({fb['wall_s']} s)")
         store = FeedbackStore.in_workspace(ws)
         t_review = time.perf_counter()
-        for r in store.list(run=RUN):
+        for r in store.iter_rows(run=RUN):
             store.review(r.id, reviewer="owner", status="accepted")
         review_s = time.perf_counter() - t_review
         new_cfg = improve.prepare(ws, RUN, "improved")

@@ -225,6 +225,9 @@ def _load_causal_lm(path: str, cfg: RunConfig | None, device: str, plan: Precisi
                     dtype: Dtype | None = None) -> Any:
     """``from_pretrained`` with the run's precision plan: weights in its load dtype (or ``dtype``), a 4-bit base
     computing in its compute dtype (the autocast dtype, so bitsandbytes and autocast agree)."""
+    # every load passes here: a base folder moved or deleted since a run was trained gets the studio's words,
+    # not the hub client's "Repo id must be in the form ..." (it takes a missing absolute path for a hub id)
+    check_model_source(str(path))
     # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     kwargs: dict[str, Any] = {"trust_remote_code": bool(cfg and cfg.trust_remote_code)}

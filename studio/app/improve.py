@@ -51,8 +51,8 @@ def workspace_run(workspace: str | Path, run: str) -> Path:
 def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any]:
     """What improving ``run`` would train on, from every accepted row of its feedback but those kept aside to judge
     it: {"corrections", "confirmed", "aside", "pairs", "skipped", "method", "warning"} (``method`` is None when the
-    feedback cannot train with the method asked for, ``why`` then says so; ``warning`` a code said before a
-    preference run on labels)."""
+    feedback cannot train with the method asked for, ``why`` then says so as a words code with its ``why_values``,
+    rendered in the caller's language; ``warning`` a code said before a preference run on labels)."""
     folder = workspace_run(workspace, run)
     store = FeedbackStore.in_workspace(workspace)
     counts = count_rows(store, folder.name, run_prompt_shape(folder), rows=teaching_rows(store, folder.name),
@@ -62,15 +62,15 @@ def plan(workspace: str | Path, run: str, method: str = "auto") -> dict[str, Any
     fixes = sum(1 for r in split["teach"] if r.final_correction)
     out: dict[str, Any] = {"corrections": fixes, "pairs": counts["ranking"], "confirmed": len(split["teach"]) - fixes,
                            "aside": len(split["aside"]), "skipped": counts["skipped"], "method": None, "why": "",
-                           "warning": None}
+                           "why_values": {}, "warning": None}
     if not made:
-        out["why"] = "no accepted correction yet"
+        out["why"] = "imp.no_corrections"
         return out
     labels_run = is_labels_run(folder)
     try:
         out["method"] = pick_method(made, method, labels_run)
     except StudioError as exc:
-        out["why"] = exc.message
+        out["why"], out["why_values"] = exc.code, dict(exc.values or {})
     if out["method"] == "dpo" and labels_run:
         out["warning"] = "imp.dpo_labels"  # said before it starts: SFT is the measured better choice here
     return out

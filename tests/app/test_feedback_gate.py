@@ -67,6 +67,13 @@ def test_the_queue_is_the_least_sure_rows_first_and_records_what_the_server_answ
     assert e.value.code == "queue.size"
 
 
+def test_a_plan_with_nothing_to_teach_says_why_in_words(ws: Path) -> None:
+    from studio.words.catalog import msg
+    p = improve.plan(ws, "old")   # before any feedback (the next test adds it)
+    assert p["method"] is None and p["why"] == "imp.no_corrections"
+    assert msg(p["why"], "zh", **p["why_values"]) != msg(p["why"], "en", **p["why_values"])
+
+
 def test_improve_judge_promote_and_roll_back(ws: Path) -> None:
     from studio.engine import run_training
     store = FeedbackStore.in_workspace(ws)

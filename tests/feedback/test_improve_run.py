@@ -82,7 +82,7 @@ def test_improve_trains_a_new_run_and_compare_shows_both_runs_side_by_side(
 def test_dpo_is_chosen_only_when_asked_for_a_labels_run(workspace: Path) -> None:
     from studio.app.improve import plan, prepare
     assert plan(workspace, "old") == {"corrections": 6, "pairs": 6, "confirmed": 0, "aside": 0, "skipped": 0,
-                                      "method": "sft", "why": "", "warning": None}
+                                      "method": "sft", "why": "", "why_values": {}, "warning": None}
     assert plan(workspace, "old", "dpo")["warning"] == "imp.dpo_labels"
     assert plan(workspace, "old", "dpo")["method"] == "dpo"
     cfg = prepare(workspace, "old", "as-dpo", method="dpo")

@@ -25,7 +25,7 @@ from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data import templates
 from ..data.dataset import check_preference_data, load_rows, split_rows
 from ..data.fingerprint import keys_text
-from ..data.preference import as_sft_rows, stage_kind
+from ..data.preference import as_sft_rows
 from ..data.tokenize import encode_examples
 from ..errors import StudioError
 from ..models import kernels, loading, precision
@@ -36,12 +36,14 @@ from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
 from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
+from ..stages import stage_of
 from ..workspace import atomic_write_text, is_disk_full
 from . import lr_search, reshard
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from .batching import card_batching
 from .launch import leave_process_group, peer_lost_error
 from .nvme import check_nvme_ready
+from .stage_trainer import BuiltTrainer, TrainerInputs, build_stage_trainer
 
 log = logging.getLogger("studio.engine")
 
@@ -164,9 +166,10 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
 
 
 def labels_preference(cfg: RunConfig, rows: list[dict[str, Any]]) -> bool:
-    """A DPO / KTO run whose answers are a few labels (autoconfig.guess_task's rule: at most 10 distinct answers):
-    the case where SFT on the corrections measured better (bench/feedback_loop.py)."""
-    if cfg.stage not in ("dpo", "kto"):
+    """A run of a stage that warns on labels (DPO / KTO, the stage table's ``warns_on_labels``) whose answers are a
+    few labels (autoconfig.guess_task's rule: at most 10 distinct answers): the case where SFT on the corrections
+    measured better (bench/feedback_loop.py)."""
+    if not stage_of(cfg.stage).warns_on_labels:
         return False
     answers = {str(r.get(k, "")).strip() for r in rows[:200] for k in ("chosen", "rejected", "output") if k in r}
     return 0 < len(answers) <= 10
@@ -218,7 +221,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
     """
     cfg.check()
     if resume_from is None:  # a preference run that cannot learn is refused before its folder is made
-        check_preference_data(cfg.stage, cfg.dataset, cfg.dataset_dir)
+        check_preference_data(stage_of(cfg.stage).rows, cfg.dataset, cfg.dataset_dir)
     run = RunDir(cfg.output_dir).ensure()
     main = is_main_process()
     if main:
@@ -299,13 +302,15 @@ def _end_stopped(run: RunDir, step: int, summary: dict[str, Any]) -> None:
     run.write_status("aborted", ended=time.time(), **summary, **reason_fields(at_step))
 
 
-def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str, args: Any,
-                 callbacks: list[Any], notify: Any, count_tokens: Any, selective: bool, batching: str
-                 ) -> tuple[Any, dict[str, Any], list, Any]:
-    """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
+def sft_trainer(inputs: TrainerInputs) -> BuiltTrainer:
+    """Stage sft (the stage table's trainer, studio/stages.py): the studio's StudioTrainer, its counts, its
+    validation features and the layer offloader (if any)."""
     from .studio_trainer import StudioTrainer  # start-up: torch, transformers, peft: 6 s at import (see the top)
     from .held_out import KEEP_BEST  # start-up: as above
-    train, val, counts = prepare_data(cfg, tok, rows, run)
+    cfg, model, tok, device, args, callbacks = (inputs.cfg, inputs.model, inputs.tok, inputs.device, inputs.args,
+                                                inputs.callbacks)
+    selective, batching = inputs.selective, inputs.batching
+    train, val, counts = prepare_data(cfg, tok, inputs.rows, inputs.run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
         args.load_best_model_at_end = False   # nothing to judge a best by
@@ -322,27 +327,9 @@ def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[d
                             callbacks=callbacks, optimizers=(loraplus_optimizer(cfg, model), None),
                             dynamic_batching=cfg.dynamic_batching or batching != "as_configured",
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens, selective_logits=selective,
+                            notify=inputs.notify, token_counter=inputs.count_tokens, selective_logits=selective,
                             packed=cfg.packing or cfg.neat_packing or batching == "padding_free")
-    return trainer, counts, val, offloader
-
-
-def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str,
-                        plan: PrecisionPlan, callbacks: list[Any], count_tokens: Any
-                        ) -> tuple[Any, dict[str, Any], list]:
-    """Stage dpo / kto: TRL's trainer (engine/preference.py); the held-out rows are saved as for SFT (their chosen
-    or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted."""
-    from .preference import build_trainer  # start-up: torch, transformers, TRL: 6 s at import (see the top)
-    train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
-    if cfg.max_samples:
-        train_rows = train_rows[:cfg.max_samples]
-    if is_main_process():
-        if val_rows:
-            atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                                                    for r in as_sft_rows(val_rows)))
-        atomic_write_text(run.train_keys, keys_text(train_rows))
-    trainer, counts = build_trainer(cfg, run, model, tok, train_rows, val_rows, device, plan, callbacks, count_tokens)
-    return trainer, counts, val_rows
+    return BuiltTrainer(trainer, counts, val, offloader)
 
 
 def _notifier(events: Any) -> Callable[[Notice], None]:
@@ -380,6 +367,7 @@ class _TrainingRecipe:
 
     def __init__(self, cfg: RunConfig, run: RunDir, main: bool) -> None:
         self.cfg, self.run, self.main = cfg, run, main
+        self.stage = stage_of(cfg.stage)   # its row of the stage table (studio/stages.py)
         self.search: tuple[dict, Notice] | None = None   # the learning-rate search's record and notice, if one ran
         self.offloader: Any = None   # layer-wise offload's hooks (SFT only); removed before the final save
 
@@ -406,7 +394,7 @@ class _TrainingRecipe:
     def load_rows(self) -> None:
         """The dataset's rows, read as the stage's kind (SFT rows or preference pairs): before anything is built,
         so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
-        self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, stage_kind(self.cfg.stage))
+        self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, self.stage.rows)
 
     def search_learning_rate(self, resume: str | None) -> bool:
         """The learning-rate search (engine/lr_search.py): after the rows are read (the trials are runs of their
@@ -434,7 +422,7 @@ class _TrainingRecipe:
         """tiny-demo's base model, built from the training rows: before the DeepSpeed config exists (setup_arguments
         registers it), because the base must not be built partitioned."""
         cfg = self.cfg
-        _ensure_demo_base(cfg, self.run, self.rows if cfg.stage == "sft" else as_sft_rows(self.rows))
+        _ensure_demo_base(cfg, self.run, as_sft_rows(self.rows))   # a preference stage's good answers
 
     def setup_arguments(self, resume_from: str | None) -> None:
         """The checkpoint to resume from and TrainingArguments: before the model, because with ZeRO-3 the arguments
@@ -448,7 +436,7 @@ class _TrainingRecipe:
         # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
         # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)
         from .held_out import held_out_metric, keeps_best
-        self.best = held_out_metric(self.rows) if cfg.stage == "sft" and keeps_best(cfg) else None
+        self.best = held_out_metric(self.rows) if self.stage.studio_trainer and keeps_best(cfg) else None
         self.args = training_arguments(cfg, self.run, self.device, has_val=bool(cfg.val_size), universal=universal,
                                        plan=self.plan, best=self.best)
         _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
@@ -475,9 +463,10 @@ class _TrainingRecipe:
         log.info(self.kernels.english())
 
     def setup_trainer(self) -> None:
-        """The callbacks (events, stop requests, the gradient-norm guard) and the stage's trainer: SFT's
-        StudioTrainer or TRL's preference trainer. After the model, which the trainer wraps (the stop request's
-        SIGTERM handler is installed here, after the load, as it always was)."""
+        """The callbacks (events, stop requests, the gradient-norm guard) and the stage's trainer, built by the
+        function its row of the stage table names (SFT's StudioTrainer, TRL's trainers) from the recipe's parts,
+        returning what it built. After the model, which the trainer wraps (the stop request's SIGTERM handler is
+        installed here, after the load, as it always was)."""
         # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
         from transformers import PrinterCallback
         from .callbacks import EventCallback, GradNormGuard, StopRequested
@@ -493,13 +482,11 @@ class _TrainingRecipe:
             self.keep = keep_best_callbacks(cfg, self.best, self.model, self.tok,
                                             templates.get_template(cfg.template, self.tok), val_rows, self.events.emit)
             callbacks += self.keep
-        if cfg.stage != "sft":
-            self.trainer, self.counts, self.val = _preference_trainer(cfg, self.run, self.model, self.tok, self.rows,
-                                                                      self.device, self.plan, callbacks, count_tokens)
-        else:
-            self.trainer, self.counts, self.val, self.offloader = _sft_trainer(
-                cfg, self.run, self.model, self.tok, self.rows, self.device, self.args, callbacks, self.notify,
-                count_tokens, self.selective, self.batching)
+        built = build_stage_trainer(TrainerInputs(
+            cfg=cfg, stage=self.stage, run=self.run, model=self.model, tok=self.tok, rows=self.rows,
+            device=self.device, plan=self.plan, args=self.args, callbacks=callbacks, notify=self.notify,
+            count_tokens=count_tokens, selective=self.selective, batching=self.batching))
+        self.trainer, self.counts, self.val, self.offloader = built.trainer, built.counts, built.val, built.offloader
         self.trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
 
     def announce(self) -> None:

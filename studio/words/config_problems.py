@@ -17,8 +17,7 @@ from typing import Any
 from .entry import message
 
 # what the studio trains, said where LLaMA-Factory's other stages are refused
-_STAGES = ("the studio trains supervised fine-tuning ({f_stage}: sft) and preference tuning ({f_stage}: dpo, "
-           "{f_stage}: kto)", "本工作室训练监督微调（{f_stage}为 sft）和偏好微调（{f_stage}为 dpo 或 kto）")
+_STAGES = ("the studio trains {f_stage}: one of {stages}", "本工作室训练的{f_stage}为以下之一：{stages}")
 
 ENTRIES: list[Any] = [
     message("check.model_empty", "{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",

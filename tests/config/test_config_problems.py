@@ -20,6 +20,7 @@ from studio.config.checks import problem
 from studio.config.run_config import RunConfig, field_meta
 from studio.config.yaml_io import parse_overrides
 from studio.errors import ConfigError, StudioError
+from studio.stages import LF_REFUSED
 from studio.words.catalog import CATALOG, FIELD_LABELS
 from studio.words.errors import UnknownCode, placeholders
 from studio.words.render import render
@@ -91,7 +92,7 @@ def _wrong_values() -> list[dict[str, object]]:
 def _lf_refused() -> list[dict[str, object]]:
     """Every key lf_keys refuses, with a value it refuses, from its own tables."""
     unsupported = {(k + "x" if k.endswith("_") else k): True for k in lf_keys.UNSUPPORTED}
-    return [*({"stage": s} for s in (*lf_keys.OTHER_STAGES, "zzz")),
+    return [*({"stage": s} for s in (*LF_REFUSED, "zzz")),
             *({"pref_loss": loss} for loss in lf_keys.PREF_LOSS_REFUSED),
             {"do_train": False, "do_predict": True, "quantization_method": "gptq", "eval_dataset": "e"},
             dict.fromkeys(lf_keys.MULTIMODAL, 1), unsupported]

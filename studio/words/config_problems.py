@@ -115,9 +115,9 @@ ENTRIES: list[Any] = [
             "{f_stage}为 {stage} 时需要{f_finetuning_type}为 lora（LoRA 或 QLoRA）：参考模型是关闭"
             "适配器后的同一份权重；{method} 训练需要在内存中再放一份完整的模型"),
     message("check.pref_batching",
-            "{f_name} is not supported with {f_stage}: {stage} (TRL's preference trainers batch pairs "
+            "{f_name} is not supported with {f_stage}: {stage} (TRL's trainers batch their rows "
             "themselves): turn {f_name} off",
-            "{f_stage}为 {stage} 时不支持{f_name}（TRL 的偏好训练器自己组织成对的批次）：请关闭{f_name}"),
+            "{f_stage}为 {stage} 时不支持{f_name}（TRL 的训练器自己组织批次）：请关闭{f_name}"),
     message("check.pref_one_process",
             "{f_stage}: {stage} runs on one process without DeepSpeed here: clear {f_deepspeed} "
             "and set {f_nproc} to 1",

@@ -13,6 +13,7 @@ named by its ``module:function`` (as torchtune's ``_component_``), which the eng
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
@@ -90,6 +91,18 @@ def _kto_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
     return p
 
 
+def _grpo_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
+    if cfg.reward != "pattern":
+        return []
+    if not cfg.reward_pattern.strip():
+        return [("check.grpo_pattern_empty", {})]
+    try:
+        re.compile(cfg.reward_pattern)
+    except re.error as exc:
+        return [("check.grpo_pattern_invalid", {"pattern": cfg.reward_pattern[:80], "error": str(exc)[:120]})]
+    return []
+
+
 _TRL_LORA = dict(methods=("lora",))
 
 STAGES: dict[str, Stage] = {s.name: s for s in (
@@ -102,8 +115,15 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     # and its KL pair, plus the policy's own KL forward
     Stage("kto", rows="kto", sequences=1, no_grad_sequences=3, trainer="studio.engine.preference:stage_trainer",
           warns_on_labels=True, problems=_kto_problems, **_TRL_LORA),
+    # GRPO (TRL's GRPOTrainer, engine/grpo.py): 4 answers sampled per prompt, each scored by a verifiable reward
+    # against the row's answer; its batch counts answers. No reference at beta 0; generation is a forward
+    # without gradients per answer
+    Stage("grpo", rows="sft", sequences=4, no_grad_sequences=4, trainer="studio.engine.grpo:stage_trainer",
+          counts="sequences", rewards=("label", "json_fields", "pattern"), problems=_grpo_problems),
 )}
 STAGE_NAMES = tuple(STAGES)
+# the rewards the page offers by name (RunConfig ``reward``): every stage's, in the table's order
+REWARD_NAMES = tuple(dict.fromkeys(r for s in STAGES.values() for r in s.rewards))
 
 # LLaMA-Factory's stages the studio does not train, each refused with its own words (config/lf_keys.py)
 LF_REFUSED = ("pt", "rm", "ppo")

@@ -17,7 +17,7 @@ from typing import Any
 from .entry import message
 
 # what the studio trains, said where LLaMA-Factory's other stages are refused
-_STAGES = ("the studio trains {f_stage}: one of {stages}", "本工作室训练的{f_stage}为以下之一：{stages}")
+_STAGES = ("the studio trains these stages: {stages}", "本工作室可训练的阶段：{stages}")  # the stage table's names
 
 ENTRIES: list[Any] = [
     message("check.model_empty", "{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",

@@ -20,7 +20,7 @@ from studio.config.checks import problem
 from studio.config.run_config import RunConfig, field_meta
 from studio.config.yaml_io import parse_overrides
 from studio.errors import ConfigError, StudioError
-from studio.stages import LF_REFUSED
+from studio.stages import LF_REFUSED, STAGE_NAMES
 from studio.words.catalog import CATALOG, FIELD_LABELS
 from studio.words.errors import UnknownCode, placeholders
 from studio.words.render import render
@@ -133,8 +133,7 @@ def test_the_cli_keeps_the_english_of_the_keys_and_values_it_refuses() -> None:
         "val_size: expected a finite number, got 'inf'", "learning_rate: expected a number, got 'x'"]
     assert _raised(lambda: RunConfig.from_dict({"stage": "pt", "pref_loss": "orpo", "do_predict": True,
                                                 "eval_dataset": "e", "use_galore": True, "fsdp_config": "x"})) == [
-        "stage: pt (pre-training) is not supported yet: the studio trains supervised fine-tuning (stage: sft) and "
-        "preference tuning (stage: dpo, stage: kto)",
+        "stage: pt (pre-training) is not supported yet: the studio trains these stages: " + ", ".join(STAGE_NAMES),
         "pref_loss: orpo: ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use "
         "pref_loss: sigmoid (DPO)",
         "do_predict: true is not supported here: use 'python -m studio eval' after training",

@@ -46,6 +46,8 @@ class Stage:
         learning-rate search apply; TRL's trainers do their own batching and run on one process here.
     warns_on_labels: a run on a few labels is told SFT measured better (engine notice ``preference_on_labels``).
     rewards: the rewards the page offers by name for this stage (RunConfig ``reward``); () for none.
+    metrics: the numbers its trainer logs beside the loss that the run's progress events keep (trainer_log.jsonl,
+        which the page and a benchmark read): DPO's reward accuracy and margin, GRPO's mean reward.
     problems: the stage's own checks of a config, as (check code, values) for config/checks.py.
     """
 
@@ -59,6 +61,7 @@ class Stage:
     studio_trainer: bool = False
     warns_on_labels: bool = False
     rewards: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
     problems: Problems = field(default=_no_problems, compare=False)
 
     def micro_batch(self, batch: int, accumulation: int) -> tuple[int, int]:
@@ -110,7 +113,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           studio_trainer=True),
     # DPO runs chosen and rejected in one concatenated forward; its reference scores both
     Stage("dpo", rows="ranking", sequences=2, no_grad_sequences=2, trainer="studio.engine.preference:stage_trainer",
-          warns_on_labels=True, **_TRL_LORA),
+          warns_on_labels=True, metrics=("rewards/accuracies", "rewards/margins"), **_TRL_LORA),
     # KTO runs one answer (its KL pair goes through a forward without gradients); the reference scores the answer
     # and its KL pair, plus the policy's own KL forward
     Stage("kto", rows="kto", sequences=1, no_grad_sequences=3, trainer="studio.engine.preference:stage_trainer",
@@ -119,7 +122,8 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     # against the row's answer; its batch counts answers. No reference at beta 0; generation is a forward
     # without gradients per answer
     Stage("grpo", rows="sft", sequences=4, no_grad_sequences=4, trainer="studio.engine.grpo:stage_trainer",
-          counts="sequences", rewards=("label", "json_fields", "pattern"), problems=_grpo_problems),
+          counts="sequences", rewards=("label", "json_fields", "pattern"), metrics=("reward", "reward_std"),
+          problems=_grpo_problems),
 )}
 STAGE_NAMES = tuple(STAGES)
 # the rewards the page offers by name (RunConfig ``reward``): every stage's, in the table's order

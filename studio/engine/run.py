@@ -472,7 +472,8 @@ class _TrainingRecipe:
         from .callbacks import EventCallback, GradNormGuard, StopRequested
         from .held_out import keep_best_callbacks
         cfg = self.cfg
-        self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main)
+        self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main,
+                                    metrics=self.stage.metrics)
         self.notify = _notifier(self.events)
         count_tokens = _token_counter(self.events)
         callbacks = [self.events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=self.plan.autocast == "fp16")]

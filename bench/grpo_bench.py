@@ -1,0 +1,109 @@
+"""GRPO beside SFT on a labels run: python bench/grpo_bench.py [--steps N] [--out DIR]
+
+What stage grpo (TRL's GRPOTrainer with the ``label`` reward, studio/engine/grpo.py) does and costs beside stage
+sft on the same rows, steps, batch and learning rate, each arm a fresh ``python -m studio train`` process on the
+CPU with the built-in tiny-demo model:
+
+- ``sft``: supervised fine-tuning, N steps;
+- ``grpo``: GRPO from the base, N steps (4 sampled answers per prompt, reward 1 where the answer is the row's label);
+- ``sft+grpo``: GRPO for N steps continuing the ``sft`` arm's adapter (``adapter_name_or_path``), the usual order.
+
+Data: the studio's 427 sample reviews (studio/assets/sample_reviews.csv, English and Chinese), converted with
+``python -m studio convert --task sentiment``: the first 300 train (the run holds none out), the other 127 are the
+test set each run is scored on by ``python -m studio eval`` (accuracy). sft and grpo run in ABBA order
+(sft, grpo, grpo, sft), then sft+grpo once from each sft run. Printed: each train command's wall time and
+CPU-seconds (its process and children, ``RUSAGE_CHILDREN``), steps, the final logged loss / reward, test accuracy;
+``uptime`` before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def _csv(rows: list[dict[str, str]], path: Path) -> Path:
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["text", "label"])
+        w.writeheader()
+        w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
+    return path
+
+
+def _last(run: Path, key: str) -> float | None:
+    events = [json.loads(line) for line in (run / "trainer_log.jsonl").read_text(encoding="utf-8").splitlines()]
+    values = [e[key] for e in events if isinstance(e.get(key), (int, float))]
+    return values[-1] if values else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
+    a = ap.parse_args()
+    print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    work = Path(a.out or tempfile.mkdtemp(prefix="grpo-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+    with open(ROOT / "studio/assets/sample_reviews.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    py = [sys.executable, "-m", "studio"]
+    for name, part in (("train", rows[:300]), ("test", rows[300:])):
+        _run(py + ["convert", str(_csv(part, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
+                   "--task", "sentiment", "--replace"], env)
+    common = {"model_name_or_path": "tiny-demo", "dataset": str(work / "train.jsonl"), "val_size": 0,
+              "max_steps": a.steps, "per_device_train_batch_size": 4, "learning_rate": 0.0005, "logging_steps": 5,
+              "save_steps": 10_000, "cutoff_len": 256, "plot_loss": False, "overwrite_output_dir": True,
+              "lr_scheduler_type": "constant"}
+    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "reward": "label"}}
+    order = [("sft", 1), ("grpo", 1), ("grpo", 2), ("sft", 2), ("sft+grpo", 1), ("sft+grpo", 2)]
+    print(f"data: studio/assets/sample_reviews.csv, 300 train / {len(rows) - 300} test; tiny-demo; {a.steps} steps "
+          f"of 4 rows; work folder {work}", flush=True)
+    print("| arm | rep | train wall s | train CPU-s | steps | last loss | last reward | test accuracy |")
+    print("|---|---|---|---|---|---|---|---|")
+    results: list[dict] = []
+    for arm, rep in order:
+        run = work / f"run-{arm.replace('+', '-')}-{rep}"
+        extra = arms.get(arm) or {"stage": "grpo", "reward": "label",
+                                  "adapter_name_or_path": str(work / f"run-sft-{rep}" / "adapter"),
+                                  # the continued adapter sits on the sft run's own tiny-demo base
+                                  "model_name_or_path": str(work / f"run-sft-{rep}" / "base_model")}
+        cfg = {**common, "output_dir": str(run), **extra}
+        (run.parent / f"{run.name}.yaml").write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in cfg.items())
+                                                     + "\n", encoding="utf-8")
+        wall, cpu, _ = _run(py + ["train", str(run.parent / f"{run.name}.yaml"), "--quiet"], env)
+        status = json.loads((run / "status.json").read_text(encoding="utf-8"))
+        _, _, out = _run(py + ["eval", "--model", str(run), "--data", str(work / "test.jsonl"), "--json"], env)
+        acc = json.loads(out)["accuracy"]
+        loss, reward = _last(run, "loss"), _last(run, "reward")
+        results.append({"arm": arm, "rep": rep, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                        "steps": status["step"], "last_loss": loss, "last_reward": reward, "test_accuracy": acc})
+        shown = [f"{v:.3f}" if isinstance(v, float) else "–" for v in (loss, reward)]
+        print(f"| {arm} | {rep} | {wall:.0f} | {cpu:.0f} | {status['step']} | {shown[0]} | {shown[1]} | {acc:.3f} |",
+              flush=True)
+    print("BENCH_RESULT " + json.dumps(results))
+    print("uptime after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+
+
+if __name__ == "__main__":
+    main()

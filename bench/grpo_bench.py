@@ -75,7 +75,7 @@ def main() -> None:
               "max_steps": a.steps, "per_device_train_batch_size": 4, "learning_rate": 0.0005, "logging_steps": 5,
               "save_steps": 10_000, "cutoff_len": 256, "plot_loss": False, "overwrite_output_dir": True,
               "lr_scheduler_type": "constant"}
-    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "reward": "label"}}
+    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "grpo_reward": "label"}}
     order = [("sft", 1), ("grpo", 1), ("grpo", 2), ("sft", 2), ("sft+grpo", 1), ("sft+grpo", 2)]
     print(f"data: studio/assets/sample_reviews.csv, 300 train / {len(rows) - 300} test; tiny-demo; {a.steps} steps "
           f"of 4 rows; work folder {work}", flush=True)
@@ -84,7 +84,7 @@ def main() -> None:
     results: list[dict] = []
     for arm, rep in order:
         run = work / f"run-{arm.replace('+', '-')}-{rep}"
-        extra = arms.get(arm) or {"stage": "grpo", "reward": "label",
+        extra = arms.get(arm) or {"stage": "grpo", "grpo_reward": "label",
                                   "adapter_name_or_path": str(work / f"run-sft-{rep}" / "adapter"),
                                   # the continued adapter sits on the sft run's own tiny-demo base
                                   "model_name_or_path": str(work / f"run-sft-{rep}" / "base_model")}

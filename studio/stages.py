@@ -45,7 +45,7 @@ class Stage:
         layer-wise offload, DeepSpeed / several processes, the chunked loss, keeping the best checkpoint and the
         learning-rate search apply; TRL's trainers do their own batching and run on one process here.
     warns_on_labels: a run on a few labels is told SFT measured better (engine notice ``preference_on_labels``).
-    rewards: the rewards the page offers by name for this stage (RunConfig ``reward``); () for none.
+    rewards: the rewards the page offers by name for this stage (RunConfig ``grpo_reward``); () for none.
     metrics: the numbers its trainer logs beside the loss that the run's progress events keep (trainer_log.jsonl,
         which the page and a benchmark read): DPO's reward accuracy and margin, GRPO's mean reward.
     problems: the stage's own checks of a config, as (check code, values) for config/checks.py.
@@ -95,14 +95,14 @@ def _kto_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _grpo_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
-    if cfg.reward != "pattern":
+    if cfg.grpo_reward != "pattern":
         return []
-    if not cfg.reward_pattern.strip():
+    if not cfg.grpo_pattern.strip():
         return [("check.grpo_pattern_empty", {})]
     try:
-        re.compile(cfg.reward_pattern)
+        re.compile(cfg.grpo_pattern)
     except re.error as exc:
-        return [("check.grpo_pattern_invalid", {"pattern": cfg.reward_pattern[:80], "error": str(exc)[:120]})]
+        return [("check.grpo_pattern_invalid", {"pattern": cfg.grpo_pattern[:80], "error": str(exc)[:120]})]
     return []
 
 
@@ -126,7 +126,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           problems=_grpo_problems),
 )}
 STAGE_NAMES = tuple(STAGES)
-# the rewards the page offers by name (RunConfig ``reward``): every stage's, in the table's order
+# the rewards the page offers by name (RunConfig ``grpo_reward``): every stage's, in the table's order
 REWARD_NAMES = tuple(dict.fromkeys(r for s in STAGES.values() for r in s.rewards))
 
 # LLaMA-Factory's stages the studio does not train, each refused with its own words (config/lf_keys.py)

@@ -3,12 +3,12 @@
 GRPO samples ``Stage.sequences`` answers to each prompt (studio/stages.py), scores each with a reward a program can
 check against the row's reference answer, and moves the model toward the answers that scored above their group's
 mean. No reward model and, at TRL's default beta 0, no reference forward. The rewards, offered on the page by
-name (RunConfig ``reward``):
+name (RunConfig ``grpo_reward``):
 
 * ``label``: the answer is the row's label (1 or 0; case and surrounding spaces and full stops ignored);
 * ``json_fields``: the answer is valid JSON with the reference's fields (0 not a JSON object; 0.5 for one, plus
   0.5 x the share of the reference object's keys it has: 1 = valid and complete);
-* ``pattern``: the answer matches the regular expression ``reward_pattern`` as a whole (1 or 0).
+* ``pattern``: the answer matches the regular expression ``grpo_pattern`` as a whole (1 or 0).
 
 The rest of the run is the other stages': the same model and adapter, TrainingArguments from the same fields
 (engine/arguments.py, with TRL's GRPOConfig), callbacks, staged checkpoints, resume and abort. Prompts are the
@@ -82,12 +82,12 @@ def pattern_reward(pattern: str, end: str = "") -> Reward:
 
 
 def reward_for(cfg: Any, template: Template) -> Reward:
-    """The reward the config names (``reward``, ``reward_pattern``), reading answers up to ``template``'s end."""
+    """The reward the config names (``grpo_reward``, ``grpo_pattern``), reading answers up to ``template``'s end."""
     end = template.assistant_suffix.strip()
-    if cfg.reward == "json_fields":
+    if cfg.grpo_reward == "json_fields":
         return json_fields_reward(end)
-    if cfg.reward == "pattern":
-        return pattern_reward(cfg.reward_pattern, end)
+    if cfg.grpo_reward == "pattern":
+        return pattern_reward(cfg.grpo_pattern, end)
     return label_reward(end)
 
 
@@ -161,4 +161,4 @@ def stage_trainer(inputs: TrainerInputs) -> BuiltTrainer:
     trainer._generate_and_score_completions = counted
     counts = {"train_rows": len(rows), "val_rows": len(val_rows), "truncated": 0, "history_masked": 0,
               "tokenized_from_cache": False, "generations": stage.sequences, "answer_tokens": budget}
-    return BuiltTrainer(trainer, counts, val_rows)
+    return BuiltTrainer(trainer, counts, [])   # no evaluation during training (above)

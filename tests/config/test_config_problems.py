@@ -35,7 +35,7 @@ LITERAL = {"lora", "qlora", "full", "deepspeed", "zero", "trl", "kto", "nvme", "
            # typed values and syntax (true / false, key=value, the eval verb) and the names of LLaMA-Factory's
            # methods, losses and libraries the studio refuses
            "true", "false", "key", "value", "eval", "orpo", "simpo", "cpo", "galore", "apollo", "badam", "muon",
-           "asft", "dft", "eaft", "oft", "fsdp", "bco", "ktransformers", "megatron", "ppo"}
+           "asft", "dft", "eaft", "oft", "fsdp", "bco", "ktransformers", "megatron", "ppo", "grpo"}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # one config per group of checks; together they break every check that a config can break
@@ -55,6 +55,8 @@ BROKEN = [
          output_dir="a\nb"),
     dict(pref_beta=0.0, neftune_noise_alpha=0.0, cutoff_len=0),
     dict(learning_rate_search="1e-4,two", nproc=2),
+    dict(stage="grpo", grpo_reward="pattern"),
+    dict(stage="grpo", grpo_reward="pattern", grpo_pattern="("),
 ]
 
 

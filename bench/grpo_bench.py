@@ -6,12 +6,18 @@ CPU with the built-in tiny-demo model:
 
 - ``sft``: supervised fine-tuning, N steps;
 - ``grpo``: GRPO from the base, N steps (4 sampled answers per prompt, reward 1 where the answer is the row's label);
-- ``sft+grpo``: GRPO for N steps continuing the ``sft`` arm's adapter (``adapter_name_or_path``), the usual order.
+- ``sft+grpo``: GRPO for N steps starting from the ``sft`` arm's trained model, the usual order;
+- ``sft-2x``: SFT for 2N steps, the same steps in all as ``sft+grpo``.
+
+Every arm has the CLI's derived plan for tiny-demo, written out so the sft+grpo arm (whose model is a folder, not
+tiny-demo) gets it too: full fine-tuning, batch 16, learning rate 0.002, weight decay 1.0, template studio,
+cutoff_len 256; and what the comparison fixes: N steps, a constant learning rate, no held-out rows, keep-best and
+early stop off, so each arm trains exactly its steps.
 
 Data: the studio's 427 sample reviews (studio/assets/sample_reviews.csv, English and Chinese), converted with
 ``python -m studio convert --task sentiment``: the first 300 train (the run holds none out), the other 127 are the
 test set each run is scored on by ``python -m studio eval`` (accuracy). sft and grpo run in ABBA order
-(sft, grpo, grpo, sft), then sft+grpo once from each sft run. Printed: each train command's wall time and
+(sft, grpo, grpo, sft), then sft+grpo once from each sft run, then sft-2x once. Printed: each train command's wall time and
 CPU-seconds (its process and children, ``RUSAGE_CHILDREN``), steps, the final logged loss / reward, test accuracy;
 ``uptime`` before and after.
 """
@@ -58,7 +64,7 @@ def _last(run: Path, key: str) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
     a = ap.parse_args()
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
@@ -72,22 +78,22 @@ def main() -> None:
         _run(py + ["convert", str(_csv(part, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
                    "--task", "sentiment", "--replace"], env)
     common = {"model_name_or_path": "tiny-demo", "dataset": str(work / "train.jsonl"), "val_size": 0,
-              "max_steps": a.steps, "per_device_train_batch_size": 4, "learning_rate": 0.0005, "logging_steps": 5,
-              "save_steps": 10_000, "cutoff_len": 256, "plot_loss": False, "overwrite_output_dir": True,
-              "lr_scheduler_type": "constant"}
-    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "grpo_reward": "label"}}
-    order = [("sft", 1), ("grpo", 1), ("grpo", 2), ("sft", 2), ("sft+grpo", 1), ("sft+grpo", 2)]
-    print(f"data: studio/assets/sample_reviews.csv, 300 train / {len(rows) - 300} test; tiny-demo; {a.steps} steps "
-          f"of 4 rows; work folder {work}", flush=True)
+              "max_steps": a.steps, "logging_steps": 5, "save_steps": 100_000, "plot_loss": False,
+              "overwrite_output_dir": True, "lr_scheduler_type": "constant", "load_best_model_at_end": False,
+              "early_stopping_patience": 0, "finetuning_type": "full", "per_device_train_batch_size": 16,
+              "learning_rate": 0.002, "weight_decay": 1.0, "template": "studio", "cutoff_len": 256}
+    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "grpo_reward": "label"},
+            "sft-2x": {"stage": "sft", "max_steps": 2 * a.steps}}
+    order = [("sft", 1), ("grpo", 1), ("grpo", 2), ("sft", 2), ("sft+grpo", 1), ("sft+grpo", 2), ("sft-2x", 1)]
+    print(f"data: studio/assets/sample_reviews.csv, 300 train / {len(rows) - 300} test; tiny-demo; {a.steps} steps; "
+          f"work folder {work}", flush=True)
     print("| arm | rep | train wall s | train CPU-s | steps | last loss | last reward | test accuracy |")
     print("|---|---|---|---|---|---|---|---|")
     results: list[dict] = []
     for arm, rep in order:
         run = work / f"run-{arm.replace('+', '-')}-{rep}"
         extra = arms.get(arm) or {"stage": "grpo", "grpo_reward": "label",
-                                  "adapter_name_or_path": str(work / f"run-sft-{rep}" / "adapter"),
-                                  # the continued adapter sits on the sft run's own tiny-demo base
-                                  "model_name_or_path": str(work / f"run-sft-{rep}" / "base_model")}
+                                  "model_name_or_path": str(work / f"run-sft-{rep}" / "model")}
         cfg = {**common, "output_dir": str(run), **extra}
         (run.parent / f"{run.name}.yaml").write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in cfg.items())
                                                      + "\n", encoding="utf-8")

@@ -80,8 +80,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", choices=["labels", "json"], default="labels")
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--quick", action="store_true", help="4 steps per arm (a check that it runs, not a measurement)")
     ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
     a = ap.parse_args()
+    if a.quick:
+        a.steps = 4
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     work = Path(a.out or tempfile.mkdtemp(prefix="grpo-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -95,7 +95,7 @@ def _kto_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _grpo_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
-    if cfg.grpo_reward != "pattern":
+    if cfg.grpo_reward != "regex":
         return []
     if not cfg.grpo_pattern.strip():
         return [("check.grpo_pattern_empty", {})]
@@ -122,7 +122,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     # against the row's answer; its batch counts answers. No reference at beta 0; generation is a forward
     # without gradients per answer
     Stage("grpo", rows="sft", sequences=4, no_grad_sequences=4, trainer="studio.engine.grpo:stage_trainer",
-          counts="sequences", rewards=("label", "json_fields", "pattern"), metrics=("reward", "reward_std"),
+          counts="sequences", rewards=("label", "json_fields", "regex"), metrics=("reward", "reward_std"),
           problems=_grpo_problems),
 )}
 STAGE_NAMES = tuple(STAGES)

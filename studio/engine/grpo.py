@@ -8,7 +8,7 @@ name (RunConfig ``grpo_reward``):
 * ``label``: the answer is the row's label (1 or 0; case and surrounding spaces and full stops ignored);
 * ``json_fields``: the answer is valid JSON with the reference's fields (0 not a JSON object; 0.5 for one, plus
   0.5 x the share of the reference object's keys it has: 1 = valid and complete);
-* ``pattern``: the answer matches the regular expression ``grpo_pattern`` as a whole (1 or 0).
+* ``regex``: the answer matches the regular expression ``grpo_pattern`` as a whole (1 or 0).
 
 The rest of the run is the other stages': the same model and adapter, TrainingArguments from the same fields
 (engine/arguments.py, with TRL's GRPOConfig), callbacks, staged checkpoints, resume and abort. Prompts are the
@@ -86,7 +86,7 @@ def reward_for(cfg: Any, template: Template) -> Reward:
     end = template.assistant_suffix.strip()
     if cfg.grpo_reward == "json_fields":
         return json_fields_reward(end)
-    if cfg.grpo_reward == "pattern":
+    if cfg.grpo_reward == "regex":
         return pattern_reward(cfg.grpo_pattern, end)
     return label_reward(end)
 

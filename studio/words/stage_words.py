@@ -19,16 +19,16 @@ ENTRIES: list[Any] = [
     # ---- grpo (engine/grpo.py)
     field("grpo_reward", label=("GRPO reward", "GRPO 奖励"),
           help=("grpo: how each sampled answer is scored against the row's answer: `label` = it is the row's label; "
-                "`json_fields` = it is valid JSON with the reference's fields; `pattern` = it matches "
+                "`json_fields` = it is valid JSON with the reference's fields; `regex` = it matches "
                 "{f_grpo_pattern} as a whole",
                 "grpo：每个采样回答如何对照该行的答案打分：`label` = 与该行的标签相同；`json_fields` = 是含参考答案各字段的合法 "
-                "JSON；`pattern` = 整体匹配{f_grpo_pattern}")),
+                "JSON；`regex` = 整体匹配{f_grpo_pattern}")),
     field("grpo_pattern", label=("Reward pattern", "奖励模式"),
-          help=("grpo with {f_grpo_reward} `pattern`: the regular expression a whole answer must match to score 1",
-                "grpo 且{f_grpo_reward}为 `pattern` 时：回答整体须匹配的正则表达式，匹配得 1 分")),
-    message("check.grpo_pattern_empty", "{f_grpo_reward}: `pattern` needs {f_grpo_pattern}: give the regular expression "
+          help=("grpo with {f_grpo_reward} `regex`: the regular expression a whole answer must match to score 1",
+                "grpo 且{f_grpo_reward}为 `regex` 时：回答整体须匹配的正则表达式，匹配得 1 分")),
+    message("check.grpo_pattern_empty", "{f_grpo_reward}: `regex` needs {f_grpo_pattern}: give the regular expression "
                                         "an answer must match",
-            "{f_grpo_reward}为 `pattern` 时需要{f_grpo_pattern}：请填写回答须匹配的正则表达式"),
+            "{f_grpo_reward}为 `regex` 时需要{f_grpo_pattern}：请填写回答须匹配的正则表达式"),
     message("check.grpo_pattern_invalid", "{f_grpo_pattern} '{pattern}' is not a regular expression ({error}): "
                                           "correct it",
             "{f_grpo_pattern}“{pattern}”不是正则表达式（{error}）：请改正"),

@@ -37,11 +37,11 @@ def test_the_rewards_score_what_they_name() -> None:
 def test_a_pattern_reward_needs_a_pattern_that_compiles() -> None:
     for pattern, code in (("", "check.grpo_pattern_empty"), ("(", "check.grpo_pattern_invalid")):
         with pytest.raises(ConfigError) as err:
-            RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="pattern", grpo_pattern=pattern).check()
+            RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern=pattern).check()
         assert [p.code for p in err.value.problems] == [code]
-    RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="pattern", grpo_pattern="yes|no").check()
+    RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern="yes|no").check()
     hints = typing.get_type_hints(RunConfig)   # the page's and the YAML's choices: the table's names
-    assert "grpo" in typing.get_args(hints["stage"]) and "pattern" in typing.get_args(hints["grpo_reward"])
+    assert "grpo" in typing.get_args(hints["stage"]) and "regex" in typing.get_args(hints["grpo_reward"])
 
 
 def test_the_estimate_counts_its_generations() -> None:
@@ -62,7 +62,7 @@ def test_a_grpo_run_trains_the_adapter_on_its_reward(tmp_path: Path, tiny_model_
     from studio.runs.run_dir import RunDir
     data = write_jsonl(tmp_path / "reviews.jsonl", make_review_rows(40, seed=6))
     cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(tmp_path / "run"),
-                    stage="grpo", grpo_reward="pattern", grpo_pattern="(?s).*e.*", finetuning_type="lora", lora_rank=8, cutoff_len=64,
+                    stage="grpo", grpo_reward="regex", grpo_pattern="(?s).*e.*", finetuning_type="lora", lora_rank=8, cutoff_len=64,
                     per_device_train_batch_size=4, learning_rate=5e-3, max_steps=3, logging_steps=1, save_steps=2,
                     plot_loss=False, gradient_checkpointing=False, val_size=0.2, lr_scheduler_type="constant")
     out = run_training(cfg)

@@ -88,3 +88,15 @@ def test_a_stage_keeps_the_sequences_per_forward_of_its_batch() -> None:
     assert STAGES["dpo"].micro_batch(8, 1) == (4, 2) and STAGES["dpo"].micro_batch(3, 2) == (3, 2)
     assert STAGES["sft"].micro_batch(8, 3) == (8, 3) and STAGES["kto"].micro_batch(8, 3) == (8, 3)
     assert STAGES["dpo"].sequences_per_forward(8) == 8 and STAGES["dpo"].sequences_per_forward(3) == 6
+
+
+def test_every_stage_names_a_trainer_that_exists_and_a_reward_the_page_words() -> None:
+    """A row's ``trainer`` is a ``module:function`` the engine imports at a run's start: a typo would surface only
+    then, so it is resolved here; each reward a stage offers is a choice of RunConfig's ``grpo_reward``."""
+    import importlib
+    import typing
+    for stage in STAGES.values():
+        module, _, name = stage.trainer.partition(":")
+        assert callable(getattr(importlib.import_module(module), name, None)), stage.trainer
+    offered = typing.get_args(typing.get_type_hints(RunConfig)["grpo_reward"])
+    assert {r for s in STAGES.values() for r in s.rewards} <= set(offered)

@@ -144,7 +144,7 @@ MUTANTS = [
             "test_flash_attention_only_where_its_build_runs_on_the_card[amd-gfx1100-False]",),
            "FlashAttention-2 is asked for on a card its build does not support (a Radeon)"),
     Mutant("rocm_notices_after_the_load", "studio/engine/run.py",
-           "    recipe.warn_card()\n", "",
+           "        warn_card(run, caps, cfg)\n", "        pass\n",
            ("tests/models/test_rocm.py::test_the_rocm_notices_come_before_the_model_load",),
            "the ROCm notices are not in the run's log before the model load"),
 ]

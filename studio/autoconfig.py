@@ -21,11 +21,12 @@ from typing import Any, Literal
 from .config.lf_keys import translate_llamafactory
 from .config.run_config import DEMO_MODEL, RunConfig
 from .data.dataset import load_rows
-from .data.preference import as_sft_rows, stage_kind
+from .data.preference import as_sft_rows
 from .errors import StudioError
 from .memory.cards import load_card
 from .memory.estimator import detect_gpu_mem_gb, estimate as memory_estimate, host_ram_gb
 from .models import zoo
+from .stages import stage_of
 from .words.render import render
 
 Budget = Literal["quick", "balanced", "best"]
@@ -350,12 +351,12 @@ def fill_unset(cfg: RunConfig, explicit: set[str], hardware: Hardware | None = N
     Raises:
         StudioError: the data cannot be read (the same error training would give).
     """
-    rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))
-    rows = as_sft_rows(rows) if cfg.stage != "sft" else rows  # the task is judged by the good answers
+    stage = stage_of(cfg.stage)
+    rows = as_sft_rows(load_rows(cfg.dataset, cfg.dataset_dir, stage.rows))  # the task is judged by the good answers
     hw = hardware or detect_hardware(Path(cfg.output_dir or ".").parent)
     changes, reasons = suggest_settings(cfg.model_name_or_path, len(rows), guess_task(rows), hw, budget)
     keep = {k: v for k, v in changes.items() if k not in explicit and getattr(cfg, k, None) != v}
-    if cfg.stage != "sft":  # TRL's preference trainers batch pairs themselves (config/checks.py refuses these)
+    if not stage.studio_trainer:  # TRL's trainers batch rows themselves (config/checks.py refuses these)
         keep = {k: v for k, v in keep.items() if k not in ("packing", "neat_packing", "dynamic_batching",
                                                             "layerwise_offload", "deepspeed", "nproc")}
     if not keep:

@@ -9,6 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from ..stages import stage_of
 from ..words.render import render
 from .search import search_rates
 from .vocabulary import (DEEPSPEED_SHORTCUTS, LR_SCHEDULERS, accepted_optimizers, clashes_with_deepspeed,
@@ -70,7 +71,7 @@ def problems(cfg: Any) -> list[str]:
     if cfg.learning_rate_search.strip():
         if not search_rates(cfg.learning_rate_search):
             p.append(problem("check.search_values", value=cfg.learning_rate_search))
-        if cfg.nproc > 1 or cfg.stage != "sft":
+        if cfg.nproc > 1 or not stage_of(cfg.stage).studio_trainer:
             p.append(problem("check.search_single"))
     if cfg.quantization_bit not in (None, 4, 8):
         p.append(problem("check.quant_bits", value=cfg.quantization_bit))
@@ -105,28 +106,26 @@ def problems(cfg: Any) -> list[str]:
         p.append(problem("check.adapter_needs_lora"))
     if cfg.adapter_name_or_path and cfg.pissa_init:
         p.append(problem("check.adapter_pissa"))
-    p += _preference(cfg)
+    p += _stage(cfg)
     p += _ranges(cfg, p)
     return p
 
 
-def _preference(cfg: Any) -> list[str]:
-    """What stage dpo / kto cannot be combined with here, each with the reason."""
-    if cfg.stage == "sft":
-        return []
+def _stage(cfg: Any) -> list[str]:
+    """What the run's stage cannot be combined with here, each with the reason: its row of the stage table
+    (studio/stages.py) says which methods it allows, whether the studio's own trainer trains it (else TRL's
+    trainer batches the rows itself, on one process), and its own checks."""
+    stage = stage_of(cfg.stage)
     p: list[str] = []
-    if cfg.finetuning_type != "lora":
-        p.append(problem("check.pref_needs_lora", stage=cfg.stage, method=cfg.finetuning_type))
-    for name in ("packing", "neat_packing", "dynamic_batching", "layerwise_offload"):
-        if getattr(cfg, name):
-            p.append(problem("check.pref_batching", name=name, stage=cfg.stage))
-    if cfg.deepspeed and cfg.deepspeed != "none" or cfg.nproc > 1:
-        p.append(problem("check.pref_one_process", stage=cfg.stage))
-    if cfg.stage == "kto" and cfg.pref_ftx:
-        p.append(problem("check.kto_ftx"))
-    if cfg.stage == "kto" and cfg.per_device_train_batch_size < 2:
-        p.append(problem("check.kto_batch"))
-    return p
+    if cfg.finetuning_type not in stage.methods:
+        p.append(problem("check.pref_needs_lora", stage=stage.name, method=cfg.finetuning_type))
+    if not stage.studio_trainer:
+        for name in ("packing", "neat_packing", "dynamic_batching", "layerwise_offload"):
+            if getattr(cfg, name):
+                p.append(problem("check.pref_batching", name=name, stage=stage.name))
+        if cfg.deepspeed and cfg.deepspeed != "none" or cfg.nproc > 1:
+            p.append(problem("check.pref_one_process", stage=stage.name))
+    return p + [problem(code, **values) for code, values in stage.problems(cfg)]
 
 def _ranges(cfg: Any, found: list[str]) -> list[str]:
     """Values that pass the type check but break a library far from here (a NaN learning rate, a

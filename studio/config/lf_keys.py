@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..stages import STAGE_NAMES, lf_refusal
 from ..workspace import PRESETS_DIR
 
 # the optimizer and scheduler names live in studio/config/vocabulary.py; re-exported for older imports
@@ -80,8 +81,6 @@ MULTIMODAL = ("image_max_pixels", "image_min_pixels", "video_max_pixels", "video
               "video_maxlen", "freeze_vision_tower", "freeze_multi_modal_projector", "freeze_language_model",
               "train_mm_proj_only", "image_resolution", "video_resolution", "audio_sampling_rate", "media_dir",
               "image_dir", "use_audio_in_video")
-OTHER_STAGES = ("pt", "rm", "ppo")  # pre-training, reward modelling, PPO: each refused by its own words
-STAGES = ("sft", "dpo", "kto")
 # LLaMA-Factory's pref_loss values this studio's pinned TRL trainers do not run here; the reason of each is the
 # problem check.lf_pref_loss_<value> (studio/words/config_problems.py)
 PREF_LOSS_REFUSED = ("orpo", "simpo", "kto_pair")
@@ -130,8 +129,9 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
     if "oom_adaptive" in data and "stage" not in data and data.get("template") == "default":
         data["template"] = "studio"
     stage = str(data.get("stage", "sft")).strip().lower()
-    if stage not in STAGES:
-        problems.append(problem(f"check.lf_stage_{stage if stage in OTHER_STAGES else 'other'}", stage=stage))
+    refused = lf_refusal(stage)   # the stage table's (studio/stages.py): pt, rm, ppo each by its own words
+    if refused:
+        problems.append(problem(refused, stage=stage, stages=list(STAGE_NAMES)))
         data["stage"] = "sft"  # reported once, above
     elif "stage" in data:
         data["stage"] = stage

@@ -25,8 +25,9 @@ import yaml
 from .checks import DEEPSPEED_SHORTCUTS, problem, problems
 from .yaml_io import MAX_YAML_ALIASES, MAX_YAML_BYTES, load_yaml_dict, parse_overrides, safe_yaml
 from .lf_keys import translate_llamafactory
-from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, canonical_optimizer
+from .vocabulary import LR_SCHEDULERS, OPTIMIZER_ALIASES, PRECISIONS, STAGE_NAMES, canonical_optimizer
 from ..errors import ConfigError
+from ..stages import REWARD_NAMES
 from ..words.render import render
 from ..workspace import atomic_write_text
 
@@ -69,12 +70,14 @@ class RunConfig:
     model_name_or_path: str = _f(DEMO_MODEL, "model", root="models", names="model")
     trust_remote_code: bool = _f(False, "model")
     # --- method ---
-    stage: Literal["sft", "dpo", "kto"] = _f("sft", "method")
+    stage: Literal[STAGE_NAMES] = _f("sft", "method")  # type: ignore[valid-type]  # the stage table: studio/stages.py
     pref_beta: float = _f(0.1, "method", range=(0.0, 1000.0), open="lo")
     pref_loss: Literal["sigmoid", "hinge", "ipo"] = _f("sigmoid", "method")
     pref_ftx: float = _f(0.0, "method", range=(0.0, 1000.0))
     kto_chosen_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
     kto_rejected_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
+    grpo_reward: Literal[REWARD_NAMES] = _f("label", "method")  # type: ignore[valid-type]  # a stage's rewards: stages.py
+    grpo_pattern: str = _f("", "method")
     finetuning_type: Literal["full", "freeze", "lora"] = _f("lora", "method")
     adapter_name_or_path: str | None = _f(None, "method", root="runs")
     freeze_trainable_layers: int = _f(2, "method", range=(1, 10_000))

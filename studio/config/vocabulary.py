@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 
+from ..stages import STAGE_NAMES  # noqa: F401  (the stage table's names: studio/stages.py)
 from ..words.render import render
 
 LR_SCHEDULERS = ["linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",

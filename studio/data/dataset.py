@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import StudioError
 from ..workspace import confine
 from .lf_dataset import check_entry, convert_rows, entry_kind, kind_mismatch
-from .preference import preference_rows, stage_kind
+from .preference import preference_rows
 from .split import split_rows  # noqa: F401  (re-exported: callers load and split together)
 
 
@@ -151,13 +151,14 @@ def load_rows(dataset: str, dataset_dir: str = "data", kind: str = "sft") -> lis
     return rows
 
 
-def check_preference_data(stage: str, dataset: str, dataset_dir: str) -> None:
-    """Before a run folder is made for a dpo / kto run: its rows load as that stage reads them (pairs whose two
-    answers are the same refused, besides every check of ``load_rows``), so a run that cannot learn is refused at
-    Start, not minutes later inside its folder. Other stages: nothing to do here.
+def check_preference_data(kind: str, dataset: str, dataset_dir: str) -> None:
+    """Before a run folder is made for a run of preference rows (``kind`` ranking / kto: the stage table's
+    ``rows``, studio/stages.py): its rows load as that stage reads them (pairs whose two answers are the same
+    refused, besides every check of ``load_rows``), so a run that cannot learn is refused at Start, not minutes
+    later inside its folder. Instruction rows: nothing to do here.
 
     Raises:
         StudioError: the dataset's first problem.
     """
-    if stage in ("dpo", "kto"):
-        load_rows(dataset, dataset_dir, stage_kind(stage))
+    if kind != "sft":
+        load_rows(dataset, dataset_dir, kind)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..errors import StudioError
+from ..stages import reader_of
 
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "history": None,
                   "system": None}
@@ -34,10 +35,10 @@ def entry_kind(entry: dict[str, Any] | None, rows: list[Any] | None = None) -> K
 
 
 def kind_mismatch(name: str, have: Kind, want: Kind) -> StudioError:
-    """The one error for a dataset whose kind the stage cannot train, naming the stage that can."""
-    stage = {"sft": "sft", "ranking": "dpo", "kto": "kto"}
-    return StudioError.of("dataset.kind_mismatch", name=name, have=have, want=want, stage=stage[want],
-                          other=stage[have])
+    """The one error for a dataset whose kind the stage cannot train, naming the stage that can (the stage
+    table's first reader of each kind, studio/stages.py)."""
+    return StudioError.of("dataset.kind_mismatch", name=name, have=have, want=want, stage=reader_of(want),
+                          other=reader_of(have))
 
 
 

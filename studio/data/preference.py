@@ -1,4 +1,4 @@
-"""Preference rows (stage dpo / kto) read the way LLaMA-Factory reads them, and tokenized the way SFT rows are.
+"""Preference rows (the stage table's "ranking" and "kto" rows: stage dpo / kto) read the way LLaMA-Factory reads them, and tokenized the way SFT rows are.
 
 A ranking dataset (``"ranking": true`` in dataset_info.json, or a plain file whose rows carry chosen/rejected) gives
 {instruction, input, chosen, rejected[, system][, history]}; in ShareGPT form ``chosen``/``rejected`` are message
@@ -21,11 +21,6 @@ from .tokenize import _bos_kept, answer_as_text, example_prompt, special_texts
 
 _TRUE = ("true", "1", "yes", "good", "desirable", "up")
 _FALSE = ("false", "0", "no", "bad", "undesirable", "down")
-
-
-def stage_kind(stage: str) -> Kind:
-    """Which rows a stage trains on: dpo -> ranking pairs, kto -> single answers tagged good or bad."""
-    return {"dpo": "ranking", "kto": "kto"}.get(stage, "sft")  # type: ignore[return-value]
 
 
 def _tag(value: Any, where: str, n: int) -> bool:

@@ -54,10 +54,11 @@ class StopRequested:
 class EventCallback(TrainerCallback):
     """Writes progress/eval/checkpoint events; turns a stop request into save-and-stop."""
 
-    def __init__(self, run: RunDir, stop: StopRequested, is_main: bool = True):
+    def __init__(self, run: RunDir, stop: StopRequested, is_main: bool = True, metrics: tuple[str, ...] = ()):
         self.run = run
         self.stop = stop
         self.is_main = is_main
+        self.metrics = metrics   # the stage's trainer's own numbers a progress event keeps (studio/stages.py)
         self.tokens_seen = 0
         self._t0 = time.time()
         self._tokens0 = 0
@@ -99,6 +100,7 @@ class EventCallback(TrainerCallback):
             "tokens_per_s": round((self.tokens_seen - self._tokens0) / elapsed, 1),
             "mem_gb": round(memory_in_use_gb(), 3),
             "eta_s": round(elapsed / done * max(state.max_steps - step, 0), 1),
+            **{k: logs[k] for k in self.metrics if isinstance(logs.get(k), (int, float))},
         })
 
     def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:

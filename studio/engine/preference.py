@@ -22,10 +22,11 @@ from ..config.run_config import RunConfig
 from ..data.preference import encode_preference
 from ..data.templates import get_template
 from ..errors import StudioError
-from ..memory.terms import preference_micro_batch
 from ..models.precision import PrecisionPlan
 from ..runs.run_dir import RunDir
+from ..stages import stage_of
 from .arguments import training_arguments
+from .stage_trainer import BuiltTrainer, TrainerInputs, held_out_split
 from .studio_trainer import GuardedCheckpoints
 
 REF_ADAPTER = "ref"
@@ -43,13 +44,13 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
     # defaults it on and would enable it a second time. Sampling: TRL's datasets carry no input_ids to group by
     # length. max_length: rows arrive cut to cutoff_len by the studio's own rule (studio/data/preference.py)
     # Rows per forward: a DPO row is two sequences, so the micro-batch is halved and accumulation doubled where the
-    # batch divides (memory/terms.preference_micro_batch says why; the estimator plans with the same rule)
-    micro, accumulation = preference_micro_batch(cfg.stage, cfg.per_device_train_batch_size,
-                                                 cfg.gradient_accumulation_steps)
+    # batch divides (the stage table's micro_batch says why, studio/stages.py; the estimator plans with the same rule)
+    stage = stage_of(cfg.stage)
+    micro, accumulation = stage.micro_batch(cfg.per_device_train_batch_size, cfg.gradient_accumulation_steps)
     common = dict(gradient_checkpointing=False, max_length=None, beta=cfg.pref_beta, precompute_ref_log_probs=False,
                   train_sampling_strategy="random", per_device_train_batch_size=micro,
                   gradient_accumulation_steps=accumulation)
-    if cfg.stage == "dpo":
+    if stage.rows == "ranking":   # pairs: DPO
         # start-up: TRL, with torch and transformers; only a preference run needs it
         from trl import DPOConfig
         losses, weights = [cfg.pref_loss], [1.0]
@@ -67,10 +68,11 @@ def preference_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool
                               desirable_weight=cfg.kto_chosen_weight, undesirable_weight=cfg.kto_rejected_weight)
 
 
-def _trainer_class(stage: str) -> type:
+def _trainer_class(rows: str) -> type:
+    """TRL's trainer for the stage's rows: DPO's for ranking pairs, KTO's for tagged answers."""
     # start-up: TRL, with torch and transformers; only a preference run needs it
     from trl import DPOTrainer, KTOTrainer
-    base = DPOTrainer if stage == "dpo" else KTOTrainer
+    base = DPOTrainer if rows == "ranking" else KTOTrainer
 
     class StudioPreferenceTrainer(GuardedCheckpoints, base):  # type: ignore[misc, valid-type]
         def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
@@ -110,7 +112,8 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
     # start-up: datasets, 1.3 s at import; only a preference run needs it
     from datasets import Dataset
     template = get_template(cfg.template, tok)
-    if cfg.stage == "kto":
+    kto = stage_of(cfg.stage).rows == "kto"   # tagged answers
+    if kto:
         train_rows = list(train_rows)
         random.Random(cfg.seed).shuffle(train_rows)
     train, truncated = encode_preference(tok, template, train_rows, cfg.cutoff_len)
@@ -118,7 +121,7 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
     if not train:
         raise StudioError.of("engine.no_preference_rows", dataset=cfg.dataset)
     args = preference_arguments(cfg, run, device, has_val=bool(val), plan=plan)
-    cls = _trainer_class(cfg.stage)
+    cls = _trainer_class(stage_of(cfg.stage).rows)
     trainer = cls(model=model, ref_model=None, args=args, train_dataset=Dataset.from_list(train),
                   eval_dataset=Dataset.from_list(val) if val else None, processing_class=tok, callbacks=callbacks)
     peft_config = getattr(trainer.model, "peft_config", {})
@@ -137,6 +140,15 @@ def build_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, train_rows:
     n_good = sum(1 for r in train_rows if r.get("kto_tag") is True)
     counts = {"train_rows": len(train), "val_rows": len(val), "truncated": truncated, "history_masked": 0,
               "tokenized_from_cache": False,
-              **({"desirable_rows": n_good, "undesirable_rows": len(train_rows) - n_good} if cfg.stage == "kto"
-                 else {})}
+              **({"desirable_rows": n_good, "undesirable_rows": len(train_rows) - n_good} if kto else {})}
     return trainer, counts
+
+
+def stage_trainer(inputs: TrainerInputs) -> BuiltTrainer:
+    """Stages dpo / kto (the stage table's trainer, studio/stages.py): the held-out rows are saved as for SFT (their
+    chosen or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted, then
+    TRL's trainer is built (build_trainer, looked up when called: a test may replace it)."""
+    train_rows, val_rows = held_out_split(inputs)
+    trainer, counts = build_trainer(inputs.cfg, inputs.run, inputs.model, inputs.tok, train_rows, val_rows,
+                                    inputs.device, inputs.plan, inputs.callbacks, inputs.count_tokens)
+    return BuiltTrainer(trainer, counts, val_rows)

@@ -11,6 +11,7 @@ import os
 import shutil
 import time
 import traceback
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,7 +26,7 @@ from ..config.run_config import DEMO_MODEL, RunConfig
 from ..data import templates
 from ..data.dataset import check_preference_data, load_rows, split_rows
 from ..data.fingerprint import keys_text
-from ..data.preference import as_sft_rows, stage_kind
+from ..data.preference import as_sft_rows
 from ..data.tokenize import encode_examples
 from ..errors import StudioError
 from ..models import kernels, loading, precision
@@ -36,12 +37,14 @@ from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
 from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
+from ..stages import Stage, stage_of
 from ..workspace import atomic_write_text, is_disk_full
 from . import lr_search, reshard
 from .arguments import loraplus_optimizer, make_collator, training_arguments
 from .batching import card_batching
 from .launch import leave_process_group, peer_lost_error
 from .nvme import check_nvme_ready
+from .stage_trainer import BuiltTrainer, TrainerInputs, build_stage_trainer
 
 log = logging.getLogger("studio.engine")
 
@@ -164,9 +167,10 @@ def startup_notices(cfg: RunConfig, device: str) -> list[Notice]:
 
 
 def labels_preference(cfg: RunConfig, rows: list[dict[str, Any]]) -> bool:
-    """A DPO / KTO run whose answers are a few labels (autoconfig.guess_task's rule: at most 10 distinct answers):
-    the case where SFT on the corrections measured better (bench/feedback_loop.py)."""
-    if cfg.stage not in ("dpo", "kto"):
+    """A run of a stage that warns on labels (DPO / KTO, the stage table's ``warns_on_labels``) whose answers are a
+    few labels (autoconfig.guess_task's rule: at most 10 distinct answers): the case where SFT on the corrections
+    measured better (bench/feedback_loop.py)."""
+    if not stage_of(cfg.stage).warns_on_labels:
         return False
     answers = {str(r.get(k, "")).strip() for r in rows[:200] for k in ("chosen", "rejected", "output") if k in r}
     return 0 < len(answers) <= 10
@@ -218,7 +222,7 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
     """
     cfg.check()
     if resume_from is None:  # a preference run that cannot learn is refused before its folder is made
-        check_preference_data(cfg.stage, cfg.dataset, cfg.dataset_dir)
+        check_preference_data(stage_of(cfg.stage).rows, cfg.dataset, cfg.dataset_dir)
     run = RunDir(cfg.output_dir).ensure()
     main = is_main_process()
     if main:
@@ -299,13 +303,15 @@ def _end_stopped(run: RunDir, step: int, summary: dict[str, Any]) -> None:
     run.write_status("aborted", ended=time.time(), **summary, **reason_fields(at_step))
 
 
-def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str, args: Any,
-                 callbacks: list[Any], notify: Any, count_tokens: Any, selective: bool, batching: str
-                 ) -> tuple[Any, dict[str, Any], list, Any]:
-    """The supervised run's StudioTrainer, its counts, its validation features and the layer offloader (if any)."""
+def sft_trainer(inputs: TrainerInputs) -> BuiltTrainer:
+    """Stage sft (the stage table's trainer, studio/stages.py): the studio's StudioTrainer, its counts, its
+    validation features and the layer offloader (if any)."""
     from .studio_trainer import StudioTrainer  # start-up: torch, transformers, peft: 6 s at import (see the top)
     from .held_out import KEEP_BEST  # start-up: as above
-    train, val, counts = prepare_data(cfg, tok, rows, run)
+    cfg, model, tok, device, args, callbacks = (inputs.cfg, inputs.model, inputs.tok, inputs.device, inputs.args,
+                                                inputs.callbacks)
+    selective, batching = inputs.selective, inputs.batching
+    train, val, counts = prepare_data(cfg, tok, inputs.rows, inputs.run)
     if not val and cfg.val_size:
         args.eval_strategy = "no"  # the held-out rows had no usable answers
         args.load_best_model_at_end = False   # nothing to judge a best by
@@ -322,27 +328,9 @@ def _sft_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[d
                             callbacks=callbacks, optimizers=(loraplus_optimizer(cfg, model), None),
                             dynamic_batching=cfg.dynamic_batching or batching != "as_configured",
                             max_tokens_per_batch=cfg.max_tokens_per_batch, oom_adaptive=cfg.oom_adaptive,
-                            notify=notify, token_counter=count_tokens, selective_logits=selective,
+                            notify=inputs.notify, token_counter=inputs.count_tokens, selective_logits=selective,
                             packed=cfg.packing or cfg.neat_packing or batching == "padding_free")
-    return trainer, counts, val, offloader
-
-
-def _preference_trainer(cfg: RunConfig, run: RunDir, model: Any, tok: Any, rows: list[dict], device: str,
-                        plan: PrecisionPlan, callbacks: list[Any], count_tokens: Any
-                        ) -> tuple[Any, dict[str, Any], list]:
-    """Stage dpo / kto: TRL's trainer (engine/preference.py); the held-out rows are saved as for SFT (their chosen
-    or good answers, so Evaluate checks the tuned model on them) and the training prompts fingerprinted."""
-    from .preference import build_trainer  # start-up: torch, transformers, TRL: 6 s at import (see the top)
-    train_rows, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
-    if cfg.max_samples:
-        train_rows = train_rows[:cfg.max_samples]
-    if is_main_process():
-        if val_rows:
-            atomic_write_text(run.val_data, "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                                                    for r in as_sft_rows(val_rows)))
-        atomic_write_text(run.train_keys, keys_text(train_rows))
-    trainer, counts = build_trainer(cfg, run, model, tok, train_rows, val_rows, device, plan, callbacks, count_tokens)
-    return trainer, counts, val_rows
+    return BuiltTrainer(trainer, counts, val, offloader)
 
 
 def _notifier(events: Any) -> Callable[[Notice], None]:
@@ -373,237 +361,274 @@ def _token_counter(events: Any) -> Callable[[int], None]:
     return count_tokens
 
 
-class _TrainingRecipe:
-    """One run's training, assembled in named steps as torchtune's recipes are: each step has one job and sets what
-    the later ones read. ``_train`` lists the steps; their order is the order the side effects need (each step's
-    docstring says why it sits where it does)."""
+# The run's recipe, as torchtune's: each step below takes the parts it needs and returns what it built; ``_train``
+# wires them in the order the side effects need (each step's docstring says why it sits where it does).
 
-    def __init__(self, cfg: RunConfig, run: RunDir, main: bool) -> None:
-        self.cfg, self.run, self.main = cfg, run, main
-        self.search: tuple[dict, Notice] | None = None   # the learning-rate search's record and notice, if one ran
-        self.offloader: Any = None   # layer-wise offload's hooks (SFT only); removed before the final save
+@dataclass
+class LoadedModel:
+    """What setup_model built: the model and tokenizer, the kernel plan, whether the studio's chunked loss applies
+    and how batches are laid out on the card."""
 
-    def setup_plan(self) -> None:
-        """Device, its capabilities and the precision plan: first, because the run makes its precision decision
-        once and every later step (arguments, model load, status.json) takes that one plan."""
-        # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
-        import torch
-        import transformers
-        transformers.logging.disable_progress_bar()
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.caps = precision.device_caps(self.device)
-        self.plan = precision.precision_plan(self.caps, self.cfg)
+    model: Any
+    tok: Any
+    kernels: Any
+    selective: bool
+    batching: str
 
-    def warn_card(self) -> None:
-        """What this card changes for the plan (ROCm: bitsandbytes' library, DeepSpeed's ops), into the run's log
-        now: before the model load that may stop on it, so a failed load has its reason above it (rank 0 only)."""
-        if not self.main:
-            return
-        notify = _notifier(SimpleNamespace(emit=self.run.append_event))
-        for message in precision.rocm_notices(self.caps, self.cfg):
-            notify(message)
 
-    def load_rows(self) -> None:
-        """The dataset's rows, read as the stage's kind (SFT rows or preference pairs): before anything is built,
-        so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from the rows."""
-        self.rows = load_rows(self.cfg.dataset, self.cfg.dataset_dir, stage_kind(self.cfg.stage))
+@dataclass
+class Training:
+    """What setup_trainer built: the stage's trainer and its counts (BuiltTrainer), the event log's callback, the
+    notifier, the keep-best callbacks."""
 
-    def search_learning_rate(self, resume: str | None) -> bool:
-        """The learning-rate search (engine/lr_search.py): after the rows are read (the trials are runs of their
-        own, one model at a time) and before anything of this run is built. A resumed run takes the winner its
-        first part chose. False: a stop was asked for during the search."""
-        cfg, self.search = self.cfg, None
-        if resume:
-            won = (self.run.read_status().get("lr_search") or {}).get("winner")
-            self.cfg = cfg.replace(learning_rate=float(won)) if won else cfg
-            return True
-        held = cfg.val_size if cfg.val_size >= 1 else round(len(self.rows) * cfg.val_size)
-        rows = max(1, len(self.rows) - int(held))
-        planned = cfg.max_steps if cfg.max_steps > 0 else \
-            math.ceil(rows / (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps)) * \
-            math.ceil(cfg.num_train_epochs)
-        found = lr_search.search(cfg, self.run, planned, run_training, stopped=self.run.stop_flag.exists)
-        if found is None:
-            return False
-        self.cfg, record, notice = found
-        self.search = (record, notice)
-        self.run.write_status("starting", lr_search=record)
-        return True
+    built: BuiltTrainer
+    events: Any
+    notify: Callable[[Notice], None]
+    keep: list[Any] = field(default_factory=list)
 
-    def build_demo_base(self) -> None:
-        """tiny-demo's base model, built from the training rows: before the DeepSpeed config exists (setup_arguments
-        registers it), because the base must not be built partitioned."""
-        cfg = self.cfg
-        _ensure_demo_base(cfg, self.run, self.rows if cfg.stage == "sft" else as_sft_rows(self.rows))
 
-    def setup_arguments(self, resume_from: str | None) -> None:
-        """The checkpoint to resume from and TrainingArguments: before the model, because with ZeRO-3 the arguments
-        register the DeepSpeed config, so from_pretrained loads each process's shard directly (zero.Init) instead
-        of the whole model into every process's RAM."""
-        cfg = self.cfg
-        self.checkpoint = _resolve_resume(self.run, resume_from or cfg.resume_from_checkpoint)
-        universal = reshard.prepare_universal(self.checkpoint, _world_size(), self.main) if cfg.deepspeed else False
-        # a preference run builds TRL's own arguments class from the same fields (engine/preference.py); this one
-        # still sets up the process group first
-        # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
-        # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)
-        from .held_out import held_out_metric, keeps_best
-        self.best = held_out_metric(self.rows) if cfg.stage == "sft" and keeps_best(cfg) else None
-        self.args = training_arguments(cfg, self.run, self.device, has_val=bool(cfg.val_size), universal=universal,
-                                       plan=self.plan, best=self.best)
-        _ = self.args.device  # sets up the process group now, so zero.Init sees the real world size
-        if self.args.deepspeed and _world_size() > 1:
-            # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
-            import deepspeed
-            # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
-            deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
+def setup_plan(cfg: RunConfig) -> tuple[str, Any, PrecisionPlan]:
+    """(device, its capabilities, the precision plan): first, because the run makes its precision decision once and
+    every later step (arguments, model load, status.json) takes that one plan."""
+    # start-up: transformers, 1.3 s at import (and torch); only the work on a model needs it
+    import torch
+    import transformers
+    transformers.logging.disable_progress_bar()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    caps = precision.device_caps(device)
+    return device, caps, precision.precision_plan(caps, cfg)
 
-    def setup_model(self) -> None:
-        """Model and tokenizer, then what depends on the loaded model: the kernel plan (Liger or the studio's
-        selective logits) and how batches are laid out on the card."""
-        cfg = self.cfg
-        self.model, self.tok = _build_model(cfg, self.device, self.plan, _preparer(self.run, self.main))
-        # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
-        # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
-        self.kernels = kernels.model_kernel_plan(self.device, self.model.config, cfg.enable_liger_kernel)
-        self.args.use_liger_kernel = self.kernels.liger
-        self.selective = cfg.selective_logits and not self.kernels.liger
-        self.batching = card_batching(self.device, getattr(self.model.config, "_attn_implementation", None),
-                                      cfg.packing or cfg.neat_packing)
-        if self.batching != "as_configured":
-            log.info("batches on the card: %s", self.batching.replace("_", " "))
-        log.info(self.kernels.english())
 
-    def setup_trainer(self) -> None:
-        """The callbacks (events, stop requests, the gradient-norm guard) and the stage's trainer: SFT's
-        StudioTrainer or TRL's preference trainer. After the model, which the trainer wraps (the stop request's
-        SIGTERM handler is installed here, after the load, as it always was)."""
-        # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
-        from transformers import PrinterCallback
-        from .callbacks import EventCallback, GradNormGuard, StopRequested
-        from .held_out import keep_best_callbacks
-        cfg = self.cfg
-        self.events = EventCallback(self.run, StopRequested(self.run), is_main=self.main)
-        self.notify = _notifier(self.events)
-        count_tokens = _token_counter(self.events)
-        callbacks = [self.events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=self.plan.autocast == "fp16")]
-        self.keep: list[Any] = []
-        if self.best is not None:  # before EarlyStoppingCallback, which reads the score it adds
-            _, val_rows = split_rows(self.rows, cfg.val_size, cfg.seed)
-            self.keep = keep_best_callbacks(cfg, self.best, self.model, self.tok,
-                                            templates.get_template(cfg.template, self.tok), val_rows, self.events.emit)
-            callbacks += self.keep
-        if cfg.stage != "sft":
-            self.trainer, self.counts, self.val = _preference_trainer(cfg, self.run, self.model, self.tok, self.rows,
-                                                                      self.device, self.plan, callbacks, count_tokens)
-        else:
-            self.trainer, self.counts, self.val, self.offloader = _sft_trainer(
-                cfg, self.run, self.model, self.tok, self.rows, self.device, self.args, callbacks, self.notify,
-                count_tokens, self.selective, self.batching)
-        self.trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
+def warn_card(run: RunDir, caps: Any, cfg: RunConfig) -> None:
+    """What this card changes for the plan (ROCm: bitsandbytes' library, DeepSpeed's ops), into the run's log now
+    (rank 0): before the model load that may stop on it, so a failed load has its reason above it."""
+    notify = _notifier(SimpleNamespace(emit=run.append_event))
+    for message in precision.rocm_notices(caps, cfg):
+        notify(message)
 
-    def announce(self) -> None:
-        """status.json says 'running' with the run's counts, then the startup notices: once everything is built, so
-        the page never shows a run as running that is still loading (rank 0 only)."""
-        cfg, counts, notify = self.cfg, self.counts, self.notify
-        n_train, n_all = parameter_counts(self.model)
-        # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
-        self.run.write_status("running", step=_checkpoint_step(self.checkpoint) or self.trainer.state.global_step,
-                              **counts, trainable_params=n_train, total_params=n_all, device=self.device,
-                              stage=cfg.stage, precision=self.plan.mode,
-                              kernels="liger" if self.kernels.liger else self.kernels.reason)
-        for message in list(self.plan.warnings) + startup_notices(cfg, self.device) + [
-                    m for m in [templates.chat_template_mismatch(cfg.template, self.tok),
-                                templates.llamafactory_fallback_notice(cfg.template, self.tok)] if m]:
-            notify(message)
-        if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
-            notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
-        if self.search is not None:
-            notify(self.search[1])
-        if labels_preference(cfg, self.rows):
-            notify(Notice.of("preference_on_labels", stage=cfg.stage.upper()))
-        if counts["history_masked"]:
-            notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
-        if counts["truncated"]:
-            notify(Notice.of("truncated", n=counts["truncated"], cutoff=cfg.cutoff_len))
 
-    def train_and_summarize(self, free: FreeCores) -> dict[str, Any]:
-        """Train (or resume), then the summary status.json and the next run's time estimate read. The CPU threads
-        are chosen only now: the model load was the window in which other processes' load was measured."""
-        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
-        import torch
-        from .held_out import HeldOutScore, kept_best
-        trainer, events = self.trainer, self.events
-        free.apply()
-        mark = busy_mark()
-        t0 = mark[0]
-        result = train_or_resume(trainer, self.checkpoint)
-        trainer.check_divergence()   # the steps since the last logging step, before the model is saved
-        # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
-        others = others_since(mark)
-        seconds = time.time() - t0  # read once: this part's time and its entry in train_parts must be one number
-        summary: dict[str, Any] = {
-            "step": trainer.state.global_step, "total_steps": trainer.state.max_steps,
-            "train_loss": result.training_loss, "final_loss": _last_loss(trainer.state.log_history),
-            "train_seconds": round(seconds, 2),
-            # what the next run's time estimate learns from (studio/runs/run_time.py)
-            "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
-            "threads": torch.get_num_threads() if self.device == "cpu" else None,
-            "micro_batch_splits": getattr(trainer, "splits", 1), **self.counts}
-        if self.search is not None:
-            summary["lr_search"] = self.search[0]
-        summary.update(train_parts(self.run.read_status(), seconds, resumed=self.checkpoint is not None))
-        self.aborted = events.stopped_early
-        evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
-        if self.val and not self.aborted:
-            summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
-        score = next((c for c in self.keep if isinstance(c, HeldOutScore)), None)
-        if score is not None and score.history and not self.aborted and self.best is not None:
-            # Trainer has loaded the best checkpoint (load_best_model_at_end): the model saved next is that one
-            summary["kept_best"], notice = kept_best(trainer.state, self.best[0], score, trainer.state.max_steps,
-                                                     self.cfg.early_stopping_patience)
-            if self.main:
-                self.notify(notice)
-        return summary
+def read_rows(cfg: RunConfig, stage: Stage) -> list[dict[str, Any]]:
+    """The dataset's rows, read as the stage reads them (its row of the stage table: instruction rows or preference
+    pairs): before anything is built, so a bad dataset fails in seconds and tiny-demo's tokenizer can learn from
+    the rows."""
+    return load_rows(cfg.dataset, cfg.dataset_dir, stage.rows)
 
-    def finish(self, summary: dict[str, Any]) -> dict[str, Any]:
-        """The end: a stopped run records 'aborted' (its checkpoint is the resume point) and saves no model; a
-        finished one saves the adapter or model, the loss plot, then records 'finished' last, so a finished
-        status always has its model on disk."""
-        run, step = self.run, summary["step"]
-        if self.aborted:
-            if self.main:
-                _end_stopped(run, step, summary)
-            return {"state": "aborted", **summary}
-        if self.offloader is not None:
-            self.offloader.remove()  # layers stay in host RAM; saving needs no device map
-        _save_final(self.trainer, self.cfg, run, self.tok, self.main)
-        if self.main:
-            if self.cfg.plot_loss:
-                save_loss_plot(run)
-            run.append_event({"type": "end", "state": "finished", "step": step, **reason_fields(NO_REASON)})
-            run.write_status("finished", ended=time.time(), **summary, **reason_fields(NO_REASON))
-        return {"state": "finished", **summary}
+
+def search_learning_rate(cfg: RunConfig, run: RunDir, rows: list[dict[str, Any]], resume: str | None
+                         ) -> tuple[RunConfig, tuple[dict, Notice] | None] | None:
+    """The learning-rate search (engine/lr_search.py): after the rows are read (the trials are runs of their own,
+    one model at a time) and before anything of this run is built. Returns the config with the winner's rate and
+    the search's record and notice; a resumed run takes the winner its first part chose (no record); None: a stop
+    was asked for during the search."""
+    if resume:
+        won = (run.read_status().get("lr_search") or {}).get("winner")
+        return (cfg.replace(learning_rate=float(won)) if won else cfg), None
+    held = cfg.val_size if cfg.val_size >= 1 else round(len(rows) * cfg.val_size)
+    n_rows = max(1, len(rows) - int(held))
+    planned = cfg.max_steps if cfg.max_steps > 0 else \
+        math.ceil(n_rows / (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps)) * \
+        math.ceil(cfg.num_train_epochs)
+    found = lr_search.search(cfg, run, planned, run_training, stopped=run.stop_flag.exists)
+    if found is None:
+        return None
+    searched, record, notice = found
+    run.write_status("starting", lr_search=record)
+    return searched, (record, notice)
+
+
+def build_demo_base(cfg: RunConfig, run: RunDir, rows: list[dict[str, Any]]) -> None:
+    """tiny-demo's base model, built from the training rows (a preference stage's good answers): before the
+    DeepSpeed config exists (setup_arguments registers it), because the base must not be built partitioned."""
+    _ensure_demo_base(cfg, run, as_sft_rows(rows))
+
+
+def setup_arguments(cfg: RunConfig, run: RunDir, rows: list[dict[str, Any]], stage: Stage, device: str,
+                    plan: PrecisionPlan, resume_from: str | None, main: bool
+                    ) -> tuple[Path | None, Any, tuple[str, bool, Any] | None]:
+    """(the checkpoint to resume from, TrainingArguments, the held-out metric a keep-best run is judged by): before
+    the model, because with ZeRO-3 the arguments register the DeepSpeed config, so from_pretrained loads each
+    process's shard directly (zero.Init) instead of the whole model into every process's RAM."""
+    checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
+    universal = reshard.prepare_universal(checkpoint, _world_size(), main) if cfg.deepspeed else False
+    # a TRL stage builds TRL's own arguments class from the same fields (engine/preference.py, engine/grpo.py);
+    # these still set up the process group first
+    # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
+    # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)
+    from .held_out import held_out_metric, keeps_best
+    best = held_out_metric(rows) if stage.studio_trainer and keeps_best(cfg) else None
+    args = training_arguments(cfg, run, device, has_val=bool(cfg.val_size), universal=universal, plan=plan,
+                              best=best)
+    _ = args.device  # sets up the process group now, so zero.Init sees the real world size
+    if args.deepspeed and _world_size() > 1:
+        # start-up: DeepSpeed, 2.7 s at import; only a DeepSpeed run needs it
+        import deepspeed
+        # deepspeed.comm keeps its own view of the group; zero.Init reads it. The timeout bounds a stalled peer
+        deepspeed.init_distributed(timeout=timedelta(seconds=cfg.ddp_timeout))
+    return checkpoint, args, best
+
+
+def setup_model(cfg: RunConfig, run: RunDir, device: str, plan: PrecisionPlan, args: Any, main: bool
+                ) -> LoadedModel:
+    """Model and tokenizer, then what depends on the loaded model: the kernel plan (Liger or the studio's
+    selective logits, set on ``args``) and how batches are laid out on the card."""
+    model, tok = _build_model(cfg, device, plan, _preparer(run, main))
+    # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
+    # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)
+    kernel_plan = kernels.model_kernel_plan(device, model.config, cfg.enable_liger_kernel)
+    args.use_liger_kernel = kernel_plan.liger
+    batching = card_batching(device, getattr(model.config, "_attn_implementation", None),
+                             cfg.packing or cfg.neat_packing)
+    if batching != "as_configured":
+        log.info("batches on the card: %s", batching.replace("_", " "))
+    log.info(kernel_plan.english())
+    return LoadedModel(model, tok, kernel_plan, cfg.selective_logits and not kernel_plan.liger, batching)
+
+
+def setup_trainer(cfg: RunConfig, stage: Stage, run: RunDir, rows: list[dict[str, Any]], device: str,
+                  plan: PrecisionPlan, args: Any, loaded: LoadedModel, best: tuple[str, bool, Any] | None,
+                  main: bool) -> Training:
+    """The callbacks (events, stop requests, the gradient-norm guard, keep-best's) and the stage's trainer, built
+    by the function its row of the stage table names (SFT's StudioTrainer, TRL's trainers) from these parts. After
+    the model, which the trainer wraps (the stop request's SIGTERM handler is installed here, after the load, as it
+    always was)."""
+    # start-up: transformers and the callbacks (torch), 5.8 s at import (see the top of this module)
+    from transformers import PrinterCallback
+    from .callbacks import EventCallback, GradNormGuard, StopRequested
+    from .held_out import keep_best_callbacks
+    events = EventCallback(run, StopRequested(run), is_main=main, metrics=stage.metrics)
+    notify = _notifier(events)
+    count_tokens = _token_counter(events)
+    callbacks = [events, GradNormGuard(clipping=cfg.max_grad_norm > 0, fp16=plan.autocast == "fp16")]
+    keep: list[Any] = []
+    if best is not None:  # before EarlyStoppingCallback, which reads the score it adds
+        _, val_rows = split_rows(rows, cfg.val_size, cfg.seed)
+        keep = keep_best_callbacks(cfg, best, loaded.model, loaded.tok,
+                                   templates.get_template(cfg.template, loaded.tok), val_rows, events.emit)
+        callbacks += keep
+    built = build_stage_trainer(TrainerInputs(
+        cfg=cfg, stage=stage, run=run, model=loaded.model, tok=loaded.tok, rows=rows, device=device, plan=plan,
+        args=args, callbacks=callbacks, notify=notify, count_tokens=count_tokens, selective=loaded.selective,
+        batching=loaded.batching))
+    built.trainer.remove_callback(PrinterCallback)  # progress goes to the event log, not raw dicts on stdout
+    return Training(built, events, notify, keep)
+
+
+def announce(cfg: RunConfig, run: RunDir, rows: list[dict[str, Any]], device: str, plan: PrecisionPlan,
+             loaded: LoadedModel, training: Training, checkpoint: Path | None,
+             search: tuple[dict, Notice] | None) -> None:
+    """status.json says 'running' with the run's counts, then the startup notices: once everything is built, so
+    the page never shows a run as running that is still loading (rank 0 only)."""
+    counts, notify, trainer = training.built.counts, training.notify, training.built.trainer
+    n_train, n_all = parameter_counts(loaded.model)
+    # a resumed run is at its checkpoint's step already (the Trainer loads it only inside train())
+    run.write_status("running", step=_checkpoint_step(checkpoint) or trainer.state.global_step,
+                     **counts, trainable_params=n_train, total_params=n_all, device=device,
+                     stage=cfg.stage, precision=plan.mode,
+                     kernels="liger" if loaded.kernels.liger else loaded.kernels.reason)
+    for message in list(plan.warnings) + startup_notices(cfg, device) + [
+                m for m in [templates.chat_template_mismatch(cfg.template, loaded.tok),
+                            templates.llamafactory_fallback_notice(cfg.template, loaded.tok)] if m]:
+        notify(message)
+    if cfg.model_name_or_path == DEMO_MODEL and cfg.finetuning_type != "full":
+        notify(Notice.of("tiny_demo_method", method=cfg.finetuning_type))
+    if search is not None:
+        notify(search[1])
+    if labels_preference(cfg, rows):
+        notify(Notice.of("preference_on_labels", stage=cfg.stage.upper()))
+    if counts["history_masked"]:
+        notify(Notice.of("history_masked", n=counts["history_masked"], name=cfg.template))
+    if counts["truncated"]:
+        notify(Notice.of("truncated", n=counts["truncated"], cutoff=cfg.cutoff_len))
+
+
+def train_and_summarize(cfg: RunConfig, run: RunDir, training: Training, checkpoint: Path | None,
+                        search: tuple[dict, Notice] | None, best: tuple[str, bool, Any] | None, device: str,
+                        main: bool, free: FreeCores) -> tuple[dict[str, Any], bool]:
+    """Train (or resume); returns the summary status.json and the next run's time estimate read, with
+    ``aborted``: a stop was asked for. The CPU threads are chosen only now: the model load was the window in
+    which other processes' load was measured."""
+    # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
+    import torch
+    from .held_out import HeldOutScore, kept_best
+    trainer, events = training.built.trainer, training.events
+    free.apply()
+    mark = busy_mark()
+    t0 = mark[0]
+    result = train_or_resume(trainer, checkpoint)
+    trainer.check_divergence()   # the steps since the last logging step, before the model is saved
+    # other processes' share of the CPU meanwhile: the next run's time estimate corrects this run's speed by it
+    others = others_since(mark)
+    seconds = time.time() - t0  # read once: this part's time and its entry in train_parts must be one number
+    summary: dict[str, Any] = {
+        "step": trainer.state.global_step, "total_steps": trainer.state.max_steps,
+        "train_loss": result.training_loss, "final_loss": _last_loss(trainer.state.log_history),
+        "train_seconds": round(seconds, 2),
+        # what the next run's time estimate learns from (studio/runs/run_time.py)
+        "train_started": round(t0, 2), "train_tokens": events.tokens_seen, "others_load": others,
+        "threads": torch.get_num_threads() if device == "cpu" else None,
+        "micro_batch_splits": getattr(trainer, "splits", 1), **training.built.counts}
+    if search is not None:
+        summary["lr_search"] = search[0]
+    summary.update(train_parts(run.read_status(), seconds, resumed=checkpoint is not None))
+    aborted = events.stopped_early
+    evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
+    if training.built.val and not aborted:
+        summary["eval_loss"] = evals[-1] if evals else trainer.evaluate().get("eval_loss")
+    score = next((c for c in training.keep if isinstance(c, HeldOutScore)), None)
+    if score is not None and score.history and not aborted and best is not None:
+        # Trainer has loaded the best checkpoint (load_best_model_at_end): the model saved next is that one
+        summary["kept_best"], notice = kept_best(trainer.state, best[0], score, trainer.state.max_steps,
+                                                 cfg.early_stopping_patience)
+        if main:
+            training.notify(notice)
+    return summary, aborted
+
+
+def finish(cfg: RunConfig, run: RunDir, training: Training, tok: Any, summary: dict[str, Any], aborted: bool,
+           main: bool) -> dict[str, Any]:
+    """The end: a stopped run records 'aborted' (its checkpoint is the resume point) and saves no model; a
+    finished one saves the adapter or model, the loss plot, then records 'finished' last, so a finished status
+    always has its model on disk."""
+    step = summary["step"]
+    if aborted:
+        if main:
+            _end_stopped(run, step, summary)
+        return {"state": "aborted", **summary}
+    if training.built.offloader is not None:
+        training.built.offloader.remove()  # layers stay in host RAM; saving needs no device map
+    _save_final(training.built.trainer, cfg, run, tok, main)
+    if main:
+        if cfg.plot_loss:
+            save_loss_plot(run)
+        run.append_event({"type": "end", "state": "finished", "step": step, **reason_fields(NO_REASON)})
+        run.write_status("finished", ended=time.time(), **summary, **reason_fields(NO_REASON))
+    return {"state": "finished", **summary}
 
 
 def _train(cfg: RunConfig, run: RunDir, resume_from: str | None, main: bool, free: FreeCores) -> dict[str, Any]:
-    """The run's recipe, step by step (each step's docstring says why it comes where it does)."""
-    recipe = _TrainingRecipe(cfg, run, main)
-    recipe.setup_plan()
-    recipe.warn_card()
-    recipe.load_rows()
-    if cfg.learning_rate_search.strip() and cfg.val_size and not recipe.search_learning_rate(resume_from or cfg.resume_from_checkpoint):
-        summary = {"step": 0}
-        _end_stopped(run, 0, summary)
-        return {"state": "aborted", **summary}
-    recipe.build_demo_base()
-    recipe.setup_arguments(resume_from)
-    recipe.setup_model()
-    recipe.setup_trainer()
+    """The run's recipe: each step takes what it needs and returns what it built (the steps above say why each
+    comes where it does)."""
+    device, caps, plan = setup_plan(cfg)
     if main:
-        recipe.announce()
-    summary = recipe.train_and_summarize(free)
-    return recipe.finish(summary)
+        warn_card(run, caps, cfg)
+    stage = stage_of(cfg.stage)   # its row of the stage table (studio/stages.py)
+    rows = read_rows(cfg, stage)
+    search: tuple[dict, Notice] | None = None
+    if cfg.learning_rate_search.strip() and cfg.val_size:
+        searched = search_learning_rate(cfg, run, rows, resume_from or cfg.resume_from_checkpoint)
+        if searched is None:   # a stop asked for during the search
+            summary = {"step": 0}
+            _end_stopped(run, 0, summary)
+            return {"state": "aborted", **summary}
+        cfg, search = searched
+    build_demo_base(cfg, run, rows)
+    checkpoint, args, best = setup_arguments(cfg, run, rows, stage, device, plan, resume_from, main)
+    loaded = setup_model(cfg, run, device, plan, args, main)
+    training = setup_trainer(cfg, stage, run, rows, device, plan, args, loaded, best, main)
+    if main:
+        announce(cfg, run, rows, device, plan, loaded, training, checkpoint, search)
+    summary, aborted = train_and_summarize(cfg, run, training, checkpoint, search, best, device, main, free)
+    return finish(cfg, run, training, loaded.tok, summary, aborted, main)
 
 
 _CHECKPOINT_ERRORS = ("SafetensorError", "UnpicklingError", "EOFError")

@@ -24,13 +24,14 @@ from typing import Any, Iterator, Literal, Sequence
 
 from ..config.run_config import RunConfig
 from ..data.dataset import load_rows as load_dataset, read_file_rows, split_rows
-from ..data.preference import as_sft_rows, stage_kind
+from ..data.preference import as_sft_rows
 from ..data.templates import Template, get_template
 from ..data.tokenize import prompt_ids
 from ..errors import StudioError
 from ..models.loading import describe_weights, load_base, load_for_inference
 from ..runs.run_dir import RunDir
 from ..safe_files import refuse_links_out
+from ..stages import stage_of
 from ..workspace import atomic_write_text
 from .generation import generate_batch
 from .label_scoring import label_logprobs, shared_prefix_len
@@ -387,8 +388,9 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if run.val_data.exists():  # saved by the engine at training time
         val = load_dataset(str(run.val_data))
     else:
-        _, val = split_rows(load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
-        val = as_sft_rows(val) if cfg.stage != "sft" else val
+        rows = load_dataset(cfg.dataset, cfg.dataset_dir, stage_of(cfg.stage).rows)
+        _, val = split_rows(rows, cfg.val_size, cfg.seed)
+        val = as_sft_rows(val)  # a preference stage's good answers (instruction rows pass unchanged)
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in val]
 
 
@@ -406,8 +408,8 @@ def answer_rows(run_dir: str | Path, limit: int = 200) -> tuple[list[dict[str, s
             raise
     cfg = RunConfig.load(RunDir(run_dir).config)
     try:
-        rows = load_dataset(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage))[:limit]
+        rows = load_dataset(cfg.dataset, cfg.dataset_dir, stage_of(cfg.stage).rows)[:limit]
     except (StudioError, OSError):
         return [], False
-    rows = as_sft_rows(rows) if cfg.stage != "sft" else rows
+    rows = as_sft_rows(rows)
     return [{k: str(r.get(k, "")) for k in ("instruction", "input", "output")} for r in rows], False

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from ..config.run_config import RunConfig
 from ..data.dataset import load_rows, split_rows
 from ..data.fingerprint import prompt_key
-from ..data.preference import stage_kind
+from ..stages import stage_of
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
 
@@ -26,7 +26,8 @@ def training_keys(run_path: str | Path) -> set[str] | None:
         return None
     try:
         cfg = RunConfig.load(run.config)
-        train, _ = split_rows(load_rows(cfg.dataset, cfg.dataset_dir, stage_kind(cfg.stage)), cfg.val_size, cfg.seed)
+        rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_of(cfg.stage).rows)
+        train, _ = split_rows(rows, cfg.val_size, cfg.seed)
     except (StudioError, OSError, ValueError):
         return None
     if cfg.max_samples:

@@ -43,6 +43,7 @@ from ..config.deepspeed import deepspeed_plan
 from ..config.run_config import RunConfig
 from ..errors import StudioError
 from ..models.precision import device_caps, precision_plan
+from ..stages import stage_of
 from . import terms
 from .advice import suggest_fixes
 from .card_memory import detect_gpu_mem_gb
@@ -140,7 +141,7 @@ def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
     Raises:
         StudioError: an unknown method / optimizer / device, quantization without LoRA, or a bad deepspeed setting.
     """
-    method, quant_bits = cfg.method, cfg.quantization_bit
+    method, quant_bits, stage = cfg.method, cfg.quantization_bit, stage_of(cfg.stage)
     deepspeed = deepspeed_plan(cfg.deepspeed)
     _check_choice("method", method, METHODS)   # a RunConfig built in code is not coerced: its method may be anything
     if not is_optimizer(cfg.optim):
@@ -158,16 +159,19 @@ def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
     # activation offload keeps the checkpointed inputs on the host: it checkpoints, as layer-wise offload does
     grad_ckpt = cfg.gradient_checkpointing or cfg.offload_activations or cfg.layerwise_offload
     return Setup(method=method, quant_bits=quant_bits, ds=ds, precision=precision,
-                 tokens=cfg.cutoff_len * _rows(cfg) * terms.PREFERENCE_SEQUENCES.get(cfg.stage, 1),
+                 tokens=cfg.cutoff_len * stage.sequences_per_forward(cfg.per_device_train_batch_size),
                  grad_ckpt=grad_ckpt, layerwise=cfg.layerwise_offload and ds == "none", device=device,
                  optim=cfg.optim, lora_rank=cfg.lora_rank, lora_target=cfg.lora_target,
                  freeze_layers=cfg.freeze_trainable_layers, double_quant=cfg.double_quantization,
-                 chunked_loss=cfg.selective_logits and cfg.stage == "sft", offload_act=cfg.offload_activations)
+                 chunked_loss=cfg.selective_logits and stage.studio_trainer, offload_act=cfg.offload_activations)
 
 
 def _rows(cfg: RunConfig) -> int:
-    """Rows per forward the engine runs (a preference stage halves an even batch, terms.preference_micro_batch)."""
-    return terms.preference_micro_batch(cfg.stage, cfg.per_device_train_batch_size, 1)[0]
+    """Rows per forward the engine runs (a DPO stage halves an even batch; a GRPO forward holds one row's
+    generations per ``sequences`` of the batch): the stage table's ``micro_batch`` (studio/stages.py)."""
+    stage = stage_of(cfg.stage)
+    micro = stage.micro_batch(cfg.per_device_train_batch_size, 1)[0]
+    return max(1, micro // stage.sequences) if stage.counts == "sequences" else micro
 
 
 def _summary(cfg: RunConfig, s: Setup, card: ArchCard, machine: Machine) -> dict[str, Any]:
@@ -188,9 +192,10 @@ def estimate(cfg: RunConfig, gpu_mem_gb: float | None = None, *, device: str = "
     The peak is weights + optimizer states + the larger of (activations + logits + autocast copies) and
     (gradients + step temporaries), since gradients build up while activations are freed; each term is a
     function in studio/memory/terms.py. ``device='cpu'`` predicts the peak RSS of a CPU run (fp32 unless told
-    otherwise), which is what bench/memory_bench.py checks against measurements. ``stage`` dpo / kto: the policy's
-    forward carries PREFERENCE_SEQUENCES per row, and the reference's forward (same weights, adapter off: no second
-    copy) is a transient the peak takes the larger of (terms.reference_forward).
+    otherwise), which is what bench/memory_bench.py checks against measurements. A stage other than sft (its row
+    of the stage table, studio/stages.py): the policy's forward carries the stage's ``sequences`` per row, and its
+    forwards without gradients (the reference: same weights, adapter off, no second copy; GRPO's generation) are a
+    transient the peak takes the larger of (terms.reference_forward).
 
     ``precision_plan``: the run's PrecisionPlan when the caller has made it, else the plan for a card of this kind.
     ``card``: the model's architecture card when the caller holds one that is not ``cfg.model_name_or_path``'s
@@ -205,7 +210,7 @@ def estimate(cfg: RunConfig, gpu_mem_gb: float | None = None, *, device: str = "
     card = card if card is not None else load_card(cfg.model_name_or_path)
     machine = Machine(gpu_mem_gb, ram_gb, device, precision_plan)
     s = _setup(cfg, device, _precision(cfg, device, precision_plan))
-    reference = terms.reference_forward(card, s, cfg.stage, cfg.cutoff_len * _rows(cfg))
+    reference = terms.reference_forward(card, s, stage_of(cfg.stage).no_grad_sequences, cfg.cutoff_len * _rows(cfg))
     where = terms.placement(card, s)
     act, lg = terms.activations(card, s), terms.logits(card, s)
     dyn, slack = terms.dynamic(card, s)

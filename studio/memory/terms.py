@@ -234,35 +234,15 @@ def logits(card: ArchCard, s: Setup) -> float:
     return 12 * card.vocab_size * rows
 
 
-# sequences one preference row puts through the policy's forward with gradients: DPO runs chosen and rejected in one
-# concatenated batch; KTO runs one answer (its KL pair goes through a forward without gradients, as the reference)
-PREFERENCE_SEQUENCES = {"sft": 1, "dpo": 2, "kto": 1}
-# sequences per row of the forwards without gradients: DPO's reference on chosen + rejected; KTO's reference on the
-# answer and its KL pair, plus the policy's own KL forward
-REFERENCE_SEQUENCES = {"sft": 0, "dpo": 2, "kto": 3}
-
-
-def preference_micro_batch(stage: str, batch: int, accumulation: int) -> tuple[int, int]:
-    """(rows per forward, accumulation steps) a run of ``stage`` trains with, for the page's Batch size and
-    Gradient accumulation.
-
-    A DPO row is PREFERENCE_SEQUENCES (2) sequences in one forward, so at the page's batch a DPO step would hold
-    twice the activations of the SFT step of the same plan (measured: its peak RSS >= 1.8x SFT's at batch 8, the
-    feedback-loop bench). Where the batch divides, the engine runs batch / 2 rows per forward and accumulates twice
-    as many: the same sequences per forward as SFT and the same rows per optimizer step, so the loss and the
-    schedule are those the user asked for. An odd batch is kept (halving it would change the effective batch)."""
-    per_row = PREFERENCE_SEQUENCES.get(stage, 1)
-    if per_row > 1 and batch % per_row == 0:
-        return batch // per_row, accumulation * per_row
-    return batch, accumulation
-
-
-def reference_forward(card: ArchCard, s: Setup, stage: str, tokens_per_row: int) -> float:
-    """Bytes of the reference model's forward (stage dpo / kto). The reference is the same weights with the adapter
-    switched off (studio/engine/preference.py), so it adds no weights; its forward runs without gradients before the
-    policy's, keeping nothing for backward: what it holds at once is one layer's working set and its logits in fp32
-    for the log-probabilities (4 bytes x vocab per position; no chunking: TRL scores every completion position)."""
-    n = REFERENCE_SEQUENCES.get(stage, 0) * tokens_per_row
+def reference_forward(card: ArchCard, s: Setup, sequences: int, tokens_per_row: int) -> float:
+    """Bytes of the forwards without gradients a stage adds (its ``no_grad_sequences`` per row, the stage table
+    studio/stages.py): DPO's and KTO's reference, GRPO's generation. The reference is the same weights with the
+    adapter switched off (studio/engine/preference.py), so it adds no weights; its forward runs without gradients
+    before the policy's, keeping nothing for backward: what it holds at once is one layer's working set and its
+    logits in fp32 for the log-probabilities (4 bytes x vocab per position; no chunking: TRL scores every
+    completion position). Generation holds less (a KV cache, the last position's logits): counted the same, an
+    upper bound."""
+    n = sequences * tokens_per_row
     if not n:
         return 0.0
     return n * (4 * card.vocab_size + layer_activation_bytes_per_token(card, s))

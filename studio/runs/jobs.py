@@ -23,6 +23,7 @@ from typing import Any
 from ..config.run_config import JUDGED_ENV, RunConfig
 from ..data.dataset import check_preference_data
 from ..errors import StudioError
+from ..stages import stage_of
 from ..workspace import REPO_ROOT
 from .processes import end_reason, is_trainer, kill_group, pid_alive, tail
 from ..workspace import is_disk_full
@@ -112,7 +113,7 @@ class JobRunner:
             if run.log.exists() and not resume:  # a fresh run must not mix its events with an old one's
                 raise StudioError.of("run.exists", path=run.path)
             if not resume:  # a preference run that cannot learn is refused before its folder is made
-                check_preference_data(cfg.stage, cfg.dataset, cfg.dataset_dir)
+                check_preference_data(stage_of(cfg.stage).rows, cfg.dataset, cfg.dataset_dir)
             try:
                 run.ensure()
                 cfg.save(run.config)

@@ -17,8 +17,7 @@ from typing import Any
 from .entry import message
 
 # what the studio trains, said where LLaMA-Factory's other stages are refused
-_STAGES = ("the studio trains supervised fine-tuning ({f_stage}: sft) and preference tuning ({f_stage}: dpo, "
-           "{f_stage}: kto)", "本工作室训练监督微调（{f_stage}为 sft）和偏好微调（{f_stage}为 dpo 或 kto）")
+_STAGES = ("the studio trains these stages: {stages}", "本工作室可训练的阶段：{stages}")  # the stage table's names
 
 ENTRIES: list[Any] = [
     message("check.model_empty", "{f_model_name_or_path} is empty: use 'tiny-demo', a local folder or a hub id",
@@ -116,9 +115,9 @@ ENTRIES: list[Any] = [
             "{f_stage}为 {stage} 时需要{f_finetuning_type}为 lora（LoRA 或 QLoRA）：参考模型是关闭"
             "适配器后的同一份权重；{method} 训练需要在内存中再放一份完整的模型"),
     message("check.pref_batching",
-            "{f_name} is not supported with {f_stage}: {stage} (TRL's preference trainers batch pairs "
+            "{f_name} is not supported with {f_stage}: {stage} (TRL's trainers batch their rows "
             "themselves): turn {f_name} off",
-            "{f_stage}为 {stage} 时不支持{f_name}（TRL 的偏好训练器自己组织成对的批次）：请关闭{f_name}"),
+            "{f_stage}为 {stage} 时不支持{f_name}（TRL 的训练器自己组织批次）：请关闭{f_name}"),
     message("check.pref_one_process",
             "{f_stage}: {stage} runs on one process without DeepSpeed here: clear {f_deepspeed} "
             "and set {f_nproc} to 1",

@@ -26,11 +26,7 @@ ENTRIES: list[Any] = [
           help=("Run code shipped with the model. Only for models you trust",
                 "运行模型自带的代码。只对你信任的模型打开")),
     # ---- method
-    field("stage", label=("Stage", "训练阶段"),
-          help=("Training stage (LLaMA-Factory's key): sft = supervised fine-tuning on instruction rows; dpo = "
-                "preference tuning on ranking pairs (chosen/rejected); kto = on single answers tagged good or bad. "
-                "dpo and kto train a LoRA/QLoRA adapter against the same weights with the adapter off",
-                "训练阶段（LLaMA-Factory 的键）：sft = 监督微调；dpo = 用成对的好/坏答案做偏好微调；kto = 用标了好或坏的单个答案做偏好微调")),
+    # the stage's label and help: studio/words/stage_words.py, beside its stages' own words
     field("pref_beta", label=("Preference beta", "偏好 beta"),
           help=("dpo/kto: how far the tuned model may move from the reference (higher = stays closer; "
                 "LLaMA-Factory's key)",

@@ -20,6 +20,7 @@ from studio.config.checks import problem
 from studio.config.run_config import RunConfig, field_meta
 from studio.config.yaml_io import parse_overrides
 from studio.errors import ConfigError, StudioError
+from studio.stages import LF_REFUSED, STAGE_NAMES
 from studio.words.catalog import CATALOG, FIELD_LABELS
 from studio.words.errors import UnknownCode, placeholders
 from studio.words.render import render
@@ -34,7 +35,7 @@ LITERAL = {"lora", "qlora", "full", "deepspeed", "zero", "trl", "kto", "nvme", "
            # typed values and syntax (true / false, key=value, the eval verb) and the names of LLaMA-Factory's
            # methods, losses and libraries the studio refuses
            "true", "false", "key", "value", "eval", "orpo", "simpo", "cpo", "galore", "apollo", "badam", "muon",
-           "asft", "dft", "eaft", "oft", "fsdp", "bco", "ktransformers", "megatron", "ppo"}
+           "asft", "dft", "eaft", "oft", "fsdp", "bco", "ktransformers", "megatron", "ppo", "grpo"}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # one config per group of checks; together they break every check that a config can break
@@ -54,6 +55,8 @@ BROKEN = [
          output_dir="a\nb"),
     dict(pref_beta=0.0, neftune_noise_alpha=0.0, cutoff_len=0),
     dict(learning_rate_search="1e-4,two", nproc=2),
+    dict(stage="grpo", grpo_reward="regex"),
+    dict(stage="grpo", grpo_reward="regex", grpo_pattern="("),
 ]
 
 
@@ -91,7 +94,7 @@ def _wrong_values() -> list[dict[str, object]]:
 def _lf_refused() -> list[dict[str, object]]:
     """Every key lf_keys refuses, with a value it refuses, from its own tables."""
     unsupported = {(k + "x" if k.endswith("_") else k): True for k in lf_keys.UNSUPPORTED}
-    return [*({"stage": s} for s in (*lf_keys.OTHER_STAGES, "zzz")),
+    return [*({"stage": s} for s in (*LF_REFUSED, "zzz")),
             *({"pref_loss": loss} for loss in lf_keys.PREF_LOSS_REFUSED),
             {"do_train": False, "do_predict": True, "quantization_method": "gptq", "eval_dataset": "e"},
             dict.fromkeys(lf_keys.MULTIMODAL, 1), unsupported]
@@ -132,8 +135,7 @@ def test_the_cli_keeps_the_english_of_the_keys_and_values_it_refuses() -> None:
         "val_size: expected a finite number, got 'inf'", "learning_rate: expected a number, got 'x'"]
     assert _raised(lambda: RunConfig.from_dict({"stage": "pt", "pref_loss": "orpo", "do_predict": True,
                                                 "eval_dataset": "e", "use_galore": True, "fsdp_config": "x"})) == [
-        "stage: pt (pre-training) is not supported yet: the studio trains supervised fine-tuning (stage: sft) and "
-        "preference tuning (stage: dpo, stage: kto)",
+        "stage: pt (pre-training) is not supported yet: the studio trains these stages: " + ", ".join(STAGE_NAMES),
         "pref_loss: orpo: ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use "
         "pref_loss: sigmoid (DPO)",
         "do_predict: true is not supported here: use 'python -m studio eval' after training",

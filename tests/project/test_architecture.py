@@ -20,7 +20,7 @@ LAYERS = {"ui": 4, "web": 4, "cli": 4, "__main__": 4,
           "evaluation": 2, "engine": 2, "memory": 2, "autoconfig": 2,
           "data": 1, "models": 1, "config": 1, "runs": 1, "words": 1,
           "errors": 1, "notices": 1, "state_files": 1, "safe_files": 1, "feedback": 1,
-          "workspace": 1, "__init__": 1}
+          "workspace": 1, "stages": 1, "__init__": 1}
 WEB = ("gradio", "gradio_client", "starlette", "fastapi", "uvicorn")
 HEAVY = ("torch", "transformers", "peft", "deepspeed", "bitsandbytes", "accelerate")
 

@@ -29,6 +29,7 @@ ALLOWED = {
     "proj", "all", "last", "cosine", "linear", "data", "root", "workspace", "runs", "latest", "dataset", "info",
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
     "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
+    "grpo", "regex",  # reinforcement learning with verifiable rewards (studio/engine/grpo.py), a reward by name
     "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
     "chrf", "bleu", "sacrebleu",  # text scores and their library
     "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro", "gcd",  # card names, one die

@@ -106,8 +106,10 @@ class JobRunner:
         the same construction.
 
         Raises:
-            StudioError: a job is already running, or the folder already holds a run.
+            StudioError: a job is already running, or the folder already holds a run; ConfigError for a Draft (a
+                Python caller's) that does not build.
         """
+        cfg = cfg if isinstance(cfg, RunConfig) else cfg.build()
         with self._lock:
             self._refuse_if_busy()
             run = RunDir(Path(cfg.output_dir).resolve())

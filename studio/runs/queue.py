@@ -113,9 +113,10 @@ def submit(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig], RunCon
     applied when the run really starts, so a queued run never reuses a folder made in between.
 
     Raises:
-        StudioError: anything but "a run is already going" (bad paths, a used folder, ...).
+        StudioError: anything but "a run is already going" (bad paths, a used folder, ...); ConfigError for a
+            Draft (a Python caller's) that does not build.
     """
-    cfg = _mark(cfg, by)
+    cfg = _mark(cfg if isinstance(cfg, RunConfig) else cfg.build(), by)
     with _LOCK:
         _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):

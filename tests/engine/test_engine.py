@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.engine import run_training
 from studio.engine.studio_trainer import INJECT_OOM_ENV, StudioTrainer
 from studio.errors import StudioError
@@ -239,7 +239,7 @@ def test_config_collects_every_problem():
     assert any(p.startswith("quantization_bit needs finetuning_type: lora") for p in problems)
     assert any(p.startswith("nproc > 1 needs deepspeed") for p in problems)
     with pytest.raises(StudioError) as err:
-        RunConfig.from_dict({"finetuning_type": "qlora", "lora_rank": "eight"})
+        Draft.from_dict({"finetuning_type": "qlora", "lora_rank": "eight"})
     assert "finetuning_type: 'qlora' is not one of full, freeze, lora" in err.value.message
     assert "lora_rank: expected a whole number, got 'eight'" in err.value.message
 

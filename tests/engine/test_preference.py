@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import ConfigError, StudioError
 from studio.runs.run_dir import RunDir
 
@@ -150,7 +150,7 @@ def test_stage_and_keys_are_honoured_or_refused_with_the_reason() -> None:
     assert (cfg.stage, cfg.pref_beta, cfg.pref_loss, cfg.pref_ftx) == ("dpo", 0.3, "ipo", 0.5)
     for loss in ("orpo", "simpo", "kto_pair"):
         with pytest.raises(ConfigError, match=f"pref_loss: {loss}"):
-            RunConfig.from_dict({"stage": "dpo", "pref_loss": loss})
+            Draft.from_dict({"stage": "dpo", "pref_loss": loss})
     problems = RunConfig(stage="kto", dataset="x", finetuning_type="full", pref_ftx=1.0,
                          per_device_train_batch_size=1, packing=True).validate()
     assert any("finetuning_type: lora" in p for p in problems)

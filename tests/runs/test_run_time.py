@@ -9,7 +9,7 @@ import time
 import pytest
 
 from studio.autoconfig import Hardware
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.memory.cards import load_card
 from studio.runs import run_time
 
@@ -240,7 +240,7 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
             panel, _ = on_change(ctx, values, 0, None)
             assert words in panel, panel
     from studio.app.run_estimate import estimate, rows_for
-    cfg = RunConfig(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora")
+    cfg = Draft(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora")
     t_small = estimate(ctx, cfg, rows_for(ctx, str(small), "sentiment")).parts["train"]
     t_big = estimate(ctx, cfg, rows_for(ctx, str(big), "sentiment")).parts["train"]
     assert t_big == pytest.approx(10 * t_small, rel=0.15)   # the chosen file's rows, not a guess

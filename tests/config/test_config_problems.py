@@ -175,10 +175,10 @@ def test_the_page_shows_each_problem_in_its_language_with_its_field_labels(lang:
 
 
 def test_the_cli_keeps_the_config_keys() -> None:
-    cfg = RunConfig(model_name_or_path="tiny-demo", dataset="d.jsonl", quantization_bit=4, finetuning_type="full")
+    cfg = Draft(model_name_or_path="tiny-demo", dataset="d.jsonl", quantization_bit=4, finetuning_type="full")
     assert cfg.validate() == ["quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be "
                               "trained directly"]
-    assert RunConfig(model_name_or_path="tiny-demo", dataset="d.jsonl", learning_rate=0.0).validate() == [
+    assert Draft(model_name_or_path="tiny-demo", dataset="d.jsonl", learning_rate=0.0).validate() == [
         "learning_rate must be above 0 (got 0.0)"]
 
 

@@ -65,7 +65,7 @@ def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path
     from studio.config.deepspeed import deepspeed_json as deepspeed_config
     from studio.workspace import PRESETS_DIR
     (tmp_path / "cfg.yaml").write_text("deepspeed: examples/deepspeed/ds_z3_offload_config.json\n")
-    cfg = RunConfig.load(tmp_path / "cfg.yaml")
+    cfg = Draft.load(tmp_path / "cfg.yaml")  # a file without data: read, not run
     assert Path(cfg.deepspeed) == PRESETS_DIR / "deepspeed" / "ds_z3_offload.json"
     assert deepspeed_config(cfg.deepspeed)["zero_optimization"]["offload_param"]["device"] == "cpu"
     assert deepspeed_config("ds_z3_offload.json") == deepspeed_config("z3-offload")
@@ -75,7 +75,7 @@ def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path
     cwd = os.getcwd()
     os.chdir("/")
     try:
-        cfg = RunConfig.load(tmp_path / "cfg.yaml")
+        cfg = Draft.load(tmp_path / "cfg.yaml")  # a file without data: read, not run
     finally:
         os.chdir(cwd)
     assert Path(cfg.deepspeed) == own / "ds_z3_offload_config.json"  # the user's own file wins
@@ -88,7 +88,7 @@ def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
     assert LR_SCHEDULERS == [s.value for s in SchedulerType]
     assert OPTIMIZERS == [o.value for o in OptimizerNames]
     assert RunConfig(lr_scheduler_type="inverse_sqrt", optim="adagrad", dataset="d").validate() == []
-    assert "did you mean 'cosine'" in RunConfig(lr_scheduler_type="cosin", dataset="d").validate()[0]
+    assert "did you mean 'cosine'" in Draft(lr_scheduler_type="cosin", dataset="d").validate()[0]
 
 
 def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +113,7 @@ def test_old_saved_run_config_keeps_its_template() -> None:
     old = Draft().to_dict()
     old.pop("stage")
     old["template"] = "default"  # what the studio saved before 'default' meant LLaMA-Factory's template
-    assert RunConfig.from_dict(old).template == "studio"
+    assert Draft.from_dict(old).template == "studio"
     assert Draft.from_dict({"template": "default"}).template == "default"  # a LLaMA-Factory file
 
 

@@ -19,11 +19,11 @@ ROWS = [{"instruction": "Classify the review", "input": "good film " * (i % 7 + 
 FLOPS = 1e11
 
 
-def _cfg(**kw) -> RunConfig:
+def _cfg(**kw) -> Draft:
     base = dict(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora", num_train_epochs=2.0,
                 val_size=0.1, cutoff_len=256, per_device_train_batch_size=8)
     base.update(kw)
-    return RunConfig(**base)
+    return Draft(**base)
 
 
 def _past(root, name, **kw):

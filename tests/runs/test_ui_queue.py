@@ -106,7 +106,7 @@ def test_an_unreadable_queue_file_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "ws" / run_queue.FILE).write_text("{not json")
     ctx = AppContext.create(tmp_path / "ws", runner=FakeRunner())  # type: ignore[arg-type]
     assert run_queue.waiting(ctx) == 0
-    (tmp_path / "ws" / run_queue.FILE).write_text('[{"output_dir": "ok"}, {"no_such_key": 1}]')
+    (tmp_path / "ws" / run_queue.FILE).write_text('[{"output_dir": "ok", "dataset": "d.jsonl"}, {"no_such_key": 1}]')
     assert run_queue.waiting(AppContext.create(tmp_path / "ws", runner=FakeRunner())) == 1  # type: ignore[arg-type]
 
 

@@ -162,8 +162,8 @@ def test_every_suggestion_is_a_config_the_checks_accept(model: str, method: str,
 def test_each_suggestion_shows_the_estimate_of_the_config_it_applies(stage: str, card_gb: int | None) -> None:
     """A suggestion's figures are those of ``cfg.replace(**settings)`` on the same machine: a DPO plan's changes
     are estimated as DPO (two sequences a row, the reference's forward), not as the SFT plan of the same fields."""
-    cfg = RunConfig(model_name_or_path="llama3-8b", dataset="d.jsonl", stage=stage, finetuning_type="full",
-                    cutoff_len=1024, per_device_train_batch_size=8)
+    cfg = Draft(model_name_or_path="llama3-8b", dataset="d.jsonl", stage=stage, finetuning_type="full",
+                cutoff_len=1024, per_device_train_batch_size=8)
     machine = dict(device="cuda", ram_gb=64) if card_gb else dict(device="cpu", ram_gb=2)
     est = estimate(cfg, card_gb, **machine)
     assert est.suggestion_details

@@ -191,7 +191,8 @@ def _full_run(tmp_path: Path, base_dir: Path, **cfg_kw: Any) -> Path:
     run = RunDir(tmp_path / "run")
     run.path.mkdir(parents=True)
     shutil.copytree(base_dir, run.model)
-    RunConfig(model_name_or_path=str(base_dir), finetuning_type="full", output_dir=str(run.path), **cfg_kw
+    RunConfig(model_name_or_path=str(base_dir), dataset="d.jsonl", finetuning_type="full", output_dir=str(run.path),
+              **cfg_kw
               ).save(run.config)
     return run.path
 

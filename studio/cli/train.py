@@ -71,9 +71,11 @@ def main(args: argparse.Namespace) -> int:
 def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) -> RunConfig:
     """Fields neither the file nor --set names take the page's derived plan (studio.autoconfig owns it), so a
     config that names only the data trains a model that learns and keeps held-out rows; each is printed."""
-    from ..autoconfig import explicit_keys, fill_unset  # start-up: 0.005 s at import; `studio train --help` never needs it
     data = load_yaml_dict(path)
     data.update(parse_overrides(overrides))
+    if set(RunConfig.field_names()) <= set(data):  # every field named (the job runner's config.yaml): none unset
+        return cfg
+    from ..autoconfig import explicit_keys, fill_unset  # start-up: 0.005 s at import; `studio train --help` never needs it
     try:
         cfg, reasons = fill_unset(cfg, explicit_keys(data))
     except StudioError:

@@ -150,7 +150,10 @@ def test_from_the_page_to_the_trainer_only_construction_checks(tmp_path: Path, m
         handed.append(cfg)
         return {"state": "finished", "step": 0}
     monkeypatch.setattr(train, "run_training", trainer)
-    monkeypatch.setattr(train, "_derive_unset", lambda cfg, *a, **k: cfg)  # autoconfig's own tests cover it
+
+    def derive(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the job runner's config.yaml names every field: nothing is left to derive")
+    monkeypatch.setattr("studio.autoconfig.fill_unset", derive)
     path = next(Path(ctx.runs_root).glob("*/config.yaml"))
     rule_runs.clear()
     assert train.main(_child_args(path)) == 0

@@ -132,7 +132,7 @@ def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
 @pytest.mark.parametrize("recipe", sorted((PRESETS_DIR / "recipes").glob("*gb.yaml")))
 def test_recipes_fit_the_card_they_are_named_after(recipe: Path) -> None:
     gb = float(recipe.stem.rsplit("-", 1)[1][:-2])
-    est = estimate(RunConfig.load(recipe), gb)
+    est = estimate(Draft.load(recipe), gb)  # a recipe names no data
     assert est.fits, f"{recipe.name}: {est.gpu_gb:.1f} GB on a {gb:g} GB card"
 
 
@@ -164,7 +164,7 @@ def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> No
 
 def test_a_fresh_workspace_starts_from_derived_settings(ctx: AppContext) -> None:
     values, choices, why = restore(ctx)
-    cfg = forms.values_to_config(values)
+    cfg = forms.values_to_draft(values)
     assert cfg.finetuning_type == "full" and cfg.val_size > 0 and "full fine-tuning" in why
 
 

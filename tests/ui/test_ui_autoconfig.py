@@ -72,7 +72,7 @@ def test_a_partial_method_on_the_random_model_is_a_problem_before_start(ctx: App
 
 
 def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> None:
-    check = check_markdown(RunConfig(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
+    check = check_markdown(Draft(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
                            ctx)
     assert "'Training data' is empty: convert a file on the Data tab" in check
     assert "'Batch size' must be at least 1" in check

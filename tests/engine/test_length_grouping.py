@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.autoconfig import Hardware, suggest_settings
-from studio.config.run_config import Draft, RunConfig
+from studio.config.run_config import Draft
 from studio.config.yaml_io import load_yaml_dict
 from studio.engine.arguments import training_arguments
 from studio.runs.run_dir import RunDir
@@ -27,7 +27,7 @@ REAL = "smollm2-135m-instruct"
     ({"model_name_or_path": "tiny-demo"}, "random"),  # a toy learning from scratch (see arguments._sampling)
 ])
 def test_training_arguments_group_by_length_unless_batches_are_built_otherwise(tmp_path, fields, strategy):
-    args = training_arguments(RunConfig(**{"model_name_or_path": REAL, **fields}), RunDir(tmp_path), "cpu",
+    args = training_arguments(Draft(**{"model_name_or_path": REAL, **fields}), RunDir(tmp_path), "cpu",
                               has_val=False)
     assert args.train_sampling_strategy == strategy
 

@@ -47,7 +47,7 @@ def dataset_csv(kind: str, out: Path) -> Path:
 
 def one(model: str, budget: str, out: Path, runs: Path, i: int, source: Path) -> dict:
     from studio.autoconfig import detect_hardware, suggest_settings
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.data.dataset import load_rows
     from studio.models import zoo
     from studio.runs import run_time
@@ -62,7 +62,7 @@ def one(model: str, budget: str, out: Path, runs: Path, i: int, source: Path) ->
     hw = detect_hardware(out)
     changes, _ = suggest_settings(model, len(rows), "sentiment", hw, budget)
     name = f"{model}-{budget}-{i}"
-    cfg = RunConfig().replace(**changes, dataset=str(data), dataset_dir=str(out), output_dir=str(runs / name))
+    cfg = Draft().replace(**changes, dataset=str(data), dataset_dir=str(out), output_dir=str(runs / name))
     cfg_path = out / f"{name}.yaml"
     cfg.save(cfg_path)
     t = time.time()

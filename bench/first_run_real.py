@@ -33,7 +33,7 @@ def _timed(cmd: list[str], log: Path) -> dict:
 def run(model: str, budget: str, out: Path) -> dict:
     from studio.models import zoo
     from studio.autoconfig import detect_hardware, suggest_settings
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.app.model_list import model_choices
     out.mkdir(parents=True, exist_ok=True)
     data = out / "reviews.jsonl"
@@ -46,7 +46,7 @@ def run(model: str, budget: str, out: Path) -> dict:
     hw = detect_hardware(out)
     changes, _ = suggest_settings(model, rows, "sentiment", hw, budget)
     run_dir = out / f"{model}-{budget}"
-    cfg = RunConfig().replace(**changes, dataset=str(data), dataset_dir=str(out), output_dir=str(run_dir))
+    cfg = Draft().replace(**changes, dataset=str(data), dataset_dir=str(out), output_dir=str(run_dir))
     cfg_path = out / f"{model}-{budget}.yaml"
     cfg.save(cfg_path)
     promised = dict((v, label) for label, v in model_choices(hw, rows, "sentiment", "en")).get(model, "")

@@ -113,16 +113,16 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict(spec: dict[str, Any]) -> float:
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.memory.estimator import ArchCard, estimate
     d = spec["dims"]
     card = ArchCard("bench", d["hidden"], d["intermediate"], d["layers"], d["heads"], d["heads"], d["vocab"])
     qlora = spec["method"] == "qlora"
     # the child trains every position's logits (no chunked loss), as plain transformers does
-    cfg = RunConfig(model_name_or_path=spec["model_dir"], finetuning_type="lora" if qlora else spec["method"],
-                    quantization_bit=4 if qlora else None, cutoff_len=spec["seq"],
-                    per_device_train_batch_size=spec["batch"], gradient_checkpointing=spec["grad_ckpt"],
-                    optim=spec["optim"], precision="fp32", lora_rank=8, selective_logits=False)
+    cfg = Draft(model_name_or_path=spec["model_dir"], finetuning_type="lora" if qlora else spec["method"],
+                quantization_bit=4 if qlora else None, cutoff_len=spec["seq"],
+                per_device_train_batch_size=spec["batch"], gradient_checkpointing=spec["grad_ckpt"],
+                optim=spec["optim"], precision="fp32", lora_rank=8, selective_logits=False)
     # the card of the benchmark's own dimensions, so the prediction needs no model folder on disk
     return estimate(cfg, device="cpu", card=card).cpu_gb
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .config.lf_keys import translate_llamafactory
-from .config.run_config import DEMO_MODEL, RunConfig
+from .config.run_config import DEMO_MODEL, Draft, RunConfig
 from .data.dataset import load_rows
 from .data.preference import as_sft_rows
 from .errors import StudioError
@@ -236,11 +236,11 @@ def _lora_plan(model: str, task: str, hw: Hardware, budget: str, reasons: list[R
         Reason("num_train_epochs", "epochs", {"n": LORA_EPOCHS[budget], "budget": budget}),
         Reason("cutoff_len", "cutoff_cpu" if hw.device == "cpu" else "cutoff", {"n": cutoff}),
     ]
-    fitted = _fit_batch(RunConfig().replace(**plan), hw)
+    fitted = _fit_batch(Draft().replace(**plan), hw)
     if fitted is None and hw.device == "cuda":
         plan.update(quantization_bit=4, optim="paged_adamw_8bit")
         reasons.append(Reason("quantization_bit", "qlora"))
-        fitted = _fit_batch(RunConfig().replace(**plan), hw)
+        fitted = _fit_batch(Draft().replace(**plan), hw)
     if fitted is None:
         batch, ckpt = 1, True
         reasons.append(Reason("per_device_train_batch_size", "no_fit_card" if hw.device == "cuda" else "no_fit"))
@@ -267,7 +267,7 @@ def _template(model: str) -> str:
     return TEMPLATES.get(_family(model), "auto")
 
 
-def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
+def _fit_batch(cfg: Draft, hw: Hardware) -> tuple[int, bool] | None:
     """(batch, gradient checkpointing) of the fastest plan that fits; None when none does (or no card info)."""
     for ckpt in (False, True):
         for batch in (8, 4, 2, 1):
@@ -282,7 +282,7 @@ def _fit_batch(cfg: RunConfig, hw: Hardware) -> tuple[int, bool] | None:
     return (1, True) if est.fits is not False else None
 
 
-def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:
+def fit_estimate(cfg: Draft, hw: Hardware, estimate_fn: Any = None) -> Any:
     """The memory estimate for ``cfg`` against this machine: the card (with host RAM for offloaded states)
     when there is one, else host RAM alone (training runs on the CPU).
 
@@ -295,7 +295,7 @@ def fit_estimate(cfg: RunConfig, hw: Hardware, estimate_fn: Any = None) -> Any:
     return estimate_fn(cfg, None, device="cpu", ram_gb=hw.ram_gb)
 
 
-def offload_disk_problem(cfg: RunConfig, est: Any, hw: Hardware) -> Reason | None:
+def offload_disk_problem(cfg: Draft, est: Any, hw: Hardware) -> Reason | None:
     """Offload plans write checkpoints of the whole model: refuse a plan whose checkpoint outgrows the free disk."""
     if hw.disk_gb is None or est.card is None:
         return None
@@ -306,7 +306,7 @@ def offload_disk_problem(cfg: RunConfig, est: Any, hw: Hardware) -> Reason | Non
     return None
 
 
-def learning_problems(cfg: RunConfig, n_rows: int | None = None) -> list[Reason]:
+def learning_problems(cfg: Draft, n_rows: int | None = None) -> list[Reason]:
     """Choices that will not give a model that learns or can be evaluated (shown before Start)."""
     out: list[Reason] = []
     if cfg.model_name_or_path.strip() == DEMO_MODEL and cfg.finetuning_type != "full":

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,9 +17,10 @@ PLAIN_PLAN = {"cutoff_len": 1024, "per_device_train_batch_size": 1, "gradient_ch
               "selective_logits": False}
 
 
-def plan(model: str, **settings: object) -> RunConfig:
-    """A run config of ``model``: PLAIN_PLAN with ``settings`` on top, for the memory estimator's tests."""
-    return RunConfig(model_name_or_path=model, **{**PLAIN_PLAN, **settings})
+def plan(model: str, **settings: object) -> Draft:
+    """A draft run config of ``model`` (no data: the estimator needs none): PLAIN_PLAN with ``settings`` on top, for
+    the memory estimator's tests."""
+    return Draft(model_name_or_path=model, **{**PLAIN_PLAN, **settings})
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:

@@ -1,6 +1,7 @@
 """The Settings form's values, one per RunConfig field in ``FIELD_NAMES`` order, to and from a RunConfig.
 
-Values flow back through ``RunConfig.from_dict`` so the page gets the same coercion and checks as YAML and the CLI.
+Values flow back through ``from_dict`` so the page gets the same coercion and checks as YAML and the CLI: the form
+being edited is a ``Draft`` (its problems listed beside it), and Start builds the ``RunConfig``, which checks itself.
 The widgets themselves are drawn by studio/ui/forms.py from the same field metadata. Also here: a preset or YAML
 loaded onto the form, the form saved as the YAML the CLI takes, and the command line that runs it.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config.run_config import DEEPSPEED_SHORTCUTS, RunConfig, field_meta, load_yaml_dict
+from ..config.run_config import DEEPSPEED_SHORTCUTS, Draft, RunConfig, field_meta, load_yaml_dict
 from ..data.templates import TEMPLATE_NAMES
 from ..engine.launch import torchrun_command
 from ..models import zoo
@@ -39,12 +40,25 @@ def _choice_value(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
-    """Form values (in FIELD_NAMES order) -> RunConfig.
+def values_to_draft(values: list[Any] | tuple[Any, ...]) -> Draft:
+    """Form values (in FIELD_NAMES order) -> the Draft the form holds (its problems: ``validate()``).
 
     Raises:
         ConfigError: a value of the wrong type (named, with what was expected).
     """
+    return Draft.from_dict(_form_data(values), source="the Settings form")
+
+
+def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
+    """Form values (in FIELD_NAMES order) -> the RunConfig a run is started with.
+
+    Raises:
+        ConfigError: a value of the wrong type, else every problem of the settings (named, with the fix).
+    """
+    return RunConfig.from_dict(_form_data(values), source="the Settings form")
+
+
+def _form_data(values: list[Any] | tuple[Any, ...]) -> dict[str, Any]:
     data = {}
     for name, value in zip(FIELD_NAMES, values):
         if isinstance(value, float) and value.is_integer() and _KINDS[name] == "int":
@@ -52,11 +66,11 @@ def values_to_config(values: list[Any] | tuple[Any, ...]) -> RunConfig:
         if name in _UNSET_IS_ZERO and value == 0:
             value = None
         data[name] = value
-    return RunConfig.from_dict(data, source="the Settings form")
+    return data
 
 
-def config_to_values(cfg: RunConfig) -> list[Any]:
-    """RunConfig -> form values in FIELD_NAMES order (what the widgets expect)."""
+def config_to_values(cfg: Draft) -> list[Any]:
+    """A config (a Draft or a RunConfig) -> form values in FIELD_NAMES order (what the widgets expect)."""
     out = []
     for name in FIELD_NAMES:
         value = getattr(cfg, name)
@@ -74,7 +88,7 @@ def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
         StudioError: unreadable YAML, unknown keys or wrong types.
     """
     data = load_yaml_dict(path)
-    cfg = RunConfig.from_dict(data, source=Path(path).name)
+    cfg = Draft.from_dict(data, source=Path(path).name)  # a recipe has no data: its problems are the form's to show
     if "dataset" not in data:
         keep = dict(zip(FIELD_NAMES, current))
         cfg = cfg.replace(dataset=keep.get("dataset") or "", dataset_dir=keep.get("dataset_dir") or "data")
@@ -82,15 +96,15 @@ def load_settings(path: str | Path, current: list[Any]) -> list[Any]:
 
 def save_settings(ctx: AppContext, values: list[Any], name: str = "settings") -> Path:
     """Write the form as RunConfig YAML into the login's own configs folder (workspace/configs without logins,
-    workspace/users/<user>/configs with them): the file the CLI takes."""
-    cfg = values_to_config(values)
+    workspace/users/<user>/configs with them): the file the CLI takes (which checks it when it trains)."""
+    cfg = values_to_draft(values)
     path = ctx.own_folder() / "configs" / f"{name}.yaml"
     cfg.save(path)
     return path
 
 def command_line(ctx: AppContext, values: list[Any]) -> str:
     """The `python -m studio train` line (torchrun line when nproc > 1) for the saved settings."""
-    cfg = values_to_config(values)
+    cfg = values_to_draft(values)
     path = save_settings(ctx, values)
     single = studio_command(["-m", "studio", "train", str(path)])
     if cfg.nproc > 1:

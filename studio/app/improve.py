@@ -129,8 +129,8 @@ def prepare(workspace: str | Path, run: str, new: str | None = None, method: str
     made = make_datasets(store, folder.name, data, base, like=like, rows=teaching_rows(store, folder.name),
                          confirmed=True)
     try:
+        # a RunConfig: its settings were checked as it was built (a refused one leaves nothing, below)
         cfg = improvement_config(folder, made, data, out, seed=seed, method=method, labels_run=labels_run)
-        cfg.check()
         counts = plan(workspace, folder.name, method)
         cfg.lineage.update({k: counts[k] for k in ("corrections", "confirmed", "aside")})  # type: ignore[attr-defined]
         inherit_held_out(folder, out)

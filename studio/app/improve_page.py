@@ -79,7 +79,7 @@ def queue_improvement(ctx: AppContext, run: str | None, method: str) -> dict[str
         raise StudioError.of("improve.none_picked")
     cfg = improve.prepare(ctx.workspace, run, _free_name(ctx, run), method or "auto")
     try:
-        place = run_queue.start_or_queue(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
+        place = run_queue.submit(ctx, cfg, lambda c: resolve_run_paths(c, ctx), by=ctx.user)
     except StudioError:  # refused (queue full, already queued): nothing of it stays behind
         improve.discard(cfg)
         raise

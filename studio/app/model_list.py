@@ -29,7 +29,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
     is timed on the form as it is: the number the Settings panel shows beside it."""
     rows = rows_for(ctx, dataset, task, n_rows) if ctx is not None else placeholder_rows(task, n_rows)
     budget = budget if budget in BUDGETS else "balanced"
-    current = form_values.values_to_config(list(form)) if form is not None and ctx is not None else None
+    current = form_values.values_to_draft(list(form)) if form is not None and ctx is not None else None
     out = []
     for name in form_values.WIDGET_CHOICES["model_name_or_path"]():
         facts = model_facts(name)
@@ -38,7 +38,7 @@ def model_choices(hw: Hardware, n_rows: int | None, task: str, lang: str, extra:
             continue
         try:
             if current is not None and ctx is not None:
-                cfg = current if current.model_name_or_path.strip() == name else form_values.values_to_config(
+                cfg = current if current.model_name_or_path.strip() == name else form_values.values_to_draft(
                     derive(ctx, name, task, budget, dataset, list(form or []), gpu_mem)[0])
                 est = form_estimate(ctx, cfg, task)
                 seconds = est.seconds if est is not None else None

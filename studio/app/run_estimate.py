@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..autoconfig import suggest_settings
-from ..config.run_config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, Draft
 from ..data.dataset import load_rows
 from ..errors import StudioError
 from ..memory.cards import load_card
@@ -50,7 +50,7 @@ def _model_folder(model: str) -> tuple[Path | None, float]:
         else (None, 0.0)
 
 
-def _card(cfg: RunConfig, folder: Path | None) -> Any:
+def _card(cfg: Draft, folder: Path | None) -> Any:
     """A built-in model's shipped card (no transformers import in the server for the Model list); a local
     folder's own config.json otherwise."""
     name = cfg.model_name_or_path.strip()
@@ -84,7 +84,7 @@ def placeholder_rows(task: str, n_rows: int | None) -> list[dict[str, Any]]:
              PLACEHOLDER: True}] * (n_rows or 400)
 
 
-def estimate(ctx: AppContext, cfg: RunConfig, rows: list[dict[str, Any]]) -> Any:
+def estimate(ctx: AppContext, cfg: Draft, rows: list[dict[str, Any]]) -> Any:
     """run_time.estimate for ``cfg`` (its model folder confined already) on this machine and this studio's runs;
     None when the model has no architecture card."""
     return _estimate(cfg, rows, hardware(ctx).device, ctx.runs_root)
@@ -94,11 +94,11 @@ def plan_seconds(model: str, task: str, budget: str, rows: list[dict[str, Any]],
                  runs_root: Path | None = None) -> float | None:
     """Seconds of the plan the page derives for ``model`` (the Model list's "about N here"); None: no card."""
     changes, _ = suggest_settings(model, len(rows), task, hw, budget)
-    est = _estimate(RunConfig().replace(**changes), rows, hw.device, runs_root)
+    est = _estimate(Draft().replace(**changes), rows, hw.device, runs_root)
     return est.seconds if est is not None else None
 
 
-def _estimate(cfg: RunConfig, rows: list[dict[str, Any]], device: str, runs_root: Path | None) -> Any:
+def _estimate(cfg: Draft, rows: list[dict[str, Any]], device: str, runs_root: Path | None) -> Any:
     folder, prepare = _model_folder(cfg.model_name_or_path.strip())
     try:
         card = _card(cfg, folder)
@@ -116,7 +116,7 @@ def _estimate(cfg: RunConfig, rows: list[dict[str, Any]], device: str, runs_root
                                  prepare_cpu_s=prepare)
 
 
-def form_estimate(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> Any:
+def form_estimate(ctx: AppContext, cfg: Draft, task: str = "sentiment") -> Any:
     """The one estimate of a form's settings: the Settings panel's time line and every Model list entry come from
     here, so the two numbers on one screen cannot disagree (the list used to estimate a default config with
     placeholder rows while the panel estimated the form on the chosen data). None: no card for the model.
@@ -128,7 +128,7 @@ def form_estimate(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> A
     return estimate(ctx, confined, rows_for(ctx, confined.dataset, task))
 
 
-def time_line(ctx: AppContext, cfg: RunConfig, task: str = "sentiment") -> str:
+def time_line(ctx: AppContext, cfg: Draft, task: str = "sentiment") -> str:
     """One line for the Settings panel: the total, its largest parts and where the speed comes from."""
     try:
         est = form_estimate(ctx, cfg, task)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..autoconfig import BUDGETS, Hardware, Reason, detect_hardware, learning_problems, suggest_settings
-from ..config.run_config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, Draft
 from ..data.convert import TASKS
 from ..errors import StudioError
 from ..state_files import read_state
@@ -71,9 +71,9 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
         StudioError: a form value of the wrong type, or an unknown budget.
     """
     try:
-        cfg = form_values.values_to_config(values)
+        cfg = form_values.values_to_draft(values)
     except StudioError:
-        cfg = RunConfig()
+        cfg = Draft()
     info = dataset_info(ctx, dataset)
     hw = hardware(ctx)
     if isinstance(gpu_mem, (int, float)) and not isinstance(gpu_mem, bool) and 0 <= gpu_mem < 1e5:
@@ -85,7 +85,7 @@ def derive(ctx: AppContext, model: str | None, task: str | None, budget: str | N
     return form_values.config_to_values(cfg.replace(**changes)), why_markdown(reasons, ctx.lang)
 
 
-def learning_lines(cfg: RunConfig, ctx: AppContext) -> list[str]:
+def learning_lines(cfg: Draft, ctx: AppContext) -> list[str]:
     """Choices that will not learn or cannot be evaluated, in the page's words."""
     info = dataset_info(ctx, cfg.dataset)
     return [reason_text(r, ctx.lang) for r in learning_problems(cfg, info["rows"] if info else None)]
@@ -125,7 +125,7 @@ def save_state(ctx: AppContext, values: list[Any], choices: dict[str, Any], load
     new version.
     """
     try:
-        cfg = form_values.values_to_config(values)
+        cfg = form_values.values_to_draft(values)
     except StudioError:
         return loaded  # a half-typed value: keep the last good settings
     folder = settings_folder(ctx, user)
@@ -156,12 +156,12 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
                and 0 <= ram < 1e6 else None}
     def loads(data: dict) -> None:
         try:
-            RunConfig.from_dict(data, source=str(path))
+            Draft.from_dict(data, source=str(path))
         except StudioError as exc:
             raise ValueError(exc.what) from None
     saved = read_state(path, kind="yaml", expect=dict, check=loads)  # a broken file is kept aside, not lost
     if saved is not None:
-        return form_values.config_to_values(RunConfig.from_dict(saved, source=str(path))), choices, \
+        return form_values.config_to_values(Draft.from_dict(saved, source=str(path))), choices, \
             msg("why.restored", ctx.lang)
     # a dataset converted from a person's file comes first: the studio's own (an Improve's replay, feedback
     # datasets) are no plan to start from
@@ -170,6 +170,6 @@ def restore(ctx: AppContext, user: str | None = None) -> tuple[list[Any], dict[s
     if latest:
         choices["task"] = latest[0]["task"]
     values, why = derive(ctx, DEMO_MODEL, choices["task"], choices["budget"], dataset,
-                         form_values.config_to_values(RunConfig()))
+                         form_values.config_to_values(Draft()))
     lost = problem_lines(ctx.lang, files=[path], since=since)
     return values, choices, (lost + "\n\n" + why) if lost else why

@@ -27,8 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = RunConfig.load(args.config, args.overrides + [f"nproc={args.gpus_per_node}"])
-    cfg.check()
+    cfg = RunConfig.load(args.config, args.overrides + [f"nproc={args.gpus_per_node}"])  # checked as it is built
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     config_path = out / "config.yaml"  # the resolved config, so every node runs exactly these settings

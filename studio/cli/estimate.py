@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from ..config.run_config import RunConfig
+from ..config.run_config import Draft
 from ..config.vocabulary import accepted_optimizers
 from ..errors import StudioError
 from ..memory.estimator import DEEPSPEED_PLANS, METHODS, Estimate, detect_gpu_mem_gb, estimate, host_ram_gb
@@ -105,9 +105,9 @@ def plan_config(args: argparse.Namespace) -> Any:
         StudioError: a bad config file.
     """
     if args.config:
-        cfg, settings = RunConfig.load(args.config), _flag_settings(args)
+        cfg, settings = Draft.load(args.config), _flag_settings(args)
     else:
-        cfg, settings = RunConfig(model_name_or_path=args.model), {**MODEL_PLAN, **_flag_settings(args)}
+        cfg, settings = Draft(model_name_or_path=args.model), {**MODEL_PLAN, **_flag_settings(args)}
     return cfg.replace(**settings) if settings else cfg
 
 

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..config.run_config import JUDGED_ENV, RunConfig
+from ..config.run_config import RunConfig
 from ..config.yaml_io import load_yaml_dict, parse_overrides
 from ..engine import run_training
 from ..engine.launch import torchrun_command
@@ -35,12 +35,10 @@ def main(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.nproc is not None:
         overrides.append(f"nproc={args.nproc}")
-    # the job runner judged this config before writing it: taken as judged while the file says exactly that
-    cfg = RunConfig.load(args.config, overrides).judged_before(os.environ.get(JUDGED_ENV))
-    cfg.check()
+    # a RunConfig checks itself as it is built: a config.yaml the job runner wrote, or a person's file and --set
+    cfg = RunConfig.load(args.config, overrides)
     if not args.resume:  # a resumed run keeps the plan it started with
         cfg = _derive_unset(cfg, args.config, overrides, quiet=args.quiet or "LOCAL_RANK" in os.environ)
-        cfg.check()
     if "LOCAL_RANK" not in os.environ:  # once, before any worker starts (torchrun's workers see it done)
         guard_output_dir(cfg, args.config, args.resume)
     if cfg.deepspeed == "z3-nvme" and "LOCAL_RANK" not in os.environ:  # before any process starts
@@ -73,9 +71,11 @@ def main(args: argparse.Namespace) -> int:
 def _derive_unset(cfg: RunConfig, path: str, overrides: list[str], quiet: bool) -> RunConfig:
     """Fields neither the file nor --set names take the page's derived plan (studio.autoconfig owns it), so a
     config that names only the data trains a model that learns and keeps held-out rows; each is printed."""
-    from ..autoconfig import explicit_keys, fill_unset  # start-up: 0.005 s at import; `studio train --help` never needs it
     data = load_yaml_dict(path)
     data.update(parse_overrides(overrides))
+    if set(RunConfig.field_names()) <= set(data):  # every field named (the job runner's config.yaml): none unset
+        return cfg
+    from ..autoconfig import explicit_keys, fill_unset  # start-up: 0.005 s at import; `studio train --help` never needs it
     try:
         cfg, reasons = fill_unset(cfg, explicit_keys(data))
     except StudioError:

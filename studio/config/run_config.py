@@ -1,4 +1,12 @@
-"""RunConfig: the one typed object that flows UI / YAML / CLI -> engine.
+"""RunConfig: the one typed object that flows UI / YAML / CLI -> engine, valid from the moment it is built.
+
+A RunConfig checks itself when it is constructed, as TRL's ``SFTConfig`` does: ``RunConfig(...)``, ``from_dict``,
+``load``, ``replace`` and ``dataclasses.replace`` all end in ``__post_init__``, which raises ConfigError with every
+problem at once (studio/config/checks.py), and a field cannot be assigned afterwards. So an invalid RunConfig never
+exists, and whoever is handed one trusts it: the run queue, the job runner, the training child that reads
+config.yaml back (by the same construction), the engine. What is being edited and may not be valid yet (the
+Settings form, the estimate of a plan, a candidate of the memory advice) is a ``Draft``: the same fields, unchecked,
+whose ``validate()`` lists its problems and whose ``build()`` is the RunConfig.
 
 Keys are named as LLaMA-Factory names them so its YAML files load here. Each field
 carries its type, default, choices, range and UI group in ``metadata``; the Settings form and
@@ -12,13 +20,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import hashlib
-import json
 import math
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Literal, get_args, get_origin
+from typing import Any, Callable, Literal, Self, get_args, get_origin
 
 import yaml
 
@@ -33,7 +39,7 @@ from ..workspace import atomic_write_text
 
 # re-exported: callers import the YAML readers and the DeepSpeed shortcuts with RunConfig
 __all__ = ["DEEPSPEED_SHORTCUTS", "DEMO_MODEL", "MAX_YAML_ALIASES", "MAX_YAML_BYTES", "PATH_NAMES", "PATH_ROOTS",
-           "RunConfig", "field_meta", "help_values",
+           "Draft", "RunConfig", "field_meta", "help_values",
            "load_yaml_dict", "parse_overrides", "safe_yaml"]
 
 DEMO_MODEL = "tiny-demo"
@@ -63,8 +69,9 @@ def _f(default: Any, group: str = "train", **extra: Any) -> Any:
 
 
 @dataclass
-class RunConfig:
-    """Everything one training run needs; each field documented once, by its help (studio/words/fields.py)."""
+class Draft:
+    """Everything one training run needs, each field documented once, by its help (studio/words/fields.py); not
+    checked yet. ``RunConfig`` is a Draft that is valid: build one with ``build()`` (or any of its constructors)."""
 
     # --- model ---
     model_name_or_path: str = _f(DEMO_MODEL, "model", root="models", names="model")
@@ -161,14 +168,15 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "config",
-                  base_dir: str | Path | None = None) -> "RunConfig":
+                  base_dir: str | Path | None = None) -> Self:
         """Build from a plain dict; unknown keys fail with 'did you mean'.
 
         LLaMA-Factory's keys are translated first (studio/lf_keys.py): honoured, accepted with a notice
         (kept in ``cfg.notices``; the run log repeats them), or refused with the reason.
 
         Raises:
-            ConfigError: listing every unknown key and every value of the wrong type.
+            ConfigError: listing every unknown key and every value of the wrong type; for a RunConfig, else every
+                problem of its settings (a Draft is not checked).
         """
         # a YAML key may be a number ('7: x'): it is named as written, an unknown key like any other
         data = {k if isinstance(k, str) else str(k): v for k, v in (data or {}).items()}
@@ -185,12 +193,12 @@ class RunConfig:
                 problems.append(problem(exc.code, name=key, **exc.values))
         if problems:
             raise ConfigError(problems)
-        cfg = cls(**kwargs)
+        cfg = cls(**kwargs)  # a RunConfig checks itself here
         cfg.notices = notices
         return cfg
 
     @classmethod
-    def load(cls, path: str | Path, overrides: list[str] | None = None) -> "RunConfig":
+    def load(cls, path: str | Path, overrides: list[str] | None = None) -> Self:
         """Load a YAML run config, then apply ``key=value`` overrides.
 
         Raises:
@@ -219,10 +227,14 @@ class RunConfig:
     def save(self, path: str | Path) -> None:
         atomic_write_text(Path(path), self.to_yaml())
 
-    def replace(self, **changes: Any) -> "RunConfig":
+    def replace(self, **changes: Any) -> Self:
+        """A new config of this kind with ``changes`` (coerced as YAML values are); a RunConfig's is checked anew.
+
+        Raises:
+            ConfigError: a value of the wrong type; for a RunConfig, also the changed config's problems."""
         merged = self.to_dict()
         merged.update(changes)
-        cfg = RunConfig.from_dict(merged)
+        cfg = type(self).from_dict(merged)
         cfg.notices = list(getattr(self, "notices", [])) + [n for n in cfg.notices if n not in
                                                               getattr(self, "notices", [])]
         if getattr(self, "derived", None):
@@ -265,58 +277,56 @@ class RunConfig:
         return "bf16" if bf16_ok else "fp16"
 
     def validate(self) -> list[str]:
-        """Every problem at once, each naming the field and the fix (empty list: valid); see config_checks.py."""
+        """Every problem at once, each naming the field and the fix (empty list: valid); see config/checks.py."""
         return problems(self)
 
-    def check(self) -> "RunConfig":
-        """This config, once it is valid; else ConfigError with every problem.
+    def build(self) -> "RunConfig":
+        """The RunConfig of these fields (notices and derived values kept).
 
-        Every door a config passes asks (the page's queue, the job runner, the training child's command line,
-        ``run_training`` for Python callers), but the rules run once per content: they read nothing but the
-        fields (config/checks.py opens no file), so a config found valid is not judged again until a field
-        changes. An invalid one is never remembered."""
-        seen = self._content()
-        if getattr(self, "_valid_as", None) == seen:
-            return self
-        problems = self.validate()
-        if problems:
-            raise ConfigError(problems)
-        self._valid_as = seen  # not a field: never saved, never compared
-        return self
+        Raises:
+            ConfigError: every problem of the fields at once."""
+        return _carry(self, RunConfig(**_field_values(self)))
 
-    def judged(self) -> str | None:
-        """A digest of the content this config was found valid as; None until ``check`` has passed for it.
-
-        The job runner hands it to the training child (``JUDGED_ENV``), which reads the same config back from
-        config.yaml: a config that arrives as it was judged is not judged again in the child, so its rules run once on
-        the whole way from the page to the trainer."""
-        seen = self._content()
-        return _digest(seen) if getattr(self, "_valid_as", None) == seen else None
-
-    def judged_before(self, digest: str | None) -> "RunConfig":
-        """This config, taking the judgement of ``judged`` when it is of exactly this content (a field changed on
-        disk or by ``--set`` since: judged anew by ``check``, as a config with no digest is)."""
-        seen = self._content()
-        if digest and digest == _digest(seen):
-            self._valid_as = seen
-        return self
-
-    def _content(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, default=str)
+    def draft(self) -> "Draft":
+        """These fields as a Draft, which any change may be tried on (the memory advice's candidates)."""
+        return _carry(self, Draft(**_field_values(self)))
 
 
-JUDGED_ENV = "STUDIO_CONFIG_JUDGED"  # the job runner's ``judged`` digest, in its training child's environment
+class RunConfig(Draft):
+    """A Draft found valid when it was built; its fields cannot be changed afterwards (``replace`` makes a new
+    one, checked again). Every constructor ends here, so nothing that is handed a RunConfig checks it again."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        found = problems(self)
+        if found:
+            raise ConfigError(found)
+        self.__dict__["_built"] = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FIELD_NAMES and self.__dict__.get("_built"):
+            raise dataclasses.FrozenInstanceError(
+                f"RunConfig.{name} cannot change once the config is built: use replace({name}=...), which checks it")
+        super().__setattr__(name, value)
 
 
-def _digest(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+def _field_values(cfg: Draft) -> dict[str, Any]:
+    return {f.name: getattr(cfg, f.name) for f in fields(Draft)}
+
+
+def _carry(source: Draft, cfg: Any) -> Any:
+    """``cfg`` with ``source``'s values that are no fields: its translation notices and derived values."""
+    cfg.notices = list(getattr(source, "notices", []))
+    if getattr(source, "derived", None):
+        cfg.derived = dict(source.derived)  # type: ignore[attr-defined]
+    return cfg
 
 
 # ------------------------------------------------------------------ helpers
 @functools.cache
 def _type_hints() -> dict[str, Any]:
     # resolving string annotations costs ~1 ms per field; the UI's live estimate calls from_dict often
-    return typing.get_type_hints(RunConfig)
+    return typing.get_type_hints(Draft)
 
 
 def _unknown_key(key: str, source: str, known: typing.Iterable[str]) -> str:
@@ -395,7 +405,7 @@ def field_meta() -> list[dict[str, Any]]:
     """Metadata for every field (name, type, default, help, group, choices, range): drives the UI form."""
     hints = _type_hints()
     out = []
-    for f in fields(RunConfig):
+    for f in fields(Draft):
         hint = hints[f.name]
         args = get_args(hint)
         choices = f.metadata.get("choices")
@@ -435,5 +445,6 @@ class _PerConfig:
         return obj.__dict__.setdefault(self.name, self.factory())
 
 
-RunConfig.notices = _PerConfig("notices", list)  # type: ignore[attr-defined]  # from_dict: translation notices
-RunConfig.derived = _PerConfig("derived", dict)  # type: ignore[attr-defined]  # fill_unset: derived values
+Draft.notices = _PerConfig("notices", list)  # type: ignore[attr-defined]  # from_dict: translation notices
+Draft.derived = _PerConfig("derived", dict)  # type: ignore[attr-defined]  # fill_unset: derived values
+_FIELD_NAMES = frozenset(f.name for f in fields(Draft))

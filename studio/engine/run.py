@@ -217,10 +217,13 @@ def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, An
     Returns the summary written into status.json. A stop request (STOP file or SIGTERM)
     saves a checkpoint and returns with state 'aborted'.
 
+    ``cfg`` is a RunConfig, valid since it was built; a Draft (a Python caller's) is built into one here.
+
     Raises:
-        StudioError: bad config, data or model; also written to status.json as 'failed'.
+        StudioError: bad config (ConfigError, from a Draft), data or model; also written to status.json as 'failed'.
     """
-    cfg.check()
+    if not isinstance(cfg, RunConfig):
+        cfg = cfg.build()
     if resume_from is None:  # a preference run that cannot learn is refused before its folder is made
         check_preference_data(stage_of(cfg.stage).rows, cfg.dataset, cfg.dataset_dir)
     run = RunDir(cfg.output_dir).ensure()

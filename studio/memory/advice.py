@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..config.run_config import RunConfig
+from ..config.run_config import Draft
 from ..config.vocabulary import EIGHT_BIT_ADAMW, TORCH_ADAMW, is_torch_adamw, short_optimizer
 from ..words.said import Said
 from . import terms
@@ -81,13 +81,13 @@ def _candidates(est: Any) -> list[_Candidate]:
     return out
 
 
-def _compatible(trial: RunConfig, base: RunConfig) -> bool:
-    """A change or combination RunConfig.validate() rejects is never suggested: the rules are config/checks.py's
+def _compatible(trial: Draft, base: Draft) -> bool:
+    """A change or combination Draft.validate() rejects is never suggested: the rules are config/checks.py's
     (problems the config had already are not the change's)."""
     return not (set(trial.validate()) - set(base.validate()))
 
 
-def _applied(cfg: RunConfig, settings: dict[str, Any]) -> dict[str, Any]:
+def _applied(cfg: Draft, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings as the changed config holds them (the optimizer under transformers' name), for the page."""
     return {k: getattr(cfg, k) for k in settings}
 
@@ -105,13 +105,13 @@ def _host_note(est: Any) -> Said:
                    pcie=Said.of("advice.pcie", s=pcie) if pcie else "")
 
 
-def suggest_fixes(est: Any, again: Callable[[RunConfig], Any]) -> list[dict[str, Any]]:
+def suggest_fixes(est: Any, again: Callable[[Draft], Any]) -> list[dict[str, Any]]:
     """Ordered fixes for ``est``, a plan that does not fit: single changes that fit alone first, then the rest,
     then (if no single change is enough) the cheapest combination found by adding changes in order.
 
     ``again`` estimates a changed config on the same machine (the estimator's, passed in so that this module does
     not import it back)."""
-    base = est.config
+    base = est.config.draft()  # a candidate may break a rule: it is tried as a Draft and asked of validate()
     # Save on whatever is short: card memory, or host RAM when only an offload plan's RAM is.
     on_host = est.host_short or est.machine.device == "cpu"
     used = (lambda e: e.cpu_gb) if on_host else (lambda e: e.gpu_gb)

@@ -40,7 +40,7 @@ from typing import Any
 from ..config.vocabulary import (DEEPSPEED_SHORTCUTS, accepted_optimizers, closest_optimizer,
                                  is_optimizer, short_optimizer)
 from ..config.deepspeed import deepspeed_plan
-from ..config.run_config import RunConfig
+from ..config.run_config import Draft
 from ..errors import StudioError
 from ..models.precision import device_caps, precision_plan
 from ..stages import stage_of
@@ -87,7 +87,7 @@ class Estimate:
     plan: dict[str, Any] = field(default_factory=dict)   # what was estimated, as the CLI shows it (_summary)
     card: ArchCard | None = None
     mem_gb: float | None = None
-    config: RunConfig | None = None   # the run config estimated
+    config: Draft | None = None   # the run config estimated (a Draft or a RunConfig)
     setup: Setup | None = None        # the plan its fields amount to on this machine (_setup)
     machine: Machine = field(default_factory=Machine)
 
@@ -119,7 +119,7 @@ def _check_choice(name: str, value: Any, choices: tuple) -> None:
         raise StudioError.of("memory.choice_unknown", name=name, value=str(value), choices=[str(c) for c in choices])
 
 
-def _precision(cfg: RunConfig, device: str, plan: Any) -> str:
+def _precision(cfg: Draft, device: str, plan: Any) -> str:
     """The precision mode the estimate counts in: the run's precision plan (studio/models/precision.py) when the
     caller has it, else the plan for a card of this kind (bf16 assumed; no torch import, so the UI may call it)."""
     if plan is None:
@@ -131,7 +131,7 @@ def _precision(cfg: RunConfig, device: str, plan: Any) -> str:
     return plan.estimator_precision
 
 
-def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
+def _setup(cfg: Draft, device: str, precision: str) -> Setup:
     """The checked plan a run of ``cfg`` trains on ``device``: the one place RunConfig's fields become the
     estimate's terms (the rows per forward of a preference stage, the effective checkpointing and offloads).
 
@@ -166,7 +166,7 @@ def _setup(cfg: RunConfig, device: str, precision: str) -> Setup:
                  chunked_loss=cfg.selective_logits and stage.studio_trainer, offload_act=cfg.offload_activations)
 
 
-def _rows(cfg: RunConfig) -> int:
+def _rows(cfg: Draft) -> int:
     """Rows per forward the engine runs (a DPO stage halves an even batch; a GRPO forward holds one row's
     generations per ``sequences`` of the batch): the stage table's ``micro_batch`` (studio/stages.py)."""
     stage = stage_of(cfg.stage)
@@ -174,7 +174,7 @@ def _rows(cfg: RunConfig) -> int:
     return max(1, micro // stage.sequences) if stage.counts == "sequences" else micro
 
 
-def _summary(cfg: RunConfig, s: Setup, card: ArchCard, machine: Machine) -> dict[str, Any]:
+def _summary(cfg: Draft, s: Setup, card: ArchCard, machine: Machine) -> dict[str, Any]:
     """Estimate.plan: what was estimated, as the CLI's table and its JSON show it."""
     return dict(stage=cfg.stage, method="qlora" if s.quant_bits else s.method, quant_bits=s.quant_bits,
                 deepspeed=s.ds, seq_len=cfg.cutoff_len, batch=cfg.per_device_train_batch_size, grad_ckpt=s.grad_ckpt,
@@ -185,7 +185,7 @@ def _summary(cfg: RunConfig, s: Setup, card: ArchCard, machine: Machine) -> dict
                 activation_pcie_s=round(terms.activation_pcie_seconds(card, s), 3))
 
 
-def estimate(cfg: RunConfig, gpu_mem_gb: float | None = None, *, device: str = "cuda", ram_gb: float | None = None,
+def estimate(cfg: Draft, gpu_mem_gb: float | None = None, *, device: str = "cuda", ram_gb: float | None = None,
              precision_plan: Any = None, card: ArchCard | None = None, suggest: bool = True) -> Estimate:
     """Peak GPU memory and host RAM of a run of ``cfg``; with ``gpu_mem_gb`` (or ``ram_gb``) a verdict and fixes.
 
@@ -251,7 +251,7 @@ def estimate(cfg: RunConfig, gpu_mem_gb: float | None = None, *, device: str = "
     return est
 
 
-def _again(est: Estimate, changed: RunConfig) -> Estimate:
+def _again(est: Estimate, changed: Draft) -> Estimate:
     """The estimate of a changed config on the same machine and card, without suggestions of its own."""
     m = est.machine
     # pure_bf16 decides the precision mode: a change of it is estimated in the plan for this kind of card

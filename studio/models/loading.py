@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..config.run_config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, Draft, RunConfig
 from ..data.templates import get_template
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
@@ -96,10 +96,10 @@ def demo_texts(rows: list[dict[str, Any]], template_name: str = "auto") -> list[
     return [tpl.prompt(r.get("instruction", ""), r.get("input", "")) + tpl.answer(r.get("output", "")) for r in rows]
 
 
-def resolve_base_path(cfg_or_run: RunConfig | str | Path, progress: Progress | None = None) -> str:
+def resolve_base_path(cfg_or_run: Draft | str | Path, progress: Progress | None = None) -> str:
     """The base model a run starts from: ``<run>/base_model`` for tiny-demo, else the configured path/id
     (a built-in model or a GGUF prepared first, each step reported to ``progress``)."""
-    if isinstance(cfg_or_run, RunConfig):
+    if isinstance(cfg_or_run, Draft):  # a RunConfig, or a Draft a Python caller built
         cfg = cfg_or_run
     else:
         run = RunDir(cfg_or_run)

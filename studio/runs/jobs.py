@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config.run_config import JUDGED_ENV, RunConfig
+from ..config.run_config import RunConfig
 from ..data.dataset import check_preference_data
 from ..errors import StudioError
 from ..stages import stage_of
@@ -103,10 +103,14 @@ class JobRunner:
         CLI) records nothing. ``settings``: the key of the settings a person chose (runs/queue.py), kept in
         status.json so that the same settings started again while this run trains are recognised.
 
+        ``cfg`` is valid (a RunConfig checks itself when it is built); the child reads it back from config.yaml by
+        the same construction.
+
         Raises:
-            StudioError: a job is already running, the folder already holds a run, or the config is invalid.
+            StudioError: a job is already running, or the folder already holds a run; ConfigError for a Draft (a
+                Python caller's) that does not build.
         """
-        cfg.check()
+        cfg = cfg if isinstance(cfg, RunConfig) else cfg.build()
         with self._lock:
             self._refuse_if_busy()
             run = RunDir(Path(cfg.output_dir).resolve())
@@ -119,7 +123,7 @@ class JobRunner:
                 cfg.save(run.config)
             except OSError as exc:
                 raise _write_error(exc, run, "config") from None
-            return self._launch(run, resume, started_by=_login(by), judged=cfg.judged(), settings=settings)
+            return self._launch(run, resume, started_by=_login(by), settings=settings)
 
     def resume(self, run_dir: str | Path | None = None) -> RunDir:
         """Continue a stopped run from its newest complete checkpoint (same folder, same config).
@@ -258,7 +262,7 @@ class JobRunner:
         return cmd + (["--resume", resume] if resume else [])
 
     def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None,
-                judged: str | None = None, settings: str | None = None) -> RunDir:
+                settings: str | None = None) -> RunDir:
         try:
             run.stop_flag.unlink(missing_ok=True)
             # Marks this attempt: if the child dies before the engine writes its own state, we know.
@@ -274,8 +278,6 @@ class JobRunner:
             raise _write_error(exc, run, "folder") from None
         self._pending.pop(run.path, None)
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
-        if judged:  # the config was judged here: the child need not judge it again (RunConfig.judged)
-            env[JUDGED_ENV] = judged
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         try:
             proc = subprocess.Popen(self.command(run, resume), cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,

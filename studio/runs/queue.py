@@ -101,23 +101,25 @@ def _queue(ctx: QueueHost) -> list[RunConfig]:
     return ctx.extra["queue"]
 
 
-def start_or_queue(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
-                   by: str | None = None) -> int:
-    """Start ``cfg`` now (returns 0) or, while a run is going, queue it (returns its place, 1 = next).
+def submit(ctx: QueueHost, cfg: RunConfig, resolve: Callable[[RunConfig], RunConfig],
+           by: str | None = None) -> int:
+    """The one hand-over of a run: start ``cfg`` now (returns 0) or, while a run is going, queue it (returns its
+    place, 1 = next). The page's Start and "Improve this run" both come here.
 
+    ``cfg`` is a RunConfig, so it is valid (it checked itself when it was built); nothing here checks it again.
     ``by`` is the login that pressed Start: the run records it as its starter, also when it starts later.
 
     ``resolve`` turns the form's config into the run's (absolute paths, a fresh run folder); it is
     applied when the run really starts, so a queued run never reuses a folder made in between.
 
     Raises:
-        StudioError: anything but "a run is already going" (bad paths, a used folder, ...).
+        StudioError: anything but "a run is already going" (bad paths, a used folder, ...); ConfigError for a
+            Draft (a Python caller's) that does not build.
     """
-    cfg = _mark(cfg, by)
+    cfg = _mark(cfg if isinstance(cfg, RunConfig) else cfg.build(), by)
     with _LOCK:
         _refuse_repeat(ctx, cfg, by)
         if _queue(ctx) or ctx.runner.snapshot().get("busy"):
-            cfg.check()  # refused now, not when its turn comes (the runner checks a run it starts now)
             _refuse_over_cap(ctx, by)
             _queue(ctx).append(cfg)
             _save(ctx)
@@ -205,4 +207,4 @@ def watch(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig], every_s: fl
     return stop
 
 
-__all__ = ["clear", "start_next", "start_or_queue", "waiting", "watch"]
+__all__ = ["clear", "start_next", "submit", "waiting", "watch"]

@@ -11,7 +11,7 @@ from typing import Any
 import gradio as gr
 
 from ..app.form_values import (FIELD_NAMES, WIDGET_CHOICES, _choice_value, config_to_values,  # noqa: F401
-                               values_to_config)
+                               values_to_config, values_to_draft)
 from ..config.run_config import field_meta
 
 GROUPS = ("model", "method", "data", "train", "memory")

@@ -1,7 +1,7 @@
 """Settings tab: model, method, preset, hyperparameters and memory plan, with a live "will it fit".
 
 The form comes from studio/ui/forms.py (generated from RunConfig); checks come from
-RunConfig.validate() and the estimate from studio.memory, so this module only displays them.
+Draft.validate() and the estimate from studio.memory, so this module only displays them.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import gradio as gr
 
 from .text import Markdown
 
-from ..config.run_config import RunConfig
+from ..config.run_config import Draft
 from ..safe_files import copyfile
 from ..workspace import PRESETS_DIR
 from ..errors import StudioError
@@ -49,13 +49,13 @@ def preset_choices() -> list[str]:
     return sorted(p.stem for p in RECIPES.glob("*.yaml"))
 
 
-def estimate_markdown(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None) -> str:
+def estimate_markdown(cfg: Draft, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None) -> str:
     """The "will it fit" panel against this machine: the card (plus host RAM for offloaded states) or, with
     no card (``gpu_mem_gb`` 0 or None), host RAM alone, since training then runs on the CPU."""
     return fit_panel(cfg, gpu_mem_gb, lang, ram_gb)[0]
 
 
-def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None
+def fit_panel(cfg: Draft, gpu_mem_gb: float | None, lang: str = "en", ram_gb: float | None = None
               ) -> tuple[str, str | None]:
     """(the "will it fit" panel, the Settings check's line when the plan does not fit, else None): both from the
     one estimate, so the check never says "No problems found" beside "Does not fit"."""
@@ -99,7 +99,7 @@ def fit_panel(cfg: RunConfig, gpu_mem_gb: float | None, lang: str = "en", ram_gb
     return "\n".join(lines), problem
 
 
-def kernel_line(cfg: RunConfig, model_type: str | None, device: str, lang: str = "en") -> str:
+def kernel_line(cfg: Draft, model_type: str | None, device: str, lang: str = "en") -> str:
     """The plan's kernels on the page: "Fast kernels: Liger" or the studio's own and why (models/kernels.py)."""
     plan = kernel_plan(device, model_type, 30.0 if model_type in SOFTCAPPED_MODEL_TYPES else None,
                        cfg.enable_liger_kernel)
@@ -149,7 +149,7 @@ def _change_text(change: Any, lang: str) -> str:
     return change.text(lang) if hasattr(change, "text") else str(change)
 
 
-def _suggestions(cfg: RunConfig, gpu_mem_gb: float | None, ram_gb: float | None = None) -> list[dict[str, Any]]:
+def _suggestions(cfg: Draft, gpu_mem_gb: float | None, ram_gb: float | None = None) -> list[dict[str, Any]]:
     """The estimator's suggestion_details for ``cfg`` against the same machine as the panel (card memory typed in,
     host RAM): [] when it fits, is missing, or cannot read the model."""
     try:
@@ -164,7 +164,7 @@ def suggestion_choices(values: list[Any], gpu_mem: float | None, lang: str = "en
     """(label, index) choices for the "Apply" dropdown; [] while the form has a wrong-typed value or, with the
     page's ``ctx``, a path outside its root (the estimate would read that model's config.json or DeepSpeed JSON)."""
     try:
-        cfg = forms.values_to_config(values)
+        cfg = forms.values_to_draft(values)
         if ctx is not None:
             cfg = estimate_paths(cfg, ctx)
     except StudioError:
@@ -190,7 +190,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
         StudioError: nothing picked, or the pick is not among the current suggestions.
         ConfigError: a form value of the wrong type.
     """
-    cfg = forms.values_to_config(values)
+    cfg = forms.values_to_draft(values)
     details = _suggestions(estimate_paths(cfg, ctx), gpu_mem, target_ram(ctx, ram))  # paths confined first
     if index is None or not 0 <= int(index) < len(details):
         raise StudioError.of("page.no_suggestion")
@@ -199,7 +199,7 @@ def apply_suggestion(ctx: AppContext, values: list[Any], gpu_mem: float | None,
     return new_values, fit, check
 
 
-def check_markdown(cfg: RunConfig, ctx: AppContext, no_fit: str | None = None) -> str:
+def check_markdown(cfg: Draft, ctx: AppContext, no_fit: str | None = None) -> str:
     """Every problem before Start: the plan that does not fit (``no_fit``, from the panel's own estimate), choices
     that will not learn, then the config's own checks, in the page's words."""
     problems = ([no_fit] if no_fit else []) + learning_lines(cfg, ctx) + [problem_line(p, ctx.lang) for p in cfg.validate()]
@@ -217,7 +217,7 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
     """Live panel update for the target machine (card memory, host RAM: ``target_ram``); a value of the wrong
     type shows up as a problem, not a popup."""
     try:
-        cfg = forms.values_to_config(values)
+        cfg = forms.values_to_draft(values)
     except StudioError as exc:
         return "", "- ❌ " + error_line(exc, ctx.lang)
     gpu_mem = gpu_mem if isinstance(gpu_mem, (int, float)) and math.isfinite(gpu_mem) and gpu_mem > 0 else None

@@ -257,15 +257,13 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     Raises:
         StudioError: invalid settings, a path outside the allowed roots, or a run already going.
     """
-    # a value of the wrong type raises a ConfigError: the page words each problem by its code, in its fields and
-    # language, and its fix
+    # the RunConfig checks itself as it is built: its ConfigError (a value of the wrong type, else every problem of
+    # the settings) is worded on the page by its problems' codes, in the page's field names and language
     cfg = values_to_config(values)
-    # the settings' rules run where the run is handed over (the queue or the runner: RunConfig.check); their
-    # ConfigError is worded on the page by its problems' codes, in the page's field names
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
         gr.Warning(msg("trust_warning", ctx.lang))
-    place = run_queue.start_or_queue(ctx, cfg, functools.partial(resolve_run_paths, ctx=ctx), by=ctx.user)
+    place = run_queue.submit(ctx, cfg, functools.partial(resolve_run_paths, ctx=ctx), by=ctx.user)
     snap = ctx.runner.snapshot()
     if place:
         gr.Info(msg("queued", ctx.lang, n=place))

@@ -67,7 +67,7 @@ def test_a_corrupt_queue_comes_back_from_its_backup(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     ctx.runner.snapshot = lambda *a, **k: {"busy": True}  # type: ignore[method-assign]
     for name in ("a", "b"):
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
     queue = ctx.workspace / run_queue.FILE
     assert [r["output_dir"] for r in json.loads((ctx.workspace / (run_queue.FILE + ".bak")).read_text())] == \
         ["runs/a", "runs/b"]  # the backup holds the latest state, not the one before
@@ -134,7 +134,7 @@ def test_a_cleared_queue_stays_cleared_when_queue_json_is_damaged(tmp_path: Path
     ctx = _ctx(tmp_path)
     ctx.runner.snapshot = lambda *a, **k: {"busy": True}  # type: ignore[method-assign]
     for name in ("a", "b"):
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
     assert run_queue.clear(ctx) == 2
     (ctx.workspace / run_queue.FILE).write_bytes(GARBAGE)
     ctx.extra.clear()  # a restarted server

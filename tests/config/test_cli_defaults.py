@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from studio.autoconfig import Hardware, explicit_keys, fill_unset, guess_task
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU = Hardware(gpu_gb=None, ram_gb=16.0, disk_gb=100.0)
@@ -78,4 +78,4 @@ def test_the_run_config_names_the_derived_values_and_why_and_still_loads(tmp_pat
     assert named == set(derived.derived) and "finetuning_type" in named and "learning_rate" not in named
     assert any("full fine-tuning" in ln for ln in head)
     assert RunConfig.load(saved) == derived
-    assert RunConfig().derived == {} and derived.replace(seed=1).derived == derived.derived
+    assert Draft().derived == {} and derived.replace(seed=1).derived == derived.derived

@@ -17,7 +17,7 @@ import pytest
 
 from studio.config import lf_keys
 from studio.config.checks import problem
-from studio.config.run_config import RunConfig, field_meta
+from studio.config.run_config import Draft, RunConfig, field_meta
 from studio.config.yaml_io import parse_overrides
 from studio.errors import ConfigError, StudioError
 from studio.stages import LF_REFUSED, STAGE_NAMES
@@ -105,7 +105,7 @@ def _every_config_error() -> list[str]:
     found: list[str] = []
     for kw in BROKEN:
         found += _raised(lambda kw=kw: RunConfig(**{"model_name_or_path": "tiny-demo", "dataset": "d.jsonl",  # type: ignore[arg-type]
-                                                   **kw}).check())
+                                                   **kw}))
     for data in [{"learnig_rate": 1e-4, "zzzzzzzz": 1, 7: 1}, *_wrong_values(), *_lf_refused()]:
         found += _raised(lambda data=data: RunConfig.from_dict(data, source="typo.yaml"))
     found += _raised(lambda: parse_overrides(["no-pair"]))
@@ -125,15 +125,15 @@ def test_every_config_error_of_the_config_package_is_coded_and_meets_every_code(
 
 def test_the_cli_keeps_the_english_of_the_keys_and_values_it_refuses() -> None:
     """The English of the problems made by from_dict, lf_keys and --set is the sentence the CLI always printed."""
-    assert _raised(lambda: RunConfig.from_dict({"learnig_rate": 1, "zzzzzzzz": 1}, source="a.yaml")) == [
+    assert _raised(lambda: Draft.from_dict({"learnig_rate": 1, "zzzzzzzz": 1}, source="a.yaml")) == [
         "unknown key 'learnig_rate' in a.yaml (did you mean 'learning_rate'?)", "unknown key 'zzzzzzzz' in a.yaml"]
-    assert _raised(lambda: RunConfig.from_dict({"cutoff_len": 12.5, "bf16": "maybe", "finetuning_type": "lorx",
+    assert _raised(lambda: Draft.from_dict({"cutoff_len": 12.5, "bf16": "maybe", "finetuning_type": "lorx",
                                                 "seed": None,
                                                 "val_size": math.inf, "learning_rate": "x"})) == [
         "cutoff_len: expected a whole number, got '12.5'", "bf16: expected true or false, got 'maybe'",
         "finetuning_type: 'lorx' is not one of full, freeze, lora (did you mean 'lora'?)", "seed: a value is required",
         "val_size: expected a finite number, got 'inf'", "learning_rate: expected a number, got 'x'"]
-    assert _raised(lambda: RunConfig.from_dict({"stage": "pt", "pref_loss": "orpo", "do_predict": True,
+    assert _raised(lambda: Draft.from_dict({"stage": "pt", "pref_loss": "orpo", "do_predict": True,
                                                 "eval_dataset": "e", "use_galore": True, "fsdp_config": "x"})) == [
         "stage: pt (pre-training) is not supported yet: the studio trains these stages: " + ", ".join(STAGE_NAMES),
         "pref_loss: orpo: ORPO is in TRL 1.16's experimental package only and is not wired into the studio yet: use "
@@ -177,10 +177,10 @@ def test_the_page_shows_each_problem_in_its_language_with_its_field_labels(lang:
 
 
 def test_the_cli_keeps_the_config_keys() -> None:
-    cfg = RunConfig(model_name_or_path="tiny-demo", dataset="d.jsonl", quantization_bit=4, finetuning_type="full")
+    cfg = Draft(model_name_or_path="tiny-demo", dataset="d.jsonl", quantization_bit=4, finetuning_type="full")
     assert cfg.validate() == ["quantization_bit needs finetuning_type: lora (QLoRA); quantized weights cannot be "
                               "trained directly"]
-    assert RunConfig(model_name_or_path="tiny-demo", dataset="d.jsonl", learning_rate=0.0).validate() == [
+    assert Draft(model_name_or_path="tiny-demo", dataset="d.jsonl", learning_rate=0.0).validate() == [
         "learning_rate must be above 0 (got 0.0)"]
 
 

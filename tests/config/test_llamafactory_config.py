@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llamafactory"
@@ -31,25 +31,25 @@ def test_official_sft_examples_load_as_they_are(name: str) -> None:
 def test_other_stages_and_multimodal_keys_are_refused_with_the_reason() -> None:
     dpo = RunConfig.load(FIXTURES / "llama3_lora_dpo.yaml")  # preference tuning runs here (engine/preference.py)
     assert (dpo.stage, dpo.finetuning_type, dpo.pref_beta, dpo.pref_loss) == ("dpo", "lora", 0.1, "sigmoid")
-    assert RunConfig.from_dict({"stage": "kto"}).stage == "kto"
+    assert Draft.from_dict({"stage": "kto"}).stage == "kto"
     with pytest.raises(ConfigError) as vl:
         RunConfig.load(FIXTURES / "qwen2vl_lora_sft.yaml")
     assert [p.split(":")[0] for p in vl.value.problems] == ["image_max_pixels", "video_max_pixels"]
     assert all("multimodal" in p for p in vl.value.problems)
     for stage in ("pt", "ppo", "rm"):
         with pytest.raises(ConfigError, match=f"stage: {stage} .*not supported yet"):
-            RunConfig.from_dict({"stage": stage})
+            Draft.from_dict({"stage": stage})
     with pytest.raises(ConfigError, match="quantization_method: hqq is not supported"):
-        RunConfig.from_dict({"quantization_bit": 4, "quantization_method": "hqq"})
+        Draft.from_dict({"quantization_bit": 4, "quantization_method": "hqq"})
 
 
 def test_defaults_follow_llamafactory() -> None:
     cfg = RunConfig.load(FIXTURES / "llama3_lora_sft.yaml")  # lora_rank 8, no lora_alpha
     assert cfg.lora_alpha is None and cfg.effective_lora_alpha == 16 and cfg.lora_kwargs()["lora_alpha"] == 16
-    assert RunConfig(lora_rank=32).lora_kwargs()["lora_alpha"] == 64
-    assert RunConfig(lora_rank=32, lora_alpha=8).lora_kwargs()["lora_alpha"] == 8
-    assert RunConfig().gradient_checkpointing is True
-    assert RunConfig.from_dict({"disable_gradient_checkpointing": True}).gradient_checkpointing is False
+    assert Draft(lora_rank=32).lora_kwargs()["lora_alpha"] == 64
+    assert Draft(lora_rank=32, lora_alpha=8).lora_kwargs()["lora_alpha"] == 8
+    assert Draft().gradient_checkpointing is True
+    assert Draft.from_dict({"disable_gradient_checkpointing": True}).gradient_checkpointing is False
 
 
 def test_bf16_on_a_cpu_trains_in_fp32_and_says_so() -> None:
@@ -65,7 +65,7 @@ def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path
     from studio.config.deepspeed import deepspeed_json as deepspeed_config
     from studio.workspace import PRESETS_DIR
     (tmp_path / "cfg.yaml").write_text("deepspeed: examples/deepspeed/ds_z3_offload_config.json\n")
-    cfg = RunConfig.load(tmp_path / "cfg.yaml")
+    cfg = Draft.load(tmp_path / "cfg.yaml")  # a file without data: read, not run
     assert Path(cfg.deepspeed) == PRESETS_DIR / "deepspeed" / "ds_z3_offload.json"
     assert deepspeed_config(cfg.deepspeed)["zero_optimization"]["offload_param"]["device"] == "cpu"
     assert deepspeed_config("ds_z3_offload.json") == deepspeed_config("z3-offload")
@@ -75,7 +75,7 @@ def test_deepspeed_names_resolve_next_to_the_file_then_in_presets(tmp_path: Path
     cwd = os.getcwd()
     os.chdir("/")
     try:
-        cfg = RunConfig.load(tmp_path / "cfg.yaml")
+        cfg = Draft.load(tmp_path / "cfg.yaml")  # a file without data: read, not run
     finally:
         os.chdir(cwd)
     assert Path(cfg.deepspeed) == own / "ds_z3_offload_config.json"  # the user's own file wins
@@ -88,7 +88,7 @@ def test_every_transformers_scheduler_and_optimizer_is_accepted() -> None:
     assert LR_SCHEDULERS == [s.value for s in SchedulerType]
     assert OPTIMIZERS == [o.value for o in OptimizerNames]
     assert RunConfig(lr_scheduler_type="inverse_sqrt", optim="adagrad", dataset="d").validate() == []
-    assert "did you mean 'cosine'" in RunConfig(lr_scheduler_type="cosin", dataset="d").validate()[0]
+    assert "did you mean 'cosine'" in Draft(lr_scheduler_type="cosin", dataset="d").validate()[0]
 
 
 def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,11 +110,11 @@ def test_trainer_arguments_carry_llamafactory_keys(tmp_path: Path, monkeypatch: 
 
 
 def test_old_saved_run_config_keeps_its_template() -> None:
-    old = RunConfig().to_dict()
+    old = Draft().to_dict()
     old.pop("stage")
     old["template"] = "default"  # what the studio saved before 'default' meant LLaMA-Factory's template
-    assert RunConfig.from_dict(old).template == "studio"
-    assert RunConfig.from_dict({"template": "default"}).template == "default"  # a LLaMA-Factory file
+    assert Draft.from_dict(old).template == "studio"
+    assert Draft.from_dict({"template": "default"}).template == "default"  # a LLaMA-Factory file
 
 
 def test_zero3_parameter_counts_use_the_real_sizes() -> None:
@@ -150,7 +150,7 @@ def test_packing_and_mask_history_from_a_yaml_are_honoured(tmp_path: Path) -> No
     path.write_text(yaml.safe_dump({"stage": "sft", "model_name_or_path": "tiny-demo", "dataset": "x",
                                     "mask_history": True}))
     assert RunConfig.load(path).mask_history is True
-    assert RunConfig().mask_history is False  # LLaMA-Factory's default: every reply carries loss
+    assert Draft().mask_history is False  # LLaMA-Factory's default: every reply carries loss
 
 
 def test_llamafactory_features_the_studio_lacks_are_refused_with_the_reason(tmp_path: Path) -> None:

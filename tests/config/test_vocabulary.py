@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from studio.config import vocabulary
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft
 from studio.memory.estimator import estimate
 
 STUDIO = Path(__file__).resolve().parents[2] / "studio"
@@ -17,21 +17,21 @@ OWNER = STUDIO / "config" / "vocabulary.py"
 
 def _accepted_by_runconfig() -> list[str]:
     names = list(vocabulary.OPTIMIZERS) + list(vocabulary.OPTIMIZER_ALIASES)
-    return [n for n in names if not any("optim" in p for p in RunConfig(optim=n).validate())]
+    return [n for n in names if not any("optim" in p for p in Draft(optim=n).validate())]
 
 
 def test_runconfig_accepts_every_transformers_optimizer_and_the_adamw_alias() -> None:
     accepted = _accepted_by_runconfig()
     assert set(vocabulary.OPTIMIZERS) <= set(accepted)
     assert "adamw" in accepted
-    assert RunConfig(optim="adamw").optim == "adamw_torch"     # the alias is what transformers calls it
-    assert RunConfig.from_dict({"optim": "adamw"}).optim == "adamw_torch"
-    assert any("optim 'adamx'" in p for p in RunConfig(optim="adamx").validate())
+    assert Draft(optim="adamw").optim == "adamw_torch"     # the alias is what transformers calls it
+    assert Draft.from_dict({"optim": "adamw"}).optim == "adamw_torch"
+    assert any("optim 'adamx'" in p for p in Draft(optim="adamx").validate())
 
 
 @pytest.mark.parametrize("name", sorted(set(vocabulary.OPTIMIZERS) | set(vocabulary.OPTIMIZER_ALIASES)))
 def test_every_accepted_optimizer_gets_an_estimate(name: str) -> None:
-    cfg = RunConfig(optim=name, finetuning_type="full")
+    cfg = Draft(optim=name, finetuning_type="full")
     if any("optim" in p for p in cfg.validate()):
         pytest.skip("not accepted by RunConfig")
     est = estimate(cfg, gpu_mem_gb=24)
@@ -45,7 +45,7 @@ def test_state_bytes_follow_the_optimizer_kind() -> None:
     assert b("lion_32bit") == b("paged_lion_32bit") == 4 and b("lion_8bit") == b("paged_lion_8bit") == 1
     assert b("sgd") == 0 and b("adafactor") < 1
     assert b("adamw_torch", param_bytes=2) == 4          # pure_bf16: states in the parameter's dtype
-    full = lambda o: estimate(RunConfig(optim=o, finetuning_type="full"), 24).breakdown["optimizer"]
+    full = lambda o: estimate(Draft(optim=o, finetuning_type="full"), 24).breakdown["optimizer"]
     assert full("paged_adamw_32bit") == pytest.approx(full("adamw_torch")) == pytest.approx(4 * full("adamw_8bit"))
     assert full("lion_8bit") == pytest.approx(full("adamw_8bit") / 2)
 
@@ -61,7 +61,7 @@ def test_schedulers_and_deepspeed_plans_come_from_the_vocabulary() -> None:
     assert {p: deepspeed.deepspeed_plan(f) for p, f in files.items()} == {p: p for p in files}  # each preset decodes
     # to its own plan
     assert lf_keys.OPTIMIZERS is vocabulary.OPTIMIZERS and lf_keys.LR_SCHEDULERS is vocabulary.LR_SCHEDULERS
-    assert "z3-nvme" in " ".join(RunConfig(deepspeed="z9").validate())
+    assert "z3-nvme" in " ".join(Draft(deepspeed="z9").validate())
 
 
 def test_cli_estimate_takes_every_accepted_optimizer() -> None:

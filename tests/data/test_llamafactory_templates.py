@@ -140,10 +140,10 @@ def test_llamafactory_names_the_studio_does_not_render_use_the_models_own_chat_t
 
 
 def test_template_typos_are_refused_with_the_nearest_name() -> None:
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft, RunConfig
     from studio.errors import StudioError
     assert RunConfig(template="qwen3", dataset="d.jsonl").validate() == []  # LLaMA-Factory's name: as written
-    problems = RunConfig(template="smolm2", dataset="d.jsonl").validate()
+    problems = Draft(template="smolm2", dataset="d.jsonl").validate()
     assert len(problems) == 1 and problems[0].startswith("template 'smolm2' is not known here: did you mean 'smollm2'?")
     with pytest.raises(StudioError) as err:
         get_template("lama3")

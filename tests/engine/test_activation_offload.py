@@ -15,7 +15,7 @@ import torch
 import transformers.modeling_utils as hf_modeling
 from transformers import AutoModelForCausalLM
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft
 from studio.engine.run import enable_checkpointing
 from studio.memory.estimator import estimate, load_card
 
@@ -43,7 +43,7 @@ def _grads(model: Any) -> dict[str, torch.Tensor]:
 
 def test_offload_reaches_every_checkpointed_layer_on_a_card(tiny_model_dir, monkeypatch) -> None:
     monkeypatch.setattr(hf_modeling, "save_on_cpu", RecordingSaveOnCpu)
-    cfg = RunConfig(offload_activations=True, gradient_checkpointing=True)
+    cfg = Draft(offload_activations=True, gradient_checkpointing=True)
     torch.manual_seed(0)
     plain = AutoModelForCausalLM.from_pretrained(tiny_model_dir, attn_implementation="eager")
     enable_checkpointing(plain, cfg.replace(offload_activations=False), "cuda")
@@ -61,12 +61,12 @@ def test_offload_reaches_every_checkpointed_layer_on_a_card(tiny_model_dir, monk
 
 def test_a_cpu_run_does_not_offload(tiny_model_dir) -> None:
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    assert enable_checkpointing(model, RunConfig(offload_activations=True), "cpu") is False
+    assert enable_checkpointing(model, Draft(offload_activations=True), "cpu") is False
     assert model.is_gradient_checkpointing
 
 
 def test_the_estimate_moves_activations_to_host_ram_and_counts_pcie() -> None:
-    cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
+    cfg = Draft(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
                     quantization_bit=4, cutoff_len=16384, per_device_train_batch_size=1)
     on_card = estimate(cfg, 24)
     off = estimate(cfg.replace(offload_activations=True), 24)
@@ -82,7 +82,7 @@ def test_the_estimate_moves_activations_to_host_ram_and_counts_pcie() -> None:
 
 
 def test_the_advice_offers_it_when_activations_dominate() -> None:
-    cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
+    cfg = Draft(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="lora",
                     quantization_bit=4, cutoff_len=65536, per_device_train_batch_size=1)
     est = estimate(cfg, 24, ram_gb=128)
     assert est.fits is False and est.breakdown["activations"] == max(
@@ -92,7 +92,7 @@ def test_the_advice_offers_it_when_activations_dominate() -> None:
     assert "PCIe" in offer[0]["text"]
     applied = estimate(cfg.replace(**offer[0]["settings"]), 24, ram_gb=128)
     assert applied.gpu_gb == pytest.approx(offer[0]["gpu_gb"], abs=0.01)
-    short = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="full",
+    short = Draft(model_name_or_path="meta-llama/Meta-Llama-3-8B-Instruct", finetuning_type="full",
                       cutoff_len=256)
     assert not any(d["settings"].get("offload_activations")
                    for d in estimate(short, 24, ram_gb=128).suggestion_details)
@@ -108,7 +108,7 @@ def test_offload_survives_qlora_through_the_engines_build(tiny_model_dir, monkey
     from studio.models.precision import device_caps, precision_plan
     monkeypatch.setattr(hf_modeling, "save_on_cpu", RecordingSaveOnCpu)
     monkeypatch.setattr(loading, "_device_map", lambda device: {"": "cpu"})   # a "card" run on this CPU
-    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), finetuning_type="lora", quantization_bit=4,
+    cfg = Draft(model_name_or_path=str(tiny_model_dir), finetuning_type="lora", quantization_bit=4,
                     offload_activations=True, gradient_checkpointing=True, lora_rank=4)
     model, _ = engine_run._build_model(cfg, "cuda", precision_plan(device_caps("cpu"), cfg))
     layers = decoder_layers(model)

@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.engine import run_training
 from studio.engine.studio_trainer import INJECT_OOM_ENV, StudioTrainer
-from studio.errors import StudioError
+from studio.errors import ConfigError, StudioError
 from studio.runs.run_dir import RunDir
 from studio.runs.run_time import run_seconds
 from tests.helpers import losses, run_cli
@@ -232,14 +232,17 @@ def test_cli_missing_model_path_exact_error(tmp_path, sample_reviews_jsonl):
 
 
 def test_config_collects_every_problem():
-    cfg = RunConfig(dataset="", learning_rate=2.0, quantization_bit=4, finetuning_type="full", nproc=2)
+    cfg = Draft(dataset="", learning_rate=2.0, quantization_bit=4, finetuning_type="full", nproc=2)
     problems = cfg.validate()
+    with pytest.raises(ConfigError) as refused:  # the same problems, all at once, where a RunConfig is built
+        cfg.build()
+    assert refused.value.problems == problems
     assert any(p.startswith("dataset is empty") for p in problems)
     assert any(p.startswith("learning_rate must be below 1 (got 2.0)") for p in problems)
     assert any(p.startswith("quantization_bit needs finetuning_type: lora") for p in problems)
     assert any(p.startswith("nproc > 1 needs deepspeed") for p in problems)
     with pytest.raises(StudioError) as err:
-        RunConfig.from_dict({"finetuning_type": "qlora", "lora_rank": "eight"})
+        Draft.from_dict({"finetuning_type": "qlora", "lora_rank": "eight"})
     assert "finetuning_type: 'qlora' is not one of full, freeze, lora" in err.value.message
     assert "lora_rank: expected a whole number, got 'eight'" in err.value.message
 

@@ -75,12 +75,12 @@ def test_early_stop_ends_a_run_on_a_plateau(tmp_path: Path) -> None:
 
 
 def test_a_run_without_held_out_rows_keeps_its_last_step_and_says_so() -> None:
-    """The CLI judges a config before it derives val_size, so this is no config problem: the run says it instead."""
+    """The CLI builds (checks) a config before it derives val_size, so this is no config problem: the run says it
+    instead."""
     from studio.config.run_config import RunConfig
     from studio.engine.held_out import keeps_best
     from studio.engine.run import startup_notices
     cfg = RunConfig(dataset="d.jsonl", val_size=0.0, early_stopping_patience=3, learning_rate_search="1e-4,2e-4")
-    cfg.check()
     assert not keeps_best(cfg)
     assert "held_out_needed" in [n.code for n in startup_notices(cfg, "cpu")]
     assert "held_out_needed" not in [n.code for n in startup_notices(cfg.replace(val_size=0.1), "cpu")]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.autoconfig import Hardware, suggest_settings
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft
 from studio.config.yaml_io import load_yaml_dict
 from studio.engine.arguments import training_arguments
 from studio.runs.run_dir import RunDir
@@ -27,7 +27,7 @@ REAL = "smollm2-135m-instruct"
     ({"model_name_or_path": "tiny-demo"}, "random"),  # a toy learning from scratch (see arguments._sampling)
 ])
 def test_training_arguments_group_by_length_unless_batches_are_built_otherwise(tmp_path, fields, strategy):
-    args = training_arguments(RunConfig(**{"model_name_or_path": REAL, **fields}), RunDir(tmp_path), "cpu",
+    args = training_arguments(Draft(**{"model_name_or_path": REAL, **fields}), RunDir(tmp_path), "cpu",
                               has_val=False)
     assert args.train_sampling_strategy == strategy
 
@@ -40,7 +40,7 @@ def test_trainer_takes_the_length_grouped_sampler(tmp_path):
     model = LlamaForCausalLM(LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                                          num_attention_heads=2, num_key_value_heads=2))
     rows = [{"input_ids": [1] * n, "labels": [1] * n} for n in (3, 9, 4, 12, 5, 7, 2, 8)]
-    trainer = StudioTrainer(model=model, args=training_arguments(RunConfig(model_name_or_path=REAL), RunDir(tmp_path),
+    trainer = StudioTrainer(model=model, args=training_arguments(Draft(model_name_or_path=REAL), RunDir(tmp_path),
                                                                  "cpu", False),
                             train_dataset=rows)
     assert isinstance(trainer._get_train_sampler(), LengthGroupedSampler)

@@ -50,9 +50,9 @@ def test_ties_go_to_the_lower_loss_then_to_the_configured_rate() -> None:
 
 
 def test_trial_steps_default_to_a_sixth_of_the_run() -> None:
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.config.search import trial_steps
-    assert trial_steps(RunConfig(), 120) == 20
-    assert trial_steps(RunConfig(), 30) == 10
-    assert trial_steps(RunConfig(search_steps=7), 120) == 7
-    assert trial_steps(RunConfig(), 6) == 6
+    assert trial_steps(Draft(), 120) == 20
+    assert trial_steps(Draft(), 30) == 10
+    assert trial_steps(Draft(search_steps=7), 120) == 7
+    assert trial_steps(Draft(), 6) == 6

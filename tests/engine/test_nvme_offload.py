@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import StudioError
 from tests.helpers import run_cli
 
@@ -16,9 +16,9 @@ def no_libaio(monkeypatch):
 
 
 def test_config_needs_a_folder_and_the_folder_needs_the_plan():
-    assert any("z3-nvme needs offload_nvme_path" in p for p in RunConfig(dataset="d", deepspeed="z3-nvme").validate())
+    assert any("z3-nvme needs offload_nvme_path" in p for p in Draft(dataset="d", deepspeed="z3-nvme").validate())
     assert any("only used by deepspeed z3-nvme" in p
-               for p in RunConfig(dataset="d", deepspeed="z3-offload", offload_nvme_path="/nvme").validate())
+               for p in Draft(dataset="d", deepspeed="z3-offload", offload_nvme_path="/nvme").validate())
     assert RunConfig(dataset="d", deepspeed="z3-nvme", offload_nvme_path="/nvme").validate() == []
 
 

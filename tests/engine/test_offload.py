@@ -225,8 +225,8 @@ def test_gradients_go_home_pinned_and_batched_per_layer_then_a_fused_adamw_steps
 def test_layerwise_offload_steps_with_the_fused_adamw():
     """Torch's AdamW falls back to its per-tensor Python loop when parameters live on two devices unless asked
     for the fused kernel, which groups by device (CPU and CUDA kernels both exist in torch 2.13)."""
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.engine.arguments import _optimizer
-    cfg = RunConfig(layerwise_offload=True, optim="adamw_torch")
+    cfg = Draft(layerwise_offload=True, optim="adamw_torch")
     assert _optimizer(cfg, None) == "adamw_torch_fused"
-    assert _optimizer(RunConfig(layerwise_offload=True, optim="adamw_8bit"), None) == "adamw_8bit"
+    assert _optimizer(Draft(layerwise_offload=True, optim="adamw_8bit"), None) == "adamw_8bit"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import ConfigError, StudioError
 from studio.runs.run_dir import RunDir
 
@@ -150,9 +150,13 @@ def test_stage_and_keys_are_honoured_or_refused_with_the_reason() -> None:
     assert (cfg.stage, cfg.pref_beta, cfg.pref_loss, cfg.pref_ftx) == ("dpo", 0.3, "ipo", 0.5)
     for loss in ("orpo", "simpo", "kto_pair"):
         with pytest.raises(ConfigError, match=f"pref_loss: {loss}"):
-            RunConfig.from_dict({"stage": "dpo", "pref_loss": loss})
-    problems = RunConfig(stage="kto", dataset="x", finetuning_type="full", pref_ftx=1.0,
-                         per_device_train_batch_size=1, packing=True).validate()
+            Draft.from_dict({"stage": "dpo", "pref_loss": loss})
+    problems = Draft(stage="kto", dataset="x", finetuning_type="full", pref_ftx=1.0,
+                     per_device_train_batch_size=1, packing=True).validate()
+    with pytest.raises(ConfigError) as refused:  # and no RunConfig is built with them
+        RunConfig(stage="kto", dataset="x", finetuning_type="full", pref_ftx=1.0, per_device_train_batch_size=1,
+                  packing=True)
+    assert refused.value.problems == problems
     assert any("finetuning_type: lora" in p for p in problems)
     assert any(p.startswith("pref_ftx") for p in problems)
     assert any("per_device_train_batch_size" in p for p in problems)
@@ -205,8 +209,8 @@ def test_ranking_datasets_load_from_dataset_info_and_sft_refuses_them(tmp_path: 
 
 def test_the_estimate_counts_the_reference_forward_but_no_second_copy() -> None:
     from studio.memory.estimator import estimate
-    est = {st: estimate(RunConfig(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
-                                             selective_logits=False, per_device_train_batch_size=1), device="cpu")
+    est = {st: estimate(Draft(model_name_or_path="smollm2-135m-instruct", dataset="x", stage=st,
+                                         selective_logits=False, per_device_train_batch_size=1), device="cpu")
            for st in ("sft", "dpo", "kto")}
     for st in ("dpo", "kto"):
         assert est[st].breakdown["weights"] == est["sft"].breakdown["weights"]  # the reference shares the weights

@@ -112,10 +112,10 @@ def test_model_with_logit_scale_is_not_split() -> None:
 
 def test_estimator_knows_the_chunked_loss() -> None:
     """With selective_logits the estimate keeps one chunk of fp32 logits, not tokens x vocab (128k vocab here)."""
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.engine.loss import chunk_rows_for
     from studio.memory.estimator import estimate
-    cfg = RunConfig(model_name_or_path="llama3-8b", finetuning_type="lora", cutoff_len=1024,
+    cfg = Draft(model_name_or_path="llama3-8b", finetuning_type="lora", cutoff_len=1024,
                     per_device_train_batch_size=1)
     lean, full = estimate(cfg), estimate(cfg.replace(selective_logits=False))
     vocab = 128256

@@ -213,7 +213,7 @@ def test_an_improve_the_queue_refuses_leaves_nothing_behind(workspace: Path, mon
 
     def full(*a: object, **k: object) -> int:
         raise StudioError.of("run.queue_full", n=5)
-    monkeypatch.setattr(improve_page.run_queue, "start_or_queue", full)
+    monkeypatch.setattr(improve_page.run_queue, "submit", full)
     ctx = AppContext.create(workspace)
     before, runs = _registered(workspace), sorted(p.name for p in (workspace / "runs").iterdir())
     with pytest.raises(StudioError, match="waiting in the queue"):

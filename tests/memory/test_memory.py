@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import StudioError
 from studio.config.deepspeed import deepspeed_plan
 from studio.memory.estimator import CARDS_DIR, GB, ZERO_HOST_BUFFERS, ArchCard, available_cards, estimate, load_card
@@ -124,7 +124,7 @@ def test_each_memory_saver_lowers_the_peak() -> None:
 
 
 def test_verdict_and_suggestions_that_really_fit() -> None:
-    cfg = RunConfig(model_name_or_path="llama3-8b", finetuning_type="full", cutoff_len=1024,
+    cfg = Draft(model_name_or_path="llama3-8b", finetuning_type="full", cutoff_len=1024,
                     per_device_train_batch_size=4, gradient_accumulation_steps=2, precision="bf16")
     # 40 GB: with fp32 master weights (the default) 8B full fine-tuning needs ~140 GB, and no single change brings it
     # to 24 GB any more (the pure-bf16 estimate this test was written against said 82 GB)
@@ -162,8 +162,8 @@ def test_every_suggestion_is_a_config_the_checks_accept(model: str, method: str,
 def test_each_suggestion_shows_the_estimate_of_the_config_it_applies(stage: str, card_gb: int | None) -> None:
     """A suggestion's figures are those of ``cfg.replace(**settings)`` on the same machine: a DPO plan's changes
     are estimated as DPO (two sequences a row, the reference's forward), not as the SFT plan of the same fields."""
-    cfg = RunConfig(model_name_or_path="llama3-8b", dataset="d.jsonl", stage=stage, finetuning_type="full",
-                    cutoff_len=1024, per_device_train_batch_size=8)
+    cfg = Draft(model_name_or_path="llama3-8b", dataset="d.jsonl", stage=stage, finetuning_type="full",
+                cutoff_len=1024, per_device_train_batch_size=8)
     machine = dict(device="cuda", ram_gb=64) if card_gb else dict(device="cpu", ram_gb=2)
     est = estimate(cfg, card_gb, **machine)
     assert est.suggestion_details
@@ -174,7 +174,7 @@ def test_each_suggestion_shows_the_estimate_of_the_config_it_applies(stage: str,
 
 
 def test_batch_suggestion_keeps_the_effective_batch() -> None:
-    cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="lora", cutoff_len=2048,
+    cfg = Draft(model_name_or_path="qwen2.5-7b", finetuning_type="lora", cutoff_len=2048,
                     per_device_train_batch_size=8, gradient_accumulation_steps=2, gradient_checkpointing=True)
     est = estimate(cfg, gpu_mem_gb=20)
     batch = [d for d in est.suggestion_details if d["settings"].get("per_device_train_batch_size") == 1]
@@ -189,7 +189,7 @@ def test_no_fix_is_enough_says_so() -> None:
 
 
 def test_config_fields_map_onto_the_estimate(tmp_path: Path) -> None:
-    cfg = RunConfig(model_name_or_path="mistral-7b", finetuning_type="lora", quantization_bit=4, cutoff_len=512,
+    cfg = Draft(model_name_or_path="mistral-7b", finetuning_type="lora", quantization_bit=4, cutoff_len=512,
                     per_device_train_batch_size=2, gradient_checkpointing=True, lora_rank=16,
                     lora_target="q_proj,v_proj", precision="bf16")
     s = estimate(cfg).setup

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import torch
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.models.precision import DeviceCaps, precision_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def test_qlora_computes_in_the_plans_dtype_on_the_card(monkeypatch, base_dir, ca
     from studio.models.loading import load_base
     _pretend(monkeypatch, caps)
     seen = _intercept_load(monkeypatch)
-    cfg = RunConfig(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4)  # precision auto
+    cfg = Draft(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4)  # precision auto
     load_base(cfg, "cuda")
     q = seen[-1]["quantization_config"]
     assert q.bnb_4bit_compute_dtype == want            # was fp16 on a bf16 card
@@ -75,10 +75,10 @@ def test_quantized_model_goes_onto_the_card_of_its_local_rank(monkeypatch, base_
     else:
         monkeypatch.setenv("LOCAL_RANK", local_rank)
         monkeypatch.setenv("RANK", str(int(local_rank) + 8))   # global rank on a second node: not the card index
-    loading.load_base(RunConfig(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4), "cuda")
+    loading.load_base(Draft(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4), "cuda")
     assert seen[-1]["device_map"] == {"": want}
     monkeypatch.setenv("LOCAL_RANK", "2")
-    loading.load_base(RunConfig(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4), "cpu")
+    loading.load_base(Draft(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4), "cpu")
     assert seen[-1]["device_map"] == {"": "cpu"}      # a CPU run has no card index
 
 
@@ -89,7 +89,7 @@ def test_more_ranks_than_cards_is_a_plain_error(monkeypatch, base_dir) -> None:
     _intercept_load(monkeypatch)
     monkeypatch.setenv("LOCAL_RANK", "2")
     with pytest.raises(StudioError, match="nproc"):
-        loading.load_base(RunConfig(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4),
+        loading.load_base(Draft(model_name_or_path=str(base_dir), finetuning_type="lora", quantization_bit=4),
                           "cuda")
 
 
@@ -97,9 +97,9 @@ def test_qlora_with_zero2_on_several_processes_is_valid_and_zero3_is_refused() -
     """ZeRO-2 leaves the 4-bit base whole on every rank (only the LoRA states are partitioned): it works once
     each rank loads onto its own card. ZeRO-3 would shard the 4-bit weights, which needs bnb_4bit_quant_storage
     set to the compute dtype; the studio does not set it, so it refuses that combination."""
-    ok = RunConfig(finetuning_type="lora", quantization_bit=4, deepspeed="z2", nproc=2).validate()
+    ok = Draft(finetuning_type="lora", quantization_bit=4, deepspeed="z2", nproc=2).validate()
     assert not [p for p in ok if "quantization" in p or "nproc" in p], ok
-    z3 = RunConfig(finetuning_type="lora", quantization_bit=4, deepspeed="z3", nproc=2).validate()
+    z3 = Draft(finetuning_type="lora", quantization_bit=4, deepspeed="z3", nproc=2).validate()
     assert any("ZeRO-3" in p and "bnb_4bit_quant_storage" in p for p in z3), z3
 
 
@@ -168,7 +168,7 @@ def test_the_plan_is_made_once_per_run(monkeypatch, tmp_path, base_dir, sample_r
 
 def test_the_estimator_takes_the_plan() -> None:
     from studio.memory.estimator import estimate
-    cfg = RunConfig(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
+    cfg = Draft(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
                     cutoff_len=1024, per_device_train_batch_size=1)
     fp32_plan = precision_plan(BF16_CARD, cfg.replace(precision="fp32"))
     assert estimate(cfg, precision_plan=fp32_plan).plan["precision"] == "fp32"
@@ -191,7 +191,8 @@ def _full_run(tmp_path: Path, base_dir: Path, **cfg_kw: Any) -> Path:
     run = RunDir(tmp_path / "run")
     run.path.mkdir(parents=True)
     shutil.copytree(base_dir, run.model)
-    RunConfig(model_name_or_path=str(base_dir), finetuning_type="full", output_dir=str(run.path), **cfg_kw
+    RunConfig(model_name_or_path=str(base_dir), dataset="d.jsonl", finetuning_type="full", output_dir=str(run.path),
+              **cfg_kw
               ).save(run.config)
     return run.path
 
@@ -291,4 +292,4 @@ def test_the_config_layer_never_asks_the_card_itself() -> None:
     src = (Path(__file__).resolve().parents[2] / "studio" / "config" / "run_config.py").read_text(encoding="utf-8")
     assert "import torch" not in src and "is_bf16_supported" not in src
     with pytest.raises(TypeError):
-        RunConfig().resolved_precision()  # type: ignore[call-arg]
+        Draft().resolved_precision()  # type: ignore[call-arg]

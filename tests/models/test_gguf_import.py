@@ -206,11 +206,11 @@ def test_a_file_that_is_not_gguf_is_a_clear_error(tmp_path):
 
 
 def test_a_gguf_path_as_model_name_is_resolved_to_a_prepared_folder(tiny_gguf, tmp_path, monkeypatch):
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.models.loading import resolve_base_path
     monkeypatch.setenv(zoo.CACHE_ENV, str(tmp_path / "cache"))
     path, _ = tiny_gguf
-    cfg = RunConfig(model_name_or_path=str(path), output_dir=str(tmp_path / "run"))
+    cfg = Draft(model_name_or_path=str(path), output_dir=str(tmp_path / "run"))
     folder = Path(resolve_base_path(cfg))
     assert folder.parent == tmp_path / "cache" and (folder / "config.json").exists()
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import LlamaConfig
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.models import kernels
 from studio.models.kernels import KernelPlan, kernel_plan, model_kernel_plan
 from studio.models.precision import DeviceCaps
@@ -73,13 +73,13 @@ def test_without_liger_installed_a_card_keeps_the_chunked_head(emulated_card, mo
 def test_enable_liger_kernel_is_a_field_not_an_ignored_key() -> None:
     from studio.config.lf_keys import NO_EFFECT
     assert "enable_liger_kernel" not in NO_EFFECT
-    cfg = RunConfig.from_dict({"enable_liger_kernel": False})
+    cfg = Draft.from_dict({"enable_liger_kernel": False})
     assert cfg.enable_liger_kernel is False and not cfg.notices
 
 
 def test_the_settings_page_says_which_kernels_and_why() -> None:
     from studio.ui.settings_tab import kernel_line
-    cfg = RunConfig()
+    cfg = Draft()
     assert "Liger" in kernel_line(cfg, "llama", "cpu", "en") and "GPU" in kernel_line(cfg, "llama", "cpu", "en")
     assert "Liger" in kernel_line(cfg, "llama", "cpu", "zh") and "没有 GPU" in kernel_line(cfg, "llama", "cpu", "zh")
     off = kernel_line(cfg.replace(enable_liger_kernel=False), "llama", "cuda", "en")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.engine import run_training
 from studio.errors import StudioError
 from studio.memory.estimator import GB, estimate, load_card
@@ -22,44 +22,44 @@ FP16_CARD = DeviceCaps(cuda=True, bf16=False)
 
 
 def test_full_finetuning_on_a_bf16_card_is_mixed_precision_by_default() -> None:
-    plan = precision_plan(BF16_CARD, RunConfig(finetuning_type="full"))
+    plan = precision_plan(BF16_CARD, Draft(finetuning_type="full"))
     assert (plan.mode, plan.load_dtype, plan.trainable_dtype, plan.autocast, plan.master_fp32) == \
         ("mixed_bf16", "fp32", "fp32", "bf16", True)
     assert plan.warnings == ()
 
 
 def test_pure_bf16_only_when_asked_and_it_warns_about_small_learning_rates() -> None:
-    plan = precision_plan(BF16_CARD, RunConfig(finetuning_type="full", pure_bf16=True))
+    plan = precision_plan(BF16_CARD, Draft(finetuning_type="full", pure_bf16=True))
     assert (plan.mode, plan.load_dtype, plan.trainable_dtype, plan.autocast) == ("pure_bf16", "bf16", "bf16", None)
     assert plan.warnings == (PURE_BF16_WARNING,) and "small learning rate" in PURE_BF16_WARNING
     with pytest.raises(StudioError, match="pure_bf16 needs a card that supports bf16"):
-        precision_plan(FP16_CARD, RunConfig(finetuning_type="full", pure_bf16=True))
-    assert any(p.startswith("pure_bf16 needs bf16") for p in RunConfig(pure_bf16=True, fp16=True).validate())
+        precision_plan(FP16_CARD, Draft(finetuning_type="full", pure_bf16=True))
+    assert any(p.startswith("pure_bf16 needs bf16") for p in Draft(pure_bf16=True, fp16=True).validate())
     assert any(p.startswith("pure_bf16 cannot be combined with deepspeed")
-               for p in RunConfig(pure_bf16=True, deepspeed="z2").validate())
+               for p in Draft(pure_bf16=True, deepspeed="z2").validate())
 
 
 def test_other_methods_and_cards() -> None:
-    fp16_full = precision_plan(FP16_CARD, RunConfig(finetuning_type="full"))
+    fp16_full = precision_plan(FP16_CARD, Draft(finetuning_type="full"))
     assert (fp16_full.mode, fp16_full.load_dtype, fp16_full.autocast) == ("mixed_fp16", "fp32", "fp16")
-    lora = precision_plan(BF16_CARD, RunConfig(finetuning_type="lora"))
+    lora = precision_plan(BF16_CARD, Draft(finetuning_type="lora"))
     assert (lora.load_dtype, lora.trainable_dtype, lora.autocast) == ("bf16", "fp32", "bf16")  # frozen base 16-bit
-    freeze = precision_plan(BF16_CARD, RunConfig(finetuning_type="freeze"))
+    freeze = precision_plan(BF16_CARD, Draft(finetuning_type="freeze"))
     assert (freeze.load_dtype, freeze.trainable_dtype) == ("bf16", "fp32")
-    ds = precision_plan(BF16_CARD, RunConfig(finetuning_type="full", deepspeed="z2"))
+    ds = precision_plan(BF16_CARD, Draft(finetuning_type="full", deepspeed="z2"))
     assert (ds.load_dtype, ds.autocast, ds.master_fp32) == ("bf16", "bf16", True)   # DeepSpeed holds the master
-    assert precision_plan(DeviceCaps(cuda=False), RunConfig(finetuning_type="full")).mode == "fp32"
+    assert precision_plan(DeviceCaps(cuda=False), Draft(finetuning_type="full")).mode == "fp32"
     # pure_bf16 on a CPU: fp32 like precision auto, and it says so; precision bf16 forces bf16 there
-    cpu = precision_plan(DeviceCaps(cuda=False, bf16=True), RunConfig(finetuning_type="full", pure_bf16=True))
+    cpu = precision_plan(DeviceCaps(cuda=False, bf16=True), Draft(finetuning_type="full", pure_bf16=True))
     assert cpu.mode == "fp32" and cpu.warnings == (PURE_BF16_ON_CPU,)
-    forced = RunConfig(finetuning_type="full", pure_bf16=True, precision="bf16")
+    forced = Draft(finetuning_type="full", pure_bf16=True, precision="bf16")
     assert precision_plan(DeviceCaps(cuda=False, bf16=True), forced).mode == "pure_bf16"
 
 
 def test_engine_loads_the_plans_dtypes_for_a_pretend_bf16_card(monkeypatch, tiny_model_dir) -> None:
     from studio.models.loading import apply_method, load_base
     monkeypatch.setattr(DeviceCaps, "detect", classmethod(lambda cls: BF16_CARD))
-    cfg = RunConfig(model_name_or_path=str(tiny_model_dir), finetuning_type="full")
+    cfg = Draft(model_name_or_path=str(tiny_model_dir), finetuning_type="full")
     model, _ = load_base(cfg, "cuda")   # no quantization: from_pretrained keeps it on the host, dtype per plan
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     model, _ = load_base(cfg.replace(pure_bf16=True), "cuda")
@@ -143,7 +143,7 @@ def test_estimator_models_each_precision_mode() -> None:
 
 
 def test_the_estimate_follows_pure_bf16() -> None:
-    cfg = RunConfig(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
+    cfg = Draft(model_name_or_path="llama2-7b", finetuning_type="full", gradient_checkpointing=True,
                     cutoff_len=1024, per_device_train_batch_size=1)
     mixed = estimate(cfg)
     pure = estimate(cfg.replace(pure_bf16=True))

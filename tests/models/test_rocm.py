@@ -9,7 +9,7 @@ import types
 import pytest
 import torch
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.memory.estimator import estimate
 from studio.memory.gpus import GPUS, gpu_memory
 from studio.models.precision import DeviceCaps, hip_bf16, precision_plan, rocm_notices
@@ -30,19 +30,19 @@ def test_an_amd_card_is_recognised_with_its_bf16(monkeypatch, arch, bf16) -> Non
     _amd(monkeypatch, arch, 192)
     caps = DeviceCaps.detect()
     assert (caps.cuda, caps.hip, caps.vendor, caps.arch, caps.bf16) == (True, True, "amd", arch.split(":")[0], bf16)
-    plan = precision_plan(caps, RunConfig(finetuning_type="lora"))
+    plan = precision_plan(caps, Draft(finetuning_type="lora"))
     assert plan.mode == ("mixed_bf16" if bf16 else "mixed_fp16")
 
 
 def test_qlora_and_deepspeed_on_rocm_say_what_they_need(monkeypatch) -> None:
     _amd(monkeypatch, "gfx942", 192)
     caps = DeviceCaps.detect()
-    qlora = rocm_notices(caps, RunConfig(finetuning_type="lora", quantization_bit=4))
+    qlora = rocm_notices(caps, Draft(finetuning_type="lora", quantization_bit=4))
     assert [w.code for w in qlora] == ["rocm_bitsandbytes"] and "ROCm" in qlora[0]
-    ds = rocm_notices(caps, RunConfig(finetuning_type="full", deepspeed="z3-offload"))
+    ds = rocm_notices(caps, Draft(finetuning_type="full", deepspeed="z3-offload"))
     assert [w.code for w in ds] == ["rocm_deepspeed"] and "hipcc" in ds[0]
     nvidia = DeviceCaps(cuda=True, bf16=True)
-    assert rocm_notices(nvidia, RunConfig(finetuning_type="lora", quantization_bit=4)) == ()
+    assert rocm_notices(nvidia, Draft(finetuning_type="lora", quantization_bit=4)) == ()
     assert hip_bf16("gfx942") and not hip_bf16("gfx1030")
 
 
@@ -60,7 +60,7 @@ def test_the_articles_70b_full_finetune_on_one_mi300x_needs_over_a_terabyte_of_h
     (a few GB), but the fp32 masters, Adam states and gradients of 70B parameters live in host RAM, ~1.3 TB. It
     fits a node with 2 TB of RAM, not a workstation; without offload ZeRO-3 on one card keeps all of it on the
     card and does not fit 192 GB."""
-    cfg = RunConfig(model_name_or_path="meta-llama/Meta-Llama-3-70B-Instruct", finetuning_type="full",
+    cfg = Draft(model_name_or_path="meta-llama/Meta-Llama-3-70B-Instruct", finetuning_type="full",
                     deepspeed="z3-offload", cutoff_len=1024, per_device_train_batch_size=1)
     mi300x = gpu_memory("AMD Instinct MI300X")
     small_host = estimate(cfg, mi300x, ram_gb=512)

@@ -35,7 +35,7 @@ SETS: list[tuple[list[str], bool]] = [
 def test_set_values(pairs: list[str], expect_error: bool) -> None:
     def load() -> RunConfig:
         base = {} if any(p.startswith("dataset=") for p in pairs) else {"dataset": "d.jsonl"}
-        return RunConfig.from_dict({**base, **parse_overrides(pairs)}).check()
+        return RunConfig.from_dict({**base, **parse_overrides(pairs)})
     outcome, detail = api(load, expect_error)
     record("bad configs and flags", "python", "--set " + " ".join(pairs), outcome, detail)
     key = pairs[0].partition("=")[0] if "=" in pairs[0] and pairs[0][0] != "=" else ""
@@ -65,7 +65,7 @@ YAMLS: list[tuple[str, str, bool]] = [
 def test_yaml_files(tmp_path: Path, name: str, text: str | None, expect_error: bool) -> None:
     p = tmp_path / "run.yaml"
     p.write_bytes(b"dataset: caf\xe9\n" if text is None else text.encode())
-    outcome, detail = api(lambda: RunConfig.from_dict(load_yaml_dict(p)).check(), expect_error)
+    outcome, detail = api(lambda: RunConfig.from_dict(load_yaml_dict(p)), expect_error)
     record("bad configs and flags", "python", "YAML: " + name, outcome, detail)
     expect(outcome, detail, "clear" if expect_error else "ok")
 

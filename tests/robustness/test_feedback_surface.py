@@ -292,7 +292,7 @@ def test_round_five_lesser_findings(tmp_path: Path) -> None:
           detail, "clear", "letters, digits")
     ctx = SimpleNamespace(workspace=tmp_path, extra={}, runner=SimpleNamespace(snapshot=lambda: {"busy": True}))
     for name in ("a", "b"):
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir=f"runs/{name}"), lambda c: c)
     run_queue.clear(ctx)
     (tmp_path / run_queue.FILE).write_bytes(b"\x00garbage")
     ctx.extra.clear()

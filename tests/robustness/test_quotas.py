@@ -154,14 +154,14 @@ def test_a_login_may_queue_only_so_many_runs(tmp_path: Path) -> None:
     refused = None
     for i in range(run_queue.MAX_QUEUED_PER_LOGIN + 3):
         try:
-            run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", learning_rate=1e-4 * (i + 1)), lambda c: c,
+            run_queue.submit(ctx, RunConfig(dataset="d.jsonl", learning_rate=1e-4 * (i + 1)), lambda c: c,
                                      by="bob")
         except StudioError as exc:
             refused = exc
             break
     ok = refused is not None and run_queue.waiting(ctx) == run_queue.MAX_QUEUED_PER_LOGIN
     _case("40 Starts by one login", ok, refused.message if refused else f"{run_queue.waiting(ctx)} queued")
-    run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", learning_rate=0.5), lambda c: c, by="alice")
+    run_queue.submit(ctx, RunConfig(dataset="d.jsonl", learning_rate=0.5), lambda c: c, by="alice")
     assert run_queue.waiting(ctx) == run_queue.MAX_QUEUED_PER_LOGIN + 1, "another login still may queue"
 
 
@@ -171,10 +171,10 @@ def test_a_second_start_of_the_same_settings_is_already_queued(tmp_path: Path) -
     from studio.runs import queue as run_queue
     ctx = _ctx(tmp_path)
     cfg = RunConfig(dataset="d.jsonl")
-    run_queue.start_or_queue(ctx, cfg, lambda c: c, by="alice")  # starts
-    run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", learning_rate=3e-4), lambda c: c, by="alice")
+    run_queue.submit(ctx, cfg, lambda c: c, by="alice")  # starts
+    run_queue.submit(ctx, RunConfig(dataset="d.jsonl", learning_rate=3e-4), lambda c: c, by="alice")
     try:
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", learning_rate=3e-4), lambda c: c, by="alice")
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", learning_rate=3e-4), lambda c: c, by="alice")
         outcome, detail = "survived", f"{run_queue.waiting(ctx)} queued"
     except StudioError as exc:
         outcome, detail = "clear", exc.message

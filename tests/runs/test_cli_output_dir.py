@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.runs.run_dir import RunDir
 
 from helpers import run_cli
@@ -111,4 +111,4 @@ def test_llamafactory_examples_carry_overwrite_output_dir_into_the_field() -> No
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "llamafactory"
     cfg = RunConfig.load(fixtures / "llama3_lora_sft.yaml")
     assert cfg.overwrite_output_dir is True and not any(n.startswith("overwrite_output_dir") for n in cfg.notices)
-    assert RunConfig().overwrite_output_dir is False
+    assert Draft().overwrite_output_dir is False

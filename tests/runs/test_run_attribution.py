@@ -101,9 +101,9 @@ def test_a_queued_run_is_started_in_the_name_of_who_queued_it(tmp_path: Path) ->
     runner = _QueueRunner()
     ctx = SimpleNamespace(runner=runner, extra={}, workspace=tmp_path)
     same = lambda c: c  # noqa: E731
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), same, by="alice") == 0
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="b"), same, by="carol") == 1
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), same, by="alice") == 0
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="b"), same, by="carol") == 1
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
     again = SimpleNamespace(runner=runner, extra={}, workspace=tmp_path)  # the server restarted
     runner.busy = False
     assert run_queue.start_next(again, same) == "b"

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from studio.autoconfig import Hardware
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.memory.cards import load_card
 from studio.runs import run_time
 
@@ -19,11 +19,11 @@ ROWS = [{"instruction": "Classify the review", "input": "good film " * (i % 7 + 
 FLOPS = 1e11
 
 
-def _cfg(**kw) -> RunConfig:
+def _cfg(**kw) -> Draft:
     base = dict(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora", num_train_epochs=2.0,
                 val_size=0.1, cutoff_len=256, per_device_train_batch_size=8)
     base.update(kw)
-    return RunConfig(**base)
+    return Draft(**base)
 
 
 def _past(root, name, **kw):
@@ -240,7 +240,7 @@ def test_the_settings_panel_says_how_long_in_the_pages_language(tmp_path, monkey
             panel, _ = on_change(ctx, values, 0, None)
             assert words in panel, panel
     from studio.app.run_estimate import estimate, rows_for
-    cfg = RunConfig(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora")
+    cfg = Draft(model_name_or_path="smollm2-135m-instruct", finetuning_type="lora")
     t_small = estimate(ctx, cfg, rows_for(ctx, str(small), "sentiment")).parts["train"]
     t_big = estimate(ctx, cfg, rows_for(ctx, str(big), "sentiment")).parts["train"]
     assert t_big == pytest.approx(10 * t_small, rel=0.15)   # the chosen file's rows, not a guess

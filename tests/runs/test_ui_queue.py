@@ -37,9 +37,9 @@ def test_start_while_busy_queues_and_the_poll_starts_them_in_order() -> None:
     runner = FakeRunner()
     ctx = SimpleNamespace(runner=runner, extra={})
     same = lambda c: c  # noqa: E731
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), same) == 0
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="b"), same) == 1
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), same) == 0
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="b"), same) == 1
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
     assert run_queue.start_next(ctx, same) is None and runner.started == ["a"]  # still busy
     runner.finish()
     assert run_queue.start_next(ctx, same) == "b" and run_queue.waiting(ctx) == 1
@@ -52,14 +52,14 @@ def test_a_race_with_another_browser_queues_instead_of_refusing() -> None:
     ctx = SimpleNamespace(runner=runner, extra={})
     runner.snapshot = lambda: {"busy": False}  # the other press started between our check and our start
     runner.busy = True
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="x"), lambda c: c) == 1
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="x"), lambda c: c) == 1
 
 
 def test_clear_forgets_the_queue() -> None:
     runner = FakeRunner()
     ctx = SimpleNamespace(runner=runner, extra={})
     for name in ("a", "b", "c"):
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir=name), lambda c: c)
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir=name), lambda c: c)
     assert run_queue.clear(ctx) == 2
     runner.finish()
     assert run_queue.start_next(ctx, lambda c: c) is None and runner.started == ["a"]
@@ -75,8 +75,8 @@ def test_the_queue_survives_a_server_restart_and_starts_without_a_page(tmp_path:
     first.busy = True  # a run is going when the person queues two more
     ctx = AppContext.create(tmp_path / "ws", runner=first)  # type: ignore[arg-type]
     same = lambda c: c  # noqa: E731
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="b", learning_rate=3e-4), same) == 1
-    assert run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="b", learning_rate=3e-4), same) == 1
+    assert run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="c"), same) == 2
     kept = json.loads((tmp_path / "ws" / run_queue.FILE).read_text())
     assert [c["output_dir"] for c in kept] == ["b", "c"]
     assert not list((tmp_path / "ws").glob(".queue.json.*"))  # atomic write: no temp file left behind
@@ -106,16 +106,17 @@ def test_an_unreadable_queue_file_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "ws" / run_queue.FILE).write_text("{not json")
     ctx = AppContext.create(tmp_path / "ws", runner=FakeRunner())  # type: ignore[arg-type]
     assert run_queue.waiting(ctx) == 0
-    (tmp_path / "ws" / run_queue.FILE).write_text('[{"output_dir": "ok"}, {"no_such_key": 1}]')
+    (tmp_path / "ws" / run_queue.FILE).write_text('[{"output_dir": "ok", "dataset": "d.jsonl"}, {"no_such_key": 1}]')
     assert run_queue.waiting(AppContext.create(tmp_path / "ws", runner=FakeRunner())) == 1  # type: ignore[arg-type]
 
 
 def test_a_queued_config_is_judged_when_queued_not_when_its_turn_comes() -> None:
+    """Nothing invalid reaches the queue: the config is refused as it is built, before Start hands it over."""
     runner = FakeRunner()
     ctx = SimpleNamespace(runner=runner, extra={})
-    run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), lambda c: c)
+    run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), lambda c: c)
     with pytest.raises(StudioError, match="learning_rate"):
-        run_queue.start_or_queue(ctx, RunConfig(dataset="d.jsonl", output_dir="b", learning_rate=3.0), lambda c: c)
+        run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="b", learning_rate=3.0), lambda c: c)
     assert run_queue.waiting(ctx) == 0
 
 
@@ -137,12 +138,12 @@ def test_start_with_the_settings_of_the_running_run_names_it(tmp_path: Path) -> 
     runner = Runner()
     ctx = SimpleNamespace(runner=runner, extra={})
     form = RunConfig(dataset="d.jsonl", output_dir=str(tmp_path / "news"))
-    assert run_queue.start_or_queue(ctx, form, lambda c: c, by="ann") == 0
+    assert run_queue.submit(ctx, form, lambda c: c, by="ann") == 0
     restarted = SimpleNamespace(runner=runner, extra={})  # a new server: nothing remembered in memory
     for who in ("ann", "bob"):
         with pytest.raises(StudioError) as refused:
-            run_queue.start_or_queue(restarted, form, lambda c: c, by=who)
+            run_queue.submit(restarted, form, lambda c: c, by=who)
         assert refused.value.code == "run.already_running" and refused.value.values["name"] == "news"
     assert run_queue.waiting(restarted) == 0
     other = RunConfig(dataset="d.jsonl", output_dir=str(tmp_path / "news"), learning_rate=1e-4)
-    assert run_queue.start_or_queue(restarted, other, lambda c: c, by="ann") == 1
+    assert run_queue.submit(restarted, other, lambda c: c, by="ann") == 1

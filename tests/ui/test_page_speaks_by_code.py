@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from studio.autoconfig import Hardware, learning_problems, offload_disk_problem, suggest_settings
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.words.render import has
 from tests.ui.test_ui_zh_page import latin_words
 
@@ -35,7 +35,7 @@ def _chinese(text: str) -> bool:
 def test_why_each_setting_was_chosen_is_said_by_code(model: str, hw: Hardware) -> None:
     from studio.app.settings import why_markdown
     _, reasons = suggest_settings(model, 300, "sentiment", hw, "balanced")
-    reasons += learning_problems(RunConfig(model_name_or_path="tiny-demo", finetuning_type="lora", val_size=0.0))
+    reasons += learning_problems(Draft(model_name_or_path="tiny-demo", finetuning_type="lora", val_size=0.0))
     assert reasons and all(has(f"why.{r.code}") for r in reasons), [r.code for r in reasons]
     for r in reasons:
         assert r.words("en", "page") == r.text  # one English, said once: the page's is the command line's
@@ -47,7 +47,7 @@ def test_why_each_setting_was_chosen_is_said_by_code(model: str, hw: Hardware) -
 def test_a_disk_too_small_for_an_offload_checkpoint_is_said_by_code() -> None:
     from types import SimpleNamespace
     est = SimpleNamespace(card=SimpleNamespace(n_params=7_000_000_000))
-    r = offload_disk_problem(RunConfig(finetuning_type="full"), est, Hardware(24.0, 64.0, disk_gb=10.0))
+    r = offload_disk_problem(Draft(finetuning_type="full"), est, Hardware(24.0, 64.0, disk_gb=10.0))
     assert r is not None and r.code == "disk" and r.text == "a checkpoint needs about 78 GB of disk, only 10 GB are free"
     assert _chinese(r.words("zh", "page"))
 

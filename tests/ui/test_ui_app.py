@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import ConfigError
 from studio.ui import forms
 
@@ -37,15 +37,15 @@ def test_form_covers_every_field_and_round_trips() -> None:
     assert forms.FIELD_NAMES == RunConfig.field_names()
     cfg = RunConfig(dataset="d.jsonl", quantization_bit=4, deepspeed="z2", learning_rate=1e-4, max_samples=10)
     assert forms.values_to_config(forms.config_to_values(cfg)) == cfg
-    assert forms.values_to_config(forms.config_to_values(RunConfig())) == RunConfig()
-    browser_values = forms.config_to_values(RunConfig())  # the browser sends an empty number box as 0
+    assert forms.values_to_draft(forms.config_to_values(Draft())) == Draft()
+    browser_values = forms.config_to_values(Draft())  # the browser sends an empty number box as 0
     for name in ("max_samples", "eval_steps", "max_tokens_per_batch"):
         browser_values[forms.FIELD_NAMES.index(name)] = 0
-    assert forms.values_to_config(browser_values) == RunConfig()
+    assert forms.values_to_draft(browser_values) == Draft()
 
 
 def test_form_type_errors_name_the_field() -> None:
-    values = forms.config_to_values(RunConfig())
+    values = forms.config_to_values(Draft())
     values[forms.FIELD_NAMES.index("cutoff_len")] = 12.5
     with pytest.raises(ConfigError, match="cutoff_len: expected a whole number, got '12.5'"):
         forms.values_to_config(values)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from studio.autoconfig import Hardware, learning_problems, suggest_settings
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.workspace import PRESETS_DIR
 from studio.data.label_check import label_warnings
 from studio.memory.estimator import estimate
@@ -34,7 +34,7 @@ def ctx(tmp_path: Path) -> AppContext:
 
 def test_tiny_demo_gets_full_fine_tuning_and_held_out_rows() -> None:
     changes, reasons = suggest_settings("tiny-demo", 427, "sentiment", CPU, "balanced")
-    cfg = RunConfig().replace(**changes)
+    cfg = Draft().replace(**changes)
     assert cfg.finetuning_type == "full" and cfg.val_size == 0.1 and cfg.learning_rate == 0.002
     assert cfg.num_train_epochs == 10 and learning_problems(cfg, 427) == []
     assert {r.field for r in reasons} >= {"finetuning_type", "learning_rate", "val_size", "num_train_epochs"}
@@ -46,7 +46,7 @@ def test_pretrained_models_get_lora_and_qlora_only_when_16_bit_does_not_fit() ->
     small = suggest_settings("qwen2.5-7b", 1000, "instruction", Hardware(12, 64, 500))[0]
     assert big["finetuning_type"] == small["finetuning_type"] == "lora"
     assert big["quantization_bit"] is None and small["quantization_bit"] == 4
-    fitted = estimate(RunConfig().replace(**small), 12, ram_gb=64)
+    fitted = estimate(Draft().replace(**small), 12, ram_gb=64)
     assert fitted.fits and big["per_device_train_batch_size"] * big["gradient_accumulation_steps"] == 16
 
 
@@ -72,7 +72,7 @@ def test_a_partial_method_on_the_random_model_is_a_problem_before_start(ctx: App
 
 
 def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> None:
-    check = check_markdown(RunConfig(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
+    check = check_markdown(Draft(dataset="", per_device_train_batch_size=0, val_size=0.1, finetuning_type="full"),
                            ctx)
     assert "'Training data' is empty: convert a file on the Data tab" in check
     assert "'Batch size' must be at least 1" in check
@@ -82,15 +82,15 @@ def test_problems_name_page_fields_not_config_keys_or_flags(ctx: AppContext) -> 
 
 
 def test_no_card_means_the_cpu_and_host_ram_is_the_budget() -> None:
-    md = estimate_markdown(RunConfig(), 0, "en", ram_gb=24.0)
+    md = estimate_markdown(Draft(), 0, "en", ram_gb=24.0)
     assert "No GPU: training runs on the CPU" in md and "/ 24.0 GB" in md and "card" not in md.split("\n")[2]
-    huge = estimate_markdown(RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full"), 0, "en", ram_gb=24.0)
+    huge = estimate_markdown(Draft(model_name_or_path="qwen2.5-7b", finetuning_type="full"), 0, "en", ram_gb=24.0)
     assert "**Does not fit**" in huge
 
 
 def test_offload_plans_are_judged_against_host_ram() -> None:
     """7B full with ZeRO-3 offload needs far more host RAM than a 24 GB machine has."""
-    cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="full", deepspeed="z3-offload")
+    cfg = Draft(model_name_or_path="qwen2.5-7b", finetuning_type="full", deepspeed="z3-offload")
     md = estimate_markdown(cfg, 24, "en", ram_gb=24.0)
     assert md.startswith("**Does not fit**") and "Host RAM is too small" in md
 
@@ -100,7 +100,7 @@ def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, mon
     import re
     from studio.autoconfig import offload_disk_problem
     from studio.ui import settings_tab
-    cfg = RunConfig(model_name_or_path="qwen2.5-7b", finetuning_type="lora", deepspeed="z3-offload",
+    cfg = Draft(model_name_or_path="qwen2.5-7b", finetuning_type="lora", deepspeed="z3-offload",
                     output_dir=str(tmp_path / "runs" / "new"))
     asked: list[Any] = []
     free = {"gb": 2.0}
@@ -132,7 +132,7 @@ def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
 @pytest.mark.parametrize("recipe", sorted((PRESETS_DIR / "recipes").glob("*gb.yaml")))
 def test_recipes_fit_the_card_they_are_named_after(recipe: Path) -> None:
     gb = float(recipe.stem.rsplit("-", 1)[1][:-2])
-    est = estimate(RunConfig.load(recipe), gb)
+    est = estimate(Draft.load(recipe), gb)  # a recipe names no data
     assert est.fits, f"{recipe.name}: {est.gpu_gb:.1f} GB on a {gb:g} GB card"
 
 
@@ -151,7 +151,7 @@ def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> No
                             + "\n" for i in range(60)), encoding="utf-8")
     (label, value), = dataset_choices(ctx, "en")
     assert value == str(data.resolve()) and label.startswith("reviews · 60 rows · sentiment")
-    values, why = derive(ctx, "tiny-demo", "sentiment", "best", value, forms.config_to_values(RunConfig()))
+    values, why = derive(ctx, "tiny-demo", "sentiment", "best", value, forms.config_to_values(Draft()))
     cfg = forms.values_to_config(values)
     assert cfg.dataset == value and cfg.num_train_epochs == 20 and cfg.finetuning_type == "full"
     save_state(ctx, forms.config_to_values(cfg.replace(learning_rate=0.003)),
@@ -164,7 +164,7 @@ def test_settings_survive_a_new_page_and_the_dataset_list(ctx: AppContext) -> No
 
 def test_a_fresh_workspace_starts_from_derived_settings(ctx: AppContext) -> None:
     values, choices, why = restore(ctx)
-    cfg = forms.values_to_config(values)
+    cfg = forms.values_to_draft(values)
     assert cfg.finetuning_type == "full" and cfg.val_size > 0 and "full fine-tuning" in why
 
 

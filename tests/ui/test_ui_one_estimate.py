@@ -18,7 +18,7 @@ from studio.app import form_values, settings
 from studio.data.registry import register_dataset
 from studio.app.context import AppContext
 from studio.app.run_estimate import form_estimate, time_line
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft
 from studio.runs import run_time
 from studio.ui import app
 from studio.words.units import fmt_seconds
@@ -65,16 +65,16 @@ def test_the_model_list_and_the_panel_give_the_same_number(page: tuple[Any, AppC
     blocks, ctx, data = page
     relist = _relist(blocks)
     values, _ = settings.derive(ctx, MODEL, "sentiment", "balanced", data,
-                                form_values.config_to_values(RunConfig()))
-    edited = form_values.values_to_config(values).replace(num_train_epochs=7.0)  # the user's own edit counts too
+                                form_values.config_to_values(Draft()))
+    edited = form_values.values_to_draft(values).replace(num_train_epochs=7.0)  # the user's own edit counts too
     for form in (values, form_values.config_to_values(edited)):
         update = relist(MODEL, "sentiment", "balanced", data, *form, 0)
         labels = {v: lab for lab, v in update["choices"]}
-        cfg = form_values.values_to_config(form)
+        cfg = form_values.values_to_draft(form)
         panel = time_line(ctx, cfg)
         assert f"About {_time(labels[MODEL])} here" in panel, (labels[MODEL], panel)
         assert _time(labels[MODEL]) == fmt_seconds(form_estimate(ctx, cfg).seconds, "en")
     # every other model: the form the page would hold after picking it, timed by the same function
     other = "tiny-demo"
     picked, _ = settings.derive(ctx, other, "sentiment", "balanced", data, values)
-    assert _time(labels[other]) == fmt_seconds(form_estimate(ctx, form_values.values_to_config(picked)).seconds, "en")
+    assert _time(labels[other]) == fmt_seconds(form_estimate(ctx, form_values.values_to_draft(picked)).seconds, "en")

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.ui import forms
 
 GOOD = "text,label\nlove it,positive\nhate it,negative\nfine,positive\n"
@@ -197,7 +197,7 @@ def test_file_over_the_upload_limit(server: Any, kept: dict) -> None:
 def test_malformed_settings_yaml(server: Any) -> None:
     from gradio_client import handle_file
     c = client(server)
-    current = forms.config_to_values(RunConfig())
+    current = forms.config_to_values(Draft())
     cases = [("broken.yaml", "model_name_or_path: tiny-demo\nlearning_rate: [1e-4\nmax_steps: 10\n",
               "Config file 'broken.yaml' is not valid YAML at line 3, column 10. "
               "Fix: fix the indentation or quoting there (each line is 'key: value')."),

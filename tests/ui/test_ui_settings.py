@@ -36,14 +36,14 @@ def _values(**fields: object) -> list:
 
 def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppContext) -> None:
     values = _values(model_name_or_path="llama3-70b", finetuning_type="full")
-    before = estimate(forms.values_to_config(values), 24, ram_gb=RAM)
+    before = estimate(forms.values_to_draft(values), 24, ram_gb=RAM)
     assert before.fits is False and before.suggestion_details
     choices = suggestion_choices(values, 24, ram_gb=RAM)
     assert [i for _, i in choices] == list(range(len(before.suggestion_details)))
     assert choices[0][0] == suggestion_label(before.suggestion_details[0])
 
     new_values, fit, check = apply_suggestion(ctx, values, 24, choices[0][1])
-    new_cfg = forms.values_to_config(new_values)
+    new_cfg = forms.values_to_draft(new_values)
     wanted = before.suggestion_details[0]["settings"]
     assert {k: getattr(new_cfg, k) for k in wanted} == wanted
     changed = {n for n, a, b in zip(forms.FIELD_NAMES, values, new_values) if a != b}
@@ -57,10 +57,10 @@ def test_applying_the_first_suggestion_moves_a_70b_full_plan_closer(ctx: AppCont
 
 def test_a_suggestion_that_fits_makes_the_plan_fit(ctx: AppContext) -> None:
     values = _values(model_name_or_path="qwen2.5-7b", finetuning_type="full")
-    details = estimate(forms.values_to_config(values), 24, ram_gb=RAM).suggestion_details
+    details = estimate(forms.values_to_draft(values), 24, ram_gb=RAM).suggestion_details
     first_fitting = next(i for i, d in enumerate(details) if d["fits"])
     new_values, fit, check = apply_suggestion(ctx, values, 24, first_fitting)
-    assert estimate(forms.values_to_config(new_values), 24, ram_gb=RAM).fits is True
+    assert estimate(forms.values_to_draft(new_values), 24, ram_gb=RAM).fits is True
     assert fit.startswith("**Fits**") or fit.startswith("**fits, but tight**")
     assert check.startswith("✅"), check  # an applied suggestion never breaks validation
     assert suggestion_choices(new_values, 24, ram_gb=RAM) == []  # nothing left to suggest
@@ -73,7 +73,7 @@ def test_the_list_and_the_panel_give_one_verdict_with_host_ram() -> None:
     labels = [label for label, _ in suggestion_choices(values, 80, ram_gb=RAM)]
     zero3 = [label for label in labels if "ZeRO-3" in label]
     assert zero3 and all("still too big" in label and "host RAM" in label for label in zero3), zero3
-    panel = estimate_markdown(forms.values_to_config(values), 80, "en", RAM)
+    panel = estimate_markdown(forms.values_to_draft(values), 80, "en", RAM)
     shown = [line.removeprefix("💡 ") for line in panel.splitlines() if line.startswith("💡")]
     assert shown and shown == labels[:len(shown)]
 
@@ -133,14 +133,14 @@ def test_the_derived_plan_and_the_panel_speak_of_the_same_card(ctx: AppContext) 
     from studio.app.settings import derive
     for card in (24.0, 16.0):
         values, why = derive(ctx, "llama2-7b", "sentiment", "balanced", None, _values(), card)
-        panel = estimate_markdown(forms.values_to_config(values), card, "en", RAM)
+        panel = estimate_markdown(forms.values_to_draft(values), card, "en", RAM)
         assert panel.startswith(("**Fits**", "**fits, but tight**")), panel
         assert "does not fit" not in why and "this machine" not in why, why
 
 
 def test_when_nothing_fits_the_panel_says_what_would() -> None:
     """With no suggestion left, the panel still says what would fit (a bigger card or a smaller model)."""
-    cfg = forms.values_to_config(_values(model_name_or_path="qwen2.5-72b", finetuning_type="full"))
+    cfg = forms.values_to_draft(_values(model_name_or_path="qwen2.5-72b", finetuning_type="full"))
     panel = estimate_markdown(cfg, 8, "en", 16)
     assert "Does not fit" in panel and "it needs a card with at least" in panel and "smaller model" in panel
     assert "➡️" in estimate_markdown(cfg, 8, "zh", 16)

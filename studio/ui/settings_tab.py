@@ -21,7 +21,7 @@ from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from . import forms
 from ..app import gguf_upload, model_download
-from .common import ui_errors
+from .common import info, ui_errors, warning
 from ..app.context import AppContext
 from .handlers import for_each_browser, owner_action
 from .i18n import msg
@@ -324,7 +324,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card,
                                                "host_ram": ram}, version)
         if saved is None:
-            gr.Warning(msg("settings_stale", ctx.lang))
+            warning(msg("settings_stale", ctx.lang), ctx.lang)
             return version
         return saved
 
@@ -441,7 +441,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
         copyfile(path, tmp, [ctx.workspace])
-        gr.Info(msg("saved", ctx.lang, path=path))
+        info(msg("saved", ctx.lang, path=path), ctx.lang)
         return str(tmp)
 
     @ui_errors
@@ -450,7 +450,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     def warn_remote(ctx: AppContext, on: bool) -> None:
         if on:
-            gr.Warning(msg("trust_warning", ctx.lang))
+            warning(msg("trust_warning", ctx.lang), ctx.lang)
 
     def refresh_suggestions(ctx: AppContext, *args: Any) -> Any:
         choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]), ctx=ctx)

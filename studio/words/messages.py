@@ -142,6 +142,8 @@ ENTRIES: list[Any] = [
     message("queue_line", "⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
     message("queue_cleared", "Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
     message("err.title", "Error", "错误"),
+    message("info.title", "Info", "提示"),
+    message("warn.title", "Warning", "注意"),
     message("err.internal", "Something went wrong inside the studio ({name}); the server log has the details.",
             "工作室内部出错（{name}）；详情见服务器日志。"),
     message("set.gguf_note",

@@ -15,7 +15,7 @@ from .text import Markdown
 from ..data.convert import TASKS, guess_columns, guess_task, label_column_problem, text_columns
 from ..data.label_check import label_warnings
 from ..data.labels import format_label_map
-from ..data.readers import SUPPORTED_SUFFIXES, Table, preview
+from ..data.readers import Table, preview
 from ..data.report import column_stats, format_report
 from ..errors import StudioError
 from ..app.state_problems import problem_lines
@@ -136,7 +136,7 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     Markdown(T("data.intro"))
     src = gr.State(None)
     with gr.Row():
-        upload = gr.File(label=T("data.upload"), file_types=list(SUPPORTED_SUFFIXES), type="filepath",
+        upload = gr.File(label=T("data.upload"), type="filepath",  # any file: the reader refuses in words, inline
                          elem_id="data-upload", scale=3)
         with gr.Column(scale=2):
             sample = gr.Button(T("data.sample"), elem_id="sample-btn")

@@ -84,7 +84,7 @@ def _data_file(source: str, file: str | None, limit_mb: float = DATA_MB) -> str 
     if source == "upload":
         if not file:
             raise StudioError.of("page.no_upload")
-        check_data_upload(file, limit_mb)
+        check_data_upload(file, limit_mb, DATA_TYPES)
         return file
     return None
 
@@ -176,7 +176,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
 def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en",
                limit_mb: float = DATA_MB) -> tuple[str, str]:
     """Batch prediction -> (CSV path for download, summary)."""
-    check_data_upload(file, limit_mb)
+    check_data_upload(file, limit_mb, DATA_TYPES)
     info = inference.predict_file(run, file or "", out_dir)
     acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
     return info["path"], msg("ev.predicted", lang, n=info["n"], mode=info["mode"], ms=info["latency_ms_per_row"],
@@ -274,7 +274,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                               value="validation", label=T("ev.source"))
             mode = gr.Radio([(msg("ev.mode_score", lang), "score"), (msg("ev.mode_generate", lang), "generate")], value="score", label=T("ev.mode"), info=T("ev.mode_help"))
             max_rows = gr.Number(value=0, precision=0, minimum=0, label=T("ev.max_rows"))
-        data_file = gr.File(label=T("ev.file"), file_types=DATA_TYPES, type="filepath")
+        data_file = gr.File(label=T("ev.file"), type="filepath")  # any file: the check refuses in words
         with gr.Row():
             check_btn = gr.Button(T("ev.run_check"), variant="primary")
             score_btn = gr.Button(T("ev.scorecard"))
@@ -378,7 +378,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
 
     with gr.Accordion(T("ev.batch"), open=False):
         # its own label: the same one on both boxes sent a first upload into the wrong one
-        batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath", elem_id="ev-batch-file")
+        batch_file = gr.File(label=T("ev.batch_file"), type="filepath", elem_id="ev-batch-file")
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = Markdown()

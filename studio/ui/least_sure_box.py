@@ -17,7 +17,6 @@ from .handlers import browser_user
 from .i18n import msg
 from .text import Markdown
 
-TYPES = [".csv", ".tsv", ".xlsx", ".xls", ".json", ".jsonl", ".txt"]
 
 
 def _lang(who: Any) -> str:
@@ -48,7 +47,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
     eid = prefix.replace("_", "-")
     with gr.Accordion(T("ls.title"), open=False, elem_id=f"{eid}-box"):
         with gr.Row():
-            file = gr.File(label=T("ls.file"), file_types=TYPES, type="filepath", elem_id=f"{eid}-file", scale=3)
+            file = gr.File(label=T("ls.file"), type="filepath", elem_id=f"{eid}-file", scale=3)
             with gr.Column(scale=1):
                 n = gr.Number(value=least_sure.QUEUE, precision=0, minimum=1, maximum=least_sure.MAX_QUEUE,
                               label=T("ls.n"), elem_id=f"{eid}-n")

@@ -249,7 +249,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                     **model_download.button(DEMO_MODEL, lang))
                 get_info = Markdown(elem_id="model-get-info")
             with gr.Row(equal_height=True):
-                gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
+                gguf_in = gr.File(label=T("set.gguf_upload"), type="filepath",  # any file: accept_gguf refuses in words
                                   elem_id="gguf-upload", height=90, scale=2)
                 gguf_info = Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
@@ -271,7 +271,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 with gr.Row():
                     save_btn = gr.Button(T("set.save"))
                     show_btn = gr.Button(T("set.show_cmd"))
-                yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath",
+                yaml_in = gr.File(label=T("set.load"), type="filepath",  # any file: the check refuses in words
                                   elem_id="yaml-in")
                 yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
                 command = gr.Code(label=T("set.command"), language="shell", interactive=False)
@@ -429,7 +429,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(ctx: AppContext, path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
-        check_data_upload(path, ctx.max_upload_mb)
+        check_data_upload(path, ctx.max_upload_mb, (".yaml", ".yml"))
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path (a value of its code)

@@ -95,6 +95,8 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
     with gr.Accordion(T("demo.share"), open=False):
         Markdown(T("demo.share_intro"))
         command = Markdown(command_markdown(ctx, run_dropdown.value, lang), elem_id="share-demo-command")
+        # written in the server's language at build time: each page load re-sends it in its browser's (localize.py)
+        command.studio_localize = lambda lg: gr.update(value=command_markdown(ctx, run_dropdown.value, lg))
         with gr.Row():
             start = gr.Button(T("demo.start"), variant="primary", elem_id="share-demo-start")
             stop = gr.Button(T("demo.stop"), elem_id="share-demo-stop")

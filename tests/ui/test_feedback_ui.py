@@ -193,7 +193,7 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     reply, _ = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},
                                                 {"role": "assistant", "content": "hello"}], _zh("carol"))
     assert reply.startswith("谢谢")
-    assert fns["review_accept"](str(fid), _zh("olga")) == "1 行已标记为accepted"
+    assert fns["review_accept"](str(fid), _zh("olga")) == "1 行已标记为已接受"  # the status in its words too (issue 52)
     assert FeedbackStore.in_workspace(ws).get(fid).reviewer == "olga"  # type: ignore[union-attr]  # who asked
     assert fns["review_accept"](str(fid), _req("olga")) == "1 row(s) marked accepted"  # the next browser: its own
     demo, store, _ = _page(ws)

@@ -24,7 +24,7 @@ from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_deploy_panel, build_generation_panel, build_quant_panel, defaults_updates
-from ..app.eval_tables import scorecard_markdown
+from ..app.eval_tables import label_map_line, scorecard_markdown
 from .i18n import headers, make_i18n, msg
 from .train_tab import confusion_words
 from ..evaluation.metrics import confusion_figure
@@ -107,6 +107,8 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
         summary += msg("ev.skipped", lang, k=r["skipped_rows"], labels=r["labels"])
+    if r.get("label_map"):
+        summary += label_map_line(r["label_map"], lang)
     leak = r.get("leakage")
     if leak and leak["seen_rows"]:
         summary += msg("ev.leak", lang, k=leak["seen_rows"], n=leak["rows"]) + (

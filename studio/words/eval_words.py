@@ -26,6 +26,8 @@ ENTRIES: list[Any] = [
     message("ev.skipped", " · {k} rows skipped (their output is none of the labels {labels})",
             " · 跳过了 {k} 行（它们的输出不是标签 {labels} 之一）"),
     message("ev.card_head", "Same {n} rows, mode `{mode}`.", "同样的 {n} 行，模式 `{mode}`。"),
+    message("ev.label_map", " · asked with the run's own instruction; the file's labels read by meaning as the run's: "
+                            "{pairs}", " · 用运行自己的指令提问；文件中的标签按含义对应到运行的标签：{pairs}"),
     message("ev.card_cols", "| | base model | fine-tuned | change |", "| | 基础模型 | 微调后 | 变化 |"),
     message("ev.card_acc", "accuracy", "准确率"),
     message("ev.card_bad", "unparseable", "无法解析"),

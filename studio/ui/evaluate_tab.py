@@ -103,6 +103,12 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
              lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, list, Any, list]:
     """Sentiment check -> (summary markdown, per-class rows, confusion figure, misclassified rows)."""
     r = inference.sentiment_check(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
+    return check_tables(r, lang)
+
+
+def check_tables(r: dict, lang: str = "en") -> tuple[str, list, Any, list]:
+    """A sentiment check's result (``sentiment_eval``'s, or the fine-tuned side of a before/after) as the tab shows
+    it: (summary markdown, per-class rows, confusion figure, misclassified rows)."""
     summary = msg("ev.summary", lang, acc=r["accuracy"], n=r["n"], f1=r["macro_f1"], ms=r["latency_ms_per_row"],
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
@@ -119,7 +125,7 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
     wrong = [[_short(m["input"] or m["instruction"]), m["expected"], _short(m["answer"], 80), m["parsed"]]
              for m in r["misclassified"]]
     # the service draws the CLI's English figure; the page redraws it in its own words
-    figure = confusion_figure(r["confusion"], words=confusion_words(lang)) if r.get("confusion") else r["figure"]
+    figure = confusion_figure(r["confusion"], words=confusion_words(lang)) if r.get("confusion") else r.get("figure")
     return summary, table, figure, wrong
 
 
@@ -127,8 +133,17 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
 def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
                  lang: str = "en", limit_mb: float = DATA_MB) -> str:
     """Before/after scorecard as a markdown table."""
+    return on_before_after(run, source, file, mode, max_rows, lang, limit_mb)[0]
+
+
+@_user_errors
+def on_before_after(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
+                    lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, str, list, Any, list]:
+    """Before/after in one pass -> (the scorecard as a markdown table, and the fine-tuned side's summary, per-class
+    rows, confusion figure and misclassified rows: the check's own tables, with no second check)."""
     card = inference.scorecard(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
-    return scorecard_markdown(card, lang)
+    return (scorecard_markdown(card, lang),
+            *check_tables({**card["tuned"], "label_map": card.get("label_map")}, lang))
 
 
 def _stop_key(request: Any, what: str) -> str | None:
@@ -295,12 +310,13 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     def check(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
         return on_check(run, source, file, mode, max_rows, ctx.lang, limit)
 
-    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> str:
-        return on_scorecard(run, source, file, mode, max_rows, ctx.lang, limit)
+    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
+        return on_before_after(run, source, file, mode, max_rows, ctx.lang, limit)
 
     check_btn.click(for_each_browser(ctx, check), check_inputs, [summary, per_class, confusion, wrong],
                     api_name="on_check")
-    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, card, api_name="on_scorecard")
+    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, [card, summary, per_class, confusion, wrong],
+                    api_name="on_scorecard")
 
     def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
         return inference.check_rows(run_v, _data_file(source_v, file_v, limit), int(max_rows_v or 0) or None)

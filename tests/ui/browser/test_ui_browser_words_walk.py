@@ -111,7 +111,7 @@ def _open(browser: Any, url: str, lang: str, who: tuple[str, str] | None = None)
 
 def _settled(pg: Any) -> None:
     """Gradio's status line ("processing | 2.1s") is gone from every visible part of the page."""
-    pg.wait_for_timeout(800)
+    pg.wait_for_timeout(300)
     pg.wait_for_function("() => !/processing \\|/.test(document.body.innerText)", timeout=60_000)
 
 
@@ -138,11 +138,7 @@ def _walk(pg: Any, lang: str, found: dict[str, list[str]], case: str) -> None:
             continue
         button.click()
         _settled(pg)
-        text = _read(pg, "[role=tabpanel]:visible")
-        import os
-        if os.environ.get("WALK_DUMP"):
-            open(os.environ["WALK_DUMP"], "a").write(f"==== {case} {tab}\n{text}\n")
-        words = foreign(text, lang)
+        words = foreign(_read(pg, "[role=tabpanel]:visible"), lang)
         if words:
             found[f"{case} {tab}"] = words
     words = foreign(_read(pg, "body"), lang)  # what sits outside the tabs: header, footer, toasts
@@ -188,11 +184,7 @@ def test_every_visible_text_is_in_the_pages_language(servers: dict[str, Any], br
     pg.context.close()
     pg = _open(browser, servers["demo"].url, lang)
     _settled(pg)
-    text = _read(pg, "body")
-    import os
-    if os.environ.get("WALK_DUMP"):
-        open(os.environ["WALK_DUMP"], "a").write(f"==== demo\n{text}\n")
-    words = foreign(text, lang)
+    words = foreign(_read(pg, "body"), lang)
     if words:
         found["demo page"] = words
     pg.context.close()

@@ -150,7 +150,7 @@ def _labels_page(app: Any, run: DemoRun | LiveDemoRun, T: Any, lang: str, answer
         # Dataset headers are sent as plain text (the browser does not translate them): the server's language
         examples.dataset.headers = [msg("demo.text", lang), msg("demo.expected", lang)]
         # ... and each page load re-sends them in its browser's
-        app.load(answer(lambda lang: gr.Dataset(headers=[msg("demo.text", lang), msg("demo.expected", lang)])),
+        app.load(answer(lambda lang: gr.update(headers=[msg("demo.text", lang), msg("demo.expected", lang)])),
                  None, examples.dataset, api_visibility="private")
     # the run is bound here, on the server; the browser sends only the text. One worker takes every request
     # queued meanwhile as one batch (up to BATCH): ten users at once cost about one scoring pass of ten rows

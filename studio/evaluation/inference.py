@@ -193,8 +193,9 @@ def finished_runs(runs_root: str | Path, kinds: tuple[str, str] = ("LoRA adapter
 
 
 def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
-    """The rows a check uses: the uploaded file's, else the run's held-out rows; at most ``max_rows``."""
-    return _rows(run_path, data_file, max_rows)
+    """The rows a check uses: the uploaded file's (a labels run's asked as it was trained: ``as_trained``), else the
+    run's held-out rows; at most ``max_rows``."""
+    return _rows(run_path, data_file, max_rows)[0]
 
 
 def _rows(run_path: str, data_file: str | None, max_rows: int | None

@@ -51,11 +51,19 @@ def deploy_markdown(res: dict, lang: str = "en") -> str:
     return "\n".join(lines + ["", msg("ev.d_note", lang)])
 
 
+def label_map_line(mapped: dict[str, str] | None, lang: str = "en") -> str:
+    """How a check file's labels were read as the run's (``inference.as_trained``), "" when none was renamed."""
+    if not mapped:
+        return ""
+    return msg("ev.label_map", lang, pairs=", ".join(f"{k} → {v}" for k, v in mapped.items()))
+
+
 def scorecard_markdown(card: dict, lang: str = "en") -> str:
     """The before/after sentiment scorecard (``inference.scorecard``) as a Markdown table."""
     b, t = card["base"], card["tuned"]
     acc, bad = msg("ev.card_acc", lang), msg("ev.card_bad", lang)
-    lines = [msg("ev.card_head", lang, n=card["n"], mode=t["mode"]), "", msg("ev.card_cols", lang),
+    lines = [msg("ev.card_head", lang, n=card["n"], mode=t["mode"]) + label_map_line(card.get("label_map"), lang), "",
+             msg("ev.card_cols", lang),
              "|---|---|---|---|",
              f"| {acc} | {b['accuracy']:.1%} | {t['accuracy']:.1%} | {card['delta']['accuracy']:+.1%} |",
              f"| macro-F1 | {b['macro_f1']:.3f} | {t['macro_f1']:.3f} | {card['delta']['macro_f1']:+.3f} |",

@@ -106,6 +106,9 @@ def record_generated(store: FeedbackStore, *, kind: str, run_name: str, run_key:
     text = kept.asked[1] if kind == "play" and kept.asked[1].strip() else kept.asked[0]
     if not text.strip() or not kept.answer.strip():
         raise StudioError.of("feedback.no_answer")
-    fid = store.add(run=run_name, login=login, input=text, answer=kept.answer, verdict="down" if fix else verdict,
+    answer = kept.answer
+    if labels and answer.strip().splitlines()[0].strip() in labels:  # a labels run's chat: its label, then scores
+        answer = answer.strip().splitlines()[0].strip()
+    fid = store.add(run=run_name, login=login, input=text, answer=answer, verdict="down" if fix else verdict,
                     correction=fix, source=source, visitor=answers.session_of(request))
     return fid, fix is not None

@@ -19,6 +19,8 @@ from ..errors import StudioError
 from ..feedback.agreement import agreement
 from ..feedback.datasets import conflict_lines, export_rows, make_datasets, run_prompt_shape
 from ..feedback.store import PAGE_ROWS, STATUSES, FeedbackStore, Page
+from ..words.catalog import msg
+from ..words.render import has
 from ..workspace import safe_name, shown_name
 from .context import AppContext
 from .feedback_intake import correction_for
@@ -77,15 +79,29 @@ def listing(ctx: AppContext, run: Any, status: Any, login: Any, label: Any, page
     if not isinstance(run, str) or run not in store.runs():
         return None
     shown: Page = store.page(run=run, page=_page_number(page), **_filters(status, login, label))
-    table = [[r.id, r.status, r.verdict, r.login, r.source, r.input, r.answer, r.correction or "", r.edited or ""]
+    lang = ctx.lang
+    table = [[r.id, _word("fb.st", r.status, lang), _word("fb.verdict", r.verdict, lang), r.login,
+              _word("fb.source", r.source, lang), r.input, r.answer, r.correction or "", r.edited or ""]
              for r in shown.rows]
     first = (shown.page - 1) * PAGE_ROWS + 1
+    summary = store.summary(run)
+    for group, prefix in (("verdict", "fb.verdict"), ("status", "fb.st")):  # closed sets: their words
+        summary[group] = {_word(prefix, k, lang): n for k, n in summary[group].items()}
     counts = {"rows": f"{first if shown.total else 0}–{first + len(shown.rows) - 1 if shown.total else 0} / "
-                      f"{shown.total}", "page": f"{shown.page} / {shown.pages}", **store.summary(run),
+                      f"{shown.total}", "page": f"{shown.page} / {shown.pages}", **summary,
               # how far teammates agree, pair by pair (Cohen's kappa), from the store's SQL
-              "agreement": [{**p, "pair": " & ".join(p["pair"])} for p in agreement(store, run)]}
-    return {"table": table, "counts": counts, "conflicts": "\n".join(conflict_lines(store, run)),
-            "page": shown.page}
+              "agreement": [{_word("fb.count", k, lang): v for k, v in
+                             {"pair": " & ".join(p["pair"]), "shared": p["rows"], "agree": p["agree"],
+                              "kappa": p["kappa"]}.items()} for p in agreement(store, run)]}
+    return {"table": table, "counts": {_word("fb.count", k, lang): v for k, v in counts.items()},
+            "conflicts": "\n".join(conflict_lines(store, run)), "page": shown.page}
+
+
+def _word(prefix: str, value: Any, lang: str) -> Any:
+    """A value of a closed set (a status, a verdict, a source, a count's name) in the page's words; anything else
+    (a newer store's value) as it is."""
+    key = f"{prefix}_{value}" if prefix == "fb.st" else f"{prefix}.{value}"
+    return msg(key, lang) if isinstance(value, str) and has(key) else value
 
 
 def review(ctx: AppContext, ids: Any, status: str) -> int:

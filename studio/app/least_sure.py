@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..data.readers import SUPPORTED_SUFFIXES
 from ..errors import StudioError
 from ..evaluation import inference
 from ..evaluation.uncertainty import MAX_TEXT_ROWS, least_sure_answers, least_sure_labels
@@ -35,7 +36,7 @@ def build_queue(run_path: str | Path, file: str | None, k: int = QUEUE, limit_mb
         raise StudioError.of("queue.no_file")
     if not isinstance(k, (int, float)) or not 1 <= k <= MAX_QUEUE:  # NaN fails both sides
         raise StudioError.of("queue.size", n=str(k)[:12], limit=MAX_QUEUE)
-    check_data_upload(file, limit_mb)
+    check_data_upload(file, limit_mb, SUPPORTED_SUFFIXES)
     run = str(run_path)
     texts = [r["input"] for r in inference.unlabelled_rows(str(file), run)]
     task = inference.label_task(run)

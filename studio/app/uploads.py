@@ -26,12 +26,16 @@ def server_limit_bytes(data_mb: float, model_mb: float) -> int:
     return int(max(data_mb, model_mb) * MB)
 
 
-def check_data_upload(path: str | Path | None, limit_mb: float) -> None:
+def check_data_upload(path: str | Path | None, limit_mb: float, kinds: tuple[str, ...] | list[str] = ()) -> None:
     """Raises StudioError (worded by the page in its language) when an uploaded data or settings file is over the
-    data limit."""
+    data limit, or (``kinds`` given) not of one of those kinds. The page's file boxes take any file and leave the
+    refusal to this check: Gradio's own refusal of a file type is an English toast that vanishes."""
     if not path:
         return
     p = Path(path)
+    if kinds and p.suffix.lower() not in kinds:
+        raise StudioError.of("data.unsupported_type", file=p.name, suffix=p.suffix.lower() or "—",
+                             choices=list(kinds))
     size = p.stat().st_size if p.is_file() else 0
     if size > limit_mb * MB:
         raise StudioError.of("upload.too_big", name=p.name, mb=size / MB, limit=limit_mb)

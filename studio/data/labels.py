@@ -218,3 +218,19 @@ def label_key(value: str) -> str:
         if v in words or any(v == re.sub(r"[\s\W_]+", "", w) for w in words):
             return cls
     return v
+
+
+def labels_by_meaning(values: Any, labels: list[str]) -> dict[str, str]:
+    """Each of ``values`` (a check file's labels) -> the one of ``labels`` (a run's) that means the same, by the
+    studio's standard sentiment names (``label_key``: 正面, 好评 and positive are one sentiment); a value that is one
+    of ``labels`` maps to itself, a value no label means (or several do) is left out."""
+    by_key: dict[str, list[str]] = {}
+    for lab in labels:
+        by_key.setdefault(label_key(lab), []).append(lab)
+    out: dict[str, str] = {}
+    for value in dict.fromkeys(str(v) for v in values):
+        if value in labels:
+            out[value] = value
+        elif len(same := by_key.get(label_key(value), [])) == 1:
+            out[value] = same[0]
+    return out

@@ -33,6 +33,7 @@ from typing import Any, Iterator, Sequence
 
 from ..autoconfig import guess_task
 from ..data.columns import guess_columns
+from ..data.labels import labels_by_meaning
 from ..data.readers import cell_str, read_table
 from ..data.templates import get_template
 from ..errors import StudioError
@@ -192,30 +193,58 @@ def finished_runs(runs_root: str | Path, kinds: tuple[str, str] = ("LoRA adapter
 
 
 def check_rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
-    """The rows a check uses: the uploaded file's, else the run's held-out rows; at most ``max_rows``."""
-    return _rows(run_path, data_file, max_rows)
+    """The rows a check uses: the uploaded file's (a labels run's asked as it was trained: ``as_trained``), else the
+    run's held-out rows; at most ``max_rows``."""
+    return _rows(run_path, data_file, max_rows)[0]
 
 
-def _rows(run_path: str, data_file: str | None, max_rows: int | None) -> list[dict[str, str]]:
-    if data_file:
-        limits.check_batch_file(data_file)
-        rows = load_rows(data_file, None)
-        limits.check_batch_rows(len(rows))
-    else:
+def _rows(run_path: str, data_file: str | None, max_rows: int | None
+          ) -> tuple[list[dict[str, str]], list[str] | None, dict[str, str]]:
+    """(the rows to check, the labels to score them among, the file's labels read as the run's): a check file of a
+    labels run is asked as the run was trained (``as_trained``); the run's own held-out rows are as they are."""
+    if not data_file:
         rows = validation_rows(run_path)
-    return rows[:int(max_rows)] if max_rows else rows
+        return (rows[:int(max_rows)] if max_rows else rows), None, {}
+    limits.check_batch_file(data_file)
+    rows = load_rows(data_file, None)
+    limits.check_batch_rows(len(rows))
+    rows, labels, mapped = as_trained(run_path, rows)
+    return (rows[:int(max_rows)] if max_rows else rows), labels, mapped
+
+
+def as_trained(run_path: str, rows: list[dict[str, str]]
+               ) -> tuple[list[dict[str, str]], list[str] | None, dict[str, str]]:
+    """A labels run's rows from a file, asked the way the run was trained: each row's text with the run's own
+    instruction, where the run's rows keep their text, and the file's labels read as the run's label words by
+    meaning (``labels_by_meaning``: a file labelled 正面/负面 checks a run trained on positive/negative). Returns
+    (rows, the run's labels, {file label: run label} for each label that was renamed); any other run's rows as
+    they are, None, {}. A file label no run label means stays as it is (the row counts as wrong)."""
+    task = label_task(run_path)
+    if task is None:
+        return rows, None, {}
+    labels, like = task
+    into_input = bool(like.get("input")) or not like.get("instruction")
+    meaning = labels_by_meaning([r.get("output", "") for r in rows if r.get("output")], labels)
+    out = []
+    for r in rows:
+        text = r.get("input") or r.get("instruction", "")
+        out.append({"instruction": like.get("instruction", "") if into_input else text,
+                    "input": text if into_input else "", "output": meaning.get(r.get("output", ""), r.get("output", ""))})
+    return out, labels, {k: v for k, v in meaning.items() if k != v}
 
 
 # ------------------------------------------------------------------ checks
 def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "score",
                     max_rows: int | None = None) -> dict:
     """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
-    rows = _rows(run_path, data_file, max_rows)
+    rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
-        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, mode=mode,  # type: ignore[arg-type]
+        result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, labels,
+                                mode=mode,  # type: ignore[arg-type]
                                 trained_keys=training_keys(run_path))
     result["figure"] = confusion_figure(result["confusion"])
+    result["label_map"] = mapped
     return result
 
 
@@ -223,12 +252,13 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
     """Before/after: the same sentiment check on the base model and on the fine-tuned one, with each side's
     latency per answer (wall time of its scoring/generation pass / rows) and model memory (``memory_bytes``:
     parameter + buffer bytes, see footprint.py)."""
-    rows = _rows(run_path, data_file, max_rows)
+    rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
     with loaded.lock:
         base = base_of(loaded)
         card = compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base,
-                              mode)  # type: ignore[arg-type]
+                              mode, labels)  # type: ignore[arg-type]
+        card["label_map"] = mapped
         return with_memory(card, loaded.model, base)
 
 
@@ -339,6 +369,11 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
 
     ``stop_generation(stop_key)`` (or ``control.stop()``) ends the reply at its next token."""
     _check_request("message", message or "", max_new_tokens)
+    labels_like = label_task(run_path)
+    if labels_like is not None:  # a labels run answers a message as it was trained: a label, with its scores
+        labels, like = labels_like
+        yield label_reply(label_probabilities(run_path, [message], labels, like)[0])
+        return
     history = limits.bound_history(history)
     loaded = get_model(run_path)
     control = streaming.start(stop_key, control)
@@ -363,13 +398,15 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     limits.check_batch_file(data_file)
     try:
         rows = load_rows(data_file)
+        rows, labels, _ = as_trained(run_path, rows)  # a labels run: its instruction, its label words
     except StudioError as exc:  # no label column: predicting unlabelled rows is the main use of this
         if exc.code == "data.too_large":
             raise
-        rows = unlabelled_rows(data_file, run_path)
+        rows, labels, _ = as_trained(run_path, unlabelled_rows(data_file, run_path))
     limits.check_batch_rows(len(rows), max_rows)
-    labels = None
-    if mode in ("auto", "score"):
+    if mode == "generate":
+        labels = None
+    elif labels is None:
         try:
             labels = label_set([r["output"] for r in rows])
         except StudioError:
@@ -381,6 +418,13 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
     with loaded.lock:
         return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
                              mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
+
+
+def label_reply(probs: dict[str, float]) -> str:
+    """A labels run's chat answer: the label on the first line (what feedback on the answer judges), then every
+    label's score, the likeliest first."""
+    ranked = sorted(probs.items(), key=lambda kv: -kv[1])
+    return f"{ranked[0][0]}\n\n" + " · ".join(f"{lab} {p:.2f}" for lab, p in ranked)
 
 
 def label_task(run_path: str) -> tuple[list[str], dict[str, str]] | None:

@@ -53,6 +53,16 @@ def user_error(exc: BaseException, name: str, lang: str = "en") -> gr.Error:
                     title=msg("err.title", lang))
 
 
+def info(text: str, lang: str = "en") -> None:
+    """A passing note (``gr.Info``) under a title in the page's language (Gradio's own title is English)."""
+    gr.Info(text, title=msg("info.title", lang))
+
+
+def warning(text: str, lang: str = "en") -> None:
+    """A warning toast (``gr.Warning``) under a title in the page's language (Gradio's own title is English)."""
+    gr.Warning(text, title=msg("warn.title", lang))
+
+
 def _doing(name: str) -> str:
     """Which write a handler's name says it was doing (the words of disk.what_*)."""
     return next((w for w in ("export", "convert", "upload", "checkpoint") if w in name.lower()), "other")

@@ -15,7 +15,7 @@ from .text import Markdown
 from ..data.convert import TASKS, guess_columns, guess_task, label_column_problem, text_columns
 from ..data.label_check import label_warnings
 from ..data.labels import format_label_map
-from ..data.readers import SUPPORTED_SUFFIXES, Table, preview
+from ..data.readers import Table, preview
 from ..data.report import column_stats, format_report
 from ..errors import StudioError
 from ..app.state_problems import problem_lines
@@ -134,9 +134,11 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
     Markdown(T("data.intro"))
+    viewer_note = Markdown(visible=False, elem_id="data-viewer-note")  # shown on a viewer's page (app.py)
+    viewer_note.studio_role_note = "data.viewer_note"  # type: ignore[attr-defined]  # page_role.NOTE
     src = gr.State(None)
     with gr.Row():
-        upload = gr.File(label=T("data.upload"), file_types=list(SUPPORTED_SUFFIXES), type="filepath",
+        upload = gr.File(label=T("data.upload"), type="filepath",  # any file: the reader refuses in words, inline
                          elem_id="data-upload", scale=3)
         with gr.Column(scale=2):
             sample = gr.Button(T("data.sample"), elem_id="sample-btn")
@@ -214,14 +216,16 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     forgotten = [src, info, table_view, report]
     forget = for_each_browser(ctx, forget)
+    # a file is opened here only to be converted, which is an owner's: a viewer's page has these controls off and
+    # says where a viewer's upload goes (viewer_note); a file to predict is uploaded on the Evaluate tab
     upload.upload(forget, None, forgotten, api_visibility="private").then(
-        for_each_browser(ctx, on_upload), upload, loaded, api_name="upload_data")
+        owner_action(ctx, on_upload), upload, loaded, api_name="upload_data")
     sample.click(forget, None, forgotten, api_visibility="private").then(
-        for_each_browser(ctx, on_sample), None, loaded, api_name="sample_data")
+        owner_action(ctx, on_sample), None, loaded, api_name="sample_data")
     open_btn.click(forget, None, forgotten, api_visibility="private").then(
-        for_each_browser(ctx, on_open), server_path, loaded, api_name="open_data")
+        owner_action(ctx, on_open), server_path, loaded, api_name="open_data")
     server_path.submit(forget, None, forgotten, api_visibility="private").then(
-        for_each_browser(ctx, on_open), server_path, loaded, api_visibility="private")
+        owner_action(ctx, on_open), server_path, loaded, api_visibility="private")
     col["label"].input(for_each_browser(ctx, on_label_col), [src, col["label"], col["text"], task], [label_map, label_check],
                        api_visibility="private")
 

@@ -90,7 +90,7 @@ def on_predict_file(run: DemoRun, file: str | None, limit_mb: float = DATA_MB, l
     """A whole uploaded file -> (CSV in a fresh temp folder, for download; a one-line summary)."""
     if not file:
         raise StudioError.of("page.demo_no_file")
-    check_data_upload(file, limit_mb)
+    check_data_upload(file, limit_mb, DATA_TYPES)
     out_dir = tempfile.mkdtemp(prefix="studio-demo-")  # never the workspace; Gradio serves it from here
     info = inference.predict_file(run.path, file, out_dir, max_rows=MAX_PREDICT_ROWS)
     acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
@@ -118,7 +118,7 @@ def build_demo(run: DemoRun, lang: str | None = None, limit_mb: float = DATA_MB,
         header = Markdown(_header(run, lang or "en"), elem_id="demo-header")
         app.load(answer(lambda lang: _header(live.now(), lang)), None, header, api_visibility="private")
         if run.task == "labels":
-            text = _labels_page(live, T, lang or "en", answer, limit_mb)
+            text = _labels_page(app, live, T, lang or "en", answer, limit_mb)
         else:
             text = _chat_page(live, T, answer)
         feedback_row(store, live, T, text, run.task, answer)
@@ -135,7 +135,8 @@ def _header(run: DemoRun, lang: str) -> str:
     return msg("demo.header_chat", lang, run=run.name, model=run.model, method=run.method, template=run.template)
 
 
-def _labels_page(run: DemoRun | LiveDemoRun, T: Any, lang: str, answer: Callable[[Callable], Callable], limit_mb: float) -> Any:
+def _labels_page(app: Any, run: DemoRun | LiveDemoRun, T: Any, lang: str, answer: Callable[[Callable], Callable],
+                 limit_mb: float) -> Any:
     with gr.Row():
         text = gr.Textbox(label=T("demo.text"), lines=4, scale=3, elem_id="demo-text")
         with gr.Column(scale=2):
@@ -148,6 +149,9 @@ def _labels_page(run: DemoRun | LiveDemoRun, T: Any, lang: str, answer: Callable
                                cache_examples=False, examples_per_page=EXAMPLES)
         # Dataset headers are sent as plain text (the browser does not translate them): the server's language
         examples.dataset.headers = [msg("demo.text", lang), msg("demo.expected", lang)]
+        # ... and each page load re-sends them in its browser's
+        app.load(answer(lambda lang: gr.update(headers=[msg("demo.text", lang), msg("demo.expected", lang)])),
+                 None, examples.dataset, api_visibility="private")
     # the run is bound here, on the server; the browser sends only the text. One worker takes every request
     # queued meanwhile as one batch (up to BATCH): ten users at once cost about one scoring pass of ten rows
     def classify(lang: str, texts: list[Any]) -> list[list[Any]]:
@@ -163,7 +167,7 @@ def _labels_page(run: DemoRun | LiveDemoRun, T: Any, lang: str, answer: Callable
     text.submit(check, text, None, api_visibility="private").success(classify, text, scores,
                                                                      api_visibility="private", **batched)
     with gr.Accordion(T("demo.batch"), open=False):
-        batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath",
+        batch_file = gr.File(label=T("ev.batch_file"), type="filepath",  # any file: the check refuses in words
                              elem_id="demo-batch-file")
         predict = gr.Button(T("ev.predict"), elem_id="demo-predict")
         batch_out = gr.File(label=T("ev.csv"), interactive=False, elem_id="demo-csv")

@@ -24,7 +24,7 @@ from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
 from .eval_compare import build_deploy_panel, build_generation_panel, build_quant_panel, defaults_updates
-from ..app.eval_tables import scorecard_markdown
+from ..app.eval_tables import label_map_line, scorecard_markdown
 from .i18n import headers, make_i18n, msg
 from .train_tab import confusion_words
 from ..evaluation.metrics import confusion_figure
@@ -84,7 +84,7 @@ def _data_file(source: str, file: str | None, limit_mb: float = DATA_MB) -> str 
     if source == "upload":
         if not file:
             raise StudioError.of("page.no_upload")
-        check_data_upload(file, limit_mb)
+        check_data_upload(file, limit_mb, DATA_TYPES)
         return file
     return None
 
@@ -103,10 +103,18 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
              lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, list, Any, list]:
     """Sentiment check -> (summary markdown, per-class rows, confusion figure, misclassified rows)."""
     r = inference.sentiment_check(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
+    return check_tables(r, lang)
+
+
+def check_tables(r: dict, lang: str = "en") -> tuple[str, list, Any, list]:
+    """A sentiment check's result (``sentiment_eval``'s, or the fine-tuned side of a before/after) as the tab shows
+    it: (summary markdown, per-class rows, confusion figure, misclassified rows)."""
     summary = msg("ev.summary", lang, acc=r["accuracy"], n=r["n"], f1=r["macro_f1"], ms=r["latency_ms_per_row"],
                   mode=r["mode"], bad=r["unparseable"])
     if r.get("skipped_rows"):
         summary += msg("ev.skipped", lang, k=r["skipped_rows"], labels=r["labels"])
+    if r.get("label_map"):
+        summary += label_map_line(r["label_map"], lang)
     leak = r.get("leakage")
     if leak and leak["seen_rows"]:
         summary += msg("ev.leak", lang, k=leak["seen_rows"], n=leak["rows"]) + (
@@ -117,7 +125,7 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
     wrong = [[_short(m["input"] or m["instruction"]), m["expected"], _short(m["answer"], 80), m["parsed"]]
              for m in r["misclassified"]]
     # the service draws the CLI's English figure; the page redraws it in its own words
-    figure = confusion_figure(r["confusion"], words=confusion_words(lang)) if r.get("confusion") else r["figure"]
+    figure = confusion_figure(r["confusion"], words=confusion_words(lang)) if r.get("confusion") else r.get("figure")
     return summary, table, figure, wrong
 
 
@@ -125,8 +133,17 @@ def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float
 def on_scorecard(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
                  lang: str = "en", limit_mb: float = DATA_MB) -> str:
     """Before/after scorecard as a markdown table."""
+    return on_before_after(run, source, file, mode, max_rows, lang, limit_mb)[0]
+
+
+@_user_errors
+def on_before_after(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
+                    lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, str, list, Any, list]:
+    """Before/after in one pass -> (the scorecard as a markdown table, and the fine-tuned side's summary, per-class
+    rows, confusion figure and misclassified rows: the check's own tables, with no second check)."""
     card = inference.scorecard(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
-    return scorecard_markdown(card, lang)
+    return (scorecard_markdown(card, lang),
+            *check_tables({**card["tuned"], "label_map": card.get("label_map")}, lang))
 
 
 def _stop_key(request: Any, what: str) -> str | None:
@@ -176,7 +193,7 @@ def on_chat(message: str, history: list[dict[str, Any]] | None, run: str, max_ne
 def on_predict(run: str, file: str | None, out_dir: str | Path, lang: str = "en",
                limit_mb: float = DATA_MB) -> tuple[str, str]:
     """Batch prediction -> (CSV path for download, summary)."""
-    check_data_upload(file, limit_mb)
+    check_data_upload(file, limit_mb, DATA_TYPES)
     info = inference.predict_file(run, file or "", out_dir)
     acc = msg("ev.predicted_acc", lang, acc=info["accuracy"]) if info["accuracy"] is not None else ""
     return info["path"], msg("ev.predicted", lang, n=info["n"], mode=info["mode"], ms=info["latency_ms_per_row"],
@@ -274,7 +291,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
                               value="validation", label=T("ev.source"))
             mode = gr.Radio([(msg("ev.mode_score", lang), "score"), (msg("ev.mode_generate", lang), "generate")], value="score", label=T("ev.mode"), info=T("ev.mode_help"))
             max_rows = gr.Number(value=0, precision=0, minimum=0, label=T("ev.max_rows"))
-        data_file = gr.File(label=T("ev.file"), file_types=DATA_TYPES, type="filepath")
+        data_file = gr.File(label=T("ev.file"), type="filepath")  # any file: the check refuses in words
         with gr.Row():
             check_btn = gr.Button(T("ev.run_check"), variant="primary")
             score_btn = gr.Button(T("ev.scorecard"))
@@ -293,12 +310,13 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
     def check(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
         return on_check(run, source, file, mode, max_rows, ctx.lang, limit)
 
-    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> str:
-        return on_scorecard(run, source, file, mode, max_rows, ctx.lang, limit)
+    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
+        return on_before_after(run, source, file, mode, max_rows, ctx.lang, limit)
 
     check_btn.click(for_each_browser(ctx, check), check_inputs, [summary, per_class, confusion, wrong],
                     api_name="on_check")
-    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, card, api_name="on_scorecard")
+    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, [card, summary, per_class, confusion, wrong],
+                    api_name="on_scorecard")
 
     def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
         return inference.check_rows(run_v, _data_file(source_v, file_v, limit), int(max_rows_v or 0) or None)
@@ -378,7 +396,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
 
     with gr.Accordion(T("ev.batch"), open=False):
         # its own label: the same one on both boxes sent a first upload into the wrong one
-        batch_file = gr.File(label=T("ev.batch_file"), file_types=DATA_TYPES, type="filepath", elem_id="ev-batch-file")
+        batch_file = gr.File(label=T("ev.batch_file"), type="filepath", elem_id="ev-batch-file")
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = Markdown()

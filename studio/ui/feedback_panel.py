@@ -111,7 +111,7 @@ def feedback_row(store: FeedbackStore | None, run: Any, T: Any, source: gr.compo
                                    elem_id="fb-right", scale=3)
             send = gr.Button(T("fb.send"), size="sm", elem_id="fb-send")
         with gr.Row():
-            reply = gr.Textbox(show_label=False, interactive=False, elem_id="fb-reply", scale=4)
+            reply = gr.Textbox(label=T("fb.reply"), show_label=False, interactive=False, elem_id="fb-reply", scale=4)
             withdraw = gr.Button(T("fb.withdraw"), size="sm", elem_id="fb-withdraw", scale=1)
     for button, verdict, name in ((up, "up", "feedback_up"), (down, "down", "feedback_down")):
         fn = functools.partial(handler, store, run, verdict=verdict, correction=None)
@@ -173,7 +173,7 @@ def eval_feedback_row(store: FeedbackStore, runs_root: Any, T: Any, run: Any, in
         down = gr.Button(T("fb.down"), size="sm")
         right = gr.Textbox(label=T("fb.right_text"), lines=1, max_length=LIMITS["correction"], scale=3)
         send = gr.Button(T("fb.send"), size="sm")
-        reply = gr.Textbox(show_label=False, interactive=False, scale=2)
+        reply = gr.Textbox(label=T("fb.reply"), show_label=False, interactive=False, scale=2)
 
     def record(verdict: str, typed: bool) -> Any:
         """The handler for one button; Gradio reads its signature, so each shape is written out."""

@@ -34,13 +34,14 @@ def list_feedback(ctx: AppContext, run: Any, status: Any, login: Any, label: Any
 
 @ui_errors
 def on_review(ctx: AppContext, ids: Any, status: str) -> str:
-    return msg("fb.reviewed", ctx.lang, n=review.review(ctx, ids, status), status=status)
+    return msg("fb.reviewed", ctx.lang, n=review.review(ctx, ids, status), status=msg(f"fb.st_{status}", ctx.lang))
 
 
 @ui_errors
 def on_accept_new(ctx: AppContext, run: Any, status: Any, login: Any, label: Any, page: Any = 1) -> str:
     """Accept every new row of the picked run that the filters show (the common case: the corrections are right)."""
-    return msg("fb.reviewed", ctx.lang, n=review.accept_new(ctx, run, status, login, label), status="accepted")
+    return msg("fb.reviewed", ctx.lang, n=review.accept_new(ctx, run, status, login, label),
+               status=msg("fb.st_accepted", ctx.lang))
 
 
 @ui_errors
@@ -75,6 +76,9 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         refresh_btn = gr.Button(T("fb.refresh"), size="sm", elem_id="fb-refresh")
     table = gr.Dataframe(headers=headers("fb.headers", ctx.lang), interactive=False, wrap=True, elem_id="fb-table",
                          datatype="str")
+    # its empty headers were written in the server's language: each page load re-sends them in the browser's
+    table.studio_localize = lambda lang: gr.update(value={"headers": headers("fb.headers", lang), "data": []},
+                                                   headers=headers("fb.headers", lang))
     with gr.Row():
         counts = gr.JSON(label=T("fb.counts"), elem_id="fb-counts")
         clash = gr.Textbox(label=T("fb.conflicts"), interactive=False, lines=4, elem_id="fb-conflicts")

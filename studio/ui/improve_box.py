@@ -11,7 +11,7 @@ import gradio as gr
 from ..app import improve_page
 from ..app.context import AppContext
 from ..words.catalog import msg
-from .common import ui_errors
+from .common import info, ui_errors
 from .handlers import for_each_browser, owner_action
 from .text import Markdown
 
@@ -49,8 +49,8 @@ def on_go(ctx: AppContext, run_v: str | None, method_v: str) -> tuple[str, str, 
     """Queue the improving run -> (its progress line, its folder for the timer to follow, nothing to promote
     until it is judged)."""
     made = improve_page.queue_improvement(ctx, run_v, method_v)
-    gr.Info(msg("queued", ctx.lang, n=made["place"]) if made["place"] else
-            msg("started", ctx.lang, name=Path(made["run"]).name))
+    info(msg("queued", ctx.lang, n=made["place"]) if made["place"] else
+         msg("started", ctx.lang, name=Path(made["run"]).name), ctx.lang)
     text, _ = improve_page.progress_text(ctx, made["run"])
     return text, made["run"], None
 

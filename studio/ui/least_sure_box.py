@@ -12,12 +12,11 @@ from ..app import least_sure
 from ..app.uploads import DATA_MB
 from ..errors import StudioError
 from ..feedback.store import FeedbackStore
-from .common import ui_errors
+from .common import info, ui_errors
 from .handlers import browser_user
 from .i18n import msg
 from .text import Markdown
 
-TYPES = [".csv", ".tsv", ".xlsx", ".xls", ".json", ".jsonl", ".txt"]
 
 
 def _lang(who: Any) -> str:
@@ -48,7 +47,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
     eid = prefix.replace("_", "-")
     with gr.Accordion(T("ls.title"), open=False, elem_id=f"{eid}-box"):
         with gr.Row():
-            file = gr.File(label=T("ls.file"), file_types=TYPES, type="filepath", elem_id=f"{eid}-file", scale=3)
+            file = gr.File(label=T("ls.file"), type="filepath", elem_id=f"{eid}-file", scale=3)
             with gr.Column(scale=1):
                 n = gr.Number(value=least_sure.QUEUE, precision=0, minimum=1, maximum=least_sure.MAX_QUEUE,
                               label=T("ls.n"), elem_id=f"{eid}-n")
@@ -71,7 +70,7 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
     def build(who: Any, *args: Any) -> tuple[Any, ...]:
         run_v, up, k = (args if run_input is not None else (None, *args))
         q = least_sure.build_queue(run_path(who, run_v), up, least_sure.QUEUE if k in (None, "") else k, limit_mb)
-        gr.Info(msg("ls.ready", _lang(who), n=len(q["items"]), pool=q["pool"]))
+        info(msg("ls.ready", _lang(who), n=len(q["items"]), pool=q["pool"]), _lang(who))
         return _show(q, _lang(who))
 
     def step(verdict: str) -> Callable:

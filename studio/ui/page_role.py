@@ -64,9 +64,21 @@ def role_banner(ctx: AppContext) -> tuple[Any, str]:
     return gr.update(value=msg("role.viewer", ctx.lang, user=ctx.user or ""), visible=True), role
 
 
+NOTE = "studio_role_note"  # a component with this attribute (a message code) is a note shown to viewers only
+
+
 def wire_role(app: Any, banner: Any, ctx: AppContext) -> None:
-    """On each page load: the banner says the role, and a viewer's page switches the owner controls off."""
+    """On each page load: the banner says the role, a viewer's page switches the owner controls off, and each
+    viewer's note (a component carrying NOTE: where the controls a viewer lacks are, what a viewer may do instead)
+    shows on a viewer's page only."""
     mark_owner_controls(app)
     role = gr.Textbox(visible=False, elem_id="page-role")
-    app.load(for_each_browser(ctx, role_banner), None, [banner, role], api_visibility="private").then(
-        None, role, None, js=_MARK_JS)
+    notes = [c for c in app.blocks.values() if isinstance(getattr(c, NOTE, None), str)]
+
+    def banner_and_notes(ctx: AppContext) -> list[Any]:
+        update, who = role_banner(ctx)
+        return [update, who, *(gr.update(value=msg(getattr(c, NOTE), ctx.lang), visible=True) if who == "viewer"
+                               else gr.update(visible=False) for c in notes)]
+
+    app.load(for_each_browser(ctx, banner_and_notes), None, [banner, role, *notes],
+             api_visibility="private").then(None, role, None, js=_MARK_JS)

@@ -21,7 +21,7 @@ from ..workspace import PRESETS_DIR
 from ..errors import StudioError
 from . import forms
 from ..app import gguf_upload, model_download
-from .common import ui_errors
+from .common import info, ui_errors, warning
 from ..app.context import AppContext
 from .handlers import for_each_browser, owner_action
 from .i18n import msg
@@ -249,7 +249,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                                     **model_download.button(DEMO_MODEL, lang))
                 get_info = Markdown(elem_id="model-get-info")
             with gr.Row(equal_height=True):
-                gguf_in = gr.File(label=T("set.gguf_upload"), file_types=[".gguf"], type="filepath",
+                gguf_in = gr.File(label=T("set.gguf_upload"), type="filepath",  # any file: accept_gguf refuses in words
                                   elem_id="gguf-upload", height=90, scale=2)
                 gguf_info = Markdown(gguf_upload.note(ctx, lang), elem_id="gguf-info")
             with gr.Row():
@@ -271,7 +271,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
                 with gr.Row():
                     save_btn = gr.Button(T("set.save"))
                     show_btn = gr.Button(T("set.show_cmd"))
-                yaml_in = gr.File(label=T("set.load"), file_types=[".yaml", ".yml"], type="filepath",
+                yaml_in = gr.File(label=T("set.load"), type="filepath",  # any file: the check refuses in words
                                   elem_id="yaml-in")
                 yaml_out = gr.File(label=T("set.yaml_file"), interactive=False)
                 command = gr.Code(label=T("set.command"), language="shell", interactive=False)
@@ -324,7 +324,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         saved = save_state(ctx, list(values), {"task": task_v, "budget": budget_v, "gpu_mem": card,
                                                "host_ram": ram}, version)
         if saved is None:
-            gr.Warning(msg("settings_stale", ctx.lang))
+            warning(msg("settings_stale", ctx.lang), ctx.lang)
             return version
         return saved
 
@@ -429,7 +429,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     def upload_yaml(ctx: AppContext, path: str | None, *current: Any) -> list[Any]:
         if not path:
             return [gr.skip()] * len(comps)
-        check_data_upload(path, ctx.max_upload_mb)
+        check_data_upload(path, ctx.max_upload_mb, (".yaml", ".yml"))
         try:
             return load_settings(path, list(current))
         except StudioError as exc:  # name the person's file, not Gradio's upload-cache path (a value of its code)
@@ -441,7 +441,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         path = save_settings(ctx, list(values))
         tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
         copyfile(path, tmp, [ctx.workspace])
-        gr.Info(msg("saved", ctx.lang, path=path))
+        info(msg("saved", ctx.lang, path=path), ctx.lang)
         return str(tmp)
 
     @ui_errors
@@ -450,7 +450,7 @@ def build_settings_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
 
     def warn_remote(ctx: AppContext, on: bool) -> None:
         if on:
-            gr.Warning(msg("trust_warning", ctx.lang))
+            warning(msg("trust_warning", ctx.lang), ctx.lang)
 
     def refresh_suggestions(ctx: AppContext, *args: Any) -> Any:
         choices = suggestion_choices(list(args[:-2]), args[-2], ctx.lang, target_ram(ctx, args[-1]), ctx=ctx)

@@ -29,12 +29,15 @@ from .text import text_value
 
 def command_markdown(ctx: Any, run: str | None, lang: str = "en") -> str:
     """The panel's text: the command for the picked run, on this computer and for teammates on the network."""
+    return _command_words(run, lang, ctx.workspace, getattr(launch_flags(ctx), "auth_file", None))
+
+
+def _command_words(run: str | None, lang: str, workspace: Any, auth_file: str | None) -> str:
     if not run:
         return msg("demo.no_run", lang)
     name = Path(str(run)).name
-    auth_file = getattr(launch_flags(ctx), "auth_file", None) or "logins.txt"
-    return msg("demo.command", lang, local=demo_command(name, ctx.workspace),
-               network=demo_command(name, ctx.workspace, host="0.0.0.0", auth_file=auth_file))
+    return msg("demo.command", lang, local=demo_command(name, workspace),
+               network=demo_command(name, workspace, host="0.0.0.0", auth_file=auth_file or "logins.txt"))
 
 
 def start_demo(ctx: Any, run: str | None, lang: str = "en") -> Iterator[str]:
@@ -95,6 +98,9 @@ def build_share_panel(T: Any, lang: str, run_dropdown: Any, ctx: Any) -> dict[st
     with gr.Accordion(T("demo.share"), open=False):
         Markdown(T("demo.share_intro"))
         command = Markdown(command_markdown(ctx, run_dropdown.value, lang), elem_id="share-demo-command")
+        # written in the server's language at build time: each page load re-sends it in its browser's (localize.py)
+        first, where, logins = run_dropdown.value, ctx.workspace, getattr(launch_flags(ctx), "auth_file", None)
+        command.studio_localize = lambda lg: gr.update(value=_command_words(first, lg, where, logins))
         with gr.Row():
             start = gr.Button(T("demo.start"), variant="primary", elem_id="share-demo-start")
             stop = gr.Button(T("demo.stop"), elem_id="share-demo-stop")

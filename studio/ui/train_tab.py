@@ -19,7 +19,7 @@ from .page_role import page_role
 from ..runs.plots import drawable, loss_figure
 from ..app.form_values import values_to_config
 from ..app.auto_eval import accuracy_line
-from .common import NOBODY, fmt_seconds, ui_errors
+from .common import NOBODY, fmt_seconds, info, ui_errors, warning
 from ..app.context import AppContext
 from .handlers import for_each_browser, owner_action
 from .i18n import headers, msg
@@ -262,13 +262,13 @@ def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:
     cfg = values_to_config(values)
     resolve_run_paths(cfg, ctx)  # refuse a bad path now, not when the queued run comes up
     if cfg.trust_remote_code:
-        gr.Warning(msg("trust_warning", ctx.lang))
+        warning(msg("trust_warning", ctx.lang), ctx.lang)
     place = run_queue.submit(ctx, cfg, functools.partial(resolve_run_paths, ctx=ctx), by=ctx.user)
     snap = ctx.runner.snapshot()
     if place:
-        gr.Info(msg("queued", ctx.lang, n=place))
+        info(msg("queued", ctx.lang, n=place), ctx.lang)
     else:
-        gr.Info(msg("started", ctx.lang, name=Path(snap["run"]).name))
+        info(msg("started", ctx.lang, name=Path(snap["run"]).name), ctx.lang)
     return {**snap, "queued": place}  # this press's own place (0: started now), not the queue's length
 
 
@@ -321,16 +321,16 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     def on_abort(ctx: AppContext) -> tuple[Any, ...]:
         """The buttons come back from the same status the press changed, not from the next tick."""
         if not ctx.runner.abort(by=ctx.user):
-            gr.Info(msg("nothing_running", ctx.lang))
+            info(msg("nothing_running", ctx.lang), ctx.lang)
         else:
-            gr.Info(msg("abort_sent", ctx.lang))
+            info(msg("abort_sent", ctx.lang), ctx.lang)
         snap_v = ctx.runner.snapshot()
         return (status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
     @ui_errors
     def on_resume(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
         run = resume_run(ctx, path)
-        gr.Info(msg("started", ctx.lang, name=run.path.name))
+        info(msg("started", ctx.lang, name=run.path.name), ctx.lang)
         snap_v = ctx.runner.snapshot()
         return (snap_v, status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
 
@@ -349,7 +349,7 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
     refresh.click(for_each_browser(ctx, now), None, outputs, api_visibility="private")
 
     def on_clear(ctx: AppContext) -> None:
-        gr.Info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)))
+        info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)), ctx.lang)
 
     clear_queue.click(owner_action(ctx, on_clear), None, None, api_name="clear_queue").then(
         for_each_browser(ctx, now), None, outputs, api_visibility="private")

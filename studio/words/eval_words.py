@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .entry import message
+from .entry import terms, message
 
 ENTRIES: list[Any] = [
     # Evaluate tab, built on the server
@@ -26,6 +26,8 @@ ENTRIES: list[Any] = [
     message("ev.skipped", " · {k} rows skipped (their output is none of the labels {labels})",
             " · 跳过了 {k} 行（它们的输出不是标签 {labels} 之一）"),
     message("ev.card_head", "Same {n} rows, mode `{mode}`.", "同样的 {n} 行，模式 `{mode}`。"),
+    message("ev.label_map", " · asked with the run's own instruction; the file's labels read by meaning as the run's: "
+                            "{pairs}", " · 用运行自己的指令提问；文件中的标签按含义对应到运行的标签：{pairs}"),
     message("ev.card_cols", "| | base model | fine-tuned | change |", "| | 基础模型 | 微调后 | 变化 |"),
     message("ev.card_acc", "accuracy", "准确率"),
     message("ev.card_bad", "unparseable", "无法解析"),
@@ -142,6 +144,16 @@ ENTRIES: list[Any] = [
             "；{n} 条已接受的行未使用：它们的输入有相互矛盾的更正"),
     message("fb.headers", "id|status|verdict|person|source|input|model answer|correction|edited",
             "编号|状态|评价|人员|来源|输入|模型答案|更正|修改后"),
+    # the Feedback tab's values of a closed set (studio/feedback/store.py VERDICTS, SOURCES) and its counts' names
+    *terms("fb.verdict", ("up", "👍 right", "👍 对"), ("down", "👎 wrong", "👎 错")),
+    *terms("fb.source", ("demo", "demo page", "演示页面"), ("playground", "playground", "试用区"),
+           ("chat", "chat", "对话"), ("batch", "batch prediction", "批量预测"), ("cli", "command line", "命令行")),
+    # (the English names are the listing's own keys, which the CLI's JSON and the tests read too)
+    *terms("fb.count", ("rows", "rows", "显示的行"), ("page", "page", "页"), ("total", "total", "总数"),
+           ("verdict", "verdict", "按评价"), ("status", "status", "按状态"), ("login", "login", "按人员"),
+           ("label", "label", "按标签或答案"), ("conflicts", "conflicts", "有冲突的输入"),
+           ("agreement", "agreement", "同事之间的一致性"), ("pair", "pair", "两人"), ("shared", "rows", "共同的输入"),
+           ("agree", "agree", "标签相同"), ("kappa", "kappa", "卡帕系数")),
     message("imp.choice", "{run} · {n} accepted", "{run} · {n} 条已接受"),
     message("imp.none", "No finished run has accepted feedback yet: accept rows on the Feedback tab first.",
             "还没有带已接受反馈的已完成运行：请先在“反馈”页接受一些行。"),

@@ -14,11 +14,16 @@ ENTRIES: list[Any] = [
     message("idle_viewer", "No run yet. Only an owner can start one: this login is a viewer.",
             "还没有运行。只有所有者可以开始训练：当前登录是查看者。"),
     message("role.viewer",
-            "👁️ Signed in as **{user}**, a **viewer**: you can watch runs, see results, try the models and "
-            "chat with them. Converting, training, stopping, deleting, exporting and uploading are for "
-            "owners, so those controls are off.",
-            "👁️ 当前登录：**{user}**，身份是**查看者**：可以查看运行和结果、试用模型并与之对话。转换、训练、停止、"
-            "删除、导出和上传只有所有者可以操作，这些控件已停用。"),
+            "👁️ Signed in as **{user}**, a **viewer**: you can watch runs, see results, try the models, chat "
+            "with them and upload a file to predict (Batch prediction on the Evaluate tab). Opening training data, "
+            "converting, training, stopping, deleting and exporting are for owners, so those controls are off.",
+            "👁️ 当前登录：**{user}**，身份是**查看者**：可以查看运行和结果、试用模型并与之对话，也可以上传要预测的文件"
+            "（“评估”页的“批量预测”）。打开训练数据、转换、训练、停止、删除和导出只有所有者可以操作，这些控件已停用。"),
+    message("data.viewer_note",
+            "👁️ Preparing training data is for owners, so this tab's upload is off for you. To get a model's "
+            "answers for a file of your own, upload it under **Batch prediction** on the Evaluate tab.",
+            "👁️ 准备训练数据只有所有者可以操作，所以这一页的上传对你已停用。想让模型回答你自己的文件，"
+            "请在“评估”页的**批量预测**中上传。"),
     message("state.starting", "Starting", "正在启动"),
     message("state.running", "Running", "训练中"),
     message("state.finished", "Finished", "已完成"),
@@ -142,6 +147,8 @@ ENTRIES: list[Any] = [
     message("queue_line", "⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
     message("queue_cleared", "Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
     message("err.title", "Error", "错误"),
+    message("info.title", "Info", "提示"),
+    message("warn.title", "Warning", "注意"),
     message("err.internal", "Something went wrong inside the studio ({name}); the server log has the details.",
             "工作室内部出错（{name}）；详情见服务器日志。"),
     message("set.gguf_note",

@@ -245,6 +245,7 @@ ENTRIES: list[Any] = [
     label("fb.right_text", "The right answer (a better answer, typed in)", "正确答案（输入一个更好的答案）"),
     label("fb.send", "Send the right answer", "提交正确答案"),
     label("fb.withdraw", "Withdraw my last feedback", "撤回我上一条反馈"),
+    label("fb.reply", "What happened to your feedback", "你的反馈的处理结果"),
     label("tab.feedback", "Feedback", "反馈"),
     label("fb.run", "Run", "运行"),
     label("fb.status", "Status", "状态"),

@@ -158,6 +158,7 @@ def test_the_chat_page_streams_the_runs_model_and_stops(ws: Path, monkeypatch: p
     from studio.app.demo_run import describe_run
     from studio.ui.demo import build_demo
     info = replace(describe_run(ws / "runs" / RUN), task="chat")
+    monkeypatch.setattr(inference, "label_task", lambda run: None)  # a chat run (a labels run answers with a label)
     app = build_demo(info, "en")
     fns = {fn.api_name: fn.fn for fn in app.fns.values()}
     request = SimpleNamespace(session_hash="s1", headers={}, username=None)

@@ -193,7 +193,7 @@ def test_every_feedback_reply_is_in_the_language_of_the_browser_that_pressed(ws:
     reply, _ = fns["chat_feedback_up"](run_v, [{"role": "user", "content": "hi"},
                                                 {"role": "assistant", "content": "hello"}], _zh("carol"))
     assert reply.startswith("谢谢")
-    assert fns["review_accept"](str(fid), _zh("olga")) == "1 行已标记为accepted"
+    assert fns["review_accept"](str(fid), _zh("olga")) == "1 行已标记为已接受"  # the status in its words too (issue 52)
     assert FeedbackStore.in_workspace(ws).get(fid).reviewer == "olga"  # type: ignore[union-attr]  # who asked
     assert fns["review_accept"](str(fid), _req("olga")) == "1 row(s) marked accepted"  # the next browser: its own
     demo, store, _ = _page(ws)
@@ -233,7 +233,7 @@ def test_the_models_answer_is_the_one_the_server_kept_not_the_browsers(ws: Path)
     with pytest.raises(gr.Error, match="not the one the model gave"):
         fns["chat_feedback_down"](run_v, forged, me)
     _, fid = fns["chat_feedback_down"](run_v, history, me)
-    assert store.get(fid).answer == history[-1]["content"]  # type: ignore[union-attr]
+    assert store.get(fid).answer == history[-1]["content"].split("\n\n")[0]  # type: ignore[union-attr]  # its label
     with pytest.raises(gr.Error, match="not one of this run's labels"):  # a labels run, through the chat too
         fns["chat_feedback_right_answer"](run_v, history, "a free-text answer", me)
 
@@ -274,4 +274,5 @@ def test_a_chat_answer_judged_after_the_page_showed_it(ws: Path) -> None:
     shown = gr.Chatbot().preprocess(gr.Chatbot().postprocess(history))  # the round trip through the browser
     _, fid = fns["chat_feedback_up"](run_v, json.loads(json.dumps(shown, default=lambda o: o.__dict__)), me)
     row = FeedbackStore.in_workspace(ws).get(fid)
-    assert row is not None and row.answer == history[-1]["content"] and row.input == "  hello there \n"
+    # a labels run's chat shows its label, then the scores: the label is the answer judged
+    assert row is not None and row.answer == history[-1]["content"].split("\n\n")[0] and row.input == "  hello there \n"

@@ -52,6 +52,22 @@ def test_check_scorecard_and_errors(runs: dict) -> None:
         tab.on_check("", "upload", str(runs["heldout_file"]), "score", 0)
 
 
+def test_the_before_after_fills_the_checks_tables_in_the_same_pass(runs: dict, tmp_path: Path) -> None:
+    """Issue 52: Before/after fills per-class scores, the confusion matrix and the wrong rows too (the fine-tuned
+    side's), the same as the check's own, with no second check; the button's event gives them all."""
+    from studio.app.context import AppContext
+    from studio.ui.app import build_app
+    run = str(runs["lora"])
+    card, summary, table, figure, wrong = tab.on_before_after(run, "upload", str(runs["heldout_file"]), "score", 0)
+    c_summary, c_table, _, c_wrong = tab.on_check(run, "upload", str(runs["heldout_file"]), "score", 0)
+    assert "Same 30 rows" in card and "on 30 rows" in summary
+    assert table == c_table and wrong == c_wrong and figure.axes
+    app = build_app(AppContext.create(tmp_path / "ws", lang="en"))
+    event = next(d for d in app.fns.values() if d.api_name == "on_scorecard")
+    ids = {b._id: getattr(b, "elem_id", None) or getattr(b, "label", None) for b in app.blocks.values()}
+    assert len(event.outputs) == 5 and "ev-wrong" in [ids[o._id] for o in event.outputs]
+
+
 def test_playground_streams_both_models_and_chat(runs: dict) -> None:
     row = runs["heldout"][0]
     steps = list(tab.on_generate(str(runs["lora"]), row["instruction"], row["input"], 5, 0.0, 1.0, True, True))
@@ -65,7 +81,7 @@ def test_playground_streams_both_models_and_chat(runs: dict) -> None:
     chat = list(tab.on_chat(f"{row['instruction']}\n{row['input']}", [], str(runs["full"]), 5, 0.0, 1.0))
     _, history = chat[-1]
     assert [m["role"] for m in history] == ["user", "assistant"]
-    assert history[-1]["content"] == row["output"]
+    assert history[-1]["content"].split("\n\n")[0] == row["output"]  # a labels run: its label, then the scores
 
 
 def test_batch_prediction_and_export_into_the_workspace(runs: dict, tmp_path: Path) -> None:

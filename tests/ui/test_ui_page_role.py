@@ -62,3 +62,32 @@ def test_the_page_says_who_is_looking(built: Any, user: str | None, role: str) -
         assert banner["visible"] is False and "Press **Start**" in idle
     loads = [d for d in built.get_config_file()["dependencies"] if page_role.VIEWER_CLASS in (d.get("js") or "")]
     assert loads, "a page load marks a viewer's page"
+
+
+@pytest.mark.parametrize("user,role", [("vera", "viewer"), ("olga", "owner")])
+def test_a_viewers_data_tab_says_and_does_one_thing(built: Any, user: str, role: str) -> None:
+    """Issue 52: a viewer's Data tab opened the file dialog and previewed the file while the banner said upload was
+    owner-only. Now opening a file there is an owner's (its controls are off on a viewer's page and the server
+    refuses it), a note on the tab says where a viewer's upload goes, and the banner says a viewer may upload a
+    file to predict."""
+    import gradio as gr
+    from types import SimpleNamespace
+    cfg = built.get_config_file()
+    comps = {c["id"]: c for c in cfg["components"]}
+    marked = {comps[c._id]["props"].get("elem_id") for c in page_role.owner_controls(built)}
+    assert {"data-upload", "sample-btn"} <= marked
+    ctx = built.studio_ctx
+    load = next(fn for fn in built.fns.values() if any(
+        getattr(o, "elem_id", None) == "data-viewer-note" for o in fn.outputs))
+    request = SimpleNamespace(session_hash=f"s-{user}", headers={"accept-language": "en-US"}, username=user)
+    updates = load.fn(request)
+    note = updates[[getattr(o, "elem_id", None) for o in load.outputs].index("data-viewer-note")]
+    sample = next(fn.fn for fn in built.fns.values() if fn.api_name == "sample_data")
+    if role == "viewer":
+        assert note["visible"] and "Batch prediction" in note["value"]
+        assert "upload a file to predict" in page_role.role_banner(ctx.answering(lang="en", user=user))[0]["value"]
+        with pytest.raises(gr.Error):
+            sample(request)
+    else:
+        assert note["visible"] is False
+        assert "Read 427 rows" in sample(request)[0]

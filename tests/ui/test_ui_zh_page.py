@@ -97,7 +97,7 @@ def test_a_chinese_browser_of_an_english_server_gets_every_rewritten_word_in_chi
     app = _app(tmp_path, "en")
     found = localizers(app.blocks)
     by_id = {getattr(c, "elem_id", None) for c, _ in found}
-    assert {"data-stats", "runs-table"} <= by_id
+    assert {"data-stats", "runs-table", "fb-table", "share-demo-command"} <= by_id  # the last two: issue 52
     mode = [fn for c, fn in found if isinstance(c, gr.Radio) and "score" in [v for _, v in c.choices]]
     assert mode, "the score / generate radio is re-named per browser"
     bad = {}

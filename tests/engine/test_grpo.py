@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.config.run_config import RunConfig
+from studio.config.run_config import Draft, RunConfig
 from studio.errors import ConfigError
 from studio.stages import STAGES
 
@@ -37,16 +37,16 @@ def test_the_rewards_score_what_they_name() -> None:
 def test_a_pattern_reward_needs_a_pattern_that_compiles() -> None:
     for pattern, code in (("", "check.grpo_pattern_empty"), ("(", "check.grpo_pattern_invalid")):
         with pytest.raises(ConfigError) as err:
-            RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern=pattern).check()
+            RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern=pattern)
         assert [p.code for p in err.value.problems] == [code]
-    RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern="yes|no").check()
+    RunConfig(stage="grpo", dataset="d.jsonl", grpo_reward="regex", grpo_pattern="yes|no")
     hints = typing.get_type_hints(RunConfig)   # the page's and the YAML's choices: the table's names
     assert "grpo" in typing.get_args(hints["stage"]) and "regex" in typing.get_args(hints["grpo_reward"])
 
 
 def test_the_estimate_counts_its_generations() -> None:
     from studio.memory.estimator import estimate
-    sft, grpo = (estimate(RunConfig(stage=s, per_device_train_batch_size=4), 8, device="cuda") for s in ("sft", "grpo"))
+    sft, grpo = (estimate(Draft(stage=s, per_device_train_batch_size=4), 8, device="cuda") for s in ("sft", "grpo"))
     assert grpo.breakdown["reference_forward"] > 0 and "reference_forward" not in sft.breakdown
     assert STAGES["grpo"].micro_batch(4, 2) == (4, 2 * STAGES["grpo"].sequences)  # 4 answers per forward
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..autoconfig import guess_task
-from ..config.run_config import RunConfig
+from ..config.run_config import trained_config
 from ..errors import StudioError
 from ..evaluation.evaluate import answer_rows
 from ..evaluation.metrics import label_set, normalize
@@ -40,7 +40,7 @@ def describe_run(run_path: str | Path) -> DemoRun:
     else a chat. A run that kept no held-out rows is judged by its training rows and gets no examples.
     """
     run = RunDir(run_path)
-    cfg = RunConfig.load(run.config)
+    cfg = trained_config(run.config)
     rows, kept = answer_rows(run.path)
     held_out = rows if kept else []
     labels: list[str] = []

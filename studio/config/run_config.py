@@ -310,6 +310,18 @@ class RunConfig(Draft):
         super().__setattr__(name, value)
 
 
+def trained_config(path: str | Path) -> Draft:
+    """A run's saved config.yaml read back as the record of what trained (its types still coerced, unknown keys
+    still refused), not judged again: a rule added or tightened since the run trained must not lock its model away
+    from the playground, a check, an export or a demo. A run that trains again (resume, Improve) builds a RunConfig.
+
+    Raises:
+        StudioError: the file is missing or not valid YAML.
+        ConfigError: unknown keys or wrong types.
+    """
+    return Draft.load(path)
+
+
 def _field_values(cfg: Draft) -> dict[str, Any]:
     return {f.name: getattr(cfg, f.name) for f in fields(Draft)}
 

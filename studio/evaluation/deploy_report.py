@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..config.run_config import RunConfig
+from ..config.run_config import trained_config
 from ..data.templates import get_template
 from ..errors import StudioError
 from ..models.loading import load_tokenizer
@@ -65,7 +65,7 @@ def _finished(run: Path) -> tuple[Path, Any]:
     final = folder.final_model() if folder.config.is_file() else None
     if final is None:
         raise StudioError.of("eval.not_finished", run=str(run))
-    return final, RunConfig.load(folder.config)
+    return final, trained_config(folder.config)
 
 
 def weight_files(folder: Path) -> list[Path]:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from ..config.run_config import RunConfig
+from ..config.run_config import trained_config
 from ..data.dataset import load_rows as load_dataset, read_file_rows, split_rows
 from ..data.preference import as_sft_rows
 from ..data.templates import Template, get_template
@@ -382,7 +382,7 @@ def validation_rows(run_dir: str | Path) -> list[dict[str, str]]:
     if not run.config.exists():
         raise StudioError.of("eval.not_run", folder=run_dir)
     refuse_links_out(run.path, "run folder")  # its held-out rows (val.jsonl) must be its own
-    cfg = RunConfig.load(run.config)
+    cfg = trained_config(run.config)
     if not cfg.val_size and not run.val_data.is_file():  # an improved run keeps its parent's (app/improve.py)
         raise StudioError.of("eval.no_val")
     if run.val_data.exists():  # saved by the engine at training time
@@ -406,7 +406,7 @@ def answer_rows(run_dir: str | Path, limit: int = 200) -> tuple[list[dict[str, s
     except StudioError as exc:
         if exc.code == "eval.not_run":
             raise
-    cfg = RunConfig.load(RunDir(run_dir).config)
+    cfg = trained_config(RunDir(run_dir).config)
     try:
         rows = load_dataset(cfg.dataset, cfg.dataset_dir, stage_of(cfg.stage).rows)[:limit]
     except (StudioError, OSError):

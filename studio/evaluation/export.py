@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config.run_config import DEMO_MODEL, RunConfig
+from ..config.run_config import DEMO_MODEL, Draft, trained_config
 from ..errors import StudioError
 from ..models.loading import load_for_inference, load_tokenizer, resolve_base_path
 from ..runs.run_dir import RunDir
@@ -29,7 +29,7 @@ from ..safe_files import copytree, refuse_links_out
 MARKER = "studio_export.json"
 
 
-def _source(source: str | Path) -> tuple[Path, RunConfig | None]:
+def _source(source: str | Path) -> tuple[Path, Draft | None]:
     """(folder holding the final adapter/model, run config or None) for a run or model folder."""
     p = Path(source)
     run = RunDir(p)
@@ -39,7 +39,7 @@ def _source(source: str | Path) -> tuple[Path, RunConfig | None]:
         final = run.final_model()
         if final is None:
             raise StudioError.of("export.unfinished", run=p)
-        return final, RunConfig.load(run.config)
+        return final, trained_config(run.config)
     if (p / "adapter_config.json").exists() or (p / "config.json").exists():
         return p, None
     raise StudioError.of("export.nothing", path=p)
@@ -130,7 +130,7 @@ def export_model(source: str | Path, out_dir: str | Path, merge: bool = True, ov
             "files": sorted(str(f.relative_to(out)) for f in out.rglob("*") if f.is_file())}
 
 
-def _base_of(adapter: Path, cfg: RunConfig | None) -> str:
+def _base_of(adapter: Path, cfg: Draft | None) -> str:
     if cfg is not None:
         return resolve_base_path(cfg)
     return json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
@@ -149,7 +149,7 @@ def _write_merged(source: str | Path, tmp: Path) -> None:
     tok.save_pretrained(str(tmp))
 
 
-def _point_adapter_at_base(tmp: Path, out: Path, base: str, cfg: RunConfig | None) -> str:
+def _point_adapter_at_base(tmp: Path, out: Path, base: str, cfg: Draft | None) -> str:
     """Make the copied adapter's base_model_name_or_path loadable from anywhere.
 
     The tiny demo base lives inside the run folder, so it is copied along (it is small) and the

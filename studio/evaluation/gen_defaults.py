@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..config.run_config import RunConfig
+from ..config.run_config import trained_config
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
 from .evaluate import validation_rows
@@ -52,7 +52,7 @@ def _base_name(path: Path) -> tuple[str, Path | None]:
     run = RunDir(path)
     if run.config.exists():
         try:
-            cfg = RunConfig.load(run.config)
+            cfg = trained_config(run.config)
         except StudioError:
             return "", run.final_model()
         return cfg.model_name_or_path.strip(), run.final_model()

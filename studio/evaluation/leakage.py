@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..config.run_config import RunConfig
+from ..config.run_config import trained_config
 from ..data.dataset import load_rows, split_rows
 from ..data.fingerprint import prompt_key
 from ..stages import stage_of
@@ -25,7 +25,7 @@ def training_keys(run_path: str | Path) -> set[str] | None:
     if not run.config.is_file():
         return None
     try:
-        cfg = RunConfig.load(run.config)
+        cfg = trained_config(run.config)
         rows = load_rows(cfg.dataset, cfg.dataset_dir, stage_of(cfg.stage).rows)
         train, _ = split_rows(rows, cfg.val_size, cfg.seed)
     except (StudioError, OSError, ValueError):

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..config.run_config import DEMO_MODEL, Draft, RunConfig
+from ..config.run_config import DEMO_MODEL, Draft, RunConfig, trained_config
 from ..data.templates import get_template
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
@@ -105,7 +105,7 @@ def resolve_base_path(cfg_or_run: Draft | str | Path, progress: Progress | None 
         run = RunDir(cfg_or_run)
         if not run.config.exists():
             raise StudioError.of("model.not_run_folder", folder=str(cfg_or_run))
-        cfg = RunConfig.load(run.config)
+        cfg = trained_config(run.config)
     if cfg.model_name_or_path == DEMO_MODEL:
         return str(RunDir(cfg.output_dir).base_model)
     return resolve_model_source(cfg.model_name_or_path, progress)
@@ -389,7 +389,7 @@ def load_for_inference(path: str | Path, device: str = "cpu", quantized: bool = 
     refuse_links_out(p, "run folder" if RunDir(p).config.exists() else "model folder")  # before a library reads it
     if RunDir(p).config.exists():
         run = RunDir(p)
-        cfg = RunConfig.load(run.config)
+        cfg = trained_config(run.config)
         final = run.final_model()
         if final is None:
             last = run.last_checkpoint()

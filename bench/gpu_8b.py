@@ -67,9 +67,10 @@ def make_rows(n: int, lo: int, hi: int, vocab: int, seed: int = 0) -> list[dict[
 def studio_features(rows: list[dict], tokenizer: Any, cutoff: int) -> list[dict[str, list[int]]]:
     """The rows as the studio's engine tokenizes them (its template and answer-only labels): the savvy arm trains
     these very features, so both arms see the same token ids."""
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.engine.run import prepare_data
-    train, _, _ = prepare_data(RunConfig(template="studio", cutoff_len=cutoff, val_size=0), tokenizer, rows)
+    # only the template and the cutoff matter here: a Draft (the rows come as a list, not a dataset)
+    train, _, _ = prepare_data(Draft(template="studio", cutoff_len=cutoff, val_size=0), tokenizer, rows)
     return [{"input_ids": f["input_ids"], "attention_mask": [1] * len(f["input_ids"]), "labels": f["labels"]}
             for f in train]
 
@@ -91,10 +92,10 @@ def zero3_blocker(dry: bool) -> str:
                 "CPU-Adam op is compiled on first use)")
     if dry:
         return ""
-    from studio.config.run_config import RunConfig
+    from studio.config.run_config import Draft
     from studio.memory.estimator import estimate
-    need = estimate(RunConfig(model_name_or_path=ESTIMATOR_MODEL["3b"], finetuning_type="full",
-                              deepspeed="z3-offload", cutoff_len=2048, per_device_train_batch_size=1)).cpu_gb
+    need = estimate(Draft(model_name_or_path=ESTIMATOR_MODEL["3b"], finetuning_type="full",
+                          deepspeed="z3-offload", cutoff_len=2048, per_device_train_batch_size=1)).cpu_gb
     if need > 0.8 * host_ram_gib():
         return (f"not measured on a card: the estimate needs {need:.0f} GB of host RAM, this host has "
                 f"{host_ram_gib():.0f}")

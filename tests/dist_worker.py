@@ -16,7 +16,10 @@ from studio.engine import run_training
 if __name__ == "__main__":
     summary = run_training(RunConfig.load(sys.argv[1]))
     import torch.distributed as dist
-    print(json.dumps({"rank": int(os.environ["RANK"]), "state": summary["state"],
-                      "group_open": dist.is_initialized()}), flush=True)
+    # one write of line and newline (print writes them apart): two ranks share the pipe, and a write this short is
+    # atomic, so their reports never run together on one line
+    sys.stdout.write(json.dumps({"rank": int(os.environ["RANK"]), "state": summary["state"],
+                                 "group_open": dist.is_initialized()}) + "\n")
+    sys.stdout.flush()
     if os.environ["RANK"] == "0":
         time.sleep(1.0)

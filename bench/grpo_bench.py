@@ -1,6 +1,6 @@
 """GRPO beside SFT on a labels or a JSON-answer run: python bench/grpo_bench.py [--task labels|json] [--steps N]
 
-What stage grpo (TRL's GRPOTrainer with the ``label`` reward, studio/engine/grpo.py) does and costs beside stage
+What stage grpo (TRL's GRPOTrainer with the ``row_label`` reward, studio/engine/grpo.py) does and costs beside stage
 sft on the same rows, steps, batch and learning rate, each arm a fresh ``python -m studio train`` process on the
 CPU with the built-in tiny-demo model:
 
@@ -16,7 +16,7 @@ early stop off, so each arm trains exactly its steps.
 
 Data: the studio's 427 sample reviews (studio/assets/sample_reviews.csv, English and Chinese): the first 300 train
 (the run holds none out), the other 127 are the test set each run is scored on by ``python -m studio eval``.
-``--task labels`` (default): converted with ``python -m studio convert --task sentiment``, reward ``label``, scored
+``--task labels`` (default): converted with ``python -m studio convert --task sentiment``, reward ``row_label``, scored
 by accuracy. ``--task json``: the generation check's worked example (bench/generation_check.py: answer with the
 review's language and sentiment as JSON), reward ``json_fields``, scored by ``eval --task generate`` (greedy):
 exact match, the share of answers that parse as JSON, the share whose fields match. sft and grpo run in ABBA order
@@ -103,7 +103,7 @@ def main() -> None:
         for name, part in (("train", task_rows[:300]), ("test", task_rows[300:])):
             (work / f"{name}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part),
                                                 encoding="utf-8")
-    reward = "label" if a.task == "labels" else "json_fields"
+    reward = "row_label" if a.task == "labels" else "json_fields"
     common = {"model_name_or_path": "tiny-demo", "dataset": str(work / "train.jsonl"), "val_size": 0,
               "max_steps": a.steps, "logging_steps": 5, "save_steps": 100_000, "plot_loss": False,
               "overwrite_output_dir": True, "lr_scheduler_type": "constant", "load_best_model_at_end": False,

@@ -122,7 +122,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     # against the row's answer; its batch counts answers. No reference at beta 0; generation is a forward
     # without gradients per answer
     Stage("grpo", rows="sft", sequences=4, no_grad_sequences=4, trainer="studio.engine.grpo:stage_trainer",
-          counts="sequences", rewards=("label", "json_fields", "regex"), metrics=("reward", "reward_std"),
+          counts="sequences", rewards=("row_label", "json_fields", "regex"), metrics=("reward", "reward_std"),
           problems=_grpo_problems),
 )}
 STAGE_NAMES = tuple(STAGES)

@@ -5,7 +5,7 @@ check against the row's reference answer, and moves the model toward the answers
 mean. No reward model and, at TRL's default beta 0, no reference forward. The rewards, offered on the page by
 name (RunConfig ``grpo_reward``):
 
-* ``label``: the answer is the row's label (1 or 0; case and surrounding spaces and full stops ignored);
+* ``row_label``: the answer is the row's label (1 or 0; case and surrounding spaces and full stops ignored);
 * ``json_fields``: the answer is valid JSON with the reference's fields (0 not a JSON object; 0.5 for one, plus
   0.5 x the share of the reference object's keys it has: 1 = valid and complete);
 * ``regex``: the answer matches the regular expression ``grpo_pattern`` as a whole (1 or 0).

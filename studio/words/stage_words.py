@@ -18,10 +18,10 @@ ENTRIES: list[Any] = [
                 "grpo = 在指令数据上做强化学习：每个提示采样 4 个回答，按{f_grpo_reward}对照该行的答案打分")),
     # ---- grpo (engine/grpo.py)
     field("grpo_reward", label=("GRPO reward", "GRPO 奖励"),
-          help=("grpo: how each sampled answer is scored against the row's answer: `label` = it is the row's label; "
+          help=("grpo: how each sampled answer is scored against the row's answer: `row_label` = it is the row's label; "
                 "`json_fields` = it is valid JSON with the reference's fields; `regex` = it matches "
                 "{f_grpo_pattern} as a whole",
-                "grpo：每个采样回答如何对照该行的答案打分：`label` = 与该行的标签相同；`json_fields` = 是含参考答案各字段的合法 "
+                "grpo：每个采样回答如何对照该行的答案打分：`row_label` = 与该行的标签相同；`json_fields` = 是含参考答案各字段的合法 "
                 "JSON；`regex` = 整体匹配{f_grpo_pattern}")),
     field("grpo_pattern", label=("Reward pattern", "奖励模式"),
           help=("grpo with {f_grpo_reward} `regex`: the regular expression a whole answer must match to score 1",

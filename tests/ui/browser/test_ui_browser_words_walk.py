@@ -45,7 +45,7 @@ PLAIN = {"with", "none", "all", "top", "text", "label", "data", "true", "false",
          "temperature", "loss", "id", "ids", "mini", "pro", "bit", "fine", "tune", "studio", "demo", "tiny"}
 NAMES = (WHITELIST - PLAIN) | {
     "hub", "peft", "bitsandbytes", "ollama", "modelfile", "libaio", "nvme", "bfloat", "float", "infinity", "dpo", "ipo",
-    "kto", "slic", "sigmoid", "hinge", "polynomial", "greedy", "beta", "adapter", "last", "smollm",
+    "kto", "grpo", "regex", "slic", "sigmoid", "hinge", "polynomial", "greedy", "beta", "adapter", "last", "smollm",
     # the run, the logins and the run's labels and instruction (the user's words: the sample reviews are English)
     "old", "alice", "bob", "positive", "negative", "train",
     "default", "none", "studio", "api", "docx"}  # setting values, the studio's prompt format, Gradio's API page

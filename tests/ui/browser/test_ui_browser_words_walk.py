@@ -54,7 +54,8 @@ PATH = re.compile(r"\S*[/\\]\S*|https?://\S+")
 CODE = re.compile(r"'[^'\s]{1,40}'|[A-Za-z0-9]+(?:[_.\-][A-Za-z0-9]+)+")  # 'auto', cosine_with_restarts, tiny-demo
 WORD = re.compile(r"[A-Za-z]{3,}")
 # Gradio's status line while an event runs (a timer's tick may start one as the page is read): not the page's words
-GRADIO_STATUS = re.compile(r"processing\s*\|\s*[\d.]+(?:/[\d.]+)?s|\b[\d.]+s\b")
+# (and "queue: 2/3 |" while it waits in Gradio's queue, as it does on a busy machine)
+GRADIO_STATUS = re.compile(r"processing\s*\|\s*[\d.]+(?:/[\d.]+)?s|queue:\s*\d+/\d*\s*\||\b[\d.]+s\b")
 
 
 def foreign(text: str, lang: str) -> list[str]:
@@ -120,7 +121,7 @@ def _settled(pg: Any) -> None:
     pg.wait_for_timeout(300)
     pg.wait_for_function("() => ![...document.querySelectorAll('[data-testid=status-tracker]')].some("
                          "e => e.offsetParent && !e.classList.contains('hide'))"
-                         " && !/processing \\|/.test(document.body.innerText)", timeout=60_000)
+                         " && !/processing \\||queue: \\d+\\//.test(document.body.innerText)", timeout=60_000)
 
 
 def _read(pg: Any, where: str, panels: bool = True) -> str:

@@ -7,10 +7,12 @@ allocator state never help or hurt the next. Results come back as one JSON line.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -315,3 +317,25 @@ def plain_pad_collate(pad_token_id: int) -> Any:
                 "attention_mask": torch.tensor(pad([f["attention_mask"] for f in batch], 0)),
                 "labels": torch.tensor(pad([f["labels"] for f in batch], -100))}
     return collate
+
+
+def timed_command(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, str]:
+    """Run a whole command as a child: (wall seconds, the child's CPU-seconds, its stdout); exits with its output's
+    tail when it fails (a bench arm that failed has no number to report)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def write_text_label_csv(rows: list[dict[str, str]], path: Path) -> Path:
+    """Rows with ``text`` and ``label`` as the spreadsheet a person would convert (two columns, a header)."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["text", "label"])
+        w.writeheader()
+        w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
+    return path

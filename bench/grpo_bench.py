@@ -30,33 +30,15 @@ import argparse
 import csv
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
-
-
-def _csv(rows: list[dict[str, str]], path: Path) -> Path:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=["text", "label"])
-        w.writeheader()
-        w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
-    return path
+from bench.common import timed_command, write_text_label_csv  # noqa: E402
 
 
 def _last(run: Path, key: str) -> float | None:
@@ -94,10 +76,9 @@ def main() -> None:
     py = [sys.executable, "-m", "studio"]
     if a.task == "labels":
         for name, part in (("train", rows[:300]), ("test", rows[300:])):
-            _run(py + ["convert", str(_csv(part, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
+            timed_command(py + ["convert", str(write_text_label_csv(part, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
                        "--task", "sentiment", "--replace"], env)
     else:
-        sys.path.insert(0, str(ROOT))
         from bench.generation_check import json_task
         task_rows = json_task()
         for name, part in (("train", task_rows[:300]), ("test", task_rows[300:])):
@@ -126,9 +107,9 @@ def main() -> None:
         cfg = {**common, "output_dir": str(run), **extra}
         (run.parent / f"{run.name}.yaml").write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in cfg.items())
                                                      + "\n", encoding="utf-8")
-        wall, cpu, _ = _run(py + ["train", str(run.parent / f"{run.name}.yaml"), "--quiet"], env)
+        wall, cpu, _ = timed_command(py + ["train", str(run.parent / f"{run.name}.yaml"), "--quiet"], env)
         status = json.loads((run / "status.json").read_text(encoding="utf-8"))
-        _, _, out = _run(py + ["eval", "--model", str(run), "--data", str(work / "test.jsonl"), "--json",
+        _, _, out = timed_command(py + ["eval", "--model", str(run), "--data", str(work / "test.jsonl"), "--json",
                                "--task", "sentiment" if a.task == "labels" else "generate"], env)
         got = _scores(json.loads(out), a.task)
         loss, last_reward = _last(run, "loss"), _last(run, "reward")

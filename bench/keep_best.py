@@ -24,40 +24,21 @@ import argparse
 import csv
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import timed_command, write_text_label_csv  # noqa: E402
 
 ARMS = {"last": {"load_best_model_at_end": False, "early_stopping_patience": 0},
         "best": {"early_stopping_patience": 0},
         "early": {},
         # the defaults plus the learning-rate search the `best` budget derives for this plan (0.5x, 1x, 2.5x)
         "search": {"learning_rate_search": "0.0001,0.0002,0.0005"}}
-
-
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{done.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
-
-
-def _csv(rows: list[dict[str, str]], path: Path) -> Path:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=["text", "label"])
-        w.writeheader()
-        w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
-    return path
 
 
 def data(work: Path, quick: bool) -> tuple[list[dict[str, str]], list[dict[str, str]], str]:
@@ -86,11 +67,11 @@ def main() -> None:
     train, test, source = data(work, a.quick)
     py = [sys.executable, "-m", "studio"]
     for name, rows in (("train", train), ("test", test)):
-        _run(py + ["convert", str(_csv(rows, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
+        timed_command(py + ["convert", str(write_text_label_csv(rows, work / f"{name}.csv")), "--out", str(work / f"{name}.jsonl"),
                    "--task", "sentiment", "--replace"], env)
     model = "tiny-demo" if a.quick else "gemma3-270m"
     if not a.quick:  # the one-time preparation stays out of the first arm's time
-        _run(py[:1] + ["-c", f"from studio.models.zoo import ensure_prepared; ensure_prepared({model!r})"], env)
+        timed_command(py[:1] + ["-c", f"from studio.models.zoo import ensure_prepared; ensure_prepared({model!r})"], env)
     print(f"data: {source}; model {model}; work folder {work}", flush=True)
     print("| arm | train wall s | train CPU-s | steps | kept step | held-out during training (kept / last) "
           "| test accuracy |")
@@ -102,9 +83,9 @@ def main() -> None:
                "overwrite_output_dir": True, **ARMS[arm]}
         (work / f"{arm}.yaml").write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in cfg.items()) + "\n",
                                           encoding="utf-8")
-        wall, cpu, _ = _run(py + ["train", str(work / f"{arm}.yaml"), "--quiet"], env)
+        wall, cpu, _ = timed_command(py + ["train", str(work / f"{arm}.yaml"), "--quiet"], env)
         status = json.loads((run / "status.json").read_text(encoding="utf-8"))
-        _, _, out = _run(py + ["eval", "--model", str(run), "--data", str(work / "test.jsonl"), "--json"], env)
+        _, _, out = timed_command(py + ["eval", "--model", str(run), "--data", str(work / "test.jsonl"), "--json"], env)
         acc = json.loads(out)["accuracy"]
         kept = status.get("kept_best") or {}
         held = [json.loads(line) for line in (run / "trainer_log.jsonl").read_text(encoding="utf-8").splitlines()]

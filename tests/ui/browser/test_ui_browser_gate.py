@@ -13,11 +13,12 @@ from __future__ import annotations
 import csv
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.conftest import login_page
+from tests.ui.browser.test_browser import pytestmark  # noqa: F401  (same browser, same skip rules)
 
 try:
     from conftest import make_review_rows, train_tiny_labels_run
@@ -44,26 +45,6 @@ def finished(tmp_path: Path, tiny_model_dir: Path) -> dict[str, Any]:
             "model_dir": tiny_model_dir}
 
 
-@pytest.fixture()
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-    expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def _login(browser: Any, url: str, who: tuple[str, str]) -> Any:
-    pg = browser.new_context(viewport={"width": 1400, "height": 1100}, locale="en-US").new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    pg.locator("input").nth(0).fill(who[0])
-    pg.locator("input[type=password]").fill(who[1])
-    pg.locator("button").filter(has_text=re.compile("log ?in", re.I)).first.click()
-    return pg
-
-
 def _value(pg: Any, elem: str) -> str:
     return pg.locator(f"#{elem} textarea, #{elem} input").first.input_value()
 
@@ -79,7 +60,7 @@ def test_viewer_works_the_least_sure_queue_owner_gates_promotes_and_rolls_back(f
                     "--data-root", str(finished["model_dir"])).wait_ready()
     try:
         # 1. alice shares the demo of "old"
-        alice = _login(browser, studio.url, OWNER)
+        alice = login_page(browser, studio.url, OWNER, height=1100)
         alice.get_by_role("tab", name="4. Evaluate").click()
         alice.get_by_text("Share a demo").click()
         alice.locator("#share-demo-start").click()
@@ -88,7 +69,7 @@ def test_viewer_works_the_least_sure_queue_owner_gates_promotes_and_rolls_back(f
         demo_url = re.search(r"http://[\w.:\[\]-]+/?", status.inner_text()).group(0)
 
         # 2. bob, a viewer, works through the queue of the rows the run is least sure about
-        bob = _login(browser, demo_url, VIEWER)
+        bob = login_page(browser, demo_url, VIEWER, height=1100)
         expect(bob.locator("#demo-header")).to_contain_text("old")
         bob.get_by_text("Rows worth checking").click()
         bob.locator("#least-sure-file input[type=file]").set_input_files(str(finished["texts"]))

@@ -18,7 +18,7 @@ import pytest
 
 from tests.feedback.feedback_rows import bulk
 from tests.robustness.harness import expect, record
-from tests.robustness.test_huge_requests import OWNER, VIEWER, _login, _Watch
+from tests.robustness.test_huge_requests import OWNER, VIEWER, _call, _login, _Watch
 
 pytestmark = pytest.mark.integration
 GROUP = "feedback bounds"
@@ -44,21 +44,6 @@ def server(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
     yield srv
     srv.stop()
     shutil.rmtree(ws, ignore_errors=True)  # ~1 GB of database
-
-
-def _call(client: Any, session: str, fn_index: int, data: list) -> str:
-    """One event in the page session ``session`` (a dropdown takes only the choices this session was given)."""
-    res = client.post("gradio_api/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session,
-                                                     "trigger_id": None, "event_data": None})
-    if res.status_code != 200:
-        return f"HTTP {res.status_code}: {res.text[:300]}"
-    seen = []
-    with client.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
-        for line in stream.iter_lines():
-            seen.append(line)
-            if '"msg":"process_completed"' in line.replace(" ", ""):
-                break
-    return "\n".join(seen)
 
 
 def _values(cfg: dict, inputs: list[int]) -> list[Any] | None:
@@ -91,7 +76,7 @@ def test_a_viewers_flood_leaves_every_listing_small_and_other_pages_fast(server:
         watch = _Watch(server.proc.pid, owner)
         start = time.perf_counter()
         try:
-            text = _call(viewer, session, fn_index, values)
+            text = _call(viewer, fn_index, values, session)
         finally:
             grew_mb, slowest = watch.end()
         took = time.perf_counter() - start

@@ -48,8 +48,10 @@ def _login(server: Any, who: tuple[str, str]) -> httpx.Client:
     return c
 
 
-def _call(client: httpx.Client, fn_index: int, data: list) -> str:
-    session = uuid.uuid4().hex[:11]
+def _call(client: httpx.Client, fn_index: int, data: list, session: str | None = None) -> str:
+    """One event through Gradio's queue, in the page session ``session`` (a fresh one by default: a dropdown takes
+    only the choices its session was given); every line of the answer's stream until it completed."""
+    session = session or uuid.uuid4().hex[:11]
     res = client.post("gradio_api/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session,
                                                      "trigger_id": None, "event_data": None})
     if res.status_code != 200:

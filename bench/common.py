@@ -339,3 +339,28 @@ def write_text_label_csv(rows: list[dict[str, str]], path: Path) -> Path:
         w.writeheader()
         w.writerows({"text": r["text"], "label": r["label"]} for r in rows)
     return path
+
+
+def script_child(script: Path, args: list[str], log: Path, threads: int, marker: str) -> dict[str, Any]:
+    """One child process of a bench ``script`` (its own ``args`` verb), its output in ``log``: the JSON of its
+    line starting with ``marker``, its CPU-seconds (user + sys), wall seconds and peak RSS (``os.wait4``).
+
+    Raises:
+        RuntimeError: the child failed, with its log's tail.
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+           "TOKENIZERS_PARALLELISM": "false"}
+    t = time.perf_counter()
+    with open(log, "w") as fh:
+        p = subprocess.Popen([sys.executable, str(script), *args], cwd=ROOT, env=env, stdout=fh,
+                             stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+    out: dict[str, Any] = {"rc": os.waitstatus_to_exitcode(status), "cpu_s": round(ru.ru_utime + ru.ru_stime, 1),
+                           "wall_s": round(time.perf_counter() - t, 1),
+                           "peak_rss_gib": round(ru.ru_maxrss / 2**20, 2)}  # Linux: ru_maxrss in KiB
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith(marker):
+            out.update(json.loads(line[len(marker):]))
+    if out["rc"]:
+        raise RuntimeError(f"{args[0]} failed (rc {out['rc']}): " + log.read_text(errors="replace")[-3000:])
+    return out

@@ -51,6 +51,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import script_child  # noqa: E402
+
 RECIPE = "presets/recipes/gemma3-270m-lora-cpu.yaml"
 TEAMMATE = ("teammate", "teammate-pw")
 FULL = {"train": 200, "feedback": 300, "test": 300, "steps": None}  # steps None: the recipe's and the old run's
@@ -87,23 +90,8 @@ def _child_eval(base: str, runs: list[str], data: str) -> None:
 
 
 def run_child(args: list[str], log: Path, threads: int) -> dict[str, Any]:
-    """One child process of this script: its result line, CPU-seconds (user + sys), wall seconds, peak RSS."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "TOKENIZERS_PARALLELISM": "false"}
-    t = time.perf_counter()
-    with open(log, "w") as fh:
-        p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args], cwd=ROOT, env=env, stdout=fh,
-                             stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(p.pid, 0)
-    out: dict[str, Any] = {"rc": os.waitstatus_to_exitcode(status), "cpu_s": round(ru.ru_utime + ru.ru_stime, 1),
-                           "wall_s": round(time.perf_counter() - t, 1),
-                           "peak_rss_gib": round(ru.ru_maxrss / 2**20, 2)}  # Linux: ru_maxrss in KiB
-    for line in log.read_text(errors="replace").splitlines():
-        if line.startswith(RESULT):
-            out.update(json.loads(line[len(RESULT):]))
-    if out["rc"]:
-        raise RuntimeError(f"{args[0]} failed (rc {out['rc']}): " + log.read_text(errors="replace")[-3000:])
-    return out
+    """One child process of this script (bench/common.script_child): its result line, CPU-seconds, wall, peak RSS."""
+    return script_child(Path(__file__).resolve(), args, log, threads, RESULT)
 
 
 # ------------------------------------------------------------------ the rows

@@ -13,7 +13,21 @@ import time
 from studio.config.run_config import RunConfig
 from studio.engine import run_training
 
+def _slow_rank_writes(rank: int) -> None:
+    """Make one rank write its share of a checkpoint late, as a slower node does: its rng state comes last."""
+    from transformers import Trainer
+    original = Trainer._save_rng_state
+
+    def late(self, output_dir):
+        if int(os.environ["RANK"]) == rank:
+            time.sleep(2.0)
+        return original(self, output_dir)
+    Trainer._save_rng_state = late
+
+
 if __name__ == "__main__":
+    if os.environ.get("SLOW_RANK"):
+        _slow_rank_writes(int(os.environ["SLOW_RANK"]))
     summary = run_training(RunConfig.load(sys.argv[1]))
     import torch.distributed as dist
     # one write of line and newline (print writes them apart): two ranks share the pipe, and a write this short is

@@ -106,11 +106,15 @@ class GuardedCheckpoints:
         staging = root / ".staging"
         if self.args.should_save:
             shutil.rmtree(staging, ignore_errors=True)
+        # Every rank writes into the staging folder (its ZeRO shards, its rng_state_<rank>.pth) and Trainer waits for
+        # none of them: no rank may write before the old folder is cleared, nor the folder move before all have written.
+        self.accelerator.wait_for_everyone()
         self._staging = str(staging)
         try:
             super()._save_checkpoint(model, trial)
         finally:
             self._staging = None
+        self.accelerator.wait_for_everyone()
         if not self.args.should_save:
             return
         name = f"checkpoint-{self.state.global_step}"

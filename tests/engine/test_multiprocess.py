@@ -54,3 +54,25 @@ def test_workers_close_the_process_group_when_their_run_ends(tmp_path, tiny_mode
     assert [(d["rank"], d["state"], d["group_open"]) for d in reports] == [(0, "finished", False),
                                                                           (1, "finished", False)], r.stdout
     assert r.returncode == 0, worker_errors(r.stderr)
+
+
+@pytest.mark.integration
+def test_a_checkpoint_holds_every_ranks_files_when_one_rank_writes_late(tmp_path, tiny_model_dir,
+                                                                       sample_reviews_jsonl):
+    """Rank 0 moves the checkpoint out of its staging folder only after every rank has written into it.
+
+    Without that wait a slower node wrote its rng_state_1.pth into a folder already moved away and the run failed
+    ("Parent directory .../.staging/checkpoint-3 does not exist", a two-node CI run)."""
+    RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl), finetuning_type="full",
+              cutoff_len=48, per_device_train_batch_size=4, learning_rate=3e-3, max_steps=2, logging_steps=1,
+              save_steps=1, deepspeed="z3", plot_loss=False, output_dir=str(tmp_path / "run")
+              ).save(tmp_path / "c.yaml")
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                        str(ROOT / "tests" / "dist_worker.py"), str(tmp_path / "c.yaml")], cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SLOW_RANK": "1"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, worker_errors(r.stderr)
+    ckpt = tmp_path / "run" / "checkpoints" / "checkpoint-2"
+    assert (ckpt / "rng_state_0.pth").is_file() and (ckpt / "rng_state_1.pth").is_file(), sorted(
+        p.name for p in ckpt.iterdir())
+    assert not (tmp_path / "run" / "checkpoints" / ".staging").exists()

@@ -694,7 +694,9 @@ def _save_final(trainer: Any, cfg: RunConfig, run: RunDir, tok: Any, main: bool)
     tmp = target.with_name(target.name + ".tmp")
     if main:
         shutil.rmtree(tmp, ignore_errors=True)
+    trainer.accelerator.wait_for_everyone()  # as for a checkpoint: every rank may write here (ZeRO-3's shards)
     trainer.save_model(str(tmp))
+    trainer.accelerator.wait_for_everyone()
     if main:
         tok.save_pretrained(str(tmp))
         if target.exists():

@@ -13,13 +13,10 @@ from pathlib import Path
 from ..config.run_config import RunConfig
 from ..config.yaml_io import load_yaml_dict, parse_overrides
 from ..engine import run_training
-from ..engine.launch import torchrun_command
+from ..engine.launch import EXIT, torchrun_command
 from ..engine.nvme import check_nvme_ready
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
-
-EXIT = {"finished": 0, "aborted": 3, "failed": 1}
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="run config YAML (see presets/recipes/)")

@@ -16,15 +16,18 @@ from pathlib import Path
 from ..errors import StudioError
 
 DEFAULT_PORT = 29500
+# a training process's exit code for each end state, whichever door started it (CLI verb or the runner's child)
+EXIT = {"finished": 0, "aborted": 3, "failed": 1}
 # a host name, an IPv4 address or a bracket-less IPv6 address; nothing a shell would interpret
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.\-:_]*$")
 
 
 def torchrun_command(config_path: str, overrides: list[str], nproc: int, resume: str | None,
-                     quiet: bool = False) -> list[str]:
-    """The single-machine multi-process launch line (also what the UI's 'show command' prints)."""
+                     quiet: bool = False, module: str = "studio train") -> list[str]:
+    """The single-machine multi-process launch line (also what the UI's 'show command' prints); ``module``: the
+    workers' door, the CLI verb a person types or ``studio.engine`` (the job runner's child, no flags beyond resume)."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           "-m", "studio", "train", config_path]
+           "-m", *module.split(), config_path]
     return cmd + _train_tail(overrides, resume, quiet)
 
 

@@ -257,8 +257,9 @@ class JobRunner:
             raise StudioError.of("run.busy", name=self._run.path.name)
 
     def command(self, run: RunDir, resume: str | None) -> list[str]:
-        """The child's command line (the same one a person would type)."""
-        cmd = [sys.executable, "-m", "studio", "train", str(run.config), "--quiet"]
+        """The child's command line: the engine's own door (studio/engine/__main__.py) for a config the page wrote
+        whole; a person may type the same line."""
+        cmd = [sys.executable, "-m", "studio.engine", str(run.config)]
         return cmd + (["--resume", resume] if resume else [])
 
     def _launch(self, run: RunDir, resume: str | None, started_by: str | None = None,

@@ -73,7 +73,8 @@ def is_trainer(pid: Any, run: RunDir) -> bool:
         cmdline = Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True  # no /proc (macOS): trust the pid
-    return b"studio" in cmdline and str(run.config).encode() in cmdline
+    studio = any(arg == b"studio" or arg.startswith(b"studio.") for arg in cmdline)  # -m studio train / studio.engine
+    return studio and str(run.config).encode() in cmdline
 
 
 def end_reason(run: RunDir, rc: int | None, aborted: bool) -> tuple[str, Reason]:

@@ -8,7 +8,6 @@ same construction, with no digest from its parent) and the engine trust it. What
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import inspect
 import subprocess
@@ -116,17 +115,13 @@ def rule_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def _child_args(path: Path) -> argparse.Namespace:
-    return argparse.Namespace(config=str(path), overrides=[], resume=None, nproc=None, quiet=True)
-
-
 def test_from_the_page_to_the_trainer_only_construction_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               rule_runs: list[str]) -> None:
     """Both processes of a page's run: Start builds the form's RunConfig, the one hand-over (runs/queue.submit)
     gives it to the job runner, which writes it and starts the child with no word of what was checked; the child
     builds it again from config.yaml (a file may change on disk) and hands it to the trainer. The rules run only
     where a config is built: no door checks one it was given."""
-    from studio.cli import train
+    import importlib
     from studio.ui.train_tab import start_run
     ctx = AppContext.create(tmp_path / "ws")
     data = ctx.data_root / "d.jsonl"
@@ -137,32 +132,35 @@ def test_from_the_page_to_the_trainer_only_construction_checks(tmp_path: Path, m
 
     class Child:  # the runner's Popen: the environment it would start the child with, and no child
         def __init__(self, cmd: list[str], env: dict[str, str], **_: Any) -> None:
-            children.append(env)
+            children.append({"cmd": cmd, "env": env})
             self.pid = ended.pid
     monkeypatch.setattr(subprocess, "Popen", Child)
     monkeypatch.setattr(ctx.runner, "_supervise", lambda: None)  # nobody waits for (or signals) the fake child
     start_run(ctx, form_values.config_to_values(Draft(dataset=str(data), learning_rate=3e-4)))
     assert len(children) == 1 and rule_runs and set(rule_runs) == {"__post_init__"}, rule_runs
-    assert not [k for k in children[0] if "JUDGED" in k]  # nothing about the config travels beside the file
+    assert not [k for k in children[0]["env"] if "JUDGED" in k]  # nothing about the config travels beside the file
+    cmd = children[0]["cmd"]
+    assert cmd[1] == "-m", cmd
+    child = importlib.import_module(cmd[2] + ".__main__")  # the door the runner's child goes through
     handed: list[Any] = []
 
     def trainer(cfg: Any, resume_from: str | None = None) -> dict[str, Any]:
         handed.append(cfg)
         return {"state": "finished", "step": 0}
-    monkeypatch.setattr(train, "run_training", trainer)
+    monkeypatch.setattr(child, "run_training", trainer)
 
     def derive(*_: Any, **__: Any) -> Any:
         raise AssertionError("the job runner's config.yaml names every field: nothing is left to derive")
     monkeypatch.setattr("studio.autoconfig.fill_unset", derive)
     path = next(Path(ctx.runs_root).glob("*/config.yaml"))
     rule_runs.clear()
-    assert train.main(_child_args(path)) == 0
+    assert child.main([str(path)]) == 0
     assert rule_runs == ["__post_init__"]  # the child's one construction, and no check of what it built
     assert type(handed[0]) is RunConfig and handed[0].learning_rate == 3e-4
     # the same child given a config.yaml changed on disk since: refused as it is built
     path.write_text(path.read_text(encoding="utf-8").replace("0.0003", "3.0"), encoding="utf-8")
     with pytest.raises(ConfigError, match="learning_rate"):
-        train.main(_child_args(path))
+        child.train_file(str(path), None)
 
 
 def _page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppContext, list[Any], Path]:

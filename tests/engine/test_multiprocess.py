@@ -76,3 +76,24 @@ def test_a_checkpoint_holds_every_ranks_files_when_one_rank_writes_late(tmp_path
     assert (ckpt / "rng_state_0.pth").is_file() and (ckpt / "rng_state_1.pth").is_file(), sorted(
         p.name for p in ckpt.iterdir())
     assert not (tmp_path / "run" / "checkpoints" / ".staging").exists()
+
+
+@pytest.mark.integration
+def test_the_runners_child_door_starts_every_process_the_config_asks_for(tmp_path, tiny_model_dir,
+                                                                         sample_reviews_jsonl):
+    """The job runner's child (``python -m studio.engine CONFIG``, studio/runs/jobs.py) starts torchrun's workers
+    itself for a config with ``nproc: 2``: both ranks train and write their share of the checkpoint."""
+    from studio.runs.jobs import JobRunner
+    from studio.runs.run_dir import RunDir
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl), finetuning_type="full",
+              cutoff_len=48, per_device_train_batch_size=4, learning_rate=3e-3, max_steps=2, logging_steps=1,
+              save_steps=2, deepspeed="z3", nproc=2, plot_loss=False, output_dir=str(run.path)).save(run.config)
+    cmd = JobRunner.command(None, run, None)  # type: ignore[arg-type]  # the line the runner starts its child with
+    r = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, worker_errors(r.stderr)
+    assert run.read_status()["state"] == "finished"
+    ckpt = run.checkpoints / "checkpoint-2"
+    assert (ckpt / "rng_state_0.pth").is_file() and (ckpt / "rng_state_1.pth").is_file()

@@ -30,6 +30,7 @@ from ..config.search import search_rates, trial_steps
 from ..data.dataset import split_rows
 from ..data.templates import get_template
 from ..data.tokenize import encode_examples
+from ..stages import stage_of
 from ..workspace import atomic_write_text, user_cache_dir
 
 # The share of this machine's measured matmul peak (fp32, all its threads, ``machine_flops``) that one training
@@ -327,7 +328,7 @@ def run_seconds(status: dict[str, Any]) -> float | None:
 
 
 def past_runs(runs_root: str | Path | None, cfg: RunConfig, device: str) -> list[dict[str, Any]]:
-    """The newest finished runs here of the same model, method and device, with what they measured."""
+    """The newest finished runs here of the same model, method, stage and device, with what they measured."""
     out = []
     root = Path(runs_root) if runs_root else None
     if root is None or not root.is_dir():
@@ -340,6 +341,8 @@ def past_runs(runs_root: str | Path | None, cfg: RunConfig, device: str) -> list
         if not isinstance(st, dict) or st.get("state") != "finished" or st.get("device") != device:
             continue
         if st.get("model") != cfg.model_name_or_path or st.get("finetuning_type") != cfg.finetuning_type:
+            continue
+        if stage_of(str(st.get("stage", "sft"))) != stage_of(cfg.stage):   # its tokens per second: its stage's work
             continue
         if not all(isinstance(st.get(k), (int, float)) and st[k] > 0
                    for k in ("train_tokens", "train_seconds", "started", "ended", "train_started")):
@@ -369,7 +372,6 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
     work = run_work(cfg, rows, tokenizer)
     slow = slowdown(load)
     past = past_runs(runs_root, cfg, device)
-    check_passes = 1 if cfg.val_size and work.val_tokens else 0
     steps = max(1, math.ceil(work.train_tokens / max(work.mean_len, 1) /
                              (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps)))
     if past:
@@ -384,7 +386,7 @@ def estimate(cfg: RunConfig, rows: list[dict[str, Any]], *, card: Any, device: s
     else:
         speed = (GPU_FLOPS if device == "cuda" else (flops or machine_flops()) * STEP_SHARE.get(
             cfg.finetuning_type, 0.4))
-        per_token = flops_per_token(card, cfg, work.answer_share, work.mean_len)
+        per_token = flops_per_token(card, cfg, work.answer_share, work.mean_len) * stage_of(cfg.stage).work_per_row()
         rate = speed / per_token / slow
         gb = weights_gb if weights_gb is not None else card.n_params * 4 / 1024 ** 3
         start = (START_S + LOAD_S_PER_GB * gb) * slow

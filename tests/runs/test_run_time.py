@@ -355,3 +355,22 @@ def test_the_learning_rate_search_is_in_the_estimate(tmp_path):
     assert searched.parts["search"] >= 3 * plain.parts["start"]
     assert searched.seconds == pytest.approx(plain.seconds + searched.parts["search"], rel=1e-3)
     assert "search" not in plain.parts or plain.parts["search"] == 0
+
+
+def test_the_estimate_reads_each_stages_work_from_the_stage_table(tmp_path):
+    """A row of DPO puts chosen and rejected through the model and its reference scores both; GRPO trains on four
+    sampled answers per prompt after generating them: the estimate's training time follows the stage table's
+    sequences per row, and a past run of another stage never sets this one's speed."""
+    from studio.stages import STAGES
+    sft = run_time.estimate(_cfg(), ROWS, card=CARD, load=0.0, flops=FLOPS)
+    for name, stage in STAGES.items():
+        if name == "sft":
+            continue
+        est = run_time.estimate(_cfg(stage=name), ROWS, card=CARD, load=0.0, flops=FLOPS)
+        want = stage.sequences + stage.no_grad_sequences / 3
+        assert est.parts["train"] - est.steps * run_time.STEP_S == pytest.approx(
+            want * (sft.parts["train"] - sft.steps * run_time.STEP_S), rel=0.02), name
+    _past(tmp_path, "an-sft-run")   # its speed is SFT's: a GRPO run here is not timed by it
+    assert run_time.estimate(_cfg(stage="grpo"), ROWS, card=CARD, runs_root=tmp_path, load=0.0,
+                             flops=FLOPS).source == "measured"
+    assert run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0, flops=FLOPS).source == "history"

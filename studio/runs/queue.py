@@ -40,6 +40,7 @@ _LOCK = threading.Lock()
 MAX_QUEUED_PER_LOGIN = 5
 SAME_START_S = 30.0   # a Start of the same settings by the same login within this is "already queued"
 FILE = "queue.json"
+DROPPED_SHOWN_S = 900.0   # how long every page says that a queued run could not start
 BY_KEY = "_started_by"  # queue.json only: who pressed Start (not a RunConfig key)
 log = logging.getLogger("studio.runs")
 
@@ -174,8 +175,18 @@ def start_next(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig]) -> str
         _save(ctx)
         try:
             return ctx.runner.start(resolve(cfg), by=_by(cfg), settings=_settings_key(cfg)).path.name
-        except StudioError:
-            return None  # e.g. its data was deleted meanwhile: drop it rather than retry forever
+        except StudioError as exc:
+            # e.g. its data or base model was deleted meanwhile: off the queue (it would fail again at every tick),
+            # and said on every page (``dropped``) rather than vanishing
+            log.warning("a queued run could not start: %s", exc.message)
+            ctx.extra["queue_dropped"] = [*ctx.extra.get("queue_dropped", [])[-4:], (time.time(), exc)]
+            return None
+
+
+def dropped(ctx: QueueHost, within_s: float = DROPPED_SHOWN_S) -> list[StudioError]:
+    """Why the queued runs that could not start in the last ``within_s`` seconds were taken off, oldest first."""
+    now = time.time()
+    return [exc for t, exc in ctx.extra.get("queue_dropped", []) if now - t < within_s]
 
 
 def waiting(ctx: QueueHost) -> int:
@@ -207,4 +218,4 @@ def watch(ctx: QueueHost, resolve: Callable[[RunConfig], RunConfig], every_s: fl
     return stop
 
 
-__all__ = ["clear", "start_next", "submit", "waiting", "watch"]
+__all__ = ["clear", "dropped", "start_next", "submit", "waiting", "watch"]

@@ -242,13 +242,22 @@ def poll(ctx: AppContext, seen: dict | None) -> tuple[Any, ...]:
     if line:  # right under the state: the answer to "did it work?"
         head, _, rest = status.partition("\n\n")
         status = f"{head}\n\n{line}\n\n{rest}"
-    if run_queue.waiting(ctx):
-        status += "\n\n" + msg("queue_line", ctx.lang, n=run_queue.waiting(ctx))
+    queued = queue_lines(ctx, ctx.lang)
+    if queued:
+        status += "\n\n" + queued
     lost = state_problems_markdown(ctx.lang, since=time.time() - STATE_PROBLEMS_SHOWN_S)
     if lost:  # a garbled state file is said on every page, not only in the server log
         status += "\n\n" + lost
     return (status, plot, page_log(snap.get("log_tail") or "", ctx.runner.events(), ctx.lang), snap, runs, pick,
             *button_states(snap), seen)
+
+
+def queue_lines(ctx: Any, lang: str) -> str:
+    """The queue under the status: how many runs wait, and each queued run that could not start lately, why."""
+    lines = [msg("queue_dropped", lang, reason=page_message(exc, lang)) for exc in run_queue.dropped(ctx)]
+    if run_queue.waiting(ctx):
+        lines.append(msg("queue_line", lang, n=run_queue.waiting(ctx)))
+    return "\n\n".join(lines)
 
 
 def start_run(ctx: AppContext, values: list[Any]) -> dict[str, Any]:

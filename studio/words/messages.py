@@ -145,6 +145,8 @@ ENTRIES: list[Any] = [
             "A run is going: this one is queued (number {n}) and starts by itself when the run before it ends.",
             "正在训练：这次运行已排队（第 {n} 个），前一个结束后会自动开始。"),
     message("queue_line", "⏭️ {n} run(s) queued; they start one after another.", "⏭️ 还有 {n} 个运行在排队，会依次开始。"),
+    message("queue_dropped", "⚠️ A queued run could not start when its turn came and was taken off the queue: {reason}",
+            "⚠️ 一个排队的运行轮到时无法开始，已移出队列：{reason}"),
     message("queue_cleared", "Removed {n} queued run(s).", "已移除 {n} 个排队的运行。"),
     message("err.title", "Error", "错误"),
     message("info.title", "Info", "提示"),

@@ -147,3 +147,26 @@ def test_start_with_the_settings_of_the_running_run_names_it(tmp_path: Path) -> 
     assert run_queue.waiting(restarted) == 0
     other = RunConfig(dataset="d.jsonl", output_dir=str(tmp_path / "news"), learning_rate=1e-4)
     assert run_queue.submit(restarted, other, lambda c: c, by="ann") == 1
+
+
+def test_a_queued_run_that_cannot_start_is_taken_off_and_said_on_every_page() -> None:
+    """Its turn came and it could not start (its base model deleted meanwhile): it leaves the queue, since it would
+    fail again at every tick, and the page says which and why in its own words, instead of it vanishing."""
+    from studio.ui.train_tab import queue_lines
+    from studio.words.error_words import page_message
+    runner = FakeRunner()
+    ctx = SimpleNamespace(runner=runner, extra={})
+    same = lambda c: c  # noqa: E731
+    run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="a"), same)
+    run_queue.submit(ctx, RunConfig(dataset="d.jsonl", output_dir="b"), same)
+    assert "1" in queue_lines(ctx, "en")
+    runner.finish()
+    refused = StudioError.of("app.model_missing", model="/models/gone", demo="tiny-demo")
+
+    def gone(cfg: RunConfig) -> RunConfig:
+        raise refused
+    assert run_queue.start_next(ctx, gone) is None and run_queue.waiting(ctx) == 0
+    for lang in ("en", "zh"):
+        shown = queue_lines(ctx, lang)
+        assert page_message(refused, lang) in shown, shown
+    assert run_queue.start_next(ctx, same) is None and runner.started == ["a"]  # not tried again

@@ -13,9 +13,10 @@ named by its ``module:function`` (as torchtune's ``_component_``), which the eng
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
+
+import regex
 
 RowKind = Literal["sft", "ranking", "kto"]   # data/lf_dataset.Kind: instruction rows, chosen/rejected pairs, tagged
 Problems = Callable[[Any], list[tuple[str, dict[str, Any]]]]   # cfg -> [(check code, values)]
@@ -107,8 +108,8 @@ def _grpo_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
     if not cfg.grpo_pattern.strip():
         return [("check.grpo_pattern_empty", {})]
     try:
-        re.compile(cfg.grpo_pattern)
-    except re.error as exc:
+        regex.compile(cfg.grpo_pattern)   # as the reward compiles it (engine/grpo.py: regex, for its time limit)
+    except regex.error as exc:
         return [("check.grpo_pattern_invalid", {"pattern": cfg.grpo_pattern[:80], "error": str(exc)[:120]})]
     return []
 

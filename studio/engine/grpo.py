@@ -18,8 +18,9 @@ them; an answer is read up to the template's end marker.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable
+
+import regex
 
 from ..data.templates import Template, get_template
 from ..data.tokenize import _bos_kept, example_prompt
@@ -72,12 +73,24 @@ def json_fields_reward(end: str = "") -> Reward:
     return json_fields
 
 
+# The owner's pattern runs on every sampled answer of every step, and a pattern that backtracks catastrophically
+# (``(a+)+$``) would hang the run on one answer: each match gets this long, then scores 0. The standard library's
+# re has no time limit; the regex package (transformers' own dependency, re's syntax) does.
+MATCH_TIMEOUT_S = 0.05
+
+
 def pattern_reward(pattern: str, end: str = "") -> Reward:
-    """1.0 where the whole answer matches ``pattern``, else 0.0."""
-    compiled = re.compile(pattern)
+    """1.0 where the whole answer matches ``pattern``, else 0.0 (also where the match takes too long)."""
+    compiled = regex.compile(pattern)
+
+    def matches(text: str) -> bool:
+        try:
+            return compiled.fullmatch(text, timeout=MATCH_TIMEOUT_S) is not None
+        except TimeoutError:
+            return False
 
     def pattern_match(completions: list[str], **_: Any) -> list[float]:
-        return [float(compiled.fullmatch(_answer(c, end)) is not None) for c in completions]
+        return [float(matches(_answer(c, end))) for c in completions]
     return pattern_match
 
 

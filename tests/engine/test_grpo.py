@@ -76,3 +76,13 @@ def test_a_grpo_run_trains_the_adapter_on_its_reward(tmp_path: Path, tiny_model_
     assert rewards and 0 < max(rewards) <= 1
     weights = load_file(str(run.adapter / "adapter_model.safetensors"))
     assert any(float(v.abs().sum()) > 0 for k, v in weights.items() if "lora_B" in k)  # B starts at 0: it moved
+
+
+def test_a_pattern_that_backtracks_forever_scores_zero_in_a_moment() -> None:
+    """The owner's pattern runs on every sampled answer of every step: a pattern with catastrophic backtracking
+    on one answer must cost a bounded moment and a reward of 0, not hang the run."""
+    import time
+    from studio.engine.grpo import pattern_reward
+    t0 = time.perf_counter()
+    assert pattern_reward(r"(a+)+$")(["a" * 40 + "b", "aaa"]) == [0.0, 1.0]
+    assert time.perf_counter() - t0 < 2.0

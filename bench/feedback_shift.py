@@ -234,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--arms", nargs="+", default=["least_sure", "random", "handled"],
                    choices=["least_sure", "random", "handled"])
+    p.add_argument("--random-corrections", type=int, default=None,
+                   help="corrections the random teammate sends (default: as many as the least-sure arm's, else "
+                        "half the queue); to run the random arm alone against a least-sure arm measured before")
     sub = p.add_subparsers(dest="child")
     sub.add_parser("_train").add_argument("config")
     sc = sub.add_parser("_score")
@@ -334,7 +337,8 @@ def run_bench(a: argparse.Namespace) -> int:
             if arm == "least_sure":
                 fb = teammate_least_sure(url, sets["pool"], pool_csv, sizes["queue"])
             elif arm == "random":
-                want = arms.get("least_sure", {}).get("feedback", {}).get("corrections", sizes["queue"] // 2)
+                want = a.random_corrections or arms.get("least_sure", {}).get("feedback", {}).get(
+                    "corrections", sizes["queue"] // 2)
                 rows = random.Random(a.seed + 1).sample(sets["pool"], len(sets["pool"]))
                 fb = teammate_stream(url, rows, stop_at_corrections=want)
             else:

@@ -2,7 +2,8 @@
 
 Each RunConfig field becomes one component (kind -> widget); its value order and the conversion to and from a
 RunConfig are studio/app/form_values.py's. The only per-field knowledge is which fields offer suggestions in a
-dropdown (``WIDGET_CHOICES``).
+dropdown (``WIDGET_CHOICES``). A number's bounds and step are its field's ``range=`` and ``step=``
+(tests/ui/test_widget_bounds.py): never written again here.
 """
 from __future__ import annotations
 
@@ -18,6 +19,16 @@ GROUPS = ("model", "method", "data", "train", "memory")
 OPEN_GROUPS = ("model", "method", "data", "train", "memory")
 
 
+class Number(gr.Number):
+    """gr.Number whose bounds are the browser's (its spinner, the box's min and max) and the field's check's: Gradio's
+    own check refuses a value outside them in English before any handler runs, so here the value goes on to the
+    form's check (``Draft.validate``), which names the setting in the page's words. (Named ``Number``: Gradio draws
+    a component by its class name.)"""
+
+    def preprocess(self, payload: float | None) -> float | int | None:
+        return None if payload is None else self.round_to_precision(payload, self.precision)
+
+
 def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
     name, kind, default = meta["name"], meta["kind"], meta["default"]
     common = {"label": T(f"f.{name}"), "info": T(f"h.{name}"), "elem_id": f"field-{name}"}
@@ -31,7 +42,9 @@ def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
     if kind == "bool":
         return gr.Checkbox(value=bool(default), **common)
     if kind in ("int", "float"):
-        return gr.Number(value=default, precision=0 if kind == "int" else None, **common)
+        lo, hi = meta["range"]  # the field's one declaration (studio/config/run_config.py)
+        return Number(value=default, precision=0 if kind == "int" else None, minimum=lo, maximum=hi,
+                      step=meta["step"], **common)
     return gr.Textbox(value="" if default is None else str(default), max_lines=1, **common)
 
 

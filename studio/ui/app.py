@@ -65,15 +65,13 @@ def build_app(ctx: Any) -> Any:
                 train = build_train_tab(ctx, T, settings.form)
             with gr.Tab(T("tab.evaluate"), id="evaluate", elem_id="tab-evaluate") as eval_tab:
                 try:
-                    from .evaluate_tab import build_evaluate_tab  # start-up: gradio, as the tabs above
+                    from .evaluate_tab import build_evaluate_tab, relist_runs  # start-up: gradio, as the tabs above
                 except ImportError:
                     Markdown(T("eval.placeholder"))
                 else:
                     evaluate = build_evaluate_tab(ctx)
-                    if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
-                        eval_tab.select(for_each_browser(ctx, evaluate["refresh_runs"]), [evaluate["run"], evaluate["listed"]],
-                                        [evaluate["run"], evaluate["listed"]],
-                                        api_visibility="private")
+                    eval_tab.select(for_each_browser(ctx, relist_runs), [evaluate.run, evaluate.listed],
+                                    [evaluate.run, evaluate.listed], api_visibility="private")
             with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(for_each_browser(ctx, runs["refresh"]), runs["picked"], [runs["table"], runs["picked"]],

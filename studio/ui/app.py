@@ -85,7 +85,7 @@ def build_app(ctx: Any) -> Any:
         tabs.select(None, None, None, js=CLOSE_TOASTS_JS)
         # a dataset converted on the Data tab becomes the training data; saved settings come back on every load
         wire_settings_page(ctx, app, settings, data["dataset"])
-        app.load(for_each_browser(ctx, lambda ctx: train["tick"](ctx, None)), None, train["outputs"],
+        app.load(for_each_browser(ctx, lambda ctx: train.tick(ctx, None)), None, train.outputs,
                  api_visibility="private")
         app.load(for_each_browser(ctx, lambda ctx: ctx.lang), None, lang_pick, api_visibility="private")  # this browser's
         from .localize import wire  # start-up: gradio, as the tabs above

@@ -7,7 +7,7 @@ dropdown (``WIDGET_CHOICES``). A number's bounds and step are its field's ``rang
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import gradio as gr
 
@@ -65,3 +65,9 @@ def build_form(T: Any) -> dict[str, gr.components.Component]:
                         for meta in row:
                             comps[meta["name"]] = _widget(meta, T)
     return {name: comps[name] for name in FIELD_NAMES}
+
+
+def form_list(form: Mapping[str, Any]) -> list[Any]:
+    """The form's values by field name (an event's ``v.form``: studio/ui/inputs.py) in ``FIELD_NAMES`` order, as
+    studio/app/form_values.py takes them."""
+    return [form.get(name) for name in FIELD_NAMES]

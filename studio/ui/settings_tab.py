@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -237,11 +237,6 @@ def on_change(ctx: AppContext, values: list[Any], gpu_mem: float | None, ram: fl
 # says which components they are. ``v.form`` is the Settings form, field name -> value.
 
 
-def form_list(form: Mapping[str, Any]) -> list[Any]:
-    """The form's values in ``FIELD_NAMES`` order, as studio/app/form_values.py takes them."""
-    return [form.get(name) for name in forms.FIELD_NAMES]
-
-
 def _number(value: Any) -> float | None:
     """A number typed in the card memory or Host RAM box, else None (a half-typed box, a script's string)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
@@ -250,13 +245,13 @@ def _number(value: Any) -> float | None:
 
 def estimate_handler(ctx: AppContext, v: Values) -> tuple[str, str]:
     """The "will it fit" panel and the check, for the form and the machine typed in (app.py's page load too)."""
-    return on_change(ctx, form_list(v.form), v.gpu_mem, v.host_ram)
+    return on_change(ctx, forms.form_list(v.form), v.gpu_mem, v.host_ram)
 
 
 def remember(ctx: AppContext, v: Values) -> int | None:
     """Every change of the form is kept for this login (a reload or another browser restores it); a page loaded
     before the last save (``v.loaded``, the version it showed) does not overwrite it."""
-    saved = save_state(ctx, form_list(v.form), {"task": v.task, "budget": v.budget, "gpu_mem": _number(v.gpu_mem),
+    saved = save_state(ctx, forms.form_list(v.form), {"task": v.task, "budget": v.budget, "gpu_mem": _number(v.gpu_mem),
                                                 "host_ram": _number(v.host_ram)}, v.loaded)
     if saved is None:
         warning(msg("settings_stale", ctx.lang), ctx.lang)
@@ -269,13 +264,13 @@ def relist_models(ctx: AppContext, v: Values) -> Any:
     follow every change of it, a dataset chosen from the Data tab included."""
     card = v.gpu_mem if isinstance(v.gpu_mem, (int, float)) and not isinstance(v.gpu_mem, bool) else None
     return gr.update(choices=model_choices(hardware(ctx), None, v.task, ctx.lang, v.model, ctx=ctx, dataset=v.data,
-                                           budget=v.budget, form=form_list(v.form), gpu_mem=card))
+                                           budget=v.budget, form=forms.form_list(v.form), gpu_mem=card))
 
 
 @ui_errors
 def derive_short(ctx: AppContext, v: Values) -> list:
     """The short form (model, task, time budget, data) fills the full form -> its values and the reasons."""
-    new_values, why_md = derive(ctx, v.model, v.task, v.budget, v.data, form_list(v.form), v.gpu_mem)
+    new_values, why_md = derive(ctx, v.model, v.task, v.budget, v.data, forms.form_list(v.form), v.gpu_mem)
     return new_values + [why_md]
 
 
@@ -354,7 +349,7 @@ def on_load(ctx: AppContext) -> list[Any]:
 def pick_preset(ctx: AppContext, v: Values) -> list[Any]:
     if not v.preset:
         return [gr.skip()] * len(forms.FIELD_NAMES)
-    return load_settings(RECIPES / f"{v.preset}.yaml", form_list(v.form))
+    return load_settings(RECIPES / f"{v.preset}.yaml", forms.form_list(v.form))
 
 
 @ui_errors
@@ -363,7 +358,7 @@ def upload_yaml(ctx: AppContext, v: Values) -> list[Any]:
         return [gr.skip()] * len(forms.FIELD_NAMES)
     check_data_upload(v.path, ctx.max_upload_mb, (".yaml", ".yml"))
     try:
-        return load_settings(v.path, form_list(v.form))
+        return load_settings(v.path, forms.form_list(v.form))
     except StudioError as exc:  # name the person's file, not Gradio's upload-cache path (a value of its code)
         raise exc.with_values(**{k: Path(v.path).name for k, value in (exc.values or {}).items()
                                  if value == str(v.path)}) from None
@@ -371,7 +366,7 @@ def upload_yaml(ctx: AppContext, v: Values) -> list[Any]:
 
 @ui_errors
 def save(ctx: AppContext, v: Values) -> str:
-    path = save_settings(ctx, form_list(v.form))
+    path = save_settings(ctx, forms.form_list(v.form))
     tmp = Path(tempfile.mkdtemp(prefix="studio-settings-")) / path.name  # a copy for the download link
     copyfile(path, tmp, [ctx.workspace])
     info(msg("saved", ctx.lang, path=path), ctx.lang)
@@ -380,7 +375,7 @@ def save(ctx: AppContext, v: Values) -> str:
 
 @ui_errors
 def show(ctx: AppContext, v: Values) -> str:
-    return command_line(ctx, form_list(v.form))
+    return command_line(ctx, forms.form_list(v.form))
 
 
 def warn_remote(ctx: AppContext, on: bool) -> None:
@@ -394,12 +389,12 @@ def _suggestion_update(ctx: AppContext, values: list[Any], v: Values) -> Any:
 
 
 def refresh_suggestions(ctx: AppContext, v: Values) -> Any:
-    return _suggestion_update(ctx, form_list(v.form), v)
+    return _suggestion_update(ctx, forms.form_list(v.form), v)
 
 
 @ui_errors
 def apply(ctx: AppContext, v: Values) -> list[Any]:
-    values, fit_md, check_md = apply_suggestion(ctx, form_list(v.form), v.gpu_mem, v.pick, v.host_ram)
+    values, fit_md, check_md = apply_suggestion(ctx, forms.form_list(v.form), v.gpu_mem, v.pick, v.host_ram)
     return values + [fit_md, check_md, _suggestion_update(ctx, values, v)]
 
 

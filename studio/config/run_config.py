@@ -57,8 +57,10 @@ PATH_NAMES = ("model", "dataset", "deepspeed", "last")
 
 
 def _f(default: Any, group: str = "train", **extra: Any) -> Any:
-    """A field with its metadata (its label and help: studio/words/fields.py). Every int/float field declares ``range=(lo, hi)`` (inclusive; ``open="lo"``,
-    ``"hi"`` or ``"both"`` excludes an end): the checks (studio/config/checks.py) refuse values outside it and
+    """A field with its metadata (its label and help: studio/words/fields.py). Every int/float field declares
+    ``range=(lo, hi)`` (inclusive; ``open="lo"``, ``"hi"`` or ``"both"`` excludes an end) and may declare ``step=``
+    (the page's spinner; 1 when not declared): the checks (studio/config/checks.py) refuse values outside it, the
+    page's widget takes its bounds from it (studio/ui/forms.py, tests/ui/test_widget_bounds.py), and
     tests/robustness/test_ranges.py fails for a number field without one. Every field naming a file or folder
     declares ``root=`` one of PATH_ROOTS (tests/robustness/test_path_fields.py fails for one without it)."""
     meta = {"group": group, **extra}
@@ -78,7 +80,7 @@ class Draft:
     trust_remote_code: bool = _f(False, "model")
     # --- method ---
     stage: Literal[STAGE_NAMES] = _f("sft", "method")  # type: ignore[valid-type]  # the stage table: studio/stages.py
-    pref_beta: float = _f(0.1, "method", range=(0.0, 1000.0), open="lo")
+    pref_beta: float = _f(0.1, "method", range=(0.0, 1000.0), step=0.01, open="lo")
     pref_loss: Literal["sigmoid", "hinge", "ipo"] = _f("sigmoid", "method")
     pref_ftx: float = _f(0.0, "method", range=(0.0, 1000.0))
     kto_chosen_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
@@ -90,7 +92,7 @@ class Draft:
     freeze_trainable_layers: int = _f(2, "method", range=(1, 10_000))
     lora_rank: int = _f(8, "method", range=(1, 4096))
     lora_alpha: int | None = _f(None, "method", range=(1, 16_384))
-    lora_dropout: float = _f(0.0, "method", range=(0.0, 1.0), open="hi")
+    lora_dropout: float = _f(0.0, "method", range=(0.0, 1.0), step=0.05, open="hi")
     lora_target: str = _f("all", "method")
     use_rslora: bool = _f(False, "method")
     use_dora: bool = _f(False, "method")
@@ -106,18 +108,18 @@ class Draft:
     cutoff_len: int = _f(256, "data", range=(1, 1_048_576))
     train_on_prompt: bool = _f(False, "data")
     mask_history: bool = _f(False, "data")
-    val_size: float = _f(0.0, "data", range=(0.0, 10_000_000.0))
+    val_size: float = _f(0.0, "data", range=(0.0, 10_000_000.0), step=0.05)
     max_samples: int | None = _f(None, "data", range=(1, 1_000_000_000))
     # --- hyperparameters ---
     per_device_train_batch_size: int = _f(4, "train", range=(1, 65_536))
     gradient_accumulation_steps: int = _f(1, "train", range=(1, 65_536))
-    learning_rate: float = _f(2e-4, "train", range=(0.0, 1.0), open="both")
+    learning_rate: float = _f(2e-4, "train", range=(0.0, 1.0), step=1e-5, open="both")
     num_train_epochs: float = _f(3.0, "train", range=(0.0, 100_000.0), open="lo")
     max_steps: int = _f(-1, "train", range=(-1, 1_000_000_000))
     lr_scheduler_type: str = _f("cosine", "train")
-    warmup_ratio: float = _f(0.0, "train", range=(0.0, 1.0), open="hi")
-    weight_decay: float = _f(0.0, "train", range=(0.0, 10.0))
-    max_grad_norm: float = _f(1.0, "train", range=(0.0, 1_000_000.0))
+    warmup_ratio: float = _f(0.0, "train", range=(0.0, 1.0), step=0.01, open="hi")
+    weight_decay: float = _f(0.0, "train", range=(0.0, 10.0), step=0.01)
+    max_grad_norm: float = _f(1.0, "train", range=(0.0, 1_000_000.0), step=0.1)
     logging_steps: int = _f(5, "train", range=(1, 1_000_000_000))
     save_steps: int = _f(100, "train", range=(1, 1_000_000_000))
     save_total_limit: int = _f(2, "train", range=(1, 100_000))
@@ -432,6 +434,7 @@ def field_meta() -> list[dict[str, Any]]:
                     "help": render(f"h.{f.name}", help_values(), "en", "page"),
                     "group": f.metadata.get("group", "train"), "choices": choices,
                     "range": f.metadata.get("range"), "open": f.metadata.get("open", ""),
+                    "step": f.metadata.get("step", 1),
                     "root": f.metadata.get("root"), "names": f.metadata.get("names"),
                     "many": bool(f.metadata.get("many"))})
     return out

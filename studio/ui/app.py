@@ -38,7 +38,7 @@ def build_app(ctx: Any) -> Any:
     from .text import Markdown
     from .data_tab import build_data_tab
     from .i18n import make_i18n
-    from .settings_tab import build_settings_tab
+    from .settings_tab import build_settings_tab, wire_settings_page
     from .runs_tab import build_runs_tab
     from .train_tab import build_train_tab
     from .common import CLOSE_TOASTS_JS
@@ -62,18 +62,16 @@ def build_app(ctx: Any) -> Any:
             with gr.Tab(T("tab.settings"), id="settings", elem_id="tab-settings"):
                 settings = build_settings_tab(ctx, T)
             with gr.Tab(T("tab.train"), id="train", elem_id="tab-train"):
-                train = build_train_tab(ctx, T, settings["form"])
+                train = build_train_tab(ctx, T, settings.form)
             with gr.Tab(T("tab.evaluate"), id="evaluate", elem_id="tab-evaluate") as eval_tab:
                 try:
-                    from .evaluate_tab import build_evaluate_tab  # start-up: gradio, as the tabs above
+                    from .evaluate_tab import build_evaluate_tab, relist_runs  # start-up: gradio, as the tabs above
                 except ImportError:
                     Markdown(T("eval.placeholder"))
                 else:
                     evaluate = build_evaluate_tab(ctx)
-                    if isinstance(evaluate, dict) and "refresh_runs" in evaluate and "run" in evaluate:
-                        eval_tab.select(for_each_browser(ctx, evaluate["refresh_runs"]), [evaluate["run"], evaluate["listed"]],
-                                        [evaluate["run"], evaluate["listed"]],
-                                        api_visibility="private")
+                    eval_tab.select(for_each_browser(ctx, relist_runs), [evaluate.run, evaluate.listed],
+                                    [evaluate.run, evaluate.listed], api_visibility="private")
             with gr.Tab(T("tab.runs"), id="runs", elem_id="tab-runs") as runs_tab:
                 runs = build_runs_tab(ctx, T)
             runs_tab.select(for_each_browser(ctx, runs["refresh"]), runs["picked"], [runs["table"], runs["picked"]],
@@ -85,20 +83,9 @@ def build_app(ctx: Any) -> Any:
             feedback_tab.select(for_each_browser(ctx, feedback["refresh"]), feedback["run"], feedback["run"], api_visibility="private")
         # a toast belongs to the tab it was raised on (common.TOAST_S): picking another tab closes it
         tabs.select(None, None, None, js=CLOSE_TOASTS_JS)
-        form = settings["form"]
-        comps = list(form.values())
-        derive_in, derive_out = settings["short"] + comps, comps + [settings["why"]]
-        # a dataset converted on the Data tab becomes the training data; the settings are derived for it
-        data["dataset"].change(for_each_browser(ctx, settings["pick_dataset"]), data["dataset"],
-                               [settings["data_pick"], settings["task"]], api_visibility="private").then(
-            for_each_browser(ctx, lambda ctx, *a: settings["on_short"](ctx, *a) if a[3] else [gr.skip()] * len(derive_out)),
-            derive_in, derive_out, api_visibility="private")
-        # the settings saved for this workspace come back on every page load; then the panels are checked
-        app.load(for_each_browser(ctx, settings["on_load"]), None, settings["load_outputs"],
-                 api_visibility="private").then(
-            for_each_browser(ctx, settings["refresh"]), comps + [settings["gpu_mem"], settings["host_ram"]], [settings["fit"], settings["check"]],
-            api_visibility="private")
-        app.load(for_each_browser(ctx, lambda ctx: train["tick"](ctx, None)), None, train["outputs"],
+        # a dataset converted on the Data tab becomes the training data; saved settings come back on every load
+        wire_settings_page(ctx, app, settings, data["dataset"])
+        app.load(for_each_browser(ctx, lambda ctx: train.tick(ctx, None)), None, train.outputs,
                  api_visibility="private")
         app.load(for_each_browser(ctx, lambda ctx: ctx.lang), None, lang_pick, api_visibility="private")  # this browser's
         from .localize import wire  # start-up: gradio, as the tabs above

@@ -22,6 +22,7 @@ from ..app.state_problems import problem_lines
 from ..workspace import ASSETS_DIR
 from .common import error_text, inline_errors
 from .handlers import for_each_browser, owner_action
+from .inputs import Values, named
 from ..app.context import AppContext
 from .i18n import headers, msg
 from ..words.render import has
@@ -131,6 +132,17 @@ def convert(ctx: AppContext, path: str | None, task: str, cols: dict[str, str | 
     return body + "\n\n" + "\n".join(f"- {ln}" for ln in lines), str(out)
 
 
+@inline_errors(0, 2)  # beside Convert, until the next Convert
+def on_convert(ctx: AppContext, v: Values) -> tuple[str, str]:
+    """Convert: the file, task, columns by role (``v.columns``), label map, instruction and name, by name."""
+    return convert(ctx, v.path, v.task, dict(v.columns), v.label_map, v.instruction_text, v.name)
+
+
+def on_view(ctx: AppContext, v: Values) -> str:
+    """The first row as the model will read it, as the choices change."""
+    return model_view_markdown(ctx, v.path, v.task, dict(v.columns), v.label_map, v.instruction_text)
+
+
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
     Markdown(T("data.intro"))
@@ -198,12 +210,6 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang,
                                                                                  text_col)
 
-    @inline_errors(0, 2)  # beside Convert, until the next Convert
-    def on_convert(ctx: AppContext, path: str | None, task_v: str, *rest: Any) -> tuple[str, str]:
-        cols = dict(zip(ROLES, rest[:len(ROLES)]))
-        lm, instr, nm = rest[len(ROLES):]
-        return convert(ctx, path, task_v, cols, lm, instr, nm)
-
     def show_for_task(ctx: AppContext, task_v: str) -> list[Any]:
         return [gr.update(visible=role in TASK_ROLES.get(task_v, ROLES)) for role in ROLES] + [
             gr.update(visible=task_v == "sentiment")]
@@ -235,17 +241,17 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     standard.click(for_each_browser(ctx, on_standard), [src, col["label"], col["text"]], label_map,
                    api_visibility="private")
 
-    def on_view(ctx: AppContext, path: str | None, task_v: str, *rest: Any) -> str:
-        return model_view_markdown(ctx, path, task_v, dict(zip(ROLES, rest[:len(ROLES)])), *rest[len(ROLES):])
-
+    fn, inputs = named(on_view, {"path": src, "task": task, "columns": col, "label_map": label_map,
+                                 "instruction_text": instruction})
     gr.on([src.change, label_map.input, instruction.input, task.input, *(c.input for c in col.values())],
-          for_each_browser(ctx, on_view), [src, task, *col.values(), label_map, instruction], view,
-          api_visibility="private")
+          for_each_browser(ctx, fn), inputs, view, api_visibility="private")
+
     def clear_output(ctx: AppContext) -> tuple[str, str]:
         return "", ""
 
     # a failed Convert must not leave the previous report and dataset on screen
+    fn, inputs = named(on_convert, {"path": src, "task": task, "columns": col, "label_map": label_map,
+                                    "instruction_text": instruction, "name": name})
     convert_btn.click(for_each_browser(ctx, clear_output), None, [report, dataset], api_visibility="private").then(
-        owner_action(ctx, on_convert), [src, task, *col.values(), label_map, instruction, name], [report, dataset],
-        api_name="convert")
+        owner_action(ctx, fn), inputs, [report, dataset], api_name="convert")
     return {"dataset": dataset, "report": report, "upload": upload, "src": src}

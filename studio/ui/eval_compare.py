@@ -16,13 +16,36 @@ from .text import Markdown
 
 from ..evaluation.compare import compare_full_quantized, exports
 from ..evaluation.gen_defaults import generation_defaults
+from .common import ui_errors
 from .handlers import for_each_browser, owner_action
+from .inputs import Values, named
 from .i18n import msg
 from ..errors import StudioError
 from ..evaluation.deploy_report import deploy_report
 from ..evaluation.generation_check import generation_check
 from ..app import generation_report
 from ..app.eval_tables import compare_markdown, deploy_markdown, measured_rows  # noqa: F401 (tests' names)
+from ..app.uploads import DATA_MB, check_data_upload
+from ..evaluation import inference
+
+DATA_TYPES = [".jsonl", ".json", ".csv", ".tsv", ".xlsx", ".parquet"]
+
+
+def data_file(source: str, file: str | None, limit_mb: float = DATA_MB) -> str | None:
+    """The file a check reads: the upload (checked against the data limit) or None for the run's validation rows."""
+    if source == "upload":
+        if not file:
+            raise StudioError.of("page.no_upload")
+        check_data_upload(file, limit_mb, DATA_TYPES)
+        return file
+    return None
+
+
+def check_rows(ctx: Any, v: Values) -> Any:
+    """The rows the sentiment check would use for the inputs ``v`` (run, source, file, max_rows) by name: the
+    comparisons below measure on the same rows."""
+    limit = float(getattr(ctx, "max_upload_mb", DATA_MB))
+    return inference.check_rows(v.run, data_file(v.source, v.file, limit), int(v.max_rows or 0) or None)
 
 
 
@@ -45,10 +68,15 @@ def on_deploy_report(run: str, rows_of: Callable[[], Any], mode: str, lang: str 
     return deploy_markdown(deploy_report(run, rows_of(), mode=mode), lang)
 
 
-def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
-                       wrap: Callable) -> dict[str, Any]:
-    """The "Deploy report" accordion, beside full vs quantized; ``rows_of(*rows_inputs)`` as there. The report is
-    worded in the language of the browser that asked for it (``for_each_browser``).
+@ui_errors
+def deploy_handler(ctx: Any, v: Values) -> str:
+    return on_deploy_report(v.run, functools.partial(check_rows, ctx, v), v.mode, ctx.lang)
+
+
+def build_deploy_panel(T: Any, ctx: Any, run: Any, rows: dict[str, Any]) -> dict[str, Any]:
+    """The "Deploy report" accordion, beside full vs quantized, on the rows the check would use (``rows``: its
+    source, file, max_rows and mode by name). The report is worded in the language of the browser that asked for
+    it (``for_each_browser``).
 
     An owner action: it writes (temporary exports, hundreds of MB for a real model) and holds the CPU for minutes.
     The run comes from the run picker, whose value Gradio checks against the runs it listed.
@@ -57,13 +85,8 @@ def build_deploy_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_
         Markdown(T("ev.d_intro"))
         go = gr.Button(T("ev.d_go"), variant="primary")
         out = Markdown(elem_id="ev-deploy")
-
-    # (ctx, *values), no parameter before them: for_each_browser puts the request Gradio fills first
-    def handler(ctx: Any, *values: Any) -> str:
-        run_v, *rest, mode = values
-        return on_deploy_report(run_v, functools.partial(rows_of, run_v, *rest), mode, ctx.lang)
-
-    go.click(owner_action(ctx, wrap(handler)), [run] + rows_inputs, out, api_name="deploy_report")
+    fn, inputs = named(deploy_handler, {"run": run, **rows})
+    go.click(owner_action(ctx, fn), inputs, out, api_name="deploy_report")
     return {"deploy_out": out}
 
 
@@ -74,22 +97,22 @@ def on_generation_check(run: str, rows_of: Callable[[], Any], compare: bool, lan
     return generation_report.markdown(generation_check(run, rows_of(), bool(compare)).to_dict(), lang)
 
 
-def build_generation_panel(T: Any, ctx: Any, run: Any, rows_inputs: list[Any], rows_of: Callable[..., Any],
-                           wrap: Callable) -> dict[str, Any]:
-    """The "Generation check" accordion (an instruction or chat run's numbers); ``rows_of(*rows_inputs)`` as the
-    deploy report's. It only reads and scores, as the sentiment check does: not an owner action."""
+@ui_errors
+def generation_handler(ctx: Any, v: Values) -> str:
+    return on_generation_check(v.run, functools.partial(check_rows, ctx, v), v.compare, ctx.lang)
+
+
+def build_generation_panel(T: Any, ctx: Any, run: Any, rows: dict[str, Any]) -> dict[str, Any]:
+    """The "Generation check" accordion (an instruction or chat run's numbers) on the rows the check would use, as
+    the deploy report's. It only reads and scores, as the sentiment check does: not an owner action."""
     with gr.Accordion(T("gen.title"), open=False):
         Markdown(T("gen.intro"))
         with gr.Row():
             compare = gr.Checkbox(value=True, label=T("gen.compare"), elem_id="ev-gen-compare")
             go = gr.Button(T("gen.go"), variant="primary", elem_id="ev-gen-go")
         out = Markdown(elem_id="ev-gen")
-
-    def handler(ctx: Any, *values: Any) -> str:  # (ctx, *values): as the deploy report's handler
-        run_v, compare_v, *rest, _mode = values
-        return on_generation_check(run_v, functools.partial(rows_of, run_v, *rest), compare_v, ctx.lang)
-
-    go.click(for_each_browser(ctx, wrap(handler)), [run, compare] + rows_inputs, out, api_name="generation_check")
+    fn, inputs = named(generation_handler, {"run": run, "compare": compare, **rows})
+    go.click(for_each_browser(ctx, fn), inputs, out, api_name="generation_check")
     return {"gen_out": out}
 
 
@@ -109,9 +132,13 @@ def quant_choices(exports_dir: str | Path, lang: str = "en") -> tuple[list, list
     return full, quant
 
 
-def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows_inputs: list[Any],
-                      rows_of: Callable[..., Any], wrap: Callable) -> dict[str, Any]:
-    """The "Full vs quantized" accordion; ``rows_of(*rows_inputs)`` gives the rows the check above would use.
+@ui_errors
+def quant_handler(ctx: Any, v: Values) -> str:
+    return on_compare_quantized(v.run, v.full, v.quantized, functools.partial(check_rows, ctx, v), v.mode, ctx.lang)
+
+
+def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows: dict[str, Any]) -> dict[str, Any]:
+    """The "Full vs quantized" accordion, on the rows the check above would use (``rows``, by name).
     The choices start in ``ctx``'s language; the handlers answer in their browser's (``for_each_browser``)."""
     full_choices, quant_choices_ = quant_choices(exports_dir, ctx.lang)
     with gr.Accordion(T("ev.q_title"), open=False):
@@ -125,21 +152,17 @@ def build_quant_panel(T: Any, ctx: Any, exports_dir: str, run: Any, rows_inputs:
     # the choice names were written in the server's language: each page load re-sends them in the browser's
     full_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[0])
     quant_pick.studio_localize = lambda lg: gr.update(choices=quant_choices(exports_dir, lg)[1])
-
-    def handler(ctx: Any, *values: Any) -> str:  # (ctx, *values): as the deploy report's handler
-        run_v, full_v, quant_v, *rest, mode = values
-        return on_compare_quantized(run_v, full_v, quant_v, functools.partial(rows_of, run_v, *rest), mode,
-                                    ctx.lang)
-
-    def relist(ctx: Any) -> tuple[Any, Any]:
-        f, q = quant_choices(exports_dir, ctx.lang)
-        return gr.update(choices=f), gr.update(choices=q)
-
-    go.click(for_each_browser(ctx, wrap(handler)), [run, full_pick, quant_pick] + rows_inputs, out,
-             api_name="compare_quantized")
-    refresh.click(for_each_browser(ctx, relist), None, [full_pick, quant_pick], api_visibility="private")
+    fn, inputs = named(quant_handler, {"run": run, "full": full_pick, "quantized": quant_pick, **rows})
+    go.click(for_each_browser(ctx, fn), inputs, out, api_name="compare_quantized")
+    refresh.click(for_each_browser(ctx, relist_quantized), None, [full_pick, quant_pick], api_visibility="private")
     return {"full_pick": full_pick, "quant_pick": quant_pick, "quant_out": out}
 
 
-__all__ = ["build_deploy_panel", "build_generation_panel", "on_generation_check", "build_quant_panel", "compare_markdown", "defaults_updates", "deploy_markdown",
+def relist_quantized(ctx: Any) -> tuple[Any, Any]:
+    workspace = Path(getattr(ctx, "workspace", ".") or ".")
+    f, q = quant_choices(str(workspace / "exports"), ctx.lang)
+    return gr.update(choices=f), gr.update(choices=q)
+
+
+__all__ = ["DATA_TYPES", "build_deploy_panel", "check_rows", "data_file", "build_generation_panel", "on_generation_check", "build_quant_panel", "compare_markdown", "defaults_updates", "deploy_markdown",
            "measured_rows", "on_compare_quantized", "on_deploy_report", "quant_choices"]

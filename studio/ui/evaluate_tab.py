@@ -2,11 +2,13 @@
 
 Thin by design: handlers turn widget values into calls on ``studio.inference`` (which owns the
 models) and format the plain results for display. No torch/transformers import here.
-Handlers are module-level functions so tests call them directly.
+Handlers are module-level functions so tests call them directly; ``draw_evaluate_tab`` places the components,
+``wire_evaluate_tab`` connects them to the handlers by name.
 """
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 import html
 import logging
 from pathlib import Path
@@ -20,10 +22,12 @@ from .text import Escaped, HTML, Markdown
 
 from .common import ui_errors
 from .handlers import for_each_browser, owner_action
+from .inputs import Values, named
 from .share_demo import build_share_panel
 from ..evaluation import inference
 from ..errors import StudioError
-from .eval_compare import build_deploy_panel, build_generation_panel, build_quant_panel, defaults_updates
+from .eval_compare import (DATA_TYPES, build_deploy_panel, build_generation_panel, build_quant_panel,  # noqa: F401
+                           data_file, defaults_updates)  # DATA_TYPES: the demo page's
 from ..app.eval_tables import label_map_line, scorecard_markdown
 from .i18n import headers, make_i18n, msg
 from .train_tab import confusion_words
@@ -37,7 +41,6 @@ from .least_sure_box import least_sure_box
 
 log = logging.getLogger("studio.ui.evaluate")
 
-DATA_TYPES = [".jsonl", ".json", ".csv", ".tsv", ".xlsx", ".parquet"]
 PER_CLASS_HEADERS = headers("ev.per_class_headers")
 WRONG_HEADERS = headers("ev.wrong_headers")
 
@@ -80,15 +83,6 @@ def refresh_runs_and_listed(runs_root: str | Path, current: str | None, listed: 
     return update, [v for _, v in update["choices"]]
 
 
-def _data_file(source: str, file: str | None, limit_mb: float = DATA_MB) -> str | None:
-    if source == "upload":
-        if not file:
-            raise StudioError.of("page.no_upload")
-        check_data_upload(file, limit_mb, DATA_TYPES)
-        return file
-    return None
-
-
 def _short(text: str, limit: int = 300) -> str:
     text = str(text or "")
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -102,7 +96,7 @@ def _fmt(x: float) -> str:
 def on_check(run: str, source: str, file: str | None, mode: str, max_rows: float | None,
              lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, list, Any, list]:
     """Sentiment check -> (summary markdown, per-class rows, confusion figure, misclassified rows)."""
-    r = inference.sentiment_check(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
+    r = inference.sentiment_check(run, data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
     return check_tables(r, lang)
 
 
@@ -141,7 +135,7 @@ def on_before_after(run: str, source: str, file: str | None, mode: str, max_rows
                     lang: str = "en", limit_mb: float = DATA_MB) -> tuple[str, str, list, Any, list]:
     """Before/after in one pass -> (the scorecard as a markdown table, and the fine-tuned side's summary, per-class
     rows, confusion figure and misclassified rows: the check's own tables, with no second check)."""
-    card = inference.scorecard(run, _data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
+    card = inference.scorecard(run, data_file(source, file, limit_mb), mode, int(max_rows or 0) or None)
     return (scorecard_markdown(card, lang),
             *check_tables({**card["tuned"], "label_map": card.get("label_map")}, lang))
 
@@ -262,34 +256,168 @@ def merge_visible(run: str | None, fmt: str = "folder") -> Any:
     return gr.update(visible=bool(run) and (Path(run) / "adapter").is_dir() and (fmt or "folder") == "folder")
 
 
-# ------------------------------------------------------------------ layout
-def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
-    """Build the tab's components inside the caller's ``gr.Tab``; returns them for app-level wiring."""
+# ------------------------------------------------------------------ the tab's handlers
+# Each takes the browser's ``ctx`` and its inputs by name: its own parameters, or ``v`` (studio/ui/inputs.py) where
+# they are many; ``wire_evaluate_tab`` says which components they are. The folders come from ``ctx``.
+def _places(ctx: Any) -> tuple[str, str, str, float]:
+    """(runs folder, exports folder, predictions folder, the data upload limit in MB) of ``ctx``'s workspace."""
     workspace = Path(getattr(ctx, "workspace", ".") or ".")
-    runs_root = str(getattr(ctx, "runs_root", None) or workspace / "runs")
-    exports_dir = str(workspace / "exports")
-    predictions_dir = str(workspace / "predictions")
-    lang = getattr(ctx, "lang", "en")
-    limit = float(getattr(ctx, "max_upload_mb", DATA_MB))
-    T = labeler(lang)
+    return (str(getattr(ctx, "runs_root", None) or workspace / "runs"), str(workspace / "exports"),
+            str(workspace / "predictions"), float(getattr(ctx, "max_upload_mb", DATA_MB)))
 
+
+def relist_runs(ctx: Any, run: str | None = None, listed: list[str] | None = None) -> tuple[Any, list]:
+    """The run picker's choices again (Refresh, and each time the tab is picked: app.py)."""
+    return refresh_runs_and_listed(_places(ctx)[0], run, listed, ctx.lang)
+
+
+def check_handler(ctx: Any, v: Values) -> tuple:
+    return on_check(v.run, v.source, v.file, v.mode, v.max_rows, ctx.lang, _places(ctx)[3])
+
+
+def scorecard_handler(ctx: Any, v: Values) -> tuple:
+    return on_before_after(v.run, v.source, v.file, v.mode, v.max_rows, ctx.lang, _places(ctx)[3])
+
+
+# gr.Request (the browser session) says whose generation a Stop button ends; Gradio fills it in by annotation
+def generate_handler(ctx: Any, v: Values, request: gr.Request) -> Iterator[tuple[str, str]]:
+    yield from on_generate(v.run, v.instruction, v.input_text, v.max_new_tokens, v.temperature, v.top_p, v.stream,
+                           v.compare, ctx.lang, request)
+
+
+def stop_play_handler(ctx: Any, request: gr.Request) -> None:
+    on_stop("play", request)
+
+
+def chat_handler(ctx: Any, v: Values, request: gr.Request) -> Iterator[tuple[str, list]]:
+    yield from on_chat(v.message, v.history, v.run, v.max_new_tokens, v.temperature, v.top_p, ctx.lang, request)
+
+
+def stop_chat_handler(ctx: Any, request: gr.Request) -> None:
+    on_stop("chat", request)
+
+
+def clear_chat(ctx: Any) -> list:
+    return []
+
+
+def sampling_defaults(ctx: Any, run: str | None) -> list[Any]:
+    """The six sliders start at the picked run's model's own sampling defaults."""
+    return defaults_updates(run)
+
+
+def predict_handler(ctx: Any, run: str, file: str | None) -> tuple[str, str]:
+    _, _, predictions, limit = _places(ctx)
+    return on_predict(run, file, predictions, ctx.lang, limit)
+
+
+def picked_run(ctx: Any, run: Any) -> str:  # a finished run this server lists, never a path as sent
+    runs_root = _places(ctx)[0]
+    return str(Path(runs_root) / _finished_run_name(runs_root, run))
+
+
+def export_handler(ctx: Any, run: str, merge: bool, overwrite: bool, name: str, fmt: str = "folder") -> tuple[str, str]:
+    return on_export(run, merge, overwrite, name, _places(ctx)[1], ctx.lang, fmt)
+
+
+def links_handler(ctx: Any, folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
+    return export_links(folder, _places(ctx)[1], owner_of(request), ctx.lang, progress=progress)
+
+
+def merge_shown(ctx: Any, run: str | None, fmt: str) -> Any:
+    return merge_visible(run, fmt)
+
+
+# ------------------------------------------------------------------ components
+@dataclass
+class EvaluateTab:
+    """The Evaluate tab's own components by name (``build_evaluate_tab``); the boxes inside it (full vs quantized,
+    deploy report, generation check, feedback, rows worth checking, share a demo) draw and wire themselves, and
+    what they return is in ``boxes``."""
+    run: Any
+    listed: Any         # the runs this page has shown (server-side)
+    refresh: Any
+    source: Any         # the sentiment check: which rows, how scored, how many
+    mode: Any
+    max_rows: Any
+    data_file: Any
+    check_btn: Any
+    score_btn: Any
+    summary: Any
+    per_class: Any
+    confusion: Any
+    scorecard: Any
+    wrong: Any
+    prompt: Any         # the playground
+    input_text: Any
+    max_new: Any
+    temperature: Any
+    top_p: Any
+    stream: Any
+    compare: Any
+    send: Any
+    stop_play: Any
+    tuned_out: Any
+    base_out: Any
+    chatbot: Any        # the chat
+    message: Any
+    chat_send: Any
+    stop_chat: Any
+    chat_tokens: Any
+    chat_temp: Any
+    chat_top_p: Any
+    clear: Any
+    batch_file: Any     # batch prediction
+    predict_btn: Any
+    batch_out: Any
+    batch_info: Any
+    export_format: Any  # export
+    merge: Any
+    overwrite: Any
+    export_name: Any
+    export_btn: Any
+    export_info: Any
+    export_file: Any
+    exported: Any       # the folder just exported: server-side, the browser never names it
+    boxes: dict[str, Any]
+
+    def check_inputs(self) -> dict[str, Any]:
+        return {"run": self.run, "source": self.source, "file": self.data_file, "mode": self.mode,
+                "max_rows": self.max_rows}
+
+    def __getitem__(self, name: str) -> Any:
+        """A component by name, the boxes' too (``tab["gen_out"]``)."""
+        return self.boxes[name] if name in self.boxes else getattr(self, name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.boxes or name in self.__dataclass_fields__
+
+
+def build_evaluate_tab(ctx: Any) -> EvaluateTab:
+    """Draw the tab inside the caller's ``gr.Tab`` and wire its events; its components by name."""
+    tab = draw_evaluate_tab(ctx)
+    wire_evaluate_tab(ctx, tab)
+    return tab
+
+
+def draw_evaluate_tab(ctx: Any) -> EvaluateTab:
+    """The tab's components in their places (the boxes inside it wire themselves)."""
+    runs_root, exports_dir, _, limit = _places(ctx)
+    lang = getattr(ctx, "lang", "en")
+    T = labeler(lang)
     runs = inference.finished_runs(runs_root, kinds=run_kinds(lang))
     with gr.Row():
         run = gr.Dropdown(choices=runs, value=runs[0][1] if runs else None, label=T("ev.run"), scale=4)
         refresh = gr.Button(T("ev.refresh"), scale=1)
-    listed = gr.State([v for _, v in runs])  # the runs this page has shown (server-side)
-
-    def relist(ctx: Any, cur: str | None = None, seen: list[str] | None = None) -> tuple[Any, list]:
-        return refresh_runs_and_listed(runs_root, cur, seen, ctx.lang)
-
-    refresh.click(for_each_browser(ctx, relist), inputs=[run, listed], outputs=[run, listed], api_name="refresh_runs")
+    listed = gr.State([v for _, v in runs])
 
     with gr.Accordion(T("ev.check"), open=True):
         with gr.Row():
             # choice names are not translated by the browser: the server language picks them
             source = gr.Radio([(msg("ev.val", lang), "validation"), (msg("ev.upload", lang), "upload")],
                               value="validation", label=T("ev.source"))
-            mode = gr.Radio([(msg("ev.mode_score", lang), "score"), (msg("ev.mode_generate", lang), "generate")], value="score", label=T("ev.mode"), info=T("ev.mode_help"))
+            mode = gr.Radio([(msg("ev.mode_score", lang), "score"), (msg("ev.mode_generate", lang), "generate")],
+                            value="score", label=T("ev.mode"), info=T("ev.mode_help"))
             max_rows = gr.Number(value=0, precision=0, minimum=0, label=T("ev.max_rows"))
         data_file = gr.File(label=T("ev.file"), type="filepath")  # any file: the check refuses in words
         with gr.Row():
@@ -304,26 +432,12 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         # the text gets half the width, so expected label and answer stay on screen beside it
         wrong = gr.Dataframe(headers=headers("ev.wrong_headers", lang), interactive=False, label=T("ev.wrong"),
                              wrap=True, column_widths=["50%", "15%", "20%", "15%"], elem_id="ev-wrong")
-    check_inputs = [run, source, data_file, mode, max_rows]
-    # the handlers stay module-level for tests; these give them the browser's language. The parameters keep the
-    # handlers' names and api_name the endpoints' names, so an API caller's call stays as it was
-    def check(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
-        return on_check(run, source, file, mode, max_rows, ctx.lang, limit)
 
-    def scorecard(ctx: Any, run: str, source: str, file: str | None, mode: str, max_rows: float | None) -> tuple:
-        return on_before_after(run, source, file, mode, max_rows, ctx.lang, limit)
-
-    check_btn.click(for_each_browser(ctx, check), check_inputs, [summary, per_class, confusion, wrong],
-                    api_name="on_check")
-    score_btn.click(for_each_browser(ctx, scorecard), check_inputs, [card, summary, per_class, confusion, wrong],
-                    api_name="on_scorecard")
-
-    def rows_of(run_v: str, source_v: str, file_v: str | None, max_rows_v: float | None) -> list:
-        return inference.check_rows(run_v, _data_file(source_v, file_v, limit), int(max_rows_v or 0) or None)
-
-    build_quant_panel(T, ctx, exports_dir, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
-    build_deploy_panel(T, ctx, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
-    gen = build_generation_panel(T, ctx, run, [source, data_file, max_rows, mode], rows_of, _user_errors)
+    rows = {"source": source, "file": data_file, "max_rows": max_rows, "mode": mode}
+    boxes: dict[str, Any] = {}
+    boxes.update(build_quant_panel(T, ctx, exports_dir, run, rows))
+    boxes.update(build_deploy_panel(T, ctx, run, rows))
+    boxes.update(build_generation_panel(T, ctx, run, rows))
     defaults = _defaults(runs)
     play_d, chat_d = defaults["play"], defaults["chat"]
 
@@ -342,20 +456,7 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         with gr.Row():
             tuned_out = gr.Textbox(label=T("ev.tuned"), lines=6)
             base_out = gr.Textbox(label=T("ev.base"), lines=6)
-
-    # gr.Request (the browser session) says whose generation a Stop button ends; Gradio fills it in by annotation
-    def generate_handler(ctx: Any, run_v: str, instr: str, inp: str, n: float, temp: float, tp: float, st: bool,
-                         cmp: bool, request: gr.Request) -> Iterator[tuple[str, str]]:
-        yield from on_generate(run_v, instr, inp, n, temp, tp, st, cmp, ctx.lang, request)
-
-    def stop_play_handler(ctx: Any, request: gr.Request) -> None:
-        on_stop("play", request)
-
-    send.click(for_each_browser(ctx, generate_handler),
-               [run, prompt, input_text, max_new, temperature, top_p, stream, compare], [tuned_out, base_out],
-               api_name="on_generate")
-    stop_play.click(for_each_browser(ctx, stop_play_handler), None, None, api_name="stop_generate", queue=False)
-    store = FeedbackStore.in_workspace(workspace)  # teammates' feedback, reviewed on the Feedback tab
+    store = FeedbackStore.in_workspace(Path(getattr(ctx, "workspace", ".") or "."))  # reviewed on the Feedback tab
     with gr.Accordion(T("fb.title"), open=False):
         eval_feedback_row(store, runs_root, T, run, [prompt, input_text, tuned_out], "playground", ctx)
 
@@ -373,26 +474,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
             chat_top_p = gr.Slider(0.05, 1.0, value=chat_d["top_p"], step=0.05, label=T("ev.top_p"))
             clear = gr.Button(T("ev.clear"))
         Markdown(T("ev.defaults_note"))
-
-    def chat_handler(ctx: Any, text: str, history: list | None, run_v: str, n: float, temp: float, tp: float,
-                     request: gr.Request) -> Iterator[tuple[str, list]]:
-        yield from on_chat(text, history, run_v, n, temp, tp, ctx.lang, request)
-
-    def stop_chat_handler(ctx: Any, request: gr.Request) -> None:
-        on_stop("chat", request)
-
-    chat_inputs = [message, chatbot, run, chat_tokens, chat_temp, chat_top_p]
-    chatted = for_each_browser(ctx, chat_handler)
-    message.submit(chatted, chat_inputs, [message, chatbot], api_name="on_chat")
-    chat_send.click(chatted, chat_inputs, [message, chatbot], api_visibility="private")
-    stop_chat.click(for_each_browser(ctx, stop_chat_handler), None, None, api_name="stop_chat", queue=False)
-    clear.click(for_each_browser(ctx, lambda ctx: []), None, chatbot, api_name="clear_chat")
     with gr.Accordion(T("fb.title"), open=False):
         eval_feedback_row(store, runs_root, T, run, [chatbot], "chat", ctx)
-    # a run pick has several cheap listeners: "multiple", as no two "always_last" listeners may share a change
-    run.change(for_each_browser(ctx, lambda ctx, run: defaults_updates(run)), run,
-               [max_new, temperature, top_p, chat_tokens, chat_temp, chat_top_p],
-               api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
     with gr.Accordion(T("ev.batch"), open=False):
         # its own label: the same one on both boxes sent a first upload into the wrong one
@@ -400,14 +483,8 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         predict_btn = gr.Button(T("ev.predict"))
         batch_out = gr.File(label=T("ev.csv"), interactive=False)
         batch_info = Markdown()
-    predict_btn.click(for_each_browser(ctx, lambda ctx, r, f: on_predict(r, f, predictions_dir, ctx.lang, limit)),
-                      [run, batch_file], [batch_out, batch_info], api_name="predict_file")
-
-    def picked_run(ctx: Any, run_v: Any) -> str:  # a finished run this server lists, never a path as sent
-        return str(Path(runs_root) / _finished_run_name(runs_root, run_v))
-
-    least_sure_box(T, store, functools.partial(for_each_browser, ctx), picked_run, run_input=run, limit_mb=limit,
-                   prefix="eval_least_sure")
+    boxes["least_sure"] = least_sure_box(T, store, functools.partial(for_each_browser, ctx), picked_run,
+                                         run_input=run, limit_mb=limit, prefix="eval_least_sure")
 
     with gr.Accordion(T("ev.export"), open=False):
         # choice names are messages: the server language picks them, localize.py re-sends them per browser
@@ -420,25 +497,56 @@ def build_evaluate_tab(ctx: Any) -> dict[str, Any]:
         export_btn = gr.Button(T("ev.do_export"), elem_id="export-btn")
         export_info = Markdown()
         export_file = HTML(elem_id="export-download")  # links only: nothing is copied to make them
-        exported = gr.State(None)  # the folder just exported: server-side, the browser never names it
-    def links_for(ctx: Any, folder: str | None, request: gr.Request, progress: Any = gr.Progress()) -> str:
-        return export_links(folder, exports_dir, owner_of(request), ctx.lang, progress=progress)
+    boxes["share"] = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
+    return EvaluateTab(
+        run=run, listed=listed, refresh=refresh, source=source, mode=mode, max_rows=max_rows, data_file=data_file,
+        check_btn=check_btn, score_btn=score_btn, summary=summary, per_class=per_class, confusion=confusion,
+        scorecard=card, wrong=wrong, prompt=prompt, input_text=input_text, max_new=max_new, temperature=temperature,
+        top_p=top_p, stream=stream, compare=compare, send=send, stop_play=stop_play, tuned_out=tuned_out,
+        base_out=base_out, chatbot=chatbot, message=message, chat_send=chat_send, stop_chat=stop_chat,
+        chat_tokens=chat_tokens, chat_temp=chat_temp, chat_top_p=chat_top_p, clear=clear, batch_file=batch_file,
+        predict_btn=predict_btn, batch_out=batch_out, batch_info=batch_info, export_format=export_format, merge=merge,
+        overwrite=overwrite, export_name=export_name, export_btn=export_btn, export_info=export_info,
+        export_file=export_file, exported=gr.State(None), boxes=boxes)
 
-    def export_fn(ctx: Any, r: str, m: bool, o: bool, n: str, f: str = "folder") -> tuple[str, str]:
-        return on_export(r, m, o, n, exports_dir, ctx.lang, f)
 
+def wire_evaluate_tab(ctx: Any, t: EvaluateTab) -> None:
+    """The tab's own events: which handler answers which component, with which inputs by name. The api_names are
+    the endpoints' and the input names their parameters', so an API caller's call stays as it was."""
+    t.refresh.click(for_each_browser(ctx, relist_runs), inputs=[t.run, t.listed], outputs=[t.run, t.listed],
+                    api_name="refresh_runs")
+    fn, inputs = named(check_handler, t.check_inputs())
+    t.check_btn.click(for_each_browser(ctx, fn), inputs, [t.summary, t.per_class, t.confusion, t.wrong],
+                      api_name="on_check")
+    fn, inputs = named(scorecard_handler, t.check_inputs())
+    t.score_btn.click(for_each_browser(ctx, fn), inputs, [t.scorecard, t.summary, t.per_class, t.confusion, t.wrong],
+                      api_name="on_scorecard")
+
+    fn, inputs = named(generate_handler, {
+        "run": t.run, "instruction": t.prompt, "input_text": t.input_text, "max_new_tokens": t.max_new,
+        "temperature": t.temperature, "top_p": t.top_p, "stream": t.stream, "compare": t.compare})
+    t.send.click(for_each_browser(ctx, fn), inputs, [t.tuned_out, t.base_out], api_name="on_generate")
+    t.stop_play.click(for_each_browser(ctx, stop_play_handler), None, None, api_name="stop_generate", queue=False)
+
+    fn, inputs = named(chat_handler, {"message": t.message, "history": t.chatbot, "run": t.run,
+                                      "max_new_tokens": t.chat_tokens, "temperature": t.chat_temp,
+                                      "top_p": t.chat_top_p})
+    chatted = for_each_browser(ctx, fn)
+    t.message.submit(chatted, inputs, [t.message, t.chatbot], api_name="on_chat")
+    t.chat_send.click(chatted, inputs, [t.message, t.chatbot], api_visibility="private")
+    t.stop_chat.click(for_each_browser(ctx, stop_chat_handler), None, None, api_name="stop_chat", queue=False)
+    t.clear.click(for_each_browser(ctx, clear_chat), None, t.chatbot, api_name="clear_chat")
+    # a run pick has several cheap listeners: "multiple", as no two "always_last" listeners may share a change
+    t.run.change(for_each_browser(ctx, sampling_defaults), t.run,
+                 [t.max_new, t.temperature, t.top_p, t.chat_tokens, t.chat_temp, t.chat_top_p],
+                 api_visibility="private", show_progress="hidden", trigger_mode="multiple")
+    t.predict_btn.click(for_each_browser(ctx, predict_handler), [t.run, t.batch_file], [t.batch_out, t.batch_info],
+                        api_name="predict_file")
     # the format is the last input, so a caller of /export_run written before it existed still means "folder"
-    export_btn.click(owner_action(ctx, export_fn),
-                     [run, merge, overwrite, export_name, export_format], [export_info, exported],
-                     api_name="export_run").success(
-        for_each_browser(ctx, links_for), exported, export_file, api_visibility="private")
-    merge_shown = for_each_browser(ctx, lambda ctx, run, fmt: merge_visible(run, fmt))
-    run.change(merge_shown, [run, export_format], merge, api_visibility="private", trigger_mode="multiple")
-    export_format.change(merge_shown, [run, export_format], merge, api_visibility="private")
-    share = build_share_panel(T, lang, run, ctx)  # a teammate's page for the picked run (share_demo.py)
-
-    return {"share": share, "run": run, **gen, "refresh": refresh, "summary": summary, "per_class": per_class, "confusion": confusion,
-            "scorecard": card, "tuned_out": tuned_out, "base_out": base_out, "chatbot": chatbot,
-            "batch_out": batch_out, "export_info": export_info,
-            "refresh_runs": relist,  # raw: app.py wires it per browser
-            "listed": listed}
+    t.export_btn.click(owner_action(ctx, export_handler),
+                       [t.run, t.merge, t.overwrite, t.export_name, t.export_format], [t.export_info, t.exported],
+                       api_name="export_run").success(
+        for_each_browser(ctx, links_handler), t.exported, t.export_file, api_visibility="private")
+    shown = for_each_browser(ctx, merge_shown)
+    t.run.change(shown, [t.run, t.export_format], t.merge, api_visibility="private", trigger_mode="multiple")
+    t.export_format.change(shown, [t.run, t.export_format], t.merge, api_visibility="private")

@@ -2,11 +2,12 @@
 
 Each RunConfig field becomes one component (kind -> widget); its value order and the conversion to and from a
 RunConfig are studio/app/form_values.py's. The only per-field knowledge is which fields offer suggestions in a
-dropdown (``WIDGET_CHOICES``).
+dropdown (``WIDGET_CHOICES``). A number's bounds and step are its field's ``range=`` and ``step=``
+(tests/ui/test_widget_bounds.py): never written again here.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import gradio as gr
 
@@ -16,6 +17,16 @@ from ..config.run_config import field_meta
 
 GROUPS = ("model", "method", "data", "train", "memory")
 OPEN_GROUPS = ("model", "method", "data", "train", "memory")
+
+
+class Number(gr.Number):
+    """gr.Number whose bounds are the browser's (its spinner, the box's min and max) and the field's check's: Gradio's
+    own check refuses a value outside them in English before any handler runs, so here the value goes on to the
+    form's check (``Draft.validate``), which names the setting in the page's words. (Named ``Number``: Gradio draws
+    a component by its class name.)"""
+
+    def preprocess(self, payload: float | None) -> float | int | None:
+        return None if payload is None else self.round_to_precision(payload, self.precision)
 
 
 def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
@@ -31,7 +42,9 @@ def _widget(meta: dict[str, Any], T: Any) -> gr.components.Component:
     if kind == "bool":
         return gr.Checkbox(value=bool(default), **common)
     if kind in ("int", "float"):
-        return gr.Number(value=default, precision=0 if kind == "int" else None, **common)
+        lo, hi = meta["range"]  # the field's one declaration (studio/config/run_config.py)
+        return Number(value=default, precision=0 if kind == "int" else None, minimum=lo, maximum=hi,
+                      step=meta["step"], **common)
     return gr.Textbox(value="" if default is None else str(default), max_lines=1, **common)
 
 
@@ -52,3 +65,9 @@ def build_form(T: Any) -> dict[str, gr.components.Component]:
                         for meta in row:
                             comps[meta["name"]] = _widget(meta, T)
     return {name: comps[name] for name in FIELD_NAMES}
+
+
+def form_list(form: Mapping[str, Any]) -> list[Any]:
+    """The form's values by field name (an event's ``v.form``: studio/ui/inputs.py) in ``FIELD_NAMES`` order, as
+    studio/app/form_values.py takes them."""
+    return [form.get(name) for name in FIELD_NAMES]

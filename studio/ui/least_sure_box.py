@@ -13,6 +13,7 @@ from ..app.uploads import DATA_MB
 from ..errors import StudioError
 from ..feedback.store import FeedbackStore
 from .common import info, ui_errors
+from .inputs import Values, named
 from .handlers import browser_user
 from .i18n import msg
 from .text import Markdown
@@ -39,7 +40,7 @@ def _show(queue: Any, lang: str) -> tuple[Any, ...]:
 def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable], Callable],
                    run_path: Callable[[Any, Any], str], run_input: Any = None, limit_mb: float = DATA_MB,
                    prefix: str = "least_sure") -> dict[str, Any]:
-    """Draw the box and wire it. ``wrap`` makes ``fn(who, *inputs)`` a handler (the demo's ``in_browser_lang``,
+    """Draw the box and wire it. ``wrap`` makes ``fn(who, ...)`` a handler (the demo's ``in_browser_lang``,
     the studio's ``for_each_browser``); ``run_path(who, run_value)`` is the run that answers (the demo: its live
     version; the Evaluate tab: the picked run, checked against the finished runs); ``run_input`` the component
     whose value names it (None on the demo page). ``prefix``: the endpoints' names (PREFIX_find, _right, _correct,
@@ -64,12 +65,11 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
             skip = gr.Button(T("ls.skip"), size="sm", elem_id=f"{eid}-skip")
     queue = gr.State(None)
     shown = [queue, text, scores, progress, fix]
-    picked = [run_input] if run_input is not None else []
 
     @ui_errors
-    def build(who: Any, *args: Any) -> tuple[Any, ...]:
-        run_v, up, k = (args if run_input is not None else (None, *args))
-        q = least_sure.build_queue(run_path(who, run_v), up, least_sure.QUEUE if k in (None, "") else k, limit_mb)
+    def build(who: Any, v: Values) -> tuple[Any, ...]:
+        q = least_sure.build_queue(run_path(who, v.get("run")), v.file,
+                                   least_sure.QUEUE if v.n in (None, "") else v.n, limit_mb)
         info(msg("ls.ready", _lang(who), n=len(q["items"]), pool=q["pool"]), _lang(who))
         return _show(q, _lang(who))
 
@@ -82,7 +82,8 @@ def least_sure_box(T: Any, store: FeedbackStore | None, wrap: Callable[[Callable
             return _show(q, _lang(who))
         return go
 
-    find.click(wrap(build), [*picked, file, n], shown, api_name=f"{prefix}_find")
+    fn, inputs = named(build, {**({"run": run_input} if run_input is not None else {}), "file": file, "n": n})
+    find.click(wrap(fn), inputs, shown, api_name=f"{prefix}_find")
     right.click(wrap(step("up")), [queue, fix], shown, api_name=f"{prefix}_right")
     send.click(wrap(step("down")), [queue, fix], shown, api_name=f"{prefix}_correct")
     skip.click(wrap(step("skip")), [queue, fix], shown, api_name=f"{prefix}_skip")

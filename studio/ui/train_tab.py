@@ -9,6 +9,7 @@ import functools
 import re
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -21,7 +22,9 @@ from ..app.form_values import values_to_config
 from ..app.auto_eval import accuracy_line
 from .common import NOBODY, fmt_seconds, info, ui_errors, warning
 from ..app.context import AppContext
+from . import forms
 from .handlers import for_each_browser, owner_action
+from .inputs import Values, named
 from .i18n import headers, msg
 from ..notices import notice_text
 from ..words.said import recorded_text
@@ -290,10 +293,84 @@ def start_line(model: str | None, data: str | None, method: str | None, lang: st
                method=method or "")
 
 
-def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, Any]:
-    """Components of the Train tab; ``form`` is the Settings form (its values start the run)."""
+# ------------------------------------------------------------------ handlers
+def next_run_line(ctx: AppContext, model: str | None, dataset: str | None, method: str | None) -> str:
+    return start_line(model, dataset, method, ctx.lang)
+
+
+@ui_errors
+def on_start(ctx: AppContext, v: Values) -> dict[str, Any]:
+    """Start: the Settings form (``v.form``, field name -> value) becomes a queued run."""
+    return start_run(ctx, forms.form_list(v.form))
+
+
+@ui_errors
+def on_abort(ctx: AppContext) -> tuple[Any, ...]:
+    """The buttons come back from the same status the press changed, not from the next tick."""
+    if not ctx.runner.abort(by=ctx.user):
+        info(msg("nothing_running", ctx.lang), ctx.lang)
+    else:
+        info(msg("abort_sent", ctx.lang), ctx.lang)
+    snap_v = ctx.runner.snapshot()
+    return (status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
+
+
+@ui_errors
+def on_resume(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
+    run = resume_run(ctx, path)
+    info(msg("started", ctx.lang, name=run.path.name), ctx.lang)
+    snap_v = ctx.runner.snapshot()
+    return (snap_v, status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
+
+
+def now(ctx: AppContext) -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
+    return poll(ctx, None)
+
+
+def on_clear(ctx: AppContext) -> None:
+    info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)), ctx.lang)
+
+
+# ------------------------------------------------------------------ components
+@dataclass
+class TrainTab:
+    """The Train tab's components by name (``build_train_tab``); ``form`` is the Settings form its Start reads."""
+    form: dict[str, Any]
+    will_train: Any     # what Start uses, from the Settings form
+    start: Any
+    abort: Any
+    resume: Any
+    status: Any
+    plot: Any
+    log: Any
+    snap: Any
+    pick: Any
+    runs: Any
+    refresh: Any
+    clear_queue: Any
+    seen: Any
+    timer: Any
+
+    @property
+    def outputs(self) -> list[Any]:
+        """What a tick (``poll``) fills, in its order."""
+        return [self.status, self.plot, self.log, self.snap, self.runs, self.pick, self.start, self.abort,
+                self.resume, self.seen]
+
+    tick = staticmethod(poll)  # what app.py's page load calls, as the timer does: ``poll(ctx, seen)``
+
+
+def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> TrainTab:
+    """Draw the Train tab and wire its events; ``form`` is the Settings form (its values start the run)."""
+    tab = draw_train_tab(ctx, T, form)
+    wire_train_tab(ctx, tab)
+    return tab
+
+
+def draw_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> TrainTab:
+    """The components in their places (the "Improve this run" box draws and wires itself)."""
     Markdown(T("train.intro"))
-    will_train = Markdown(elem_id="train-will")  # what Start uses, from the Settings form
+    will_train = Markdown(elem_id="train-will")
     with gr.Row():
         start = gr.Button(T("train.start"), variant="primary", elem_id="start-btn")
         abort = gr.Button(T("train.abort"), variant="stop", elem_id="abort-btn")
@@ -309,59 +386,29 @@ def build_train_tab(ctx: AppContext, T: Any, form: dict[str, Any]) -> dict[str, 
         refresh = gr.Button(T("train.refresh"), size="sm")
     clear_queue = gr.Button(T("train.clear_queue"), size="sm", elem_id="clear-queue")
     build_improve_box(ctx, T)
-    seen = gr.State({})
-    timer = gr.Timer(1.0)
-    outputs = [status, plot, log_box, snap, runs, pick, start, abort, resume, seen]
+    return TrainTab(form=form, will_train=will_train, start=start, abort=abort, resume=resume, status=status,
+                    plot=plot, log=log_box, snap=snap, pick=pick, runs=runs, refresh=refresh, clear_queue=clear_queue,
+                    seen=gr.State({}), timer=gr.Timer(1.0))
 
-    def next_run_line(ctx: AppContext, model_v: str | None, data_v: str | None, method_v: str | None) -> str:
-        return start_line(model_v, data_v, method_v, ctx.lang)
 
-    picks = [form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in form]
+def wire_train_tab(ctx: AppContext, t: TrainTab) -> None:
+    """The tab's events: which handler answers which component, with which inputs by name."""
+    picks = [t.form[k] for k in ("model_name_or_path", "dataset", "finetuning_type") if k in t.form]
     if len(picks) == 3:
-        gr.on([c.change for c in picks], for_each_browser(ctx, next_run_line), picks, will_train,
+        gr.on([c.change for c in picks], for_each_browser(ctx, next_run_line), picks, t.will_train,
               api_visibility="private", trigger_mode="multiple",
               show_progress="hidden")  # cheap; Settings' estimate is the one always_last
-
-    @ui_errors
-    def on_start(ctx: AppContext, *values: Any) -> dict[str, Any]:
-        return start_run(ctx, list(values))
-
-    @ui_errors
-    def on_abort(ctx: AppContext) -> tuple[Any, ...]:
-        """The buttons come back from the same status the press changed, not from the next tick."""
-        if not ctx.runner.abort(by=ctx.user):
-            info(msg("nothing_running", ctx.lang), ctx.lang)
-        else:
-            info(msg("abort_sent", ctx.lang), ctx.lang)
-        snap_v = ctx.runner.snapshot()
-        return (status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
-
-    @ui_errors
-    def on_resume(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
-        run = resume_run(ctx, path)
-        info(msg("started", ctx.lang, name=run.path.name), ctx.lang)
-        snap_v = ctx.runner.snapshot()
-        return (snap_v, status_markdown(snap_v, ctx.lang, page_role(ctx)), *button_states(snap_v))
-
-    timer.tick(for_each_browser(ctx, poll), seen, outputs, api_name="poll", show_progress="hidden",
-               concurrency_limit=None)
-
-    def now(ctx: AppContext) -> tuple[Any, ...]:  # refresh right after a button instead of waiting for the next tick
-        return poll(ctx, None)
-
-    start.click(owner_action(ctx, on_start), list(form.values()), snap, api_name="start").then(
-        for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    abort.click(owner_action(ctx, on_abort), None, [status, start, abort, resume],
-                api_name="abort").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    resume.click(owner_action(ctx, on_resume), pick, [snap, status, start, abort, resume],
-                 api_name="resume").then(for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    refresh.click(for_each_browser(ctx, now), None, outputs, api_visibility="private")
-
-    def on_clear(ctx: AppContext) -> None:
-        info(msg("queue_cleared", ctx.lang, n=run_queue.clear(ctx)), ctx.lang)
-
-    clear_queue.click(owner_action(ctx, on_clear), None, None, api_name="clear_queue").then(
-        for_each_browser(ctx, now), None, outputs, api_visibility="private")
-    # what app.py's page load calls, as the timer does: ``poll(ctx, seen)``
-    return {"status": status, "plot": plot, "log": log_box, "snap": snap, "runs": runs, "pick": pick,
-            "timer": timer, "outputs": outputs, "tick": poll}
+    outputs = t.outputs
+    t.timer.tick(for_each_browser(ctx, poll), t.seen, outputs, api_name="poll", show_progress="hidden",
+                 concurrency_limit=None)
+    refreshed = for_each_browser(ctx, now)
+    fn, inputs = named(on_start, {"form": t.form})
+    t.start.click(owner_action(ctx, fn), inputs, t.snap, api_name="start").then(
+        refreshed, None, outputs, api_visibility="private")
+    t.abort.click(owner_action(ctx, on_abort), None, [t.status, t.start, t.abort, t.resume],
+                  api_name="abort").then(refreshed, None, outputs, api_visibility="private")
+    t.resume.click(owner_action(ctx, on_resume), t.pick, [t.snap, t.status, t.start, t.abort, t.resume],
+                   api_name="resume").then(refreshed, None, outputs, api_visibility="private")
+    t.refresh.click(refreshed, None, outputs, api_visibility="private")
+    t.clear_queue.click(owner_action(ctx, on_clear), None, None, api_name="clear_queue").then(
+        refreshed, None, outputs, api_visibility="private")

@@ -99,12 +99,12 @@ def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, mon
     """An offload plan writes whole-model checkpoints; too little free disk -> "Does not fit"."""
     import re
     from studio.autoconfig import offload_disk_problem
-    from studio.ui import settings_tab
+    from studio.ui import fit_panel
     cfg = Draft(model_name_or_path="qwen2.5-7b", finetuning_type="lora", deepspeed="z3-offload",
                     output_dir=str(tmp_path / "runs" / "new"))
     asked: list[Any] = []
     free = {"gb": 2.0}
-    monkeypatch.setattr(settings_tab, "_free_disk", lambda where=None: asked.append(where) or free["gb"])
+    monkeypatch.setattr(fit_panel, "_free_disk", lambda where=None: asked.append(where) or free["gb"])
     small = estimate_markdown(cfg, 24, "en", ram_gb=256.0)
     need = re.search(r"a checkpoint needs about (\d+) GB of disk, only 2 GB are free", small)
     assert small.startswith("**Does not fit**") and need and 10 <= int(need.group(1)) <= 20, small
@@ -124,7 +124,7 @@ def test_offload_plans_check_the_free_disk_of_the_run_folder(tmp_path: Path, mon
 
 
 def test_free_disk_is_read_where_the_run_folder_will_be(tmp_path: Path) -> None:
-    from studio.ui.settings_tab import _free_disk
+    from studio.ui.fit_panel import _free_disk
     import shutil
     assert _free_disk(tmp_path / "not" / "yet") == pytest.approx(shutil.disk_usage(tmp_path).free / 1024 ** 3, rel=0.01)
 

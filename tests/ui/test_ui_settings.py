@@ -113,7 +113,7 @@ def test_the_tab_has_the_apply_controls(ctx: AppContext) -> None:
     from studio.ui.i18n import make_i18n
     with gr.Blocks() as demo:
         parts = build_settings_tab(ctx, make_i18n())
-    assert isinstance(parts["suggest"], gr.Dropdown) and isinstance(parts["apply"], gr.Button)
+    assert isinstance(parts.suggest, gr.Dropdown) and isinstance(parts.apply, gr.Button)
     names = {d.get("api_name") for d in demo.get_config_file()["dependencies"]}
     assert {"apply_suggestion", "estimate", "load_preset"} <= names
 

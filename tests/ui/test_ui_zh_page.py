@@ -225,6 +225,7 @@ def test_past_runs_table_and_buttons_follow_the_same_status_read(tmp_path: Path,
     from studio.ui import train_tab
     monkeypatch.setattr(run_queue, "start_next", lambda *a: None)
     monkeypatch.setattr(run_queue, "waiting", lambda *a: 0)
+    monkeypatch.setattr(run_queue, "dropped", lambda *a: [])
     monkeypatch.setattr(train_tab, "accuracy_line", lambda *a: "")
     row = {"name": "r", "path": "/ws/runs/r", "state": "starting", "step": 0, "total_steps": None, "model": "m",
            "method": "lora", "final_loss": None, "eval_loss": None, "reason": ""}

@@ -159,8 +159,8 @@ def _batch(model: Any, tokenizer: Any, prompts: list[Sequence[int]], answers: li
         kwargs: dict[str, Any] = dict(input_ids=g_ids, attention_mask=g_mask, max_new_tokens=max_new_tokens,
                                       pad_token_id=pad, eos_token_id=tokenizer.eos_token_id, do_sample=False,
                                       temperature=None, top_p=None, top_k=None, **{key: kept})
-        if max_time:
-            kwargs["max_time"] = max_time
+        if max_time:   # per BATCH_ROWS rows, as generate_batch
+            kwargs["max_time"] = max_time * max(1.0, len(rest) / BATCH_ROWS)
         new = model.generate(**kwargs)[:, g_ids.shape[1]:].tolist()
         for b, row in zip(rest, new):
             results[b] = (_until_eos(row, tokenizer.eos_token_id), nlls[b])

@@ -80,8 +80,8 @@ def generate_batch(model: Any, tokenizer: Any, prompts: Sequence[Sequence[int]],
             kwargs: dict[str, Any] = dict(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens,
                                           pad_token_id=pad, eos_token_id=tokenizer.eos_token_id, do_sample=False,
                                           temperature=None, top_p=None, top_k=None)
-            if max_time:
-                kwargs["max_time"] = max_time
+            if max_time:   # per BATCH_ROWS rows: a wider batch has as long a time per row as before
+                kwargs["max_time"] = max_time * max(1.0, len(part) / BATCH_ROWS)
             with torch.inference_mode():
                 new = model.generate(**kwargs)[:, width:]
             for i, row in zip(part, new.tolist()):

@@ -1,6 +1,6 @@
 """The worked example's numbers: an instruction task built from the sample reviews, base vs tuned, and its cost.
 
-    python bench/generation_check.py [--quick] [--out DIR]
+    python bench/generation_check.py [--quick] [--out DIR] [--run RUN]
 
 The task (docs/GUIDE.md, "A generation run"): "Answer with the review's language and sentiment as JSON", the
 answer ``{"language": "zh", "sentiment": "positive"}`` made from ``studio/assets/sample_reviews.csv``'s own
@@ -10,7 +10,8 @@ lang and label columns (427 rows). Gemma-3-270M is trained on it with the CLI's 
 and its children), which is the issue's goal (<= 3 minutes for 200 rows, base and tuned, model load included).
 Prints the scorecard and ``uptime`` before and after (run it alone).
 
-``--quick`` (CI): tiny-demo, 120 rows, 20 held out.
+``--quick`` (CI): tiny-demo, 120 rows, 20 held out. ``--run RUN``: no training, time the check of a run already
+trained this way (its own held-out rows).
 """
 from __future__ import annotations
 
@@ -53,11 +54,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny-demo, 120 rows (CI size)")
     ap.add_argument("--out", default=None, help="folder for the data and the run (default: a temporary one)")
+    ap.add_argument("--run", default=None, help="check this finished run instead of training one")
     a = ap.parse_args()
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+    if a.run:
+        run = Path(a.run)
+        status = json.loads((run / "status.json").read_text(encoding="utf-8"))
+        _check(run, status, env)
+        return
     work = Path(a.out or tempfile.mkdtemp(prefix="gen-check-"))
     work.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
     rows = json_task(120 if a.quick else None)
     data = work / "reviews-json.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -74,6 +81,12 @@ def main() -> None:
     status = json.loads((run / "status.json").read_text(encoding="utf-8"))
     print(f"{len(rows)} rows ({held} held out), {model}: trained in {wall:.0f} s wall, {cpu:.0f} CPU-s, "
           f"{status['step']} of {status['total_steps']} steps; kept: {status.get('kept_best')}", flush=True)
+    _check(run, status, env)
+
+
+def _check(run: Path, status: dict, env: dict[str, str]) -> None:
+    """Time the generation check of ``run`` as a whole process and print its scorecard and BENCH_RESULT."""
+    py = [sys.executable, "-m", "studio"]
     eval_cmd = py + ["eval", "--model", str(run), "--task", "generate", "--compare-base", "--json"]
     wall, cpu, out = _run(eval_cmd, env)
     result = json.loads(out)

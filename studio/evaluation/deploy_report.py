@@ -105,7 +105,7 @@ def _measure(form: str, load: Callable[[], tuple[Any, Any, Any]], rows: Sequence
     load_s = time.perf_counter() - wall0
     try:
         if mode == GENERATION:
-            gen = score_generation(model, tok, template, rows, answer_budget(tok, rows))
+            gen = score_generation(model, tok, template, rows, answer_budget(tok, rows), one_pass=False)
             res = {"weights": gen.weights, "latency_ms_per_row": gen.latency_ms_per_row, "n": gen.n,
                    "accuracy": None, "macro_f1": None, "labels": None, "predictions": [normalize(a) for a in gen.answers],
                    **{k: getattr(gen, k) for k in GENERATION_NUMBERS}}

@@ -1,7 +1,8 @@
 """The generation check: how well a run writes the answers of rows with reference answers, before and after.
 
 For an instruction or chat run the labels check has nothing to count. Here the model answers every row (greedy,
-batched: ``evaluate._generate_rows``, the same decoding as batch prediction), and the answers are scored against the
+batched, from the same prompt cache as the answer loss: ``answer_pass.answers_and_loss``, the answers batch prediction
+writes), and the answers are scored against the
 references (``text_metrics``: exact match, chrF, BLEU, ROUGE-L, length, and for JSON or "label: reason" answers the
 share that parses and the share whose fields match), beside the held-out answer loss and its perplexity
 (``answer_loss``: no generation, the training loss on unseen rows). ``compare_generation`` scores the base model on
@@ -22,10 +23,14 @@ from ..autoconfig import guess_task
 from ..data.templates import Template
 from ..errors import StudioError
 from ..models.loading import describe_weights
-from .answer_loss import answer_loss
-from .evaluate import _generate_rows, base_model_context
+from .answer_loss import MAX_ANSWER_TOKENS, AnswerLoss, answer_loss
+from .answer_pass import answers_and_loss
+from .evaluate import (GENERATE_BATCH_ROWS, GENERATE_BATCH_TOKENS, MAX_GENERATE_S, _cut, _generate_rows,
+                       _stop_strings, base_model_context)
 from .inference import base_of, get_model
-from .limits import MAX_NEW_TOKENS
+from .limits import MAX_NEW_TOKENS, context_of
+from .lora_merge import merged_lora
+from .prompts import prompt_token_ids
 from .metrics import label_set
 from .text_metrics import StructureScores, structure_of, structure_scores, text_scores
 
@@ -86,8 +91,13 @@ class GenerationScore:
 
 
 def score_generation(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]],
-                     max_new_tokens: int | None = None) -> GenerationScore:
+                     max_new_tokens: int | None = None, one_pass: bool = True) -> GenerationScore:
     """Let ``model`` answer every row and score the answers against the rows' ``output``.
+
+    ``one_pass`` (the check): the answers and the answer loss from one prompt cache a batch (answer_pass.py: the
+    same answers and loss, a reference-matching greedy answer without decoding steps), ``latency_ms_per_row`` that
+    pass's time a row; otherwise (the deploy report, comparing forms by their generation speed) batched greedy
+    generation then the loss pass, ``latency_ms_per_row`` the generation's time a row.
 
     Raises:
         StudioError: no rows, or no row with a reference answer.
@@ -96,12 +106,18 @@ def score_generation(model: Any, tokenizer: Any, template: Template, rows: Seque
     if not rows:
         raise StudioError.of("eval.no_references")
     refs = [str(r["output"]) for r in rows]
+    budget = max_new_tokens or answer_budget(tokenizer, rows)
     was_training = model.training
     model.eval()
     start = time.perf_counter()
-    answers = _generate_rows(model, tokenizer, template, rows, max_new_tokens or answer_budget(tokenizer, rows))
-    elapsed = time.perf_counter() - start
-    loss = answer_loss(model, tokenizer, template, rows)
+    both = _one_pass(model, tokenizer, template, rows, budget) if one_pass else None
+    if both is not None:
+        answers, loss = both
+        elapsed = time.perf_counter() - start
+    else:
+        answers = _generate_rows(model, tokenizer, template, rows, budget)
+        elapsed = time.perf_counter() - start
+        loss = answer_loss(model, tokenizer, template, rows)
     if was_training:
         model.train()
     t = text_scores(answers, refs)
@@ -111,6 +127,19 @@ def score_generation(model: Any, tokenizer: Any, template: Template, rows: Seque
         length_ratio=t.length_ratio, tokenize=t.tokenize, latency_ms_per_row=1000.0 * elapsed / t.n,
         weights=describe_weights(model), structure=structure_scores(answers, refs, structure_of(refs)),
         answers=tuple(answers), row_chrf=t.row_chrf, row_loss=loss.rows)
+
+
+def _one_pass(model: Any, tokenizer: Any, template: Template, rows: Sequence[dict[str, str]], budget: int
+              ) -> tuple[list[str], AnswerLoss] | None:
+    """The answers and the answer loss from one prompt cache a batch (answer_pass.py); None where it cannot run."""
+    answers = [tokenizer.encode(template.answer(str(r["output"])), add_special_tokens=False)[:MAX_ANSWER_TOKENS]
+               for r in rows]
+    room = context_of(model) - max(budget, max(map(len, answers)))
+    prompts = prompt_token_ids(tokenizer, template, rows, max_tokens=max(1, room))
+    stops = _stop_strings(tokenizer, template)
+    with merged_lora(model):
+        return answers_and_loss(model, tokenizer, prompts, answers, budget, lambda text: _cut(text, stops),
+                                GENERATE_BATCH_ROWS, GENERATE_BATCH_TOKENS, MAX_GENERATE_S)
 
 
 DELTAS = ("exact_match", "chrf", "bleu", "rouge_l", "answer_loss", "perplexity", "length_ratio")

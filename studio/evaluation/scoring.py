@@ -15,11 +15,12 @@ CHUNK = 256   # positions per fp32 log-softmax: 128 MB at a 128k vocabulary
 
 
 def token_logprobs(model: Any, input_ids: Any, attention_mask: Any, rows: Sequence[int], positions: Sequence[int],
-                   tokens: Sequence[int], **forward: Any) -> Any:
+                   tokens: Sequence[int], argmax: bool = False, **forward: Any) -> Any:
     """``log p(tokens[k] | input_ids[rows[k], :positions[k] + 1])`` for every k, as a 1-D fp32 tensor.
 
     Equal (to float rounding) to indexing ``log_softmax(model(input_ids).logits.float(), -1)``. ``forward``
     goes to the model's forward as well (position_ids, past_key_values: scoring after a cached prefix).
+    ``argmax``: also the most likely token at each of those positions (greedy decoding's choice), as a pair.
     """
     # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
     import torch
@@ -48,9 +49,12 @@ def token_logprobs(model: Any, input_ids: Any, attention_mask: Any, rows: Sequen
     # a model whose forward does not go through its output embeddings returns all positions: pick them here
     picked = logits[0] if fired else logits[r, p]
     out = torch.empty(len(t), dtype=torch.float32, device=dev)
+    best = torch.empty(len(t), dtype=torch.long, device=dev)
     with torch.no_grad():
         for start in range(0, len(t), CHUNK):
             part = picked[start:start + CHUNK].float()
             out[start:start + CHUNK] = part.gather(1, t[start:start + CHUNK, None]).squeeze(1) - \
                 torch.logsumexp(part, dim=-1)
-    return out
+            if argmax:
+                best[start:start + CHUNK] = part.argmax(dim=-1)
+    return (out, best) if argmax else out

@@ -85,3 +85,35 @@ def test_paths_are_not_taken_from_rows(gen: dict, tmp_path: Path) -> None:
     from studio.evaluation.generation_check import generation_check
     rows = [{**gen["heldout"][0], "output": str(tmp_path / "secret")}]
     assert generation_check(gen["run"], rows).tuned.n == 1
+
+
+
+def test_one_pass_gives_the_answers_and_loss_of_generation_then_the_loss_pass(gen: dict) -> None:
+    """The check's one pass (answer_pass.py) against batched generation and the separate loss pass, tuned and base:
+    the same answers, the same loss; the tuned run's reference-matching answers came without decoding steps."""
+    from studio.evaluation.generation_check import score_generation
+    from studio.evaluation.inference import base_of, get_model
+    loaded = get_model(gen["run"])
+    rows = gen["heldout"]
+    with loaded.lock:
+        base = base_of(loaded)
+        for model, tok in ((loaded.model, loaded.tokenizer), base):
+            decoded: list[int] = []
+            plain_generate = model.generate
+
+            def spy(*args, **kwargs):
+                decoded.append(int(kwargs["input_ids"].shape[0]))
+                return plain_generate(*args, **kwargs)
+
+            model.generate = spy
+            try:
+                one = score_generation(model, tok, loaded.template, rows, one_pass=True)
+            finally:
+                del model.generate
+            apart = score_generation(model, tok, loaded.template, rows, one_pass=False)
+            assert one.answers == apart.answers
+            assert one.answer_loss == pytest.approx(apart.answer_loss, rel=1e-4, abs=1e-6)
+            assert max(abs(a - b) for a, b in zip(one.row_loss, apart.row_loss)) < 1e-4
+            assert (one.chrf, one.exact_match, one.structure) == (apart.chrf, apart.exact_match, apart.structure)
+            assert sum(decoded) <= one.n - round(one.exact_match * one.n)
+        assert sum(decoded) > 0 or one.exact_match == 1.0   # the base side (last) writes its own answers

@@ -374,3 +374,9 @@ def test_the_estimate_reads_each_stages_work_from_the_stage_table(tmp_path):
     assert run_time.estimate(_cfg(stage="grpo"), ROWS, card=CARD, runs_root=tmp_path, load=0.0,
                              flops=FLOPS).source == "measured"
     assert run_time.estimate(_cfg(), ROWS, card=CARD, runs_root=tmp_path, load=0.0, flops=FLOPS).source == "history"
+
+
+def test_others_work_is_never_more_than_every_core(monkeypatch):
+    """Busy ticks and the wall clock are read a moment apart: what others did is at most every core's worth."""
+    monkeypatch.setattr(run_time, "cores", lambda: 2)
+    assert run_time.others_between((10.0, 0), (14.1, 0), 2.0, 0.0) == 2.0

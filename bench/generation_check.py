@@ -19,14 +19,16 @@ import argparse
 import csv
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import timed_command  # noqa: E402
+
 INSTRUCTION = "Answer with the review's language and sentiment as JSON."
 
 
@@ -37,17 +39,6 @@ def json_task(limit: int | None = None) -> list[dict[str, str]]:
     return [{"instruction": INSTRUCTION, "input": r["text"],
              "output": json.dumps({"language": r["lang"], "sentiment": r["label"]}, ensure_ascii=False)}
             for r in rows[:limit]]
-
-
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{done.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
 def main() -> None:
@@ -71,13 +62,13 @@ def main() -> None:
     model, held = ("tiny-demo", 20) if a.quick else ("gemma3-270m", 200)
     py = [sys.executable, "-m", "studio"]
     if not a.quick:  # the one-time preparation stays out of the timed commands
-        _run([sys.executable, "-c", f"from studio.models.zoo import ensure_prepared; ensure_prepared({model!r})"],
+        timed_command([sys.executable, "-c", f"from studio.models.zoo import ensure_prepared; ensure_prepared({model!r})"],
              env)
     run = work / "run"
     cfg = work / "run.yaml"
     cfg.write_text(f"model_name_or_path: {model}\ndataset: {data}\noutput_dir: {run}\nval_size: {held}\n"
                    "overwrite_output_dir: true\n", encoding="utf-8")
-    wall, cpu, _ = _run(py + ["train", str(cfg), "--quiet"], env)
+    wall, cpu, _ = timed_command(py + ["train", str(cfg), "--quiet"], env)
     status = json.loads((run / "status.json").read_text(encoding="utf-8"))
     print(f"{len(rows)} rows ({held} held out), {model}: trained in {wall:.0f} s wall, {cpu:.0f} CPU-s, "
           f"{status['step']} of {status['total_steps']} steps; kept: {status.get('kept_best')}", flush=True)
@@ -88,7 +79,7 @@ def _check(run: Path, status: dict, env: dict[str, str]) -> None:
     """Time the generation check of ``run`` as a whole process and print its scorecard and BENCH_RESULT."""
     py = [sys.executable, "-m", "studio"]
     eval_cmd = py + ["eval", "--model", str(run), "--task", "generate", "--compare-base", "--json"]
-    wall, cpu, out = _run(eval_cmd, env)
+    wall, cpu, out = timed_command(eval_cmd, env)
     result = json.loads(out)
     print(f"generation check, base and tuned on {result['n']} rows: {wall:.1f} s wall, {cpu:.1f} CPU-s "
           f"(goal <= 180 s wall)")

@@ -12,7 +12,8 @@ what a run recorded by an older studio reads back as (``from_dict``): shown as i
 from __future__ import annotations
 
 import os
-from typing import Any
+import sys
+from typing import Any, Callable
 
 from .words import errors as error_words
 
@@ -130,3 +131,16 @@ def _coded_problem(problem: str) -> dict[str, Any]:
         raise error_words.UnknownCode(f"the config problem {str(problem)!r} has no code of "
                                       "studio/words/config_problems.py (make it with studio/config/checks.py problem)")
     return {"problem": code, **problem.params}  # type: ignore[attr-defined]
+
+
+def command_exit_code(run: Callable[[], int]) -> int:
+    """A command's exit code: ``run()``'s, or 2 for a StudioError and 130 for Ctrl-C, each said in one line on
+    stderr (never a traceback). What every ``python -m studio...`` entry point answers a person with."""
+    try:
+        return int(run() or 0)
+    except StudioError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130

@@ -93,3 +93,21 @@ def _build(root: Path) -> dict[str, Any]:
                            learning_rate=1e-2, lora_rank=8, lora_alpha=16))
     return {"root": root, "base": base, "data": data, "heldout": heldout, "heldout_file": heldout_file,
             "full": full, "lora": lora, "runs_root": root / "runs"}
+
+
+def spread_out_tiny_model(root: Path) -> tuple[Any, Any]:
+    """(model, tokenizer): a tiny Llama built under ``root`` whose weights are spread out (std 0.3), so scores and
+    greedy answers differ between rows; the same model for every seed-fixed test that compares two computations."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
+    from tests.conftest import make_review_rows
+    folder = build_tiny_llama(root / "m", demo_texts(make_review_rows(60, seed=3)), hidden=64, layers=2, heads=4,
+                              vocab_size=400, seed=1)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" not in name:
+                p.normal_(0, 0.3)
+    return model, load_tokenizer(str(folder))

@@ -11,7 +11,7 @@ import importlib
 import logging
 import sys
 
-from ..errors import StudioError
+from ..errors import command_exit_code
 
 COMMANDS = {
     "convert": ("studio.cli.convert", "turn a CSV/Excel/JSON file into instruction data (alpaca JSONL)"),
@@ -68,14 +68,7 @@ def main(argv: list[str] | None = None, extra: Verbs | None = None) -> int:
     if getattr(args, "_unavailable", None):
         print(f"Error: {args._unavailable}", file=sys.stderr)
         return 2
-    try:
-        code = int(modules[args.command].main(args) or 0)  # type: ignore[attr-defined]
-    except StudioError as exc:
-        print(f"Error: {exc.message}", file=sys.stderr)
-        code = 2
-    except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-        code = 130
+    code = command_exit_code(lambda: modules[args.command].main(args))  # type: ignore[attr-defined]
     if args.command == "train":
         # start-up: the engine package costs 0.3 s at import (numpy, yaml); every other verb's start never needs it
         from ..engine.launch import end_torchrun_worker

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 from ..config.run_config import RunConfig
-from ..errors import StudioError
+from ..errors import command_exit_code
 from .launch import EXIT, end_torchrun_worker, torchrun_command
 from .nvme import check_nvme_ready
 from .run import run_training
@@ -45,14 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resume", nargs="?", const="last", default=None, metavar="last|CHECKPOINT",
                    help="continue from the newest checkpoint of output_dir (or a given checkpoint folder)")
     args = p.parse_args(argv)
-    try:
-        code = train_file(args.config, args.resume)
-    except StudioError as exc:
-        print(f"Error: {exc.message}", file=sys.stderr)
-        code = 2
-    except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-        code = 130
+    code = command_exit_code(lambda: train_file(args.config, args.resume))
     end_torchrun_worker(code)  # returns only outside a multi-process run
     return code
 

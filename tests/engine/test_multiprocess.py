@@ -35,6 +35,17 @@ def test_two_process_zero3_matches_one_process(tmp_path, tiny_model_dir, sample_
         assert b == pytest.approx(a, rel=0.10)
 
 
+def _two_workers(tmp_path, model, data, save_steps: int, **env: str) -> subprocess.CompletedProcess:
+    """Two steps of a ZeRO-3 run by two gloo workers of tests/dist_worker.py (``env``: the worker's switches)."""
+    RunConfig(model_name_or_path=str(model), dataset=str(data), finetuning_type="full", cutoff_len=48,
+              per_device_train_batch_size=4, learning_rate=3e-3, max_steps=2, logging_steps=1, save_steps=save_steps,
+              deepspeed="z3", plot_loss=False, output_dir=str(tmp_path / "run")).save(tmp_path / "c.yaml")
+    return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           str(ROOT / "tests" / "dist_worker.py"), str(tmp_path / "c.yaml")], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **env},
+                          capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.integration
 def test_workers_close_the_process_group_when_their_run_ends(tmp_path, tiny_model_dir, sample_reviews_jsonl):
     """Each worker leaves the gloo group before exiting, so no worker dies in interpreter teardown.
@@ -42,14 +53,7 @@ def test_workers_close_the_process_group_when_their_run_ends(tmp_path, tiny_mode
     Left open, the group killed a finished run: rank 1 exited while rank 0 still wrote the status, died with
     SIGABRT ('terminate called without an active exception'), and torchrun failed the run (a CI run, twice).
     """
-    RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl), finetuning_type="full",
-              cutoff_len=48, per_device_train_batch_size=4, learning_rate=3e-3, max_steps=2, logging_steps=1,
-              save_steps=1000, deepspeed="z3", plot_loss=False, output_dir=str(tmp_path / "run")
-              ).save(tmp_path / "c.yaml")
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                        str(ROOT / "tests" / "dist_worker.py"), str(tmp_path / "c.yaml")], cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}, capture_output=True,
-                       text=True, timeout=300)
+    r = _two_workers(tmp_path, tiny_model_dir, sample_reviews_jsonl, save_steps=1000)
     reports = sorted((json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")), key=lambda d: d["rank"])
     assert [(d["rank"], d["state"], d["group_open"]) for d in reports] == [(0, "finished", False),
                                                                           (1, "finished", False)], r.stdout
@@ -63,14 +67,7 @@ def test_a_checkpoint_holds_every_ranks_files_when_one_rank_writes_late(tmp_path
 
     Without that wait a slower node wrote its rng_state_1.pth into a folder already moved away and the run failed
     ("Parent directory .../.staging/checkpoint-3 does not exist", a two-node CI run)."""
-    RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(sample_reviews_jsonl), finetuning_type="full",
-              cutoff_len=48, per_device_train_batch_size=4, learning_rate=3e-3, max_steps=2, logging_steps=1,
-              save_steps=1, deepspeed="z3", plot_loss=False, output_dir=str(tmp_path / "run")
-              ).save(tmp_path / "c.yaml")
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                        str(ROOT / "tests" / "dist_worker.py"), str(tmp_path / "c.yaml")], cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SLOW_RANK": "1"},
-                       capture_output=True, text=True, timeout=300)
+    r = _two_workers(tmp_path, tiny_model_dir, sample_reviews_jsonl, save_steps=1, SLOW_RANK="1")
     assert r.returncode == 0, worker_errors(r.stderr)
     ckpt = tmp_path / "run" / "checkpoints" / "checkpoint-2"
     assert (ckpt / "rng_state_0.pth").is_file() and (ckpt / "rng_state_1.pth").is_file(), sorted(

@@ -11,6 +11,7 @@ from studio.data.tokenize import prompt_ids
 from studio.evaluation import evaluate as ev
 from studio.evaluation.answer_pass import answers_and_loss
 from studio.evaluation.generation import generate_batch
+from tests.evalkit import spread_out_tiny_model
 from tests.conftest import make_review_rows
 
 NEW = 6
@@ -18,18 +19,7 @@ NEW = 6
 
 @pytest.fixture(scope="module")
 def model_tok(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    from transformers import AutoModelForCausalLM
-    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
-    rows = make_review_rows(60, seed=3)
-    folder = build_tiny_llama(tmp_path_factory.mktemp("ap") / "m", demo_texts(rows), hidden=64, layers=2, heads=4,
-                              vocab_size=400, seed=1)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(folder).eval()
-    with torch.no_grad():   # spread-out weights, so greedy answers differ between rows
-        for name, p in model.named_parameters():
-            if "norm" not in name:
-                p.normal_(0, 0.3)
-    return model, load_tokenizer(str(folder))
+    return spread_out_tiny_model(tmp_path_factory.mktemp("ap"))
 
 
 def _one_by_one(model, tok, template, rows) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from studio.data.templates import get_template
 from studio.data.tokenize import prompt_ids
@@ -13,6 +12,7 @@ from studio.evaluation import evaluate as ev
 from studio.evaluation.generation import generate_batch
 from studio.evaluation.label_scoring import label_logprobs, label_logprobs_concat, label_logprobs_naive
 from studio.evaluation.prompts import prompt_token_ids, stats
+from tests.evalkit import spread_out_tiny_model
 from tests.conftest import make_review_rows
 
 LABELS = ["positive", "negative", "mixed feelings overall"]   # answers of 2-3 and many tokens
@@ -20,18 +20,7 @@ LABELS = ["positive", "negative", "mixed feelings overall"]   # answers of 2-3 a
 
 @pytest.fixture(scope="module")
 def model_tok(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    from transformers import AutoModelForCausalLM
-    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
-    rows = make_review_rows(60, seed=3)
-    folder = build_tiny_llama(tmp_path_factory.mktemp("ls") / "m", demo_texts(rows), hidden=64, layers=2, heads=4,
-                              vocab_size=400, seed=1)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(folder).eval()
-    with torch.no_grad():   # spread-out weights, so scores and greedy answers differ between rows
-        for name, p in model.named_parameters():
-            if "norm" not in name:
-                p.normal_(0, 0.3)
-    return model, load_tokenizer(str(folder))
+    return spread_out_tiny_model(tmp_path_factory.mktemp("ls"))
 
 
 def _inputs(tok, n: int, seed: int):

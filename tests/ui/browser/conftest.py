@@ -10,15 +10,21 @@ import pytest
 from tests.ui.browser.test_browser import ARGS, CHROMIUM
 
 
-@pytest.fixture()
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, Playwright's waits at 60 s (a 2-core machine under load is slow)."""
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, Playwright's waits at 60 s (a 2-core machine under load is slow): the body of
+    every browser fixture, whatever its scope."""
     from playwright.sync_api import expect, sync_playwright
     expect.set_options(timeout=60_000)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture()
+def browser() -> Iterator[Any]:
+    """One Chromium per test."""
+    yield from chromium()
 
 
 def login_page(browser: Any, url: str, who: tuple[str, str], height: int = 1000) -> Any:

@@ -18,7 +18,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.ui.browser.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401  (same browser, same skip rules)
+from tests.ui.browser.conftest import chromium
+from tests.ui.browser.test_browser import pytestmark  # noqa: F401  (same browser, same skip rules)
 from tests.ui.browser.test_ui_browser_zh import WHITELIST
 
 try:
@@ -93,12 +94,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> I
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-    expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+    """One Chromium for the whole walk (its servers are the module's too)."""
+    yield from chromium()
 
 
 def _open(browser: Any, url: str, lang: str, who: tuple[str, str] | None = None) -> Any:

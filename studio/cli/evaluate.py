@@ -278,7 +278,7 @@ def main(args: argparse.Namespace) -> int:
         # loads): beside others' work, two threads of a 2-core CPU wait for each other at every one of a decoding
         # step's small operations (Gemma-3-270M, the check's base side on 64 rows: 76 s wall with 2 threads
         # against 28 s with 1, at load average 4)
-        from ..engine.run import FreeCores  # start-up: 0.14 s at import; `studio eval --help` never needs it
+        from ..runs.cpu_threads import FreeCores  # start-up: torch; `studio eval --help` never needs it
         free = FreeCores()
         loaded = load_model(args.model)
         if getattr(args, "template", None):

@@ -36,7 +36,8 @@ from ..notices import Notice, checked
 from ..runs.plots import save_loss_plot
 from ..runs.reasons import NO_REASON, Reason, disk_full, reason_fields
 from ..runs.run_dir import RunDir
-from ..runs.run_time import busy_mark, free_threads, others_since, train_parts
+from ..runs.cpu_threads import FreeCores
+from ..runs.run_time import busy_mark, others_since, train_parts
 from ..stages import Stage, stage_of
 from ..workspace import atomic_write_text, is_disk_full
 from . import lr_search, reshard
@@ -174,41 +175,6 @@ def labels_preference(cfg: RunConfig, rows: list[dict[str, Any]]) -> bool:
         return False
     answers = {str(r.get(k, "")).strip() for r in rows[:200] for k in ("chosen", "rejected", "output") if k in r}
     return 0 < len(answers) <= 10
-
-
-class FreeCores:
-    """A CPU run computes with one thread per core other processes leave free (run_time.free_threads: with one of
-    two cores busy elsewhere, two threads trained SmolLM2 1.9x slower than one). Others' work is measured from the
-    run's start until its training begins (the model load is the window: no time spent waiting for it). Never more
-    threads than the process was given; nothing changed when the user set OMP_NUM_THREADS or a card trains."""
-
-    def __init__(self) -> None:
-        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
-        import torch
-        self.given = torch.get_num_threads()
-        self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
-        self.mark = busy_mark()
-
-    def apply(self) -> None:
-        """Set torch's threads for the training loop."""
-        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
-        import torch
-        if not self.active:
-            return
-        time.sleep(max(0.0, 0.2 - (time.time() - self.mark[0])))   # a window long enough to read
-        others = others_since(self.mark) or 0.0
-        use = min(self.given, free_threads(others))
-        if use != torch.get_num_threads():
-            log.info("training with %d of %d CPU threads: other processes keep %.1f cores busy", use, self.given,
-                     others)
-            torch.set_num_threads(use)
-
-    def restore(self) -> None:
-        """An in-process caller (tests, benchmarks) gets its threads back."""
-        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
-        import torch
-        if torch.get_num_threads() != self.given:
-            torch.set_num_threads(self.given)
 
 
 def run_training(cfg: RunConfig, resume_from: str | None = None) -> dict[str, Any]:

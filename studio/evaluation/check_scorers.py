@@ -66,7 +66,7 @@ class GenerationScorer:
 
     def answers(self, run_path: str, rows: Sequence[dict[str, str]]) -> list[str]:
         loaded = inference.get_model(run_path)
-        with inference._hold(loaded):
+        with inference.hold_model(loaded):
             budget = answer_budget(loaded.tokenizer, rows)
             return _generate_rows(loaded.model, loaded.tokenizer, loaded.template, list(rows), budget)
 

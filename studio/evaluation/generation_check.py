@@ -27,7 +27,7 @@ from .answer_loss import MAX_ANSWER_TOKENS, AnswerLoss, answer_loss
 from .answer_pass import answers_and_loss
 from .evaluate import (GENERATE_BATCH_ROWS, GENERATE_BATCH_TOKENS, MAX_GENERATE_S, _cut, _generate_rows,
                        _stop_strings, base_model_context)
-from .inference import base_of, get_model
+from .inference import base_of, get_model, hold_model
 from .limits import MAX_NEW_TOKENS, context_of
 from .lora_merge import merged_lora
 from .prompts import prompt_token_ids
@@ -232,7 +232,7 @@ def generation_check(run: str | Path, rows: Sequence[dict[str, str]], compare_ba
         StudioError: no rows with a reference answer, or a run the evaluator cannot load.
     """
     loaded = get_model(str(run))
-    with loaded.lock:
+    with hold_model(loaded, wait_s=None):
         base = base_of(loaded) if compare_base else None
         return compare_generation(loaded.model, loaded.tokenizer, loaded.template, rows, base, compare_base,
                                   max_new_tokens)

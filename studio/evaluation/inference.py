@@ -39,7 +39,9 @@ from ..data.templates import get_template
 from ..errors import StudioError
 from ..workspace import confine, safe_name
 from ..models.loading import LOAD_LOCK, load_base, load_for_inference, place_on_card
+from ..runs.cpu_threads import FreeCores
 from ..runs.run_dir import RunDir, list_runs
+from ..runs.run_time import others_load
 from . import limits, streaming
 from .evaluate import (
     answer_rows, base_model_context, batch_predict, chat, compare_loaded, confusion_figure, generate, load_rows,
@@ -239,7 +241,7 @@ def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "sc
     """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
     rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
-    with loaded.lock:
+    with hold_model(loaded, wait_s=None):
         result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, labels,
                                 mode=mode,  # type: ignore[arg-type]
                                 trained_keys=training_keys(run_path))
@@ -254,7 +256,7 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
     parameter + buffer bytes, see footprint.py)."""
     rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
-    with loaded.lock:
+    with hold_model(loaded, wait_s=None):
         base = base_of(loaded)
         card = compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base,
                               mode, labels)  # type: ignore[arg-type]
@@ -285,18 +287,32 @@ def _check_request(what: str, text: str, max_new_tokens: Any) -> None:
     limits.check_new_tokens(max_new_tokens)
 
 
-class _hold:
-    """The model's lock, or a clear 'busy' after GENERATION_WAIT_S instead of a request stuck forever."""
+class hold_model:
+    """Every computation on a loaded model in this process goes through here: the model's lock (a clear 'busy'
+    after ``wait_s`` instead of a request stuck forever; None waits as long as it takes, for a check the person
+    started), and while it is held torch's threads by the thread rule (runs/cpu_threads.py: one per core other
+    processes leave free, from the page's shared load sample), given back when the last computation ends."""
 
-    def __init__(self, loaded: Any):
-        self.lock = loaded.lock
+    def __init__(self, loaded: Any, wait_s: float | None = GENERATION_WAIT_S):
+        self.lock, self.wait_s = loaded.lock, wait_s
+        self.free: FreeCores | None = None
 
     def __enter__(self) -> None:
-        if not self.lock.acquire(timeout=GENERATION_WAIT_S):
+        if not self.lock.acquire(timeout=-1 if self.wait_s is None else self.wait_s):
             raise StudioError.of("eval.busy")
+        try:
+            self.free = FreeCores()
+            self.free.apply(others=others_load())
+        except BaseException:
+            self.lock.release()
+            raise
 
     def __exit__(self, *exc: Any) -> None:
-        self.lock.release()
+        try:
+            if self.free is not None:
+                self.free.restore()
+        finally:
+            self.lock.release()
 
 
 class _null:
@@ -347,7 +363,7 @@ def playground(run_path: str, instruction: str, input_text: str = "", max_new_to
     loaded = get_model(run_path)
     control = streaming.start(stop_key)
     try:
-        with _hold(loaded):
+        with hold_model(loaded):
             if labels_like is None:
                 for tuned in _answer(loaded, False, instruction, input_text, max_new_tokens, temperature, top_p,
                                      control):
@@ -378,7 +394,7 @@ def chat_stream(run_path: str, history: list[dict[str, Any]], message: str, max_
     loaded = get_model(run_path)
     control = streaming.start(stop_key, control)
     try:
-        with _hold(loaded):
+        with hold_model(loaded):
             yield from chat(loaded.model, loaded.tokenizer, loaded.template, history, message, int(max_new_tokens),
                             float(temperature), float(top_p), stream=True, control=control)  # type: ignore[misc]
     finally:
@@ -415,7 +431,7 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
                 raise
     loaded = get_model(run_path)
     out = Path(out_dir) / f"predictions-{Path(run_path).name}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    with loaded.lock:
+    with hold_model(loaded, wait_s=None):
         return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
                              mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
 
@@ -474,7 +490,7 @@ def label_probabilities(run_path: str, texts: Sequence[str], labels: Sequence[st
     rows = [{"instruction": like.get("instruction", "") if into_input else text,
              "input": text if into_input else "", "output": ""} for text in texts]
     loaded = get_model(run_path)
-    with _hold(loaded):
+    with hold_model(loaded):
         scores = _score_labels(loaded.model, loaded.tokenizer, loaded.template, rows, list(labels))
     out = []
     for row in scores:

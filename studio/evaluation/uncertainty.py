@@ -48,7 +48,7 @@ def answer_likelihoods(run_path: str, rows: Sequence[dict[str, str]]) -> list[tu
     loaded = inference.get_model(run_path)
     rows = list(rows)[:MAX_TEXT_ROWS]
     out: list[tuple[str, float]] = []
-    with inference._hold(loaded):
+    with inference.hold_model(loaded):
         model, tok = loaded.model, loaded.tokenizer
         answers = _generate_rows(model, tok, loaded.template, rows, ANSWER_TOKENS)
         prompts = prompt_token_ids(tok, loaded.template, rows,

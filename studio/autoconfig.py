@@ -56,10 +56,6 @@ VAL_SHARE, VAL_MAX_ROWS, VAL_MIN_DATA = 0.1, 500, 20
 # the score nor the held-out loss improved. 3 stopped Gemma on 400 Chinese reviews at step 40 of 52 in a mid-run dip
 # (test accuracy 0.732, against 0.820 for the best of the whole run: bench/keep_best.py); 4 rides that dip out
 EVALUATIONS, EARLY_STOP_PATIENCE = 10, 4
-# a LoRA run of fewer updates than this gets one pass more when held-out rows let the early stop end it: Gemma on 400
-# Chinese reviews (46 updates in 2 passes) was still gaining on its held-out rows at its last checks (0.750, 0.825,
-# 0.800: bench/keep_best.py), and one pass over 1,440 rows of the same corpus (90 updates) scored 0.832
-MIN_RUN_UPDATES = 64
 SEARCH_FACTORS = (0.5, 1.0, 2.5)   # the best budget's learning-rate trials, as multiples of the plan's rate
 TEMPLATES = {"qwen": "qwen", "llama3": "llama3", "llama-3": "llama3"}
 # what languages a model family reads: a code of the catalog (langs.*), worded in the reader's language
@@ -185,8 +181,6 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     changes["dynamic_batching"] = model != DEMO_MODEL
     if model != DEMO_MODEL:
         reasons.append(Reason("dynamic_batching", "dynamic"))
-    if model != DEMO_MODEL and val:
-        changes.update(_small_data_pass(train_rows, batch * accum, changes["num_train_epochs"], reasons))
     total = _steps(train_rows, batch, accum, changes["num_train_epochs"])
     changes["logging_steps"] = max(1, total // 40)
     changes["eval_steps"] = None
@@ -195,20 +189,6 @@ def suggest_settings(model: str, n_rows: int | None, task: str, hardware: Hardwa
     changes.update(_keep_best(val, total, reasons))
     changes.update(_search(budget, val, changes["learning_rate"], reasons))
     return changes, reasons
-
-
-def _small_data_pass(train_rows: int, update_rows: int, epochs: float, reasons: list[Reason]) -> dict[str, Any]:
-    """One pass more when the budget's passes make under MIN_RUN_UPDATES updates: a few hundred rows are still being
-    learned at the end of the plan, and the early stop (on, with held-out rows) ends the extra pass once the held-out
-    score and loss stop improving, so it costs time only while it helps."""
-    per_pass = math.ceil(train_rows / update_rows)
-    if per_pass * math.ceil(epochs) >= MIN_RUN_UPDATES:
-        return {}
-    more = math.ceil(epochs) + 1
-    reasons[:] = [r for r in reasons if r.field != "num_train_epochs"]
-    reasons.append(Reason("num_train_epochs", "epochs_small_data",
-                          {"n": more, "updates": per_pass * math.ceil(epochs), "k": MIN_RUN_UPDATES}))
-    return {"num_train_epochs": float(more)}
 
 
 def _search(budget: str, val: float, rate: float, reasons: list[Reason]) -> dict[str, Any]:

@@ -102,10 +102,6 @@ ENTRIES: list[Any] = [
     message("why.demo_lr", "learning rate {lr}: a small model trained from scratch needs a high rate",
             "学习率 {lr}：从零训练的小模型需要较高的学习率"),
     message("why.epochs", "{n} passes over the data ({budget} budget)", "遍历数据 {n} 次（{budget} 预算）"),
-    message("why.epochs_small_data",
-            "{n} passes over the data: the budget's passes would make only {updates} updates (fewer than {k}), and "
-            "the early stop ends the last pass once the held-out rows stop improving",
-            "遍历数据 {n} 次：按预算只会更新 {updates} 次（少于 {k} 次）；验证行不再提升时，提前停止会结束最后一遍"),
     message("why.dynamic", "dynamic batching: rows of similar length share a batch filled up to a token budget, so "
                            "little of each step is padding",
             "动态批处理：长度相近的样本放进同一批，按 token 预算填满，"

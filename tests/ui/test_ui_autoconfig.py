@@ -292,25 +292,3 @@ def test_cpu_plans_use_the_smaller_rank_and_say_why() -> None:
     card = suggest_settings("qwen2.5-7b", 400, "instruction", Hardware(80, 256, 500))[0]
     assert cpu["lora_rank"] == 8 and card["lora_rank"] == 16
     assert any(r.code == "cpu_rank" for r in reasons)
-
-
-def test_a_small_dataset_gets_a_pass_more_when_early_stop_can_end_it() -> None:
-    """A LoRA plan whose passes make under MIN_RUN_UPDATES updates gets one pass more (never more than one), said
-    with its reason, and only when held-out rows let the early stop end the extra pass; a large dataset, a run
-    without held-out rows and tiny-demo keep the budget's passes."""
-    from studio.autoconfig import LORA_EPOCHS, MIN_RUN_UPDATES
-    for budget in ("quick", "balanced", "best"):
-        small, reasons = suggest_settings("gemma3-270m", 400, "sentiment", CPU, budget)
-        assert small["early_stopping_patience"] > 0
-        update = small["per_device_train_batch_size"] * small["gradient_accumulation_steps"]
-        per_pass = -(-(400 - round(400 * small["val_size"])) // update)
-        if per_pass * LORA_EPOCHS[budget] < MIN_RUN_UPDATES:
-            assert small["num_train_epochs"] == LORA_EPOCHS[budget] + 1, budget
-            assert any(r.code == "epochs_small_data" for r in reasons), budget
-        big = suggest_settings("gemma3-270m", 20_000, "sentiment", CPU, budget)[0]
-        assert big["num_train_epochs"] == LORA_EPOCHS[budget], budget
-    assert suggest_settings("gemma3-270m", 400, "sentiment", CPU)[0]["num_train_epochs"] == 3
-    # 19 rows keep no held-out rows: nothing would stop the extra pass
-    few = suggest_settings("gemma3-270m", 19, "sentiment", CPU)[0]
-    assert few["val_size"] == 0 and few["num_train_epochs"] == LORA_EPOCHS["balanced"]
-    assert suggest_settings("tiny-demo", 400, "sentiment", CPU)[0]["num_train_epochs"] == 10

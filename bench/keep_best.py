@@ -87,11 +87,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="tiny-demo on the sample reviews (CI size)")
     ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
     ap.add_argument("--arms", nargs="+", default=["last", "best", "early"], choices=list(ARMS))
+    ap.add_argument("--threads", type=int, default=None,
+                    help="train every arm with this many CPU threads (OMP_NUM_THREADS): the engine's thread rule "
+                         "follows the machine's load, and a different thread count sums in another order, so two "
+                         "arms would not follow one trajectory")
     a = ap.parse_args()
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     work = Path(a.out or tempfile.mkdtemp(prefix="keep-best-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+    if a.threads:
+        env["OMP_NUM_THREADS"] = str(a.threads)
     train, test, source = data(work, a.quick)
     py = [sys.executable, "-m", "studio"]
     for name, rows in (("train", train), ("test", test)):

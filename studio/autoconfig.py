@@ -41,9 +41,9 @@ DEMO = dict(finetuning_type="full", learning_rate=0.002, per_device_train_batch_
             quantization_bit=None, deepspeed="none", layerwise_offload=False, gradient_checkpointing=False,
             max_steps=-1, max_samples=None)
 # pretrained models: LoRA with the usual starting points (LLaMA-Factory / QLoRA paper defaults)
-# A third pass on a few hundred rows was tried for the balanced plan and not kept: Gemma on 400 Chinese reviews
-# (bench/keep_best.py) reached its lowest held-out loss in the second pass (step 48 of 78) and lost it in the third;
-# the kept model scored 0.796 on the test set against 0.820 with two passes
+# A third pass on a few hundred rows was tried for the balanced plan and not kept: two runs of it on 400 Chinese
+# reviews (Gemma, bench/keep_best.py) kept models that scored 0.796 and 0.840 on the test set, against 0.820 for
+# two passes: no gain beyond the run-to-run spread, for half as much time again
 LORA_EPOCHS = {"quick": 1, "balanced": 2, "best": 3}
 LORA_RANK = {"quick": 8, "balanced": 16, "best": 32}
 # on a CPU, time is what runs out: the derived plan at rank 16 ran 0.88x the tokens per CPU-second of the rank-8

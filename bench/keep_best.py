@@ -43,6 +43,8 @@ ARMS = {"last": {"load_best_model_at_end": False, "early_stopping_patience": 0},
         # run the early stop can shorten, since its held-out loss turns in the third pass
         "early-3pass": {"num_train_epochs": 3},
         "best-3pass": {"num_train_epochs": 3, "early_stopping_patience": 0},
+        # the defaults with other seeds (the adapter's initialisation, the shuffle, the held-out rows): the spread
+        "early-seed2": {"seed": 2}, "early-seed3": {"seed": 3},
         # the defaults plus the learning-rate search the `best` budget derives for this plan (0.5x, 1x, 2.5x)
         "search": {"learning_rate_search": "0.0001,0.0002,0.0005"},
         # the defaults' trajectory with every checkpoint kept and scored on the test set: which held-out signal

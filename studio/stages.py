@@ -36,7 +36,8 @@ class Stage:
     sequences: sequences one row puts through the forward with gradients (DPO: chosen and rejected; GRPO, RLOO:
         their generations of the prompt). The memory estimate counts them; their trainer generates this many.
     no_grad_sequences: sequences per row of the forwards without gradients that the estimate adds as a transient
-        beside the policy's peak (DPO's and KTO's reference; GRPO's and RLOO's generation), memory/terms.reference_forward.
+        beside the policy's peak (DPO's and KTO's reference; GRPO's and RLOO's generation),
+        memory/terms.reference_forward.
     trainer: ``module:function`` that builds the stage's trainer from engine/run.TrainerInputs and returns an
         engine/run.BuiltTrainer; imported by the engine when the run starts.
     methods: the finetuning types it allows (preference and RL stages: LoRA only, their reference being the same

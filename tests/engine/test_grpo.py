@@ -54,7 +54,8 @@ def test_a_saved_config_with_the_old_grpo_keys_still_loads(tmp_path: Path) -> No
     saved.write_text("stage: grpo\ndataset: d.jsonl\ngrpo_reward: regex\ngrpo_pattern: yes|no\n", encoding="utf-8")
     for cfg in (RunConfig.load(saved), trained_config(saved)):
         assert (cfg.reward, cfg.reward_pattern) == ("regex", "yes|no")
-    both = RunConfig.from_dict({"stage": "grpo", "dataset": "d.jsonl", "grpo_reward": "regex", "reward": "json_fields"})
+    both = RunConfig.from_dict({"stage": "grpo", "dataset": "d.jsonl", "grpo_reward": "regex",
+                                "reward": "json_fields"})
     assert both.reward == "json_fields"
     assert "grpo_reward" not in RunConfig(stage="grpo", dataset="d.jsonl").to_yaml()
 

@@ -1,8 +1,10 @@
-"""GRPO beside SFT on a labels or a JSON-answer run: python bench/grpo_bench.py [--task labels|json] [--steps N]
+"""GRPO (or RLOO) beside SFT on a labels or a JSON-answer run:
+python bench/grpo_bench.py [--task labels|json] [--steps N] [--stage grpo|rloo]
 
-What stage grpo (TRL's GRPOTrainer with the ``row_label`` reward, studio/engine/grpo.py) does and costs beside stage
-sft on the same rows, steps, batch and learning rate, each arm a fresh ``python -m studio train`` process on the
-CPU with the built-in tiny-demo model:
+What stage grpo (TRL's GRPOTrainer with the ``row_label`` reward, studio/engine/online_rl.py), or with ``--stage``
+another stage of the table that samples answers (rloo: TRL's RLOOTrainer, the same rewards), does and costs beside
+stage sft on the same rows, steps, batch and learning rate, each arm a fresh ``python -m studio train`` process on
+the CPU with the built-in tiny-demo model (the arms below are named for grpo; with ``--stage rloo`` they are rloo's):
 
 - ``sft``: supervised fine-tuning, N steps;
 - ``grpo``: GRPO from the base, N steps (4 sampled answers per prompt, reward 1 where the answer is the row's label);
@@ -39,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import timed_command, write_text_label_csv  # noqa: E402
+from studio.stages import STAGES  # noqa: E402
 
 
 def _last(run: Path, key: str) -> float | None:
@@ -62,13 +65,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", choices=["labels", "json"], default="labels")
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--stage", choices=[n for n, s in STAGES.items() if s.rewards], default="grpo",
+                    help="the stage that samples answers (the stage table's rows with rewards)")
     ap.add_argument("--quick", action="store_true", help="4 steps per arm (a check that it runs, not a measurement)")
     ap.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
     a = ap.parse_args()
     if a.quick:
         a.steps = 4
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
-    work = Path(a.out or tempfile.mkdtemp(prefix="grpo-bench-"))
+    work = Path(a.out or tempfile.mkdtemp(prefix=f"{a.stage}-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
     with open(ROOT / "studio/assets/sample_reviews.csv", encoding="utf-8") as fh:
@@ -90,11 +95,12 @@ def main() -> None:
               "overwrite_output_dir": True, "lr_scheduler_type": "constant", "load_best_model_at_end": False,
               "early_stopping_patience": 0, "finetuning_type": "full", "per_device_train_batch_size": 16,
               "learning_rate": 0.002, "weight_decay": 1.0, "template": "studio", "cutoff_len": 256}
-    arms = {"sft": {"stage": "sft"}, "grpo": {"stage": "grpo", "grpo_reward": reward},
+    rl = a.stage
+    arms = {"sft": {"stage": "sft"}, rl: {"stage": rl, "reward": reward},
             "sft-2x": {"stage": "sft", "max_steps": 2 * a.steps}}
-    order = [("sft", 1), ("grpo", 1), ("grpo", 2), ("sft", 2), ("sft+grpo", 1), ("sft+grpo", 2), ("sft-2x", 1)]
+    order = [("sft", 1), (rl, 1), (rl, 2), ("sft", 2), (f"sft+{rl}", 1), (f"sft+{rl}", 2), ("sft-2x", 1)]
     print(f"data: studio/assets/sample_reviews.csv ({a.task}), 300 train / {len(rows) - 300} test; tiny-demo; "
-          f"{a.steps} steps; reward {reward}; work folder {work}", flush=True)
+          f"{a.steps} steps; stage {rl}, reward {reward}; work folder {work}", flush=True)
     scores = ("accuracy",) if a.task == "labels" else ("exact_match", "parses", "fields_match")
     print("| arm | rep | train wall s | train CPU-s | steps | last loss | last reward | " +
           " | ".join(f"test {k}" for k in scores) + " |")
@@ -102,7 +108,7 @@ def main() -> None:
     results: list[dict] = []
     for arm, rep in order:
         run = work / f"run-{arm.replace('+', '-')}-{rep}"
-        extra = arms.get(arm) or {"stage": "grpo", "grpo_reward": reward,
+        extra = arms.get(arm) or {"stage": rl, "reward": reward,
                                   "model_name_or_path": str(work / f"run-sft-{rep}" / "model")}
         cfg = {**common, "output_dir": str(run), **extra}
         (run.parent / f"{run.name}.yaml").write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in cfg.items())

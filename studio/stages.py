@@ -33,22 +33,27 @@ class Stage:
     name: the ``stage`` value (LLaMA-Factory's key where it has one).
     rows: the rows it reads (data/dataset.load_rows' kind); its held-out and demo rows are their good answers
         (data/preference.as_sft_rows, the identity on instruction rows).
-    sequences: sequences one row puts through the forward with gradients (DPO: chosen and rejected; GRPO: its
-        generations of the prompt). The memory estimate counts them; GRPO's trainer generates this many.
+    sequences: sequences one row puts through the forward with gradients (DPO: chosen and rejected; GRPO, RLOO:
+        their generations of the prompt). The memory estimate counts them; their trainer generates this many.
     no_grad_sequences: sequences per row of the forwards without gradients that the estimate adds as a transient
-        beside the policy's peak (DPO's and KTO's reference; GRPO's generation), memory/terms.reference_forward.
+        beside the policy's peak (DPO's and KTO's reference; GRPO's and RLOO's generation),
+        memory/terms.reference_forward.
     trainer: ``module:function`` that builds the stage's trainer from engine/run.TrainerInputs and returns an
         engine/run.BuiltTrainer; imported by the engine when the run starts.
     methods: the finetuning types it allows (preference and RL stages: LoRA only, their reference being the same
         weights with the adapter off).
-    counts: what its trainer's batch size counts: "rows" (SFT, DPO, KTO) or "sequences" (GRPO's completions).
+    counts: what its trainer's batch size counts: "rows" (SFT, DPO, KTO) or "sequences" (GRPO's and RLOO's completions).
     studio_trainer: trained by the studio's own Trainer (engine/studio_trainer.py), so packing, dynamic batching,
         layer-wise offload, DeepSpeed / several processes, the chunked loss, keeping the best checkpoint and the
         learning-rate search apply; TRL's trainers do their own batching and run on one process here.
     warns_on_labels: a run on a few labels is told SFT measured better (engine notice ``preference_on_labels``).
-    rewards: the rewards the page offers by name for this stage (RunConfig ``grpo_reward``); () for none.
+    trl: (trainer class, config class) of TRL's, by name, where the stage's ``trainer`` builds whichever its row
+        names (engine/online_rl.py: ``("GRPOTrainer", "GRPOConfig")``, ``("RLOOTrainer", "RLOOConfig")``); () for
+        a stage whose builder knows its own.
+    rewards: the verifiable rewards the page offers by name for this stage (RunConfig ``reward``, with
+        ``reward_pattern``: engine/rewards.py); () for none. A stage with rewards is checked by ``_reward_problems``.
     metrics: the numbers its trainer logs beside the loss that the run's progress events keep (trainer_log.jsonl,
-        which the page and a benchmark read): DPO's reward accuracy and margin, GRPO's mean reward.
+        which the page and a benchmark read): DPO's reward accuracy and margin, GRPO's and RLOO's mean reward.
     problems: the stage's own checks of a config, as (check code, values) for config/checks.py.
     """
 
@@ -61,6 +66,7 @@ class Stage:
     counts: Literal["rows", "sequences"] = "rows"
     studio_trainer: bool = False
     warns_on_labels: bool = False
+    trl: tuple[str, ...] = ()
     rewards: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     problems: Problems = field(default=_no_problems, compare=False)
@@ -102,19 +108,26 @@ def _kto_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
     return p
 
 
-def _grpo_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
-    if cfg.grpo_reward != "regex":
+def _reward_problems(cfg: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A stage with rewards: the ``regex`` reward needs a pattern that compiles."""
+    if cfg.reward != "regex":
         return []
-    if not cfg.grpo_pattern.strip():
-        return [("check.grpo_pattern_empty", {})]
+    if not cfg.reward_pattern.strip():
+        return [("check.reward_pattern_empty", {})]
     try:
-        regex.compile(cfg.grpo_pattern)   # as the reward compiles it (engine/grpo.py: regex, for its time limit)
+        regex.compile(cfg.reward_pattern)   # as the reward compiles it (engine/rewards.py: regex, for its time limit)
     except regex.error as exc:
-        return [("check.grpo_pattern_invalid", {"pattern": cfg.grpo_pattern[:80], "error": str(exc)[:120]})]
+        return [("check.reward_pattern_invalid", {"pattern": cfg.reward_pattern[:80], "error": str(exc)[:120]})]
     return []
 
 
 _TRL_LORA = dict(methods=("lora",))
+# a stage that samples answers and scores them (engine/online_rl.py): 4 answers per prompt, its batch counts answers,
+# the verifiable rewards of engine/rewards.py; beta 0, so no reference: generation is a forward without gradients
+# per answer
+_ONLINE_RL = dict(sequences=4, no_grad_sequences=4, trainer="studio.engine.online_rl:stage_trainer",
+                  counts="sequences", rewards=("row_label", "json_fields", "regex"), metrics=("reward", "reward_std"),
+                  problems=_reward_problems)
 
 STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("sft", rows="sft", sequences=1, no_grad_sequences=0, trainer="studio.engine.run:sft_trainer",
@@ -126,15 +139,13 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     # and its KL pair, plus the policy's own KL forward
     Stage("kto", rows="kto", sequences=1, no_grad_sequences=3, trainer="studio.engine.preference:stage_trainer",
           warns_on_labels=True, problems=_kto_problems, **_TRL_LORA),
-    # GRPO (TRL's GRPOTrainer, engine/grpo.py): 4 answers sampled per prompt, each scored by a verifiable reward
-    # against the row's answer; its batch counts answers. No reference at beta 0; generation is a forward
-    # without gradients per answer
-    Stage("grpo", rows="sft", sequences=4, no_grad_sequences=4, trainer="studio.engine.grpo:stage_trainer",
-          counts="sequences", rewards=("row_label", "json_fields", "regex"), metrics=("reward", "reward_std"),
-          problems=_grpo_problems),
+    # GRPO: each answer's reward against its group's mean, scaled by the group's spread
+    Stage("grpo", rows="sft", trl=("GRPOTrainer", "GRPOConfig"), **_ONLINE_RL),
+    # RLOO: each answer's reward against the mean of its prompt's other answers (leave one out)
+    Stage("rloo", rows="sft", trl=("RLOOTrainer", "RLOOConfig"), **_ONLINE_RL),
 )}
 STAGE_NAMES = tuple(STAGES)
-# the rewards the page offers by name (RunConfig ``grpo_reward``): every stage's, in the table's order
+# the rewards the page offers by name (RunConfig ``reward``): every stage's, in the table's order
 REWARD_NAMES = tuple(dict.fromkeys(r for s in STAGES.values() for r in s.rewards))
 
 # LLaMA-Factory's stages the studio does not train, each refused with its own words (config/lf_keys.py)

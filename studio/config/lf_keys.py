@@ -2,7 +2,8 @@
 
 Every key of LLaMA-Factory's supervised fine-tuning examples is one of:
 - a RunConfig field with the same name and meaning (most keys; see studio/config/run_config.py);
-- translated here into a RunConfig field (``disable_gradient_checkpointing``, DeepSpeed file names);
+- translated here into a RunConfig field (``disable_gradient_checkpointing``, DeepSpeed file names; and the studio's
+  own keys renamed since a run saved them, RENAMED);
 - accepted with a one-line notice that it has no effect here (NO_EFFECT);
 - refused with the precise reason (other stages, multimodal keys, quantization methods other
   than bitsandbytes).
@@ -89,6 +90,12 @@ DS_NAMES = {"ds_z2_config.json": "ds_z2.json", "ds_z2_offload_config.json": "ds_
             "ds_z3_config.json": "ds_z3.json", "ds_z3_offload_config.json": "ds_z3_offload.json"}
 
 
+# the studio's own keys renamed since a run saved them (old -> new): a saved run's config.yaml still loads, resumes
+# and reads back as it was; a file that gives both keeps the new one. The rewards became every online-RL stage's
+# (studio/engine/rewards.py), not grpo's alone.
+RENAMED = {"grpo_reward": "reward", "grpo_pattern": "reward_pattern"}
+
+
 def _truthy(value: Any) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes", "on")
 
@@ -128,6 +135,9 @@ def translate_llamafactory(data: dict[str, Any], base_dir: str | Path | None = N
     # a config the studio saved before templates were renamed: its 'default' was the '### Instruction' format
     if "oom_adaptive" in data and "stage" not in data and data.get("template") == "default":
         data["template"] = "studio"
+    for old, new in RENAMED.items():
+        if old in data:
+            data.setdefault(new, data.pop(old))
     stage = str(data.get("stage", "sft")).strip().lower()
     refused = lf_refusal(stage)   # the stage table's (studio/stages.py): pt, rm, ppo each by its own words
     if refused:

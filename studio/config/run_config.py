@@ -85,8 +85,8 @@ class Draft:
     pref_ftx: float = _f(0.0, "method", range=(0.0, 1000.0))
     kto_chosen_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
     kto_rejected_weight: float = _f(1.0, "method", range=(0.0, 1000.0), open="lo")
-    grpo_reward: Literal[REWARD_NAMES] = _f("row_label", "method")  # type: ignore[valid-type]  # a stage's rewards: stages.py
-    grpo_pattern: str = _f("", "method")
+    reward: Literal[REWARD_NAMES] = _f("row_label", "method")  # type: ignore[valid-type]  # a stage's rewards: stages.py
+    reward_pattern: str = _f("", "method")
     finetuning_type: Literal["full", "freeze", "lora"] = _f("lora", "method")
     adapter_name_or_path: str | None = _f(None, "method", root="runs")
     freeze_trainable_layers: int = _f(2, "method", range=(1, 10_000))

@@ -419,7 +419,7 @@ def setup_arguments(cfg: RunConfig, run: RunDir, rows: list[dict[str, Any]], sta
     process's shard directly (zero.Init) instead of the whole model into every process's RAM."""
     checkpoint = _resolve_resume(run, resume_from or cfg.resume_from_checkpoint)
     universal = reshard.prepare_universal(checkpoint, _world_size(), main) if cfg.deepspeed else False
-    # a TRL stage builds TRL's own arguments class from the same fields (engine/preference.py, engine/grpo.py);
+    # a TRL stage builds TRL's own arguments class from the same fields (engine/preference.py, engine/online_rl.py);
     # these still set up the process group first
     # a run that keeps its best checkpoint is judged by the Evaluate tab's number for its kind of answers
     # start-up: transformers and the evaluator (torch), 6 s at import (see the top of this module)

@@ -55,8 +55,8 @@ BROKEN = [
          output_dir="a\nb"),
     dict(pref_beta=0.0, neftune_noise_alpha=0.0, cutoff_len=0),
     dict(learning_rate_search="1e-4,two", nproc=2),
-    dict(stage="grpo", grpo_reward="regex"),
-    dict(stage="grpo", grpo_reward="regex", grpo_pattern="("),
+    dict(stage="grpo", reward="regex"),
+    dict(stage="grpo", reward="regex", reward_pattern="("),
 ]
 
 

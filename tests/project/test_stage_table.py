@@ -93,11 +93,15 @@ def test_a_stage_keeps_the_sequences_per_forward_of_its_batch() -> None:
 
 def test_every_stage_names_a_trainer_that_exists_and_a_reward_the_page_words() -> None:
     """A row's ``trainer`` is a ``module:function`` the engine imports at a run's start: a typo would surface only
-    then, so it is resolved here; each reward a stage offers is a choice of RunConfig's ``grpo_reward``."""
+    then, so it is resolved here; each reward a stage offers is a choice of RunConfig's ``reward``; a row naming TRL's classes (``trl``) names
+    classes TRL has."""
     import importlib
     import typing
     for stage in STAGES.values():
         module, _, name = stage.trainer.partition(":")
         assert callable(getattr(importlib.import_module(module), name, None)), stage.trainer
-    offered = typing.get_args(typing.get_type_hints(RunConfig)["grpo_reward"])
+        if stage.trl:
+            trl = importlib.import_module("trl")
+            assert all(isinstance(getattr(trl, cls, None), type) for cls in stage.trl), stage.trl
+    offered = typing.get_args(typing.get_type_hints(RunConfig)["reward"])
     assert {r for s in STAGES.values() for r in s.rewards} <= set(offered)

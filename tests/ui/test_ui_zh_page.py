@@ -14,6 +14,7 @@ from typing import Any
 import gradio as gr
 import pytest
 
+from studio.stages import REWARD_NAMES, STAGE_NAMES
 from studio.ui.i18n import translations
 
 MARK = re.compile(r'__i18n__\{"__type__": "translation_metadata", "key": "([^"]+)"\}')
@@ -29,7 +30,7 @@ ALLOWED = {
     "proj", "all", "last", "cosine", "linear", "data", "root", "workspace", "runs", "latest", "dataset", "info",
     "terms", "use", "https", "google", "dev", "apache", "license", "sqrt", "mlp", "mb", "gb", "id",
     "dpo", "kto", "ipo", "orpo", "slic", "sigmoid", "hinge", "beta",  # preference methods and their losses
-    "grpo", "regex",  # reinforcement learning with verifiable rewards (studio/engine/grpo.py), a reward by name
+    *STAGE_NAMES, *REWARD_NAMES,  # the stage table's stages and rewards by name (studio/stages.py): a row adds its own
     "liger", "triton", "nvidia", "amd", "rocm", "hip", "rmsnorm", "rope", "swiglu", "pcie",  # kernels, buses
     "chrf", "bleu", "sacrebleu",  # text scores and their library
     "instinct", "radeon", "pro", "geforce", "rtx", "rx", "xtx", "tesla", "quadro", "gcd",  # card names, one die

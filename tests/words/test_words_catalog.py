@@ -72,9 +72,10 @@ def test_a_column_role_is_named_as_the_data_tab_labels_it(lang: str) -> None:
             assert msg(key, lang) in bare, (role, bare)
 
 
-# RunConfig's keys that are also words of a sentence (a dataset, a template, bf16 the number format; "a built-in
-# template: …" introduces a list): a sentence names them as settings only as `key=value` or the key in quotes
-WORD_KEYS = {"stage", "dataset", "template", "seed", "precision", "packing", "bf16", "fp16"}
+# RunConfig's keys that are also words of a sentence (a dataset, a template, a reward, bf16 the number format;
+# "a built-in template: …" introduces a list): a sentence names them as settings only as `key=value` or the key in
+# quotes
+WORD_KEYS = {"stage", "dataset", "template", "seed", "precision", "packing", "bf16", "fp16", "reward"}
 
 
 def _setting_pattern(key: str) -> re.Pattern[str]:

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from studio.stages import REWARD_NAMES, STAGE_NAMES
 from tests.ui.browser.conftest import chromium
 from tests.ui.browser.test_browser import pytestmark  # noqa: F401  (same browser, same skip rules)
 from tests.ui.browser.test_ui_browser_zh import WHITELIST
@@ -46,7 +47,7 @@ PLAIN = {"with", "none", "all", "top", "text", "label", "data", "true", "false",
          "temperature", "loss", "id", "ids", "mini", "pro", "bit", "fine", "tune", "studio", "demo", "tiny"}
 NAMES = (WHITELIST - PLAIN) | {
     "hub", "peft", "bitsandbytes", "ollama", "modelfile", "libaio", "nvme", "bfloat", "float", "infinity", "dpo", "ipo",
-    "kto", "grpo", "regex", "slic", "sigmoid", "hinge", "polynomial", "greedy", "beta", "adapter", "last", "smollm",
+    "kto", *STAGE_NAMES, *REWARD_NAMES, "slic", "sigmoid", "hinge", "polynomial", "greedy", "beta", "adapter", "last", "smollm",
     # the run, the logins and the run's labels and instruction (the user's words: the sample reviews are English)
     "old", "alice", "bob", "positive", "negative", "train",
     "default", "none", "studio", "api", "docx"}  # setting values, the studio's prompt format, Gradio's API page

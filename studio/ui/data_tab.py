@@ -5,6 +5,7 @@ this module wires widgets to them and writes the result into the workspace's dat
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,8 +144,103 @@ def on_view(ctx: AppContext, v: Values) -> str:
     return model_view_markdown(ctx, v.path, v.task, dict(v.columns), v.label_map, v.instruction_text)
 
 
+# the outputs an opened file fills (DataTab.loaded): info, preview, stats, task, a column per role, label map, name,
+# the file, the label check; a file's problem stays in the first, beside the upload, until another file is picked
+LOADED_OUTPUTS = 4 + len(ROLES) + 4
+opened = inline_errors(0, LOADED_OUTPUTS)
+
+
+@opened
+def on_upload(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
+    if not path:
+        return tuple(gr.skip() for _ in range(LOADED_OUTPUTS))
+    return inspect(path, ctx)
+
+
+@opened
+def on_sample(ctx: AppContext) -> tuple[Any, ...]:
+    return inspect(str(SAMPLE), ctx)
+
+
+@opened
+def on_open(ctx: AppContext, path: str) -> tuple[Any, ...]:
+    return inspect(str(confine(path, ctx.allowed_roots)), ctx)
+
+
+def on_label_col(ctx: AppContext, v: Values) -> Any:
+    """(label map, label check) when the label column changes."""
+    if not v.path or not v.label_col:
+        return gr.skip(), ""
+    try:
+        table = open_table(v.path, ctx)
+    except StudioError:
+        return gr.skip(), gr.skip()
+    return (label_map_text(table, v.label_col, v.text_col),
+            label_check_markdown(table, v.label_col, v.task, ctx.lang, v.text_col))
+
+
+def on_standard(ctx: AppContext, v: Values) -> Any:
+    """The label map that names the labels the standard way (positive / negative ...)."""
+    return label_map_text(open_table(v.path, ctx), v.label_col, v.text_col, standard=True) if v.path else gr.skip()
+
+
+def show_for_task(ctx: AppContext, task: str) -> list[Any]:
+    """The column pickers of the task's roles, and the label map for a labels task."""
+    return [gr.update(visible=role in TASK_ROLES.get(task, ROLES)) for role in ROLES] + [
+        gr.update(visible=task == "sentiment")]
+
+
+def forget(ctx: AppContext) -> tuple[Any, ...]:
+    """The previous file forgotten before a new one opens: if the new one is refused, Convert must not quietly use
+    the old one, and the previous Convert's report is about the previous file."""
+    return None, "", None, ""
+
+
+def clear_output(ctx: AppContext) -> tuple[str, str]:
+    """A failed Convert must not leave the previous report and dataset on screen."""
+    return "", ""
+
+
+@dataclass
+class DataTab:
+    """The Data tab's components by name."""
+
+    viewer_note: Any
+    src: Any
+    upload: Any
+    sample: Any
+    server_path: Any
+    open_btn: Any
+    info: Any
+    table_view: Any
+    stats: Any
+    task: Any
+    col: dict[str, Any]
+    label_map: Any
+    standard: Any
+    instruction: Any
+    name: Any
+    label_check: Any
+    view: Any
+    convert_btn: Any
+    report: Any
+    dataset: Any
+
+    @property
+    def loaded(self) -> list[Any]:
+        return [self.info, self.table_view, self.stats, self.task, *self.col.values(), self.label_map, self.name,
+                self.src, self.label_check]
+
+
 def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
-    """Components of the Data tab; ``dataset`` holds the converted file's path (Settings listens)."""
+    """The Data tab drawn and wired; ``dataset`` holds the converted file's path (Settings listens)."""
+    tab = draw_data_tab(ctx, T)
+    wire_data_tab(ctx, tab)
+    return {"dataset": tab.dataset, "report": tab.report, "upload": tab.upload, "src": tab.src}
+
+
+def draw_data_tab(ctx: AppContext, T: Any) -> DataTab:
+    """The components in their places."""
     Markdown(T("data.intro"))
     viewer_note = Markdown(visible=False, elem_id="data-viewer-note")  # shown on a viewer's page (app.py)
     viewer_note.studio_role_note = "data.viewer_note"  # type: ignore[attr-defined]  # page_role.NOTE
@@ -181,77 +277,41 @@ def build_data_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
     convert_btn = gr.Button(T("data.convert"), variant="primary", elem_id="convert-btn")
     report = Markdown(elem_id="data-report")
     dataset = gr.Textbox(label=T("data.out"), interactive=False, elem_id="dataset-out")
-    loaded = [info, table_view, stats, task, *col.values(), label_map, name, src, label_check]
+    return DataTab(viewer_note=viewer_note, src=src, upload=upload, sample=sample, server_path=server_path,
+                   open_btn=open_btn, info=info, table_view=table_view, stats=stats, task=task, col=col,
+                   label_map=label_map, standard=standard, instruction=instruction, name=name,
+                   label_check=label_check, view=view, convert_btn=convert_btn, report=report, dataset=dataset)
 
-    # a file's problem stays in `info`, beside the upload, until another file is picked (forget() clears it)
-    opened = inline_errors(0, len(loaded))
 
-    @opened
-    def on_upload(ctx: AppContext, path: str | None) -> tuple[Any, ...]:
-        if not path:
-            return tuple(gr.skip() for _ in loaded)
-        return inspect(path, ctx)
-
-    @opened
-    def on_sample(ctx: AppContext) -> tuple[Any, ...]:
-        return inspect(str(SAMPLE), ctx)
-
-    @opened
-    def on_open(ctx: AppContext, path: str) -> tuple[Any, ...]:
-        return inspect(str(confine(path, ctx.allowed_roots)), ctx)
-
-    def on_label_col(ctx: AppContext, path: str | None, label_col: str | None, text_col: Any, task_v: str) -> Any:
-        if not path or not label_col:
-            return gr.skip(), ""
-        try:
-            table = open_table(path, ctx)
-        except StudioError:
-            return gr.skip(), gr.skip()
-        return label_map_text(table, label_col, text_col), label_check_markdown(table, label_col, task_v, ctx.lang,
-                                                                                 text_col)
-
-    def show_for_task(ctx: AppContext, task_v: str) -> list[Any]:
-        return [gr.update(visible=role in TASK_ROLES.get(task_v, ROLES)) for role in ROLES] + [
-            gr.update(visible=task_v == "sentiment")]
-
-    task.change(for_each_browser(ctx, show_for_task), task, [*col.values(), label_map], api_visibility="private")
-    # forget the previous file first: if the new one is refused, Convert must not quietly use the old one, and the
-    # previous Convert's report is about the previous file
-    def forget(ctx: AppContext) -> tuple[Any, ...]:
-        return None, "", None, ""
-
-    forgotten = [src, info, table_view, report]
-    forget = for_each_browser(ctx, forget)
+def wire_data_tab(ctx: AppContext, t: DataTab) -> None:
+    """The tab's events: which handler answers which component, with which inputs by name."""
+    loaded = t.loaded
+    assert len(loaded) == LOADED_OUTPUTS
+    t.task.change(for_each_browser(ctx, show_for_task), t.task, [*t.col.values(), t.label_map],
+                  api_visibility="private")
+    forgotten = [t.src, t.info, t.table_view, t.report]
+    forgot = for_each_browser(ctx, forget)
     # a file is opened here only to be converted, which is an owner's: a viewer's page has these controls off and
     # says where a viewer's upload goes (viewer_note); a file to predict is uploaded on the Evaluate tab
-    upload.upload(forget, None, forgotten, api_visibility="private").then(
-        owner_action(ctx, on_upload), upload, loaded, api_name="upload_data")
-    sample.click(forget, None, forgotten, api_visibility="private").then(
+    t.upload.upload(forgot, None, forgotten, api_visibility="private").then(
+        owner_action(ctx, on_upload), t.upload, loaded, api_name="upload_data")
+    t.sample.click(forgot, None, forgotten, api_visibility="private").then(
         owner_action(ctx, on_sample), None, loaded, api_name="sample_data")
-    open_btn.click(forget, None, forgotten, api_visibility="private").then(
-        owner_action(ctx, on_open), server_path, loaded, api_name="open_data")
-    server_path.submit(forget, None, forgotten, api_visibility="private").then(
-        owner_action(ctx, on_open), server_path, loaded, api_visibility="private")
-    col["label"].input(for_each_browser(ctx, on_label_col), [src, col["label"], col["text"], task], [label_map, label_check],
-                       api_visibility="private")
-
-    def on_standard(ctx: AppContext, path: str | None, label_col: str | None, text_col: Any) -> Any:
-        return label_map_text(open_table(path, ctx), label_col, text_col, standard=True) if path else gr.skip()
-
-    standard.click(for_each_browser(ctx, on_standard), [src, col["label"], col["text"]], label_map,
-                   api_visibility="private")
-
-    fn, inputs = named(on_view, {"path": src, "task": task, "columns": col, "label_map": label_map,
-                                 "instruction_text": instruction})
-    gr.on([src.change, label_map.input, instruction.input, task.input, *(c.input for c in col.values())],
-          for_each_browser(ctx, fn), inputs, view, api_visibility="private")
-
-    def clear_output(ctx: AppContext) -> tuple[str, str]:
-        return "", ""
-
-    # a failed Convert must not leave the previous report and dataset on screen
-    fn, inputs = named(on_convert, {"path": src, "task": task, "columns": col, "label_map": label_map,
-                                    "instruction_text": instruction, "name": name})
-    convert_btn.click(for_each_browser(ctx, clear_output), None, [report, dataset], api_visibility="private").then(
-        owner_action(ctx, fn), inputs, [report, dataset], api_name="convert")
-    return {"dataset": dataset, "report": report, "upload": upload, "src": src}
+    t.open_btn.click(forgot, None, forgotten, api_visibility="private").then(
+        owner_action(ctx, on_open), t.server_path, loaded, api_name="open_data")
+    t.server_path.submit(forgot, None, forgotten, api_visibility="private").then(
+        owner_action(ctx, on_open), t.server_path, loaded, api_visibility="private")
+    fn, inputs = named(on_label_col, {"path": t.src, "label_col": t.col["label"], "text_col": t.col["text"],
+                                      "task": t.task})
+    t.col["label"].input(for_each_browser(ctx, fn), inputs, [t.label_map, t.label_check], api_visibility="private")
+    fn, inputs = named(on_standard, {"path": t.src, "label_col": t.col["label"], "text_col": t.col["text"]})
+    t.standard.click(for_each_browser(ctx, fn), inputs, t.label_map, api_visibility="private")
+    fn, inputs = named(on_view, {"path": t.src, "task": t.task, "columns": t.col, "label_map": t.label_map,
+                                 "instruction_text": t.instruction})
+    gr.on([t.src.change, t.label_map.input, t.instruction.input, t.task.input, *(c.input for c in t.col.values())],
+          for_each_browser(ctx, fn), inputs, t.view, api_visibility="private")
+    fn, inputs = named(on_convert, {"path": t.src, "task": t.task, "columns": t.col, "label_map": t.label_map,
+                                    "instruction_text": t.instruction, "name": t.name})
+    t.convert_btn.click(for_each_browser(ctx, clear_output), None, [t.report, t.dataset],
+                        api_visibility="private").then(owner_action(ctx, fn), inputs, [t.report, t.dataset],
+                                                       api_name="convert")

@@ -9,6 +9,7 @@ Textbox, never as Markdown or HTML.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -64,8 +65,73 @@ def on_export(ctx: AppContext, run: Any, suffix: str) -> str:
     return review.export(ctx, run, suffix)
 
 
+@ui_errors
+def refresh_runs(ctx: AppContext, current: Any) -> Any:
+    """The runs with feedback; the picked one stays picked while it has any, else the newest is."""
+    names = review.store_of(ctx).runs()
+    return gr.update(choices=names, value=current if current in names else (names[-1] if names else None))
+
+
+def on_accept(ctx: AppContext, ids: Any) -> str:
+    return on_review(ctx, ids, "accepted")
+
+
+def on_drop(ctx: AppContext, ids: Any) -> str:
+    return on_review(ctx, ids, "dropped")
+
+
+def on_export_csv(ctx: AppContext, run: Any) -> str:
+    return on_export(ctx, run, ".csv")
+
+
+def on_export_jsonl(ctx: AppContext, run: Any) -> str:
+    return on_export(ctx, run, ".jsonl")
+
+
+@dataclass
+class FeedbackTab:
+    """The Feedback tab's components by name."""
+
+    run: Any
+    status: Any
+    login: Any
+    label: Any
+    page: Any
+    refresh_btn: Any
+    table: Any
+    counts: Any
+    clash: Any
+    ids: Any
+    accept: Any
+    drop: Any
+    accept_new: Any
+    edit_text: Any
+    edit: Any
+    name: Any
+    make: Any
+    csv_btn: Any
+    jsonl_btn: Any
+    info: Any
+    file: Any
+
+    @property
+    def filters(self) -> list[Any]:
+        return [self.run, self.status, self.login, self.label, self.page]
+
+    @property
+    def listing(self) -> list[Any]:
+        return [self.table, self.counts, self.clash, self.page]
+
+
 def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
-    """Components of the Feedback tab; ``refresh`` reloads the list of runs with feedback."""
+    """The Feedback tab drawn and wired; ``refresh`` reloads the list of runs with feedback."""
+    tab = draw_feedback_tab(ctx, T)
+    wire_feedback_tab(ctx, tab)
+    return {"run": tab.run, "refresh": refresh_runs, "table": tab.table}
+
+
+def draw_feedback_tab(ctx: AppContext, T: Any) -> FeedbackTab:
+    """The components in their places."""
     with gr.Row():
         run = gr.Dropdown(choices=[], label=T("fb.run"), elem_id="fb-run", scale=2)
         status = gr.Dropdown(choices=[("", ""), *[(T(f"fb.st_{st}"), st) for st in STATUSES]], value="",
@@ -98,43 +164,30 @@ def build_feedback_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         jsonl_btn = gr.Button(T("fb.export_jsonl"), size="sm", elem_id="fb-export-jsonl")
     info = gr.Textbox(label=T("fb.result"), interactive=False, elem_id="fb-info")
     file = gr.File(label=T("fb.file"), interactive=False, elem_id="fb-file")
+    return FeedbackTab(run=run, status=status, login=login, label=label, page=page, refresh_btn=refresh_btn,
+                       table=table, counts=counts, clash=clash, ids=ids, accept=accept, drop=drop,
+                       accept_new=accept_new, edit_text=edit_text, edit=edit, name=name, make=make, csv_btn=csv_btn,
+                       jsonl_btn=jsonl_btn, info=info, file=file)
 
-    @ui_errors
-    def refresh(ctx: AppContext, current: Any) -> Any:
-        names = review.store_of(ctx).runs()
-        return gr.update(choices=names, value=current if current in names else (names[-1] if names else None))
 
+def wire_feedback_tab(ctx: AppContext, t: FeedbackTab) -> None:
+    """The tab's events: which handler answers which component, with which inputs."""
     shown = for_each_browser(ctx, list_feedback)
-    filters = [run, status, login, label, page]
-    outs = [table, counts, clash, page]
-    refresh_btn.click(for_each_browser(ctx, refresh), run, run, api_name="feedback_runs").then(
+    filters, outs = t.filters, t.listing
+    t.refresh_btn.click(for_each_browser(ctx, refresh_runs), t.run, t.run, api_name="feedback_runs").then(
         shown, filters, outs, api_visibility="private")
-    for comp in (run, status):
+    for comp in (t.run, t.status):
         comp.change(shown, filters, outs, api_visibility="private", show_progress="hidden")
-    for comp in (login, label, page):
+    for comp in (t.login, t.label, t.page):
         comp.submit(shown, filters, outs, api_visibility="private")
-
-    def accept_fn(ctx: AppContext, i: Any) -> str:
-        return on_review(ctx, i, "accepted")
-
-    def drop_fn(ctx: AppContext, i: Any) -> str:
-        return on_review(ctx, i, "dropped")
-
-    def csv_fn(ctx: AppContext, r: Any) -> str:
-        return on_export(ctx, r, ".csv")
-
-    def jsonl_fn(ctx: AppContext, r: Any) -> str:
-        return on_export(ctx, r, ".jsonl")
-
-    accept.click(owner_action(ctx, accept_fn), ids, info, api_name="review_accept").success(
+    t.accept.click(owner_action(ctx, on_accept), t.ids, t.info, api_name="review_accept").success(
         shown, filters, outs, api_visibility="private")
-    accept_new.click(owner_action(ctx, on_accept_new), filters, info,
-                     api_name="review_accept_new").success(shown, filters, outs, api_visibility="private")
-    drop.click(owner_action(ctx, drop_fn), ids, info, api_name="review_drop").success(
+    t.accept_new.click(owner_action(ctx, on_accept_new), filters, t.info,
+                       api_name="review_accept_new").success(shown, filters, outs, api_visibility="private")
+    t.drop.click(owner_action(ctx, on_drop), t.ids, t.info, api_name="review_drop").success(
         shown, filters, outs, api_visibility="private")
-    edit.click(owner_action(ctx, on_edit), [ids, edit_text], info, api_name="review_edit").success(
+    t.edit.click(owner_action(ctx, on_edit), [t.ids, t.edit_text], t.info, api_name="review_edit").success(
         shown, filters, outs, api_visibility="private")
-    make.click(owner_action(ctx, on_make), [run, name], info, api_name="feedback_make_dataset")
-    csv_btn.click(owner_action(ctx, csv_fn), run, file, api_name="feedback_export_csv")
-    jsonl_btn.click(owner_action(ctx, jsonl_fn), run, file, api_name="feedback_export_jsonl")
-    return {"run": run, "refresh": refresh, "table": table}
+    t.make.click(owner_action(ctx, on_make), [t.run, t.name], t.info, api_name="feedback_make_dataset")
+    t.csv_btn.click(owner_action(ctx, on_export_csv), t.run, t.file, api_name="feedback_export_csv")
+    t.jsonl_btn.click(owner_action(ctx, on_export_jsonl), t.run, t.file, api_name="feedback_export_jsonl")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +126,32 @@ def on_delete(ctx: AppContext, paths: list[str] | None) -> str:
     return msg("runs.deleted", ctx.lang, n=delete_runs(ctx.runner, paths))
 
 
+@dataclass
+class RunsTab:
+    """The Runs tab's components by name."""
+
+    table: Any
+    picked: Any
+    refresh_btn: Any
+    new_name: Any
+    rename_btn: Any
+    delete_btn: Any
+    manage_info: Any
+    versions: Any
+    plot: Any
+    cards: Any
+
+
 def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
-    """Components of the Runs tab; ``refresh`` reloads the table and the choices."""
+    """The Runs tab drawn and wired; ``refresh`` reloads the table and the choices."""
+    tab = draw_runs_tab(ctx, T)
+    wire_runs_tab(ctx, tab)
+    return {"table": tab.table, "picked": tab.picked, "plot": tab.plot, "cards": tab.cards, "refresh": refresh_runs,
+            "versions": tab.versions}
+
+
+def draw_runs_tab(ctx: AppContext, T: Any) -> RunsTab:
+    """The components in their places."""
     lang = ctx.lang
     Markdown(T("runs.intro"))
     table = gr.Dataframe(headers=headers("runs.headers", lang), interactive=False, wrap=True, elem_id="runs-table")
@@ -141,20 +166,25 @@ def build_runs_tab(ctx: AppContext, T: Any) -> dict[str, Any]:
         delete_btn = gr.Button(T("runs.delete"), size="sm", variant="stop", elem_id="runs-delete")
     manage_info = Markdown(elem_id="runs-manage-info")
     with gr.Accordion(T("runs.versions"), open=True):
-        shared = Markdown(elem_id="runs-versions")  # lines teammates see: versions, the live one, who changed it
+        versions = Markdown(elem_id="runs-versions")  # lines teammates see: versions, the live one, who changed it
     plot = gr.Plot(label=T("runs.plot"), elem_id="runs-plot", format="png")
     cards = Markdown(elem_id="runs-cards")
+    return RunsTab(table=table, picked=picked, refresh_btn=refresh_btn, new_name=new_name, rename_btn=rename_btn,
+                   delete_btn=delete_btn, manage_info=manage_info, versions=versions, plot=plot, cards=cards)
 
+
+def wire_runs_tab(ctx: AppContext, t: RunsTab) -> None:
+    """The tab's events: which handler answers which component, with which inputs."""
     refreshed = for_each_browser(ctx, refresh_runs)
-    refresh_btn.click(refreshed, picked, [table, picked], api_name="runs_refresh").then(
-        for_each_browser(ctx, improve_page.versions_markdown), None, shared, api_visibility="private")
-    rename_btn.click(owner_action(ctx, on_rename), [picked, new_name], manage_info,
-                     api_name="rename_run").success(refreshed, picked, [table, picked], api_visibility="private")
+    listed = [t.table, t.picked]
+    t.refresh_btn.click(refreshed, t.picked, listed, api_name="runs_refresh").then(
+        for_each_browser(ctx, improve_page.versions_markdown), None, t.versions, api_visibility="private")
+    t.rename_btn.click(owner_action(ctx, on_rename), [t.picked, t.new_name], t.manage_info,
+                       api_name="rename_run").success(refreshed, t.picked, listed, api_visibility="private")
     # the browser asks first; a cancelled confirm sends no runs, and nothing is deleted
-    delete_btn.click(owner_action(ctx, on_delete), picked, manage_info, api_name="delete_runs",
-                     js=f"(p) => (p && p.length && confirm({json.dumps(msg('runs.confirm_delete', lang))})) ? p : []"
-                     ).success(refreshed, picked, [table, picked], api_visibility="private")
-    picked.change(for_each_browser(ctx, compare), picked, [plot, cards], api_name="runs_compare",
-                  show_progress="hidden")
-    return {"table": table, "picked": picked, "plot": plot, "cards": cards, "refresh": refresh_runs,
-            "versions": shared}
+    confirm = json.dumps(msg("runs.confirm_delete", ctx.lang))
+    t.delete_btn.click(owner_action(ctx, on_delete), t.picked, t.manage_info, api_name="delete_runs",
+                       js=f"(p) => (p && p.length && confirm({confirm})) ? p : []"
+                       ).success(refreshed, t.picked, listed, api_visibility="private")
+    t.picked.change(for_each_browser(ctx, compare), t.picked, [t.plot, t.cards], api_name="runs_compare",
+                    show_progress="hidden")

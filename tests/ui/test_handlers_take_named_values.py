@@ -80,3 +80,22 @@ def test_named_inputs_reach_the_handler_by_name() -> None:
     assert fn("ctx", 1, note="n", b=2) == ("ctx", 1, 2, "n", None)  # an API caller naming them
     with pytest.raises(ValueError):
         named(handler, {"form": {"a": a}, "a": b})  # one name, two inputs
+
+
+def test_every_tab_is_drawn_wired_and_answered_at_module_level() -> None:
+    """Each studio/ui/<name>_tab.py has ``draw_<name>_tab`` and ``wire_<name>_tab``, and no event handler defined
+    inside a function (a handler inside the builder is untestable alone and sees the builder's locals)."""
+    import ast
+    root = Path(__file__).resolve().parents[2] / "studio" / "ui"
+    tabs = sorted(root.glob("*_tab.py"))
+    assert len(tabs) >= 6
+    for path in tabs:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        name = path.stem[:-len("_tab")]
+        assert {f"draw_{name}_tab", f"wire_{name}_tab"} <= top, path.name
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith(("draw_", "wire_",
+                                                                                                  "build_"))):
+            inner = [m.name for m in ast.walk(fn) if m is not fn and isinstance(m, (ast.FunctionDef,
+                                                                                     ast.AsyncFunctionDef))]
+            assert not inner, f"{path.name}: {fn.name} defines {inner}"

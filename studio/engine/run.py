@@ -440,6 +440,11 @@ def setup_model(cfg: RunConfig, run: RunDir, device: str, plan: PrecisionPlan, a
                 ) -> LoadedModel:
     """Model and tokenizer, then what depends on the loaded model: the kernel plan (Liger or the studio's
     selective logits, set on ``args``) and how batches are laid out on the card."""
+    # the run's seed decides the adapter's starting weights too: peft draws them from torch's generator, which a
+    # process seeds at random (Trainer seeds only once the model exists), so one config trained two different runs
+    # start-up: transformers, already imported by the model's load below
+    from transformers import set_seed
+    set_seed(cfg.seed)
     model, tok = _build_model(cfg, device, plan, _preparer(run, main))
     # the kernels, decided beside the precision plan: Trainer applies Liger itself (use_liger_kernel); where it
     # does, Liger's fused output layer replaces the studio's chunked one (both compute logits only in chunks)

@@ -263,3 +263,18 @@ def test_a_parts_time_is_read_once(tmp_path, tiny_model_dir, sample_reviews_json
     run_training(_cfg(tmp_path, tiny_model_dir, sample_reviews_jsonl, max_steps=2))
     status = RunDir(tmp_path / "run").read_status()
     assert status["train_parts"] == [status["train_seconds"]], status
+
+
+def test_one_config_trains_the_same_run_twice(tmp_path, tiny_model_dir, sample_reviews_jsonl):
+    """The run's seed decides everything random, the adapter's starting weights too: peft draws them from torch's
+    generator, which every process seeds at random (two Gemma runs of one config split at their first check,
+    bench/keep_best.py). Two LoRA runs of one config in one process (the generator moved on between them) log the
+    same losses."""
+    torch.manual_seed(1)
+    first = _cfg(tmp_path / "a", tiny_model_dir, sample_reviews_jsonl, finetuning_type="lora", max_steps=6,
+                 logging_steps=1, learning_rate=1e-2)
+    run_training(first)
+    torch.manual_seed(2)
+    second = first.replace(output_dir=str(tmp_path / "b" / "run"))
+    run_training(second)
+    assert losses(first.output_dir) == losses(second.output_dir)

@@ -19,6 +19,7 @@ import math
 import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from ..config.search import search_rates, trial_steps
@@ -27,6 +28,14 @@ from ..notices import Notice
 from ..runs.run_dir import RunDir
 
 log = logging.getLogger("studio.engine")
+# the STOP flags of the runs whose search trains a trial in this process: a trial is a run of its own, with its own
+# flag, so without these Abort on the run waited for the trial to end or for the runner's SIGTERM 30 s later
+_SEARCHING: list[Path] = []
+
+
+def outer_stop_asked() -> bool:
+    """True when a stop was asked for on a run whose trial trains in this process (engine/callbacks.StopRequested)."""
+    return any(flag.exists() for flag in _SEARCHING)
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
            stopped: Callable[[], bool] = lambda: False) -> tuple[RunConfig, dict[str, Any], Notice] | None:
     """Run the trials of ``cfg.learning_rate_search`` with ``train`` (``run_training``) and return the config with
     the winning rate, the search's record for status.json and the notice that says what was tried; None when a stop
-    was asked for between trials (the run then ends as stopped)."""
+    was asked for (a trial that trains then stops at its next step; the run ends as stopped)."""
     rates = search_rates(cfg.learning_rate_search)
     steps = trial_steps(cfg, planned_steps)
     trials: list[Trial] = []
@@ -73,7 +82,11 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
         if stopped():
             return None
         started = time.time()
-        summary = train(trial_config(cfg, run, rate, steps))
+        _SEARCHING.append(run.stop_flag)
+        try:
+            summary = train(trial_config(cfg, run, rate, steps))
+        finally:
+            _SEARCHING.remove(run.stop_flag)
         kept = summary.get("kept_best") or {}
         trial = Trial(rate, kept.get("metric", "answer_loss"), float(kept.get("best_value", math.nan)),
                       summary.get("eval_loss"), int(summary.get("step", steps)), time.time() - started)

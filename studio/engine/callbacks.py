@@ -50,7 +50,7 @@ class StopRequested:
         self.signalled = True
 
     def __bool__(self) -> bool:
-        return self.signalled or self.run.stop_flag.exists() or outer_stop_asked()
+        return self.signalled or self.run.stop_flag.exists() or outer_stop_asked(self.run.path)
 
 
 class EventCallback(TrainerCallback):

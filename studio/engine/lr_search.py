@@ -28,14 +28,16 @@ from ..notices import Notice
 from ..runs.run_dir import RunDir
 
 log = logging.getLogger("studio.engine")
-# the STOP flags of the runs whose search trains a trial in this process: a trial is a run of its own, with its own
-# flag, so without these Abort on the run waited for the trial to end or for the runner's SIGTERM 30 s later
-_SEARCHING: list[Path] = []
+# a trial training in this process (its folder) -> the STOP flag of the run it searches for: a trial is a run of its
+# own, with its own flag, so without this Abort on the run waited for the trial to end or for the runner's SIGTERM
+_SEARCHING: dict[Path, Path] = {}
 
 
-def outer_stop_asked() -> bool:
-    """True when a stop was asked for on a run whose trial trains in this process (engine/callbacks.StopRequested)."""
-    return any(flag.exists() for flag in _SEARCHING)
+def outer_stop_asked(trial: Path) -> bool:
+    """True when ``trial`` (a run folder) is a search's trial and a stop was asked for on the run it searches for
+    (engine/callbacks.StopRequested)."""
+    flag = _SEARCHING.get(Path(trial))
+    return flag is not None and flag.exists()
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,12 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
         if stopped():
             return None
         started = time.time()
-        _SEARCHING.append(run.stop_flag)
+        trial_cfg = trial_config(cfg, run, rate, steps)
+        _SEARCHING[Path(trial_cfg.output_dir)] = run.stop_flag
         try:
-            summary = train(trial_config(cfg, run, rate, steps))
+            summary = train(trial_cfg)
         finally:
-            _SEARCHING.remove(run.stop_flag)
+            _SEARCHING.pop(Path(trial_cfg.output_dir), None)
         kept = summary.get("kept_best") or {}
         trial = Trial(rate, kept.get("metric", "answer_loss"), float(kept.get("best_value", math.nan)),
                       summary.get("eval_loss"), int(summary.get("step", steps)), time.time() - started)

@@ -8,7 +8,10 @@ A passing test of offload or OOM recovery is evidence only if breaking the code 
 "Mutants"). Each mutant is one named source edit. The repository is copied once into a temporary folder
 (studio/, tests/, presets/, pytest.ini: the files under test are never edited where they live, since others may be
 running them); each edit is applied there on its own, the tests that guard it run with ``-x`` (the first failure is
-enough), and the file is restored before the next. The unmutated copy runs the same tests first: a red baseline
+enough), and the file is restored before the next. Each pytest is a fork of this process, which imported torch,
+transformers, peft and accelerate once (never a studio module), so a mutant costs its test, not a fresh interpreter's
+imports (those were most of the old run: 20 mutants took 292 s at load 6 as subprocesses, 51 s forked at load 4-6;
+``--no-fork``: a fresh ``python -m pytest`` each). The unmutated copy runs the same tests first: a red baseline
 would make every mutant look caught. An edit whose text is no longer in the source is an error, not a pass.
 tests/bench/test_mutants.py runs this in CI.
 """
@@ -149,11 +152,87 @@ MUTANTS = [
            "the ROCm notices are not in the run's log before the model load"),
 ]
 
-def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "ignore", "--no-header", "-o",
+               "addopts=", "-m", "not gpu and not integration"]
+# third-party modules every guarding test imports: loaded once in this process, and each mutant's pytest is a fork of
+# it (the studio's own modules, which the edits change, are imported by the fork only, after its edit)
+PRELOAD = ("torch", "transformers", "peft", "accelerate", "pytest")
+
+
+def _child_env(tree: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("STUDIO_INJECT_OOM_ABOVE", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-           "-W", "ignore", "--no-header", "-o", "addopts=", "-m", "not gpu and not integration", *tests]
+    return env
+
+
+def _preload(tree: Path) -> bool:
+    """Make this process what a fresh ``python -m pytest`` in ``tree`` is before it reads a test file (its
+    environment, tests/conftest.py's thread and offline settings, ``tree`` first on the path, no bytecode
+    written) and import PRELOAD. False (run each pytest as a subprocess) without fork, or when an import
+    started a thread, which a fork would not carry."""
+    import threading
+    if not hasattr(os, "fork") or any(m == "studio" or m.startswith("studio.") for m in sys.modules):
+        return False
+    os.environ.clear()
+    os.environ.update(_child_env(tree))
+    for key, value in (("TOKENIZERS_PARALLELISM", "false"), ("OMP_NUM_THREADS", "1"), ("HF_HUB_OFFLINE", "1")):
+        os.environ.setdefault(key, value)  # as tests/conftest.py sets them before any test module imports torch
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, str(tree))
+    import importlib
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for name in ("AutoModelForCausalLM", "Trainer", "TrainingArguments"):  # transformers imports these lazily
+        getattr(sys.modules["transformers"], name)
+    return threading.active_count() == 1
+
+
+def _forked_pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:
+    """pytest in a fork of this process (see _preload): what _subprocess_pytest does, without its imports."""
+    import signal
+    log = tree / ".mutant-pytest.log"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 70
+        try:
+            os.setsid()  # its own process group: a timeout ends what its tests started too
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.chdir(tree)
+            import pytest
+            code = int(pytest.main([*PYTEST_ARGS, *tests]))
+        except BaseException:  # noqa: BLE001 - reported in the log; the exit code says it failed
+            import traceback
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.perf_counter() - start > timeout:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:  # killed before its setsid
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False, "timed out", time.perf_counter() - start
+        time.sleep(0.05)
+    lines = [ln for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    return os.waitstatus_to_exitcode(status) == 0, lines[-1] if lines else "", time.perf_counter() - start
+
+
+def _subprocess_pytest(tree: Path, tests: list[str], timeout: float) -> tuple[bool, str, float]:
+    cmd = [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests]
+    env = _child_env(tree)
     start = time.perf_counter()
     try:
         res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
@@ -173,11 +252,12 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(src, dest / name)
 
 
-def run(mutants: list[Mutant], timeout: float = 300, baseline: bool = True) -> int:
+def run(mutants: list[Mutant], timeout: float = 300, baseline: bool = True, fork: bool = True) -> int:
     """Apply each mutant to a copy, run its tests; print the table; 0 when every mutant is caught.
 
     ``baseline=False`` skips running the guarding tests unmutated first: only for a caller that has just run
-    them green itself (the CI suite runs every one of them), so a "caught" cannot come from tests already red."""
+    them green itself (the CI suite runs every one of them), so a "caught" cannot come from tests already red.
+    ``fork=False`` starts every pytest as a fresh ``python`` (the studio's modules are fresh in a fork too)."""
     with tempfile.TemporaryDirectory(prefix="studio-mutants-") as tmp:
         tree = Path(tmp)
         _copy_tree(tree)
@@ -188,6 +268,7 @@ def run(mutants: list[Mutant], timeout: float = 300, baseline: bool = True) -> i
                       "update bench/mutants.py", file=sys.stderr)
                 return 2
         guard = sorted({t for m in mutants for t in m.tests})
+        _pytest = _forked_pytest if fork and _preload(tree) else _subprocess_pytest
         ok, last, secs = _pytest(tree, guard, timeout) if baseline else (True, "skipped: run by the caller", 0.0)
         print(f"baseline (unmutated, {len(guard)} test ids): {'green' if ok else 'RED'} in {secs:.0f} s: {last}",
               flush=True)
@@ -224,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300, help="seconds per pytest run")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the unmutated run of the guarding tests (only when you have just run them green)")
+    ap.add_argument("--no-fork", action="store_true", help="a fresh python for each pytest, not a fork of this one")
     args = ap.parse_args(argv)
     by_name = {m.name: m for m in MUTANTS}
     unknown = [n for n in args.names if n not in by_name]
@@ -234,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.name}: {m.what} ({m.path})\n    " + "\n    ".join(m.tests))
         return 0
-    return run(chosen, args.timeout, baseline=not args.no_baseline)
+    return run(chosen, args.timeout, baseline=not args.no_baseline, fork=not args.no_fork)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from transformers import TrainerCallback
 
 from ..errors import StudioError
 from ..runs.run_dir import RunDir
+from .lr_search import outer_stop_asked
 
 # A gradient norm this large (unclipped) means the update will wreck the weights: fine-tuning norms are O(1-100).
 GRAD_NORM_LIMIT = 1e4
@@ -34,7 +35,8 @@ def memory_in_use_gb() -> float:
 
 
 class StopRequested:
-    """Set by the STOP flag file or SIGTERM: the engine saves a checkpoint and exits cleanly."""
+    """Set by the STOP flag file or SIGTERM: the engine saves a checkpoint and exits cleanly. A learning-rate search's
+    trial also stops on its run's flag."""
 
     def __init__(self, run: RunDir):
         self.run = run
@@ -48,7 +50,7 @@ class StopRequested:
         self.signalled = True
 
     def __bool__(self) -> bool:
-        return self.signalled or self.run.stop_flag.exists()
+        return self.signalled or self.run.stop_flag.exists() or outer_stop_asked(self.run.path)
 
 
 class EventCallback(TrainerCallback):

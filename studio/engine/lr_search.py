@@ -19,6 +19,7 @@ import math
 import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from ..config.search import search_rates, trial_steps
@@ -27,6 +28,16 @@ from ..notices import Notice
 from ..runs.run_dir import RunDir
 
 log = logging.getLogger("studio.engine")
+# a trial training in this process (its folder) -> the STOP flag of the run it searches for: a trial is a run of its
+# own, with its own flag, so without this Abort on the run waited for the trial to end or for the runner's SIGTERM
+_SEARCHING: dict[Path, Path] = {}
+
+
+def outer_stop_asked(trial: Path) -> bool:
+    """True when ``trial`` (a run folder) is a search's trial and a stop was asked for on the run it searches for
+    (engine/callbacks.StopRequested)."""
+    flag = _SEARCHING.get(Path(trial))
+    return flag is not None and flag.exists()
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
            stopped: Callable[[], bool] = lambda: False) -> tuple[RunConfig, dict[str, Any], Notice] | None:
     """Run the trials of ``cfg.learning_rate_search`` with ``train`` (``run_training``) and return the config with
     the winning rate, the search's record for status.json and the notice that says what was tried; None when a stop
-    was asked for between trials (the run then ends as stopped)."""
+    was asked for (a trial that trains then stops at its next step; the run ends as stopped)."""
     rates = search_rates(cfg.learning_rate_search)
     steps = trial_steps(cfg, planned_steps)
     trials: list[Trial] = []
@@ -73,7 +84,12 @@ def search(cfg: RunConfig, run: RunDir, planned_steps: int, train: Callable[[Run
         if stopped():
             return None
         started = time.time()
-        summary = train(trial_config(cfg, run, rate, steps))
+        trial_cfg = trial_config(cfg, run, rate, steps)
+        _SEARCHING[Path(trial_cfg.output_dir)] = run.stop_flag
+        try:
+            summary = train(trial_cfg)
+        finally:
+            _SEARCHING.pop(Path(trial_cfg.output_dir), None)
         kept = summary.get("kept_best") or {}
         trial = Trial(rate, kept.get("metric", "answer_loss"), float(kept.get("best_value", math.nan)),
                       summary.get("eval_loss"), int(summary.get("step", steps)), time.time() - started)

@@ -143,6 +143,8 @@ class _AgreementReads:
 
     _LABELLED = (f"SELECT id, login, input_key, studio_norm({LABEL_SQL}) AS lab FROM feedback "
                  f"WHERE run = ? AND status != 'dropped' AND {LABEL_SQL} IS NOT NULL")
+    _SHARED = ("SELECT input_key FROM feedback WHERE run = ? AND status != 'dropped' GROUP BY input_key "
+               "HAVING COUNT(DISTINCT login) > 1")
     _CLASH = ("SELECT input_key FROM ({labelled}) GROUP BY input_key "
               "HAVING COUNT(DISTINCT lab) > 1 AND COUNT(DISTINCT login) > 1")
 
@@ -162,12 +164,15 @@ class _AgreementReads:
     def label_pairs(self, run: str) -> list[tuple[str, str, str, str]]:
         """(login a, login b, a's label, b's label) for every input both labelled (a < b; each login's latest row
         per input), at most MAX_PAIR_ROWS."""
-        latest = (f"SELECT login, input_key, lab FROM ({self._LABELLED}) WHERE id IN "
-                  f"(SELECT MAX(id) FROM ({self._LABELLED}) GROUP BY login, input_key)")
+        # only the inputs two or more logins sent (the agreement index, no text read) have their labels worked out:
+        # normalising every row's label text took 4 s a listing on 2,000 rows of 240 KB from one login
+        labelled = f"{self._LABELLED} AND input_key IN ({self._SHARED})"
+        latest = (f"SELECT login, input_key, lab FROM ({labelled}) WHERE id IN "
+                  f"(SELECT MAX(id) FROM ({labelled}) GROUP BY login, input_key)")
         sql = (f"WITH l AS ({latest}) SELECT a.login, b.login, a.lab, b.lab FROM l a JOIN l b "
                "ON a.input_key = b.input_key AND a.login < b.login ORDER BY a.login, b.login LIMIT ?")
         with self._reading() as con:
-            return [tuple(r) for r in con.execute(sql, (run, run, MAX_PAIR_ROWS))]  # type: ignore[misc]
+            return [tuple(r) for r in con.execute(sql, (run, run, run, run, MAX_PAIR_ROWS))]  # type: ignore[misc]
 
     # ---- versions: which run of a shared line teammates see
     def record_version(self, line: str, run: str, action: str, login: str | None) -> None:

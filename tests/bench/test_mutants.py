@@ -2,7 +2,8 @@
 
 DESIGN.md "Mutants": for code that exists for a card or a fault, a passing test is evidence only if breaking the
 code makes it fail. The script works on a temporary copy of the repository (it never edits these files) and runs
-only the few tests that guard each edit; about two minutes on two cores.
+only the few tests that guard each edit, each pytest a fork of a process that imported torch and transformers once;
+under a minute on two cores (the same tests as fresh subprocesses took 2.5-5 minutes).
 """
 from __future__ import annotations
 

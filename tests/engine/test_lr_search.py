@@ -39,6 +39,34 @@ def test_the_winner_of_the_trials_trains_the_run(tmp_path: Path) -> None:
         assert not trial.model.exists()
 
 
+@pytest.mark.integration
+def test_abort_during_a_trial_stops_it_at_its_next_step_and_the_run_ends_stopped(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                                 ) -> None:
+    """Abort while a trial trains (the run's STOP flag, as the runner writes it): the trial stops at its next step,
+    no other trial starts, the run ends stopped by who asked; before, the trial trained on until the runner's SIGTERM
+    30 s later (the team browser test waited for it)."""
+    from studio.engine import callbacks
+    from studio.runs.run_dir import RunDir
+    real = callbacks.EventCallback.on_step_end
+
+    def abort_at_step_2(self, args, state, control, **kw):  # noqa: ANN001, ANN202 - Trainer's callback signature
+        if state.global_step == 2 and self.run.path.parent.name == "search":
+            RunDir(self.run.path.parent.parent).stop_flag.write_text("bob", encoding="utf-8")
+        return real(self, args, state, control, **kw)
+
+    monkeypatch.setattr(callbacks.EventCallback, "on_step_end", abort_at_step_2)
+    gen = build_generation_run(tmp_path / "abort", things=THINGS, learning_rate=0.01, max_steps=30,
+                               learning_rate_search="0.0003,0.003,0.03", search_steps=20)
+    run = RunDir(gen["run"])
+    status = run.read_status()
+    assert status["state"] == "aborted" and status["step"] == 0, status
+    assert status["reason_parts"] == [{"code": "stopped_by_at_step", "values": {"who": "bob", "step": 0}}], status
+    trials = sorted(p.name for p in (run.path / "search").glob("lr-*"))
+    assert trials == ["lr-0.0003"], trials
+    assert RunDir(run.path / "search" / "lr-0.0003").read_status()["step"] == 2
+
+
 def test_ties_go_to_the_lower_loss_then_to_the_configured_rate() -> None:
     from studio.engine.lr_search import Trial, _better
     a, b = Trial(1e-4, "accuracy", 0.9, 0.30, 10, 1.0), Trial(5e-4, "accuracy", 0.9, 0.25, 10, 1.0)

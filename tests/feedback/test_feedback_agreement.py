@@ -56,6 +56,23 @@ def test_agreement_per_pair_counts_shared_rows_and_kappa(tmp_path: Path) -> None
                                                           ["positive", "positive", "positive"]))
 
 
+def test_the_agreement_reads_the_labels_of_shared_inputs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """Inputs only one login sent are no pair's: their label texts are not read (one login's 2,000 rows of 240 KB
+    once cost every Feedback listing 4 s of label normalising), and the pairs are the same."""
+    import studio.feedback.store as store_module
+    s = _store(tmp_path)
+    for i in range(20):
+        s.add(run="r", login="dee", input=f"dee's own text {i}", answer="negative", verdict="down",
+              correction=f"only-dee-{i}")
+    want = [(("ann", "bob"), 3, 2)]
+    read: list[str] = []
+    real = store_module.norm_label
+    monkeypatch.setattr(store_module, "norm_label", lambda text: read.append(text) or real(text))
+    assert [(p["pair"], p["rows"], p["agree"]) for p in agreement(s, "r")] == want
+    assert read and not [t for t in read if t.startswith("only-dee")], read  # the shared inputs' labels only
+
+
 def test_the_review_lists_conflicts_first(tmp_path: Path) -> None:
     s = _store(tmp_path)
     first = s.page(run="r", per_page=2).rows

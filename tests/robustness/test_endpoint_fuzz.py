@@ -16,10 +16,14 @@ every open, listdir/scandir, copy, rmtree, remove, rename and mkdir outside the 
 any event that touches the planted canary folder fails the test whatever the answer said (a model or checkpoint
 read from outside never shows in an answer). Every path field of the Settings form (RunConfig's ``root``
 metadata) is also sent, one at a time, inside an otherwise valid form to every event that reads the form.
+
+A body over the guard's size limit (a huge value in every input of a wide event) is refused before the event it names
+is read: each client sends its first such body, which must be refused with 413, and skips the repeats.
 """
 from __future__ import annotations
 
 import io
+import json
 import sys
 import time
 import uuid
@@ -30,6 +34,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from studio.web.guard import MAX_EVENT_BODY
 from tests.robustness.harness import record, tree_hash as _tree_hash
 
 pytestmark = pytest.mark.integration
@@ -157,6 +162,11 @@ def _hostile(outside: Path, foreign: str) -> dict[str, Any]:
     }
 
 
+def _json_bytes(value: Any) -> int:
+    """The bytes ``value`` takes in a request body as httpx writes it (compact JSON, UTF-8)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
 def _call(client: httpx.Client, fn_index: int, data: list, trigger: int | None,
           session: str | None = None) -> tuple[int, str]:
     """queue/join, then read the page session's stream to the end of the event: (status, everything answered).
@@ -229,12 +239,15 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
     problems: list[str] = []
     checked: list[str] = []
     took: list[tuple[float, str]] = []
+    oversized: list[str] = []  # calls not sent: the one size check before any event is read refused their like
     for who, client in clients.items():
         kinds = _hostile(server.outside, foreign)
         if who == "anonymous":  # every call is refused before Gradio: one value per event is enough
             kinds = {"outside path": kinds["outside path"]}
         else:
             kinds.update(_huge(_huge_file(client, server.outside.parent)))
+        size = {kind: _json_bytes(value) for kind, value in kinds.items()}
+        refused_size = False  # this client's first body over MAX_EVENT_BODY was sent and refused with 413
         for dep in deps:
             fn, trigger = dep["id"], (dep.get("targets") or [[None]])[0][0]
             refused_first = who == "viewer" and dep.get("api_name") in OWNER_ACTIONS
@@ -243,6 +256,13 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
             one = refused_first or not dep.get("inputs")
             for kind, value in ({"outside path": kinds["outside path"]} if one else kinds).items():
                 name = f"{who}: event {fn} ({dep.get('api_name') or 'private'}) <- {kind}"
+                # every input gets the value: a wide event's body can pass the guard's size limit, which it checks
+                # before it reads which event the body names; the client's first such call shows the refusal (it
+                # must be a 413), the others would only repeat it, at ~2 s each (a 100+ MB body built and sent)
+                too_big = len(dep.get("inputs", [])) * size[kind] > MAX_EVENT_BODY
+                if too_big and refused_size:
+                    oversized.append(name)
+                    continue
                 seen = len(server.audit_events())
                 t0 = time.monotonic()
                 try:
@@ -262,12 +282,15 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
                     outcome, detail = "escaped", f"anonymous call answered {status}: {text[:200]}"
                 elif who == "viewer" and dep.get("api_name") in OWNER_ACTIONS and status != 403:
                     outcome, detail = "escaped", f"viewer ran an owner action: {status} {text[:200]}"
+                elif too_big and status != 413:
+                    outcome, detail = "survived", f"a body over {MAX_EVENT_BODY >> 20} MB was not refused: {status}"
                 else:
                     outcome, detail = "clear", f"{status}"
                 if kind == "outside path" or outcome != "clear":  # one row per event and client in the table
                     record(GROUP, "fuzz", name, outcome, detail)
                 if outcome != "clear":
                     problems.append(f"{outcome}: {name}: {detail}")
+                refused_size = refused_size or (too_big and status == 413)
             checked.append(f"{who}: {fn} {dep.get('api_name') or 'private'}")
             assert owner_a.get("config").status_code == 200, f"the server stopped answering after {who}'s calls"
     owner_a.post("gradio_api/queue/join", json={"data": [], "fn_index": _fn(deps, "abort"),
@@ -279,7 +302,12 @@ def test_every_event_is_fuzzed_as_anonymous_viewer_and_owner(server: Any) -> Non
           + f"\nfile events outside the allowed folders ({len(outside)}, none on the canary):\n  "
           + "\n  ".join(outside[:40]))
     took.sort(reverse=True)
-    print(f"calls: {len(took)}, {sum(t for t, _ in took):.0f} s in all; slowest:\n  "
+    by_kind: dict[str, float] = {}
+    for t, n in took:
+        by_kind[n.rsplit(" <- ", 1)[1]] = by_kind.get(n.rsplit(" <- ", 1)[1], 0.0) + t
+    print(f"calls: {len(took)}, {sum(t for t, _ in took):.0f} s in all ("
+          + ", ".join(f"{k} {t:.0f} s" for k, t in sorted(by_kind.items(), key=lambda x: -x[1]))
+          + f"); not sent, over the size limit like a call refused before: {len(oversized)}; slowest:\n  "
           + "\n  ".join(f"{t:.1f} s {n}" for t, n in took[:25]))
     assert problems == [], "\n".join(problems[:40])
 

@@ -59,8 +59,11 @@ def page(server: Any) -> Iterator[Any]:
         browser.close()
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, settle_ms: int = 0) -> None:
+    """docs/screenshots/NAME.png with STUDIO_SCREENSHOTS=1, ``settle_ms`` after the page's last change (a plot's
+    refresh); nothing otherwise (the wait is the picture's, not the test's)."""
     if os.environ.get("STUDIO_SCREENSHOTS") == "1":
+        page.wait_for_timeout(settle_ms)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
@@ -106,16 +109,14 @@ def test_upload_convert_train_and_see_the_loss_plot(page: Any, server: Any, tmp_
     # the log box: progress as plain lines, never a progress bar
     log_text = page.locator("#train-log textarea").input_value()
     assert re.search(r"step \d+ of 30 · loss \d", log_text) and "it/s]" not in log_text and "%|" not in log_text, log_text
-    page.wait_for_timeout(1500)  # the last plot refresh
-    shot(page, "train")
+    shot(page, "train", settle_ms=1500)  # after the last plot refresh
 
     page.reload()  # state lives on the server: a reload shows the same finished run
     open_tab(page, "3. Train")
     expect(page.locator("#train-status")).to_contain_text("Finished")
 
     open_tab(page, "4. Evaluate")
-    page.wait_for_timeout(1000)
-    shot(page, "evaluate")
+    shot(page, "evaluate", settle_ms=1000)
 
 
 def test_lang_zh_makes_chinese_the_starting_language(tmp_path: Path) -> None:

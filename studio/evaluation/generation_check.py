@@ -232,7 +232,7 @@ def generation_check(run: str | Path, rows: Sequence[dict[str, str]], compare_ba
         StudioError: no rows with a reference answer, or a run the evaluator cannot load.
     """
     loaded = get_model(str(run))
-    with hold_model(loaded, wait_s=None):
+    with hold_model(loaded, wait=False):
         base = base_of(loaded) if compare_base else None
         return compare_generation(loaded.model, loaded.tokenizer, loaded.template, rows, base, compare_base,
                                   max_new_tokens)

@@ -241,7 +241,7 @@ def sentiment_check(run_path: str, data_file: str | None = None, mode: str = "sc
     """Sentiment check of a run's model; adds ``figure`` (confusion-matrix plot)."""
     rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
-    with hold_model(loaded, wait_s=None):
+    with hold_model(loaded, wait=False):
         result = sentiment_eval(loaded.model, loaded.tokenizer, loaded.template, rows, labels,
                                 mode=mode,  # type: ignore[arg-type]
                                 trained_keys=training_keys(run_path))
@@ -256,7 +256,7 @@ def scorecard(run_path: str, data_file: str | None = None, mode: str = "score", 
     parameter + buffer bytes, see footprint.py)."""
     rows, labels, mapped = _rows(run_path, data_file, max_rows)
     loaded = get_model(run_path)
-    with hold_model(loaded, wait_s=None):
+    with hold_model(loaded, wait=False):
         base = base_of(loaded)
         card = compare_loaded(loaded.model, loaded.tokenizer, loaded.template, rows, base,
                               mode, labels)  # type: ignore[arg-type]
@@ -289,16 +289,17 @@ def _check_request(what: str, text: str, max_new_tokens: Any) -> None:
 
 class hold_model:
     """Every computation on a loaded model in this process goes through here: the model's lock (a clear 'busy'
-    after ``wait_s`` instead of a request stuck forever; None waits as long as it takes, for a check the person
-    started), and while it is held torch's threads by the thread rule (runs/cpu_threads.py: one per core other
-    processes leave free, from the page's shared load sample), given back when the last computation ends."""
+    after GENERATION_WAIT_S instead of a request stuck forever; ``wait=False`` waits as long as it takes, for a
+    check the person started), and while it is held torch's threads by the thread rule (runs/cpu_threads.py: one per
+    core other processes leave free, from the page's shared load sample), given back when the last computation
+    ends."""
 
-    def __init__(self, loaded: Any, wait_s: float | None = GENERATION_WAIT_S):
-        self.lock, self.wait_s = loaded.lock, wait_s
+    def __init__(self, loaded: Any, wait: bool = True):
+        self.lock, self.wait = loaded.lock, wait
         self.free: FreeCores | None = None
 
     def __enter__(self) -> None:
-        if not self.lock.acquire(timeout=-1 if self.wait_s is None else self.wait_s):
+        if not self.lock.acquire(timeout=GENERATION_WAIT_S if self.wait else -1):
             raise StudioError.of("eval.busy")
         try:
             self.free = FreeCores()
@@ -431,7 +432,7 @@ def predict_file(run_path: str, data_file: str, out_dir: str | Path, mode: str =
                 raise
     loaded = get_model(run_path)
     out = Path(out_dir) / f"predictions-{Path(run_path).name}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    with hold_model(loaded, wait_s=None):
+    with hold_model(loaded, wait=False):
         return batch_predict(loaded.model, loaded.tokenizer, loaded.template, rows, out, labels=labels,
                              mode="score" if labels else "generate", max_new_tokens=max_new_tokens)
 

@@ -173,7 +173,10 @@ def test_every_package_has_a_layer() -> None:
     assert sorted({m.split(".")[1] for m in _modules() if "." in m} - set(LAYERS)) == []
 
 
-UI_MAX_LINES = 4000  # the page stays small enough to read; services go below it, to app/, the server beside it, to web/
+# the page stays small enough to read; services go below it, to app/, the server beside it, to web/. 4,100: every tab
+# now names its components in a dataclass (draw/wire, ARCHITECTURE "A tab"), ~60 lines of field declarations that
+# were locals before; the budget is for services that creep into the page, not for that structure
+UI_MAX_LINES = 4100
 
 
 def test_the_pages_stay_under_their_line_budget() -> None:

@@ -158,13 +158,11 @@ ENTRIES: list[Any] = [
           help=("Evaluate every N updates (default: with logging)",
                 "每 N 步评估一次（默认与记录同步）")),
     field("load_best_model_at_end", label=("Keep the best checkpoint", "保留最好的检查点"),
-          help=("Keep the checkpoint with the lowest held-out loss as the run's model (on a few dozen held-out rows "
-                "the accuracy moves a row at a time; the loss is the steadier guide). Every evaluation also scores "
-                "the rows with the Evaluate tab's own check (accuracy for a labels run, answer loss otherwise), "
-                "shown beside it; a checkpoint is saved at each evaluation. Needs held-out rows",
-                "把验证损失最低的检查点作为这次运行的模型（验证行只有几十行时，准确率一次只变一行，损失更稳定）。"
-                "每次评估也用“评估”页自己的检查给验证行打分（标签类运行看准确率，其他看回答损失），一并显示；"
-                "每次评估都保存一个检查点。需要留出的验证行")),
+          help=("Keep the checkpoint with the best held-out score as the run's model: accuracy for a labels run, "
+                "answer loss otherwise, scored at every evaluation by the Evaluate tab's own check (a checkpoint is "
+                "saved at each evaluation). Needs held-out rows",
+                "把验证分数最好的检查点作为这次运行的模型：标签类运行看准确率，其他看回答损失，每次评估都用"
+                "“评估”页自己的检查打分（每次评估都保存一个检查点）。需要留出的验证行")),
     field("early_stopping_patience", label=("Early stop after N evaluations without gain", "连续 N 次评估无提升即提前停止"),
           help=("Stop when neither the held-out score nor the held-out loss has improved for this many evaluations "
                 "in a row (0: off; the page's plan uses 4); keeps the best checkpoint too. Needs held-out rows",

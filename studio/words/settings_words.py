@@ -120,9 +120,9 @@ ENTRIES: list[Any] = [
     message("why.val_none",
             "only {n} rows: all are used for training, none held back (Evaluate will need a labelled file)",
             "只有 {n} 行：全部用于训练，不留验证集（评估时需要另外上传带标签的文件）"),
-    message("why.keep_best", "the held-out rows are scored every {every} steps and the checkpoint with the lowest "
-            "held-out loss becomes the run's model, not simply the last one", "每 {every} 步给验证行打一次分，把验证损失"
-            "最低的检查点（而不只是最后一个）作为这次运行的模型"),
+    message("why.keep_best", "the held-out rows are scored every {every} steps and the best checkpoint becomes the "
+            "run's model, not the last one", "每 {every} 步给验证行打一次分，把最好的检查点（而不是最后一个）作为"
+            "这次运行的模型"),
     message("why.early_stop", "training stops once {n} checks in a row improve neither the held-out score nor its "
             "loss (the time left is saved)", "连续 {n} 次检查验证分数和验证损失都没有提升就停止训练（省下剩余的时间）"),
     message("why.search", "best budget: the learning rates {rates} are each tried for a sixth of the run and the one "

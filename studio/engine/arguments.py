@@ -59,9 +59,8 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
     """RunConfig -> TrainingArguments; LLaMA-Factory's key names map one to one onto Trainer's.
 
     ``plan`` is the run's precision plan (engine/run.py makes it once); without one it is made for ``device``.
-    ``best``: (score, greater is better, ...) of a run that keeps its best checkpoint (engine/held_out.py): Trainer
-    loads the checkpoint of the lowest held-out loss at the end (``load_best_model_at_end``, ``SELECTION``), so a
-    checkpoint is saved at every evaluation.
+    ``best``: (metric, greater is better, ...) of a run that keeps its best checkpoint (engine/held_out.py): Trainer
+    loads the best at the end (``load_best_model_at_end``), so a checkpoint is saved at every evaluation.
     ``args_class`` / ``extra``: a TrainingArguments subclass (TRL's DPOConfig, KTOConfig) and its own fields, so a
     preference run gets the same steps, saving, precision and logging as an SFT run from one place.
     """
@@ -104,10 +103,7 @@ def training_arguments(cfg: RunConfig, run: RunDir, device: str, has_val: bool, 
         logging_nan_inf_filter=False,
     )
     if best is not None and has_val:
-        # start-up: the held-out check (the evaluator); only a run that keeps its best reads it
-        from .held_out import SELECTION
-        # the checkpoint kept is the one of the lowest held-out loss; the score beside it is shown (held_out.py)
-        fields.update(load_best_model_at_end=True, metric_for_best_model=SELECTION[0], greater_is_better=SELECTION[1],
+        fields.update(load_best_model_at_end=True, metric_for_best_model=best[0], greater_is_better=best[1],
                       save_steps=eval_steps)
     return (args_class or TrainingArguments)(**{**fields, **extra})
 

@@ -4,9 +4,9 @@ Trainer already computes ``eval_loss`` over the held-out features; what a person
 accuracy, and the number the Evaluate tab shows is ``sentiment_eval``'s (score mode: one batched forward per 32 rows,
 labels from the KV cache). A generation run is judged by its answer loss, ``evaluation.answer_loss`` (the generation
 check's; no decoding, so it stays cheap at every evaluation). ``HeldOutScore`` adds that number to Trainer's
-metrics in ``on_evaluate``, before the early stop (``PlateauStop``, transformers' ``EarlyStoppingCallback`` with a
-rule for noisy scores) reads the same metrics. Trainer keeps the checkpoint of the lowest held-out loss
-(``metric_for_best_model``, ``load_best_model_at_end``; ``SELECTION`` says why not the score's best).
+metrics in ``on_evaluate``, which Trainer calls before it picks its best checkpoint (``metric_for_best_model``,
+``load_best_model_at_end``) and before the early stop (``PlateauStop``, transformers' ``EarlyStoppingCallback`` with a
+rule for noisy scores) reads the same metrics: the library keeps the best checkpoint, the studio supplies the score.
 ``kept_best`` says afterwards which step was kept and why.
 """
 from __future__ import annotations
@@ -34,14 +34,6 @@ def held_out_metric(rows: Sequence[dict[str, Any]]) -> tuple[str, bool, list[str
     if task_of(rows) == "sentiment":
         return "accuracy", True, label_set([str(r.get("output", "")) for r in rows])
     return "answer_loss", False, None
-
-
-# What picks the kept checkpoint: the held-out loss (at the answer tokens; for a labels run, the label's), for every
-# run. The score (a labels run's accuracy) is computed at every check and shown, but on a few dozen held-out rows it
-# moves in steps of a row and is noisy. Measured (bench/keep_best.py --arms trajectory: Gemma, 400 Chinese reviews,
-# 40 held out, every checkpoint scored on 250 test reviews): the accuracy's peak (0.875 at step 28) scored 0.796 on
-# the test set, below the last step; the loss's lowest point (step 52, the last) scored 0.832, the best of the 13.
-SELECTION = ("loss", False)   # Trainer's metric_for_best_model (eval_loss), greater_is_better
 
 
 def keeps_best(cfg: RunConfig) -> bool:
@@ -129,18 +121,14 @@ def keep_best_callbacks(cfg: RunConfig, metric: tuple[str, bool, list[str] | Non
 
 
 def kept_best(state: Any, metric: str, score: HeldOutScore, max_steps: int, patience: int) -> tuple[dict, Notice]:
-    """What the run kept and why: the step of the lowest held-out loss (``SELECTION``), the held-out score there
-    and at the last evaluation, whether it stopped early."""
+    """What the run kept and why: the best step and its score, the last step's, whether it stopped early."""
     last_step, last_value = score.history[-1] if score.history else (state.global_step, None)
-    scores = dict(score.history)
-    best_step = state.best_global_step
-    best = {"metric": metric, "best_step": best_step, "best_value": scores.get(best_step, state.best_metric),
-            "selected_by": SELECTION[0], "best_loss": state.best_metric,
+    best = {"metric": metric, "best_step": state.best_global_step, "best_value": state.best_metric,
             "last_step": last_step, "last_value": last_value, "steps": state.global_step, "max_steps": max_steps,
             "stopped_early": patience > 0 and state.global_step < max_steps, "patience": patience,
             "evaluations": len(score.history)}
     code = "kept_best_early" if best["stopped_early"] else "kept_best"
-    return best, Notice.of(code, metric=metric, step=best_step, value=best["best_value"], loss=state.best_metric,
+    return best, Notice.of(code, metric=metric, step=best["best_step"], value=best["best_value"],
                            last_step=last_step, last=last_value if last_value is not None else float("nan"),
                            steps=state.global_step, max_steps=max_steps, patience=patience)
 

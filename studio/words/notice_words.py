@@ -131,24 +131,21 @@ ENTRIES: list[Any] = [
     # the held-out score kept during training (studio/engine/held_out.py) and the learning-rate search
     # (studio/engine/lr_search.py); {metric} is a term (term.metric), worded in the reader's language
     notice("notice.kept_best",
-           cli="kept the checkpoint of step {step} as the run's model: the lowest held-out loss of the run "
-               "({loss:.4f}), held-out {metric} {value:.4f} there (the last evaluation, step {last_step}, scored "
-               "{last:.4f})",
-           page=("Kept the checkpoint of step {step} as the run's model: the lowest held-out loss of the run "
-                 "({loss:.4f}), held-out {metric} {value:.4f} there (the last evaluation, step {last_step}, scored "
-                 "{last:.4f})",
-                 "已把第 {step} 步的检查点作为这次运行的模型：它的验证损失是整次运行中最低的（{loss:.4f}），"
-                 "验证集{metric}为 {value:.4f}（最后一次评估在第 {last_step} 步，得分 {last:.4f}）")),
+           cli="kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of the "
+               "run (the last evaluation, step {last_step}, scored {last:.4f})",
+           page=("Kept the checkpoint of step {step} as the run's model: held-out {metric} {value:.4f}, the best of "
+                 "the run (the last evaluation, step {last_step}, scored {last:.4f})",
+                 "已把第 {step} 步的检查点作为这次运行的模型：验证集{metric}为 {value:.4f}，是整次运行中最好的"
+                 "（最后一次评估在第 {last_step} 步，得分 {last:.4f}）")),
     notice("notice.kept_best_early",
            cli="stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss had "
-               "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step}, "
-               "the lowest held-out loss ({loss:.4f}; held-out {metric} {value:.4f}), as the run's model",
+               "improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step {step} "
+               "({value:.4f}) as the run's model",
            page=("Stopped early at step {steps} of {max_steps}: neither the held-out {metric} nor the held-out loss "
                  "had improved for {patience} evaluations ({f_early_stopping_patience}); kept the checkpoint of step "
-                 "{step}, the lowest held-out loss ({loss:.4f}; held-out {metric} {value:.4f}), as the run's model",
+                 "{step} ({value:.4f}) as the run's model",
                  "在第 {steps} 步（共 {max_steps} 步）提前停止：验证集{metric}和验证损失已连续 {patience} 次评估都没有"
-                 "提升（{f_early_stopping_patience}）；已把验证损失最低的第 {step} 步检查点（{loss:.4f}；验证集{metric}"
-                 " {value:.4f}）作为这次运行的模型")),
+                 "提升（{f_early_stopping_patience}）；已把第 {step} 步的检查点（{value:.4f}）作为这次运行的模型")),
     notice("notice.held_out_needed",
            cli="{f_load_best_model_at_end}, {f_early_stopping_patience} and {f_learning_rate_search} need held-out "
                "rows and {f_val_size} is 0: this run trains at {f_learning_rate} and keeps its last step",

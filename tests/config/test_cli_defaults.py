@@ -62,10 +62,7 @@ def test_a_config_naming_only_the_data_learns_and_keeps_held_out_rows(tmp_path: 
                          env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout[res.stdout.index("{"):])
-    # chance is 0.5; a plan that fell back to the old data-only budget scored 0.60. The run keeps the checkpoint of
-    # its lowest held-out loss on these same rows (engine/held_out.SELECTION), not the one of their best accuracy:
-    # measured 0.698 (step 72), where the accuracy's own peak was 0.721 (one row more, at a higher loss)
-    assert report["n"] >= 20 and report["accuracy"] >= 0.65, report["accuracy"]
+    assert report["n"] >= 20 and report["accuracy"] >= 0.70, report["accuracy"]
 
 
 def test_the_run_config_names_the_derived_values_and_why_and_still_loads(tmp_path: Path) -> None:

@@ -42,8 +42,8 @@ def held_out_metric(rows: Sequence[dict[str, Any]]) -> tuple[str, bool, list[str
 # held-out loss (the last step) 0.832. tiny-demo on the sample reviews (the page's default path, trained from
 # scratch): the loss bottoms out early and rises while the accuracy still climbs (its lowest loss kept 0.698 on the
 # held-out rows against 0.721 at the accuracy's peak, and the default path fell below its 0.6 bar). The accuracy
-# is the number a person judges a labels run by; a smooth score of the same thing (the mean probability of the
-# right label) is the candidate that might serve both, not yet tried.
+# is the number a person judges a labels run by. A smooth score of it, the mean probability of the right label, was
+# read off the same 13 Gemma checkpoints: it peaks at step 32 (test 0.800), no better than the accuracy there.
 
 
 def keeps_best(cfg: RunConfig) -> bool:

@@ -303,7 +303,8 @@ class hold_model:
             raise StudioError.of("eval.busy")
         try:
             self.free = FreeCores()
-            self.free.apply(others=others_load())
+            if self.free.active:  # a card, or threads the user set: no load sample (it may wait 0.2 s)
+                self.free.apply(others=others_load())
         except BaseException:
             self.lock.release()
             raise

@@ -12,8 +12,6 @@ import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
-from typing import Iterator
 
 from .run_time import busy_mark, free_threads, others_since
 
@@ -38,12 +36,6 @@ class FreeCores:
         self.active = not (os.environ.get("OMP_NUM_THREADS") or torch.cuda.is_available())
         self.mark = busy_mark()
         self.applied = False
-
-    @property
-    def given(self) -> int:
-        # start-up: torch, 1.9 s at import; only the work on a loaded model needs it
-        import torch
-        return _given if _given is not None else torch.get_num_threads()
 
     def apply(self, others: float | None = None) -> None:
         """Set torch's threads for the work that follows; ``others``: others' work already measured (the page's
@@ -83,14 +75,4 @@ class FreeCores:
                 _given = None
 
 
-@contextmanager
-def free_cores_for(free: FreeCores) -> Iterator[None]:
-    """``free.apply()`` for the body, then ``free.restore()``."""
-    free.apply()
-    try:
-        yield
-    finally:
-        free.restore()
-
-
-__all__ = ["FreeCores", "free_cores_for"]
+__all__ = ["FreeCores"]

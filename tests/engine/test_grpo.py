@@ -22,6 +22,9 @@ try:
 except ImportError:  # tests/ as a package
     from tests.conftest import make_review_rows, write_jsonl
 
+# every stage of the table that samples answers and scores them (grpo, rloo, and the next one the day it is added)
+ONLINE_RL = [name for name, stage in STAGES.items() if stage.rewards]
+
 
 def test_the_rewards_score_what_they_name() -> None:
     from studio.engine.rewards import json_fields_reward, label_reward, pattern_reward
@@ -60,14 +63,16 @@ def test_a_saved_config_with_the_old_grpo_keys_still_loads(tmp_path: Path) -> No
     assert "grpo_reward" not in RunConfig(stage="grpo", dataset="d.jsonl").to_yaml()
 
 
-def test_the_estimate_counts_its_generations() -> None:
+@pytest.mark.parametrize("stage", ONLINE_RL)
+def test_the_estimate_counts_its_generations(stage: str) -> None:
     from studio.memory.estimator import estimate
-    sft, grpo = (estimate(Draft(stage=s, per_device_train_batch_size=4), 8, device="cuda") for s in ("sft", "grpo"))
-    assert grpo.breakdown["reference_forward"] > 0 and "reference_forward" not in sft.breakdown
-    assert STAGES["grpo"].micro_batch(4, 2) == (4, 2 * STAGES["grpo"].sequences)  # 4 answers per forward
+    sft, rl = (estimate(Draft(stage=s, per_device_train_batch_size=4), 8, device="cuda") for s in ("sft", stage))
+    assert rl.breakdown["reference_forward"] > 0 and "reference_forward" not in sft.breakdown
+    assert STAGES[stage].micro_batch(4, 2) == (4, 2 * STAGES[stage].sequences)  # 4 answers per forward
 
 
-def test_a_grpo_run_trains_the_adapter_on_its_reward(tmp_path: Path, tiny_model_dir: Path) -> None:
+@pytest.mark.parametrize("stage", ONLINE_RL)
+def test_an_online_rl_run_trains_the_adapter_on_its_reward(stage: str, tmp_path: Path, tiny_model_dir: Path) -> None:
     """The tiny base's answers sampled at temperature 1 are mostly noise: rewarding those with an "e" in them gives
     a group's answers different rewards, so the advantages are not zero and the adapter moves (a reward every
     answer misses, such as the label to a base that never says it, teaches nothing: GRPO learns from the
@@ -78,14 +83,14 @@ def test_a_grpo_run_trains_the_adapter_on_its_reward(tmp_path: Path, tiny_model_
     from studio.runs.run_dir import RunDir
     data = write_jsonl(tmp_path / "reviews.jsonl", make_review_rows(40, seed=6))
     cfg = RunConfig(model_name_or_path=str(tiny_model_dir), dataset=str(data), output_dir=str(tmp_path / "run"),
-                    stage="grpo", reward="regex", reward_pattern="(?s).*e.*", finetuning_type="lora", lora_rank=8, cutoff_len=64,
-                    per_device_train_batch_size=4, learning_rate=5e-3, max_steps=3, logging_steps=1, save_steps=2,
+                    stage=stage, reward="regex", reward_pattern="(?s).*e.*", finetuning_type="lora", lora_rank=8,
+                    cutoff_len=64, per_device_train_batch_size=4, learning_rate=5e-3, max_steps=3, logging_steps=1, save_steps=2,
                     plot_loss=False, gradient_checkpointing=False, val_size=0.2, lr_scheduler_type="constant")
     out = run_training(cfg)
     assert out["state"] == "finished" and out["step"] == 3
     run = RunDir(cfg.output_dir)
     status = run.read_status()
-    assert status["generations"] == STAGES["grpo"].sequences and status["val_rows"] == 8
+    assert status["generations"] == STAGES[stage].sequences and status["val_rows"] == 8
     assert run.val_data.is_file() and (run.checkpoints / "checkpoint-2").is_dir()
     logged = [json.loads(line) for line in run.log.read_text().splitlines()]
     rewards = [e["reward"] for e in logged if "reward" in e]   # the mean reward reaches the progress events

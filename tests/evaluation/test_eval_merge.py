@@ -11,6 +11,7 @@ from studio.evaluation import evaluate as ev
 from studio.evaluation.label_scoring import label_logprobs, shared_prefix_len
 from studio.evaluation.prompts import prompt_token_ids
 from tests.conftest import make_review_rows
+from tests.evalkit import spread_out_tiny_model
 
 LABELS = ["positive", "negative"]
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -20,24 +21,13 @@ TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 def lora(tmp_path_factory: pytest.TempPathFactory):
     """A tiny Llama with a LoRA adapter on every projection whose B is not zero (so the adapter changes scores)."""
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-    from studio.models.loading import build_tiny_llama, demo_texts, load_tokenizer
-    rows = make_review_rows(40, seed=3)
-    folder = build_tiny_llama(tmp_path_factory.mktemp("merge") / "m", demo_texts(rows), hidden=64, layers=2,
-                              heads=4, vocab_size=400, seed=1)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(folder).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "norm" not in name:
-                p.normal_(0, 0.3)
+    model, tok = spread_out_tiny_model(tmp_path_factory.mktemp("merge"))
     peft_model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=TARGETS,
                                                   init_lora_weights=False)).eval()
     with torch.no_grad():
         for name, p in peft_model.named_parameters():
             if "lora_B" in name:
                 p.normal_(0, 0.2)
-    tok = load_tokenizer(str(folder))
     template = get_template("default")
     data = [{**r, "output": LABELS[i % 2]} for i, r in enumerate(make_review_rows(12, seed=9))]
     return peft_model, tok, template, data
